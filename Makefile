@@ -1,0 +1,53 @@
+# The two commands of the README: `make up` (the main job) and `make test` (every suite; .ci/run calls it).
+# Everything else here is a step of those two, usable on its own.
+STACK ?= dev
+BASE ?= origin/main
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+VENV_STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)
+
+.PHONY: venv toolchain sandbox-up sandbox-down sandbox-status up preview destroy test test-unit bench pr-summary clean-state
+
+$(VENV_STAMP): requirements.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
+	rm -f $(VENV)/.installed-*; touch $@
+
+venv: $(VENV_STAMP)
+
+# Builds every pinned binary that is missing from the cache (~/.cache/kueue-cohorts); a warm cache returns in seconds.
+toolchain: venv
+	$(PY) -m toolchain ensure
+
+sandbox-up: toolchain
+	$(PY) -m sandbox up --stack $(STACK)
+
+sandbox-down: venv
+	$(PY) -m sandbox down
+
+sandbox-status: venv
+	$(PY) -m sandbox status
+
+# The main job: `pulumi up` of a stack (dev by default; dev targets the local sandbox, brought up first).
+up: toolchain
+	$(PY) -m deploy up --stack $(STACK)
+
+preview: toolchain
+	$(PY) -m deploy preview --stack $(STACK)
+
+destroy: toolchain
+	$(PY) -m deploy destroy --stack $(STACK)
+
+pr-summary: toolchain
+	$(PY) -m deploy pr-summary --stack $(STACK) --base $(BASE)
+
+# Every suite: unit, policy, trainer, integration (real pulumi CLI), e2e (real kube-apiserver + Kueue).
+test: toolchain
+	$(PY) -m pytest
+
+test-unit: venv
+	$(PY) -m pytest tests/unit tests/policy
+
+bench: toolchain
+	$(PY) -m benchmarks
