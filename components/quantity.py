@@ -1,0 +1,77 @@
+"""Kubernetes quantities: parse with the `kubernetes` client, print in apimachinery's canonical form.
+
+Upstream: k8s.io/apimachinery/pkg/api/resource (Quantity, CanonicalizeBytes). The API server stores every quantity
+in canonical form ("2048Mi" is stored as "2Gi", "1000m" as "1"), so we emit the canonical form too: a second
+`pulumi up` then sees no diff, whichever way the stack config wrote the value.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Union
+
+from kubernetes.utils import parse_quantity
+
+QuantityInput = Union[str, int, float, Decimal]
+
+_BINARY = [("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)]
+_DECIMAL = [("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3), ("", 0), ("m", -3), ("u", -6), ("n", -9)]
+
+
+def parse(value: QuantityInput) -> Decimal:
+    """Parse a Kubernetes quantity.
+
+    Args:
+        value: "4", 4, "8Gi", "500m", "1e3", ... (a YAML int or float is read as its decimal text).
+    Returns:
+        The exact value as a Decimal, in base units (cores for cpu, bytes for memory, devices for GPUs).
+    Raises:
+        ValueError: the text is not a Kubernetes quantity (k8s.io/apimachinery resource.ParseQuantity grammar).
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is a boolean, not a quantity")
+    if isinstance(value, Decimal):
+        return value
+    try:
+        return Decimal(parse_quantity(str(value).strip()))
+    except (ValueError, ArithmeticError) as err:
+        raise ValueError(f"{value!r} is not a Kubernetes quantity") from err
+
+
+def _is_binary(text: str) -> bool:
+    return any(text.endswith(suffix) for suffix, _ in _BINARY)
+
+
+def canonical(value: QuantityInput) -> str:
+    """Return the canonical text of a quantity, as the API server would store it.
+
+    Binary-suffixed input (Ki..Ei) keeps a binary suffix when the value is an integer of at least 1024 and a
+    whole multiple of that suffix ("2048Mi" -> "2Gi"); everything else is printed in decimal SI with the largest
+    exponent (a multiple of 3) that leaves an integer mantissa ("1000m" -> "1", "8000" -> "8k", "0.5" -> "500m").
+    Values are rounded up to nano units as apimachinery does.
+
+    Args:
+        value: any quantity accepted by `parse`.
+    Returns:
+        The canonical string, e.g. "4", "8Gi", "500m".
+    Raises:
+        ValueError: not a quantity.
+    """
+    number = parse(value)
+    if number == 0:
+        return "0"
+    sign = "-" if number < 0 else ""
+    magnitude = abs(number)
+    nano = magnitude.scaleb(9)
+    if nano != nano.to_integral_value():
+        magnitude = (nano.to_integral_value(rounding="ROUND_CEILING")).scaleb(-9)
+    text = str(value).strip() if not isinstance(value, Decimal) else ""
+    if _is_binary(text) and magnitude >= 1024 and magnitude == magnitude.to_integral_value():
+        whole = int(magnitude)
+        for suffix, factor in _BINARY:
+            if whole % factor == 0:
+                return f"{sign}{whole // factor}{suffix}"
+    for suffix, exponent in _DECIMAL:
+        mantissa = magnitude.scaleb(-exponent)
+        if mantissa == mantissa.to_integral_value():
+            return f"{sign}{int(mantissa)}{suffix}"
+    raise ValueError(f"{value!r} cannot be represented in nano units")  # unreachable after rounding

@@ -1,0 +1,35 @@
+"""Register a manifest dict as a Kubernetes resource of the pulumi-kubernetes provider.
+
+`pulumi_kubernetes.apiextensions.CustomResource` accepts only apiVersion, kind, metadata and spec, but a
+WorkloadPriorityClass carries `value` and `description` at the top level. `ManifestResource` registers any manifest
+under the same type token the provider and the policy pack use: `kubernetes:<apiVersion>:<kind>`.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+import pulumi
+from pulumi_kubernetes import _utilities as k8s_utilities
+
+
+class ManifestResource(pulumi.CustomResource):
+    """A Kubernetes object given as a full manifest (Kueue, Trainer and KServe custom resources).
+
+    Args:
+        resource_name: the Pulumi resource name (unique in the stack).
+        manifest: the object as the API server receives it: apiVersion, kind, metadata (name, [namespace], labels)
+            and any other top-level fields (spec, value, description, ...), in the API's camelCase names.
+        opts: resource options; pass `parent=` and the kubernetes `provider=` through them.
+    Outputs: one output per top-level manifest key (e.g. `.metadata`, `.spec`); plain strings `object_name`,
+    `object_namespace`, `object_kind`, `object_api_version`.
+    """
+
+    def __init__(self, resource_name: str, manifest: Mapping[str, Any], opts: Optional[pulumi.ResourceOptions] = None):
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=k8s_utilities.get_version()))
+        props = dict(manifest)
+        # Plain-string twins of the manifest (the SDK turns every manifest key into an Output attribute).
+        self.object_api_version: str = props["apiVersion"]
+        self.object_kind: str = props["kind"]
+        self.object_name: str = props["metadata"]["name"]
+        self.object_namespace: Optional[str] = props["metadata"].get("namespace")
+        super().__init__(f"kubernetes:{self.object_api_version}:{self.object_kind}", resource_name, props, opts)
