@@ -1,0 +1,113 @@
+"""Putting objects into the sandbox's apiserver: server-side apply, and waiting until they are usable.
+
+Server-side apply (``application/apply-patch+yaml``) is used for everything: it is idempotent, so ``up`` can
+re-run, and it has no ``last-applied-configuration`` annotation, so the Kubeflow Trainer CRDs (larger than the
+262,144-byte annotation limit) apply like any other.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+import yaml
+from kubernetes import client as k8s
+from kubernetes.dynamic import DynamicClient
+from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
+
+FIELD_MANAGER = "kueue-cohorts-sandbox"
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be brought up, checked or stopped; the message says which step and why."""
+
+
+def load_documents(files: Iterable[Path], kind: str | None = None) -> list[dict]:
+    """Return the YAML documents of ``files`` (in order), only those of ``kind`` when given."""
+    docs = []
+    for path in files:
+        for doc in yaml.safe_load_all(Path(path).read_text()):
+            if doc and (kind is None or doc.get("kind") == kind):
+                docs.append(doc)
+    return docs
+
+
+def apply(dyn: DynamicClient, obj: Mapping, *, status: bool = False) -> object:
+    """Server-side apply ``obj`` (field manager ``kueue-cohorts-sandbox``, conflicts forced); with ``status`` also
+    apply its ``status`` through the status subresource. Returns the API's response object."""
+    api = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
+    meta = obj["metadata"]
+    body = {k: v for k, v in obj.items() if k != "status"}
+    result = api.server_side_apply(body=body, name=meta["name"], namespace=meta.get("namespace"),
+                                   field_manager=FIELD_MANAGER, force_conflicts=True)
+    if status and obj.get("status"):
+        status_api = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"]).subresources["status"]
+        result = status_api.server_side_apply(
+            body={"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": {"name": meta["name"]},
+                  "status": obj["status"]},
+            name=meta["name"], namespace=meta.get("namespace"), field_manager=FIELD_MANAGER, force_conflicts=True)
+    return result
+
+
+def wait_until(check: Callable[[], bool], timeout: float, what: str, interval: float = 0.2) -> None:
+    """Call ``check`` until it returns True; raise SandboxError naming ``what`` after ``timeout`` seconds.
+
+    Exceptions raised by ``check`` count as "not yet" (the last one is quoted in the error).
+    """
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while True:
+        try:
+            if check():
+                return
+        except Exception as exc:  # noqa: BLE001 - a component still starting answers with all sorts of errors
+            last = exc
+        if time.monotonic() > deadline:
+            detail = f" (last error: {last})" if last else ""
+            raise SandboxError(f"timed out after {timeout:.0f}s waiting for {what}{detail}")
+        time.sleep(interval)
+
+
+def crds_established(ext: k8s.ApiextensionsV1Api, names: Iterable[str]) -> bool:
+    """Return True when every CRD in ``names`` has condition Established=True."""
+    for name in names:
+        crd = ext.read_custom_resource_definition(name)
+        conds = {c.type: c.status for c in (crd.status.conditions or [])}
+        if conds.get("Established") != "True":
+            return False
+    return True
+
+
+def served(dyn: DynamicClient, api_version: str, kind: str) -> bool:
+    """Return True when discovery lists ``kind`` in ``api_version`` (refreshing the dynamic client's cache)."""
+    try:
+        dyn.resources.get(api_version=api_version, kind=kind)
+        return True
+    except ResourceNotFoundError:
+        dyn.resources.invalidate_cache()
+        return False
+
+
+def nodes_ready(core: k8s.CoreV1Api, names: Iterable[str]) -> bool:
+    """Return True when every node in ``names`` reports condition Ready=True."""
+    for name in names:
+        try:
+            node = core.read_node(name)
+        except k8s.ApiException as exc:
+            if exc.status == 404:
+                return False
+            raise
+        conds = {c.type: c.status for c in (node.status.conditions or [])}
+        if conds.get("Ready") != "True":
+            return False
+    return True
+
+
+def delete_if_exists(fn: Callable[..., object], *args, **kwargs) -> None:
+    """Call a kubernetes-client delete function, ignoring 404 Not Found."""
+    try:
+        fn(*args, **kwargs)
+    except (k8s.ApiException, NotFoundError) as exc:
+        if getattr(exc, "status", None) != 404:
+            raise

@@ -1,0 +1,86 @@
+"""Command line: ``python -m sandbox up|down|status|logs``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import deque
+from pathlib import Path
+
+from sandbox.apply import SandboxError
+from sandbox.cluster import COMPONENTS, Sandbox, stack_file
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m sandbox", description=(
+        "Local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok "
+        "with fake GPU nodes) and the real Kueue manager, on 127.0.0.1. State dir: $KUEUE_COHORTS_SANDBOX_DIR or "
+        "~/.local/state/kueue-cohorts/sandbox."))
+    sub = p.add_subparsers(dest="command", required=True)
+    up = sub.add_parser("up", help="start (idempotent) and print the kubeconfig path")
+    up.add_argument("--stack", default="dev", help="stack whose nodePools become kwok nodes (default: dev)")
+    up.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
+    up.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for each component")
+    down = sub.add_parser("down", help="stop every component started by up")
+    down.add_argument("--purge", action="store_true", help="also delete the state dir (certs, etcd data, logs)")
+    sub.add_parser("status", help="component health and ClusterQueue usage; exit 1 unless all healthy")
+    logs = sub.add_parser("logs", help="print the log of one component (default: the last lines of each)")
+    logs.add_argument("component", nargs="?", choices=COMPONENTS)
+    logs.add_argument("-n", "--lines", type=int, default=40)
+    logs.add_argument("-f", "--follow", action="store_true")
+    return p
+
+
+def _logs(sandbox: Sandbox, component: str | None, lines: int, follow: bool) -> int:
+    names = [component] if component else list(COMPONENTS)
+    for name in names:
+        path = sandbox.paths.log(name)
+        if not path.exists():
+            print(f"==> {name}: no log at {path}")
+            continue
+        if len(names) > 1:
+            print(f"==> {path} <==")
+        with open(path, errors="replace") as fh:
+            sys.stdout.write("".join(deque(fh, maxlen=lines)))
+            if follow and component:
+                try:
+                    while True:
+                        chunk = fh.read()
+                        if chunk:
+                            sys.stdout.write(chunk)
+                            sys.stdout.flush()
+                        else:
+                            time.sleep(0.5)
+                except KeyboardInterrupt:
+                    return 0
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit status (0 ok, 1 failure or unhealthy, 2 usage)."""
+    args = _parser().parse_args(argv)
+    sandbox = Sandbox()
+    if args.command == "up":
+        path = args.stack_file or stack_file(args.stack)
+        try:
+            report = sandbox.up(path, timeout=args.timeout)
+        except SandboxError as exc:
+            print(f"sandbox up failed: {exc}", file=sys.stderr)
+            return 1
+        state = "already running" if report.already_running else f"up in {report.seconds['total']:.1f} s"
+        print(f"sandbox {state}; kubeconfig: {report.kubeconfig}")
+        print(f"export KUBECONFIG={report.kubeconfig}")
+        return 0
+    if args.command == "down":
+        stopped = sandbox.down(purge=args.purge)
+        print(f"stopped: {', '.join(stopped) if stopped else 'nothing was running'}"
+              + (f"; removed {sandbox.paths.root}" if args.purge else ""))
+        return 0
+    if args.command == "status":
+        from sandbox.status import render
+
+        text, ok = render(sandbox)
+        print(text)
+        return 0 if ok else 1
+    return _logs(sandbox, args.component, args.lines, args.follow)

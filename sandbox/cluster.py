@@ -1,0 +1,310 @@
+"""``up``, ``down`` and ``status`` of the sandbox: start the components in order, wait for health, stop by pid.
+
+Order: etcd → kube-apiserver → kube-controller-manager, kube-scheduler → CRDs (Kueue with conversion webhooks,
+JobSet, Kubeflow Trainer, KServe) and Kueue's webhook configurations → kwok and the fake nodes of the stack's
+nodePools → the Kueue manager. Each step waits for health before the next; a failed step stops what was started
+and quotes the end of the component's log. Ports, certificates and etcd data are kept in the state directory
+across ``down``/``up``, so the kubeconfig stays the same and a Pulumi stack applied before ``down`` is still
+there after ``up``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+import yaml
+
+from sandbox import certs as certs_mod
+from sandbox import controlplane, kubeconfig, kueue, kwok, process
+from sandbox.apply import SandboxError, apply, crds_established, load_documents, nodes_ready, served, wait_until
+from sandbox.health import Probe
+from sandbox.paths import SandboxPaths
+from sandbox.ports import LOOPBACK, allocate
+from sandbox.state import State, locked
+
+#: Components in start order (stopped in reverse).
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kueue")
+#: Toolchain executables the sandbox needs.
+BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kueue")
+#: versions.toml [crds] entries installed, in order (JobSet before Trainer: the TrainJob integration owns JobSets).
+CRD_SOURCES = ("kueue", "jobset", "trainer", "kserve")
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def stack_file(stack: str) -> Path:
+    """Return ``stacks/Pulumi.<stack>.yaml`` of this repository."""
+    return REPO_ROOT / "stacks" / f"Pulumi.{stack}.yaml"
+
+
+def probes(paths: SandboxPaths, ports: Mapping[str, int]) -> dict[str, Probe]:
+    """Return the health probe of every component (etcd ``/health``; apiserver ``/readyz`` verified with our CA
+    and the admin certificate; controller-manager and scheduler ``/healthz`` on their self-signed ports; kwok
+    ``/healthz``; Kueue's ``/readyz``, which turns OK once its webhook server serves)."""
+    c = certs_mod.Certificates(paths.pki)
+    return {
+        "etcd": Probe(f"http://{LOOPBACK}:{ports['etcd-client']}/health"),
+        "kube-apiserver": Probe(f"https://{LOOPBACK}:{ports['kube-apiserver']}/readyz", ca=c.ca_crt,
+                                client=(c.admin_crt, c.admin_key)),
+        "kube-controller-manager": Probe(f"https://{LOOPBACK}:{ports['kube-controller-manager']}/healthz"),
+        "kube-scheduler": Probe(f"https://{LOOPBACK}:{ports['kube-scheduler']}/healthz"),
+        "kwok": Probe(f"http://{LOOPBACK}:{ports['kwok']}/healthz"),
+        "kueue": Probe(f"http://{LOOPBACK}:{ports['kueue-health']}/readyz"),
+    }
+
+
+@dataclass
+class UpReport:
+    """What ``up`` did: ``already_running`` (nothing started), ``seconds`` per step and in total, ``kubeconfig``."""
+
+    kubeconfig: Path
+    already_running: bool = False
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _tail(path: str | Path, lines: int = 25) -> str:
+    try:
+        with open(path, errors="replace") as fh:
+            return "".join(deque(fh, maxlen=lines))
+    except OSError:
+        return "(no log)"
+
+
+class Sandbox:
+    """One sandbox, kept in ``paths`` (default: :meth:`SandboxPaths.default`). ``log`` receives progress lines."""
+
+    def __init__(self, paths: SandboxPaths | None = None, log: Callable[[str], None] | None = None):
+        self.paths = paths or SandboxPaths.default()
+        self._log = log or (lambda msg: print(f"[sandbox] {msg}", file=sys.stderr, flush=True))
+
+    # ----- inspection ------------------------------------------------------------------------------------------
+
+    def state(self) -> State:
+        """Return the recorded state (empty when the sandbox never ran)."""
+        return State.load(self.paths.state_file)
+
+    def health(self) -> dict[str, tuple[bool, bool, str]]:
+        """Return ``{component: (process alive, healthy, detail)}`` for every component of :data:`COMPONENTS`."""
+        st = self.state()
+        result = {}
+        checks = probes(self.paths, st.ports) if st.ports else {}
+        for name in COMPONENTS:
+            rec = st.processes.get(name)
+            running = bool(rec and process.alive(rec))
+            ok, detail = checks[name].check() if (running and name in checks) else (False, "not running")
+            result[name] = (running, ok, detail)
+        return result
+
+    def running(self) -> bool:
+        """Return True when every component runs and answers its health probe."""
+        return all(ok for _, ok, _ in self.health().values())
+
+    # ----- up --------------------------------------------------------------------------------------------------
+
+    def up(self, stack_path: Path, timeout: float = 180.0) -> UpReport:
+        """Bring the sandbox up with the nodes of ``stack_path``'s nodePools; idempotent.
+
+        When every component already runs and is healthy, only the nodes are reconciled with the stack. Otherwise
+        whatever is left of a previous run is stopped and everything starts again (same ports when free, same
+        certificates, same etcd data). Raises SandboxError (step, cause and log tail) or toolchain.ToolchainError.
+        """
+        report = UpReport(kubeconfig=self.paths.kubeconfig)
+        t0 = time.monotonic()
+        with locked(self.paths.lock):
+            if self.running():
+                st = self.state()
+                self._log("already running; reconciling nodes with the stack")
+                self._reconcile_nodes(stack_path, st)
+                report.already_running = True
+                report.seconds["total"] = time.monotonic() - t0
+                return report
+            self._stop_all()
+            try:
+                self._start(stack_path, report, timeout)
+            except BaseException:
+                self._log("start failed; stopping what was started")
+                self._stop_all()
+                raise
+        report.seconds["total"] = time.monotonic() - t0
+        return report
+
+    def _step(self, report: UpReport, name: str, t0: float) -> None:
+        report.seconds[name] = round(time.monotonic() - t0, 3)
+        self._log(f"{name}: {report.seconds[name]:.1f} s")
+
+    def _spawn(self, st: State, name: str, argv: list[str]) -> None:
+        rec = process.spawn(name, argv, self.paths.log(name), cwd=self.paths.run / name)
+        st.processes[name] = rec
+        st.save(self.paths.state_file)
+
+    def _wait_healthy(self, st: State, name: str, timeout: float) -> None:
+        probe = probes(self.paths, st.ports)[name]
+        rec = st.processes[name]
+
+        def check() -> bool:
+            if not process.alive(rec):
+                raise SandboxError(f"{name} exited")
+            return probe.check()[0]
+
+        try:
+            wait_until(check, timeout, f"{name} at {probe.url}")
+        except SandboxError as exc:
+            raise SandboxError(f"{exc}\n--- last lines of {rec.log} ---\n{_tail(rec.log)}") from None
+
+    def _start(self, stack_path: Path, report: UpReport, timeout: float) -> None:
+        import toolchain
+        from toolchain import versions as tv
+
+        from components.settings import load_stack_file
+
+        t = time.monotonic()
+        settings = load_stack_file(stack_path)
+        bins = toolchain.ensure(list(BINARIES))
+        pins = tv.load()
+        self._step(report, "toolchain", t)
+
+        t = time.monotonic()
+        prev = self.state()
+        st = State(ports=allocate(previous=prev.ports), stack=str(stack_path),
+                   versions={b: pins.entry_for(b).version for b in BINARIES})
+        for d in (self.paths.logs, self.paths.config, self.paths.run, self.paths.etcd_data):
+            d.mkdir(parents=True, exist_ok=True)
+        self.paths.etcd_data.chmod(0o700)
+        c = certs_mod.ensure(self.paths.pki)
+        server = f"https://{LOOPBACK}:{st.ports['kube-apiserver']}"
+        kubeconfig.write(self.paths.kubeconfig, server, c)
+        st.save(self.paths.state_file)
+        self._step(report, "certificates", t)
+
+        t = time.monotonic()
+        self._spawn(st, "etcd", controlplane.etcd_args(bins["etcd"], self.paths.etcd_data, st.ports))
+        self._wait_healthy(st, "etcd", 30)
+        self._spawn(st, "kube-apiserver", controlplane.apiserver_args(bins["kube-apiserver"], c, st.ports))
+        self._wait_healthy(st, "kube-apiserver", timeout)
+        self._step(report, "etcd+kube-apiserver", t)
+
+        t = time.monotonic()
+        kc = self.paths.kubeconfig
+        self._spawn(st, "kube-controller-manager", controlplane.controller_manager_args(
+            bins["kube-controller-manager"], c, kc, st.ports, self.paths.run / "kube-controller-manager"))
+        self._spawn(st, "kube-scheduler", controlplane.scheduler_args(
+            bins["kube-scheduler"], kc, st.ports, self.paths.run / "kube-scheduler"))
+        api = self._client()
+        from kubernetes import client as k8s
+        from kubernetes.dynamic import DynamicClient
+
+        core, ext, dyn = k8s.CoreV1Api(api), k8s.ApiextensionsV1Api(api), DynamicClient(api)
+        wait_until(lambda: core.read_namespace("default") is not None, 30, "namespace default")
+        apply(dyn, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": kueue.NAMESPACE}})
+        kueue_dir = toolchain.module_dir(pins.entry_for("kueue").module, pins.entry_for("kueue").module_version)
+        self._install_crds(dyn, ext, kueue_dir, st.ports["kueue-webhook"], c.ca_crt.read_bytes(), timeout)
+        for hook in kueue.webhook_configurations(kueue_dir, st.ports["kueue-webhook"], c.ca_crt.read_bytes()):
+            apply(dyn, hook)
+        self._step(report, "crds+webhooks", t)
+
+        t = time.monotonic()
+        kwok_entry = pins.entry_for("kwok")
+        stages = self.paths.config / "kwok.yaml"
+        stages.write_text(kwok.stage_config(toolchain.module_dir(kwok_entry.module, kwok_entry.module_version)))
+        self._spawn(st, "kwok", kwok.kwok_args(bins["kwok"], kc, stages, st.ports["kwok"]))
+        self._wait_healthy(st, "kwok", 60)
+        self._reconcile_nodes(stack_path, st, settings=settings, timeout=timeout)
+        self._step(report, "kwok+nodes", t)
+
+        t = time.monotonic()
+        cfg = self.paths.config / "kueue.yaml"
+        cfg.write_text(yaml.safe_dump(kueue.configuration(st.ports, c.webhook_dir), sort_keys=False))
+        upper, work = kueue.prepare_etc_overlay(self.paths.root / "kueue-etc", c.metrics_dir)
+        self._spawn(st, "kueue", kueue.manager_args(bins["kueue"], cfg, kc, upper, work))
+        self._wait_healthy(st, "kueue", timeout)
+        for name in ("kube-controller-manager", "kube-scheduler"):
+            self._wait_healthy(st, name, 60)
+        self._wait_webhook(dyn, timeout)
+        self._step(report, "kueue", t)
+
+    def _client(self):
+        from kubernetes import config as kconfig
+
+        api = kconfig.new_client_from_config(config_file=str(self.paths.kubeconfig))
+        api.configuration.retries = 3
+        return api
+
+    def _install_crds(self, dyn, ext, kueue_dir: Path, port: int, ca: bytes, timeout: float) -> None:
+        import toolchain
+
+        converted = kueue.conversion_webhook_crds(kueue_dir)
+        names, kinds = [], []
+        for source in CRD_SOURCES:
+            for crd in load_documents(toolchain.crd_files(source), kind="CustomResourceDefinition"):
+                if crd["metadata"]["name"] in converted:
+                    crd = kueue.with_conversion_webhook(crd, port, ca)
+                apply(dyn, crd)
+                names.append(crd["metadata"]["name"])
+                storage = next(v["name"] for v in crd["spec"]["versions"] if v.get("storage"))
+                kinds.append((f"{crd['spec']['group']}/{storage}", crd["spec"]["names"]["kind"]))
+        wait_until(lambda: crds_established(ext, names), timeout, f"{len(names)} CRDs Established")
+        wait_until(lambda: all(served(dyn, av, k) for av, k in kinds), timeout, "CRDs served by discovery")
+        self._log(f"{len(names)} CRDs installed ({', '.join(CRD_SOURCES)})")
+
+    def _wait_webhook(self, dyn, timeout: float) -> None:
+        """Wait until the apiserver reaches Kueue's webhooks: a server-side dry-run create of a ResourceFlavor
+        goes through the mutating and validating ResourceFlavor webhooks (failurePolicy Fail)."""
+        rf = dyn.resources.get(api_version="kueue.x-k8s.io/v1beta2", kind="ResourceFlavor")
+        body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+                "metadata": {"name": "sandbox-webhook-probe"}}
+        wait_until(lambda: rf.create(body=body, query_params=[("dryRun", "All")]) is not None, timeout,
+                   "the apiserver to reach Kueue's webhooks")
+
+    def _reconcile_nodes(self, stack_path: Path, st: State, settings=None, timeout: float = 120.0) -> None:
+        """Apply one kwok node per node of the stack's nodePools, delete kwok nodes no longer in it, wait Ready."""
+        from kubernetes import client as k8s
+        from kubernetes.dynamic import DynamicClient
+
+        from components.settings import load_stack_file
+
+        settings = settings or load_stack_file(stack_path)
+        api = self._client()
+        core, dyn = k8s.CoreV1Api(api), DynamicClient(api)
+        nodes = kwok.node_manifests(settings.node_pools)
+        names = [n["metadata"]["name"] for n in nodes]
+        for node in nodes:
+            apply(dyn, node, status=True)
+        selector = f"{kwok.NODE_LABEL[0]}={kwok.NODE_LABEL[1]}"
+        for node in core.list_node(label_selector=selector).items:
+            if node.metadata.name not in names:
+                core.delete_node(node.metadata.name)
+        wait_until(lambda: nodes_ready(core, names), timeout, f"{len(names)} kwok nodes Ready")
+        if st.stack != str(stack_path):
+            st.stack = str(stack_path)
+            st.save(self.paths.state_file)
+        self._log(f"{len(names)} kwok nodes Ready from {stack_path.name}: {', '.join(names)}")
+
+    # ----- down ------------------------------------------------------------------------------------------------
+
+    def _stop_all(self) -> list[str]:
+        st = self.state()
+        stopped = []
+        for name in reversed(list(st.processes)):
+            rec = st.processes[name]
+            if process.alive(rec):
+                killed = process.stop(rec)
+                stopped.append(name + (" (SIGKILL)" if killed else ""))
+            del st.processes[name]
+            st.save(self.paths.state_file)
+        return stopped
+
+    def down(self, purge: bool = False) -> list[str]:
+        """Stop every recorded component (process groups, reverse start order); return the names stopped.
+
+        With ``purge`` also delete the state directory (certificates, etcd data, logs, kubeconfig).
+        """
+        with locked(self.paths.lock):
+            stopped = self._stop_all()
+        if purge and self.paths.root.exists():
+            shutil.rmtree(self.paths.root)
+        return stopped

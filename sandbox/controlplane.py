@@ -1,0 +1,87 @@
+"""Command lines of etcd, kube-apiserver, kube-controller-manager and kube-scheduler on loopback (pure functions).
+
+The apiserver flags follow controller-runtime envtest (``pkg/internal/testing/controlplane/apiserver.go``) plus
+``--advertise-address=127.0.0.1`` (envtest's old default; kube-apiserver refuses to start on a host without a
+default route otherwise) and ``--endpoint-reconciler-type=none`` (as kwokctl: a loopback endpoint for the
+``kubernetes`` Service would be rejected). Unlike envtest the ServiceAccount admission plugin stays on because
+kube-controller-manager runs (token and service-account controllers, with the same signing key).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+from sandbox.certs import Certificates
+from sandbox.ports import LOOPBACK
+
+#: Service CIDR of the sandbox (envtest's value). Nothing routes to it: there is no kube-proxy.
+SERVICE_CIDR = "10.0.0.0/24"
+SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+
+
+def etcd_args(binary: Path, data_dir: Path, ports: Mapping[str, int]) -> list[str]:
+    """Return etcd's argv: single member ``sandbox``, client and peer URLs on loopback, no fsync.
+
+    ``ports`` needs ``etcd-client`` and ``etcd-peer``. Flags as kwokctl's etcd component and envtest's
+    ``controlplane/etcd.go`` (``--unsafe-no-fsync``: the sandbox is disposable and fsync dominates on slow disks).
+    """
+    client = f"http://{LOOPBACK}:{ports['etcd-client']}"
+    peer = f"http://{LOOPBACK}:{ports['etcd-peer']}"
+    return [
+        str(binary), "--name=sandbox", f"--data-dir={data_dir}",
+        f"--listen-client-urls={client}", f"--advertise-client-urls={client}",
+        f"--listen-peer-urls={peer}", f"--initial-advertise-peer-urls={peer}",
+        f"--initial-cluster=sandbox={peer}", "--initial-cluster-state=new",
+        "--unsafe-no-fsync=true", "--auto-compaction-mode=periodic", "--auto-compaction-retention=1h",
+        "--quota-backend-bytes=4294967296", "--log-level=warn",
+    ]
+
+
+def apiserver_args(binary: Path, certs: Certificates, ports: Mapping[str, int]) -> list[str]:
+    """Return kube-apiserver's argv, serving on ``127.0.0.1:<kube-apiserver>`` with etcd at ``etcd-client``.
+
+    Client certificates signed by the sandbox CA authenticate (``--client-ca-file``); RBAC authorizes, so the
+    admin certificate (O=system:masters) is cluster-admin.
+    """
+    port = ports["kube-apiserver"]
+    return [
+        str(binary),
+        f"--etcd-servers=http://{LOOPBACK}:{ports['etcd-client']}",
+        f"--bind-address={LOOPBACK}", f"--advertise-address={LOOPBACK}", f"--secure-port={port}",
+        f"--tls-cert-file={certs.apiserver_crt}", f"--tls-private-key-file={certs.apiserver_key}",
+        f"--client-ca-file={certs.ca_crt}",
+        f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
+        f"--service-account-key-file={certs.sa_pub}", f"--service-account-signing-key-file={certs.sa_key}",
+        f"--service-cluster-ip-range={SERVICE_CIDR}",
+        "--authorization-mode=RBAC", "--allow-privileged=true", "--endpoint-reconciler-type=none",
+        "--profiling=false", "--v=1",
+    ]
+
+
+def _component_common(kubeconfig: Path, port: int, cert_dir: Path) -> list[str]:
+    return [
+        f"--kubeconfig={kubeconfig}", f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}", "--leader-elect=false",
+        f"--bind-address={LOOPBACK}", f"--secure-port={port}", f"--cert-dir={cert_dir}", "--profiling=false",
+        "--v=1",
+    ]
+
+
+def controller_manager_args(binary: Path, certs: Certificates, kubeconfig: Path, ports: Mapping[str, int],
+                            cert_dir: Path) -> list[str]:
+    """Return kube-controller-manager's argv (admin kubeconfig, no leader election, loopback secure port).
+
+    Gives the token controller the service-account signing key and publishes the CA as ``kube-root-ca.crt``.
+    The Job, namespace, garbage-collector and service-account controllers are what the sandbox relies on.
+    """
+    return [str(binary), *_component_common(kubeconfig, ports["kube-controller-manager"], cert_dir),
+            f"--service-account-private-key-file={certs.sa_key}", f"--root-ca-file={certs.ca_crt}",
+            "--use-service-account-credentials=false", "--controllers=*",
+            f"--service-cluster-ip-range={SERVICE_CIDR}"]
+
+
+def scheduler_args(binary: Path, kubeconfig: Path, ports: Mapping[str, int], cert_dir: Path) -> list[str]:
+    """Return kube-scheduler's argv (admin kubeconfig, no leader election, loopback secure port). It binds the
+    Pods of admitted Jobs to the kwok nodes, respecting their capacity (e.g. ``nvidia.com/gpu``)."""
+    return [str(binary), *_component_common(kubeconfig, ports["kube-scheduler"], cert_dir)]

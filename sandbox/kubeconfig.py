@@ -1,0 +1,48 @@
+"""The admin kubeconfig of the sandbox (certificates embedded, so the file stands alone)."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import yaml
+
+from sandbox.certs import Certificates
+
+#: Name of the cluster, user and context in the kubeconfig.
+CONTEXT = "kueue-cohorts-sandbox"
+
+
+def _b64(path: Path) -> str:
+    return base64.b64encode(path.read_bytes()).decode()
+
+
+def render(server: str, certs: Certificates) -> dict:
+    """Return a kubeconfig (``apiVersion: v1``, ``kind: Config``) for ``server`` (e.g. ``https://127.0.0.1:6443``).
+
+    Cluster, user and context are all named :data:`CONTEXT`; the CA and the admin client pair are embedded as
+    ``*-data`` fields (the same shape controller-runtime envtest's ``KubeConfigFromREST`` writes).
+    """
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": CONTEXT, "cluster": {"server": server, "certificate-authority-data": _b64(certs.ca_crt)}}],
+        "users": [{"name": CONTEXT, "user": {
+            "client-certificate-data": _b64(certs.admin_crt), "client-key-data": _b64(certs.admin_key)}}],
+        "contexts": [{"name": CONTEXT, "context": {"cluster": CONTEXT, "user": CONTEXT}}],
+        "current-context": CONTEXT,
+        "preferences": {},
+    }
+
+
+def write(path: Path, server: str, certs: Certificates) -> bool:
+    """Write the kubeconfig for ``server`` to ``path`` (mode 0600); return True when the content changed."""
+    text = yaml.safe_dump(render(server, certs), sort_keys=False)
+    if path.exists() and path.read_text() == text:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    tmp.chmod(0o600)
+    tmp.replace(path)
+    return True

@@ -1,0 +1,184 @@
+"""The Kueue manager out of cluster: its Configuration, its webhooks and conversion webhooks on loopback, its argv.
+
+What an in-cluster install gets from the Service, the cert Secret and the volume mounts is done here the way
+controller-runtime envtest does it for Kueue's own integration tests (``pkg/envtest/webhook.go``):
+
+* the webhook configurations of the Kueue module (``config/components/webhook/manifests.yaml``) are rewritten from
+  ``clientConfig.service`` to ``clientConfig.url: https://127.0.0.1:<port><path>`` with our CA as ``caBundle``,
+  named ``kueue-…`` as the installers do, and given the namespaceSelector the module's kustomization adds;
+* the CRDs that the module's ``config/components/crd/kustomization.yaml`` patches with a conversion webhook get
+  the same patch pointing at ``https://127.0.0.1:<port>/convert``;
+* ``internalCertManagement.enable: false`` with ``webhook.certDir`` holding our ``tls.crt``/``tls.key``.
+
+Kueue v0.19.2 then still opens ``/etc/kueue/metrics/certs/tls.{crt,key}``, a path hard-coded in
+``cmd/kueue/main.go`` (exits when missing, whatever ``metrics.bindAddress`` says). Rather than writing into the
+host's /etc, the manager runs in a private mount namespace (``unshare``) in which /etc is an overlay whose upper
+layer, inside the sandbox state directory, holds those two files. Nothing outside the state dir changes and the
+mount disappears with the process. The visibility API server (``/visibility`` certs, another hard-coded path) is
+switched off with feature gate ``VisibilityOnDemand: false``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import yaml
+
+from sandbox.ports import LOOPBACK
+
+NAMESPACE = "kueue-system"
+#: The job integrations the sandbox enables (Kueue ``integrations.frameworks`` names).
+FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod", "deployment")
+WEBHOOK_MANIFESTS = "config/components/webhook/manifests.yaml"
+WEBHOOK_KUSTOMIZATION = "config/components/webhook/kustomization.yaml"
+CRD_KUSTOMIZATION = "config/components/crd/kustomization.yaml"
+#: Hard-coded in cmd/kueue/main.go (v0.19.2) for internalCertManagement.enable=false.
+METRICS_CERT_PATH = Path("/etc/kueue/metrics/certs")
+#: Wait for PodsReady, deliberately: on in Kueue 0.19 anyway (default timeout 30m). kwok makes Pods Ready within
+#: seconds, so a workload that is not Ready after this timeout is stuck for a real reason (quota larger than the
+#: nodes can hold) and gets evicted and requeued. blockAdmission stays false so admissions are not serialised.
+WAIT_FOR_PODS_READY = {
+    "timeout": "5m",
+    "blockAdmission": False,
+    "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 10, "backoffMaxSeconds": 300},
+}
+
+
+def configuration(ports: Mapping[str, int], webhook_cert_dir: Path,
+                  frameworks: Iterable[str] = FRAMEWORKS) -> dict:
+    """Return the Kueue ``Configuration`` (``config.kueue.x-k8s.io/v1beta2``) for the out-of-cluster manager.
+
+    ``ports`` needs ``kueue-webhook``, ``kueue-health`` and ``kueue-metrics``. Field names and defaults follow
+    ``apis/config/v1beta2/configuration_types.go`` / ``defaults.go`` of Kueue v0.19.2.
+    """
+    return {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "namespace": NAMESPACE,
+        "leaderElection": {"leaderElect": False},
+        "internalCertManagement": {"enable": False},
+        "webhook": {"host": LOOPBACK, "port": ports["kueue-webhook"], "certDir": str(webhook_cert_dir)},
+        "health": {"healthProbeBindAddress": f"{LOOPBACK}:{ports['kueue-health']}"},
+        "metrics": {"bindAddress": f"{LOOPBACK}:{ports['kueue-metrics']}", "enableClusterQueueResources": True},
+        "waitForPodsReady": copy.deepcopy(WAIT_FOR_PODS_READY),
+        "integrations": {"frameworks": list(frameworks)},
+        "featureGates": {"VisibilityOnDemand": False},
+    }
+
+
+def webhook_url(port: int, path: str) -> str:
+    """Return ``https://127.0.0.1:<port><path>`` (``path`` starts with '/')."""
+    return f"https://{LOOPBACK}:{port}{path}"
+
+
+def _namespace_selector_patch(kustomization: Mapping) -> dict[str, dict]:
+    """Return ``{webhook name: namespaceSelector}`` as the module's webhook kustomization sets them (its patch on
+    ``vpod.kb.io`` and the replacements copying that selector to the other job webhooks)."""
+    selectors: dict[str, dict] = {}
+    source: dict | None = None
+    for patch in kustomization.get("patches", []):
+        doc = yaml.safe_load(patch["patch"]) if "patch" in patch else None
+        for hook in (doc or {}).get("webhooks", []):
+            if "namespaceSelector" in hook:
+                selectors[hook["name"]] = hook["namespaceSelector"]
+                source = hook["namespaceSelector"]
+    for replacement in kustomization.get("replacements", []):
+        src = replacement["source"]["fieldPath"]  # webhooks.[name=vpod.kb.io].namespaceSelector
+        name = src.split("[name=", 1)[1].split("]", 1)[0]
+        value = selectors.get(name, source)
+        for target in replacement.get("targets", []):
+            for field in target.get("fieldPaths", []):
+                selectors[field.split("[name=", 1)[1].split("]", 1)[0]] = value
+    return selectors
+
+
+def webhook_configurations(module_dir: Path, port: int, ca_bundle_pem: bytes) -> list[dict]:
+    """Return Kueue's Mutating/ValidatingWebhookConfigurations rewritten for a manager on ``127.0.0.1:port``.
+
+    Reads ``config/components/webhook/{manifests,kustomization}.yaml`` of the Kueue module at ``module_dir``.
+    Each ``clientConfig.service {path}`` becomes ``clientConfig.url``; ``caBundle`` is ``ca_bundle_pem``
+    (base64-encoded); names get the installers' ``kueue-`` prefix. Raises KeyError on a webhook without a
+    service path (the module layout changed).
+    """
+    import base64
+
+    ca = base64.b64encode(ca_bundle_pem).decode()
+    selectors = _namespace_selector_patch(yaml.safe_load((module_dir / WEBHOOK_KUSTOMIZATION).read_text()))
+    out = []
+    for doc in yaml.safe_load_all((module_dir / WEBHOOK_MANIFESTS).read_text()):
+        if not doc or doc.get("kind") not in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+            continue
+        doc = copy.deepcopy(doc)
+        doc["metadata"] = {"name": f"kueue-{doc['metadata']['name']}", "labels": {"app.kubernetes.io/name": "kueue"}}
+        for hook in doc["webhooks"]:
+            path = hook["clientConfig"]["service"]["path"]
+            hook["clientConfig"] = {"url": webhook_url(port, path), "caBundle": ca}
+            if hook["name"] in selectors:
+                hook["namespaceSelector"] = copy.deepcopy(selectors[hook["name"]])
+        out.append(doc)
+    return out
+
+
+def conversion_webhook_crds(module_dir: Path) -> set[str]:
+    """Return the CRD names that the Kueue module's CRD kustomization patches with a conversion webhook
+    (v0.19.2: localqueues, clusterqueues, cohorts, workloads, multikueueclusters ``.kueue.x-k8s.io``)."""
+    base = module_dir / Path(CRD_KUSTOMIZATION).parent
+    names = set()
+    for patch in yaml.safe_load((module_dir / CRD_KUSTOMIZATION).read_text()).get("patches", []):
+        if "path" not in patch:
+            continue
+        doc = yaml.safe_load((base / patch["path"]).read_text())
+        if doc.get("spec", {}).get("conversion", {}).get("strategy") == "Webhook":
+            names.add(doc["metadata"]["name"])
+    return names
+
+
+def with_conversion_webhook(crd: Mapping, port: int, ca_bundle_pem: bytes) -> dict:
+    """Return a copy of ``crd`` with ``spec.conversion`` = Webhook at ``https://127.0.0.1:<port>/convert``."""
+    import base64
+
+    out = copy.deepcopy(dict(crd))
+    out["spec"]["conversion"] = {
+        "strategy": "Webhook",
+        "webhook": {
+            "clientConfig": {"url": webhook_url(port, "/convert"), "caBundle": base64.b64encode(ca_bundle_pem).decode()},
+            "conversionReviewVersions": ["v1"],
+        },
+    }
+    return out
+
+
+def prepare_etc_overlay(root: Path, metrics_cert_dir: Path) -> tuple[Path, Path]:
+    """Create ``root/upper/kueue/metrics/certs/tls.{crt,key}`` (copies from ``metrics_cert_dir``) and an empty
+    ``root/work``; return ``(upper, work)`` for the overlay mounted on /etc. Raises FileNotFoundError when the
+    metrics pair is missing."""
+    upper, work = root / "upper", root / "work"
+    target = upper / METRICS_CERT_PATH.relative_to("/etc")
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("tls.crt", "tls.key"):
+        shutil.copy2(metrics_cert_dir / name, target / name)
+    if work.exists():
+        shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True, exist_ok=True)
+    return upper, work
+
+
+def manager_args(binary: Path, config: Path, kubeconfig: Path, upper: Path, work: Path,
+                 unshare: str = "unshare", as_root: bool | None = None) -> list[str]:
+    """Return the argv that runs the Kueue manager with /etc overlaid by ``upper`` in a private mount namespace.
+
+    As root only a mount namespace is needed; otherwise a user namespace maps the caller to root in it
+    (``unshare --user --map-root-user``, needs unprivileged user namespaces). ``sh`` mounts the overlay and then
+    ``exec``s the manager, so the recorded pid is the manager's. No fork: ``stop`` signals the process group.
+    """
+    as_root = os.geteuid() == 0 if as_root is None else as_root
+    ns = ["--mount", "--propagation", "private"] if as_root else ["--user", "--map-root-user", "--mount",
+                                                                   "--propagation", "private"]
+    script = 'mount -t overlay overlay -o "$1" /etc && shift && exec "$@"'
+    options = f"lowerdir=/etc,upperdir={upper},workdir={work}"
+    return [unshare, *ns, "sh", "-ec", script, "sh", options,
+            str(binary), f"--config={config}", f"--kubeconfig={kubeconfig}", "--zap-log-level=2"]

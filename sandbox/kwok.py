@@ -1,0 +1,93 @@
+"""kwok: its stage configuration (from the kwok Go module) and the fake GPU nodes built from the stack's nodePools.
+
+kwok has no built-in stages when run out of cluster; it reads Stage objects from ``--config``. We concatenate the
+stage files kwokctl uses by default (``pkg/kwokctl/runtime/cluster.go``) straight from the module cache, except
+``pod-complete``: Pods of a Job must keep Running, otherwise a training Job would finish before it can be preempted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Mapping, Protocol, Sequence
+
+import yaml
+
+from sandbox.ports import LOOPBACK
+
+#: Annotation kwok's ``--manage-nodes-with-annotation-selector`` matches (kwok docs, "kwok out of cluster").
+NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
+#: Label that marks the sandbox's nodes (for ``status`` and for users' node selectors).
+NODE_LABEL = ("type", "kwok")
+#: Stage files, relative to the kwok module directory: nodes become Ready and keep a lease; Pods become Running
+#: and Ready and stay so; a Pod with a deletionTimestamp is removed (there is no kubelet to do it).
+STAGE_FILES = (
+    "kustomize/stage/node/fast/node-initialize.yaml",
+    "kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+    "kustomize/stage/pod/fast/pod-ready.yaml",
+    "kustomize/stage/pod/fast/pod-delete.yaml",
+)
+POD_CIDR = "10.1.0.0/16"
+NODE_IP = "10.2.0.1"
+
+
+class NodePoolLike(Protocol):
+    """What :func:`node_manifests` reads from a ``components.settings.NodePool``."""
+
+    name: str
+    count: int
+    capacity: Mapping[str, str]
+    labels: Mapping[str, str]
+
+
+def stage_config(kwok_module_dir: Path, files: Sequence[str] = STAGE_FILES) -> str:
+    """Return the multi-document YAML of the kwok Stage objects in ``files`` (read from ``kwok_module_dir``).
+
+    Raises FileNotFoundError when the module lacks one of them (a different kwok version than pinned).
+    """
+    docs = []
+    for rel in files:
+        for doc in yaml.safe_load_all((kwok_module_dir / rel).read_text()):
+            if doc and doc.get("kind") == "Stage":
+                docs.append(doc)
+    if not docs:
+        raise FileNotFoundError(f"no kwok Stage found in {kwok_module_dir} ({', '.join(files)})")
+    return yaml.safe_dump_all(docs, sort_keys=False)
+
+
+def kwok_args(binary: Path, kubeconfig: Path, config: Path, port: int) -> list[str]:
+    """Return kwok's argv: manage only nodes annotated ``kwok.x-k8s.io/node=fake``, health on loopback ``port``."""
+    return [
+        str(binary), f"--kubeconfig={kubeconfig}", f"--config={config}",
+        "--manage-all-nodes=false",
+        f"--manage-nodes-with-annotation-selector={NODE_ANNOTATION[0]}={NODE_ANNOTATION[1]}",
+        f"--cidr={POD_CIDR}", f"--node-ip={NODE_IP}", "--node-lease-duration-seconds=40",
+        f"--server-address={LOOPBACK}:{port}",
+    ]
+
+
+def node_name(pool: str, index: int) -> str:
+    """Return the name of node ``index`` (0-based) of node pool ``pool``, e.g. ``gpu-0``."""
+    return f"{pool}-{index}"
+
+
+def node_manifests(pools: Iterable[NodePoolLike], max_pods: int = 110) -> list[dict]:
+    """Return one core/v1 Node per node of every pool, with the pool's capacity as ``status.capacity`` and
+    ``status.allocatable`` (plus ``pods: max_pods`` unless the pool sets it) and its labels plus ``type: kwok`` and
+    ``kubernetes.io/hostname``. Untainted: Pods need no toleration. kwok's node-initialize stage keeps the given
+    capacity and fills conditions, addresses and nodeInfo.
+    """
+    nodes = []
+    for pool in pools:
+        capacity = {"pods": str(max_pods), **{k: str(v) for k, v in pool.capacity.items()}}
+        for i in range(pool.count):
+            name = node_name(pool.name, i)
+            labels = {**pool.labels, NODE_LABEL[0]: NODE_LABEL[1], "kubernetes.io/hostname": name,
+                      "kueue-cohorts/node-pool": pool.name}
+            nodes.append({
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "labels": labels, "annotations": {NODE_ANNOTATION[0]: NODE_ANNOTATION[1]}},
+                "spec": {},
+                "status": {"capacity": capacity, "allocatable": dict(capacity)},
+            })
+    return nodes

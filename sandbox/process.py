@@ -1,0 +1,134 @@
+"""Starting and stopping the sandbox's long-running processes, each in its own process group.
+
+A component is started detached from the caller (new session, stdin from /dev/null, stdout and stderr appended to
+its log file), so it outlives ``python -m sandbox up``. It is identified by pid *and* kernel start time (field 22
+of ``/proc/<pid>/stat``), so a recycled pid is never mistaken for it, and stopped by signalling its whole process
+group: SIGTERM, then SIGKILL after a grace period.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+
+@dataclass(frozen=True)
+class ProcessRecord:
+    """A started component: ``name``, ``pid`` (also its process-group id), ``start_ticks`` (clock ticks after boot
+    from /proc; 0 when unknown), ``argv`` and ``log`` (path as str)."""
+
+    name: str
+    pid: int
+    start_ticks: int
+    argv: tuple[str, ...]
+    log: str
+
+    def to_json(self) -> dict:
+        """Return a JSON-serialisable dict (argv as a list)."""
+        data = asdict(self)
+        data["argv"] = list(self.argv)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> "ProcessRecord":
+        """Inverse of :meth:`to_json`."""
+        return cls(data["name"], int(data["pid"]), int(data["start_ticks"]), tuple(data["argv"]), data["log"])
+
+
+def start_ticks(pid: int) -> int | None:
+    """Return the start time of ``pid`` in clock ticks after boot, or None when there is no such process.
+
+    Parses ``/proc/<pid>/stat`` (proc(5): field 22 ``starttime``), skipping the parenthesised command name.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()
+    if fields[0] == "Z":  # a zombie has exited; it only waits to be reaped
+        return None
+    return int(fields[19])
+
+
+def spawn(name: str, argv: Sequence[str], log: Path, *, env: Mapping[str, str] | None = None,
+          cwd: Path | None = None) -> ProcessRecord:
+    """Start ``argv`` as a detached process-group leader logging to ``log`` (appended); return its record.
+
+    Raises FileNotFoundError when the executable does not exist.
+    """
+    log.parent.mkdir(parents=True, exist_ok=True)
+    if cwd:
+        cwd.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab", buffering=0) as out:
+        out.write(f"\n=== {time.strftime('%Y-%m-%dT%H:%M:%S%z')} start: {' '.join(argv)}\n".encode())
+        proc = subprocess.Popen(
+            list(argv), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            env=dict(env) if env is not None else None, cwd=cwd, start_new_session=True, close_fds=True,
+        )
+    return ProcessRecord(name, proc.pid, start_ticks(proc.pid) or 0, tuple(argv), str(log))
+
+
+def alive(record: ProcessRecord) -> bool:
+    """Return True when the process of ``record`` still runs (same pid and same start time)."""
+    ticks = start_ticks(record.pid)
+    return ticks is not None and (record.start_ticks == 0 or ticks == record.start_ticks)
+
+
+def _group_members(pgid: int) -> list[int]:
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+def stop(record: ProcessRecord, grace_seconds: float = 10.0) -> bool:
+    """Stop the process group of ``record``: SIGTERM, wait up to ``grace_seconds``, then SIGKILL.
+
+    Does nothing when the recorded process is gone and no member of its group remains. Returns True when the
+    group had to be killed with SIGKILL. Never signals a group whose leader pid was recycled by another process.
+    """
+    if not alive(record) and not _group_members(record.pid):
+        return False
+    if start_ticks(record.pid) is not None and not alive(record):
+        return False  # pid recycled by an unrelated process: not ours
+    try:
+        os.killpg(record.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    deadline = time.monotonic() + grace_seconds
+    while time.monotonic() < deadline:
+        _reap(record.pid)
+        if not _group_members(record.pid):
+            return False
+        time.sleep(0.1)
+    try:
+        os.killpg(record.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return False
+    for _ in range(50):
+        _reap(record.pid)
+        if not _group_members(record.pid):
+            break
+        time.sleep(0.1)
+    return True
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status of ``pid`` if it is our child (when ``up`` and ``down`` run in one process)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass

@@ -1,0 +1,60 @@
+"""The record of a running sandbox (``state.json``): ports, processes, stack, binaries."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from sandbox.process import ProcessRecord
+
+
+@dataclass
+class State:
+    """Mutable record written after every change: ``ports`` {name: port}, ``processes`` {component: record} in start
+    order, ``stack`` (the stack file whose nodePools made the nodes), ``versions`` {binary: version string}."""
+
+    ports: dict[str, int] = field(default_factory=dict)
+    processes: dict[str, ProcessRecord] = field(default_factory=dict)
+    stack: str = ""
+    versions: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: Path) -> "State":
+        """Read ``path``; a missing file gives an empty state. Raises ValueError on a corrupt file."""
+        if not path.exists():
+            return cls()
+        data = json.loads(path.read_text())
+        return cls(
+            ports={k: int(v) for k, v in data.get("ports", {}).items()},
+            processes={k: ProcessRecord.from_json(v) for k, v in data.get("processes", {}).items()},
+            stack=data.get("stack", ""),
+            versions=dict(data.get("versions", {})),
+        )
+
+    def save(self, path: Path) -> None:
+        """Write the state atomically (temp file + rename)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({
+            "ports": self.ports,
+            "processes": {k: v.to_json() for k, v in self.processes.items()},
+            "stack": self.stack,
+            "versions": self.versions,
+        }, indent=2) + "\n")
+        tmp.replace(path)
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` for the block, so two ``up``/``down`` never interleave."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

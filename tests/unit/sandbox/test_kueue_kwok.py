@@ -1,0 +1,89 @@
+"""Kueue's out-of-cluster configuration, webhook rewriting, and kwok's stages and nodes, from the real modules."""
+
+import base64
+from pathlib import Path
+
+import pytest
+import yaml
+
+import toolchain
+from components.settings import NodePool
+from sandbox import kueue, kwok
+from toolchain import versions
+
+
+@pytest.fixture(scope="module")
+def kueue_dir() -> Path:
+    e = versions.load().entry_for("kueue")
+    return toolchain.module_dir(e.module, e.module_version)
+
+
+@pytest.fixture(scope="module")
+def kwok_dir() -> Path:
+    e = versions.load().entry_for("kwok")
+    return toolchain.module_dir(e.module, e.module_version)
+
+
+def test_every_webhook_points_at_the_loopback_manager_with_our_ca(kueue_dir):
+    hooks = kueue.webhook_configurations(kueue_dir, 19443, b"PEM")
+    assert {h["kind"] for h in hooks} == {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
+    assert {h["metadata"]["name"] for h in hooks} == {"kueue-mutating-webhook-configuration",
+                                                      "kueue-validating-webhook-configuration"}
+    for hook in (w for h in hooks for w in h["webhooks"]):
+        assert "service" not in hook["clientConfig"]
+        assert hook["clientConfig"]["url"].startswith("https://127.0.0.1:19443/")
+        assert base64.b64decode(hook["clientConfig"]["caBundle"]) == b"PEM"
+    by_name = {w["name"]: w for h in hooks for w in h["webhooks"]}
+    assert by_name["mjob.kb.io"]["clientConfig"]["url"] == "https://127.0.0.1:19443/mutate-batch-v1-job"
+    excluded = by_name["mjob.kb.io"]["namespaceSelector"]["matchExpressions"][0]
+    assert excluded["operator"] == "NotIn" and kueue.NAMESPACE in excluded["values"]
+    assert "namespaceSelector" not in by_name["vclusterqueue.kb.io"]  # Kueue's own objects: every namespace
+
+
+def test_conversion_webhooks_for_the_crds_the_module_patches(kueue_dir):
+    names = kueue.conversion_webhook_crds(kueue_dir)
+    assert {"clusterqueues.kueue.x-k8s.io", "workloads.kueue.x-k8s.io", "localqueues.kueue.x-k8s.io"} <= names
+    crd = yaml.safe_load((kueue_dir / "config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml").read_text())
+    patched = kueue.with_conversion_webhook(crd, 19443, b"PEM")
+    assert patched["spec"]["conversion"]["webhook"]["clientConfig"]["url"] == "https://127.0.0.1:19443/convert"
+    assert "conversion" not in crd["spec"]  # the module's file is not modified
+
+
+def test_configuration_is_out_of_cluster_and_deliberate():
+    cfg = kueue.configuration({"kueue-webhook": 1, "kueue-health": 2, "kueue-metrics": 3}, Path("/c"))
+    assert cfg["leaderElection"] == {"leaderElect": False}
+    assert cfg["internalCertManagement"] == {"enable": False}
+    assert cfg["webhook"] == {"host": "127.0.0.1", "port": 1, "certDir": "/c"}
+    assert cfg["waitForPodsReady"]["timeout"] == "5m" and cfg["waitForPodsReady"]["blockAdmission"] is False
+    assert cfg["featureGates"] == {"VisibilityOnDemand": False}
+    assert set(cfg["integrations"]["frameworks"]) == {
+        "batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod", "deployment"}
+
+
+def test_manager_runs_under_an_etc_overlay(tmp_path):
+    metrics = tmp_path / "m"
+    metrics.mkdir()
+    (metrics / "tls.crt").write_text("crt")
+    (metrics / "tls.key").write_text("key")
+    upper, work = kueue.prepare_etc_overlay(tmp_path / "o", metrics)
+    assert (upper / "kueue/metrics/certs/tls.crt").read_text() == "crt"
+    argv = kueue.manager_args(Path("/bin/kueue"), Path("/c.yaml"), Path("/kc"), upper, work, as_root=False)
+    assert argv[:4] == ["unshare", "--user", "--map-root-user", "--mount"]
+    assert f"lowerdir=/etc,upperdir={upper},workdir={work}" in argv
+    assert argv[-3:] == ["--config=/c.yaml", "--kubeconfig=/kc", "--zap-log-level=2"]
+
+
+def test_stages_keep_job_pods_running(kwok_dir):
+    stages = list(yaml.safe_load_all(kwok.stage_config(kwok_dir)))
+    names = {s["metadata"]["name"] for s in stages}
+    assert {"node-initialize", "pod-ready", "pod-delete"} <= names
+    assert "pod-complete" not in names
+
+
+def test_nodes_carry_the_pool_capacity_and_labels():
+    pool = NodePool(name="gpu", count=2, capacity={"cpu": "8", "nvidia.com/gpu": "4"}, labels={"pool": "a"})
+    nodes = kwok.node_manifests([pool])
+    assert [n["metadata"]["name"] for n in nodes] == ["gpu-0", "gpu-1"]
+    assert nodes[0]["status"]["allocatable"] == {"pods": "110", "cpu": "8", "nvidia.com/gpu": "4"}
+    assert nodes[0]["metadata"]["labels"]["pool"] == "a"
+    assert nodes[0]["metadata"]["annotations"] == {"kwok.x-k8s.io/node": "fake"}
