@@ -31,8 +31,11 @@ def parse(value: QuantityInput) -> Decimal:
         raise ValueError(f"{value!r} is a boolean, not a quantity")
     if isinstance(value, Decimal):
         return value
+    text = str(value).strip()
+    if not text or any(ch.isspace() for ch in text):
+        raise ValueError(f"{value!r} is not a Kubernetes quantity")
     try:
-        return Decimal(parse_quantity(str(value).strip()))
+        return Decimal(parse_quantity(text))
     except (ValueError, ArithmeticError) as err:
         raise ValueError(f"{value!r} is not a Kubernetes quantity") from err
 

@@ -1,0 +1,73 @@
+"""Test helpers shared by the suites: Pulumi mocks that record every registered resource, and stack-file access."""
+from __future__ import annotations
+
+import copy
+import runpy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import pulumi
+import pulumi.runtime
+
+from components.settings import raw_from_stack_file
+
+ROOT = Path(__file__).resolve().parents[1]
+STACKS = ROOT / "stacks"
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@dataclass
+class Registered:
+    """One resource as the engine saw it: type token, Pulumi name, inputs (wire names), parent URN, provider."""
+
+    typ: str
+    name: str
+    inputs: dict
+    custom: bool
+    urn: str
+
+
+class RecordingMocks(pulumi.runtime.Mocks):
+    """Pulumi mocks that keep every resource registration (custom and component) in `registered`."""
+
+    def __init__(self) -> None:
+        self.registered: list[Registered] = []
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        urn = f"urn:pulumi:test::kueue-cohorts::{args.typ}::{args.name}"
+        self.registered.append(Registered(args.typ, args.name, dict(args.inputs), args.custom, urn))
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        return {}
+
+
+def run_with_mocks(build: Callable[[], Any], config: Optional[dict[str, str]] = None) -> RecordingMocks:
+    """Run `build` under fresh mocks (optionally with stack config `{"kueue-cohorts:key": json}`) and wait for
+    every registration. Exceptions raised by `build` propagate. Returns the mocks with their record."""
+    mocks = RecordingMocks()
+    pulumi.runtime.set_mocks(mocks, project="kueue-cohorts", stack="test", preview=False)
+    pulumi.runtime.set_all_config(config or {})
+
+    @pulumi.runtime.test
+    def _program():
+        build()
+
+    _program()
+    return mocks
+
+
+def stack_raw(name: str) -> dict:
+    """The `kueue-cohorts:*` keys of stacks/Pulumi.<name>.yaml, deep-copied so a test may change them."""
+    return copy.deepcopy(raw_from_stack_file(STACKS / f"Pulumi.{name}.yaml"))
+
+
+def fixture_raw(name: str) -> dict:
+    """The `kueue-cohorts:*` keys of tests/fixtures/<name>.yaml (same shape as a stack file)."""
+    return copy.deepcopy(raw_from_stack_file(FIXTURES / f"{name}.yaml"))
+
+
+def run_main(config: dict[str, str]) -> RecordingMocks:
+    """Run the real __main__.py under mocks with the given stack config (engine-style JSON strings)."""
+    return run_with_mocks(lambda: runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__"), config)
