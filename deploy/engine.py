@@ -1,0 +1,141 @@
+"""The real Pulumi engine, offline: an Automation API Stack wired to the pinned CLI, plugin cache and backend.
+
+Why an inline program: the Python language host (pulumi-language-python) cannot be built here (its Go module is
+not served by the module proxy, see toolchain/versions.toml). With an inline program the Automation API's Python
+process itself serves the LanguageRuntime to the real CLI (``pulumi up --exec-kind auto.inline --client=...``), so
+no language host is needed. The inline program only runs ``<project>/__main__.py`` with ``runpy``, so the same
+``__main__.py`` also works with a plain ``pulumi up`` on a machine with a normal Pulumi install.
+
+Policy packs (``--policy-pack policy``) start through the engine's legacy ``pulumi-analyzer-policy-python`` route;
+``toolchain.ensure`` installs that shim into the plugin cache.
+"""
+
+from __future__ import annotations
+
+import runpy
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from pulumi import automation as auto
+
+import toolchain
+from deploy import settings
+from toolchain.paths import repo_root
+
+PROJECT_NAME = "kueue-cohorts"
+
+
+def policy_pack_dir(project_dir: Path | None = None) -> Path | None:
+    """Return ``<repo>/policy`` if it holds a PulumiPolicy.yaml (the pack runs by default), else None."""
+    pack = (project_dir or repo_root()) / "policy"
+    return pack if (pack / "PulumiPolicy.yaml").is_file() else None
+
+
+def inline_program(main: Path) -> Callable[[], None]:
+    """Return a Pulumi program function that runs ``main`` (a __main__.py) as ``__main__`` via runpy.
+
+    The program's directory is put on sys.path first, so ``import components...`` resolves as under the CLI.
+    """
+
+    def program() -> None:
+        folder = str(main.parent)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        runpy.run_path(str(main), run_name="__main__")
+
+    return program
+
+
+def pulumi_command() -> auto.PulumiCommand:
+    """Return a PulumiCommand for the pinned CLI (``toolchain.binary("pulumi")``).
+
+    PulumiCommand runs ``<root>/bin/pulumi``; the cache keeps the CLI at ``bin/pulumi-<version>/pulumi``, so a
+    ``bin/pulumi`` symlink is added next to it (the engine resolves symlinks when it looks for bundled plugins).
+    Raises toolchain.ToolchainError if the CLI is not built.
+    """
+    exe = toolchain.binary("pulumi")
+    if exe.parent.name == "bin":
+        return auto.PulumiCommand(root=str(exe.parent.parent))
+    link = exe.parent / "bin" / "pulumi"
+    if not link.exists():
+        link.parent.mkdir(exist_ok=True)
+        link.symlink_to(Path("..") / exe.name)
+    return auto.PulumiCommand(root=str(exe.parent))
+
+
+def open_stack(
+    name: str,
+    *,
+    work_dir: Path | None = None,
+    program: Path | None = None,
+    backend: str | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    create: bool = True,
+) -> auto.Stack:
+    """Return an Automation API Stack ``name`` of the kueue-cohorts project, wired to the offline engine.
+
+    - ``work_dir``: project directory holding Pulumi.yaml and ``stacks/Pulumi.<name>.yaml`` (default: the repo).
+      Tests pass a temporary copy so that nothing under stacks/ is ever written.
+    - ``program``: the ``__main__.py`` to run inline (default: ``<repo>/__main__.py``).
+    - ``backend``: backend URL (default: settings.backend_url(), i.e. PULUMI_BACKEND_URL or the file backend).
+    - ``extra_env``: more variables for the CLI and the program (e.g. KUBECONFIG).
+    - ``create``: create the stack in the backend if missing (else select only; StackNotFoundError if absent).
+
+    The stack is created with the secrets provider of settings.secrets_provider(). Raises
+    toolchain.ToolchainError if the CLI or provider plugin is missing (run ``python -m toolchain ensure``).
+    """
+    project = work_dir or repo_root()
+    env = settings.engine_env(backend=backend)
+    env.update(extra_env or {})
+    workspace = auto.LocalWorkspace(
+        work_dir=str(project),
+        program=inline_program(program or repo_root() / "__main__.py"),
+        env_vars=env,
+        secrets_provider=settings.secrets_provider(),
+        pulumi_command=pulumi_command(),
+    )
+    if create:
+        return auto.Stack.create_or_select(name, workspace)
+    return auto.Stack.select(name, workspace)
+
+
+def stack_config_file(name: str, work_dir: Path | None = None) -> Path:
+    """Return ``<project>/stacks/Pulumi.<name>.yaml`` (Pulumi.yaml sets ``stackConfigDir: stacks``)."""
+    return (work_dir or repo_root()) / "stacks" / f"Pulumi.{name}.yaml"
+
+
+def run_kwargs(stack: auto.Stack, *, policy: bool = True, on_output: Callable[[str], None] | None = None,
+               color: str = "auto") -> dict:
+    """Return the keyword arguments shared by preview/up/destroy/refresh for ``stack``.
+
+    ``policy``: pass ``--policy-pack <project>/policy`` when the pack exists (default on).
+    ``config_file`` is always the stack's own file, so the CLI reads and writes exactly that file.
+    """
+    project = Path(stack.workspace.work_dir)
+    kwargs: dict = {"on_output": on_output, "color": color,
+                    "config_file": str(stack_config_file(stack.name, project))}
+    pack = policy_pack_dir(project) if policy else None
+    if pack is not None:
+        kwargs["policy_packs"] = [str(pack)]
+    return kwargs
+
+
+def state_file(stack: auto.Stack) -> Path | None:
+    """Return the checkpoint file of ``stack`` in a ``file://`` backend (None for other backends)."""
+    url = stack.workspace.env_vars.get("PULUMI_BACKEND_URL", "")
+    if not url.startswith("file://"):
+        return None
+    return Path(url[len("file://"):]) / ".pulumi" / "stacks" / PROJECT_NAME / f"{stack.name}.json"
+
+
+def environment_summary() -> str:
+    """Return a one-line description of the engine settings in effect (for logs): backend, PULUMI_HOME, CLI."""
+    env = settings.engine_env()
+    passphrase = "dev default" if env.get("PULUMI_CONFIG_PASSPHRASE") == settings.DEV_PASSPHRASE else "from env"
+    return (f"backend {env['PULUMI_BACKEND_URL']}, PULUMI_HOME {env['PULUMI_HOME']}, "
+            f"secrets {settings.secrets_provider()} ({passphrase}), pulumi {toolchain.binary('pulumi')}")
+
+
+__all__ = ["open_stack", "run_kwargs", "policy_pack_dir", "pulumi_command", "state_file", "stack_config_file",
+           "inline_program", "environment_summary", "PROJECT_NAME"]

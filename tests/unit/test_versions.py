@@ -1,0 +1,124 @@
+"""toolchain/versions.toml is the one source of versions: PyPI pins, the provider plugin and the builder agree."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from toolchain import build, versions
+from toolchain.versions import ToolchainError
+
+ROOT = Path(__file__).resolve().parents[2]
+V = versions.load()
+
+
+def _requirement_pins() -> dict[str, str]:
+    pins: dict[str, str] = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        m = re.match(r"^\s*([A-Za-z0-9_.-]+)==([^\s#;]+)", line)
+        if m:
+            pins[m.group(1).lower()] = m.group(2)
+    return pins
+
+
+@pytest.mark.parametrize("package", sorted(V.pypi))
+def test_requirements_pin_equals_versions_file(package):
+    assert _requirement_pins().get(package) == V.pypi[package], (
+        f"requirements.txt pins {package}=={_requirement_pins().get(package)}, toolchain/versions.toml says "
+        f"{V.pypi[package]}: change one of them")
+
+
+@pytest.mark.parametrize("package", sorted(V.pypi))
+def test_installed_distribution_equals_versions_file(package):
+    assert importlib.metadata.version(package) == V.pypi[package]
+
+
+def test_cli_version_equals_python_sdk():
+    entry = V.entries["pulumi"]
+    assert entry.version == V.pypi["pulumi"]
+    assert f"version.Version=v{entry.version}" in " ".join(entry.ldflags), "the CLI is stamped with a leading v"
+
+
+def test_provider_plugin_is_exactly_what_the_sdk_requests():
+    """The engine loads resource plugins by exact version; pulumi_kubernetes' pulumi-plugin.json names it."""
+    plugin_json = Path(importlib.util.find_spec("pulumi_kubernetes").origin).parent / "pulumi-plugin.json"
+    requested = json.loads(plugin_json.read_text())
+    entry = V.entries["pulumi-resource-kubernetes"]
+    assert entry.plugin is not None
+    assert (entry.plugin.kind, entry.plugin.name) == ("resource", requested["name"])
+    assert entry.plugin.version == requested["version"] == V.pypi["pulumi-kubernetes"]
+    assert f"version.Version={entry.plugin.version}" in " ".join(entry.ldflags), "provider stamped without a v"
+    assert entry.generate_env == {"VERSION": entry.plugin.version}
+
+
+def test_every_contract_binary_is_pinned():
+    names = {o for e in V.entries.values() for o in e.outputs}
+    assert names == {"pulumi", "pulumi-resource-kubernetes", "etcd", "kube-apiserver", "kube-controller-manager",
+                     "kube-scheduler", "kwok", "kueue", "actionlint"}
+    assert V.entry_for("kube-scheduler").name == "kubernetes"
+    with pytest.raises(ToolchainError, match="unknown binary 'kubectl'"):
+        V.entry_for("kubectl")
+
+
+def test_kubernetes_stamp_is_a_parseable_semver_matching_the_pin():
+    entry = V.entries["kubernetes"]
+    flags = dict(f.split(" ", 1)[1].split("=", 1) for f in entry.ldflags)
+    major, minor, _ = entry.version.split(".")
+    for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+        assert flags[f"{pkg}.gitVersion"] == f"v{entry.version}"
+        assert (flags[f"{pkg}.gitMajor"], flags[f"{pkg}.gitMinor"]) == (major, minor)
+    assert entry.replace_local_with == f"v0.{minor}.{entry.version.split('.')[2]}"
+
+
+KUBERNETES_GOMOD = """module k8s.io/kubernetes
+
+go 1.26.0
+
+godebug default=go1.26
+
+require (
+\tk8s.io/api v0.0.0
+\tgithub.com/x/y v1.0.0
+)
+
+replace (
+\tk8s.io/api => ./staging/src/k8s.io/api
+\tk8s.io/streaming => ./staging/src/k8s.io/streaming // comment
+\tgithub.com/a/b => github.com/c/b v1.2.3
+)
+
+replace github.com/p/q => ../q
+"""
+
+
+def test_local_replaces_keep_only_directory_targets():
+    assert build.local_replaces(KUBERNETES_GOMOD) == ["k8s.io/api", "k8s.io/streaming", "github.com/p/q"]
+
+
+def test_wrapper_gomod_for_kubernetes():
+    text = build.wrapper_gomod(V.entries["kubernetes"], KUBERNETES_GOMOD)
+    assert "\ngo 1.26.0\ngodebug default=go1.26\n" in text
+    assert "\tk8s.io/api => k8s.io/api v0.36.3\n" in text
+    assert "\tk8s.io/streaming => k8s.io/streaming v0.36.3\n" in text
+    assert "github.com/a/b" not in text
+    assert "\tk8s.io/kubernetes v1.36.3\n" in text
+    for pkg in V.entries["kubernetes"].packages:
+        assert f"\t{pkg}\n" in text
+
+
+def test_wrapper_gomod_for_scratch_copy_replaces_module_with_src():
+    entry = V.entries["pulumi-resource-kubernetes"]
+    text = build.wrapper_gomod(entry, "module x\n\ngo 1.24.7\n\nreplace github.com/pulumi/pulumi-kubernetes/sdk/v4 => ../sdk\n")
+    assert f"\t{entry.module} => ./src\n" in text
+    assert "\tgithub.com/pulumi/pulumi-kubernetes/sdk/v4 v4.25.0\n" in text
+    assert "=> ../sdk" not in text
+
+
+def test_copy_godebug_requires_the_line():
+    with pytest.raises(ToolchainError, match="no godebug line"):
+        build.wrapper_gomod(V.entries["kubernetes"], "module k8s.io/kubernetes\n\ngo 1.26.0\n")

@@ -1,0 +1,177 @@
+"""The pinned toolchain: every binary the project runs, built from the Go module proxy and cached by version.
+
+Public API (used by deploy/, sandbox/, tests and benchmarks):
+
+- ``ensure(names=None) -> dict[str, Path]``: build what is missing (all pinned binaries if ``names`` is None),
+  install the Pulumi plugins; returns executable name -> path.
+- ``binary(name) -> Path``: the executable, without building; raises ToolchainError if not built yet.
+- ``module_dir(module, version) -> Path``: read-only directory of a Go module in the module cache.
+- ``crd_files(name) -> list[Path]``, ``chart_dir(name) -> Path``: CRDs and charts read from pinned Go modules.
+- ``cache_root() -> Path``: ``$KUEUE_COHORTS_CACHE`` or ``~/.cache/kueue-cohorts``.
+
+Binary names: pulumi, pulumi-resource-kubernetes, etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+kwok, kueue, actionlint (versions in toolchain/versions.toml).
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from toolchain import build, gocmd, paths, plugins, versions
+from toolchain.paths import cache_root, pulumi_home
+from toolchain.versions import ToolchainError
+
+__all__ = [
+    "ToolchainError", "binary", "cache_root", "chart_dir", "crd_files", "ensure", "module_dir",
+    "pulumi_home", "analyzer_shim", "all_binaries",
+]
+
+
+@functools.cache
+def _versions() -> versions.Versions:
+    return versions.load()
+
+
+def all_binaries() -> list[str]:
+    """Return every pinned executable name, in build order (sandbox binaries first, then pulumi and the rest)."""
+    order = ["etcd", "kubernetes", "kwok", "kueue", "pulumi", "pulumi-resource-kubernetes", "actionlint"]
+    entries = _versions().entries
+    names = [n for n in order if n in entries] + [n for n in entries if n not in order]
+    return [o for n in names for o in entries[n].outputs]
+
+
+@functools.cache
+def _pulumi_on_path() -> Path | None:
+    """A ``pulumi`` on PATH whose ``pulumi version`` is exactly the pinned one (a user's install), else None."""
+    found = shutil.which("pulumi")
+    if not found:
+        return None
+    want = "v" + _versions().entries["pulumi"].version
+    try:
+        out = subprocess.run([found, "version"], capture_output=True, text=True, timeout=30,
+                             env={**__import__("os").environ, "PULUMI_SKIP_UPDATE_CHECK": "true"}).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return Path(found) if out == want else None
+
+
+def binary(name: str) -> Path:
+    """Return the executable ``name`` (e.g. "kube-apiserver") of its pinned version, without building anything.
+
+    ``pulumi``: the cached build, else a ``pulumi`` on PATH that reports exactly the pinned version.
+    ``pulumi-resource-kubernetes``: the copy installed in the toolchain's PULUMI_HOME plugin cache.
+    Raises ToolchainError naming the command that builds it if it is missing.
+    """
+    entry = _versions().entry_for(name)
+    if entry.plugin is not None:
+        path = plugins.plugin_path(entry.plugin.kind, entry.plugin.name, entry.plugin.version)
+    else:
+        path = paths.bin_path(name, entry.version)
+    if path.is_file():
+        return path
+    if name == "pulumi" and (ambient := _pulumi_on_path()) is not None:
+        return ambient
+    raise ToolchainError(f"{name} {entry.version} is not built yet; run `python -m toolchain ensure {name}`")
+
+
+def analyzer_shim() -> Path:
+    """Return the installed ``pulumi-analyzer-policy-python`` shim in the plugin cache (installed by ensure)."""
+    spec = _versions().plugins["analyzer-policy-python"]
+    return plugins.plugin_path("analyzer", "policy-python", spec["version"])
+
+
+def _install_analyzer_shim() -> Path:
+    spec = _versions().plugins["analyzer-policy-python"]
+    return plugins.install("analyzer", "policy-python", spec["version"], paths.repo_root() / spec["source"])
+
+
+def _ensure_entry(entry: versions.Entry) -> None:
+    if entry.name == "pulumi" and _pulumi_on_path() is not None:
+        print(f"[toolchain] pulumi {entry.version}: using {_pulumi_on_path()} from PATH", flush=True)
+        return
+    if entry.plugin is not None:
+        target = plugins.plugin_path(entry.plugin.kind, entry.plugin.name, entry.plugin.version)
+        if target.is_file():
+            print(f"[toolchain] {entry.name} {entry.version}: plugin cached", flush=True)
+            return
+        theirs = plugins.user_installed(entry.plugin.kind, entry.plugin.name, entry.plugin.version)
+        if theirs is not None:
+            plugins.install(entry.plugin.kind, entry.plugin.name, entry.plugin.version, theirs)
+            return
+    if build.outputs_present(entry):
+        print(f"[toolchain] {entry.name} {entry.version}: cached", flush=True)
+    else:
+        build.build(entry)
+    if entry.plugin is not None:
+        plugins.install(entry.plugin.kind, entry.plugin.name, entry.plugin.version,
+                        paths.bin_path(entry.outputs[0], entry.version))
+
+
+def ensure(names: Iterable[str] | None = None) -> dict[str, Path]:
+    """Build every missing pinned binary among ``names`` (executable names; None = all) and return name -> path.
+
+    Entries are built one at a time (each go build is niced), progress and seconds per step are printed.
+    Also installs the policy-pack analyzer shim into the plugin cache. A warm cache returns in well under a
+    second per binary. Raises ToolchainError for an unknown name or a failed build.
+    """
+    start = time.monotonic()
+    wanted = list(names) if names else all_binaries()
+    entries: list[versions.Entry] = []
+    for name in wanted:
+        entry = _versions().entry_for(name)
+        if entry not in entries:
+            entries.append(entry)
+    for entry in entries:
+        _ensure_entry(entry)
+    _install_analyzer_shim()
+    result = {name: binary(name) for name in wanted}
+    print(f"[toolchain] ready in {time.monotonic() - start:.1f} s", flush=True)
+    return result
+
+
+def module_dir(module: str, version: str) -> Path:
+    """Return the read-only module-cache directory of ``module@version`` (``go mod download -json`` Dir)."""
+    return gocmd.module_dir(module, version)
+
+
+def crd_files(name: str) -> list[Path]:
+    """Return the CRD YAML files of versions.toml ``[crds.<name>]`` (kueue, jobset, trainer, kserve), sorted.
+
+    Directories contribute their ``*.yaml`` files (not recursive); file paths are returned as is.
+    Raises ToolchainError for an unknown name or a path missing from the module.
+    """
+    try:
+        src = _versions().crds[name]
+    except KeyError:
+        raise ToolchainError(f"unknown CRD source {name!r}; versions.toml [crds] has {sorted(_versions().crds)}")
+    root = module_dir(src.module, src.version)
+    files: list[Path] = []
+    for rel in src.paths:
+        p = root / rel
+        if p.is_dir():
+            files += sorted(p.glob("*.yaml"))
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise ToolchainError(f"{src.module}@{src.version} has no {rel}")
+    return files
+
+
+def chart_dir(name: str) -> Path:
+    """Return the chart directory of versions.toml ``[charts.<name>]`` inside its Go module (read-only).
+
+    Raises ToolchainError for an unknown name or a missing Chart.yaml.
+    """
+    try:
+        spec = _versions().charts[name]
+    except KeyError:
+        raise ToolchainError(f"unknown chart {name!r}; versions.toml [charts] has {sorted(_versions().charts)}")
+    path = module_dir(spec["module"], spec["module_version"]) / spec["path"]
+    if not (path / "Chart.yaml").is_file():
+        raise ToolchainError(f"{spec['module']}@{spec['module_version']} has no chart at {spec['path']}")
+    return path

@@ -1,0 +1,185 @@
+"""The one generic builder: a versions.toml entry -> a throwaway wrapper Go module -> executables in the cache.
+
+Why a wrapper module: ``go install module/cmd@version`` refuses modules whose go.mod has replace directives
+(pulumi/pkg/v3, k8s.io/kubernetes, etcd server), and the kubernetes provider embeds files generated at build time.
+A wrapper main module that *requires* the pinned module sidesteps both with the ordinary ``go`` command:
+dependency replaces are ignored, local staging replaces are re-pointed at published versions, and a writable
+scratch copy (inside the cache, never the repo) can run the module's ``go generate`` step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+from toolchain import gocmd, paths
+from toolchain.versions import Entry, ToolchainError
+
+_LOCAL_REPLACE = re.compile(r"^\s*(?:replace\s+)?(\S+)(?:\s+\S+)?\s*=>\s*(\.\.?/\S*)\s*$")
+
+
+def outputs_present(entry: Entry) -> bool:
+    """Return True if every executable of ``entry`` is already in the cache (then nothing is rebuilt)."""
+    return all(paths.bin_path(o, entry.version).is_file() for o in entry.outputs)
+
+
+def local_replaces(gomod: str) -> list[str]:
+    """Return the module paths that ``gomod`` (go.mod text) replaces with a local directory (``=> ./x``, ``../x``).
+
+    E.g. k8s.io/kubernetes v1.36.3 -> the 33 ``k8s.io/<staging>`` modules; provider/v4 -> its ``sdk/v4``.
+    """
+    found: list[str] = []
+    in_block = False
+    for line in gomod.splitlines():
+        stripped = line.split("//", 1)[0].rstrip()
+        if stripped.startswith("replace ("):
+            in_block = True
+            continue
+        if in_block and stripped.strip() == ")":
+            in_block = False
+            continue
+        if in_block or stripped.startswith("replace "):
+            match = _LOCAL_REPLACE.match(stripped)
+            if match:
+                found.append(match.group(1))
+    return found
+
+
+def _directive(gomod: str, name: str) -> str | None:
+    match = re.search(rf"^{name}\s+(\S+)\s*$", gomod, re.MULTILINE)
+    return match.group(1) if match else None
+
+
+def wrapper_gomod(entry: Entry, upstream_gomod: str) -> str:
+    """Return the wrapper go.mod text for ``entry``, given the pinned module's own go.mod text.
+
+    The ``go`` line is the module's own (so runtime GODEBUG defaults match an upstream build; ``go mod tidy``
+    raises it if a dependency needs more); ``godebug`` is copied when ``copy_godebug``; every local replace of the
+    module becomes ``X => X <replace_local_with>``; ``scratch_copy`` adds ``replace <module> => ./src``; one
+    ``tool`` line per main package keeps them under ``go mod tidy``.
+    """
+    lines = [f"module example.invalid/kueue-cohorts-build/{entry.name}", ""]
+    lines.append(f"go {_directive(upstream_gomod, 'go') or '1.26.0'}")
+    if entry.copy_godebug:
+        godebug = _directive(upstream_gomod, "godebug")
+        if godebug is None:
+            raise ToolchainError(f"[binaries.{entry.name}] copy_godebug: {entry.module} go.mod has no godebug line")
+        lines.append(f"godebug {godebug}")
+    lines += ["", "require (", f"\t{entry.module} {entry.module_version}"]
+    lines += [f"\t{req}" for req in entry.extra_require]
+    lines.append(")")
+    replaces: list[str] = []
+    if entry.replace_local_with:
+        replaces += [f"\t{mod} => {mod} {entry.replace_local_with}" for mod in local_replaces(upstream_gomod)]
+    if entry.scratch_copy:
+        replaces.append(f"\t{entry.module} => ./src")
+    if replaces:
+        lines += ["", "replace (", *replaces, ")"]
+    lines += ["", "tool (", *[f"\t{pkg}" for pkg in entry.packages], ")", ""]
+    return "\n".join(lines)
+
+
+def _make_writable_copy(src: Path, dst: Path) -> None:
+    if dst.exists():
+        _rmtree(dst)
+    shutil.copytree(src, dst, symlinks=True)
+    for root, dirs, files in os.walk(dst):
+        for name in dirs + files:
+            p = Path(root) / name
+            if not p.is_symlink():
+                p.chmod(p.stat().st_mode | stat.S_IWUSR)
+    dst.chmod(dst.stat().st_mode | stat.S_IWUSR)
+
+
+def _rmtree(path: Path) -> None:
+    def onerror(func, p, _exc):  # module-cache copies are read-only: make writable and retry
+        os.chmod(Path(p).parent, stat.S_IRWXU)
+        os.chmod(p, stat.S_IRWXU)
+        func(p)
+
+    shutil.rmtree(path, onerror=onerror)
+
+
+def build(entry: Entry, *, prepare_only: bool = False) -> dict[str, float]:
+    """Build every output of ``entry`` into ``bin/<output>-<version>/<output>``; return seconds per step.
+
+    Steps (each printed with its seconds): module download, scratch copy + ``go generate`` (if configured),
+    ``go mod tidy`` of the wrapper, one ``go build -trimpath -ldflags "-s -w ..."`` for all packages (niced).
+    The go output is logged to ``build/<entry>-<version>/build.log``; ``build.json`` next to each executable
+    records the steps. ``prepare_only`` stops after ``go mod tidy`` (downloads only, to overlap network with
+    another build's compile). Raises ToolchainError (with the log tail) on any failure.
+    """
+    print(f"[toolchain] building {entry.name} {entry.version} ({', '.join(entry.outputs)})", flush=True)
+    total_start = time.monotonic()
+    steps: dict[str, float] = {}
+    wdir = paths.build_dir(entry.name, entry.version)
+    wdir.mkdir(parents=True, exist_ok=True)
+    log = wdir / "build.log"
+    log.write_text("")
+
+    start = time.monotonic()
+    print(f"[toolchain]   go mod download {entry.module}@{entry.module_version} ...", flush=True)
+    mdir = gocmd.module_dir(entry.module, entry.module_version)
+    steps["download"] = time.monotonic() - start
+    print(f"[toolchain]   go mod download: {steps['download']:.1f} s", flush=True)
+    upstream_gomod = (mdir / "go.mod").read_text()
+
+    if entry.scratch_copy:
+        start = time.monotonic()
+        src = wdir / "src"
+        _make_writable_copy(mdir, src)
+        for mod in local_replaces((src / "go.mod").read_text()):
+            subprocess.run([gocmd.go_binary(), "mod", "edit", f"-dropreplace={mod}"], cwd=src, check=True,
+                           env=gocmd.go_env())
+        steps["copy"] = time.monotonic() - start
+        if entry.generate_dir:
+            steps["generate"] = gocmd.run(
+                ["generate", f"./{entry.generate_dir}"], src, label=f"go generate ./{entry.generate_dir}",
+                env={**entry.generate_env, "GOFLAGS": "-buildvcs=false -mod=mod"}, nice=True, log=log)
+
+    for stale in ("go.mod", "go.sum"):
+        (wdir / stale).unlink(missing_ok=True)
+    (wdir / "go.mod").write_text(wrapper_gomod(entry, upstream_gomod))
+    steps["tidy"] = gocmd.run(["mod", "tidy"], wdir, label="go mod tidy", nice=True, log=log)
+    if prepare_only:
+        return steps
+
+    out = wdir / "out"
+    if out.exists():
+        _rmtree(out)
+    out.mkdir()
+    ldflags = " ".join(["-s", "-w", *entry.ldflags])
+    target = f"{out}/" if len(entry.packages) > 1 else str(out / entry.outputs[0])
+    steps["build"] = gocmd.run(
+        ["build", "-trimpath", "-ldflags", ldflags, "-o", target, *entry.packages], wdir,
+        label=f"go build {' '.join(entry.outputs)}", nice=True, log=log)
+
+    go_version = subprocess.run([gocmd.go_binary(), "env", "GOVERSION"], capture_output=True, text=True,
+                                env=gocmd.go_env()).stdout.strip()
+    steps["total"] = time.monotonic() - total_start
+    for output, package in zip(entry.outputs, entry.packages):
+        built = out / output
+        if len(entry.packages) > 1 and not built.exists():
+            built = out / package.rstrip("/").split("/")[-1]
+        if not built.is_file():
+            raise ToolchainError(f"go build of {package} produced no {built}")
+        dest = paths.bin_dir(output, entry.version)
+        dest.mkdir(parents=True, exist_ok=True)
+        tmp = dest / f".{output}.tmp"
+        shutil.move(str(built), tmp)
+        tmp.chmod(0o755)
+        os.replace(tmp, dest / output)
+        (dest / "build.json").write_text(json.dumps({
+            "entry": entry.name, "output": output, "package": package, "version": entry.version,
+            "module": f"{entry.module}@{entry.module_version}", "ldflags": ldflags, "go": go_version,
+            "seconds": {k: round(v, 1) for k, v in steps.items()},
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }, indent=2) + "\n")
+    print(f"[toolchain] built {entry.name} {entry.version} in {steps['total']:.1f} s", flush=True)
+    return steps
