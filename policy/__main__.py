@@ -1,0 +1,11 @@
+"""Entry of the kueue-cohorts policy pack: assembles the PolicyPack and nothing else.
+
+The analyzer runs this file with `policy/` first on sys.path, so the rules import as `rules`. Constructing
+`PolicyPack` starts the gRPC server and blocks forever: tests import `rules.catalog` (as `policy.rules.catalog`),
+never this file.
+"""
+from pulumi_policy import EnforcementLevel, PolicyPack
+
+from rules.catalog import PACK_NAME, build_policies
+
+PolicyPack(name=PACK_NAME, policies=build_policies(), enforcement_level=EnforcementLevel.MANDATORY)

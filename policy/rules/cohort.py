@@ -1,0 +1,196 @@
+"""Cohort-wide rules: cohort-nominal-within-capacity and single-layout-per-cohort (stack policies).
+
+Upstream: Kueue `nominalQuota` field doc (clusterqueue_types.go: "nominalQuota should represent the resources in
+the cluster available for running jobs"; in a cohort the sum over (flavor, resource) is what the cohort can
+allocate), Cohort `spec.resourceGroups` (cohort_types.go: a Cohort's nominalQuota is extra shared quota) and
+`spec.parentName`; the "Sum of nominalQuota <= physical capacity" rule of the alauda preemption guide.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Iterable, Mapping, Optional
+
+from .kueue import QuotaEntry, quota_entries
+from .objects import KubeObject, cohort_of, unknown_violation
+from .quantities import parse, show
+from .values import MISSING, UnknownValueError, Violation, get
+
+CAPACITY_POLICY = "cohort-nominal-within-capacity"
+
+
+@dataclass
+class _Scope:
+    """Quota reserved inside one cohort tree (or by one ClusterQueue that is in no cohort)."""
+
+    label: str
+    urn: Optional[str] = None
+    totals: dict = field(default_factory=lambda: defaultdict(Decimal))
+    parts: dict = field(default_factory=lambda: defaultdict(list))
+
+
+def _root_cohort(name: str, parents: Mapping[str, str]) -> str:
+    """Follow Cohort `spec.parentName` links to the root (stops on a cycle)."""
+    seen = {name}
+    while name in parents and parents[name] not in seen:
+        name = parents[name]
+        seen.add(name)
+    return name
+
+
+def _nominal(owner: KubeObject, entry: QuotaEntry, found: list[Violation]) -> Optional[Decimal]:
+    raw = entry.field("nominalQuota")
+    value = parse(raw) if raw is not MISSING else None
+    if value is None:
+        what = "missing" if raw is MISSING else f"{raw!r}, which is not a Kubernetes quantity"
+        found.append(Violation(
+            f"The {owner.describe()} has {entry.path}.nominalQuota {what}; set nominalQuota for resource "
+            f"'{entry.resource}' of flavor '{entry.flavor}' to a quantity such as \"4\" or \"8Gi\".",
+            owner.urn or None))
+    return value
+
+
+def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity: Mapping[str, Any]) -> list[Violation]:
+    """cohort-nominal-within-capacity: per cohort tree and resource, the nominalQuota of its ClusterQueues plus
+    that of its Cohort objects stays within the physical capacity.
+
+    Args:
+        objects: every Kubernetes object of the stack (ClusterQueues and Cohorts of any Kueue version are read;
+            a ClusterQueue in no cohort is checked on its own).
+        capacity: policy config `capacity`, resource name -> quantity (e.g. {"cpu": "8", "memory": "32Gi"}):
+            the physical capacity of the cluster, summed over all flavors.
+    Returns:
+        Violations for: a sum above capacity; a resource with nominalQuota above 0 but no configured capacity
+        (fails, it is not passed unchecked); an unparsable capacity or nominalQuota; a quota value unknown at
+        preview (fail closed).
+    """
+    objects = list(objects)
+    found: list[Violation] = []
+    limits: dict[str, Decimal] = {}
+    for resource, raw in capacity.items():
+        value = parse(raw)
+        if value is None:
+            found.append(Violation(
+                f"The {CAPACITY_POLICY} policy config sets capacity['{resource}'] to {raw!r}, which is not a "
+                f"Kubernetes quantity; write it like \"8\", \"32Gi\" or \"500m\"."))
+        else:
+            limits[resource] = value
+
+    parents: dict[str, str] = {}
+    cohorts = [o for o in objects if o.is_kueue("Cohort")]
+    for cohort in cohorts:
+        try:
+            parent = get(cohort.spec, "parentName")
+            if parent is MISSING:
+                parent = get(cohort.spec, "parent")  # v1alpha1 name
+            if parent not in (MISSING, ""):
+                parents[cohort.name] = str(parent)
+        except UnknownValueError as err:
+            found.append(unknown_violation(cohort, err))
+
+    scopes: dict[str, _Scope] = {}
+
+    def scope_for(key: str, label: str, urn: str) -> _Scope:
+        if key not in scopes:
+            scopes[key] = _Scope(label=label, urn=urn or None)
+        return scopes[key]
+
+    owners = [o for o in objects if o.is_kueue("ClusterQueue")] + cohorts
+    for owner in owners:
+        try:
+            if owner.kind == "Cohort":
+                root = _root_cohort(owner.name, parents)
+                scope = scope_for(f"cohort/{root}", f"cohort '{root}'", owner.urn)
+            else:
+                cohort = cohort_of(owner)
+                if cohort is None:
+                    scope = scope_for(f"cq/{owner.name}", f"ClusterQueue '{owner.name}', which is in no cohort,",
+                                      owner.urn)
+                else:
+                    root = _root_cohort(cohort, parents)
+                    scope = scope_for(f"cohort/{root}", f"cohort '{root}'", owner.urn)
+            for entry in quota_entries(owner):
+                try:
+                    value = _nominal(owner, entry, found)
+                except UnknownValueError as err:
+                    found.append(unknown_violation(owner, err))
+                    continue
+                if value is None:
+                    continue
+                scope.totals[entry.resource] += value
+                scope.parts[entry.resource].append(f"{owner.kind} '{owner.name}' {show(value)}")
+        except UnknownValueError as err:
+            found.append(unknown_violation(owner, err))
+
+    for scope in scopes.values():
+        for resource, total in scope.totals.items():
+            parts = ", ".join(scope.parts[resource])
+            if total <= 0:
+                continue
+            if resource not in limits:
+                if resource in capacity:
+                    continue  # already reported as an unparsable capacity
+                found.append(Violation(
+                    f"The {scope.label} reserves {show(total)} of resource '{resource}' in nominalQuota ({parts}) "
+                    f"but the policy config gives no physical capacity for '{resource}', so the reservation cannot be "
+                    f"checked and fails; add capacity['{resource}'] to the {CAPACITY_POLICY} config "
+                    f"(policy/config/<stack>.json).",
+                    scope.urn))
+            elif total > limits[resource]:
+                found.append(Violation(
+                    f"The {scope.label} reserves {show(total)} of resource '{resource}' in nominalQuota ({parts}) "
+                    f"but the physical capacity is {show(limits[resource])}; lower the nominalQuota values, or raise "
+                    f"capacity['{resource}'] in the {CAPACITY_POLICY} config if the cluster really grew.",
+                    scope.urn))
+    return found
+
+
+def _layout_role(cq: KubeObject) -> Optional[str]:
+    """'owner' (borrowingLimit 0 everywhere), 'floor-and-borrow' (some nominalQuota > 0 and may borrow some
+    resource), or None (a pure borrower with nominalQuota 0, or no quota)."""
+    entries = list(quota_entries(cq))
+    if not entries:
+        return None
+    limits = [parse(e.field("borrowingLimit")) if e.field("borrowingLimit") is not MISSING else None for e in entries]
+    if all(limit is not None and limit == 0 for limit in limits):
+        return "owner"
+    has_floor = any((parse(e.field("nominalQuota")) or 0) > 0 for e in entries)
+    may_borrow = any(limit is None or limit > 0 for limit in limits)
+    return "floor-and-borrow" if has_floor and may_borrow else None
+
+
+def check_single_layout_per_cohort(objects: Iterable[KubeObject]) -> list[Violation]:
+    """single-layout-per-cohort: a cohort does not mix an owner queue (borrowingLimit 0 on every resource, the
+    asymmetric inference/training layout) with symmetric floor-and-borrow queues (nominalQuota above 0 and allowed
+    to borrow).
+
+    Args:
+        objects: every Kubernetes object of the stack; ClusterQueues are grouped by their direct cohort.
+    Returns:
+        One Violation per mixed cohort, naming the queues of each kind; fail-closed violations for unknown quota.
+    """
+    found: list[Violation] = []
+    by_cohort: dict[str, dict[str, list[KubeObject]]] = defaultdict(lambda: defaultdict(list))
+    for cq in (o for o in objects if o.is_kueue("ClusterQueue")):
+        try:
+            cohort = cohort_of(cq)
+            if cohort is None:
+                continue
+            role = _layout_role(cq)
+        except UnknownValueError as err:
+            found.append(unknown_violation(cq, err))
+            continue
+        if role is not None:
+            by_cohort[cohort][role].append(cq)
+    for cohort, roles in by_cohort.items():
+        if roles["owner"] and roles["floor-and-borrow"]:
+            owners = ", ".join(f"'{q.name}'" for q in roles["owner"])
+            floors = ", ".join(f"'{q.name}'" for q in roles["floor-and-borrow"])
+            found.append(Violation(
+                f"The cohort '{cohort}' mixes owner ClusterQueues with borrowingLimit 0 ({owners}) and symmetric "
+                f"floor-and-borrow ClusterQueues ({floors}); use one layout per cohort: either give the other queues "
+                f"nominalQuota 0 so they only borrow (asymmetric), or let every queue borrow above its floor "
+                f"(symmetric).",
+                roles["owner"][0].urn or None))
+    return found

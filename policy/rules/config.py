@@ -1,0 +1,81 @@
+"""The policy config schema: per policy, its options (JSON schema with defaults) and typed readers.
+
+CrossGuard config is per policy (`pulumi preview --policy-pack-config file.json`, format
+`{"<policy>": {"enforcementLevel": "...", "<option>": ...}}`); the engine fills in each `default` and validates
+the result against these schemas before the pack runs (pulumi `pkg/resource/analyzer/config.go`
+`ReconcilePolicyPackConfig`). The readers apply the same defaults, so unit tests can pass `{}`.
+Numbers arrive through protobuf Structs as floats; the readers turn them back into ints.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+INFERENCE_CLUSTER_QUEUES: dict = {
+    "type": "array",
+    "items": {"type": "string"},
+    "default": [],
+    "description": "ClusterQueue names to treat as inference in addition to those labelled "
+                   "kueue-cohorts/role: inference.",
+}
+
+SCHEMAS: dict[str, dict[str, dict]] = {
+    "inference-borrowing-limit-zero": {"inferenceClusterQueues": INFERENCE_CLUSTER_QUEUES},
+    "inference-reclaim-any": {"inferenceClusterQueues": INFERENCE_CLUSTER_QUEUES},
+    "inference-namespace-selector": {"inferenceClusterQueues": INFERENCE_CLUSTER_QUEUES},
+    "cluster-queue-namespace-selector": {"inferenceClusterQueues": INFERENCE_CLUSTER_QUEUES},
+    "cohort-nominal-within-capacity": {
+        "capacity": {
+            "type": "object",
+            "additionalProperties": {"type": ["string", "number"]},
+            "default": {},
+            "description": "Physical capacity of the cluster per resource name, summed over node pools and "
+                           "flavors, as Kubernetes quantities (e.g. {\"cpu\": \"8\", \"memory\": \"32Gi\"}). A "
+                           "resource with nominalQuota but no capacity here fails the policy.",
+        },
+    },
+    "workload-priority-class": {
+        "inferenceClusterQueues": INFERENCE_CLUSTER_QUEUES,
+        "priorityClasses": {
+            "type": "object",
+            "additionalProperties": {"type": "integer"},
+            "default": {},
+            "description": "WorkloadPriorityClasses that exist in the cluster but not in this stack: name -> value.",
+        },
+    },
+    "inference-fits-nominal": {},
+    "checkpoint-safe-runtime": {
+        "minTerminationGracePeriodSeconds": {
+            "type": "integer",
+            "minimum": 0,
+            "default": 60,
+            "description": "Lowest terminationGracePeriodSeconds accepted for the trainer pod, in seconds.",
+        },
+        "exemptRuntimes": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "TrainingRuntime/ClusterTrainingRuntime names not meant for borrowing training.",
+        },
+    },
+    "kueue-manager-config": {
+        "kueueNamespace": {
+            "type": "string",
+            "default": "kueue-system",
+            "description": "Kueue's namespace, used when the Configuration does not set `namespace`.",
+        },
+    },
+    "kueue-api-version": {},
+    "single-layout-per-cohort": {},
+}
+
+
+def option(policy: str, config: Mapping[str, Any], key: str) -> Any:
+    """Read option `key` of `policy` from its config (what `args.get_config()` returns), else the schema default.
+
+    Raises KeyError for an option the schema does not declare (a programming error).
+    """
+    schema = SCHEMAS[policy][key]
+    value = config.get(key, schema.get("default")) if config else schema.get("default")
+    if schema.get("type") == "integer" and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value

@@ -1,0 +1,150 @@
+"""kueue-manager-config: the Kueue manager Configuration managed by the stack is safe.
+
+Where a Configuration is found: any ConfigMap data value that is a YAML `config.kueue.x-k8s.io/*`
+`Configuration` (the kueue chart renders it as ConfigMap `<release>-manager-config`, key
+`controller_manager_config.yaml`), and the `managerConfig.controllerManagerConfigYaml` value of a Helm
+`kubernetes:helm.sh/v4:Chart` or `kubernetes:helm.sh/v3:Release` (kueue chart `values.yaml`).
+
+Rules (upstream `apis/config/v1beta2/configuration_types.go`, `defaults.go`):
+1. `manageJobsWithoutQueueName: true` needs an explicit `managedJobsNamespaceSelector` that does not select
+   kube-system nor Kueue's own namespace (`namespace`, default from the policy config, `kueue-system`), judged on
+   the namespace's `kubernetes.io/metadata.name` label (the only label every namespace is known to carry);
+2. `waitForPodsReady` is present with a positive `timeout` (and, in v1beta1, `enable: true`).
+"""
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Any, Iterator, Mapping, Optional
+
+import yaml
+
+from .objects import KubeObject, guarded
+from .values import MISSING, Violation, as_list, as_map, get, is_map
+
+CONFIG_GROUP = "config.kueue.x-k8s.io"
+NAME_LABEL = "kubernetes.io/metadata.name"
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_UNITS = {"ns": Decimal("1e-9"), "us": Decimal("1e-6"), "µs": Decimal("1e-6"), "ms": Decimal("0.001"),
+          "s": Decimal(1), "m": Decimal(60), "h": Decimal(3600)}
+
+
+def parse_duration(text: Any) -> Optional[Decimal]:
+    """Parse a Go `time.Duration` string ("5m", "1h30m", "90s") into seconds; None if it is not one."""
+    if not isinstance(text, str) or not text:
+        return None
+    sign = -1 if text.startswith("-") else 1
+    body = text.lstrip("+-")
+    if body == "0":
+        return Decimal(0)
+    pos, total = 0, Decimal(0)
+    for match in _DURATION.finditer(body):
+        if match.start() != pos:
+            return None
+        total += Decimal(match.group(1)) * _UNITS[match.group(2)]
+        pos = match.end()
+    return sign * total if pos == len(body) and pos > 0 else None
+
+
+def selector_matches(selector: Mapping, labels: Mapping[str, str]) -> bool:
+    """metav1.LabelSelector semantics: matchLabels all equal, and every matchExpression holds (In, NotIn, Exists,
+    DoesNotExist); the empty selector matches everything. Unknown operators match nothing (fail closed)."""
+    for key, value in as_map(get(selector, "matchLabels")).items():
+        if labels.get(key) != value:
+            return False
+    for expr in as_list(get(selector, "matchExpressions")):
+        key, op = get(expr, "key"), get(expr, "operator")
+        values = [str(v) for v in as_list(get(expr, "values"))]
+        present = key in labels
+        if op == "In":
+            ok = present and labels[key] in values
+        elif op == "NotIn":
+            ok = not present or labels[key] not in values
+        elif op == "Exists":
+            ok = present
+        elif op == "DoesNotExist":
+            ok = not present
+        else:
+            return False
+        if not ok:
+            return False
+    return True
+
+
+def configurations(obj: KubeObject) -> Iterator[tuple[str, Any]]:
+    """Yield (where, raw YAML text) of every Kueue manager Configuration carried by `obj`."""
+    if obj.is_kind("", "ConfigMap"):
+        for key, value in as_map(get(obj.props, "data")).items():
+            if isinstance(value, str) and CONFIG_GROUP in value:
+                yield f"data['{key}']", value
+    elif obj.group == "helm.sh" and obj.kind in ("Chart", "Release"):
+        text = get(obj.props, "values", "managerConfig", "controllerManagerConfigYaml")
+        if text is not MISSING:
+            yield "values.managerConfig.controllerManagerConfigYaml", text
+
+
+def check_configuration(config: Mapping, default_namespace: str) -> list[str]:
+    """The problems of one parsed Configuration, as sentence fragments ("sets ... ; ...")."""
+    problems = []
+    namespace = str(get(config, "namespace") or default_namespace)
+    if get(config, "manageJobsWithoutQueueName") is True:
+        selector = get(config, "managedJobsNamespaceSelector")
+        if selector is MISSING or not is_map(selector):
+            problems.append(
+                "sets manageJobsWithoutQueueName: true without a managedJobsNamespaceSelector, so Kueue would suspend "
+                f"jobs in every namespace; add managedJobsNamespaceSelector with matchExpressions [{{key: {NAME_LABEL}, "
+                f"operator: NotIn, values: [kube-system, {namespace}]}}]")
+        else:
+            caught = [ns for ns in ("kube-system", namespace) if selector_matches(selector, {NAME_LABEL: ns})]
+            if caught:
+                names = " and ".join(f"'{ns}'" for ns in dict.fromkeys(caught))
+                problems.append(
+                    f"sets manageJobsWithoutQueueName: true with a managedJobsNamespaceSelector that selects {names}, "
+                    f"so Kueue would suspend system pods; exclude them, e.g. {{key: {NAME_LABEL}, operator: NotIn, "
+                    f"values: [kube-system, {namespace}]}}")
+    wait = get(config, "waitForPodsReady")
+    api_version = str(get(config, "apiVersion") or "")
+    if wait is MISSING or not is_map(wait):
+        problems.append("has no waitForPodsReady; add waitForPodsReady with a timeout (e.g. timeout: 10m) so that "
+                        "an admitted workload whose pods never start gives its quota back")
+    else:
+        if api_version.endswith("/v1beta1") and get(wait, "enable") is not True:
+            problems.append("does not set waitForPodsReady.enable: true (config v1beta1); enable it")
+        timeout = get(wait, "timeout")
+        seconds = parse_duration(timeout) if timeout is not MISSING else None
+        if seconds is None or seconds <= 0:
+            shown = "missing" if timeout is MISSING else f"{timeout!r}"
+            problems.append(f"has waitForPodsReady.timeout {shown}; set a positive duration such as 10m")
+    return problems
+
+
+def check_kueue_manager_config(obj: KubeObject, kueue_namespace: str = "kueue-system") -> list[Violation]:
+    """kueue-manager-config for one object.
+
+    Args:
+        obj: any object; ConfigMaps and Helm Charts/Releases that carry a Kueue Configuration are judged.
+        kueue_namespace: Kueue's namespace when the Configuration does not set `namespace` (policy config
+            `kueueNamespace`).
+    Returns:
+        One Violation per problem of each Configuration found (see module docstring), one for YAML that does not
+        parse, and the fail-closed one for unknown values.
+    """
+    def check() -> list[Violation]:
+        found = []
+        for where, text in configurations(obj):
+            try:
+                config = yaml.safe_load(text) if isinstance(text, str) else text
+            except yaml.YAMLError as err:
+                found.append(Violation(
+                    f"The {obj.describe()} has a Kueue Configuration in {where} that is not valid YAML ({err}); fix it.",
+                    obj.urn or None))
+                continue
+            if not is_map(config) or (obj.kind == "ConfigMap" and not str(get(config, "apiVersion") or "")
+                                      .startswith(CONFIG_GROUP)):
+                continue
+            for problem in check_configuration(config, kueue_namespace):
+                found.append(Violation(f"The Kueue Configuration in {where} of the {obj.describe()} {problem}.",
+                                       obj.urn or None))
+        return found
+
+    return guarded(obj, check)

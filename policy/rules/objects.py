@@ -1,0 +1,186 @@
+"""A Kubernetes object as the policy pack sees it, whichever way the Pulumi program wrote it.
+
+pulumi-kubernetes registers every Kubernetes object with the type token `kubernetes:<group>/<version>:<Kind>`
+(core objects use the group `core`): typed resources (`kubernetes:batch/v1:Job`), hand-written
+`apiextensions.CustomResource` (`kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue`, built from its apiVersion and
+kind), crd2pulumi types and the children of `yaml/v2.ConfigGroup` and `helm/v4.Chart` all look the same, with the
+object's wire fields (apiVersion, kind, metadata, spec, ...) as properties. Upstream:
+pulumi-kubernetes `sdk/python/pulumi_kubernetes/apiextensions/CustomResource.py` (`f"kubernetes:{api_version}:{kind}"`).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional
+
+from .values import MISSING, UnknownValueError, Violation, as_map, format_path, get
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+KUEUE_STORAGE_VERSION = "v1beta2"
+ROLE_LABEL = "kueue-cohorts/role"
+INFERENCE_ROLE = "inference"
+TRAINING_ROLE = "training"
+QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+
+# The kind names a reader expects in messages, by (group, kind).
+_CORE_GROUP = "core"
+
+
+@dataclass(frozen=True)
+class KubeObject:
+    """One Kubernetes object of the stack.
+
+    Attributes:
+        urn: the Pulumi URN ("" when unknown, e.g. in unit tests that do not care).
+        resource_name: the Pulumi resource name (used when metadata.name is absent).
+        group: API group, "" for the core group ("kueue.x-k8s.io", "batch", "").
+        version: API version within the group ("v1beta2", "v1").
+        kind: the Kubernetes kind ("ClusterQueue").
+        props: the object's wire fields (a mapping; the SDK proxy at runtime).
+    """
+
+    urn: str
+    resource_name: str
+    group: str
+    version: str
+    kind: str
+    props: Mapping
+
+    @property
+    def api_version(self) -> str:
+        """`group/version`, or just `version` for the core group."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def name(self) -> str:
+        """metadata.name, else the Pulumi resource name. Raises UnknownValueError if the name is unknown."""
+        value = get(self.props, "metadata", "name")
+        return str(value) if value is not MISSING else self.resource_name
+
+    @property
+    def namespace(self) -> Optional[str]:
+        """metadata.namespace, or None when not set (cluster-scoped, or the provider's default namespace)."""
+        value = get(self.props, "metadata", "namespace")
+        return None if value is MISSING else str(value)
+
+    @property
+    def labels(self) -> Mapping:
+        """metadata.labels (empty when not set)."""
+        return as_map(get(self.props, "metadata", "labels"))
+
+    @property
+    def annotations(self) -> Mapping:
+        """metadata.annotations (empty when not set)."""
+        return as_map(get(self.props, "metadata", "annotations"))
+
+    @property
+    def spec(self) -> Mapping:
+        """spec (empty when not set)."""
+        return as_map(get(self.props, "spec"))
+
+    def is_kind(self, group: str, kind: str) -> bool:
+        """True when this object is `kind` of API `group` (any version)."""
+        return self.group == group and self.kind == kind
+
+    def is_kueue(self, kind: Optional[str] = None) -> bool:
+        """True for a kueue.x-k8s.io object (of `kind`, when given), any version."""
+        return self.group == KUEUE_GROUP and (kind is None or self.kind == kind)
+
+    def describe(self) -> str:
+        """The resource as messages name it: "ClusterQueue 'c12-inference-cq'" or "Job 'ns/x'"."""
+        namespace = self.namespace
+        qualified = f"{namespace}/{self.name}" if namespace else self.name
+        return f"{self.kind} '{qualified}'"
+
+
+def parse_type_token(type_token: str) -> Optional[tuple[str, str, str]]:
+    """Split a pulumi-kubernetes type token into (group, version, kind).
+
+    Args:
+        type_token: e.g. "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue", "kubernetes:core/v1:ConfigMap".
+    Returns:
+        ("kueue.x-k8s.io", "v1beta2", "ClusterQueue"), ("", "v1", "ConfigMap"), or None for tokens that are not
+        Kubernetes objects (providers, the stack, components such as "kubernetes:yaml/v2:ConfigGroup" still parse
+        but match no rule).
+    """
+    parts = type_token.split(":")
+    if len(parts) != 3 or parts[0] != "kubernetes" or "/" not in parts[1]:
+        return None
+    group, _, version = parts[1].rpartition("/")
+    if group == _CORE_GROUP:
+        group = ""
+    return group, version, parts[2]
+
+
+def from_resource(type_token: str, props: Mapping, urn: str = "", resource_name: str = "") -> Optional[KubeObject]:
+    """Build a KubeObject from what the policy SDK passes (`args.resource_type`, `args.props`, ...).
+
+    The type token decides group, version and kind; a CustomResource's token is built from its apiVersion and kind,
+    so both agree. Returns None for anything that is not a Kubernetes object.
+    """
+    parsed = parse_type_token(type_token)
+    if parsed is None:
+        return None
+    group, version, kind = parsed
+    return KubeObject(urn=urn, resource_name=resource_name, group=group, version=version, kind=kind, props=props)
+
+
+def role_of(cluster_queue: KubeObject, inference_names: Iterable[str] = ()) -> Optional[str]:
+    """The role of a ClusterQueue: "inference" when labelled `kueue-cohorts/role: inference` or listed in
+    `inference_names` (policy config `inferenceClusterQueues`), else its role label value, else None.
+
+    Raises UnknownValueError if the role label is unknown at preview.
+    """
+    label = get(cluster_queue.labels, ROLE_LABEL)
+    if label == INFERENCE_ROLE or cluster_queue.name in set(inference_names):
+        return INFERENCE_ROLE
+    return None if label is MISSING else str(label)
+
+
+def cohort_of(cluster_queue: KubeObject) -> Optional[str]:
+    """The cohort a ClusterQueue joins: v1beta2 `spec.cohortName`, or v1beta1's `spec.cohort`; None when unset."""
+    for field in ("cohortName", "cohort"):
+        value = get(cluster_queue.spec, field)
+        if value not in (MISSING, ""):
+            return str(value)
+    return None
+
+
+def index(objects: Iterable[KubeObject], group: str, kind: str) -> list[KubeObject]:
+    """All objects of (group, kind), any version, in stack order."""
+    return [o for o in objects if o.is_kind(group, kind)]
+
+
+def safe_describe(obj: KubeObject) -> str:
+    """`obj.describe()`, falling back to the kind and Pulumi resource name when metadata is unknown at preview."""
+    try:
+        return obj.describe()
+    except UnknownValueError:
+        return f"{obj.kind} '{obj.resource_name}'"
+
+
+def unknown_violation(obj: KubeObject, err: UnknownValueError) -> Violation:
+    """The fail-closed finding for a value unknown at preview.
+
+    Args:
+        obj: the object whose property was unknown.
+        err: the SDK's exception; `err.props` is the property path from the object's root.
+    Returns:
+        A Violation naming the field, e.g. "The ClusterQueue 'x' has spec.resourceGroups[0].flavors[0]
+        .resources[2].nominalQuota unknown at preview, ...".
+    """
+    field = format_path(err.props) or "its properties"
+    return Violation(
+        f"The {safe_describe(obj)} has {field} unknown at preview, so this policy cannot check it and fails closed; "
+        f"give {field} a value known at preview (a literal or stack config, not an output of another resource).",
+        obj.urn or None,
+    )
+
+
+def guarded(obj: KubeObject, check: Callable[[], list[Violation]]) -> list[Violation]:
+    """Run `check()` for `obj`; turn an UnknownValueError into the fail-closed `unknown_violation`."""
+    try:
+        return check()
+    except UnknownValueError as err:
+        return [unknown_violation(obj, err)]

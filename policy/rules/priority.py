@@ -1,0 +1,114 @@
+"""workload-priority-class (stack policy): queued workloads name a WorkloadPriorityClass, and inference ranks
+above training.
+
+Upstream: Kueue `pkg/controller/constants/constants.go` (QueueLabel `kueue.x-k8s.io/queue-name`,
+WorkloadPriorityClassLabel `kueue.x-k8s.io/priority-class`), WorkloadPriorityClass (`workloadpriorityclass_types.go`:
+top-level `value`, int32). A workload without the priority label gets priority 0 and a missing class name leaves
+the Workload unadmitted, so both are caught at preview.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Optional
+
+from .objects import (INFERENCE_ROLE, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, ROLE_LABEL, TRAINING_ROLE, KubeObject,
+                      role_of, unknown_violation)
+from .queues import QueueIndex, label_sets
+from .values import MISSING, UnknownValueError, Violation, get
+
+
+def _priority_value(raw: Any) -> Optional[int]:
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, (int, float)) and float(raw).is_integer():
+        return int(raw)
+    if isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
+        return int(raw)
+    return None
+
+
+def check_workload_priority_class(objects: Iterable[KubeObject], inference_names: Iterable[str] = (),
+                                  priority_classes: Mapping[str, Any] | None = None) -> list[Violation]:
+    """workload-priority-class over the whole stack.
+
+    Args:
+        objects: every Kubernetes object of the stack.
+        inference_names: extra inference ClusterQueue names (policy config `inferenceClusterQueues`).
+        priority_classes: WorkloadPriorityClasses that exist outside the stack, name -> value (policy config
+            `priorityClasses`).
+    Returns:
+        Violations for: a label set with `kueue.x-k8s.io/queue-name` but no `kueue.x-k8s.io/priority-class`; a
+        priority class that is neither in the stack nor in the config; an inference priority (of a workload on an
+        inference ClusterQueue, or a WorkloadPriorityClass labelled `kueue-cohorts/role: inference`) that is not
+        above every training priority; unknown values (fail closed).
+    """
+    objects = list(objects)
+    inference_names = list(inference_names)
+    found: list[Violation] = []
+    classes: dict[str, int] = {}
+    ranked: dict[str, list[tuple[int, str]]] = {INFERENCE_ROLE: [], TRAINING_ROLE: []}
+    for name, raw in (priority_classes or {}).items():
+        value = _priority_value(raw)
+        if value is None:
+            found.append(Violation(
+                f"The workload-priority-class policy config gives priorityClasses['{name}'] the value {raw!r}; "
+                f"give the WorkloadPriorityClass value as an integer."))
+        else:
+            classes[name] = value
+
+    for wpc in (o for o in objects if o.is_kueue("WorkloadPriorityClass")):
+        try:
+            value = _priority_value(get(wpc.props, "value"))
+            if value is None:
+                found.append(Violation(
+                    f"The WorkloadPriorityClass '{wpc.name}' has no integer value; set its top-level value field.",
+                    wpc.urn or None))
+                continue
+            classes[wpc.name] = value
+            role = get(wpc.labels, ROLE_LABEL)
+            if role in ranked:
+                ranked[role].append((value, f"WorkloadPriorityClass '{wpc.name}' ({value})"))
+        except UnknownValueError as err:
+            found.append(unknown_violation(wpc, err))
+
+    queues = QueueIndex.build(objects)
+    known = ", ".join(f"'{n}'" for n in sorted(classes)) or "none"
+    for obj in objects:
+        try:
+            for path, labels in label_sets(obj.props):
+                queue = get(labels, QUEUE_NAME_LABEL)
+                if queue is MISSING:
+                    continue
+                priority = get(labels, PRIORITY_CLASS_LABEL)
+                if priority is MISSING:
+                    found.append(Violation(
+                        f"The {obj.describe()} sets {QUEUE_NAME_LABEL}: {queue} in {path} but no "
+                        f"{PRIORITY_CLASS_LABEL} label there; add {PRIORITY_CLASS_LABEL} naming a "
+                        f"WorkloadPriorityClass of the stack (known: {known}).",
+                        obj.urn or None))
+                    continue
+                if priority not in classes:
+                    found.append(Violation(
+                        f"The {obj.describe()} names WorkloadPriorityClass '{priority}' in {path}, which is neither in "
+                        f"this stack nor in the policy config priorityClasses (known: {known}); use one of those or "
+                        f"add the class.",
+                        obj.urn or None))
+                    continue
+                cq_name = queues.cluster_queue_of(obj.namespace, str(queue))
+                cq = queues.cluster_queues.get(cq_name) if cq_name else None
+                if cq is None:
+                    continue
+                role = INFERENCE_ROLE if role_of(cq, inference_names) == INFERENCE_ROLE else TRAINING_ROLE
+                ranked[role].append((classes[priority], f"{obj.describe()} with WorkloadPriorityClass '{priority}' "
+                                                       f"({classes[priority]})"))
+        except UnknownValueError as err:
+            found.append(unknown_violation(obj, err))
+
+    if ranked[INFERENCE_ROLE] and ranked[TRAINING_ROLE]:
+        low_inference = min(ranked[INFERENCE_ROLE])
+        high_training = max(ranked[TRAINING_ROLE])
+        if low_inference[0] <= high_training[0]:
+            found.append(Violation(
+                f"The inference priority must be above every training priority, but the {low_inference[1]} is not "
+                f"above the {high_training[1]}; give inference a WorkloadPriorityClass with a higher value than any "
+                f"training one."))
+    return found

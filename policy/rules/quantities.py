@@ -1,0 +1,44 @@
+"""Kubernetes quantities for the policy pack: `kubernetes.utils.parse_quantity` plus a readable print form.
+
+Upstream grammar: k8s.io/apimachinery/pkg/api/resource (Quantity). The pack does not import the program's
+`components/quantity.py` on purpose (it must stand alone); both parse with the same library function.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Optional
+
+from kubernetes.utils import parse_quantity
+
+_BINARY = [("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)]
+
+
+def parse(value: Any) -> Optional[Decimal]:
+    """Parse a Kubernetes quantity.
+
+    Args:
+        value: "4", 4, "8Gi", "500m" (a YAML/JSON number is read as its decimal text).
+    Returns:
+        The exact value in base units (cores, bytes, devices) as a Decimal, or None when `value` is not a
+        quantity (booleans, maps, "lots").
+    """
+    if isinstance(value, bool) or not isinstance(value, (str, int, float, Decimal)):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # JSON numbers arrive as floats through the gRPC Struct
+    try:
+        return Decimal(parse_quantity(str(value).strip()))
+    except (ValueError, ArithmeticError):
+        return None
+
+
+def show(value: Decimal) -> str:
+    """Print a quantity compactly: whole multiples of a binary unit (>= 1Ki) get the suffix ("34359738368" ->
+    "32Gi"); other values print as plain decimals ("8", "0.5")."""
+    if value == value.to_integral_value():
+        whole = int(value)
+        for suffix, size in _BINARY:
+            if whole >= size and whole % size == 0:
+                return f"{whole // size}{suffix}"
+        return str(whole)
+    return format(value.normalize(), "f")

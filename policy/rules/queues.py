@@ -1,0 +1,93 @@
+"""Finding the queue behind a workload: `kueue.x-k8s.io/queue-name` label -> LocalQueue -> ClusterQueue.
+
+Upstream: Kueue `pkg/controller/constants/constants.go` (QueueLabel), LocalQueue `spec.clusterQueue`
+(localqueue_types.go). KServe copies `metadata.labels` and `spec.predictor.labels` of an InferenceService onto
+its Deployment and pods (`components/predictor.go` buildObjectMeta), so both are label sets of the workload.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Optional
+
+from .objects import KubeObject
+from .values import UnknownValueError, format_path, get, is_list, is_map
+
+# Keys whose `labels` child is a label set of a workload or pod template: object/template metadata and KServe's
+# ComponentExtensionSpec (predictor, transformer, explainer).
+_LABEL_PARENTS = {"metadata", "predictor", "transformer", "explainer"}
+
+
+@dataclass(frozen=True)
+class QueueIndex:
+    """The stack's LocalQueues and ClusterQueues, to resolve a workload's queue.
+
+    Attributes:
+        local_queues: (namespace or None, name) -> ClusterQueue name, from LocalQueue `spec.clusterQueue`.
+        cluster_queues: name -> ClusterQueue object.
+    """
+
+    local_queues: Mapping[tuple[Optional[str], str], str]
+    cluster_queues: Mapping[str, KubeObject]
+
+    @classmethod
+    def build(cls, objects: Iterable[KubeObject]) -> "QueueIndex":
+        """Index every LocalQueue and ClusterQueue of the stack (objects with unknown names or references are left
+        out; the per-queue policies report those)."""
+        local: dict[tuple[Optional[str], str], str] = {}
+        cluster: dict[str, KubeObject] = {}
+        for obj in objects:
+            try:
+                if obj.is_kueue("LocalQueue"):
+                    target = get(obj.spec, "clusterQueue")
+                    if isinstance(target, str):
+                        local[(obj.namespace, obj.name)] = target
+                elif obj.is_kueue("ClusterQueue"):
+                    cluster[obj.name] = obj
+            except UnknownValueError:
+                continue
+        return cls(local_queues=local, cluster_queues=cluster)
+
+    def cluster_queue_of(self, namespace: Optional[str], local_queue: str) -> Optional[str]:
+        """The ClusterQueue name behind LocalQueue `local_queue` in `namespace`, or None if it is not in the stack.
+
+        A workload without a namespace (the provider's default) matches a LocalQueue of that name only when the
+        name is unique in the stack.
+        """
+        if (namespace, local_queue) in self.local_queues:
+            return self.local_queues[(namespace, local_queue)]
+        if namespace is None:
+            targets = {cq for (_, name), cq in self.local_queues.items() if name == local_queue}
+            if len(targets) == 1:
+                return targets.pop()
+        return None
+
+
+def label_sets(props: Any, path: tuple = ()) -> Iterator[tuple[str, Mapping]]:
+    """Yield (field path, labels) for every label set of an object: `metadata.labels` at the root and in every
+    nested template (Job/Deployment/StatefulSet pod templates, JobSet replicatedJobs, CronJob jobTemplate, ...)
+    and KServe's `spec.predictor.labels`.
+
+    Unknown values elsewhere in the object are skipped; an unknown `metadata` or `labels` value raises
+    UnknownValueError (it could hide a queue label).
+    """
+    if is_map(props):
+        for key in list(props):
+            try:
+                value = props[key]
+            except UnknownValueError:
+                if key in ("metadata", "labels"):
+                    raise
+                continue
+            here = path + (key,)
+            if key == "labels" and path and path[-1] in _LABEL_PARENTS and is_map(value):
+                yield format_path(here), value
+            else:
+                yield from label_sets(value, here)
+    elif is_list(props):
+        for i in range(len(props)):
+            try:
+                value = props[i]
+            except UnknownValueError:
+                continue
+            yield from label_sets(value, path + (i,))
