@@ -203,8 +203,26 @@ def _check_inference_training(layout: InferenceTrainingSettings, capacity: Mappi
             )
         )
     priorities = {inf.priority_class.name, trn.priority_class.name}
-    for index, workload in enumerate(inf.workloads):
-        base_w = _key(base_inf, "workloads", index)
+    for index, workload in enumerate(inf.services):
+        base_w = _key(base_inf, "services", index)
+        if workload.namespace is not None and workload.namespace not in inf.namespaces:
+            problems.append(
+                Problem(
+                    _key(base_w, "namespace"),
+                    workload.namespace,
+                    "an InferenceService must run in an inference namespace, where the inference LocalQueue is",
+                    f"use one of {list(inf.namespaces)} or omit it",
+                )
+            )
+        if workload.min_replicas > workload.max_replicas:
+            problems.append(
+                Problem(
+                    _key(base_w, "minReplicas"),
+                    workload.min_replicas,
+                    f"minReplicas cannot exceed maxReplicas {workload.max_replicas}",
+                    "lower minReplicas or raise maxReplicas",
+                )
+            )
         for resource, amount in workload.requests.items():
             if resource not in covered:
                 problems.append(
@@ -400,6 +418,63 @@ def _check_across_layouts(settings: Settings, capacity: Mapping[str, Decimal]) -
     return problems
 
 
+def _selector_excludes(selector: Mapping, namespaces: Iterable[str]) -> bool:
+    """True when a LabelSelector surely matches none of `namespaces`: an opt-in matchLabels selector (namespaces
+    must carry a label to be managed), or a `kubernetes.io/metadata.name NotIn [...]` / `In [...]` expression."""
+    wanted = set(namespaces)
+    if selector.get("matchLabels"):
+        return True
+    for expr in selector.get("matchExpressions") or []:
+        if expr.get("key") != "kubernetes.io/metadata.name":
+            continue
+        values = set(expr.get("values") or [])
+        if expr.get("operator") == "NotIn" and wanted <= values:
+            return True
+        if expr.get("operator") == "In" and not (wanted & values):
+            return True
+    return False
+
+
+def _check_kueue(settings: Settings) -> list[Problem]:
+    kueue, base = settings.kueue, f"{PROJECT}:kueue"
+    problems = []
+    if kueue.manage_jobs_without_queue_name:
+        selector = kueue.managed_jobs_namespace_selector
+        protected = ["kube-system", kueue.namespace]
+        if not selector or not _selector_excludes(selector, protected):
+            problems.append(
+                Problem(
+                    _key(base, "managedJobsNamespaceSelector"),
+                    selector if selector else "<absent>",
+                    "with manageJobsWithoutQueueName true, Kueue suspends every job it selects, so the selector "
+                    f"must exclude {protected} and every namespace not meant for Kueue",
+                    "use an opt-in selector such as {matchLabels: {kueue-managed: \"true\"}}, or "
+                    "{matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: "
+                    f"{protected}}}]}}, or set manageJobsWithoutQueueName to false",
+                )
+            )
+    from components.settings import KUEUE_FRAMEWORKS
+
+    for index, framework in enumerate(kueue.integrations):
+        if framework not in KUEUE_FRAMEWORKS:
+            problems.append(
+                Problem(_key(base, "integrations", index), framework, "not a Kueue integration framework",
+                        f"use one of {', '.join(KUEUE_FRAMEWORKS)}")
+            )
+    it = settings.inference_training
+    if it is not None and it.inference.services and "deployment" not in kueue.integrations:
+        problems.append(
+            Problem(
+                _key(base, "integrations"),
+                list(kueue.integrations),
+                "InferenceServices in raw-deployment mode run as Deployments, which Kueue admits only with its "
+                "deployment integration",
+                "add deployment (and pod) to integrations",
+            )
+        )
+    return problems
+
+
 def check(settings: Settings) -> list[Problem]:
     """Apply every cross-field rule of the guide.
 
@@ -415,4 +490,5 @@ def check(settings: Settings) -> list[Problem]:
     if settings.shared_pool is not None:
         problems += _check_shared_pool(settings.shared_pool, capacity)
     problems += _check_across_layouts(settings, capacity)
+    problems += _check_kueue(settings)
     return problems

@@ -32,15 +32,20 @@ PROJECT = "kueue-cohorts"
 _DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 _DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
+_DNS_FIX = "lower-case letters, digits and '-', starting and ending with a letter or digit"
+_PATTERNS = {
+    _DNS_LABEL: ("must be a DNS-1123 label (RFC 1123, at most 63 characters)", f"use {_DNS_FIX}"),
+    _DNS_SUBDOMAIN: ("must be a DNS-1123 subdomain (RFC 1123)", f"use {_DNS_FIX}, dot-separated"),
+}
+
 DnsLabel = Annotated[str, Field(pattern=_DNS_LABEL, max_length=63)]
 """A DNS-1123 label (namespaces, LocalQueues): lower-case alphanumerics and '-', at most 63 characters."""
 
 DnsSubdomain = Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)]
 """A DNS-1123 subdomain (ClusterQueues, cohorts, ResourceFlavors, WorkloadPriorityClasses)."""
 
-ResourceName = Annotated[
-    str, Field(pattern=r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-]
+_RESOURCE_NAME = r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+ResourceName = Annotated[str, Field(pattern=_RESOURCE_NAME)]
 """A Kubernetes resource name such as `cpu`, `memory`, `nvidia.com/gpu` or `nvidia.com/gpumem`."""
 
 
@@ -217,16 +222,29 @@ class CheckpointSettings(Model):
     retain_on_delete: bool = True
 
 
-class InferenceWorkload(Model):
-    """An inference workload the stack declares, checked against the inference nominalQuota.
+class InferenceServiceSettings(Model):
+    """A KServe InferenceService (serving.kserve.io/v1beta1) served from the inference LocalQueue.
 
-    requests: per replica. replicas: maximum replicas (replicas beyond the quota stay pending by design).
+    namespace: one of inference.namespaces (default: the first). model_format / model_format_version: the predictor's
+    `model.modelFormat`; runtime: a ServingRuntime name (omitted: KServe picks one). storage_uri: where the model is.
+    requests / limits: per replica (Kueue admits on requests, using limits where a request is missing).
+    min_replicas / max_replicas: autoscaling bounds; replicas beyond the nominalQuota stay pending by design.
+    deployment_mode: `RawDeployment` (default: plain Deployments, which Kueue's deployment integration admits) or
+    `Standard` (KServe >= 0.16's name for the same mode).
     priority_class: a WorkloadPriorityClass of the stack; omitted means the inference one.
     """
 
     name: DnsLabel
-    requests: ResourceList
-    replicas: int = Field(default=1, ge=1)
+    namespace: Optional[DnsLabel] = None
+    model_format: str
+    model_format_version: Optional[str] = None
+    runtime: Optional[str] = None
+    storage_uri: str
+    requests: ResourceList = Field(min_length=1)
+    limits: ResourceList = Field(default_factory=dict)
+    min_replicas: int = Field(default=1, ge=0)
+    max_replicas: int = Field(default=1, ge=1)
+    deployment_mode: Literal["RawDeployment", "Standard"] = "RawDeployment"
     priority_class: Optional[DnsSubdomain] = None
 
 
@@ -239,6 +257,7 @@ class InferenceQueueSettings(Model):
     nominal_quota: the GPU (and cpu/memory) quota inference owns; its keys are the cohort's covered resources.
     borrowing_limit: omitted means an explicit 0 on every covered resource (inference never borrows); any other
     value is refused. tenant: the value of the namespace selector label (default: the ClusterQueue name).
+    services: the KServe InferenceServices that run on this quota (each per-replica request must fit nominalQuota).
     """
 
     cluster_queue: DnsSubdomain
@@ -250,7 +269,7 @@ class InferenceQueueSettings(Model):
     lending_limit: Optional[ResourceList] = None
     preemption: Preemption = Preemption()
     priority_class: PriorityClass
-    workloads: list[InferenceWorkload] = Field(default_factory=list)
+    services: list[InferenceServiceSettings] = Field(default_factory=list)
 
 
 class TrainingQueueSettings(Model):
@@ -327,6 +346,82 @@ class SharedPoolSettings(Model):
     tenants: list[TenantSettings] = Field(min_length=1)
 
 
+# --- Kueue itself ----------------------------------------------------------------------------------------------------
+
+KUEUE_FRAMEWORKS = (
+    "batch/job", "kubeflow.org/mpijob", "ray.io/rayjob", "ray.io/rayservice", "ray.io/raycluster",
+    "jobset.x-k8s.io/jobset", "kubeflow.org/paddlejob", "kubeflow.org/pytorchjob", "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob", "kubeflow.org/jaxjob", "trainer.kubeflow.org/trainjob",
+    "workload.codeflare.dev/appwrapper", "sparkoperator.k8s.io/sparkapplication", "pod", "deployment", "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+)
+"""Kueue's integration framework names (config.kueue.x-k8s.io/v1beta2 Integrations.Frameworks doc, v0.19)."""
+
+DEFAULT_FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod", "deployment")
+
+_GO_DURATION = r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"
+GoDuration = Annotated[str, Field(pattern=_GO_DURATION)]
+"""A Go duration such as "10m", "1h30m" or "90s" (metav1.Duration)."""
+
+
+_PATTERNS[_RESOURCE_NAME] = ("must be a Kubernetes resource name such as cpu or nvidia.com/gpu", "correct the name")
+_PATTERNS[_GO_DURATION] = ("must be a Go duration such as 10m, 90s or 1h30m", "write the duration in Go syntax")
+
+
+class RequeuingStrategy(Model):
+    """`waitForPodsReady.requeuingStrategy`: how an evicted (pods not ready) Workload is requeued.
+
+    backoff_limit_count: requeues before the Workload is deactivated (required here: unset means for ever, and a
+    training pod that cannot start would keep taking borrowed quota). Backoff: base 60 s doubling up to 3600 s.
+    """
+
+    timestamp: Literal["Eviction", "Creation"] = "Eviction"
+    backoff_limit_count: int = Field(ge=0)
+    backoff_base_seconds: int = Field(default=60, ge=1)
+    backoff_max_seconds: int = Field(default=3600, ge=1)
+
+
+class WaitForPodsReady(Model):
+    """`waitForPodsReady` of the Kueue manager Configuration: evict a Workload whose pods are not ready in time.
+
+    timeout: Go duration (required); block_admission: admit one Workload at a time until its pods are ready.
+    """
+
+    timeout: GoDuration
+    block_admission: bool = False
+    recovery_timeout: Optional[GoDuration] = None
+    requeuing_strategy: RequeuingStrategy
+
+
+class ChartSource(str, Enum):
+    """Where the Kueue Helm chart comes from (reference and version pinned in toolchain/versions.toml [charts])."""
+
+    PUBLISHED = "Published"  # the published OCI chart (users)
+    GO_MODULE = "GoModule"   # the chart directory inside the pinned Kueue Go module (offline tests)
+
+
+class KueueSettings(Model):
+    """`kueue-cohorts:kueue`: Kueue itself.
+
+    install: install Kueue with its Helm chart (KueueInstallation) before the cohorts; false means the cluster
+    already runs Kueue >= 0.16 (serving kueue.x-k8s.io/v1beta2), which the program checks before creating anything.
+    namespace: Kueue's namespace. manage_jobs_without_queue_name: false (default) leaves unlabelled jobs alone; true
+    requires a managed_jobs_namespace_selector that excludes kube-system, Kueue's namespace and every namespace not
+    meant for Kueue. integrations: Kueue framework names. feature_gates: Kueue feature gates.
+    """
+
+    install: bool = False
+    namespace: DnsLabel = "kueue-system"
+    chart_source: ChartSource = ChartSource.PUBLISHED
+    manage_jobs_without_queue_name: bool = False
+    managed_jobs_namespace_selector: Optional[dict[str, Any]] = None
+    wait_for_pods_ready: WaitForPodsReady = WaitForPodsReady(
+        timeout="10m", requeuing_strategy=RequeuingStrategy(backoff_limit_count=5)
+    )
+    integrations: list[str] = Field(default_factory=lambda: list(DEFAULT_FRAMEWORKS), min_length=1)
+    feature_gates: dict[str, bool] = Field(default_factory=dict)
+
+
 # --- the root --------------------------------------------------------------------------------------------------------
 
 
@@ -342,6 +437,7 @@ class Settings(Model):
     resource_flavor: ResourceFlavorSettings = ResourceFlavorSettings()
     inference_training: Optional[InferenceTrainingSettings] = None
     shared_pool: Optional[SharedPoolSettings] = None
+    kueue: KueueSettings = KueueSettings()
     training_runtime: Optional[Any] = None  # replaced by the runtime's typed model once components.training lands
 
     def capacity(self) -> dict[str, Decimal]:
@@ -404,9 +500,10 @@ def _shape_problems(err: ValidationError, raw: Mapping[str, Any]) -> list[Proble
         if item["type"] == "extra_forbidden":
             value = _value_at(raw, loc)
         rule = item["msg"].replace("Value error, ", "")
+        fix = _FIXES.get(item["type"], "correct the value")
         if item["type"] == "string_pattern_mismatch":
-            rule = "must be a DNS-1123 name (RFC 1123) or Kubernetes resource name"
-        problems.append(Problem(_key_path(top, rest), value, rule, _FIXES.get(item["type"], "correct the value")))
+            rule, fix = _PATTERNS.get(item.get("ctx", {}).get("pattern"), (rule, fix))
+        problems.append(Problem(_key_path(top, rest), value, rule, fix))
     return problems
 
 
