@@ -27,7 +27,7 @@ PROJECT_NAME = "kueue-cohorts"
 
 
 def policy_pack_dir(project_dir: Path | None = None) -> Path | None:
-    """Return ``<repo>/policy`` if it holds a PulumiPolicy.yaml (the pack runs by default), else None."""
+    """Return ``<project_dir>/policy`` (default: the repo's) if it holds a PulumiPolicy.yaml, else None."""
     pack = (project_dir or repo_root()) / "policy"
     return pack if (pack / "PulumiPolicy.yaml").is_file() else None
 
@@ -109,13 +109,14 @@ def run_kwargs(stack: auto.Stack, *, policy: bool = True, on_output: Callable[[s
                color: str = "auto") -> dict:
     """Return the keyword arguments shared by preview/up/destroy/refresh for ``stack``.
 
-    ``policy``: pass ``--policy-pack <project>/policy`` when the pack exists (default on).
+    ``policy``: pass ``--policy-pack <repo>/policy`` when the pack exists (default on; the pack is the repo's
+    even when the project is a temporary copy, so tests run the real pack).
     ``config_file`` is always the stack's own file, so the CLI reads and writes exactly that file.
     """
     project = Path(stack.workspace.work_dir)
     kwargs: dict = {"on_output": on_output, "color": color,
                     "config_file": str(stack_config_file(stack.name, project))}
-    pack = policy_pack_dir(project) if policy else None
+    pack = policy_pack_dir() if policy else None
     if pack is not None:
         kwargs["policy_packs"] = [str(pack)]
     return kwargs

@@ -1,0 +1,75 @@
+"""The project and every stack load in the engine as a new user's would: a fresh copy, a bare environment.
+
+The copy holds exactly the files git tracks (what a clone gets), its .venv is the project venv (what `make venv`
+makes), and the commands are the ones `make toolchain` and `make preview STACK=<name>` run, with an environment of
+HOME, PATH and LANG only, plus a temporary PULUMI_BACKEND_URL so the user's own state is not touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.integration.project import ROOT, STACKS
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory, engine_binaries) -> Path:
+    """A copy of the git-tracked files of the working tree, with .venv linked to the project venv."""
+    dest = tmp_path_factory.mktemp("clone") / "kueue-cohorts"
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for rel in filter(None, files.decode().split("\0")):
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    (dest / ".venv").symlink_to(Path(sys.prefix))
+    return dest
+
+
+def _bare_env(tmp: Path) -> dict[str, str]:
+    go_dir = str(Path(shutil.which("go")).parent) if shutil.which("go") else ""
+    return {
+        "HOME": os.environ["HOME"],
+        "PATH": os.pathsep.join(p for p in (go_dir, "/usr/local/bin", "/usr/bin", "/bin") if p),
+        "LANG": "C.UTF-8",
+        "PULUMI_BACKEND_URL": f"file://{tmp / 'state'}",
+    }
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([str(cwd / ".venv" / "bin" / "python"), *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=800)
+
+
+def test_toolchain_is_found_cached_within_seconds(clone, tmp_path):
+    proc = _run(["-m", "toolchain", "ensure"], clone, _bare_env(tmp_path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "building" not in proc.stdout, proc.stdout
+    for name in ("pulumi", "pulumi-resource-kubernetes", "kube-apiserver", "kueue"):
+        assert f"{name}\t" in proc.stdout
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_every_stack_previews_from_a_fresh_copy(clone, tmp_path, name):
+    stack_file = clone / "stacks" / f"Pulumi.{name}.yaml"
+    original = stack_file.read_text()
+    doc = yaml.safe_load(original)
+    if doc["config"]["kueue-cohorts:cluster"].get("mode") == "sandbox":  # the sandbox is not what this is about
+        doc["config"]["kueue-cohorts:cluster"] = {"mode": "render", "renderDir": str(tmp_path / "rendered")}
+        stack_file.write_text(yaml.safe_dump(doc, sort_keys=False))
+    try:
+        proc = _run(["-m", "deploy", "preview", "--stack", name], clone, _bare_env(tmp_path))
+    finally:
+        stack_file.write_text(original)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"pulumi preview --stack {name} done" in proc.stdout
+    assert "to create" in proc.stdout
