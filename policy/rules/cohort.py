@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from .kueue import QuotaEntry, quota_entries
 from .objects import KubeObject, cohort_of, unknown_violation
-from .quantities import parse, show
+from .quantities import is_binary, parse, show
 from .values import MISSING, UnknownValueError, Violation, get
 
 CAPACITY_POLICY = "cohort-nominal-within-capacity"
@@ -28,6 +28,7 @@ class _Scope:
     urn: Optional[str] = None
     totals: dict = field(default_factory=lambda: defaultdict(Decimal))
     parts: dict = field(default_factory=lambda: defaultdict(list))
+    binary: set = field(default_factory=set)
 
 
 def _root_cohort(name: str, parents: Mapping[str, str]) -> str:
@@ -119,7 +120,11 @@ def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity
                 if value is None:
                     continue
                 scope.totals[entry.resource] += value
-                scope.parts[entry.resource].append(f"{owner.kind} '{owner.name}' {show(value)}")
+                raw = entry.field("nominalQuota")
+                if is_binary(raw):
+                    scope.binary.add(entry.resource)
+                if value != 0:
+                    scope.parts[entry.resource].append(f"{owner.kind} '{owner.name}' {raw}")
         except UnknownValueError as err:
             found.append(unknown_violation(owner, err))
 
@@ -128,19 +133,20 @@ def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity
             parts = ", ".join(scope.parts[resource])
             if total <= 0:
                 continue
+            binary = resource in scope.binary or is_binary(capacity.get(resource))
             if resource not in limits:
                 if resource in capacity:
                     continue  # already reported as an unparsable capacity
                 found.append(Violation(
-                    f"The {scope.label} reserves {show(total)} of resource '{resource}' in nominalQuota ({parts}) "
+                    f"The {scope.label} reserves {show(total, binary)} of resource '{resource}' in nominalQuota ({parts}) "
                     f"but the policy config gives no physical capacity for '{resource}', so the reservation cannot be "
                     f"checked and fails; add capacity['{resource}'] to the {CAPACITY_POLICY} config "
                     f"(policy/config/<stack>.json).",
                     scope.urn))
             elif total > limits[resource]:
                 found.append(Violation(
-                    f"The {scope.label} reserves {show(total)} of resource '{resource}' in nominalQuota ({parts}) "
-                    f"but the physical capacity is {show(limits[resource])}; lower the nominalQuota values, or raise "
+                    f"The {scope.label} reserves {show(total, binary)} of resource '{resource}' in nominalQuota ({parts}) "
+                    f"but the physical capacity is {show(limits[resource], binary)}; lower the nominalQuota values, or raise "
                     f"capacity['{resource}'] in the {CAPACITY_POLICY} config if the cluster really grew.",
                     scope.urn))
     return found

@@ -101,10 +101,12 @@ def check_inference_fits_nominal(objects: Iterable[KubeObject]) -> list[Violatio
                 return [Violation(f"The {isvc.describe()} has {err}; fix the quantity.", isvc.urn or None)]
             problems = []
             for resource, amount in sorted(requests.items()):
+                binary = resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-")
                 if resource not in nominal:
-                    problems.append(f"'{resource}' {show(amount)} (the ClusterQueue covers no such resource)")
+                    problems.append(f"'{resource}' {show(amount, binary)} (the ClusterQueue covers no such resource)")
                 elif amount > nominal[resource]:
-                    problems.append(f"'{resource}' {show(amount)} (nominalQuota {show(nominal[resource])})")
+                    problems.append(f"'{resource}' {show(amount, binary)} (nominalQuota "
+                                    f"{show(nominal[resource], binary)})")
             if not problems:
                 return []
             return [Violation(

@@ -32,10 +32,16 @@ def parse(value: Any) -> Optional[Decimal]:
         return None
 
 
-def show(value: Decimal) -> str:
-    """Print a quantity compactly: whole multiples of a binary unit (>= 1Ki) get the suffix ("34359738368" ->
-    "32Gi"); other values print as plain decimals ("8", "0.5")."""
-    if value == value.to_integral_value():
+def is_binary(text: Any) -> bool:
+    """True when a quantity is written with a binary suffix (Ki, Mi, Gi, Ti, Pi, Ei)."""
+    return isinstance(text, str) and text.strip().endswith(tuple(suffix for suffix, _ in _BINARY))
+
+
+def show(value: Decimal, binary: bool = False) -> str:
+    """Print a quantity for a message. With `binary` (the resource is written in binary units, like memory), whole
+    multiples of a binary unit get the largest exact suffix ("34359738368" -> "32Gi"); otherwise, and for values
+    that are no such multiple, plain decimals ("2048", "0.5")."""
+    if binary and value == value.to_integral_value():
         whole = int(value)
         for suffix, size in _BINARY:
             if whole >= size and whole % size == 0:
