@@ -1,0 +1,203 @@
+"""Helpers of the end-to-end suite: a Pulumi project copy per stack, Jobs in Kueue's shape, Workload conditions.
+
+Every assertion of the suite is made on real objects of the sandbox's kube-apiserver, written by the real Kueue
+manager; waits poll the API until a condition holds (never a sleep whose length decides the outcome).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, TypeVar
+
+import yaml
+from kubernetes import client as k8s
+
+from deploy import engine
+
+REPO = Path(__file__).resolve().parents[2]
+KUEUE = ("kueue.x-k8s.io", "v1beta2")
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+T = TypeVar("T")
+#: The whole GPU slice of the dev stack's node (HAMi-style resources; the inference nominalQuota's GPU part):
+#: a training Job asking for it borrows everything, an inference Job asking for it fits in its nominalQuota.
+SLICE = {"cpu": "1", "memory": "1Gi", "nvidia.com/gpualloc": "1", "nvidia.com/gpucores": "20",
+         "nvidia.com/gpumem": "2048"}
+
+
+def wait_for(fn: Callable[[], T], timeout: float, what: str, interval: float = 0.25) -> T:
+    """Poll ``fn`` until it returns a truthy value and return it; fail (AssertionError) naming ``what`` after
+    ``timeout`` seconds with the last value seen."""
+    deadline = time.monotonic() + timeout
+    last: object = None
+    while True:
+        last = fn()
+        if last:
+            return last
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; last: {last!r}")
+        time.sleep(interval)
+
+
+@dataclass
+class Project:
+    """A temporary copy of the Pulumi project (Pulumi.yaml + one stack file) with its own file backend, so that the
+    suite never writes into the repository's stacks/ nor into the user's Pulumi state."""
+
+    work_dir: Path
+    backend: str
+
+    @classmethod
+    def create(cls, root: Path) -> "Project":
+        """Create the project directory under ``root`` (Pulumi.yaml copied from the repository)."""
+        (root / "stacks").mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / "Pulumi.yaml", root / "Pulumi.yaml")
+        (root / "state").mkdir(exist_ok=True)
+        return cls(root, f"file://{root / 'state'}")
+
+    def add_stack(self, name: str, config: Mapping | Path) -> Path:
+        """Write ``stacks/Pulumi.<name>.yaml`` from a stack file path or a ``{"config": {...}}`` mapping."""
+        target = self.work_dir / "stacks" / f"Pulumi.{name}.yaml"
+        if isinstance(config, Path):
+            shutil.copy2(config, target)
+        else:
+            target.write_text(yaml.safe_dump(dict(config), sort_keys=False))
+        return target
+
+    def stack(self, name: str):
+        """Return the Automation API stack ``name`` of this project (the real pulumi CLI, offline engine)."""
+        return engine.open_stack(name, work_dir=self.work_dir, backend=self.backend)
+
+    def run(self, name: str, op: str, **kwargs):
+        """Run ``op`` (up, preview, refresh, destroy) on stack ``name`` with the deploy package's arguments
+        (policy pack off: the copy has no policy/ directory) and return the Automation API result."""
+        stack = self.stack(name)
+        args = engine.run_kwargs(stack, policy=False, on_output=None, color="never")
+        args.update(kwargs)
+        return getattr(stack, op)(**args)
+
+
+class Cluster:
+    """Typed access to the sandbox's API for the suite (kubernetes client APIs over one ApiClient)."""
+
+    def __init__(self, api: k8s.ApiClient):
+        self.api = api
+        self.core = k8s.CoreV1Api(api)
+        self.batch = k8s.BatchV1Api(api)
+        self.custom = k8s.CustomObjectsApi(api)
+
+    # --- Kueue objects --------------------------------------------------------------------------------------
+
+    def cluster_queue(self, name: str) -> dict:
+        """Return ClusterQueue ``name`` (kueue.x-k8s.io/v1beta2) as a dict."""
+        return self.custom.get_cluster_custom_object(*KUEUE, "clusterqueues", name)
+
+    def kueue_objects(self, plural: str, namespace: str | None = None) -> list[dict]:
+        """List Kueue objects of ``plural`` (cluster-wide, or in ``namespace``)."""
+        if namespace:
+            return self.custom.list_namespaced_custom_object(*KUEUE, namespace, plural)["items"]
+        return self.custom.list_cluster_custom_object(*KUEUE, plural)["items"]
+
+    def workload_of(self, job: k8s.V1Job) -> dict | None:
+        """Return the Workload Kueue made for ``job`` (label ``kueue.x-k8s.io/job-uid``), or None."""
+        items = self.custom.list_namespaced_custom_object(
+            *KUEUE, job.metadata.namespace, "workloads",
+            label_selector=f"kueue.x-k8s.io/job-uid={job.metadata.uid}")["items"]
+        return items[0] if items else None
+
+    # --- Jobs -----------------------------------------------------------------------------------------------
+
+    def submit_job(self, namespace: str, name: str, queue: str, requests: Mapping[str, str], *,
+                   priority_class: str | None = None, parallelism: int = 1) -> k8s.V1Job:
+        """Create a batch/v1 Job of ``parallelism`` Pods with ``requests`` (also as limits), labelled for Kueue
+        (queue-name, and priority-class when given), *not* suspended by us: Kueue's mutating webhook must do it.
+        Returns the created Job as the API answered it."""
+        labels = {QUEUE_LABEL: queue}
+        if priority_class:
+            labels[PRIORITY_LABEL] = priority_class
+        container = k8s.V1Container(
+            name="main", image="registry.invalid/e2e:never-pulled", command=["sleep", "infinity"],
+            resources=k8s.V1ResourceRequirements(requests=dict(requests), limits=dict(requests)))
+        job = k8s.V1Job(
+            metadata=k8s.V1ObjectMeta(name=name, namespace=namespace, labels=labels),
+            spec=k8s.V1JobSpec(
+                parallelism=parallelism, completions=parallelism, backoff_limit=0,
+                template=k8s.V1PodTemplateSpec(
+                    metadata=k8s.V1ObjectMeta(labels=labels),
+                    spec=k8s.V1PodSpec(containers=[container], restart_policy="Never",
+                                       termination_grace_period_seconds=0))))
+        return self.batch.create_namespaced_job(namespace, job)
+
+    def delete_job(self, job: k8s.V1Job) -> None:
+        """Delete ``job`` and its Pods (foreground propagation) and wait until the Job is gone."""
+        self.batch.delete_namespaced_job(job.metadata.name, job.metadata.namespace,
+                                         body=k8s.V1DeleteOptions(propagation_policy="Foreground"))
+
+        def gone() -> bool:
+            try:
+                self.batch.read_namespaced_job(job.metadata.name, job.metadata.namespace)
+            except k8s.ApiException as exc:
+                return exc.status == 404
+            return False
+
+        wait_for(gone, 60, f"Job {job.metadata.namespace}/{job.metadata.name} to be deleted")
+
+    def read_job(self, job: k8s.V1Job) -> k8s.V1Job:
+        """Re-read ``job``."""
+        return self.batch.read_namespaced_job(job.metadata.name, job.metadata.namespace)
+
+    def ensure_namespace(self, name: str, labels: Mapping[str, str] | None = None) -> None:
+        """Create namespace ``name`` with ``labels`` unless it exists."""
+        try:
+            self.core.create_namespace(k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name=name, labels=dict(labels or {}))))
+        except k8s.ApiException as exc:
+            if exc.status != 409:
+                raise
+
+
+def condition(workload: Mapping | None, kind: str) -> dict | None:
+    """Return condition ``kind`` (e.g. "Admitted") of a Workload dict, or None."""
+    for cond in ((workload or {}).get("status") or {}).get("conditions") or []:
+        if cond["type"] == kind:
+            return cond
+    return None
+
+
+def is_true(workload: Mapping | None, kind: str) -> bool:
+    """Return True when condition ``kind`` of the Workload is status "True"."""
+    cond = condition(workload, kind)
+    return bool(cond and cond["status"] == "True")
+
+
+def admitted_in(workload: Mapping | None) -> str | None:
+    """Return the ClusterQueue a Workload is admitted in (``status.admission.clusterQueue``) when Admitted=True."""
+    if not is_true(workload, "Admitted"):
+        return None
+    return ((workload.get("status") or {}).get("admission") or {}).get("clusterQueue")
+
+
+def borrowed(cq: Mapping, resource: str) -> int:
+    """Return how much of ``resource`` ClusterQueue ``cq`` borrows now, summed over flavors (status.flavorsUsage)."""
+    from kubernetes.utils import parse_quantity
+
+    total = 0
+    for flavor in (cq.get("status") or {}).get("flavorsUsage") or []:
+        for res in flavor.get("resources") or []:
+            if res["name"] == resource:
+                total += parse_quantity(res.get("borrowed", "0"))
+    return int(total)
+
+
+def used(cq: Mapping, resource: str) -> int:
+    """Return how much of ``resource`` ClusterQueue ``cq`` uses now (status.flavorsUsage[].resources[].total)."""
+    from kubernetes.utils import parse_quantity
+
+    total = 0
+    for flavor in (cq.get("status") or {}).get("flavorsUsage") or []:
+        for res in flavor.get("resources") or []:
+            if res["name"] == resource:
+                total += parse_quantity(res.get("total", "0"))
+    return int(total)

@@ -1,0 +1,37 @@
+"""(f) A fresh sandbox takes the whole dev stack in one `pulumi up`; a second `up` changes nothing; `destroy` leaves
+no Kueue object behind."""
+
+from e2e_support import REPO
+
+KINDS = ("clusterqueues", "resourceflavors", "workloadpriorityclasses", "cohorts")
+
+
+def _kueue_names(cluster) -> dict[str, set[str]]:
+    names = {plural: {o["metadata"]["name"] for o in cluster.kueue_objects(plural)} for plural in KINDS}
+    names["localqueues"] = {f"{o['metadata']['namespace']}/{o['metadata']['name']}"
+                            for o in cluster.custom.list_cluster_custom_object("kueue.x-k8s.io", "v1beta2",
+                                                                               "localqueues")["items"]}
+    return names
+
+
+def test_fresh_sandbox_takes_the_dev_stack_in_one_up_and_destroy_removes_it(sandbox, cluster, project):
+    assert not any(_kueue_names(cluster).values()), "the sandbox must start without Kueue objects"
+    project.add_stack("lifecycle", REPO / "stacks" / "Pulumi.dev.yaml")
+
+    first = project.run("lifecycle", "up")
+    assert first.summary.result == "succeeded"
+    assert first.summary.resource_changes.get("create", 0) > 0
+    names = _kueue_names(cluster)
+    assert {"c12-inference-cq", "c12-training-cq"} <= names["clusterqueues"]
+    assert {"c12-inference/c12-inference-lq", "c12-training/c12-training-lq"} <= names["localqueues"]
+    assert {"c12-inference-prio", "c12-training-prio"} <= names["workloadpriorityclasses"]
+    assert "c12-default" in names["resourceflavors"]
+    for cq in ("c12-inference-cq", "c12-training-cq"):
+        active = [c for c in cluster.cluster_queue(cq)["status"]["conditions"] if c["type"] == "Active"]
+        assert active and active[0]["status"] == "True", f"{cq} is not Active: {active}"
+
+    second = project.run("lifecycle", "up")
+    assert set(second.summary.resource_changes) == {"same"}, second.summary.resource_changes
+
+    project.run("lifecycle", "destroy")
+    assert not any(_kueue_names(cluster).values()), _kueue_names(cluster)
