@@ -9,7 +9,9 @@ from pathlib import Path
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from components.settings import PROJECT, ClusterMode, load_settings
+from components.kueue_install import ChartReference
+from components.preflight import require_kueue_api
+from components.settings import PROJECT, ChartSource, ClusterMode, load_settings
 from components.stack import build_stack, kubernetes_provider
 
 ROOT = Path(__file__).resolve().parent
@@ -28,13 +30,29 @@ def _project_config() -> dict:
     return raw
 
 
+def _kueue_chart(source: ChartSource) -> ChartReference:
+    """The pinned Kueue chart: published OCI reference, or the chart directory in the Kueue Go module (offline)."""
+    import toolchain
+
+    if source == ChartSource.GO_MODULE:
+        return ChartReference(chart=str(toolchain.chart_dir("kueue")))
+    pinned = toolchain.versions.load().charts["kueue"]
+    return ChartReference(chart=pinned["repo"], version=pinned["version"])
+
+
 settings = load_settings(_project_config())  # raises SettingsError listing every problem; nothing registered yet
-sandbox_kubeconfig = None
-if settings.cluster.mode == ClusterMode.SANDBOX:
+cluster = settings.cluster
+kubeconfig = Path(cluster.kubeconfig).expanduser() if cluster.kubeconfig else None
+if cluster.mode == ClusterMode.SANDBOX:
     from sandbox.paths import kubeconfig_path
 
-    sandbox_kubeconfig = kubeconfig_path()
-outputs = build_stack(settings, kubernetes_provider(settings.cluster, ROOT, sandbox_kubeconfig))
+    kubeconfig = kubeconfig_path()
+chart = _kueue_chart(settings.kueue.chart_source) if settings.kueue.install else None
+if cluster.mode != ClusterMode.RENDER and not settings.kueue.install:
+    import toolchain
+
+    require_kueue_api(kubeconfig, cluster.context, toolchain.versions.load().entries["kueue"].version)
+outputs = build_stack(settings, kubernetes_provider(cluster, ROOT, kubeconfig), chart)
 for key, value in outputs.items():
     if not key.startswith("_"):
         pulumi.export(key, value)

@@ -13,49 +13,61 @@ from components.layouts import (
     SharedPoolCohort,
     SharedPoolCohortArgs,
 )
+from components.inference import InferenceService, InferenceServiceArgs
+from components.kueue_install import ChartReference, KueueInstallation, KueueInstallationArgs
 from components.plans import flavor_spec
 from components.resources import ManifestResource
 from components.settings import ClusterMode, ClusterSettings, Settings
 
 
-def kubernetes_provider(cluster: ClusterSettings, project_root: Path, sandbox_kubeconfig: Optional[Path]) -> k8s.Provider:
+def kubernetes_provider(cluster: ClusterSettings, project_root: Path, kubeconfig: Optional[Path]) -> k8s.Provider:
     """The explicit kubernetes provider every resource of the stack uses.
 
     Args:
-        cluster: `kueue-cohorts:cluster`. render: manifests to `<project_root>/<renderDir>` (no cluster needed);
-            kubeconfig: the given file and context (or the client defaults); sandbox: `sandbox_kubeconfig`.
+        cluster: `kueue-cohorts:cluster`. render: manifests go to `<project_root>/<renderDir>` (no cluster needed);
+            kubeconfig and sandbox: the cluster of `kubeconfig` and `cluster.context`.
         project_root: the directory of Pulumi.yaml (renderDir is relative to it).
-        sandbox_kubeconfig: the sandbox's kubeconfig path (sandbox.paths.kubeconfig_path()); needed in sandbox mode.
+        kubeconfig: kubeconfig path (the sandbox's in sandbox mode; None: the client's default).
     Returns:
         A pulumi_kubernetes Provider named "k8s".
     Raises:
-        ValueError: sandbox mode without a sandbox kubeconfig path.
+        ValueError: sandbox mode without the sandbox's kubeconfig path.
     """
     if cluster.mode == ClusterMode.RENDER:
         target = Path(cluster.render_dir)
         if not target.is_absolute():
             target = project_root / target
         return k8s.Provider("k8s", render_yaml_to_directory=str(target))
-    if cluster.mode == ClusterMode.SANDBOX:
-        if sandbox_kubeconfig is None:
-            raise ValueError("sandbox mode needs the sandbox kubeconfig path")
-        return k8s.Provider("k8s", kubeconfig=str(sandbox_kubeconfig))
-    kubeconfig = str(Path(cluster.kubeconfig).expanduser()) if cluster.kubeconfig else None
-    return k8s.Provider("k8s", kubeconfig=kubeconfig, context=cluster.context)
+    if cluster.mode == ClusterMode.SANDBOX and kubeconfig is None:
+        raise ValueError("sandbox mode needs the sandbox kubeconfig path")
+    return k8s.Provider("k8s", kubeconfig=str(kubeconfig) if kubeconfig else None, context=cluster.context)
 
 
-def build_stack(settings: Settings, provider: pulumi.ProviderResource) -> dict[str, Any]:
-    """Register the ResourceFlavor and every configured cohort layout with `provider`.
+def build_stack(settings: Settings, provider: pulumi.ProviderResource,
+                kueue_chart: Optional[ChartReference] = None) -> dict[str, Any]:
+    """Register Kueue (when `settings.kueue.install`), the ResourceFlavor, every configured cohort layout and the
+    inference services, with `provider`. Kueue objects depend on the KueueInstallation, so its CRDs come first.
 
+    Args:
+        settings: validated Settings. provider: the kubernetes provider.
+        kueue_chart: where the Kueue chart comes from; required when settings.kueue.install is true.
+    Raises:
+        ValueError: install requested without a chart reference, or an InferenceService that cannot fit.
     Returns:
         The stack outputs: {"resourceFlavor": name, "inferenceTraining": {...}, "sharedPool": {...}} (layout keys
         only for configured layouts), plus the component objects under "_components" for callers that wire
         further components (not exported).
     """
     opts = pulumi.ResourceOptions(provider=provider)
+    components: dict[str, Any] = {}
+    if settings.kueue.install:
+        if kueue_chart is None:
+            raise ValueError("kueue.install is true but no Kueue chart reference was given")
+        installation = KueueInstallation("kueue", KueueInstallationArgs(settings.kueue, kueue_chart), opts)
+        components["kueue"] = installation
+        opts = pulumi.ResourceOptions(provider=provider, depends_on=[installation])
     flavor = ManifestResource("resource-flavor", flavor_spec(settings.resource_flavor).manifest(), opts)
     outputs: dict[str, Any] = {"resourceFlavor": flavor.object_name}
-    components: dict[str, Any] = {}
     if settings.inference_training is not None:
         cohort = InferenceTrainingCohort(
             settings.inference_training.cohort,
@@ -64,6 +76,10 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource) -> dict[s
         )
         components["inferenceTraining"] = cohort
         outputs["inferenceTraining"] = cohort._outputs()
+        services = _inference_services(settings, cohort, provider)
+        if services:
+            components["inferenceServices"] = services
+            outputs["inferenceServices"] = sorted(services)
     if settings.shared_pool is not None:
         pool = SharedPoolCohort(
             settings.shared_pool.cohort, SharedPoolCohortArgs(settings=settings.shared_pool, flavor=flavor), opts
@@ -72,3 +88,20 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource) -> dict[s
         outputs["sharedPool"] = pool._outputs()
     outputs["_components"] = components
     return outputs
+
+
+def _inference_services(settings: Settings, cohort: InferenceTrainingCohort,
+                        provider: pulumi.ProviderResource) -> dict[str, InferenceService]:
+    """One InferenceService component per `inferenceTraining.inference.services[]`, after the cohort's queues."""
+    inference = settings.inference_training.inference
+    services = {}
+    for isvc in inference.services:
+        namespace = isvc.namespace or inference.namespaces[0]
+        priority = cohort.priority_classes[isvc.priority_class or inference.priority_class.name]
+        services[f"{namespace}/{isvc.name}"] = InferenceService(
+            f"isvc-{namespace}-{isvc.name}",
+            InferenceServiceArgs(settings=isvc, local_queue=cohort.inference_local_queues[namespace],
+                                 priority_class=priority, cluster_queue=cohort.inference_spec),
+            pulumi.ResourceOptions(provider=provider, depends_on=[cohort]),
+        )
+    return services

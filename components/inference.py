@@ -1,0 +1,122 @@
+"""InferenceService: a KServe InferenceService (serving.kserve.io/v1beta1) admitted through the inference LocalQueue.
+
+In raw-deployment mode KServe runs the predictor as a Deployment whose pod template carries the InferenceService's
+and the predictor's labels (kserve pkg/controller/v1beta1/inferenceservice/components/predictor.go), so the
+`kueue.x-k8s.io/queue-name` and `kueue.x-k8s.io/priority-class` labels put here reach Kueue's deployment and pod
+integrations.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Optional
+
+import pulumi
+
+from components import quantity
+from components.kueue import ClusterQueueSpec
+from components.resources import ManifestResource
+from components.settings import InferenceServiceSettings
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
+
+
+def inference_service_manifest(
+    isvc: InferenceServiceSettings, namespace: str, local_queue: str, priority_class: str
+) -> dict[str, Any]:
+    """The InferenceService manifest: predictor model (format, runtime, storageUri, per-replica resources),
+    min/maxReplicas, deployment-mode annotation and the Kueue labels on the object and on the predictor."""
+    labels = {QUEUE_LABEL: local_queue, PRIORITY_LABEL: priority_class}
+    model: dict[str, Any] = {"modelFormat": {"name": isvc.model_format}, "storageUri": isvc.storage_uri,
+                             "resources": {"requests": dict(isvc.requests)}}
+    if isvc.model_format_version:
+        model["modelFormat"]["version"] = isvc.model_format_version
+    if isvc.runtime:
+        model["runtime"] = isvc.runtime
+    if isvc.limits:
+        model["resources"]["limits"] = dict(isvc.limits)
+    return {
+        "apiVersion": "serving.kserve.io/v1beta1",
+        "kind": "InferenceService",
+        "metadata": {
+            "name": isvc.name,
+            "namespace": namespace,
+            "labels": {"app.kubernetes.io/managed-by": "kueue-cohorts", **labels},
+            "annotations": {DEPLOYMENT_MODE_ANNOTATION: isvc.deployment_mode},
+        },
+        "spec": {
+            "predictor": {
+                "minReplicas": isvc.min_replicas,
+                "maxReplicas": isvc.max_replicas,
+                "labels": dict(labels),
+                "model": model,
+            }
+        },
+    }
+
+
+def quota_fit(isvc: InferenceServiceSettings, cluster_queue: ClusterQueueSpec) -> tuple[list[str], list[str]]:
+    """Check per-replica requests against the ClusterQueue's nominalQuota.
+
+    Returns: (errors, warnings): an error per resource whose one-replica request exceeds the nominalQuota (with
+    borrowingLimit 0 it can never be admitted) or is not covered; a warning per resource where maxReplicas x request
+    exceeds it (replicas beyond the quota stay pending, by design).
+    """
+    errors, warnings = [], []
+    for resource, amount in isvc.requests.items():
+        try:
+            nominal = quantity.parse(cluster_queue.quota(resource).nominal_quota)
+        except KeyError:
+            errors.append(f"'{resource}' is not covered by ClusterQueue '{cluster_queue.name}'")
+            continue
+        request = quantity.parse(amount)
+        if request > nominal:
+            errors.append(f"one replica requests {amount} of '{resource}', above the nominalQuota "
+                          f"{quantity.canonical(nominal)} of ClusterQueue '{cluster_queue.name}'")
+        elif request * Decimal(isvc.max_replicas) > nominal:
+            warnings.append(f"maxReplicas {isvc.max_replicas} x {amount} of '{resource}' exceeds the nominalQuota "
+                            f"{quantity.canonical(nominal)}: replicas beyond it stay pending")
+    return errors, warnings
+
+
+@dataclass(frozen=True)
+class InferenceServiceArgs:
+    """Inputs of InferenceService.
+
+    settings: the service definition. local_queue / priority_class: the inference LocalQueue (in the service's
+    namespace) and WorkloadPriorityClass objects. cluster_queue: the inference ClusterQueue spec behind the
+    LocalQueue (its nominalQuota bounds one replica).
+    """
+
+    settings: InferenceServiceSettings
+    local_queue: ManifestResource
+    priority_class: ManifestResource
+    cluster_queue: ClusterQueueSpec
+
+
+class InferenceService(pulumi.ComponentResource):
+    """A KServe InferenceService queued on the inference LocalQueue with the inference priority.
+
+    Raises ValueError when one replica cannot fit the inference nominalQuota; logs a warning when maxReplicas
+    replicas do not. Attributes: `isvc` (the InferenceService resource), `manifest` (its dict).
+    """
+
+    def __init__(self, name: str, args: InferenceServiceArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        errors, warnings = quota_fit(args.settings, args.cluster_queue)
+        if errors:
+            raise ValueError(f"InferenceService '{args.settings.name}': " + "; ".join(errors)
+                             + ". Fix: lower the per-replica requests or raise the inference nominalQuota.")
+        super().__init__("kueue-cohorts:inference:InferenceService", name, None, opts)
+        for warning in warnings:
+            pulumi.log.warn(f"InferenceService '{args.settings.name}': {warning}", resource=self)
+        namespace = args.local_queue.object_namespace
+        self.manifest = inference_service_manifest(
+            args.settings, namespace, args.local_queue.object_name, args.priority_class.object_name
+        )
+        self.isvc = ManifestResource(
+            f"{name}-isvc", self.manifest,
+            pulumi.ResourceOptions(parent=self, depends_on=[args.local_queue, args.priority_class]),
+        )
+        self.register_outputs({"name": args.settings.name, "namespace": namespace})

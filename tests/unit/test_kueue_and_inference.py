@@ -1,0 +1,98 @@
+"""KueueInstallation's manager Configuration and the InferenceService component, under Pulumi mocks."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from components.inference import quota_fit
+from components.kueue_install import chart_values, manager_configuration
+from components.plans import plan_inference_training
+from components.settings import KueueSettings, load_settings
+from tests.helpers import run_main, stack_raw
+
+
+def test_manager_configuration_defaults_are_the_guides_safe_settings():
+    config = manager_configuration(KueueSettings())
+    assert config["apiVersion"] == "config.kueue.x-k8s.io/v1beta2" and config["kind"] == "Configuration"
+    assert config["manageJobsWithoutQueueName"] is False
+    assert "managedJobsNamespaceSelector" not in config
+    assert config["waitForPodsReady"] == {
+        "timeout": "10m", "blockAdmission": False,
+        "requeuingStrategy": {"timestamp": "Eviction", "backoffLimitCount": 5, "backoffBaseSeconds": 60,
+                              "backoffMaxSeconds": 3600}}
+    assert config["integrations"] == {"frameworks": ["batch/job", "jobset.x-k8s.io/jobset",
+                                                     "trainer.kubeflow.org/trainjob", "pod", "deployment"]}
+    assert config["namespace"] == "kueue-system"
+
+
+def test_chart_values_carry_exactly_the_configuration():
+    settings = KueueSettings.model_validate({
+        "manageJobsWithoutQueueName": True,
+        "managedJobsNamespaceSelector": {"matchLabels": {"kueue-managed": "true"}},
+        "waitForPodsReady": {"timeout": "5m", "requeuingStrategy": {"backoffLimitCount": 2}},
+    })
+    values = chart_values(settings)
+    assert list(values) == ["managerConfig"]
+    loaded = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+    assert loaded == manager_configuration(settings)
+    assert loaded["managedJobsNamespaceSelector"] == {"matchLabels": {"kueue-managed": "true"}}
+    assert loaded["waitForPodsReady"]["requeuingStrategy"]["backoffLimitCount"] == 2
+
+
+def _staging_render() -> dict[str, str]:
+    raw = stack_raw("staging")
+    raw["cluster"] = {"mode": "render", "renderDir": "build/rendered/unit"}
+    return {f"kueue-cohorts:{k}": json.dumps(v) for k, v in raw.items()}
+
+
+def test_inference_service_manifest_carries_queue_and_priority_labels():
+    mocks = run_main(_staging_render())
+    isvcs = [r.inputs for r in mocks.registered if r.typ == "kubernetes:serving.kserve.io/v1beta1:InferenceService"]
+    assert len(isvcs) == 1
+    isvc = isvcs[0]
+    labels = {"kueue.x-k8s.io/queue-name": "inference", "kueue.x-k8s.io/priority-class": "serving-inference"}
+    assert isvc["metadata"]["namespace"] == "serving"
+    assert labels.items() <= isvc["metadata"]["labels"].items()
+    assert isvc["metadata"]["annotations"] == {"serving.kserve.io/deploymentMode": "RawDeployment"}
+    predictor = isvc["spec"]["predictor"]
+    assert predictor["labels"] == labels
+    assert (predictor["minReplicas"], predictor["maxReplicas"]) == (1, 4)
+    assert predictor["model"] == {
+        "modelFormat": {"name": "huggingface"}, "storageUri": "s3://models/llama-3.1-8b-instruct",
+        "resources": {"requests": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "1"},
+                      "limits": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "1"}}}
+
+
+def test_quota_fit_refuses_one_replica_too_big_and_warns_on_max_replicas():
+    settings = load_settings(stack_raw("staging"))
+    plan = plan_inference_training(settings.inference_training, "a10g")
+    isvc = settings.inference_training.inference.services[0]
+    errors, warnings = quota_fit(isvc, plan.cluster_queues[0])
+    assert (errors, warnings) == ([], [])  # 4 x (8 cpu, 32Gi, 1 GPU) fits 40 / 160Gi / 4
+    errors, warnings = quota_fit(isvc.model_copy(update={"max_replicas": 5}), plan.cluster_queues[0])
+    assert errors == []
+    assert warnings == ["maxReplicas 5 x 32Gi of 'memory' exceeds the nominalQuota 160Gi: replicas beyond it stay "
+                        "pending", "maxReplicas 5 x 1 of 'nvidia.com/gpu' exceeds the nominalQuota 4: replicas "
+                        "beyond it stay pending"]
+    too_big = isvc.model_copy(update={"requests": {"nvidia.com/gpu": "5"}})
+    errors, _ = quota_fit(too_big, plan.cluster_queues[0])
+    assert errors == ["one replica requests 5 of 'nvidia.com/gpu', above the nominalQuota 4 of ClusterQueue "
+                      "'serving-inference-cq'"]
+
+
+def test_kueue_installation_is_created_first_with_its_namespace():
+    raw = stack_raw("dev")
+    raw["cluster"] = {"mode": "render", "renderDir": "build/rendered/unit"}
+    raw["kueue"] = {"install": True, "chartSource": "Published"}
+    mocks = run_main({f"kueue-cohorts:{k}": json.dumps(v) for k, v in raw.items()})
+    charts = [r for r in mocks.registered if r.typ == "kubernetes:helm.sh/v4:Chart"]
+    assert len(charts) == 1
+    chart = charts[0].inputs
+    assert chart["chart"] == "oci://registry.k8s.io/kueue/charts/kueue" and chart["version"] == "0.19.2"
+    assert chart["namespace"] == "kueue-system"
+    config = yaml.safe_load(chart["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    assert config == manager_configuration(KueueSettings(install=True))
+    names = [r.name for r in mocks.registered]
+    assert names.index("kueue-chart") < names.index("resource-flavor")
