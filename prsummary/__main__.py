@@ -1,0 +1,77 @@
+"""`python -m prsummary --stack NAME --base REF [--out FILE]`: the markdown summary of one stack for a PR.
+
+Sections, in order: policy violations (mandatory first), resource changes (real pulumi preview, offline, see
+prsummary.preview), per cohort the quota table (before: stacks/Pulumi.<stack>.yaml at REF; after: the working
+tree; both through the pure plans) and the box diagram. An unchanged stack is one line.
+Exit codes: 0 summary written (even if it reports violations: the workflow's pulumi/actions step is the gate),
+2 bad arguments / unknown ref / missing stack file / toolchain not built.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import toolchain
+from prsummary import document, gitbase, quotas, stackfile
+from prsummary.events import PreviewReport
+from prsummary.preview import AGAINST, preview_against_base, preview_against_state
+
+
+def quota_side(repo: Path, stack: str, base: str) -> document.QuotaSide:
+    """Compare the stack's quotas at `base` (git) with the working tree, through the pure plans.
+    Raises gitbase.GitError for an unknown ref, OSError if the working-tree stack file is missing."""
+    before_doc = stackfile.parse(gitbase.file_at(repo, base, f"stacks/Pulumi.{stack}.yaml"))
+    after_doc = stackfile.parse((repo / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+    before, before_error = stackfile.load(before_doc)
+    after, after_error = stackfile.load(after_doc)
+    tables = quotas.compare(quotas.snapshot(before), quotas.snapshot(after))
+    return document.QuotaSide(tuple(tables), before_error, after_error, base_missing=before_doc is None)
+
+
+def build(repo: Path, stack: str, base: str, against: str = "base", policy: bool = True,
+          run_preview: bool = True, log=lambda line: None) -> str:
+    """The summary markdown of `stack` in the work tree `repo` against git ref `base` (see module doc).
+    Raises gitbase.GitError, OSError, toolchain.ToolchainError."""
+    quota = quota_side(repo, stack, base)
+    if not run_preview:
+        report = PreviewReport(ran=False, note="preview skipped (--no-preview)")
+    elif against == "state":
+        report = preview_against_state(repo, stack, policy=policy, log=log)
+    else:
+        report = preview_against_base(repo, stack, base, policy=policy, log=log)
+    return document.render(stack, base, report, quota)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, build the summary, write it to --out or stdout; return the exit code."""
+    parser = argparse.ArgumentParser(prog="python -m prsummary", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--stack", required=True, help="stack name: stacks/Pulumi.<stack>.yaml")
+    parser.add_argument("--base", required=True, help="git ref of the pull request's base, e.g. origin/main")
+    parser.add_argument("--out", type=Path, help="write the markdown here instead of stdout")
+    parser.add_argument("--against", choices=AGAINST, default="base",
+                        help="old state: the one BASE produces, rendered offline (default), or the stack's "
+                             "state in the configured backend")
+    parser.add_argument("--no-policy", action="store_true", help="preview without the policy pack")
+    parser.add_argument("--no-preview", action="store_true", help="quota tables only (no pulumi CLI needed)")
+    parser.add_argument("--repo", type=Path, default=Path.cwd(), help="git work tree (default: the current dir)")
+    parser.add_argument("--verbose", action="store_true", help="echo the engine's output to stderr")
+    args = parser.parse_args(argv)
+    log = (lambda line: print(line, file=sys.stderr, flush=True)) if args.verbose else (lambda line: None)
+    try:
+        repo = gitbase.toplevel(args.repo)
+        text = build(repo, args.stack, args.base, args.against, not args.no_policy, not args.no_preview, log)
+    except (gitbase.GitError, OSError, toolchain.ToolchainError) as exc:
+        print(f"prsummary: {exc}", file=sys.stderr)
+        return 2
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

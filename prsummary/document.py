@@ -1,0 +1,139 @@
+"""The markdown document of one stack's summary, from already computed parts (pure).
+
+Order: policy violations first, then resource changes, then per cohort the quota table and the box diagram.
+A stack with no resource change, no policy result, no error and no quota change is ONE line.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from prsummary.diagram import render_diagram
+from prsummary.events import PolicyViolation, PreviewReport, ResourceChange
+from prsummary.tables import LEGEND, render_table
+from prsummary.quotas import CohortTable
+
+MAX_PATHS = 4
+"""Changed property paths listed per resource before `…`."""
+
+
+def marker(stack: str) -> str:
+    """The hidden HTML comment that identifies a stack's summary comment on a pull request."""
+    return f"<!-- kueue-cohorts pr-summary: {stack} -->"
+
+
+@dataclass(frozen=True)
+class QuotaSide:
+    """The quota side of the summary: the cohort tables, or the reason there are none.
+
+    tables: `quotas.compare(before, after)`. before_error / after_error: the SettingsError text when the stack
+    file at BASE / in the working tree does not validate (its side is then empty). base_missing: the stack file
+    does not exist at BASE (a new stack: everything is added).
+    """
+
+    tables: tuple[CohortTable, ...]
+    before_error: Optional[str] = None
+    after_error: Optional[str] = None
+    base_missing: bool = False
+
+    @property
+    def changed(self) -> bool:
+        """True if any cohort table changed or either side failed to load."""
+        return bool(self.before_error or self.after_error or any(t.changed for t in self.tables))
+
+
+def _kind(type_token: str) -> str:
+    return type_token.rsplit(":", 1)[-1]
+
+
+def _violation_line(v: PolicyViolation, names: dict[str, str]) -> str:
+    badge = "🛑 **mandatory**" if v.mandatory else f"⚠️ {v.level}"
+    where = f" — `{names.get(v.urn, v.urn.rsplit('::', 1)[-1])}`" if v.urn else " — stack policy"
+    return f"- {badge} `{v.policy}` ({v.pack}){where}: {v.message}"
+
+
+def policy_section(report: PreviewReport) -> list[str]:
+    """`#### Policy` lines: one bullet per violation, mandatory ones first and marked; or one line saying none."""
+    lines = ["#### Policy"]
+    if not report.ran:
+        return lines + [f"Not run: {report.note}"]
+    if not report.violations:
+        return lines + ["No policy violations."]
+    mandatory = sum(v.mandatory for v in report.violations)
+    head = (f"**{mandatory} mandatory violation(s): `pulumi up` will refuse this change.**" if mandatory
+            else "Advisory only: `pulumi up` will proceed.")
+    names = {c.urn: c.name for c in report.changes}
+    return lines + [head, *[_violation_line(v, names) for v in report.violations]]
+
+
+def _paths(change: ResourceChange) -> str:
+    shown = [f"`{p}`" for p in change.paths[:MAX_PATHS]]
+    if len(change.paths) > MAX_PATHS:
+        shown.append("…")
+    return ", ".join(shown)
+
+
+def changes_section(report: PreviewReport) -> list[str]:
+    """`#### Resource changes` lines: the preview note, a table of changed resources (op, kind, name, changed
+    paths), the op counts, and any error diagnostics."""
+    lines = ["#### Resource changes"]
+    if report.note:
+        lines.append(f"_{report.note}_")
+    if not report.ran:
+        return lines
+    if report.errors:
+        lines.append("**The preview failed:**")
+        lines += [f"> {e}" for e in report.errors]
+    if report.changes:
+        lines += ["", "| op | kind | name | changed |", "|---|---|---|---|"]
+        lines += [f"| {c.op} | {_kind(c.type)} | `{c.name}` | {_paths(c)} |" for c in report.changes]
+        counts = ", ".join(f"{n} to {op}" for op, n in sorted(report.counts.items()) if op != "same" and n)
+        if counts:
+            lines += ["", f"Summary: {counts}."]
+    elif not report.errors:
+        lines.append("No resource changes.")
+    return lines
+
+
+def _cohort_block(table: CohortTable) -> list[str]:
+    title = f"cohort `{table.cohort}` ({table.layout})"
+    body = ["", render_table(table), ""]
+    if table.after is not None:
+        body += ["```", render_diagram(table.after, table.changed_cells()), "```"]
+    else:
+        body += ["_The cohort is removed._"]
+    if table.changed:
+        n = len(table.changed_cells())
+        return [f"##### {title}: {n} quota value(s) changed", *body]
+    return ["<details>", f"<summary>{title}: quotas unchanged</summary>", *body, "</details>"]
+
+
+def quota_section(quotas: QuotaSide, base: str) -> list[str]:
+    """`#### Quotas` lines: per cohort the table (before at `base` → after in the working tree) and the diagram;
+    unchanged cohorts collapsed in a <details> block; SettingsError text where a side does not validate."""
+    lines = ["#### Quotas", f"Before: `{base}` · after: this change. {LEGEND}"]
+    if quotas.base_missing:
+        lines.append(f"_The stack file does not exist at `{base}`: every quota is new._")
+    if quotas.before_error:
+        lines += [f"The stack file at `{base}` does not validate, so its side is empty:", "```",
+                  quotas.before_error, "```"]
+    if quotas.after_error:
+        lines += ["**The stack file does not validate** (nothing would be registered):", "```",
+                  quotas.after_error, "```"]
+    for table in quotas.tables:
+        lines += ["", *_cohort_block(table)]
+    return lines
+
+
+def render(stack: str, base: str, report: PreviewReport, quotas: QuotaSide) -> str:
+    """The whole summary of one stack as markdown (ends with a newline).
+
+    Unchanged (report.unchanged and no quota change): ONE line (the marker comment, then the sentence). Otherwise a heading, then the
+    policy, resource-change and quota sections in that order.
+    """
+    if report.unchanged and not quotas.changed:
+        return (f"{marker(stack)} **`{stack}`**: no changes against `{base}` — the preview changes no resource, "
+                f"no policy reports anything, and every quota is the same.\n")
+    parts = [marker(stack), f"### Stack `{stack}` — preview against `{base}`", ""]
+    parts += policy_section(report) + [""] + changes_section(report) + [""] + quota_section(quotas, base)
+    return "\n".join(parts) + "\n"

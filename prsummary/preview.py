@@ -1,0 +1,135 @@
+"""The preview half of the summary: the real pulumi CLI (through deploy.engine), offline, with the policy pack.
+
+Two ways to choose the old state the preview compares with (`--against`):
+
+- `base` (default): the state the BASE commit would produce. The base commit's tree is exported (`git archive`)
+  and its program is `pulumi up`-ed, with the stack switched to render mode, into a throwaway `file://` backend;
+  then the working tree's program is previewed against that state, also in render mode. No cluster, no shared
+  state, and the diff is exactly what the pull request changes. (Render mode is required on both sides: the
+  kubernetes provider replaces every resource when `renderYamlToDirectory` changes, provider.go DiffConfig.)
+- `state`: the stack's own state in the configured backend (PULUMI_BACKEND_URL or deploy's default file backend),
+  previewed as the stack is configured (its sandbox or kubeconfig cluster, or render mode). The stack must exist
+  there; this is what `make preview` shows.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import yaml
+from pulumi import automation as auto
+from pulumi.automation.events import EngineEvent
+
+import toolchain
+from deploy import engine
+from prsummary import gitbase, stackfile
+from prsummary.events import PreviewReport, report_from_events
+
+AGAINST = ("base", "state")
+
+
+def policy_config(repo: Path, stack: str) -> Optional[Path]:
+    """`policy/config/<stack>.json` of the repo if it exists (the pack's per-stack config), else None."""
+    path = repo / "policy" / "config" / f"{stack}.json"
+    return path if path.is_file() else None
+
+
+def _tail(text: str, lines: int = 15) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def _preview(st: auto.Stack, repo: Path, policy: bool, log: Callable[[str], None]) -> tuple[list[EngineEvent], str]:
+    """Run `pulumi preview --diff` (+ policy pack) on `st`; return (events, error text or "")."""
+    events: list[EngineEvent] = []
+    kwargs: dict[str, Any] = engine.run_kwargs(st, policy=policy, color="never", on_output=log)
+    cfg = policy_config(repo, st.name)
+    if policy and "policy_packs" in kwargs and cfg is not None and "policy_pack_configs" not in kwargs:
+        kwargs["policy_pack_configs"] = [str(cfg)]
+    try:
+        st.preview(diff=True, on_event=events.append, **kwargs)
+        return events, ""
+    except auto.CommandError as exc:
+        return events, _tail(exc.stderr or exc.stdout or str(exc))
+
+
+def _fold(events: list[EngineEvent], error: str, note: str) -> PreviewReport:
+    report = report_from_events(events, note)
+    if error and not report.errors and not any(v.mandatory for v in report.violations):
+        report.errors.append(" ".join(error.split())[:2000])
+    return report
+
+
+def preview_against_base(repo: Path, stack: str, base: str, *, policy: bool = True,
+                         log: Callable[[str], None] = lambda line: None) -> PreviewReport:
+    """Preview the working tree's `stack` against the state BASE would produce (see module doc), offline.
+
+    Args:
+        repo: the git work tree (its __main__.py, stacks/, policy/ are the "after" side).
+        stack: the stack name (stacks/Pulumi.<stack>.yaml). base: a git ref.
+        policy: run the policy pack (with policy/config/<stack>.json when present).
+        log: receives the engine's output lines.
+    Returns:
+        The PreviewReport; its note says how the state was built (or why it is empty).
+    Raises:
+        toolchain.ToolchainError if the pulumi CLI or provider is not built; gitbase.GitError for a bad ref;
+        FileNotFoundError if the stack file does not exist in the working tree.
+    """
+    head_doc = stackfile.parse((repo / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+    base_doc = stackfile.parse(gitbase.file_at(repo, base, f"stacks/Pulumi.{stack}.yaml"))
+    toolchain.binary("pulumi")
+    with tempfile.TemporaryDirectory(prefix="prsummary-") as tmp_name:
+        tmp = Path(tmp_name)
+        project = tmp / "project"
+        (project / "stacks").mkdir(parents=True)
+        shutil.copy2(repo / "Pulumi.yaml", project / "Pulumi.yaml")
+        stack_file = project / "stacks" / f"Pulumi.{stack}.yaml"
+        render_dir = tmp / "rendered"
+        state = tmp / "state"
+        state.mkdir()
+        backend = f"file://{state}"
+        mode = (head_doc.get("config") or {}).get(stackfile.CLUSTER_KEY, {}) or {}
+        note = (f"Offline preview: the stack's objects rendered (cluster mode {mode.get('mode', 'sandbox')} → "
+                f"render) and compared with the state `{base}` produces")
+        if base_doc is None:
+            note = f"Offline preview (render mode); the stack does not exist at `{base}`, so the old state is empty"
+        else:
+            stack_file.write_text(stackfile.dump(stackfile.with_render_mode(base_doc, render_dir)))
+            base_src = gitbase.export_tree(repo, base, tmp / "base-src")
+            proc = subprocess.run(
+                [sys.executable, "-m", "prsummary.baseline", "--project", str(project), "--program",
+                 str(base_src / "__main__.py"), "--stack", stack, "--backend", backend],
+                cwd=str(repo), capture_output=True, text=True,
+            )
+            log(proc.stdout)
+            if proc.returncode != 0:
+                note = (f"Offline preview (render mode); the state of `{base}` could not be built, so the old state "
+                        f"is empty: {' '.join(_tail(proc.stderr, 3).split())}")
+                shutil.rmtree(state)
+                state.mkdir()
+        written = yaml.safe_load(stack_file.read_text()) if stack_file.exists() else {}
+        head = stackfile.with_engine_keys(stackfile.with_render_mode(head_doc, render_dir), written or {})
+        stack_file.write_text(stackfile.dump(head))
+        st = engine.open_stack(stack, work_dir=project, program=repo / "__main__.py", backend=backend)
+        events, error = _preview(st, repo, policy, log)
+        return _fold(events, error, note + ".")
+
+
+def preview_against_state(repo: Path, stack: str, *, policy: bool = True,
+                          log: Callable[[str], None] = lambda line: None) -> PreviewReport:
+    """Preview `stack` as configured against its state in the configured backend (must exist there).
+
+    Returns the PreviewReport, or one with `ran=False` and the reason in `note` when the stack has no state
+    there. Raises toolchain.ToolchainError if the CLI is not built.
+    """
+    backend = engine.settings.backend_url()
+    try:
+        st = engine.open_stack(stack, work_dir=repo, create=False)
+    except auto.StackNotFoundError:
+        return PreviewReport(ran=False, note=f"stack `{stack}` has no state in {backend}; run "
+                                             f"`make up STACK={stack}` first or use `--against base`")
+    events, error = _preview(st, repo, policy, log)
+    return _fold(events, error, f"Preview of the stack as configured, against its state in {backend}.")

@@ -1,0 +1,59 @@
+"""Stack-file documents (stacks/Pulumi.<stack>.yaml as parsed YAML) for the offline preview: the render-mode
+override and loading a document into Settings. Pure."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+
+from components.errors import SettingsError
+from components.settings import PROJECT, Settings, load_settings
+
+CLUSTER_KEY = f"{PROJECT}:cluster"
+
+
+def parse(text: Optional[str]) -> Optional[dict[str, Any]]:
+    """Parse a stack file's text into its document (`{}` for an empty file); None stays None (file absent).
+    Raises yaml.YAMLError."""
+    if text is None:
+        return None
+    return yaml.safe_load(text) or {}
+
+
+def raw_config(doc: dict[str, Any]) -> dict[str, Any]:
+    """The `kueue-cohorts:*` keys of a document, prefix stripped (the shape `load_settings` takes)."""
+    config = doc.get("config") or {}
+    return {k[len(PROJECT) + 1:]: v for k, v in config.items() if k.startswith(f"{PROJECT}:")}
+
+
+def load(doc: Optional[dict[str, Any]]) -> tuple[Optional[Settings], Optional[str]]:
+    """Validate a document: (Settings, None), (None, SettingsError text) or (None, None) for an absent file."""
+    if doc is None:
+        return None, None
+    try:
+        return load_settings(raw_config(doc)), None
+    except SettingsError as err:
+        return None, str(err)
+
+
+def with_render_mode(doc: dict[str, Any], render_dir: Path) -> dict[str, Any]:
+    """A copy of `doc` whose `kueue-cohorts:cluster` is `{mode: render, renderDir: <render_dir>}` (absolute), so
+    that the kubernetes provider needs no cluster; every other key (config and top-level, e.g. encryptionsalt) is
+    kept as it is."""
+    config = dict(doc.get("config") or {})
+    config[CLUSTER_KEY] = {"mode": "render", "renderDir": str(Path(render_dir).resolve())}
+    return {**doc, "config": config}
+
+
+def with_engine_keys(doc: dict[str, Any], written: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `doc` with the top-level keys other than `config` that the engine wrote into `written` (the
+    passphrase provider's `encryptionsalt`, `secretsprovider`, `encryptedkey`), so a second run on the same
+    stack keeps its secrets provider."""
+    extra = {k: v for k, v in written.items() if k != "config"}
+    return {**doc, **extra}
+
+
+def dump(doc: dict[str, Any]) -> str:
+    """YAML text of a document (key order kept)."""
+    return yaml.safe_dump(doc, sort_keys=False)
