@@ -419,12 +419,15 @@ def _check_across_layouts(settings: Settings, capacity: Mapping[str, Decimal]) -
 
 
 def _selector_excludes(selector: Mapping, namespaces: Iterable[str]) -> bool:
-    """True when a LabelSelector surely matches none of `namespaces`: an opt-in matchLabels selector (namespaces
-    must carry a label to be managed), or a `kubernetes.io/metadata.name NotIn [...]` / `In [...]` expression."""
+    """True when a LabelSelector surely matches none of `namespaces`: an opt-in selector (matchLabels, or a label
+    `Exists` expression: namespaces must carry a label to be managed), or a `kubernetes.io/metadata.name`
+    `NotIn [...]` / `In [...]` expression that leaves them out."""
     wanted = set(namespaces)
     if selector.get("matchLabels"):
         return True
     for expr in selector.get("matchExpressions") or []:
+        if expr.get("operator") == "Exists" and expr.get("key") != "kubernetes.io/metadata.name":
+            return True  # opt-in: only namespaces that carry the label are managed
         if expr.get("key") != "kubernetes.io/metadata.name":
             continue
         values = set(expr.get("values") or [])
