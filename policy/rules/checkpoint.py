@@ -116,7 +116,7 @@ def _rwx_claims(objects: Sequence[KubeObject], found: list[Violation]) -> dict[s
 
 def _check_runtime(runtime: KubeObject, claims, min_grace: int) -> list[Violation]:
     found = []
-    what = f"The {runtime.kind} '{runtime.name}'"
+    what = f"The {runtime.describe()}"
     jobs = _trainer_jobs(runtime)
     if not jobs:
         return [Violation(f"{what} has no spec.template.spec.replicatedJobs, so its trainer cannot be checked; "

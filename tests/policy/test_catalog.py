@@ -1,0 +1,130 @@
+"""The pack's assembly: policy names, default levels, config schemas, and the SDK adapters.
+
+The last tests drive the SDK's own analyzer servicer (the object the engine talks to over gRPC) with protobuf
+requests carrying Pulumi's unknown sentinel, to show that our mandatory policies report a MANDATORY violation
+naming the field where the SDK alone would only print an advisory "can't run policy". `PolicyPack` itself is never
+built here (its constructor serves forever).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from google.protobuf import json_format, struct_pb2
+from pulumi.runtime import proto
+from pulumi_policy import (EnforcementLevel, PolicyResource, PolicyResourceOptions, ResourceValidationArgs,
+                           StackValidationArgs)
+from pulumi_policy.policy import _PolicyAnalyzerServicer
+from pulumi_policy.proxy import unknown_checking_proxy
+
+from policy.rules.catalog import PACK_NAME, build_policies
+from policy.rules.config import SCHEMAS, option
+from tests.policy.fixtures import DEV_CAPACITY, UNKNOWN, compliant, type_token, urn
+
+REPO = Path(__file__).resolve().parents[2]
+MANDATORY = {"inference-borrowing-limit-zero", "inference-reclaim-any", "cohort-nominal-within-capacity",
+             "inference-namespace-selector", "workload-priority-class", "inference-fits-nominal",
+             "checkpoint-safe-runtime", "kueue-manager-config", "kueue-api-version"}
+ADVISORY = {"cluster-queue-namespace-selector", "single-layout-per-cohort"}
+
+
+def _policies():
+    return {p.name: p for p in build_policies()}
+
+
+def _opts():
+    return PolicyResourceOptions(False, [], None, [], None, [], None)
+
+
+def test_every_policy_has_its_default_level_and_a_schema_entry():
+    policies = _policies()
+    assert set(policies) == MANDATORY | ADVISORY == set(SCHEMAS)
+    assert {n for n, p in policies.items() if p.enforcement_level == EnforcementLevel.MANDATORY} == MANDATORY
+    assert {n for n, p in policies.items() if p.enforcement_level == EnforcementLevel.ADVISORY} == ADVISORY
+
+
+def test_readme_lists_every_policy_with_a_failing_and_a_passing_example():
+    readme = (REPO / "policy" / "README.md").read_text()
+    for name in _policies():
+        section = readme.split(f"### `{name}`")[1].split("### ")[0]
+        assert "Fails:" in section and "Passes:" in section, name
+
+
+def test_options_default_and_read_back_protobuf_numbers():
+    assert option("checkpoint-safe-runtime", {}, "minTerminationGracePeriodSeconds") == 60
+    assert option("checkpoint-safe-runtime", {"minTerminationGracePeriodSeconds": 90.0},
+                  "minTerminationGracePeriodSeconds") == 90
+    assert option("cohort-nominal-within-capacity", {}, "capacity") == {}
+
+
+def test_resource_adapter_reports_through_the_callback():
+    manifest = compliant()["inference-cq"]
+    manifest["spec"]["preemption"]["reclaimWithinCohort"] = "Never"
+    args = ResourceValidationArgs(type_token(manifest), unknown_checking_proxy(manifest), urn("cq", manifest), "cq",
+                                  _opts(), None, config={"inferenceClusterQueues": []})
+    reported = []
+    _policies()["inference-reclaim-any"].validate(args, lambda msg, u=None: reported.append((msg, u)))
+    assert len(reported) == 1 and reported[0][1] == urn("cq", manifest)
+    assert reported[0][0].startswith("The ClusterQueue 'c12-inference-cq' is an inference queue")
+
+
+def test_resource_adapter_ignores_non_kubernetes_resources():
+    args = ResourceValidationArgs("pulumi:providers:kubernetes", {}, "urn:x", "k8s", _opts(), None)
+    reported = []
+    for policy in build_policies():
+        if hasattr(policy, "validate") and policy.name in ("kueue-api-version", "inference-reclaim-any"):
+            policy.validate(args, lambda msg, u=None: reported.append(msg))
+    assert reported == []
+
+
+def test_stack_adapter_passes_every_kubernetes_object_and_the_config():
+    resources = [PolicyResource(type_token(m), unknown_checking_proxy(m), urn(n, m), n, _opts(), None, None, [], {})
+                 for n, m in compliant().items()]
+    resources.append(PolicyResource("pulumi:pulumi:Stack", {}, "urn:stack", "stack", _opts(), None, None, [], {}))
+    capacity = dict(DEV_CAPACITY, cpu="3")
+    reported = []
+    _policies()["cohort-nominal-within-capacity"].validate(
+        StackValidationArgs(resources, config={"capacity": capacity}), lambda msg, u=None: reported.append(msg))
+    assert len(reported) == 1 and "reserves 4 of resource 'cpu'" in reported[0]
+
+
+def _servicer():
+    servicer = _PolicyAnalyzerServicer(PACK_NAME, "0.1.0", build_policies(), EnforcementLevel.MANDATORY)
+    config = {"cohort-nominal-within-capacity": proto.PolicyConfig(
+        enforcementLevel=proto.MANDATORY, properties=json_format.ParseDict({"capacity": DEV_CAPACITY},
+                                                                          struct_pb2.Struct()))}
+    servicer.Configure(proto.ConfigureAnalyzerRequest(policyConfig=config), None)
+    return servicer
+
+
+def _struct(manifest):
+    return json_format.ParseDict(json.loads(json.dumps(manifest)), struct_pb2.Struct())
+
+
+def test_unknown_gpu_quota_is_a_mandatory_violation_through_the_sdk_servicer():
+    manifest = compliant()["inference-cq"]
+    manifest["spec"]["resourceGroups"][0]["flavors"][0]["resources"][2]["borrowingLimit"] = UNKNOWN
+    request = proto.AnalyzeRequest(type=type_token(manifest), properties=_struct(manifest),
+                                   urn=urn("cq", manifest), name="cq")
+    response = _servicer().Analyze(request, None)
+    found = [(d.policyName, d.enforcementLevel, d.message) for d in response.diagnostics]
+    assert found == [(
+        "inference-borrowing-limit-zero", proto.MANDATORY,
+        "Inference ClusterQueues set borrowingLimit 0 for every resource of every flavor.\n"
+        "The ClusterQueue 'c12-inference-cq' has spec.resourceGroups[0].flavors[0].resources[2].borrowingLimit "
+        "unknown at preview, so this policy cannot check it and fails closed; give spec.resourceGroups[0].flavors[0]"
+        ".resources[2].borrowingLimit a value known at preview (a literal or stack config, not an output of another "
+        "resource).")]
+
+
+def test_unknown_nominal_quota_fails_the_capacity_stack_policy_through_the_sdk_servicer():
+    manifests = compliant()
+    manifests["inference-cq"]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][2]["nominalQuota"] = UNKNOWN
+    request = proto.AnalyzeStackRequest(resources=[
+        proto.AnalyzerResource(type=type_token(m), properties=_struct(m), urn=urn(n, m), name=n)
+        for n, m in manifests.items()])
+    response = _servicer().AnalyzeStack(request, None)
+    found = [(d.policyName, d.enforcementLevel) for d in response.diagnostics]
+    assert ("cohort-nominal-within-capacity", proto.MANDATORY) in found
+    assert all(level == proto.MANDATORY for _, level in found)
+    assert not any("can't run policy" in d.message for d in response.diagnostics)

@@ -1,0 +1,57 @@
+"""Every stack in stacks/, as our real __main__.py registers it (under Pulumi mocks, render mode), passes every
+policy with its policy/config/<stack>.json; and that file's capacity is the stack's nodePools capacity.
+
+The real-CLI counterpart is tests/policy/test_policy_cli.py. Under mocks a Helm Chart's children are not produced,
+so the Kueue manager Configuration is judged here through the Chart's values (the CLI test sees the ConfigMap too).
+"""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from components.settings import load_stack_file
+from policy.rules.quantities import parse
+from tests.helpers import STACKS, run_main, stack_raw
+from tests.policy.harness import REPO, evaluate, pack_config
+
+STACK_NAMES = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in STACKS.glob("Pulumi.*.yaml"))
+
+
+def _config(raw: dict) -> dict[str, str]:
+    raw = dict(raw)
+    raw["cluster"] = {"mode": "render", "renderDir": "build/rendered/policy-unit"}
+    return {f"kueue-cohorts:{key}": json.dumps(value) for key, value in raw.items()}
+
+
+def test_there_are_stacks_and_each_has_a_policy_config():
+    assert STACK_NAMES
+    for name in STACK_NAMES:
+        assert (REPO / "policy" / "config" / f"{name}.json").is_file(), name
+
+
+@pytest.mark.parametrize("name", STACK_NAMES)
+def test_capacity_config_equals_node_pools(name):
+    settings = load_stack_file(STACKS / f"Pulumi.{name}.yaml")
+    configured = pack_config(REPO / "policy" / "config" / f"{name}.json")["cohort-nominal-within-capacity"]["capacity"]
+    assert {k: parse(v) for k, v in configured.items()} == settings.capacity()
+
+
+@pytest.mark.parametrize("name", STACK_NAMES)
+def test_stack_passes_every_policy(name):
+    mocks = run_main(_config(stack_raw(name)))
+    resources = [(r.typ, r.urn, r.name, r.inputs) for r in mocks.registered]
+    assert any(t == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue" for t, *_ in resources)
+    assert evaluate(resources, pack_config(REPO / "policy" / "config" / f"{name}.json")) == {}
+
+
+def test_the_harness_does_catch_a_broken_stack():
+    """components/settings.py already refuses such a config, so break the registered inputs instead: what a
+    hand-written resource next to our components could look like."""
+    mocks = run_main(_config(stack_raw("dev")))
+    resources = [(r.typ, r.urn, r.name, copy.deepcopy(r.inputs)) for r in mocks.registered]
+    [cq] = [p for t, _, _, p in resources if t.endswith(":ClusterQueue") and p["metadata"]["name"] == "c12-inference-cq"]
+    cq["spec"]["preemption"]["reclaimWithinCohort"] = "LowerPriority"
+    found = evaluate(resources, pack_config(REPO / "policy" / "config" / "dev.json"))
+    assert list(found) == ["inference-reclaim-any"]
