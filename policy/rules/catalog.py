@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Mapping, Optional
 
+from pulumi.runtime.config import get_config_env as pulumi_config_env
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
                            ResourceValidationPolicy, Severity, StackValidationArgs, StackValidationPolicy)
 
@@ -25,6 +26,7 @@ from .inference_fit import check_inference_fits_nominal
 from .manager_config import check_kueue_manager_config
 from .objects import KubeObject, from_resource
 from .priority import check_workload_priority_class
+from .stack_capacity import capacity_from_stack_config
 from .values import UnknownValueError, Violation, format_path
 
 PACK_NAME = "kueue-cohorts"
@@ -99,6 +101,17 @@ def _names(policy: str, config: Mapping[str, Any]) -> list[str]:
     return list(option(policy, config, "inferenceClusterQueues"))
 
 
+def capacity(config: Mapping[str, Any], config_env: Optional[Mapping[str, Any]] = None) -> Mapping[str, Any]:
+    """The capacity cohort-nominal-within-capacity checks against: the policy config's `capacity` when set, else
+    the one derived from the stack's `kueue-cohorts:nodePools` (`config_env` defaults to the engine's PULUMI_CONFIG,
+    which the analyzer process receives), else {} (every quota'd resource then fails)."""
+    explicit = option("cohort-nominal-within-capacity", config, "capacity")
+    if explicit:
+        return explicit
+    env = pulumi_config_env() if config_env is None else config_env
+    return capacity_from_stack_config(env) or {}
+
+
 def build_policies() -> list:
     """Return every policy of the pack, in README order, with its default enforcement level."""
     return [
@@ -113,8 +126,7 @@ def build_policies() -> list:
         stack_policy(
             "cohort-nominal-within-capacity",
             "The nominalQuota of a cohort stays within the physical capacity of the cluster.", MANDATORY,
-            lambda objs, c: check_cohort_nominal_within_capacity(
-                objs, option("cohort-nominal-within-capacity", c, "capacity"))),
+            lambda objs, c: check_cohort_nominal_within_capacity(objs, capacity(c))),
         resource_policy(
             "inference-namespace-selector",
             "Inference ClusterQueues select their tenant namespaces (no missing or empty namespaceSelector).",

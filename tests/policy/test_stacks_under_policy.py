@@ -55,3 +55,13 @@ def test_the_harness_does_catch_a_broken_stack():
     cq["spec"]["preemption"]["reclaimWithinCohort"] = "LowerPriority"
     found = evaluate(resources, pack_config(REPO / "policy" / "config" / "dev.json"))
     assert list(found) == ["inference-reclaim-any"]
+
+
+@pytest.mark.parametrize("name", STACK_NAMES)
+def test_stack_passes_without_a_config_file_from_its_own_node_pools(name, monkeypatch):
+    """`pulumi preview --policy-pack policy` with no --policy-pack-config: the analyzer gets the stack config in
+    PULUMI_CONFIG and derives the capacity from kueue-cohorts:nodePools."""
+    raw = stack_raw(name)
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps({f"kueue-cohorts:{k}": json.dumps(v) for k, v in raw.items()}))
+    mocks = run_main(_config(raw))
+    assert evaluate([(r.typ, r.urn, r.name, r.inputs) for r in mocks.registered], pack_config()) == {}
