@@ -30,6 +30,8 @@ from prsummary import gitbase, stackfile
 from prsummary.events import PreviewReport, report_from_events
 
 AGAINST = ("base", "state")
+TOOL_ROOT = Path(__file__).resolve().parents[1]
+"""The checkout that holds prsummary/, deploy/ and toolchain/ (the baseline subprocess runs from there)."""
 
 
 def policy_config(repo: Path, stack: str) -> Optional[Path]:
@@ -72,6 +74,9 @@ def preview_against_base(repo: Path, stack: str, base: str, *, policy: bool = Tr
         stack: the stack name (stacks/Pulumi.<stack>.yaml). base: a git ref.
         policy: run the policy pack (with policy/config/<stack>.json when present).
         log: receives the engine's output lines.
+    The working tree's program runs in this process (with the `components` already imported here, i.e. this
+    checkout's); the base program runs in a subprocess with the base commit's own `components`.
+
     Returns:
         The PreviewReport; its note says how the state was built (or why it is empty).
     Raises:
@@ -102,7 +107,7 @@ def preview_against_base(repo: Path, stack: str, base: str, *, policy: bool = Tr
             proc = subprocess.run(
                 [sys.executable, "-m", "prsummary.baseline", "--project", str(project), "--program",
                  str(base_src / "__main__.py"), "--stack", stack, "--backend", backend],
-                cwd=str(repo), capture_output=True, text=True,
+                cwd=str(TOOL_ROOT), capture_output=True, text=True,
             )
             log(proc.stdout)
             if proc.returncode != 0:
