@@ -1,0 +1,85 @@
+"""The GitHub workflows: linted by actionlint (built from its Go module, pinned in toolchain/versions.toml) and
+checked for the shape issue 8 asks for. The test fails if actionlint cannot be built."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+import toolchain
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+
+
+@pytest.fixture(scope="module")
+def actionlint() -> Path:
+    """The pinned actionlint binary (built if missing; a build failure fails the test)."""
+    return toolchain.ensure(["actionlint"])["actionlint"]
+
+
+def _load(name: str) -> dict:
+    doc = yaml.safe_load((ROOT / ".github" / "workflows" / name).read_text())
+    doc["on"] = doc.pop(True, doc.get("on"))  # YAML 1.1 reads the key `on` as True
+    return doc
+
+
+def _run(actionlint: Path, *paths: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(actionlint), "-no-color", *map(str, paths)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+
+
+def test_every_workflow_passes_actionlint(actionlint):
+    assert {p.name for p in WORKFLOWS} >= {"preview.yml", "deploy.yml"}
+    proc = _run(actionlint, *WORKFLOWS)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_actionlint_rejects_a_broken_workflow(actionlint, tmp_path):
+    bad = tmp_path / ".github" / "workflows" / "bad.yml"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-24.04\n    needs: missing\n"
+                   "    steps:\n      - run: echo ${{ matrix.nope }}\n")
+    proc = _run(actionlint, bad)
+    assert proc.returncode == 1 and "missing" in proc.stdout
+
+
+def _steps_using(job: dict, action: str) -> list[dict]:
+    return [s for s in job["steps"] if str(s.get("uses", "")).startswith(action)]
+
+
+def test_preview_workflow_previews_every_stack_with_policy_and_comments():
+    doc = _load("preview.yml")
+    assert set(doc["on"]["pull_request"]["paths"]) >= {"stacks/**", "components/**", "policy/**"}
+    assert doc["permissions"]["pull-requests"] == "write"
+    job = doc["jobs"]["preview"]
+    stacks = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+    assert sorted(job["strategy"]["matrix"]["stack"]) == stacks
+    assert job["env"]["PULUMI_CONFIG_PASSPHRASE"] == "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}"
+    (pulumi,) = _steps_using(job, "pulumi/actions@v7")
+    w = pulumi["with"]
+    assert w["command"] == "preview" and w["diff"] is True and w["policyPacks"] == "policy"
+    assert w["comment-on-pr"] is True and w["edit-pr-comment"] is True
+    assert w["cloud-url"] == "${{ secrets.PULUMI_BACKEND_URL }}"
+    versions = (ROOT / "toolchain" / "versions.toml").read_text()
+    assert f'version = "{w["pulumi-version"]}"' in versions  # the pinned CLI version
+    summary = next(s for s in job["steps"] if s.get("name") == "make pr-summary")
+    assert "make pr-summary STACK=" in summary["run"] and "BASE=" in summary["run"]
+    (comment,) = _steps_using(job, "marocchino/sticky-pull-request-comment@")
+    assert comment["with"]["path"] == "pr-summary-${{ matrix.stack }}.md"
+    assert "${{ matrix.stack }}" in comment["with"]["header"]
+
+
+def test_deploy_workflow_runs_staging_then_prod_behind_its_environment():
+    doc = _load("deploy.yml")
+    assert doc["on"]["push"]["branches"] == ["main"]
+    assert doc["concurrency"]["cancel-in-progress"] is False
+    staging, prod = doc["jobs"]["staging"], doc["jobs"]["prod"]
+    assert prod["needs"] == "staging" and prod["environment"] == "prod"
+    for job, stack in ((staging, "staging"), (prod, "prod")):
+        (up,) = _steps_using(job, "pulumi/actions@v7")
+        assert up["with"]["command"] == "up" and up["with"]["stack-name"] == stack
+        assert up["with"]["policyPacks"] == "policy"
+    assert "required reviewers" in (ROOT / ".github" / "workflows" / "deploy.yml").read_text().lower()
