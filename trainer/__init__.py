@@ -1,0 +1,7 @@
+"""The checkpoint-safe training entrypoint that runs inside the training container (`python -m trainer`).
+
+Modules: `checkpoints` (discovery, completeness, rotation, flush; standard library), `preemption` (the SIGTERM
+latch; standard library), `callback` (the TrainerCallback), `entrypoint` (configuration and the run), `demo` (a
+tiny self-contained recipe, the runtime's default). Shipped into the TrainingRuntime as a ConfigMap (flat files,
+mounted as the `trainer` package), so nothing here imports the Pulumi program (`components/`).
+"""

@@ -1,0 +1,124 @@
+"""PreemptionCallback: turns the SIGTERM latch into one complete checkpoint at a step boundary and a clean stop.
+
+Hooks into the Hugging Face Trainer's loop (transformers.TrainerCallback; the order within a step is
+on_step_end -> [evaluate -> on_evaluate] -> [_save_checkpoint -> on_save] -> stop check):
+
+- signal during a training step: at on_step_end, request a save at this global step, skip a pending evaluation,
+  stop after the save;
+- signal during an evaluation: the evaluation finishes, on_evaluate requests the save at this step, then stop;
+- signal during a save: that save finishes, on_save stops the loop; no second checkpoint is written;
+- after every save (rank 0): fsync the checkpoint (the "flush"), verify it is complete, then rotate with
+  `trainer.checkpoints.rotate`, which never deletes the checkpoint just written, the one resumed from, or an
+  incomplete one. The Trainer's own rotation is switched off by the entrypoint (save_total_limit=None).
+
+In distributed training every rank must stop at the same step: the request is OR-reduced across ranks at each
+hook (torch.distributed.all_reduce MAX), so a SIGTERM seen by any pod stops all of them together.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Optional
+
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+
+from trainer import checkpoints, preemption
+
+log = logging.getLogger("kueue_cohorts.trainer")
+
+
+class PreemptionCallback(TrainerCallback):
+    """Save-and-stop on SIGTERM, flush and safe rotation after every save.
+
+    Args:
+        run_dir: the run's checkpoint directory (= TrainingArguments.output_dir).
+        save_total_limit: the recipe's save_total_limit (None keeps every checkpoint).
+        resumed_from: the checkpoint this attempt resumed from (never rotated away), or None.
+        with_optimizer: False when the recipe saves only the model (save_only_model).
+    Attributes after training: `stopped_at_step` (int global step of the checkpoint written because of the
+    signal, or None), `saved_steps` (global steps saved in this attempt, in order), `flush_seconds` (seconds per
+    save spent in fsync, same order), `last_saved_step`.
+    """
+
+    def __init__(
+        self, run_dir: Path, save_total_limit: Optional[int], resumed_from: Optional[Path], with_optimizer: bool
+    ):
+        self.run_dir = Path(run_dir)
+        self.save_total_limit = save_total_limit
+        self.resumed_from = resumed_from
+        self.with_optimizer = with_optimizer
+        self.stopped_at_step: Optional[int] = None
+        self.last_saved_step: Optional[int] = None
+        self.saved_steps: list[int] = []
+        self.flush_seconds: list[float] = []
+
+    # --- helpers -------------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _requested(args: TrainingArguments) -> bool:
+        """The local request, OR-ed over all ranks when torch.distributed runs with more than one process."""
+        local = preemption.requested()
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+            import torch
+
+            flag = torch.tensor([1 if local else 0], device=args.device)
+            dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+            if flag.item() and not local:
+                preemption.request("SIGTERM on another rank")
+                return True
+        return local
+
+    # --- TrainerCallback hooks -----------------------------------------------------------------------------------
+
+    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs):
+        if self._requested(args):
+            control.should_save = True
+            control.should_evaluate = False
+            control.should_training_stop = True
+        return control
+
+    def on_evaluate(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs):
+        if self._requested(args) and self.last_saved_step != state.global_step:
+            control.should_save = True
+            control.should_training_stop = True
+        return control
+
+    def on_epoch_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs):
+        if self._requested(args):
+            already_saved = self.last_saved_step == state.global_step
+            control.should_save = not already_saved
+            control.should_evaluate = False
+            control.should_training_stop = True
+        return control
+
+    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs):
+        written = self.run_dir / f"checkpoint-{state.global_step}"
+        if args.should_save:
+            started = time.perf_counter()
+            files = checkpoints.fsync_tree(written)
+            flushed = time.perf_counter() - started
+            self.flush_seconds.append(flushed)
+            problems = checkpoints.completeness_problems(
+                checkpoints.Checkpoint(state.global_step, written), self.with_optimizer
+            )
+            if problems:
+                log.error("checkpoint %s is incomplete after the save: %s", written, "; ".join(problems))
+            protected = [written] + ([self.resumed_from] if self.resumed_from else [])
+            deleted = checkpoints.rotate(self.run_dir, self.save_total_limit, protected, self.with_optimizer)
+            log.info(
+                "saved %s at global step %d: %d files flushed in %.4f s%s",
+                written.name,
+                state.global_step,
+                files,
+                flushed,
+                f"; rotated away {', '.join(p.name for p in deleted)}" if deleted else "",
+            )
+        self.last_saved_step = state.global_step
+        self.saved_steps.append(state.global_step)
+        if self._requested(args):
+            self.stopped_at_step = state.global_step
+            control.should_training_stop = True
+        return control

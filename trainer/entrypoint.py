@@ -1,0 +1,155 @@
+"""The checkpoint-safe training entrypoint: run any Trainer-based recipe so that a preempted run loses nothing.
+
+Configuration (environment, set by the PreemptibleTrainingRuntime; each has a command-line twin):
+
+| env | flag | meaning |
+|---|---|---|
+| KUEUE_COHORTS_RECIPE | --recipe | `module:function`; `function(output_dir: str) -> transformers.Trainer`, built but not trained, with `TrainingArguments(output_dir=output_dir, ...)`. Default `trainer.demo:build_trainer`. |
+| KUEUE_COHORTS_CHECKPOINT_ROOT | --checkpoint-root | the RWX checkpoint PVC's mount path (required) |
+| KUEUE_COHORTS_RUN_NAME | --run-name | the TrainJob name (the pod's `jobset.sigs.k8s.io/jobset-name` label via the downward API; required) |
+| KUEUE_COHORTS_SAVE_STEPS | --save-steps | if set, overrides the recipe: save_strategy "steps" every N optimizer steps (components.planning.save_steps) |
+
+Flow: the run directory `<root>/<run name>` is created; the recipe builds its Trainer there; the newest complete
+checkpoint of this run (trainer.checkpoints) is resumed from, with a log line naming it and every newer incomplete
+one skipped; training runs with trainer.callback.PreemptionCallback. Exit code 0 when training finished or stopped
+cleanly on SIGTERM after writing its checkpoint; 2 for a configuration error; anything the recipe raises
+propagates (exit 1).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+from trainer import checkpoints, preemption
+
+log = logging.getLogger("kueue_cohorts.trainer")
+
+DEFAULT_RECIPE = "trainer.demo:build_trainer"
+
+
+class ConfigError(ValueError):
+    """The entrypoint's configuration (env or flags) is unusable; the message names the variable and the fix."""
+
+
+def configure_logging() -> None:
+    """Send the `kueue_cohorts.trainer` logger to stderr at INFO with the `[kueue-cohorts-trainer]` prefix."""
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("[kueue-cohorts-trainer] %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False
+
+
+def parse_args(argv: Optional[Sequence[str]], env: os._Environ | dict) -> argparse.Namespace:
+    """Flags over environment. Returns recipe (str), checkpoint_root (Path), run_name (str), save_steps (int|None).
+
+    Raises ConfigError naming the missing or invalid variable.
+    """
+    parser = argparse.ArgumentParser(prog="python -m trainer", description=__doc__.splitlines()[0])
+    parser.add_argument("--recipe", default=env.get("KUEUE_COHORTS_RECIPE") or DEFAULT_RECIPE)
+    parser.add_argument("--checkpoint-root", default=env.get("KUEUE_COHORTS_CHECKPOINT_ROOT"))
+    parser.add_argument("--run-name", default=env.get("KUEUE_COHORTS_RUN_NAME"))
+    parser.add_argument("--save-steps", default=env.get("KUEUE_COHORTS_SAVE_STEPS"))
+    ns = parser.parse_args(argv)
+    if not ns.checkpoint_root:
+        raise ConfigError("KUEUE_COHORTS_CHECKPOINT_ROOT is not set: set it to the checkpoint PVC's mount path")
+    if not ns.run_name:
+        raise ConfigError("KUEUE_COHORTS_RUN_NAME is not set: set it to the TrainJob name")
+    if ns.save_steps in (None, ""):
+        ns.save_steps = None
+    else:
+        try:
+            ns.save_steps = int(ns.save_steps)
+        except ValueError:
+            ns.save_steps = 0
+        if ns.save_steps < 1:
+            raise ConfigError(f"KUEUE_COHORTS_SAVE_STEPS={ns.save_steps!r} must be a positive integer")
+    ns.checkpoint_root = Path(ns.checkpoint_root)
+    return ns
+
+
+def load_recipe(spec: str) -> Callable[[str], object]:
+    """Import `module:function` and return the function. Raises ConfigError if the spec is malformed."""
+    module_name, sep, function_name = spec.partition(":")
+    if not sep or not module_name or not function_name:
+        raise ConfigError(f"KUEUE_COHORTS_RECIPE={spec!r} must be 'module:function', e.g. {DEFAULT_RECIPE!r}")
+    module = importlib.import_module(module_name)
+    try:
+        return getattr(module, function_name)
+    except AttributeError:
+        raise ConfigError(f"KUEUE_COHORTS_RECIPE={spec!r}: module {module_name!r} has no {function_name!r}") from None
+
+
+def _prepare(trainer, run_dir: Path, save_steps: Optional[int]) -> Optional[int]:
+    """Check the recipe's Trainer writes into run_dir, apply save_steps, switch off the Trainer's own rotation.
+
+    Returns the recipe's save_total_limit (our rotation applies it instead).
+    """
+    from transformers.trainer_utils import SaveStrategy
+
+    args = trainer.args
+    if Path(args.output_dir).resolve() != run_dir.resolve():
+        raise ConfigError(
+            f"the recipe's TrainingArguments.output_dir is {args.output_dir!r}, not the run directory {str(run_dir)!r}: "
+            "pass the output_dir the entrypoint gives the recipe to TrainingArguments"
+        )
+    if save_steps is not None:
+        if args.save_strategy != SaveStrategy.STEPS or args.save_steps != save_steps:
+            log.info("save_strategy=steps, save_steps=%d (KUEUE_COHORTS_SAVE_STEPS overrides the recipe)", save_steps)
+        args.save_strategy = SaveStrategy.STEPS
+        args.save_steps = save_steps
+    limit = args.save_total_limit
+    args.save_total_limit = None
+    return limit
+
+
+def run(argv: Optional[Sequence[str]] = None, env: Optional[dict] = None) -> int:
+    """Run one training attempt. Returns the process exit code (0 finished or preempted cleanly, 2 config error)."""
+    configure_logging()
+    try:
+        ns = parse_args(argv, os.environ if env is None else env)
+        run_dir = checkpoints.run_dir(ns.checkpoint_root, ns.run_name)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        recipe = load_recipe(ns.recipe)
+    except (ConfigError, ValueError) as err:
+        log.error("%s", err)
+        return 2
+    trainer = recipe(str(run_dir))
+    try:
+        limit = _prepare(trainer, run_dir, ns.save_steps)
+    except ConfigError as err:
+        log.error("%s", err)
+        return 2
+    with_optimizer = not trainer.args.save_only_model
+    resume = checkpoints.newest_complete(run_dir, with_optimizer)
+    if resume is None:
+        log.info("no complete checkpoint in %s: starting at global step 0", run_dir)
+    else:
+        log.info("resuming from %s at global step %d", resume.path, resume.step)
+
+    from trainer.callback import PreemptionCallback
+
+    callback = PreemptionCallback(run_dir, limit, resume.path if resume else None, with_optimizer)
+    trainer.add_callback(callback)
+    if preemption.requested():
+        log.info("%s arrived before training started: nothing to save, exiting 0", preemption.signal_name())
+        return 0
+    trainer.train(resume_from_checkpoint=str(resume.path) if resume else None)
+    step = trainer.state.global_step
+    if callback.stopped_at_step is not None:
+        log.info(
+            "preempted: stopped at global step %d with checkpoint-%d complete, %.3f s after %s; exiting 0",
+            step,
+            callback.stopped_at_step,
+            preemption.seconds_since_request() or 0.0,
+            preemption.signal_name(),
+        )
+    else:
+        log.info("training finished at global step %d", step)
+    return 0
