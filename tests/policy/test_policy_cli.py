@@ -1,0 +1,227 @@
+"""The policy pack through the real pulumi CLI (deploy.engine: Automation API, pinned CLI, provider plugin, the
+pack started by the engine as an analyzer), on a temporary project copy with its own file backend.
+
+1. Every stack in stacks/ previews with no policy event at all, with `--policy-pack policy` and no config file
+   (capacity derived from the stack's nodePools) and, for dev, with `--policy-pack-config policy/config/dev.json`.
+2. Test programs, each with one violation, fail the preview and name the policy: an unsafe inference ClusterQueue
+   made inside our InferenceTrainingCohort component; one loaded through `yaml/v2.ConfigGroup` from a YAML string
+   (a remote component: the program uses a render-mode provider, the only way Construct works offline); one typed
+   as kueue.x-k8s.io/v1beta1 with `cohort`; and one whose GPU quota is an Output unknown at preview.
+Every program renders (render_yaml_to_directory), so no cluster is needed; a preview writes nothing anyway.
+"""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from pulumi import automation as auto
+
+from deploy import engine
+from tests.integration.project import STACKS, Project
+from tests.policy.harness import REPO
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+
+PACK = REPO / "policy"
+
+
+@pytest.fixture(scope="module")
+def binaries():
+    """The pinned CLI and provider plugin, built if missing (a build failure fails the test, never skips it)."""
+    import toolchain
+
+    return toolchain.ensure(["pulumi", "pulumi-resource-kubernetes"])
+
+
+class Run:
+    """One preview: its policy events, output and whether the engine refused it."""
+
+    def __init__(self) -> None:
+        self.events: list = []
+        self.output: list[str] = []
+        self.error: str | None = None
+
+    def on_event(self, event: auto.EngineEvent) -> None:
+        if event.policy_event is not None:
+            self.events.append(event.policy_event)
+
+    def policies(self, level: str | None = None) -> set[str]:
+        return {e.policy_name for e in self.events if level is None or e.enforcement_level == level}
+
+    def text(self) -> str:
+        return "\n".join(self.output) + (self.error or "")
+
+
+def _preview(stack: auto.Stack, config_file: Path | None = None) -> Run:
+    run = Run()
+    kwargs = engine.run_kwargs(stack, color="never")
+    kwargs["on_output"] = run.output.append
+    assert kwargs.get("policy_packs") == [str(PACK)], "deploy.engine must pass the policy pack by default"
+    if config_file is not None:
+        kwargs["policy_pack_configs"] = [str(config_file)]
+    try:
+        stack.preview(on_event=run.on_event, **kwargs)
+    except auto.errors.CommandError as err:
+        run.error = str(err)
+    return run
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_every_stack_previews_clean_under_the_pack(binaries, tmp_path, name):
+    project = Project(tmp_path)
+    project.render_to(name, tmp_path / "rendered")
+    run = _preview(project.open(name))
+    assert run.error is None, run.text()
+    assert run.events == [], run.text()
+
+
+def test_dev_previews_clean_with_its_policy_config_file(binaries, tmp_path):
+    project = Project(tmp_path)
+    project.render_to("dev", tmp_path / "rendered")
+    run = _preview(project.open("dev"), REPO / "policy" / "config" / "dev.json")
+    assert run.error is None, run.text()
+    assert run.events == [], run.text()
+
+
+PRELUDE = """\
+import pulumi
+import pulumi_kubernetes as k8s
+
+provider = k8s.Provider("render", render_yaml_to_directory={render!r})
+opts = pulumi.ResourceOptions(provider=provider)
+"""
+
+COMPONENT_PROGRAM = """\
+import copy
+from components.layouts import InferenceTrainingCohort, InferenceTrainingCohortArgs
+from components.plans import flavor_spec
+from components.resources import ManifestResource
+from components.settings import load_stack_file
+
+settings = load_stack_file({stack_file!r})
+
+
+def drop_inference_borrowing_limit(args):
+    # A transformation a user might add: it strips borrowingLimit from our component's inference ClusterQueue.
+    if args.type_.endswith(":ClusterQueue") and args.props["metadata"]["name"] == "c12-inference-cq":
+        props = copy.deepcopy(dict(args.props))
+        for entry in props["spec"]["resourceGroups"][0]["flavors"][0]["resources"]:
+            entry.pop("borrowingLimit", None)
+        return pulumi.ResourceTransformationResult(props, args.opts)
+    return None
+
+
+flavor = ManifestResource("resource-flavor", flavor_spec(settings.resource_flavor).manifest(), opts)
+InferenceTrainingCohort(
+    "c12-shared",
+    InferenceTrainingCohortArgs(settings=settings.inference_training, flavor=flavor),
+    pulumi.ResourceOptions(provider=provider, transformations=[drop_inference_borrowing_limit]),
+)
+"""
+
+CONFIG_GROUP_PROGRAM = '''\
+k8s.yaml.v2.ConfigGroup("hand-written", files={crd_files!r}, yaml="""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: yaml-inference-cq
+  labels:
+    kueue-cohorts/role: inference
+spec:
+  cohortName: c12-shared
+  namespaceSelector:
+    matchLabels:
+      kubernetes.io/metadata.name: c12-inference
+  resourceGroups:
+    - coveredResources: [nvidia.com/gpucores]
+      flavors:
+        - name: c12-default
+          resources:
+            - name: nvidia.com/gpucores
+              nominalQuota: "20"
+  preemption:
+    reclaimWithinCohort: Any
+""", opts=opts)
+'''
+
+V1BETA1_PROGRAM = """\
+k8s.apiextensions.CustomResource(
+    "legacy-queue",
+    api_version="kueue.x-k8s.io/v1beta1",
+    kind="ClusterQueue",
+    metadata={{"name": "legacy-cq", "labels": {{"kueue-cohorts/role": "training"}}}},
+    spec={{
+        "cohort": "c12-shared",
+        "namespaceSelector": {{"matchLabels": {{"kubernetes.io/metadata.name": "c12-training"}}}},
+        "resourceGroups": [{{"coveredResources": ["cpu"], "flavors": [
+            {{"name": "c12-default", "resources": [{{"name": "cpu", "nominalQuota": "0"}}]}}]}}],
+    }},
+    opts=opts,
+)
+"""
+
+UNKNOWN_QUOTA_PROGRAM = """\
+# The GPU quota comes from another resource's output: unknown until that resource exists.
+source = k8s.core.v1.ConfigMap("quota-source", data={{"gpucores": "20"}}, opts=opts)
+gpucores = source.id.apply(lambda _: "20")
+k8s.apiextensions.CustomResource(
+    "computed-queue",
+    api_version="kueue.x-k8s.io/v1beta2",
+    kind="ClusterQueue",
+    metadata={{"name": "computed-cq", "labels": {{"kueue-cohorts/role": "inference"}}}},
+    spec={{
+        "cohortName": "c12-shared",
+        "namespaceSelector": {{"matchLabels": {{"kubernetes.io/metadata.name": "c12-inference"}}}},
+        "resourceGroups": [{{"coveredResources": ["nvidia.com/gpucores"], "flavors": [
+            {{"name": "c12-default", "resources": [
+                {{"name": "nvidia.com/gpucores", "nominalQuota": gpucores, "borrowingLimit": "0"}}]}}]}}],
+        "preemption": {{"reclaimWithinCohort": "Any"}},
+    }},
+    opts=opts,
+)
+"""
+
+
+def _program_preview(tmp_path: Path, body: str, **fmt) -> Run:
+    """Preview `body` (after the render-provider prelude) as the dev stack's program of a project copy; the pack
+    derives the dev capacity from the stack's nodePools."""
+    project = Project(tmp_path)
+    program = tmp_path / "program" / "__main__.py"
+    program.parent.mkdir()
+    program.write_text(PRELUDE.format(render=str(tmp_path / "rendered")) + textwrap.dedent(body).format(**fmt))
+    stack = engine.open_stack("dev", work_dir=project.root, program=program, backend=project.backend)
+    return _preview(stack)
+
+
+def test_unsafe_inference_queue_inside_our_component_fails(binaries, tmp_path):
+    run = _program_preview(tmp_path, COMPONENT_PROGRAM, stack_file=str(REPO / "stacks" / "Pulumi.dev.yaml"))
+    assert run.error is not None, run.text()
+    assert run.policies("mandatory") == {"inference-borrowing-limit-zero"}, run.text()
+    assert "The ClusterQueue 'c12-inference-cq' is an inference queue and must set borrowingLimit to 0" in run.text()
+
+
+def test_inference_queue_loaded_from_yaml_through_config_group_fails(binaries, tmp_path):
+    import toolchain
+
+    crd = [str(p) for p in toolchain.crd_files("kueue") if p.name == "kueue.x-k8s.io_clusterqueues.yaml"]
+    run = _program_preview(tmp_path, CONFIG_GROUP_PROGRAM, crd_files=crd)
+    assert run.error is not None, run.text()
+    assert "inference-borrowing-limit-zero" in run.policies("mandatory"), run.text()
+    assert "The ClusterQueue 'yaml-inference-cq' is an inference queue and must set borrowingLimit to 0" in run.text()
+
+
+def test_v1beta1_queue_with_cohort_fails_with_the_migration(binaries, tmp_path):
+    run = _program_preview(tmp_path, V1BETA1_PROGRAM)
+    assert run.error is not None, run.text()
+    assert run.policies("mandatory") == {"kueue-api-version"}, run.text()
+    assert "rename spec.cohort to spec.cohortName" in run.text()
+
+
+def test_gpu_quota_unknown_at_preview_fails_closed(binaries, tmp_path):
+    run = _program_preview(tmp_path, UNKNOWN_QUOTA_PROGRAM)
+    assert run.error is not None, run.text()
+    assert "cohort-nominal-within-capacity" in run.policies("mandatory"), run.text()
+    assert ("The ClusterQueue 'computed-cq' has spec.resourceGroups[0].flavors[0].resources[0].nominalQuota unknown "
+            "at preview") in run.text()
+    assert "can't run policy" not in run.text()
