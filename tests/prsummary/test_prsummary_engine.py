@@ -1,0 +1,63 @@
+"""The summary through the real pulumi CLI (offline: render mode, throwaway file backends, the real policy pack).
+
+Each test makes a temporary git repo with a copy of the project, commits it (the base), changes the working tree,
+and builds the summary against HEAD: the base commit's program is `pulumi up`-ed into a file backend, then the
+working tree is previewed against that state with the policy pack.
+"""
+from __future__ import annotations
+
+import pytest
+
+import toolchain
+from prsummary import __main__ as cli
+from prsummary.preview import preview_against_base
+from tests.prsummary.test_prsummary_git import pin_cpu_borrowing, raise_vision_cpu_floor
+
+pytestmark = pytest.mark.integration
+
+CQ = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def engine_binaries():
+    """The pinned pulumi CLI and kubernetes provider (built if missing; a build failure fails the test)."""
+    return toolchain.ensure(["pulumi", "pulumi-resource-kubernetes"])
+
+
+def test_floor_change_previews_one_cluster_queue_update_and_one_quota_cell(repo):
+    pin_cpu_borrowing(repo)
+    repo.commit()
+    raise_vision_cpu_floor(repo)
+    report = preview_against_base(repo.path, "staging", "HEAD")
+    assert report.errors == [] and report.violations == []
+    assert [(c.op, c.type, c.name) for c in report.changes] == [("update", CQ, "research-cq-team-vision-cq")]
+    assert any(p.endswith("nominalQuota") for p in report.changes[0].paths), report.changes[0].paths
+    text = cli.build(repo.path, "staging", "HEAD")
+    bold = [line for line in text.splitlines() if line.startswith("|") and "**" in line]
+    assert bold == ["| `team-vision-cq` (tenant) | `cpu` | **4 → 6** | 4 | – |"]
+    assert "No policy violations." in text and "Summary: 1 to update." in text
+
+
+def test_mandatory_violation_is_at_the_top(repo):
+    repo.commit()
+    # Declare 4 nodes (16 GPUs) so the stack config validates, then give the research cohort 9 GPUs: the policy
+    # pack's capacity for staging (policy/config/staging.json: 8 GPUs) is what the cluster really has.
+    pools = repo.config("staging")["nodePools"]
+    pools[0]["count"] = 4
+    repo.set_config("staging", "nodePools", pools)
+    pool = repo.config("staging")["sharedPool"]
+    pool["tenants"][0]["floor"]["nvidia.com/gpu"] = "7"
+    repo.set_config("staging", "sharedPool", pool)
+    text = cli.build(repo.path, "staging", "HEAD")
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("- "))
+    assert lines[first].startswith("- 🛑 **mandatory** `cohort-nominal-within-capacity`"), text
+    assert "research" in lines[first]
+    assert text.index("mandatory violation(s)") < text.index("#### Resource changes") < text.index("#### Quotas")
+
+
+def test_unchanged_stack_is_one_line(repo):
+    repo.commit()
+    text = cli.build(repo.path, "dev", "HEAD")
+    assert text.count("\n") == 1, text
+    assert "**`dev`**: no changes against `HEAD`" in text
