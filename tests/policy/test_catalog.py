@@ -128,3 +128,12 @@ def test_unknown_nominal_quota_fails_the_capacity_stack_policy_through_the_sdk_s
     assert ("cohort-nominal-within-capacity", proto.MANDATORY) in found
     assert all(level == proto.MANDATORY for _, level in found)
     assert not any("can't run policy" in d.message for d in response.diagnostics)
+
+
+def test_analyzer_info_carries_every_policy_with_its_schema():
+    info = _servicer().GetAnalyzerInfo(None, None)
+    policies = {p.name: p for p in info.policies}
+    assert set(policies) == MANDATORY | ADVISORY
+    schema = json_format.MessageToDict(policies["cohort-nominal-within-capacity"].configSchema.properties)
+    assert schema["capacity"]["default"] == {}
+    assert policies["cluster-queue-namespace-selector"].enforcementLevel == proto.ADVISORY
