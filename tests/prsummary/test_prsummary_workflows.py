@@ -61,6 +61,9 @@ def test_preview_workflow_previews_every_stack_with_policy_and_comments():
     (pulumi,) = _steps_using(job, "pulumi/actions@v7")
     w = pulumi["with"]
     assert w["command"] == "preview" and w["diff"] is True and w["policyPacks"] == "policy"
+    assert w["policyPackConfigs"] == "policy/config/${{ matrix.stack }}.json"
+    for stack in stacks:
+        assert (ROOT / "policy" / "config" / f"{stack}.json").is_file(), stack
     assert w["comment-on-pr"] is True and w["edit-pr-comment"] is True
     assert w["cloud-url"] == "${{ secrets.PULUMI_BACKEND_URL }}"
     versions = (ROOT / "toolchain" / "versions.toml").read_text()
@@ -82,4 +85,5 @@ def test_deploy_workflow_runs_staging_then_prod_behind_its_environment():
         (up,) = _steps_using(job, "pulumi/actions@v7")
         assert up["with"]["command"] == "up" and up["with"]["stack-name"] == stack
         assert up["with"]["policyPacks"] == "policy"
+        assert up["with"]["policyPackConfigs"] == f"policy/config/{stack}.json"
     assert "required reviewers" in (ROOT / ".github" / "workflows" / "deploy.yml").read_text().lower()
