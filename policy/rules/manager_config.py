@@ -20,10 +20,11 @@ from typing import Any, Iterator, Mapping, Optional
 import yaml
 
 from .objects import KubeObject, guarded
-from .values import MISSING, Violation, as_list, as_map, get, is_map
+from .values import MISSING, UnknownValueError, Violation, as_list, as_map, get, is_map
 
 CONFIG_GROUP = "config.kueue.x-k8s.io"
 NAME_LABEL = "kubernetes.io/metadata.name"
+MANAGER_CONFIG_KEY = "controller_manager_config.yaml"
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _UNITS = {"ns": Decimal("1e-9"), "us": Decimal("1e-6"), "µs": Decimal("1e-6"), "ms": Decimal("0.001"),
           "s": Decimal(1), "m": Decimal(60), "h": Decimal(3600)}
@@ -72,13 +73,33 @@ def selector_matches(selector: Mapping, labels: Mapping[str, str]) -> bool:
 
 
 def configurations(obj: KubeObject) -> Iterator[tuple[str, Any]]:
-    """Yield (where, raw YAML text) of every Kueue manager Configuration carried by `obj`."""
+    """Yield (where, raw YAML text) of every Kueue manager Configuration carried by `obj`.
+
+    An unknown value raises UnknownValueError only where a Kueue Configuration may hide: the ConfigMap key
+    `controller_manager_config.yaml` (or any key of a ConfigMap whose name mentions kueue) and the values of a
+    chart whose reference mentions kueue. Unknown values of unrelated ConfigMaps and charts are skipped.
+    """
     if obj.is_kind("", "ConfigMap"):
-        for key, value in as_map(get(obj.props, "data")).items():
+        data = get(obj.props, "data")
+        if not is_map(data):
+            return
+        kueue_map = "kueue" in obj.name
+        for key in list(data):
+            try:
+                value = data[key]
+            except UnknownValueError:
+                if key == MANAGER_CONFIG_KEY or kueue_map:
+                    raise
+                continue
             if isinstance(value, str) and CONFIG_GROUP in value:
                 yield f"data['{key}']", value
     elif obj.group == "helm.sh" and obj.kind in ("Chart", "Release"):
-        text = get(obj.props, "values", "managerConfig", "controllerManagerConfigYaml")
+        try:
+            text = get(obj.props, "values", "managerConfig", "controllerManagerConfigYaml")
+        except UnknownValueError:
+            if "kueue" in str(get(obj.props, "chart") or "") or "kueue" in obj.name:
+                raise
+            return
         if text is not MISSING:
             yield "values.managerConfig.controllerManagerConfigYaml", text
 

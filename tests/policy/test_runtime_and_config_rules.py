@@ -202,6 +202,16 @@ def test_unknown_configuration_fails_closed():
                                         "data.controller_manager_config.yaml unknown at preview")
 
 
+def test_unknown_values_of_unrelated_config_maps_and_charts_are_skipped():
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app"}, "data": {"url": UNKNOWN}}
+    chart = {"apiVersion": "helm.sh/v4", "kind": "Chart", "chart": "ingress-nginx", "values": UNKNOWN}
+    assert check_kueue_manager_config(kube("app", cm)) == []
+    assert check_kueue_manager_config(kube("ingress", chart)) == []
+    chart["chart"] = "oci://registry.k8s.io/kueue/charts/kueue"
+    [violation] = check_kueue_manager_config(kube("queueing", chart))
+    assert violation.message.startswith("The Chart 'queueing' has values unknown at preview")
+
+
 @pytest.mark.parametrize("text,seconds", [("10m", 600), ("1h30m", 5400), ("1.5s", 1.5), ("0", 0), ("300ms", 0.3),
                                           ("10", None), ("", None), ("5 m", None)])
 def test_go_durations(text, seconds):
