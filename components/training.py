@@ -61,6 +61,10 @@ GUIDE_IMAGE = "build-harbor.alauda.cn/mlops/llamafactory0.9-cu126-amd64:v0.1.0"
 _DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 _RECIPE = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+RESERVED_ENV = frozenset(
+    {"PYTHONPATH", "KUEUE_COHORTS_RUN_NAME", "KUEUE_COHORTS_CHECKPOINT_ROOT", "KUEUE_COHORTS_RECIPE",
+     "KUEUE_COHORTS_SAVE_STEPS"}
+)
 
 
 def _canonical_quantity(value: Any) -> str:
@@ -93,7 +97,8 @@ class TrainingRuntimeSettings(BaseModel):
     termination_grace_period_seconds: omitted means checkpoint_save_seconds + one step, rounded up; a value
         shorter than checkpoint_save_seconds is refused.
     image_pull_secrets: names of Secrets in the training namespace (default none).
-    env: extra environment for the recipe (names must not start with KUEUE_COHORTS_ or PET_).
+    env: extra environment for the recipe (e.g. KUEUE_COHORTS_DEMO_MAX_STEPS); the runtime's own variables
+        (RESERVED_ENV) and the Trainer's PET_* are refused.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True)
@@ -125,11 +130,11 @@ class TrainingRuntimeSettings(BaseModel):
         planning.save_steps(self.max_lost_work_seconds, self.seconds_per_step)
         if self.termination_grace_period_seconds is not None:
             planning.check_grace_period(self.termination_grace_period_seconds, self.checkpoint_save_seconds)
-        reserved = sorted(n for n in self.env if n.startswith(("KUEUE_COHORTS_", "PET_")) or n == "PYTHONPATH")
+        reserved = sorted(n for n in self.env if n in RESERVED_ENV or n.startswith("PET_"))
         if reserved:
             raise ValueError(
-                f"env {reserved} is reserved (the entrypoint's KUEUE_COHORTS_*, PYTHONPATH, the Trainer's PET_*): "
-                "rename those variables"
+                f"env {reserved} is reserved (set by the runtime: {', '.join(sorted(RESERVED_ENV))}; the Trainer's "
+                "PET_*): rename those variables"
             )
         for resource, limit in self.limits.items():
             request = self.requests.get(resource)
