@@ -1,0 +1,127 @@
+"""The pod that PreemptibleTrainingRuntime renders, started the way a container runtime starts it.
+
+A small stand-in for the kubelet reads the rendered TrainingRuntime and ConfigMap: it writes the ConfigMap's files
+where the `trainer` volume is mounted, maps every volumeMount to a host directory, resolves the downward-API env
+(the pod's jobset-name label, i.e. the TrainJob name) and `$(VAR)` references, and execs the container's command in
+a new PID namespace (util-linux `unshare --pid --fork`), so the command runs as PID 1, as in a container. A PID 1
+that has not installed a SIGTERM handler ignores SIGTERM, so this also proves the entrypoint installs it.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from components import training
+from tests.trainer.process import ROOT, TrainerProcess
+from trainer import checkpoints
+
+TRAINJOB = "c12-run-e"
+
+
+def _container(manifest: dict) -> tuple[dict, dict]:
+    (job,) = manifest["spec"]["template"]["spec"]["replicatedJobs"]
+    pod = job["template"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    return pod, container
+
+
+def _expand(value: str, env: dict[str, str]) -> str:
+    """Kubernetes `$(VAR)` expansion of earlier variables (core/v1 EnvVar.value)."""
+    return re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), value)
+
+
+def kubelet_start(manifest: dict, config_map: dict[str, str], host: Path, pod_labels: dict[str, str]) -> TrainerProcess:
+    """Materialise the pod's volumes under `host` (a stand-in root file system) and start its container command as
+    PID 1 of a new PID namespace.
+
+    Each volumeMount's path P becomes `host/P`; env values and workingDir that are P, under P or an ancestor of P
+    (PYTHONPATH is the parent of the `trainer` mount) are rewritten the same way.
+    """
+    pod, container = _container(manifest)
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    mount_paths = []
+    for mount in container["volumeMounts"]:
+        target = host / mount["mountPath"].lstrip("/")
+        target.mkdir(parents=True)
+        volume = volumes[mount["name"]]
+        if "configMap" in volume:
+            for key, text in config_map.items():
+                (target / key).write_text(text)
+                (target / key).chmod(volume["configMap"]["defaultMode"])
+        mount_paths.append(mount["mountPath"])
+
+    def to_host(value: str) -> str:
+        for path in mount_paths:
+            if value == path or value.startswith(path + "/") or path.startswith(value.rstrip("/") + "/"):
+                return str(host / value.lstrip("/"))
+        return value
+
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(host / "home")}
+    for item in container["env"]:
+        if "valueFrom" in item:
+            (label,) = re.fullmatch(r"metadata\.labels\['([^']+)'\]", item["valueFrom"]["fieldRef"]["fieldPath"]).groups()
+            env[item["name"]] = pod_labels[label]
+        else:
+            env[item["name"]] = to_host(_expand(item["value"], env))
+    unshare = shutil.which("unshare")
+    assert unshare, "util-linux unshare is needed to run the command as PID 1 in a new PID namespace"
+    argv = [unshare, "--pid", "--fork", "--kill-child", "--mount-proc", "--"] + container["command"] + container.get("args", [])
+    return TrainerProcess(argv, env, cwd=Path(to_host(container["workingDir"])))
+
+
+def _child(pid: int, timeout: float = 30) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        if children:
+            return int(children[0])
+        time.sleep(0.05)
+    raise AssertionError("unshare started no child")
+
+
+@pytest.mark.timeout(300)
+def test_rendered_runtime_runs_python_as_pid_1_and_sigterm_flushes_a_checkpoint(tmp_path):
+    settings = training.TrainingRuntimeSettings.model_validate(
+        {"secondsPerStep": 1, "maxLostWorkSeconds": 5, "env": {"KUEUE_COHORTS_DEMO_MAX_STEPS": "100000",
+                                                                 "OMP_NUM_THREADS": "1"}}
+    )
+    manifest = training.render_runtime(settings, "c12-training", "c12-ckpt")
+    process = kubelet_start(manifest, training.trainer_sources(), tmp_path,
+                            {"jobset.sigs.k8s.io/jobset-name": TRAINJOB})
+    try:
+        process.wait_for(r"saved checkpoint-5 ")  # KUEUE_COHORTS_SAVE_STEPS=5 from the runtime's plan
+        pid = _child(process.proc.pid)
+        status = Path(f"/proc/{pid}/status").read_text()
+        (nspid,) = re.findall(r"^NSpid:\s+(.*)$", status, re.M)
+        assert nspid.split()[-1] == "1", f"the command is not PID 1 in its namespace: NSpid {nspid}"
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
+        assert [part.decode() for part in cmdline] == container_command(manifest)  # python itself, no shell
+        process.send(signal.SIGTERM, pid=pid)
+        assert process.wait() == 0, process.log()
+    finally:
+        if process.proc.poll() is None:
+            process.proc.kill()
+    (line,) = [l for l in process.ours() if l.startswith("preempted:")]
+    step = int(re.match(r"preempted: stopped at global step (\d+) with checkpoint-\1 complete", line).group(1))
+    run_dir = tmp_path / "mnt" / "checkpoints" / TRAINJOB  # <checkpoint root>/<TrainJob name>
+    assert checkpoints.newest_complete(run_dir).step == step
+    assert 5 <= step < 100000
+
+
+def container_command(manifest: dict) -> list[str]:
+    return _container(manifest)[1]["command"]
+
+
+def test_the_configmap_package_is_self_contained():
+    """The entrypoint ships alone: no module in it imports the Pulumi program or the tests."""
+    for name, text in training.trainer_sources().items():
+        assert not re.search(r"^\s*(from|import)\s+(components|tests|pulumi)\b", text, re.M), name
+    assert (ROOT / "trainer" / "__main__.py").read_text() == training.trainer_sources()["__main__.py"]
+    assert os.access(ROOT / "trainer" / "__main__.py", os.R_OK)
