@@ -478,6 +478,37 @@ def _check_kueue(settings: Settings) -> list[Problem]:
     return problems
 
 
+def _check_training_runtime(settings: Settings) -> list[Problem]:
+    runtime = settings.training_runtime
+    if runtime is None:
+        return []
+    from components.plans import max_usage, plan_inference_training
+    from components.training import quota_problems
+
+    layout = settings.inference_training
+    if layout is None or layout.training.checkpoint is None:
+        return [
+            Problem(
+                f"{PROJECT}:trainingRuntime",
+                "<set>",
+                "the preemptible TrainingRuntime lives in the training namespaces of kueue-cohorts:inferenceTraining "
+                "and mounts their checkpoint PVC",
+                "add inferenceTraining.training.checkpoint (claimName, storageClassName, size), or remove "
+                "trainingRuntime",
+            )
+        ]
+    problems = []
+    if "trainer.kubeflow.org/trainjob" not in settings.kueue.integrations:
+        problems.append(
+            Problem(_key(f"{PROJECT}:kueue", "integrations"), list(settings.kueue.integrations),
+                    "TrainJobs are admitted only with Kueue's trainer.kubeflow.org/trainjob integration",
+                    "add trainer.kubeflow.org/trainjob to integrations")
+        )
+    training_cq = plan_inference_training(layout, "-").cluster_queue(layout.training.cluster_queue)
+    usable = {r: quantity.canonical(v) for r, v in max_usage(training_cq).items()}
+    return problems + quota_problems(runtime, usable)
+
+
 def check(settings: Settings) -> list[Problem]:
     """Apply every cross-field rule of the guide.
 
@@ -494,4 +525,5 @@ def check(settings: Settings) -> list[Problem]:
         problems += _check_shared_pool(settings.shared_pool, capacity)
     problems += _check_across_layouts(settings, capacity)
     problems += _check_kueue(settings)
+    problems += _check_training_runtime(settings)
     return problems

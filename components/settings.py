@@ -24,6 +24,7 @@ from pydantic.alias_generators import to_camel
 
 from components import quantity
 from components.errors import Problem, SettingsError
+from components.training import TrainingRuntimeSettings
 
 PROJECT = "kueue-cohorts"
 
@@ -429,7 +430,8 @@ class Settings(Model):
     """Everything a stack config says, validated. Keys are `kueue-cohorts:<camelCaseName>`.
 
     At least one layout (inference_training, shared_pool) must be present; node_pools declare the physical
-    capacity that every cohort's nominalQuota must fit in.
+    capacity that every cohort's nominalQuota must fit in. training_runtime: the PreemptibleTrainingRuntime made in
+    every training namespace of inference_training (needs its training.checkpoint).
     """
 
     cluster: ClusterSettings = ClusterSettings()
@@ -438,7 +440,7 @@ class Settings(Model):
     inference_training: Optional[InferenceTrainingSettings] = None
     shared_pool: Optional[SharedPoolSettings] = None
     kueue: KueueSettings = KueueSettings()
-    training_runtime: Optional[Any] = None  # replaced by the runtime's typed model once components.training lands
+    training_runtime: Optional[TrainingRuntimeSettings] = None
 
     def capacity(self) -> dict[str, Decimal]:
         """Physical capacity per resource: sum over node pools of count x capacity (base units, Decimal)."""

@@ -15,7 +15,8 @@ from components.layouts import (
 )
 from components.inference import InferenceService, InferenceServiceArgs
 from components.kueue_install import ChartReference, KueueInstallation, KueueInstallationArgs
-from components.plans import flavor_spec
+from components.plans import flavor_spec, max_usage
+from components.training import PreemptibleTrainingRuntime, PreemptibleTrainingRuntimeArgs
 from components.resources import ManifestResource
 from components.settings import ClusterMode, ClusterSettings, Settings
 
@@ -76,6 +77,10 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         )
         components["inferenceTraining"] = cohort
         outputs["inferenceTraining"] = cohort._outputs()
+        runtimes = _training_runtimes(settings, cohort, provider)
+        if runtimes:
+            components["trainingRuntimes"] = runtimes
+            outputs["trainingRuntimes"] = sorted(runtimes)
         services = _inference_services(settings, cohort, provider)
         if services:
             components["inferenceServices"] = services
@@ -105,3 +110,20 @@ def _inference_services(settings: Settings, cohort: InferenceTrainingCohort,
             pulumi.ResourceOptions(provider=provider, depends_on=[cohort]),
         )
     return services
+
+
+def _training_runtimes(settings: Settings, cohort: InferenceTrainingCohort,
+                       provider: pulumi.ProviderResource) -> dict[str, PreemptibleTrainingRuntime]:
+    """One PreemptibleTrainingRuntime per training namespace (on its CheckpointVolume), when configured."""
+    if settings.training_runtime is None:
+        return {}
+    usable = {r: str(v) for r, v in max_usage(cohort.training_spec).items()}
+    runtimes = {}
+    for key, volume in cohort.checkpoints.items():
+        runtimes[f"{volume.namespace}/{settings.training_runtime.name}"] = PreemptibleTrainingRuntime(
+            f"runtime-{volume.namespace}",
+            PreemptibleTrainingRuntimeArgs(settings=settings.training_runtime, checkpoint_volume=volume,
+                                           usable_quota=usable),
+            pulumi.ResourceOptions(provider=provider, depends_on=[cohort]),
+        )
+    return runtimes

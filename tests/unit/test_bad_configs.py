@@ -102,6 +102,11 @@ CASES = [
      "kueue-cohorts:kueue.waitForPodsReady.timeout", "Go duration"),
     ("unknown-integration", _dev, _set("kueue", {"integrations": ["batch/job", "kserve"]}),
      "kueue-cohorts:kueue.integrations[1]", "not a Kueue integration"),
+    ("runtime-asks-more-than-training-can-borrow", _dev, _set("trainingRuntime", {"limits": {
+        "cpu": "2", "memory": "4Gi", "nvidia.com/gpualloc": "1", "nvidia.com/gpucores": "50", "nvidia.com/gpumem": "4096"}}),
+     'kueue-cohorts:trainingRuntime.limits["nvidia.com/gpucores"]', "can never admit"),
+    ("runtime-without-checkpoint", _dev, _set("inferenceTraining|training|checkpoint", _DELETE),
+     "kueue-cohorts:trainingRuntime", "mounts their checkpoint PVC"),
     ("no-layout", _dev, _set("inferenceTraining", _DELETE), "kueue-cohorts:inferenceTraining", "at least one"),
 ]
 

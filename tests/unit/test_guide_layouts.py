@@ -142,8 +142,8 @@ def test_guide_shared_pool():
 
 def test_every_child_is_parented_to_its_component(dev):
     components = {r.name for r in dev.registered if not r.custom}
-    assert {"c12-shared"} <= components
-    # Every child's Pulumi name starts with its component's name (house style: f"{name}-...").
-    children = [r for r in dev.registered if r.custom and r.typ != "pulumi:providers:kubernetes"
-                and r.inputs.get("kind") != "ResourceFlavor"]
-    assert children and all(r.name.startswith("c12-shared-") for r in children)
+    assert {"c12-shared", "runtime-c12-training"} <= components
+    # Every child's Pulumi name starts with its component's name (house style: f"{name}-..."); only the provider
+    # and the stack-wide ResourceFlavor are top-level.
+    top_level = [r.name for r in dev.registered if r.custom and not any(r.name.startswith(f"{c}-") for c in components)]
+    assert top_level == ["k8s", "resource-flavor"]
