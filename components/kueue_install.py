@@ -6,8 +6,9 @@ cluster installs Kueue and then the cohorts (the layouts depend on this componen
 """
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -86,11 +87,61 @@ class ChartReference:
 
 
 @dataclass(frozen=True)
+class OutOfClusterManager:
+    """A Kueue manager that runs outside the cluster (the local sandbox's): its webhook server's base URL, e.g.
+    "https://127.0.0.1:9443", and the PEM of the CA that signed its serving certificate."""
+
+    webhook_base_url: str
+    ca_bundle_pem: bytes
+
+
+def _service_to_url(client_config: dict, manager: OutOfClusterManager) -> dict:
+    service = client_config.get("service")
+    if not service:
+        return client_config
+    path = service.get("path", "/")
+    return {"url": manager.webhook_base_url.rstrip("/") + path,
+            "caBundle": base64.b64encode(manager.ca_bundle_pem).decode()}
+
+
+def point_webhooks_at(manager: OutOfClusterManager) -> Callable[[pulumi.ResourceTransformArgs],
+                                                                Optional[pulumi.ResourceTransformResult]]:
+    """A Pulumi resource transform for the chart's children that sends every admission webhook and CRD conversion
+    webhook to `manager` (service reference -> URL with our caBundle, as controller-runtime envtest does), and
+    leaves every other resource as it is."""
+
+    def transform(args: pulumi.ResourceTransformArgs) -> Optional[pulumi.ResourceTransformResult]:
+        props = dict(args.props)
+        if args.type_.endswith("WebhookConfiguration") and args.type_.startswith("kubernetes:admissionregistration"):
+            props["webhooks"] = [
+                {**hook, "clientConfig": _service_to_url(hook.get("clientConfig", {}), manager)}
+                for hook in props.get("webhooks") or []
+            ]
+            return pulumi.ResourceTransformResult(props, args.opts)
+        if args.type_ == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition":
+            spec = dict(props.get("spec") or {})
+            webhook = (spec.get("conversion") or {}).get("webhook")
+            if webhook and webhook.get("clientConfig", {}).get("service"):
+                spec["conversion"] = {**spec["conversion"], "webhook": {
+                    **webhook, "clientConfig": _service_to_url(webhook["clientConfig"], manager)}}
+                props["spec"] = spec
+                return pulumi.ResourceTransformResult(props, args.opts)
+        return None
+
+    return transform
+
+
+@dataclass(frozen=True)
 class KueueInstallationArgs:
-    """Inputs of KueueInstallation: the validated `kueue-cohorts:kueue` block and the chart reference."""
+    """Inputs of KueueInstallation: the validated `kueue-cohorts:kueue` block and the chart reference.
+
+    out_of_cluster_manager: when set (the local sandbox), the chart's manager Deployment is scaled to 0 and its
+    webhooks point at that manager instead of the in-cluster Service.
+    """
 
     settings: KueueSettings
     chart: ChartReference
+    out_of_cluster_manager: Optional[OutOfClusterManager] = None
 
 
 class KueueInstallation(pulumi.ComponentResource):
@@ -110,12 +161,17 @@ class KueueInstallation(pulumi.ComponentResource):
                                                 labels={"app.kubernetes.io/managed-by": "kueue-cohorts"}),
             opts=pulumi.ResourceOptions(parent=self),
         )
+        values = chart_values(args.settings)
+        transforms = []
+        if args.out_of_cluster_manager is not None:
+            values["controllerManager"] = {"replicas": 0}
+            transforms.append(point_webhooks_at(args.out_of_cluster_manager))
         self.chart = k8s.helm.v4.Chart(
             f"{name}-chart",
             chart=args.chart.chart,
             version=args.chart.version,
             namespace=self.namespace,
-            values=chart_values(args.settings),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]),
+            values=values,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns], transforms=transforms or None),
         )
         self.register_outputs({"namespace": self.namespace})
