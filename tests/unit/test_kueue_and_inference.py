@@ -95,3 +95,33 @@ def test_kueue_installation_is_created_first_with_its_namespace():
     assert config == manager_configuration(KueueSettings(install=True))
     names = [r.name for r in mocks.registered]
     assert names.index("kueue-chart") < names.index("resource-flavor")
+
+
+def test_out_of_cluster_transform_points_webhooks_and_conversion_at_the_manager():
+    import base64
+
+    import pulumi
+
+    from components.kueue_install import OutOfClusterManager, point_webhooks_at
+
+    transform = point_webhooks_at(OutOfClusterManager("https://127.0.0.1:9443", b"PEM"))
+    hook = {"name": "vclusterqueue.kb.io", "clientConfig": {"service": {
+        "name": "kueue-webhook-service", "namespace": "kueue-system", "path": "/validate-kueue-x-k8s-io-v1beta2-clusterqueue"}}}
+    args = pulumi.ResourceTransformArgs(
+        custom=True, type_="kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration",
+        name="x", props={"webhooks": [hook]}, opts=pulumi.ResourceOptions())
+    result = transform(args)
+    assert result.props["webhooks"][0]["clientConfig"] == {
+        "url": "https://127.0.0.1:9443/validate-kueue-x-k8s-io-v1beta2-clusterqueue",
+        "caBundle": base64.b64encode(b"PEM").decode()}
+    crd = pulumi.ResourceTransformArgs(
+        custom=True, type_="kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", name="c",
+        props={"spec": {"conversion": {"strategy": "Webhook", "webhook": {"clientConfig": {"service": {
+            "name": "kueue-webhook-service", "namespace": "kueue-system", "path": "/convert"}},
+            "conversionReviewVersions": ["v1"]}}}}, opts=pulumi.ResourceOptions())
+    converted = transform(crd).props["spec"]["conversion"]
+    assert converted["webhook"]["clientConfig"]["url"] == "https://127.0.0.1:9443/convert"
+    assert converted["webhook"]["conversionReviewVersions"] == ["v1"]
+    deployment = pulumi.ResourceTransformArgs(custom=True, type_="kubernetes:apps/v1:Deployment", name="d",
+                                              props={"spec": {}}, opts=pulumi.ResourceOptions())
+    assert transform(deployment) is None
