@@ -100,6 +100,13 @@ def _seconds(raw: Any) -> Optional[float]:
     return value if value >= 0 else None
 
 
+def _show_seconds(raw: Any) -> str:
+    """Seconds as written, but a JSON/protobuf float that is a whole number without its ".0" (35.0 -> "35")."""
+    if isinstance(raw, float) and raw.is_integer():
+        return str(int(raw))
+    return str(raw)
+
+
 def _rwx_claims(objects: Sequence[KubeObject], found: list[Violation]) -> dict[str, list[tuple[Optional[str], bool]]]:
     """claim name -> [(namespace, is ReadWriteMany)] for the stack's PersistentVolumeClaims; claims with unknown
     names or access modes are reported into `found` (fail closed) and left out."""
@@ -137,11 +144,12 @@ def _check_runtime(runtime: KubeObject, claims, min_grace: int) -> list[Violatio
                     f"write the checkpoint save time in seconds, e.g. \"20\".", runtime.urn or None))
         raw_grace = get(pod, "terminationGracePeriodSeconds")
         grace = DEFAULT_GRACE_SECONDS if raw_grace is MISSING else _seconds(raw_grace)
-        shown = f"not set (Kubernetes default {DEFAULT_GRACE_SECONDS})" if raw_grace is MISSING else f"{raw_grace}"
+        shown = (f"not set (Kubernetes default {DEFAULT_GRACE_SECONDS})" if raw_grace is MISSING
+                 else _show_seconds(raw_grace))
         if grace is None or grace < min_grace or (save is not None and grace <= save):
             need = f"at least {min_grace}"
             if save is not None:
-                need += f" and above the declared checkpoint save time of {declared} seconds"
+                need += f" and above the declared checkpoint save time of {_show_seconds(declared)} seconds"
             found.append(Violation(
                 f"{what} has {pod_path}.terminationGracePeriodSeconds {shown}; it must be {need}, so that a "
                 f"preempted trainer can finish writing its checkpoint before it is killed.", runtime.urn or None))
