@@ -7,6 +7,7 @@ re-run, and it has no ``last-applied-configuration`` annotation, so the Kubeflow
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
@@ -14,7 +15,7 @@ from typing import Callable, Iterable, Mapping
 import yaml
 from kubernetes import client as k8s
 from kubernetes.dynamic import DynamicClient
-from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
+from kubernetes.dynamic.exceptions import NotFoundError
 
 FIELD_MANAGER = "kueue-cohorts-sandbox"
 
@@ -69,24 +70,47 @@ def wait_until(check: Callable[[], bool], timeout: float, what: str, interval: f
         time.sleep(interval)
 
 
-def crds_established(ext: k8s.ApiextensionsV1Api, names: Iterable[str]) -> bool:
+#: Accept header that makes the apiserver return only object metadata (meta.k8s.io/v1 PartialObjectMetadataList).
+METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+
+
+def get_json(api: k8s.ApiClient, path: str, accept: str = "application/json") -> dict | None:
+    """GET ``path`` from the apiserver and return the decoded JSON, or None on 404. Raw on purpose: the typed and
+    dynamic clients build Python objects for every field, which takes seconds for the Trainer and KServe CRDs.
+    Raises kubernetes.client.ApiException for other errors."""
+    method, url, headers, body, post = api.param_serialize(
+        "GET", path, header_params={"Accept": accept}, auth_settings=["BearerToken"])
+    resp = api.call_api(method, url, header_params=headers, body=body, post_params=post)
+    resp.read()
+    if resp.status == 404:
+        return None
+    if not 200 <= resp.status <= 299:
+        raise k8s.ApiException(status=resp.status, reason=resp.reason)
+    return json.loads(resp.data)
+
+
+def crds_established(api: k8s.ApiClient, names: Iterable[str]) -> bool:
     """Return True when every CRD in ``names`` has condition Established=True."""
     for name in names:
-        crd = ext.read_custom_resource_definition(name)
-        conds = {c.type: c.status for c in (crd.status.conditions or [])}
+        crd = get_json(api, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}") or {}
+        conds = {c["type"]: c["status"] for c in (crd.get("status") or {}).get("conditions") or []}
         if conds.get("Established") != "True":
             return False
     return True
 
 
-def served(dyn: DynamicClient, api_version: str, kind: str) -> bool:
-    """Return True when discovery lists ``kind`` in ``api_version`` (refreshing the dynamic client's cache)."""
-    try:
-        dyn.resources.get(api_version=api_version, kind=kind)
-        return True
-    except ResourceNotFoundError:
-        dyn.resources.invalidate_cache()
-        return False
+def served(api: k8s.ApiClient, group_version: str, plural: str) -> bool:
+    """Return True when the discovery document ``/apis/<group_version>`` lists resource ``plural`` (one GET; the
+    check controller-runtime envtest's ``WaitForCRDs`` makes)."""
+    doc = get_json(api, f"/apis/{group_version}") or {}
+    return any(r.get("name") == plural for r in doc.get("resources", []))
+
+
+def annotations_of(api: k8s.ApiClient, collection: str) -> dict[str, dict[str, str]]:
+    """Return ``{name: annotations}`` of every object of the cluster-scoped ``collection`` path (e.g.
+    ``/apis/apiextensions.k8s.io/v1/customresourcedefinitions``), fetching metadata only."""
+    doc = get_json(api, collection, accept=METADATA_ONLY) or {}
+    return {i["metadata"]["name"]: i["metadata"].get("annotations") or {} for i in doc.get("items", [])}
 
 
 def nodes_ready(core: k8s.CoreV1Api, names: Iterable[str]) -> bool:

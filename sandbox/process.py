@@ -112,6 +112,7 @@ def stop(record: ProcessRecord, grace_seconds: float = 10.0) -> bool:
     while time.monotonic() < deadline:
         _reap(record.pid)
         if not _group_members(record.pid):
+            _reap(record.pid, block=True)
             return False
         time.sleep(0.1)
     try:
@@ -123,12 +124,14 @@ def stop(record: ProcessRecord, grace_seconds: float = 10.0) -> bool:
         if not _group_members(record.pid):
             break
         time.sleep(0.1)
+    _reap(record.pid, block=True)
     return True
 
 
-def _reap(pid: int) -> None:
-    """Collect the exit status of ``pid`` if it is our child (when ``up`` and ``down`` run in one process)."""
+def _reap(pid: int, block: bool = False) -> None:
+    """Collect the exit status of ``pid`` if it is our child (when ``up`` and ``down`` run in one process), so
+    that no zombie is left behind; ``block`` waits for it (only call once it has been signalled)."""
     try:
-        os.waitpid(pid, os.WNOHANG)
+        os.waitpid(pid, 0 if block else os.WNOHANG)
     except ChildProcessError:
         pass
