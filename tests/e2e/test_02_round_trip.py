@@ -19,7 +19,8 @@ def test_inference_reclaims_its_quota_from_borrowing_training_and_training_comes
                   90, "the training Workload to be admitted in c12-training-cq")
     assert wl["spec"]["priority"] == 10
     assert wl["spec"]["priorityClassRef"]["name"] == "c12-training-prio"
-    assert borrowed(cluster.cluster_queue("c12-training-cq"), "nvidia.com/gpualloc") == 1, "training borrows"
+    wait_for(lambda: borrowed(cluster.cluster_queue("c12-training-cq"), "nvidia.com/gpualloc") == 1, 30,
+             "c12-training-cq to report the borrowed GPU (training nominalQuota is 0)")
     pods = wait_for(lambda: _running_pods(cluster, training), 60, "the training Pod to run on a kwok node")
     assert pods[0].spec.node_name == "gpu-0"
 
@@ -38,7 +39,8 @@ def test_inference_reclaims_its_quota_from_borrowing_training_and_training_comes
     wait_for(lambda: admitted_in(cluster.workload_of(inference)) == "c12-inference-cq", 90,
              "the inference Workload to be admitted in c12-inference-cq")
     assert cluster.read_job(training).spec.suspend is True, "the preempted training Job is suspended again"
-    assert borrowed(cluster.cluster_queue("c12-training-cq"), "nvidia.com/gpualloc") == 0
+    wait_for(lambda: borrowed(cluster.cluster_queue("c12-training-cq"), "nvidia.com/gpualloc") == 0, 30,
+             "c12-training-cq to borrow nothing once inference runs")
     wait_for(lambda: _running_pods(cluster, inference), 60, "the inference Pod to run")
 
     cluster.delete_job(inference)

@@ -47,6 +47,12 @@ def symmetric_stack(sandbox, cluster, project):
     sandbox.up(stack_file("dev"))
 
 
+def _usage(cluster, cq: str) -> tuple[int, int]:
+    """(GPUs in use, GPUs borrowed) of ClusterQueue ``cq`` from its status.flavorsUsage."""
+    obj = cluster.cluster_queue(cq)
+    return used(obj, GPU), borrowed(obj, GPU)
+
+
 def _admitted(cluster, ns: str) -> list[dict]:
     return [w for w in cluster.kueue_objects("workloads", ns) if admitted_in(w)]
 
@@ -55,17 +61,16 @@ def test_borrower_is_cut_back_to_its_floor_when_the_lender_reclaims(cluster, sym
     for i in range(6):
         cluster.submit_job("ns-a", f"a-{i}", "ns-a-lq", {GPU: "1"})
     wait_for(lambda: len(_admitted(cluster, "ns-a")) == 6, 120, "six ns-a Workloads admitted")
-    cq_a = cluster.cluster_queue("ns-a-cq")
-    assert (used(cq_a, GPU), borrowed(cq_a, GPU)) == (6, 4), "2 own + 4 borrowed"
+    wait_for(lambda: _usage(cluster, "ns-a-cq") == (6, 4), 30, "ns-a-cq to use 6 GPUs: 2 own + 4 borrowed")
 
     for i in range(4):
         cluster.submit_job("ns-b", f"b-{i}", "ns-b-lq", {GPU: "1"})
     wait_for(lambda: len(_admitted(cluster, "ns-b")) == 4, 120, "four ns-b Workloads admitted")
     wait_for(lambda: len(_admitted(cluster, "ns-a")) == 2, 60, "ns-a cut back to two admitted Workloads")
 
-    cq_a, cq_b = cluster.cluster_queue("ns-a-cq"), cluster.cluster_queue("ns-b-cq")
-    assert (used(cq_a, GPU), borrowed(cq_a, GPU)) == (2, 0), "ns-a keeps exactly its 2 nominal GPUs"
-    assert (used(cq_b, GPU), borrowed(cq_b, GPU)) == (4, 0), "ns-b runs at its floor"
+    wait_for(lambda: _usage(cluster, "ns-a-cq") == (2, 0), 30, "ns-a to keep exactly its 2 nominal GPUs")
+    wait_for(lambda: _usage(cluster, "ns-b-cq") == (4, 0), 30, "ns-b to run at its floor, borrowing nothing")
+    assert len(_admitted(cluster, "ns-a")) == 2 and len(_admitted(cluster, "ns-b")) == 4
     evicted = [w for w in cluster.kueue_objects("workloads", "ns-a") if is_true(w, "Preempted")]
     assert len(evicted) == 4
     assert {condition(w, "Preempted")["reason"] for w in evicted} == {"InCohortReclamation"}

@@ -22,3 +22,9 @@ def test_queue_usage_sums_flavors_and_reads_status():
 def test_queue_usage_of_a_fresh_queue_without_status():
     q = queue_usage({"metadata": {"name": "x"}, "spec": {}})
     assert (q.cohort, q.usage, q.admitted) == ("", {}, 0)
+
+
+def test_memory_is_shown_with_its_binary_suffix():
+    cq = {"metadata": {"name": "x"}, "spec": {"resourceGroups": [{"flavors": [{"name": "f", "resources": [
+        {"name": "memory", "nominalQuota": "8Gi"}, {"name": "cpu", "nominalQuota": "500m"}]}]}]}}
+    assert queue_usage(cq).nominal == {"memory": "8Gi", "cpu": "0.5"}
