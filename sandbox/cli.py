@@ -22,6 +22,8 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--stack", default="dev", help="stack whose nodePools become kwok nodes (default: dev)")
     up.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
     up.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for each component")
+    up.add_argument("--only-if-sandbox", action="store_true",
+                    help="do nothing unless the stack's kueue-cohorts:cluster.mode is sandbox (for `make up`)")
     down = sub.add_parser("down", help="stop every component started by up")
     down.add_argument("--purge", action="store_true", help="also delete the state dir (certs, etcd data, logs)")
     sub.add_parser("status", help="component health and ClusterQueue usage; exit 1 unless all healthy")
@@ -63,6 +65,13 @@ def main(argv: list[str] | None = None) -> int:
     sandbox = Sandbox()
     if args.command == "up":
         path = args.stack_file or stack_file(args.stack)
+        if args.only_if_sandbox:
+            from components.settings import ClusterMode, load_stack_file
+
+            mode = load_stack_file(path).cluster.mode
+            if mode != ClusterMode.SANDBOX:
+                print(f"stack {path.name} targets cluster mode {mode.value}: no sandbox needed")
+                return 0
         try:
             report = sandbox.up(path, timeout=args.timeout)
         except SandboxError as exc:
