@@ -8,6 +8,7 @@ Configuration (environment, set by the PreemptibleTrainingRuntime; each has a co
 | KUEUE_COHORTS_CHECKPOINT_ROOT | --checkpoint-root | the RWX checkpoint PVC's mount path (required) |
 | KUEUE_COHORTS_RUN_NAME | --run-name | the TrainJob name (the pod's `jobset.sigs.k8s.io/jobset-name` label via the downward API; required) |
 | KUEUE_COHORTS_SAVE_STEPS | --save-steps | if set, overrides the recipe: save_strategy "steps" every N optimizer steps (components.planning.save_steps) |
+| PET_NNODES, PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT | | set by the Trainer's torch plugin; with more than one node they become torch.distributed's WORLD_SIZE, RANK, MASTER_ADDR, MASTER_PORT (`distributed_env`) |
 
 Flow: the run directory `<root>/<run name>` is created; the recipe builds its Trainer there; the newest complete
 checkpoint of this run (trainer.checkpoints) is resumed from, with a log line naming it and every newer incomplete
@@ -74,6 +75,41 @@ def parse_args(argv: Optional[Sequence[str]], env: os._Environ | dict) -> argpar
     return ns
 
 
+def distributed_env(env: dict) -> dict[str, str]:
+    """torch.distributed variables for one process per node, from the Kubeflow Trainer's torchrun variables.
+
+    The Trainer's torch plugin (v2.2.1 plugins/torch/torch.go) gives the `node` container PET_NNODES,
+    PET_NPROC_PER_NODE, PET_NODE_RANK (the Job completion index), PET_MASTER_ADDR and PET_MASTER_PORT, meant for
+    torchrun. This entrypoint is PID 1 itself (no torchrun, which would stand between the kubelet's SIGTERM and
+    the training process), so it runs one process per node and sets what torchrun would: WORLD_SIZE=PET_NNODES,
+    RANK=PET_NODE_RANK, LOCAL_RANK=0, LOCAL_WORLD_SIZE=1, MASTER_ADDR, MASTER_PORT.
+
+    Args:
+        env: the process environment.
+    Returns:
+        The variables to add; {} for a single node, or when RANK/WORLD_SIZE are already set.
+    Raises:
+        ConfigError: PET_NNODES > 1 without PET_NODE_RANK / PET_MASTER_ADDR / PET_MASTER_PORT.
+    """
+    try:
+        nodes = int(env.get("PET_NNODES") or "1")
+    except ValueError:
+        raise ConfigError(f"PET_NNODES={env.get('PET_NNODES')!r} is not an integer") from None
+    if nodes <= 1 or "RANK" in env or "WORLD_SIZE" in env:
+        return {}
+    missing = [name for name in ("PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT") if not env.get(name)]
+    if missing:
+        raise ConfigError(f"PET_NNODES={nodes} but {', '.join(missing)} unset: the TrainingRuntime must use mlPolicy.torch")
+    return {
+        "WORLD_SIZE": str(nodes),
+        "RANK": env["PET_NODE_RANK"],
+        "LOCAL_RANK": "0",
+        "LOCAL_WORLD_SIZE": "1",
+        "MASTER_ADDR": env["PET_MASTER_ADDR"],
+        "MASTER_PORT": env["PET_MASTER_PORT"],
+    }
+
+
 def load_recipe(spec: str) -> Callable[[str], object]:
     """Import `module:function` and return the function. Raises ConfigError if the spec is malformed."""
     module_name, sep, function_name = spec.partition(":")
@@ -114,6 +150,10 @@ def run(argv: Optional[Sequence[str]] = None, env: Optional[dict] = None) -> int
     configure_logging()
     try:
         ns = parse_args(argv, os.environ if env is None else env)
+        os.environ.update(distributed_env(os.environ if env is None else env))
+        procs = (os.environ if env is None else env).get("PET_NPROC_PER_NODE", "1")
+        if procs.isdigit() and int(procs) > 1:
+            log.warning("PET_NPROC_PER_NODE=%s: this entrypoint runs one training process per node", procs)
         run_dir = checkpoints.run_dir(ns.checkpoint_root, ns.run_name)
         run_dir.mkdir(parents=True, exist_ok=True)
         recipe = load_recipe(ns.recipe)
