@@ -215,7 +215,10 @@ class Sandbox:
         t = time.monotonic()
         kwok_entry = pins.entry_for("kwok")
         stages = self.paths.config / "kwok.yaml"
-        stages.write_text(kwok.stage_config(toolchain.module_dir(kwok_entry.module, kwok_entry.module_version)))
+        kwok_dir = toolchain.module_dir(kwok_entry.module, kwok_entry.module_version)
+        stages.write_text(kwok.stage_config(kwok_dir))
+        for doc in load_documents([kwok_dir / kwok.STORAGE_CLASS_FILE], kind="StorageClass"):
+            apply(dyn, doc)
         self._spawn(st, "kwok", kwok.kwok_args(bins["kwok"], kc, stages, st.ports["kwok"]))
         self._wait_healthy(st, "kwok", 60)
         self._reconcile_nodes(stack_path, st, settings=settings, timeout=timeout)

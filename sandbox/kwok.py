@@ -25,7 +25,15 @@ STAGE_FILES = (
     "kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
     "kustomize/stage/pod/fast/pod-ready.yaml",
     "kustomize/stage/pod/fast/pod-delete.yaml",
+    # PersistentVolumeClaims of StorageClass kwok-volume get a PersistentVolume and become Bound (the training
+    # checkpoint PVC); deleting them deletes the volume.
+    "kustomize/stage/volume/fast/pvc-provision.yaml",
+    "kustomize/stage/volume/fast/pv-bind.yaml",
+    "kustomize/stage/volume/fast/pvc-delete.yaml",
+    "kustomize/stage/volume/fast/pv-delete.yaml",
 )
+#: kwok's default StorageClass (``kustomize/stage/volume/fast/storage-class.yaml``), applied by ``up``.
+STORAGE_CLASS_FILE = "kustomize/stage/volume/fast/storage-class.yaml"
 POD_CIDR = "10.1.0.0/16"
 NODE_IP = "10.2.0.1"
 

@@ -76,7 +76,7 @@ def test_manager_runs_under_an_etc_overlay(tmp_path):
 def test_stages_keep_job_pods_running(kwok_dir):
     stages = list(yaml.safe_load_all(kwok.stage_config(kwok_dir)))
     names = {s["metadata"]["name"] for s in stages}
-    assert {"node-initialize", "pod-ready", "pod-delete"} <= names
+    assert {"node-initialize", "pod-ready", "pod-delete", "pvc-provision"} <= names
     assert "pod-complete" not in names
 
 
