@@ -18,12 +18,17 @@ from sandbox.paths import STATE_DIR_ENV, SandboxPaths
 DEV_NAMESPACES = ("c12-inference", "c12-training")
 
 
+#: Upper bound per test (pytest-timeout), so that a hung control plane fails the suite instead of blocking CI.
+TEST_TIMEOUT_S = 900
+
+
 def pytest_collection_modifyitems(items):
-    """Mark every test under tests/e2e with ``e2e``."""
+    """Mark every test under tests/e2e with ``e2e`` and a timeout."""
     here = Path(__file__).parent
     for item in items:
         if here in Path(item.fspath).parents:
             item.add_marker(pytest.mark.e2e)
+            item.add_marker(pytest.mark.timeout(TEST_TIMEOUT_S))
 
 
 @pytest.fixture(scope="session")
