@@ -60,33 +60,39 @@ def worst_case_lost_seconds(steps_between_saves: int, seconds_per_step: float) -
     return float(steps_between_saves * seconds_per_step)
 
 
-def grace_period_seconds(checkpoint_save_seconds: float, seconds_per_step: float) -> int:
+def grace_period_seconds(checkpoint_save_seconds: float, seconds_per_step: float, floor_seconds: int = 0) -> int:
     """terminationGracePeriodSeconds that lets a SIGTERM'd trainer finish its step and write its checkpoint.
 
     Args:
         checkpoint_save_seconds: seconds to write and flush one complete checkpoint (weights, optimizer, state).
         seconds_per_step: seconds of one optimizer step (the signal may land at the start of one).
+        floor_seconds: a lower bound, e.g. the policy pack's minTerminationGracePeriodSeconds (default 0: none).
     Returns:
-        ceil(checkpoint_save_seconds + seconds_per_step), int seconds. Example: (30, 5) -> 35.
+        max(ceil(checkpoint_save_seconds + seconds_per_step), floor_seconds), int seconds.
+        Examples: (30, 5) -> 35; (30, 5, floor_seconds=60) -> 60; (120, 10, 60) -> 130.
     Raises:
-        PlanningError: a non-positive input.
+        PlanningError: a non-positive save or step time, or a negative floor.
     """
     _positive("checkpoint_save_seconds", checkpoint_save_seconds)
     _positive("seconds_per_step", seconds_per_step)
-    return math.ceil(checkpoint_save_seconds + seconds_per_step - 1e-9)
+    if isinstance(floor_seconds, bool) or not isinstance(floor_seconds, int) or floor_seconds < 0:
+        raise PlanningError(f"floor_seconds = {floor_seconds!r}: must be a non-negative integer. Fix: use 0 for none.")
+    return max(math.ceil(checkpoint_save_seconds + seconds_per_step - 1e-9), floor_seconds)
 
 
 def check_grace_period(grace_seconds: int, checkpoint_save_seconds: float) -> None:
-    """Refuse a terminationGracePeriodSeconds shorter than one checkpoint save.
+    """Refuse a terminationGracePeriodSeconds that is not longer than one checkpoint save.
 
-    Such a pod is SIGKILLed in the middle of every preemption save: the checkpoint it was writing is left
-    incomplete and the run falls back to its previous periodic checkpoint (losing up to save_steps steps).
+    Such a pod is SIGKILLed in the middle of its preemption save (the signal lands during a step, which must end
+    before the save starts): the checkpoint it was writing is left incomplete and the run falls back to its
+    previous periodic checkpoint, losing up to save_steps steps. The policy pack's checkpoint-safe-runtime applies
+    the same rule to the annotation kueue-cohorts/checkpoint-save-seconds.
 
     Args:
         grace_seconds: the pod's terminationGracePeriodSeconds (int seconds).
         checkpoint_save_seconds: seconds to write one complete checkpoint.
     Raises:
-        PlanningError: grace_seconds < checkpoint_save_seconds, or a negative grace period.
+        PlanningError: grace_seconds <= checkpoint_save_seconds, or a negative / non-integer grace period.
     """
     _positive("checkpoint_save_seconds", checkpoint_save_seconds)
     if isinstance(grace_seconds, bool) or not isinstance(grace_seconds, int) or grace_seconds < 0:
@@ -94,9 +100,9 @@ def check_grace_period(grace_seconds: int, checkpoint_save_seconds: float) -> No
             f"terminationGracePeriodSeconds = {grace_seconds!r}: must be a non-negative integer. "
             "Fix: use grace_period_seconds()."
         )
-    if grace_seconds < checkpoint_save_seconds:
+    if grace_seconds <= checkpoint_save_seconds:
         raise PlanningError(
-            f"terminationGracePeriodSeconds = {grace_seconds}: shorter than one checkpoint save "
+            f"terminationGracePeriodSeconds = {grace_seconds}: not longer than one checkpoint save "
             f"({checkpoint_save_seconds} s), so every preemption save is killed half-written. "
-            f"Fix: set it to at least {math.ceil(checkpoint_save_seconds)} (better: checkpoint save + one step)."
+            f"Fix: set it above {checkpoint_save_seconds} (checkpoint save + one step: grace_period_seconds())."
         )

@@ -14,7 +14,7 @@ The pod it describes:
   `jobsetv1alpha2ac.JobSet(trainJob.Name, ...)`), which the JobSet controller puts on every pod as the label
   `jobset.sigs.k8s.io/jobset-name` (jobset_controller.go labelAndAnnotateObject); the downward API turns it
   into KUEUE_COHORTS_RUN_NAME, and checkpoints go to `<root>/<TrainJob name>/checkpoint-<step>/`;
-- has terminationGracePeriodSeconds = checkpoint save + one step (components.planning), and the annotation
+- has terminationGracePeriodSeconds = checkpoint save + one step, at least 60 (components.planning), and the annotation
   `kueue-cohorts/checkpoint-save-seconds` so the policy pack can check the grace period against the save time.
 
 Per-node requests and limits (times numNodes) must fit the training ClusterQueue's usable quota (nominalQuota +
@@ -56,6 +56,7 @@ NODE = "node"  # the replicated job and its container (Trainer constants.Node)
 TRAINER_PARENT = "/opt/kueue-cohorts"  # on PYTHONPATH; the ConfigMap is mounted at <this>/trainer
 COMMAND = ["python", "-m", "trainer"]
 TRAINER_SOURCE_DIR = Path(__file__).resolve().parents[1] / "trainer"
+MIN_GRACE_SECONDS = 60  # the guide's terminationGracePeriodSeconds; policy checkpoint-safe-runtime's default minimum
 GUIDE_IMAGE = "build-harbor.alauda.cn/mlops/llamafactory0.9-cu126-amd64:v0.1.0"
 
 _DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -94,8 +95,8 @@ class TrainingRuntimeSettings(BaseModel):
         steps, about 8 minutes, the guide's).
     checkpoint_save_seconds: seconds to write one checkpoint (default 30); put on the runtime as the annotation
         kueue-cohorts/checkpoint-save-seconds.
-    termination_grace_period_seconds: omitted means checkpoint_save_seconds + one step, rounded up; a value
-        shorter than checkpoint_save_seconds is refused.
+    termination_grace_period_seconds: omitted means checkpoint_save_seconds + one step rounded up, at least 60 (the
+        guide's value, the policy pack's default minimum); a value not longer than checkpoint_save_seconds is refused.
     image_pull_secrets: names of Secrets in the training namespace (default none).
     env: extra environment for the recipe (e.g. KUEUE_COHORTS_DEMO_MAX_STEPS); the runtime's own variables
         (RESERVED_ENV) and the Trainer's PET_* are refused.
@@ -152,10 +153,11 @@ class TrainingRuntimeSettings(BaseModel):
 
     @property
     def grace_period_seconds(self) -> int:
-        """terminationGracePeriodSeconds: the explicit value, or checkpoint save + one step rounded up."""
+        """terminationGracePeriodSeconds: the explicit value, else checkpoint save + one step rounded up, at least
+        MIN_GRACE_SECONDS (60: the guide's value and the policy pack's default minTerminationGracePeriodSeconds)."""
         if self.termination_grace_period_seconds is not None:
             return self.termination_grace_period_seconds
-        return planning.grace_period_seconds(self.checkpoint_save_seconds, self.seconds_per_step)
+        return planning.grace_period_seconds(self.checkpoint_save_seconds, self.seconds_per_step, MIN_GRACE_SECONDS)
 
     def effective_requests(self) -> dict[str, str]:
         """Per-node requests as the API server defaults them: a resource with only a limit requests its limit."""

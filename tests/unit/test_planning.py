@@ -40,14 +40,22 @@ def test_grace_period_covers_one_step_plus_one_save(save, step, expected):
     planning.check_grace_period(expected, save)  # the computed value always passes the check
 
 
-def test_grace_period_shorter_than_the_save_is_refused_with_value_rule_and_fix():
+@pytest.mark.parametrize("grace", [0, 20, 30])
+def test_grace_period_not_longer_than_the_save_is_refused_with_value_rule_and_fix(grace):
     with pytest.raises(planning.PlanningError) as err:
-        planning.check_grace_period(20, 30)
+        planning.check_grace_period(grace, 30)
     message = str(err.value)
-    assert "terminationGracePeriodSeconds = 20" in message and "30" in message and "Fix: set it to at least 30" in message
+    assert f"terminationGracePeriodSeconds = {grace}:" in message and "(30 s)" in message and "Fix: set it above 30" in message
 
 
-@pytest.mark.parametrize("grace", [30, 31, 600])
+def test_grace_period_floor_applies_only_when_save_plus_step_is_shorter():
+    assert planning.grace_period_seconds(30, 5, floor_seconds=60) == 60
+    assert planning.grace_period_seconds(120, 10, floor_seconds=60) == 130
+    with pytest.raises(planning.PlanningError):
+        planning.grace_period_seconds(30, 5, floor_seconds=-1)
+
+
+@pytest.mark.parametrize("grace", [31, 35, 600])
 def test_grace_period_at_least_the_save_is_accepted(grace):
     planning.check_grace_period(grace, 30)
 

@@ -35,7 +35,9 @@ def test_defaults_follow_the_guide_and_plan_save_steps_and_grace_period():
     s = training.TrainingRuntimeSettings()
     assert s.name == "c12-checkpoint-runtime"
     assert s.save_steps == 100  # 500 s budget / 5 s per step
-    assert s.grace_period_seconds == 35  # 30 s save + one 5 s step
+    assert s.grace_period_seconds == 60  # 30 s save + one 5 s step = 35, raised to the guide's (and policy's) 60
+    slow = training.TrainingRuntimeSettings(checkpoint_save_seconds=120, seconds_per_step=10)
+    assert slow.grace_period_seconds == 130
     assert training.quota_problems(s, DEV_USABLE) == []
 
 
@@ -52,6 +54,7 @@ def test_camel_case_keys_as_in_the_stack_file():
     "raw, field",
     [
         ({"terminationGracePeriodSeconds": 20, "checkpointSaveSeconds": 30}, "terminationGracePeriodSeconds"),
+        ({"terminationGracePeriodSeconds": 30, "checkpointSaveSeconds": 30}, "not longer than"),
         ({"maxLostWorkSeconds": 4, "secondsPerStep": 5}, "max_lost_seconds"),
         ({"savesteps": 100}, "savesteps"),  # typo: unknown keys are refused
         ({"recipe": "no-colon"}, "recipe"),
@@ -133,7 +136,7 @@ def test_runtime_has_the_trainer_v2_2_shape():
     assert job["name"] == "node"
     assert job["template"]["metadata"]["labels"] == {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
     assert container["name"] == "node"
-    assert pod["terminationGracePeriodSeconds"] == 35
+    assert pod["terminationGracePeriodSeconds"] == 60
     assert m["metadata"]["annotations"]["kueue-cohorts/checkpoint-save-seconds"] == "30"
 
 
@@ -283,7 +286,7 @@ def test_component_registers_configmap_and_runtime_as_parented_children():
     assert job.inputs["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "c12-training-lq"
     runtime = built["runtime"]
     assert (runtime.name, runtime.namespace, runtime.save_steps, runtime.termination_grace_period_seconds) == (
-        "c12-checkpoint-runtime", "c12-training", 100, 35)
+        "c12-checkpoint-runtime", "c12-training", 100, 60)
     # Children are parented: the engine qualifies a child's URN type with its parent's type.
     for urn in built["urns"]:
         assert "::kueue-cohorts:training:PreemptibleTrainingRuntime$kubernetes:" in urn
@@ -310,3 +313,27 @@ def test_train_job_refuses_a_local_queue_of_another_namespace():
 
     with pytest.raises(ValueError, match="namespace 'elsewhere'"):
         run_with_mocks(build)
+
+
+# --- the policy pack's view ------------------------------------------------------------------------------------------
+
+
+def test_default_runtime_passes_the_policy_packs_checkpoint_safe_runtime_rule():
+    from policy.rules.checkpoint import check_checkpoint_safe_runtime
+    from policy.rules.objects import KubeObject
+
+    def obj(manifest):
+        group, _, version = manifest["apiVersion"].rpartition("/")
+        return KubeObject("", manifest["metadata"]["name"], group, version, manifest["kind"], manifest)
+
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+           "metadata": {"name": "c12-ckpt", "namespace": "c12-training"},
+           "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "5Gi"}}}}
+    runtime = training.render_runtime(training.TrainingRuntimeSettings(), "c12-training", "c12-ckpt")
+    job = training.render_trainjob("run", "c12-training", "c12-checkpoint-runtime", "c12-training-lq", "c12-training-prio")
+    assert check_checkpoint_safe_runtime([obj(runtime), obj(pvc), obj(job)]) == []
+    # and the rule does read what the component declares: a grace period under the policy's minimum fails
+    short = training.render_runtime(training.TrainingRuntimeSettings(termination_grace_period_seconds=31),
+                                    "c12-training", "c12-ckpt")
+    (violation,) = check_checkpoint_safe_runtime([obj(short), obj(pvc)])
+    assert "checkpoint save time of 30 seconds" in violation.message
