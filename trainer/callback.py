@@ -74,6 +74,7 @@ class PreemptionCallback(TrainerCallback):
     # --- TrainerCallback hooks -----------------------------------------------------------------------------------
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs):
+        """After an optimizer step: on a pending stop, save at this global step, skip evaluation, then stop."""
         if self._requested(args):
             control.should_save = True
             control.should_evaluate = False
@@ -81,12 +82,14 @@ class PreemptionCallback(TrainerCallback):
         return control
 
     def on_evaluate(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs):
+        """After an evaluation: a stop that arrived during it saves at this step (unless already saved), then stops."""
         if self._requested(args) and self.last_saved_step != state.global_step:
             control.should_save = True
             control.should_training_stop = True
         return control
 
     def on_epoch_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs):
+        """At an epoch end with a pending stop: save only if this step has no checkpoint yet; never evaluate."""
         if self._requested(args):
             already_saved = self.last_saved_step == state.global_step
             control.should_save = not already_saved
@@ -95,6 +98,7 @@ class PreemptionCallback(TrainerCallback):
         return control
 
     def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs):
+        """After the Trainer wrote checkpoint-<global step>: flush it, check it, rotate safely; stop if asked to."""
         written = self.run_dir / f"checkpoint-{state.global_step}"
         if args.should_save:
             started = time.perf_counter()
