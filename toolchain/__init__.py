@@ -15,6 +15,8 @@ kwok, kueue, actionlint (versions in toolchain/versions.toml).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import shutil
 import subprocess
@@ -90,6 +92,19 @@ def _install_analyzer_shim() -> Path:
     return plugins.install("analyzer", "policy-python", spec["version"], paths.repo_root() / spec["source"])
 
 
+@contextlib.contextmanager
+def _build_lock(entry: versions.Entry):
+    """Hold an exclusive lock per entry and version (fcntl.flock on a file in the cache) while it is built."""
+    lock_dir = cache_root() / "locks"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    with open(lock_dir / f"{entry.name}-{entry.version}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _ensure_entry(entry: versions.Entry) -> None:
     if entry.name == "pulumi" and _pulumi_on_path() is not None:
         print(f"[toolchain] pulumi {entry.version}: using {_pulumi_on_path()} from PATH", flush=True)
@@ -103,10 +118,11 @@ def _ensure_entry(entry: versions.Entry) -> None:
         if theirs is not None:
             plugins.install(entry.plugin.kind, entry.plugin.name, entry.plugin.version, theirs)
             return
-    if build.outputs_present(entry):
-        print(f"[toolchain] {entry.name} {entry.version}: cached", flush=True)
-    else:
-        build.build(entry)
+    with _build_lock(entry):  # another process (a test, a second make) may be building the same entry right now
+        if build.outputs_present(entry):
+            print(f"[toolchain] {entry.name} {entry.version}: cached", flush=True)
+        else:
+            build.build(entry)
     if entry.plugin is not None:
         plugins.install(entry.plugin.kind, entry.plugin.name, entry.plugin.version,
                         paths.bin_path(entry.outputs[0], entry.version))
