@@ -51,6 +51,11 @@ def apiserver_args(binary: Path, certs: Certificates, ports: Mapping[str, int]) 
         f"--bind-address={LOOPBACK}", f"--advertise-address={LOOPBACK}", f"--secure-port={port}",
         f"--tls-cert-file={certs.apiserver_crt}", f"--tls-private-key-file={certs.apiserver_key}",
         f"--client-ca-file={certs.ca_crt}",
+        # Publishes the request-header CA in kube-system/extension-apiserver-authentication, which the
+        # controller-manager's and scheduler's delegated authentication read (they log errors without it).
+        f"--requestheader-client-ca-file={certs.ca_crt}", "--requestheader-allowed-names=front-proxy-client",
+        "--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
         f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
         f"--service-account-key-file={certs.sa_pub}", f"--service-account-signing-key-file={certs.sa_key}",
         f"--service-cluster-ip-range={SERVICE_CIDR}",
