@@ -11,6 +11,7 @@ import yaml
 from pydantic import ValidationError
 
 import toolchain
+from toolchain import versions
 from components import training
 from components.checkpoint import CheckpointVolume, CheckpointVolumeArgs
 from components.errors import SettingsError
@@ -337,3 +338,24 @@ def test_default_runtime_passes_the_policy_packs_checkpoint_safe_runtime_rule():
                                     "c12-training", "c12-ckpt")
     (violation,) = check_checkpoint_safe_runtime([obj(short), obj(pvc)])
     assert "checkpoint save time of 30 seconds" in violation.message
+
+
+# --- how the TrainJob name reaches the pod (upstream source at the pinned versions) ---------------------------------
+
+
+def _module_source(entry: str, relative: str) -> str:
+    src = versions.load().crds[entry]  # the pinned module versions of versions.toml [crds]
+    return (toolchain.module_dir(src.module, src.version) / relative).read_text()
+
+
+def test_the_trainer_names_the_jobset_after_the_trainjob():
+    source = _module_source("trainer", "pkg/runtime/framework/plugins/jobset/jobset.go")
+    assert "jobsetv1alpha2ac.JobSet(trainJob.Name, trainJob.Namespace)" in source
+
+
+def test_the_jobset_controller_labels_every_pod_with_the_jobset_name():
+    types = _module_source("jobset", "api/jobset/v1alpha2/jobset_types.go")
+    assert f'JobSetNameKey         string = "{training.JOBSET_NAME_LABEL}"' in types
+    controller = _module_source("jobset", "pkg/controllers/jobset_controller.go")
+    assert "labels[jobset.JobSetNameKey] = js.Name" in controller
+    assert "labelAndAnnotateObject(&job.Spec.Template, js, rjob, jobIdx)" in controller  # the pod template
