@@ -6,7 +6,10 @@ pack started by the engine as an analyzer), on a temporary project copy with its
 2. Test programs, each with one violation, fail the preview and name the policy: an unsafe inference ClusterQueue
    made inside our InferenceTrainingCohort component; one loaded through `yaml/v2.ConfigGroup` from a YAML string
    (a remote component: the program uses a render-mode provider, the only way Construct works offline); one typed
-   as kueue.x-k8s.io/v1beta1 with `cohort`; and one whose GPU quota is an Output unknown at preview.
+   as kueue.x-k8s.io/v1beta1 with `cohort`; and one whose GPU quota is an Output unknown at preview. One more shows
+   that, without a config file, the pack takes the capacity from the stack's nodePools.
+The ConfigGroup also loads Kueue's ClusterQueue CRD: offline, provider 4.25.0 can only tell that ClusterQueue is
+cluster-scoped from a CRD in the same group ("failed to determine if the following GVK is namespaced" otherwise).
 Every program renders (render_yaml_to_directory), so no cluster is needed; a preview writes nothing anyway.
 """
 from __future__ import annotations
@@ -67,19 +70,30 @@ def _preview(stack: auto.Stack, config_file: Path | None = None) -> Run:
     return run
 
 
-@pytest.mark.parametrize("name", STACKS)
-def test_every_stack_previews_clean_under_the_pack(binaries, tmp_path, name):
+def _offline_copy(tmp_path: Path, name: str) -> Project:
+    """A project copy whose stack `name` renders to a directory and, where it installs Kueue, takes the chart
+    from the pinned Kueue Go module instead of the OCI registry (no network here); the chart is still templated
+    by the real provider, so its manager ConfigMap reaches the pack."""
     project = Project(tmp_path)
     project.render_to(name, tmp_path / "rendered")
+    kueue = project.config(name).get("kueue")
+    if kueue and kueue.get("install"):
+        project.set_config(name, "kueue", {**kueue, "chartSource": "GoModule"})
+    return project
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_every_stack_previews_clean_under_the_pack(binaries, tmp_path, name):
+    project = _offline_copy(tmp_path, name)
     run = _preview(project.open(name))
     assert run.error is None, run.text()
     assert run.events == [], run.text()
 
 
-def test_dev_previews_clean_with_its_policy_config_file(binaries, tmp_path):
-    project = Project(tmp_path)
-    project.render_to("dev", tmp_path / "rendered")
-    run = _preview(project.open("dev"), REPO / "policy" / "config" / "dev.json")
+@pytest.mark.parametrize("name", STACKS)
+def test_every_stack_previews_clean_with_its_policy_config_file(binaries, tmp_path, name):
+    project = _offline_copy(tmp_path, name)
+    run = _preview(project.open(name), REPO / "policy" / "config" / f"{name}.json")
     assert run.error is None, run.text()
     assert run.events == [], run.text()
 
@@ -183,6 +197,23 @@ k8s.apiextensions.CustomResource(
 """
 
 
+OVER_CAPACITY_PROGRAM = """\
+k8s.apiextensions.CustomResource(
+    "greedy-queue",
+    api_version="kueue.x-k8s.io/v1beta2",
+    kind="ClusterQueue",
+    metadata={{"name": "greedy-cq", "labels": {{"kueue-cohorts/role": "training"}}}},
+    spec={{
+        "cohortName": "c12-shared",
+        "namespaceSelector": {{"matchLabels": {{"kubernetes.io/metadata.name": "c12-training"}}}},
+        "resourceGroups": [{{"coveredResources": ["cpu"], "flavors": [
+            {{"name": "c12-default", "resources": [{{"name": "cpu", "nominalQuota": "9"}}]}}]}}],
+    }},
+    opts=opts,
+)
+"""
+
+
 def _program_preview(tmp_path: Path, body: str, **fmt) -> Run:
     """Preview `body` (after the render-provider prelude) as the dev stack's program of a project copy; the pack
     derives the dev capacity from the stack's nodePools."""
@@ -216,6 +247,15 @@ def test_v1beta1_queue_with_cohort_fails_with_the_migration(binaries, tmp_path):
     assert run.error is not None, run.text()
     assert run.policies("mandatory") == {"kueue-api-version"}, run.text()
     assert "rename spec.cohort to spec.cohortName" in run.text()
+
+
+def test_capacity_comes_from_the_stack_config_without_a_config_file(binaries, tmp_path):
+    """The analyzer reads the dev stack's nodePools (cpu 8) from the engine's PULUMI_CONFIG."""
+    run = _program_preview(tmp_path, OVER_CAPACITY_PROGRAM)
+    assert run.error is not None, run.text()
+    assert run.policies("mandatory") == {"cohort-nominal-within-capacity"}, run.text()
+    assert ("The cohort 'c12-shared' reserves 9 of resource 'cpu' in nominalQuota (ClusterQueue 'greedy-cq' 9) but "
+            "the physical capacity is 8") in run.text()
 
 
 def test_gpu_quota_unknown_at_preview_fails_closed(binaries, tmp_path):
