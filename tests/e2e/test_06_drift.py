@@ -19,7 +19,7 @@ def test_borrowing_limit_drift_is_previewed_and_restored(cluster, project, dev_s
         *KUEUE, "clusterqueues", "c12-training-cq",
         [{"op": "replace", "path": f"/spec/resourceGroups/0/flavors/0/resources/{index}/borrowingLimit",
           "value": "0"}],
-        field_manager="kubectl-edit")
+        field_manager="kubectl-edit", _content_type="application/json-patch+json")
     assert _limits(cluster.cluster_queue("c12-training-cq"))["nvidia.com/gpualloc"] == "0"
 
     preview = project.run(dev_stack, "preview", refresh=True, diff=True)
