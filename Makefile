@@ -6,8 +6,13 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)
+CACHE ?= $(or $(KUEUE_COHORTS_CACHE),$(HOME)/.cache/kueue-cohorts)
+# CPU torch + transformers for the trainer suite, installed without dependency resolution from a wheelhouse in the
+# cache (pip's HTTP cache keeps nothing behind our registry proxy). First run downloads 2.52 GB (see the file).
+WHEELHOUSE := $(CACHE)/wheels
+TRAINER_STAMP := $(VENV)/.trainer-$(shell sha1sum requirements-trainer.txt | cut -c1-12)
 
-.PHONY: venv toolchain sandbox-up sandbox-down sandbox-status up preview destroy test test-unit bench pr-summary clean-state
+.PHONY: venv trainer-deps toolchain sandbox-up sandbox-down sandbox-status up preview destroy test test-unit bench pr-summary clean-state
 
 $(VENV_STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +20,16 @@ $(VENV_STAMP): requirements.txt requirements-dev.txt
 	rm -f $(VENV)/.installed-*; touch $@
 
 venv: $(VENV_STAMP)
+
+$(TRAINER_STAMP): requirements-trainer.txt $(VENV_STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-index --find-links $(WHEELHOUSE) \
+	    -r requirements-trainer.txt 2>/dev/null || \
+	  { $(PY) -m pip download --quiet --disable-pip-version-check --no-deps -d $(WHEELHOUSE) -r requirements-trainer.txt && \
+	    $(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-index --find-links $(WHEELHOUSE) \
+	    -r requirements-trainer.txt; }
+	rm -f $(VENV)/.trainer-*; touch $@
+
+trainer-deps: $(TRAINER_STAMP)
 
 # Builds every pinned binary that is missing from the cache (~/.cache/kueue-cohorts); a warm cache returns in seconds.
 toolchain: venv
@@ -43,7 +58,7 @@ pr-summary: toolchain
 	$(PY) -m deploy pr-summary --stack $(STACK) --base $(BASE)
 
 # Every suite: unit, policy, trainer, integration (real pulumi CLI), e2e (real kube-apiserver + Kueue).
-test: toolchain
+test: toolchain trainer-deps
 	$(PY) -m pytest
 
 test-unit: venv
