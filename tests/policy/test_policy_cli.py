@@ -61,6 +61,9 @@ def _preview(stack: auto.Stack, config_file: Path | None = None) -> Run:
     kwargs = engine.run_kwargs(stack, color="never")
     kwargs["on_output"] = run.output.append
     assert kwargs.get("policy_packs") == [str(PACK)], "deploy.engine must pass the policy pack by default"
+    # Decide here whether a config file is passed, whatever deploy.engine adds, so that the no-file runs really
+    # exercise the capacity derived from the stack's nodePools.
+    kwargs.pop("policy_pack_configs", None)
     if config_file is not None:
         kwargs["policy_pack_configs"] = [str(config_file)]
     try:
