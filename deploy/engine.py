@@ -110,7 +110,8 @@ def run_kwargs(stack: auto.Stack, *, policy: bool = True, on_output: Callable[[s
     """Return the keyword arguments shared by preview/up/destroy/refresh for ``stack``.
 
     ``policy``: pass ``--policy-pack <repo>/policy`` when the pack exists (default on; the pack is the repo's
-    even when the project is a temporary copy, so tests run the real pack).
+    even when the project is a temporary copy, so tests run the real pack), with
+    ``--policy-pack-config <repo>/policy/config/<stack>.json`` when that file exists.
     ``config_file`` is always the stack's own file, so the CLI reads and writes exactly that file.
     """
     project = Path(stack.workspace.work_dir)
@@ -119,7 +120,16 @@ def run_kwargs(stack: auto.Stack, *, policy: bool = True, on_output: Callable[[s
     pack = policy_pack_dir() if policy else None
     if pack is not None:
         kwargs["policy_packs"] = [str(pack)]
+        config = policy_pack_config(pack, stack.name)
+        if config is not None:
+            kwargs["policy_pack_configs"] = [str(config)]
     return kwargs
+
+
+def policy_pack_config(pack: Path, stack_name: str) -> Path | None:
+    """Return ``<pack>/config/<stack>.json`` (the pack's per-stack config) if it exists, else None."""
+    config = pack / "config" / f"{stack_name}.json"
+    return config if config.is_file() else None
 
 
 def state_file(stack: auto.Stack) -> Path | None:

@@ -53,6 +53,13 @@ class Project:
         """Switch stack ``name`` to render mode writing manifests to the absolute ``directory``."""
         self.set_config(name, "cluster", {"mode": "render", "renderDir": str(directory)})
 
+    def make_offline(self, name: str, directory: Path) -> None:
+        """Make stack ``name`` of the copy runnable with no cluster and no registry: render mode to ``directory``
+        (see ``offline_config``)."""
+        doc = yaml.safe_load(self.stack_file(name).read_text())
+        doc["config"] = offline_config(doc.get("config") or {}, directory)
+        self.stack_file(name).write_text(yaml.safe_dump(doc, sort_keys=False))
+
     def open(self, name: str) -> auto.Stack:
         """Return the Automation API stack ``name`` of this copy (created in this copy's backend if missing)."""
         return engine.open_stack(name, work_dir=self.root, backend=self.backend)
@@ -68,6 +75,25 @@ class Project:
     def resources(self, stack: auto.Stack) -> list[dict[str, Any]]:
         """Return the resources in the stack's state (``pulumi stack export``)."""
         return stack.export_stack().deployment.get("resources") or []
+
+
+def offline_config(config: dict[str, Any], directory: Path) -> dict[str, Any]:
+    """Return a copy of a stack's ``config:`` mapping that needs neither a cluster nor a chart registry.
+
+    - ``kueue-cohorts:cluster`` becomes render mode into ``directory`` unless it already renders: a stack that
+      targets a cluster we do not have cannot preview its helm/v4 Chart (the provider refuses to construct
+      remote components against an unreachable cluster, pulumi-kubernetes provider_construct.go);
+    - ``kueue-cohorts:kueue.chartSource`` becomes ``GoModule`` when Kueue is installed: the published OCI chart
+      (oci://registry.k8s.io) is not reachable offline; the same chart version ships in the pinned Kueue module.
+    """
+    config = json.loads(json.dumps(config))
+    cluster = config.get(f"{PROJECT}:cluster") or {}
+    if cluster.get("mode") != "render":
+        config[f"{PROJECT}:cluster"] = {"mode": "render", "renderDir": str(directory)}
+    kueue = config.get(f"{PROJECT}:kueue")
+    if isinstance(kueue, dict) and kueue.get("install"):
+        kueue["chartSource"] = "GoModule"
+    return config
 
 
 def manifests(directory: Path) -> list[dict[str, Any]]:

@@ -37,10 +37,12 @@ def _render_project(project: Project, name: str, tmp: Path) -> Path:
 
 @pytest.mark.parametrize("name", STACKS)
 def test_preview_succeeds_for_every_stack(project, tmp_path, name):
-    """Every stack previews through the engine. The sandbox-targeting stack is rendered instead (the sandbox is
-    not what this test is about); kubeconfig stacks preview against an unreachable cluster."""
-    if project.config(name).get("cluster", {}).get("mode") == "sandbox":
-        _render_project(project, name, tmp_path)
+    """Every stack previews through the engine, with the policy pack and its per-stack config.
+
+    Made offline first (project.offline_config: render mode, Kueue chart from the pinned Go module): the stacks
+    target clusters we do not have here (the sandbox is not what this test is about; tests/e2e run dev against it).
+    """
+    project.make_offline(name, tmp_path / f"rendered-{name}")
     stack = project.open(name)
     result = stack.preview(diff=True, **project.kwargs(stack))
     assert result.change_summary.get("create", 0) > 0, result.stdout
@@ -152,7 +154,9 @@ def test_destroy_removes_everything_from_the_state(project, tmp_path):
     result = stack.destroy(**project.kwargs(stack, policy=False))
     assert result.summary.result == "succeeded"
     assert project.resources(stack) == []
-    assert list(target.rglob("*.yaml")) == [], "render mode deletes the rendered files of destroyed objects"
+    left = [d for d in manifests(target)]
+    assert [(d["kind"], d["metadata"]["name"]) for d in left] == [("PersistentVolumeClaim", "c12-ckpt")], (
+        "render mode deletes the file of every destroyed object except the checkpoint PVC (retainOnDelete)")
 
 
 def test_broken_config_fails_preview_with_the_settings_error_and_leaves_state(project, tmp_path):
@@ -171,7 +175,9 @@ def test_broken_config_fails_preview_with_the_settings_error_and_leaves_state(pr
     assert "invalid stack config: 2 problems" in message, message
     assert "kueue-cohorts:inferenceTraining.inference.nominalQuota" in message, message
     assert "kueue-cohorts:inferenceTraining.training.priorityClass.value" in message, message
-    assert checkpoint.read_bytes() == state_before
-    with pytest.raises(auto.CommandError):
+    assert checkpoint.read_bytes() == state_before, "a failed preview must not write the state"
+    resources_before = project.resources(stack)
+    with pytest.raises(auto.CommandError, match="invalid stack config"):
         stack.up(**project.kwargs(stack))
-    assert checkpoint.read_bytes() == state_before
+    # A failed up re-saves the checkpoint (new manifest time) but must not change a single resource.
+    assert project.resources(stack) == resources_before
