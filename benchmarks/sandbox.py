@@ -147,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     from sandbox.paths import STATE_DIR_ENV, SandboxPaths
     from toolchain import versions
 
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="kueue-cohorts-bench-") as tmp:
         root = Path(tmp) / "sandbox"
         os.environ[STATE_DIR_ENV] = str(root)  # the inline Pulumi program reads the kubeconfig path from here
@@ -164,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         "inference_admission_latency": latency,
         "versions": {b: pins.entry_for(b).version for b in
                      ("etcd", "kube-apiserver", "kwok", "kueue", "pulumi", "pulumi-resource-kubernetes")},
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "kernel": platform.release()},
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "kernel": platform.release(),
+                    "loadavg_1_5_15_before": [round(x, 2) for x in load_before],
+                    "loadavg_1_5_15_after": [round(x, 2) for x in os.getloadavg()]},
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
