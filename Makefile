@@ -62,7 +62,7 @@ test: toolchain trainer-deps
 	$(PY) -m pytest
 
 test-unit: venv
-	$(PY) -m pytest tests/unit tests/policy
+	$(PY) -m pytest tests/unit tests/policy -m "not integration"
 
 bench: toolchain
 	$(PY) -m benchmarks
