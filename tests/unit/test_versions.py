@@ -122,3 +122,56 @@ def test_wrapper_gomod_for_scratch_copy_replaces_module_with_src():
 def test_copy_godebug_requires_the_line():
     with pytest.raises(ToolchainError, match="no godebug line"):
         build.wrapper_gomod(V.entries["kubernetes"], "module k8s.io/kubernetes\n\ngo 1.26.0\n")
+
+
+def _fresh_toolchain(monkeypatch, tmp_path, pulumi_version_output: str | None):
+    """toolchain with an empty cache and, on PATH, only a fake `pulumi` printing ``pulumi_version_output``."""
+    import toolchain
+
+    monkeypatch.setenv("KUEUE_COHORTS_CACHE", str(tmp_path / "cache"))
+    bindir = tmp_path / "path"
+    bindir.mkdir()
+    if pulumi_version_output is not None:
+        fake = bindir / "pulumi"
+        fake.write_text(f"#!/bin/sh\necho {pulumi_version_output}\n")
+        fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bindir))
+    toolchain._pulumi_on_path.cache_clear()
+    return toolchain
+
+
+def test_a_pulumi_of_the_pinned_version_on_path_is_used_as_is(monkeypatch, tmp_path):
+    toolchain = _fresh_toolchain(monkeypatch, tmp_path, f"v{V.entries['pulumi'].version}")
+    try:
+        assert toolchain.binary("pulumi") == tmp_path / "path" / "pulumi"
+    finally:
+        toolchain._pulumi_on_path.cache_clear()
+
+
+@pytest.mark.parametrize("printed", ["v3.258.0", "3.259.0", None])
+def test_any_other_pulumi_on_path_is_not_used(monkeypatch, tmp_path, printed):
+    toolchain = _fresh_toolchain(monkeypatch, tmp_path, printed)
+    try:
+        with pytest.raises(ToolchainError, match=r"pulumi 3\.259\.0 is not built yet; run `python -m toolchain"):
+            toolchain.binary("pulumi")
+    finally:
+        toolchain._pulumi_on_path.cache_clear()
+
+
+def test_analyzer_shim_starts_pulumi_policy_with_the_packs_virtualenv(tmp_path):
+    """The shim follows the engine's legacy analyzer contract: `<addr> . -virtualenv=<rel>` with cwd = pack dir."""
+    import subprocess
+
+    pack = tmp_path / "pack"
+    venv_bin = tmp_path / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    pack.mkdir()
+    (venv_bin / "python").write_text('#!/bin/sh\necho "$@"\n')
+    (venv_bin / "python").chmod(0o755)
+    shim = ROOT / "toolchain" / "pulumi-analyzer-policy-python"
+    out = subprocess.run([str(shim), "127.0.0.1:4242", ".", "-virtualenv=../venv"], cwd=pack,
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["-u", "-m", "pulumi.policy", "127.0.0.1:4242", str(pack)]
+    missing = subprocess.run([str(shim), "127.0.0.1:4242", ".", "-virtualenv=../nope"], cwd=pack,
+                             capture_output=True, text=True)
+    assert missing.returncode == 1 and "has no bin/python" in missing.stderr
