@@ -2,12 +2,13 @@
 
 Runs in its own process so that the base commit's `components` package (exported with `git archive`) is the one
 imported, never the working tree's. The project directory holds Pulumi.yaml and the base stack file, already
-switched to render mode (prsummary.stackfile.with_render_mode), so no cluster is needed. Exit 0 on success, 1
-with the engine's error on stderr otherwise.
+made offline (prsummary.stackfile.offline: render mode, Kueue chart from its Go module), so neither a cluster nor
+a registry is needed. Exit 0 on success, 1 with the engine's error lines on stderr otherwise.
 """
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -25,6 +26,21 @@ def build_base_state(project: Path, program: Path, stack: str, backend: str) -> 
     st.up(**kwargs)
 
 
+_ERROR_LINE = re.compile(r"^\s*(error: |[A-Za-z_.]*(Error|Exception): )")
+
+
+def essence(output: str, limit: int = 3) -> str:
+    """The lines of an engine run's output that say what failed: `error: ...` lines and exception lines
+    (`FileNotFoundError: ...`), at most `limit`, deduplicated; else the last `limit` non-empty lines."""
+    found: list[str] = []
+    for line in output.splitlines():
+        if _ERROR_LINE.match(line) and line.strip() not in found:
+            found.append(line.strip())
+    if not found:
+        found = [line.strip() for line in output.splitlines() if line.strip()][-limit:]
+    return "\n".join(found[:limit])
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse `--project --program --stack --backend`, build the base state; return the exit code."""
     parser = argparse.ArgumentParser(prog="python -m prsummary.baseline", description=__doc__)
@@ -36,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         build_base_state(args.project, args.program, args.stack, args.backend)
     except auto.CommandError as exc:
-        print(str(exc), file=sys.stderr)
+        print(essence(str(exc)), file=sys.stderr)
         return 1
     return 0
 

@@ -27,6 +27,7 @@ from pulumi.automation.events import EngineEvent
 import toolchain
 from deploy import engine
 from prsummary import gitbase, stackfile
+from prsummary.baseline import essence
 from prsummary.events import PreviewReport, report_from_events
 
 AGAINST = ("base", "state")
@@ -40,10 +41,6 @@ def policy_config(repo: Path, stack: str) -> Optional[Path]:
     return path if path.is_file() else None
 
 
-def _tail(text: str, lines: int = 15) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])
-
-
 def _preview(st: auto.Stack, repo: Path, policy: bool, log: Callable[[str], None]) -> tuple[list[EngineEvent], str]:
     """Run `pulumi preview --diff` (+ policy pack) on `st`; return (events, error text or "")."""
     events: list[EngineEvent] = []
@@ -55,7 +52,7 @@ def _preview(st: auto.Stack, repo: Path, policy: bool, log: Callable[[str], None
         st.preview(diff=True, on_event=events.append, **kwargs)
         return events, ""
     except auto.CommandError as exc:
-        return events, _tail(exc.stderr or exc.stdout or str(exc))
+        return events, essence(str(exc))
 
 
 def _fold(events: list[EngineEvent], error: str, note: str) -> PreviewReport:
@@ -102,7 +99,7 @@ def preview_against_base(repo: Path, stack: str, base: str, *, policy: bool = Tr
         if base_doc is None:
             note = f"Offline preview (render mode); the stack does not exist at `{base}`, so the old state is empty"
         else:
-            stack_file.write_text(stackfile.dump(stackfile.with_render_mode(base_doc, render_dir)))
+            stack_file.write_text(stackfile.dump(stackfile.offline(base_doc, render_dir)))
             base_src = gitbase.export_tree(repo, base, tmp / "base-src")
             proc = subprocess.run(
                 [sys.executable, "-m", "prsummary.baseline", "--project", str(project), "--program",
@@ -112,14 +109,18 @@ def preview_against_base(repo: Path, stack: str, base: str, *, policy: bool = Tr
             log(proc.stdout)
             if proc.returncode != 0:
                 note = (f"Offline preview (render mode); the state of `{base}` could not be built, so the old state "
-                        f"is empty: {' '.join(_tail(proc.stderr, 3).split())}")
+                        f"is empty: {' '.join(proc.stderr.split())}")
                 shutil.rmtree(state)
                 state.mkdir()
         written = yaml.safe_load(stack_file.read_text()) if stack_file.exists() else {}
-        head = stackfile.with_engine_keys(stackfile.with_render_mode(head_doc, render_dir), written or {})
+        head = stackfile.with_engine_keys(stackfile.offline(head_doc, render_dir), written or {})
         stack_file.write_text(stackfile.dump(head))
-        st = engine.open_stack(stack, work_dir=project, program=repo / "__main__.py", backend=backend)
-        events, error = _preview(st, repo, policy, log)
+        saved_path = list(sys.path)  # the inline program puts its folder first on sys.path; undo that after
+        try:
+            st = engine.open_stack(stack, work_dir=project, program=repo / "__main__.py", backend=backend)
+            events, error = _preview(st, repo, policy, log)
+        finally:
+            sys.path[:] = saved_path
         return _fold(events, error, note + ".")
 
 

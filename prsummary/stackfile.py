@@ -1,5 +1,5 @@
-"""Stack-file documents (stacks/Pulumi.<stack>.yaml as parsed YAML) for the offline preview: the render-mode
-override and loading a document into Settings. Pure."""
+"""Stack-file documents (stacks/Pulumi.<stack>.yaml as parsed YAML) for the offline preview: the offline
+override (render mode, Kueue chart from the Go module) and loading a document into Settings. Pure."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,6 +11,7 @@ from components.errors import SettingsError
 from components.settings import PROJECT, Settings, load_settings
 
 CLUSTER_KEY = f"{PROJECT}:cluster"
+KUEUE_KEY = f"{PROJECT}:kueue"
 
 
 def parse(text: Optional[str]) -> Optional[dict[str, Any]]:
@@ -37,12 +38,20 @@ def load(doc: Optional[dict[str, Any]]) -> tuple[Optional[Settings], Optional[st
         return None, str(err)
 
 
-def with_render_mode(doc: dict[str, Any], render_dir: Path) -> dict[str, Any]:
-    """A copy of `doc` whose `kueue-cohorts:cluster` is `{mode: render, renderDir: <render_dir>}` (absolute), so
-    that the kubernetes provider needs no cluster; every other key (config and top-level, e.g. encryptionsalt) is
-    kept as it is."""
+def offline(doc: dict[str, Any], render_dir: Path) -> dict[str, Any]:
+    """A copy of `doc` that needs neither a cluster nor a chart registry; every other key (config and top-level,
+    e.g. encryptionsalt) is kept as it is.
+
+    - `kueue-cohorts:cluster` becomes `{mode: render, renderDir: <render_dir>}` (absolute; always, so that the
+      base and the head render to the same directory: a changed renderYamlToDirectory replaces every resource);
+    - `kueue-cohorts:kueue.chartSource` becomes `GoModule` when the stack installs Kueue: the published OCI chart
+      is not reachable offline, the same chart version ships in the pinned Kueue Go module.
+    """
     config = dict(doc.get("config") or {})
     config[CLUSTER_KEY] = {"mode": "render", "renderDir": str(Path(render_dir).resolve())}
+    kueue = config.get(KUEUE_KEY)
+    if isinstance(kueue, dict) and kueue.get("install"):
+        config[KUEUE_KEY] = {**kueue, "chartSource": "GoModule"}
     return {**doc, "config": config}
 
 

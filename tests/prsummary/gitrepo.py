@@ -11,7 +11,6 @@ import yaml
 from components.settings import PROJECT
 
 ROOT = Path(__file__).resolve().parents[2]
-COPIED = ("Pulumi.yaml", "__main__.py", "components", "stacks", "policy")
 
 
 def git(repo: Path, *args: str) -> str:
@@ -22,19 +21,24 @@ def git(repo: Path, *args: str) -> str:
                           text=True).stdout
 
 
-class TempRepo:
-    """A git repo in `path` with the project's Pulumi.yaml, __main__.py, components/, stacks/ and policy/ copied
-    from the checkout; `commit()` records the current files, `edit()` changes a stack file's config."""
+def project_files() -> list[str]:
+    """The checkout's files as the working tree has them: tracked plus untracked-but-not-ignored (no .venv,
+    caches or state), relative paths."""
+    out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+                         check=True, capture_output=True).stdout.decode()
+    return [p for p in out.split("\0") if p and (ROOT / p).is_file()]
 
-    def __init__(self, path: Path, parts: tuple[str, ...] = COPIED):
+
+class TempRepo:
+    """A git repo in `path` holding a copy of the checkout's working tree (see project_files); `commit()`
+    records the current files, `set_config()` changes a stack file's config."""
+
+    def __init__(self, path: Path):
         self.path = path
         path.mkdir(parents=True, exist_ok=True)
-        for part in parts:
-            src = ROOT / part
-            if src.is_dir():
-                shutil.copytree(src, path / part, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-            elif src.exists():
-                shutil.copy2(src, path / part)
+        for rel in project_files():
+            (path / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, path / rel)
         git(path, "init", "-q", "-b", "main")
 
     def stack_file(self, stack: str) -> Path:
