@@ -101,6 +101,20 @@ def bench_size(tenants: int, kubeconfig: Path | None) -> dict:
         }
 
 
+def toolchain_builds() -> dict[str, dict]:
+    """Return the recorded build of each cached binary (``bin/<name>-<version>/build.json``: seconds per step).
+
+    These are the times of the builds that filled this cache, whatever the state of the shared Go module and
+    build caches was then (see the ``note``), not a controlled cold-build measurement.
+    """
+    records = {}
+    for path in sorted((toolchain.cache_root() / "bin").glob("*/build.json")):
+        record = json.loads(path.read_text())
+        records[record["output"]] = {"version": record["version"], "seconds": record["seconds"],
+                                     "built_at": record["built_at"]}
+    return records
+
+
 def _default_kubeconfig() -> Path | None:
     try:
         from sandbox.paths import kubeconfig_path
@@ -142,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         "pulumi": str(toolchain.binary("pulumi")),
         "rows": rows,
         "growth_100_to_500": growth,
+        "toolchain_builds": toolchain_builds(),
     }, indent=2) + "\n")
     print(f"wrote {RESULTS}")
     return 0
