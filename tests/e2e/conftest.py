@@ -11,7 +11,8 @@ import pytest
 from kubernetes import config as kconfig
 
 from e2e_support import REPO, Cluster, Project, wait_for
-from sandbox.cluster import Sandbox, stack_file
+from sandbox import cli
+from sandbox.cluster import Sandbox
 from sandbox.paths import STATE_DIR_ENV, SandboxPaths
 
 #: Namespaces of the dev stack whose Jobs each test removes when it ends.
@@ -40,9 +41,11 @@ def sandbox(tmp_path_factory) -> Sandbox:
     os.environ[STATE_DIR_ENV] = str(root)  # __main__.py (inline program, same process) finds the kubeconfig here
     box = Sandbox(SandboxPaths(root))
     try:
-        box.up(stack_file("dev"))
+        code = cli.main(["up", "--stack", "dev"])  # the entry point of `python -m sandbox up`
     except Exception as exc:  # noqa: BLE001 - any failure to start is a failure of the suite
         pytest.fail(f"the sandbox did not start: {exc}", pytrace=False)
+    if code != 0:
+        pytest.fail(f"`python -m sandbox up` exited {code}; logs in {box.paths.logs}", pytrace=False)
     yield box
     box.down()
     if old is None:
