@@ -12,7 +12,7 @@ CACHE ?= $(or $(KUEUE_COHORTS_CACHE),$(HOME)/.cache/kueue-cohorts)
 WHEELHOUSE := $(CACHE)/wheels
 TRAINER_STAMP := $(VENV)/.trainer-$(shell sha1sum requirements-trainer.txt | cut -c1-12)
 
-.PHONY: venv trainer-deps toolchain sandbox-up sandbox-down sandbox-status up preview destroy test test-unit bench pr-summary clean-state
+.PHONY: venv trainer-deps toolchain sandbox-up sandbox-down sandbox-status sandbox-logs up preview destroy test test-unit bench pr-summary clean-state
 
 $(VENV_STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -44,8 +44,12 @@ sandbox-down: venv
 sandbox-status: venv
 	$(PY) -m sandbox status
 
+sandbox-logs: venv
+	$(PY) -m sandbox logs
+
 # The main job: `pulumi up` of a stack (dev by default; dev targets the local sandbox, brought up first).
 up: toolchain
+	$(PY) -m sandbox up --stack $(STACK) --only-if-sandbox
 	$(PY) -m deploy up --stack $(STACK)
 
 preview: toolchain

@@ -17,8 +17,17 @@ MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY = "kueue-cohorts"
 
 
+PATCH_FORCE = {"pulumi.com/patchForce": "true"}
+"""pulumi-kubernetes annotation: on server-side apply, take back fields another manager (kubectl edit) changed, so
+that `pulumi up` restores a hand-edited quota instead of failing on a field conflict. The stack owns these objects."""
+
+
 def _metadata(name: str, labels: Mapping[str, str], namespace: Optional[str] = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "labels": {MANAGED_BY_LABEL: MANAGED_BY, **labels}}
+    meta: dict[str, Any] = {
+        "name": name,
+        "labels": {MANAGED_BY_LABEL: MANAGED_BY, **labels},
+        "annotations": dict(PATCH_FORCE),
+    }
     if namespace is not None:
         meta["namespace"] = namespace
     return meta

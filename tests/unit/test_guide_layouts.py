@@ -36,7 +36,8 @@ def test_guide_inference_cluster_queue(dev):
     assert cq == {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "ClusterQueue",
-        "metadata": {"name": "c12-inference-cq", "labels": {**MANAGED, "kueue-cohorts/role": "inference"}},
+        "metadata": {"name": "c12-inference-cq", "labels": {**MANAGED, "kueue-cohorts/role": "inference"},
+                     "annotations": {"pulumi.com/patchForce": "true"}},
         "spec": {
             "cohortName": "c12-shared",
             "namespaceSelector": {"matchLabels": {"kueue.x-k8s.io/queue": "c12-inference-cq"}},
