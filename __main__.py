@@ -9,7 +9,7 @@ from pathlib import Path
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from components.kueue_install import ChartReference
+from components.kueue_install import ChartReference, OutOfClusterManager
 from components.preflight import require_kueue_api
 from components.settings import PROJECT, ChartSource, ClusterMode, load_settings
 from components.stack import build_stack, kubernetes_provider
@@ -48,11 +48,17 @@ if cluster.mode == ClusterMode.SANDBOX:
 
     kubeconfig = kubeconfig_path()
 chart = _kueue_chart(settings.kueue.chart_source) if settings.kueue.install else None
+manager = None
+if settings.kueue.install and cluster.mode == ClusterMode.SANDBOX:
+    # The sandbox's Kueue manager runs out of cluster: the chart's webhooks must point at it.
+    from sandbox.endpoints import kueue_webhook_endpoint
+
+    manager = OutOfClusterManager(*kueue_webhook_endpoint())
 if cluster.mode != ClusterMode.RENDER and not settings.kueue.install:
     import toolchain
 
     require_kueue_api(kubeconfig, cluster.context, toolchain.versions.load().entries["kueue"].version)
-outputs = build_stack(settings, kubernetes_provider(cluster, ROOT, kubeconfig), chart)
+outputs = build_stack(settings, kubernetes_provider(cluster, ROOT, kubeconfig), chart, manager)
 for key, value in outputs.items():
     if not key.startswith("_"):
         pulumi.export(key, value)

@@ -108,10 +108,15 @@ def point_webhooks_at(manager: OutOfClusterManager) -> Callable[[pulumi.Resource
                                                                 Optional[pulumi.ResourceTransformResult]]:
     """A Pulumi resource transform for the chart's children that sends every admission webhook and CRD conversion
     webhook to `manager` (service reference -> URL with our caBundle, as controller-runtime envtest does), and
-    leaves every other resource as it is."""
+    marks every object `pulumi.com/patchForce` (the sandbox already applied the same CRDs and webhooks)."""
 
     def transform(args: pulumi.ResourceTransformArgs) -> Optional[pulumi.ResourceTransformResult]:
         props = dict(args.props)
+        if args.custom and isinstance(props.get("metadata"), dict):
+            # The sandbox applied the same CRDs and webhook configurations with its own field manager: take them over.
+            metadata = dict(props["metadata"])
+            metadata["annotations"] = {**(metadata.get("annotations") or {}), "pulumi.com/patchForce": "true"}
+            props["metadata"] = metadata
         if args.type_.endswith("WebhookConfiguration") and args.type_.startswith("kubernetes:admissionregistration"):
             props["webhooks"] = [
                 {**hook, "clientConfig": _service_to_url(hook.get("clientConfig", {}), manager)}
@@ -126,7 +131,7 @@ def point_webhooks_at(manager: OutOfClusterManager) -> Callable[[pulumi.Resource
                     **webhook, "clientConfig": _service_to_url(webhook["clientConfig"], manager)}}
                 props["spec"] = spec
                 return pulumi.ResourceTransformResult(props, args.opts)
-        return None
+        return pulumi.ResourceTransformResult(props, args.opts) if props != dict(args.props) else None
 
     return transform
 

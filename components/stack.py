@@ -14,7 +14,7 @@ from components.layouts import (
     SharedPoolCohortArgs,
 )
 from components.inference import InferenceService, InferenceServiceArgs
-from components.kueue_install import ChartReference, KueueInstallation, KueueInstallationArgs
+from components.kueue_install import ChartReference, KueueInstallation, KueueInstallationArgs, OutOfClusterManager
 from components.plans import flavor_spec, max_usage
 from components.training import PreemptibleTrainingRuntime, PreemptibleTrainingRuntimeArgs
 from components.resources import ManifestResource
@@ -45,13 +45,15 @@ def kubernetes_provider(cluster: ClusterSettings, project_root: Path, kubeconfig
 
 
 def build_stack(settings: Settings, provider: pulumi.ProviderResource,
-                kueue_chart: Optional[ChartReference] = None) -> dict[str, Any]:
+                kueue_chart: Optional[ChartReference] = None,
+                out_of_cluster_manager: Optional[OutOfClusterManager] = None) -> dict[str, Any]:
     """Register Kueue (when `settings.kueue.install`), the ResourceFlavor, every configured cohort layout and the
     inference services, with `provider`. Kueue objects depend on the KueueInstallation, so its CRDs come first.
 
     Args:
         settings: validated Settings. provider: the kubernetes provider.
         kueue_chart: where the Kueue chart comes from; required when settings.kueue.install is true.
+        out_of_cluster_manager: the sandbox's Kueue manager, which the chart's webhooks then point at.
     Raises:
         ValueError: install requested without a chart reference, or an InferenceService that cannot fit.
     Returns:
@@ -64,7 +66,7 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
     if settings.kueue.install:
         if kueue_chart is None:
             raise ValueError("kueue.install is true but no Kueue chart reference was given")
-        installation = KueueInstallation("kueue", KueueInstallationArgs(settings.kueue, kueue_chart), opts)
+        installation = KueueInstallation("kueue", KueueInstallationArgs(settings.kueue, kueue_chart, out_of_cluster_manager), opts)
         components["kueue"] = installation
         opts = pulumi.ResourceOptions(provider=provider, depends_on=[installation])
     flavor = ManifestResource("resource-flavor", flavor_spec(settings.resource_flavor).manifest(), opts)

@@ -122,6 +122,9 @@ def test_out_of_cluster_transform_points_webhooks_and_conversion_at_the_manager(
     converted = transform(crd).props["spec"]["conversion"]
     assert converted["webhook"]["clientConfig"]["url"] == "https://127.0.0.1:9443/convert"
     assert converted["webhook"]["conversionReviewVersions"] == ["v1"]
-    deployment = pulumi.ResourceTransformArgs(custom=True, type_="kubernetes:apps/v1:Deployment", name="d",
-                                              props={"spec": {}}, opts=pulumi.ResourceOptions())
-    assert transform(deployment) is None
+    deployment = pulumi.ResourceTransformArgs(
+        custom=True, type_="kubernetes:apps/v1:Deployment", name="d",
+        props={"metadata": {"name": "kueue-controller-manager"}, "spec": {"replicas": 0}}, opts=pulumi.ResourceOptions())
+    changed = transform(deployment).props
+    assert changed["metadata"] == {"name": "kueue-controller-manager", "annotations": {"pulumi.com/patchForce": "true"}}
+    assert changed["spec"] == {"replicas": 0}

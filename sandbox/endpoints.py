@@ -1,0 +1,20 @@
+"""Endpoints of a running sandbox that a Pulumi program needs (read from its state directory)."""
+from __future__ import annotations
+
+from typing import Mapping
+
+from sandbox.certs import Certificates
+from sandbox.paths import SandboxPaths
+from sandbox.state import State
+
+LOOPBACK = "127.0.0.1"
+
+
+def kueue_webhook_endpoint(environ: Mapping[str, str] | None = None) -> tuple[str, bytes]:
+    """Return (base URL, CA PEM) of the sandbox's out-of-cluster Kueue webhook server, e.g.
+    ("https://127.0.0.1:40123", b"-----BEGIN CERTIFICATE-----..."). Raises FileNotFoundError / KeyError when the
+    sandbox has not been started (`python -m sandbox up`)."""
+    paths = SandboxPaths.default(environ)
+    state = State.load(paths.state_file)
+    port = state.ports["kueue-webhook"]
+    return f"https://{LOOPBACK}:{port}", Certificates(paths.pki).ca_crt.read_bytes()
