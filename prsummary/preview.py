@@ -66,14 +66,14 @@ def preview_against_base(repo: Path, stack: str, base: str, *, policy: bool = Tr
                          log: Callable[[str], None] = lambda line: None) -> PreviewReport:
     """Preview the working tree's `stack` against the state BASE would produce (see module doc), offline.
 
-    Args:
-        repo: the git work tree (its __main__.py, stacks/, policy/ are the "after" side).
-        stack: the stack name (stacks/Pulumi.<stack>.yaml). base: a git ref.
-        policy: run the policy pack (with policy/config/<stack>.json when present).
-        log: receives the engine's output lines.
     The working tree's program runs in this process (with the `components` already imported here, i.e. this
     checkout's); the base program runs in a subprocess with the base commit's own `components`.
 
+    Args:
+        repo: the git work tree (its __main__.py, stacks/, policy/config/ are the "after" side).
+        stack: the stack name (stacks/Pulumi.<stack>.yaml). base: a git ref.
+        policy: run the policy pack (with policy/config/<stack>.json when present).
+        log: receives the engine's output lines.
     Returns:
         The PreviewReport; its note says how the state was built (or why it is empty).
     Raises:
