@@ -17,6 +17,8 @@ import yaml
 from components.settings import KueueSettings
 
 CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"
+#: Helm release name of the chart (its objects are then named kueue-*, as in Kueue's released manifests).
+RELEASE_NAME = "kueue"
 
 
 def manager_configuration(kueue: KueueSettings) -> dict[str, Any]:
@@ -171,8 +173,12 @@ class KueueInstallation(pulumi.ComponentResource):
         if args.out_of_cluster_manager is not None:
             values["controllerManager"] = {"replicas": 0}
             transforms.append(point_webhooks_at(args.out_of_cluster_manager))
+        # Release name "kueue" (not the resource name "kueue-chart"): the chart then names its objects as Kueue's
+        # own manifests do (kueue-controller-manager, kueue-mutating-webhook-configuration, ...), so a cluster that
+        # already has Kueue's webhook configurations (the sandbox's) has them taken over instead of duplicated.
         self.chart = k8s.helm.v4.Chart(
             f"{name}-chart",
+            name=RELEASE_NAME,
             chart=args.chart.chart,
             version=args.chart.version,
             namespace=self.namespace,

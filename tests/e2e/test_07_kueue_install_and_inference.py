@@ -1,0 +1,245 @@
+"""Kueue installed by the stack (KueueInstallation, chart from the pinned Go module) and inference services, on a
+sandbox of its own.
+
+The module starts a dedicated sandbox (same entry point as ``python -m sandbox up``) and deletes Kueue's CRDs from
+it, so that its apiserver serves no ``kueue.x-k8s.io`` group while the sandbox's out-of-cluster Kueue manager keeps
+running. Then, in order:
+
+1. a stack with ``kueue.install: false`` fails before creating anything, with the preflight's version message;
+2. a dev-like stack with ``kueue.install: true`` takes the chart's CRDs, RBAC and webhooks (pointed at the
+   sandbox's manager, the chart's Deployment scaled to 0), the whole c12 cohort and an InferenceService in ONE
+   ``pulumi up``; the ClusterQueues become Active and a Job goes through the chart's webhooks to admission;
+3. the InferenceService our component rendered was stored by the KServe CRD's schema without pruning a field;
+4. a Deployment shaped as KServe's raw-deployment predictor is admitted in the inference ClusterQueue and evicts a
+   borrowing training Job with reason InCohortReclamation.
+
+The sandbox of the session (conftest.py) is not touched; this module's sandbox is stopped when the module ends.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from kubernetes import client as k8s
+from kubernetes import config as kconfig
+from pulumi import automation as auto
+
+from components.inference import inference_service_manifest
+from components.settings import load_settings
+from e2e_support import (PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, Cluster, Project, admitted_in, condition, is_true,
+                         wait_for)
+from sandbox import cli
+from sandbox.cluster import Sandbox
+from sandbox.endpoints import kueue_webhook_endpoint
+from sandbox.paths import STATE_DIR_ENV, SandboxPaths
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+STACK = "kueue-install"
+#: A small model served from the inference LocalQueue; one replica takes the dev node's whole GPU slice.
+SERVICE = {"name": "tiny-llm", "modelFormat": "huggingface", "storageUri": "hf://Qwen/Qwen2.5-0.5B-Instruct",
+           "requests": dict(SLICE), "limits": dict(SLICE), "minReplicas": 1, "maxReplicas": 1}
+
+
+def _stack_config(install: bool) -> dict:
+    """The dev stack's config with ``kueue`` set (chart from the Go module when installed) and one service."""
+    doc = yaml.safe_load((REPO / "stacks" / "Pulumi.dev.yaml").read_text())
+    config = doc["config"]
+    config["kueue-cohorts:kueue"] = {"install": install, "chartSource": "GoModule"}
+    config["kueue-cohorts:inferenceTraining"]["inference"]["services"] = [dict(SERVICE)]
+    return doc
+
+
+def _serves_kueue(api: k8s.ApiClient) -> bool:
+    return any(g.name == KUEUE_GROUP for g in k8s.ApisApi(api).get_api_versions().groups)
+
+
+@pytest.fixture(scope="module")
+def bare_sandbox(tmp_path_factory):
+    """A sandbox of this module whose apiserver serves no Kueue API (its Kueue CRDs deleted); yields
+    (Sandbox, Cluster). Fails when it cannot start; stopped at the end of the module, the environment restored."""
+    root = tmp_path_factory.mktemp("sandbox-kueue-install")
+    old = os.environ.get(STATE_DIR_ENV)
+    os.environ[STATE_DIR_ENV] = str(root)  # the inline program finds this sandbox's kubeconfig and webhook port
+    box = Sandbox(SandboxPaths(root))
+    try:
+        try:
+            code = cli.main(["up", "--stack", "dev"])
+        except Exception as exc:  # noqa: BLE001 - any failure to start is a failure of the module
+            pytest.fail(f"the sandbox did not start: {exc}", pytrace=False)
+        if code != 0:
+            pytest.fail(f"`python -m sandbox up` exited {code}; logs in {box.paths.logs}", pytrace=False)
+        cluster = Cluster(kconfig.new_client_from_config(config_file=str(box.paths.kubeconfig)))
+        ext = k8s.ApiextensionsV1Api(cluster.api)
+        for crd in ext.list_custom_resource_definition().items:
+            if crd.spec.group == KUEUE_GROUP:
+                ext.delete_custom_resource_definition(crd.metadata.name)
+        wait_for(lambda: not _serves_kueue(cluster.api), 120, "the apiserver to stop serving kueue.x-k8s.io")
+        yield box, cluster
+    finally:
+        box.down()
+        if old is None:
+            os.environ.pop(STATE_DIR_ENV, None)
+        else:
+            os.environ[STATE_DIR_ENV] = old
+
+
+@pytest.fixture(scope="module")
+def install_project(tmp_path_factory) -> Project:
+    """A temporary project copy for this module's stacks."""
+    return Project.create(tmp_path_factory.mktemp("project-kueue-install"))
+
+
+def test_without_installation_a_cluster_without_kueue_fails_with_the_version_message(bare_sandbox, install_project):
+    _, cluster = bare_sandbox
+    install_project.add_stack("no-install", _stack_config(install=False))
+    with pytest.raises(auto.CommandError) as failed:
+        install_project.run("no-install", "preview")
+    text = str(failed.value)
+    assert "The cluster does not serve kueue.x-k8s.io/v1beta2 (it has no Kueue API)" in text, text
+    assert "Install Kueue 0.16 or newer" in text and "this project pins 0.19.2" in text, text
+    assert "kueue-cohorts:kueue.install: true" in text, text
+    assert not _serves_kueue(cluster.api)
+    assert not cluster.core.list_namespace(field_selector="metadata.name=c12-inference").items, \
+        "nothing may be created when the preflight fails"
+
+
+@pytest.fixture(scope="module")
+def installed(bare_sandbox, install_project):
+    """The dev-like stack with kueue.install true applied by ONE ``pulumi up`` on the Kueue-less sandbox:
+    (Sandbox, Cluster, up result)."""
+    box, cluster = bare_sandbox
+    install_project.add_stack(STACK, _stack_config(install=True))
+    result = install_project.run(STACK, "up")
+    return box, cluster, result
+
+
+def test_one_up_installs_the_chart_crds_and_the_whole_cohort(installed):
+    box, cluster, result = installed
+    assert result.summary.result == "succeeded", result.stdout
+    assert result.summary.resource_changes.get("create", 0) > 0
+    assert set(result.summary.resource_changes) <= {"create"}, result.summary.resource_changes
+    assert _serves_kueue(cluster.api)
+
+    # The chart's CRDs (Helm labels), their conversion webhook and the chart's webhook configurations point at the
+    # sandbox's out-of-cluster manager; the chart's own manager Deployment runs no Pod.
+    url, ca = kueue_webhook_endpoint()
+    ext = k8s.ApiextensionsV1Api(cluster.api)
+    crd = ext.read_custom_resource_definition("clusterqueues.kueue.x-k8s.io")
+    assert crd.metadata.labels.get("helm.sh/chart") == "kueue-0.19.2", crd.metadata.labels
+    conversion = ext.read_custom_resource_definition("workloads.kueue.x-k8s.io").spec.conversion
+    assert conversion.webhook.client_config.url == f"{url}/convert"
+    assert base64.b64decode(conversion.webhook.client_config.ca_bundle) == ca
+    admission = k8s.AdmissionregistrationV1Api(cluster.api)
+    mutating = admission.read_mutating_webhook_configuration("kueue-mutating-webhook-configuration")
+    assert mutating.metadata.labels.get("helm.sh/chart") == "kueue-0.19.2", "the chart took the sandbox's over"
+    assert {h.client_config.url.split("/", 3)[2] for h in mutating.webhooks} == {url.split("/", 3)[2]}
+    assert all(h.client_config.service is None for h in mutating.webhooks)
+    names = [c.metadata.name for c in admission.list_mutating_webhook_configuration().items]
+    assert [n for n in names if n.startswith("kueue")] == ["kueue-mutating-webhook-configuration"], \
+        f"one set of Kueue webhooks, not the sandbox's plus the chart's: {names}"
+    manager = k8s.AppsV1Api(cluster.api).read_namespaced_deployment("kueue-controller-manager", "kueue-system")
+    assert manager.spec.replicas == 0
+
+    # The chart's manager Configuration is the one our settings make (same object as the render test checks).
+    cm = cluster.core.read_namespaced_config_map("kueue-manager-config", "kueue-system")
+    rendered = yaml.safe_load(cm.data["controller_manager_config.yaml"])
+    assert rendered["waitForPodsReady"]["requeuingStrategy"]["backoffLimitCount"] == 5
+    assert rendered["manageJobsWithoutQueueName"] is False
+
+    for name in ("c12-inference-cq", "c12-training-cq"):
+        cq = wait_for(lambda n=name: (q := cluster.cluster_queue(n)) and is_true(q, "Active") and q, 90,
+                      f"ClusterQueue {name} to be Active")
+        assert cq["spec"]["cohortName"] == "c12-shared"
+
+    # Jobs still go through Kueue's webhooks (now the chart's configurations) and are admitted by the manager.
+    job = cluster.submit_job("c12-training", "webhook-probe", "c12-training-lq", SLICE,
+                             priority_class="c12-training-prio")
+    try:
+        assert job.spec.suspend is True, "Kueue's mutating webhook (the chart's configuration) suspends the Job"
+        wait_for(lambda: admitted_in(cluster.workload_of(job)) == "c12-training-cq", 90,
+                 "the Job's Workload to be admitted in c12-training-cq")
+    finally:
+        cluster.delete_job(job)
+        wait_for(lambda: not cluster.kueue_objects("workloads", "c12-training"), 60, "the probe's Workload to go")
+
+
+def test_the_inference_service_is_stored_by_the_kserve_schema_as_rendered(installed):
+    _, cluster, _ = installed
+    settings = load_settings({k.split(":", 1)[1]: v for k, v in _stack_config(True)["config"].items()})
+    expected = inference_service_manifest(settings.inference_training.inference.services[0], "c12-inference",
+                                          "c12-inference-lq", "c12-inference-prio")
+    stored = cluster.custom.get_namespaced_custom_object("serving.kserve.io", "v1beta1", "c12-inference",
+                                                         "inferenceservices", "tiny-llm")
+    for key, value in expected["metadata"]["labels"].items():
+        assert stored["metadata"]["labels"][key] == value
+    assert stored["metadata"]["annotations"]["serving.kserve.io/deploymentMode"] == "RawDeployment"
+    # A structural schema prunes unknown fields silently: every field we rendered must still be there.
+    assert stored["spec"] == expected["spec"], {"stored": stored["spec"], "rendered": expected["spec"]}
+    assert stored["spec"]["predictor"]["labels"] == {QUEUE_LABEL: "c12-inference-lq",
+                                                     PRIORITY_LABEL: "c12-inference-prio"}
+
+    # And the schema does refuse what it must: the same object with a wrongly typed field (server-side dry-run).
+    bad = {**expected, "spec": {"predictor": {**expected["spec"]["predictor"], "minReplicas": "one"}}}
+    with pytest.raises(k8s.ApiException) as refused:
+        cluster.custom.create_namespaced_custom_object("serving.kserve.io", "v1beta1", "c12-inference",
+                                                       "inferenceservices", {**bad, "metadata": {
+                                                           **bad["metadata"], "name": "tiny-llm-bad"}},
+                                                       dry_run="All")
+    assert refused.value.status == 422 and "minReplicas" in refused.value.body
+
+
+def _predictor_deployment(name: str, namespace: str, requests: dict[str, str]) -> k8s.V1Deployment:
+    """A Deployment shaped as KServe's raw-deployment predictor of InferenceService ``name``: the ISVC's and the
+    predictor's labels (Kueue's queue-name and priority-class among them) on the Deployment and its pod template,
+    the container ``kserve-container`` (kserve pkg/controller/v1beta1/inferenceservice/components/predictor.go)."""
+    labels = {QUEUE_LABEL: "c12-inference-lq", PRIORITY_LABEL: "c12-inference-prio",
+              "serving.kserve.io/inferenceservice": name, "component": "predictor",
+              "app": f"isvc.{name}-predictor"}
+    container = k8s.V1Container(name="kserve-container", image="registry.invalid/kserve/huggingfaceserver:never",
+                                resources=k8s.V1ResourceRequirements(requests=dict(requests), limits=dict(requests)))
+    return k8s.V1Deployment(
+        metadata=k8s.V1ObjectMeta(name=f"{name}-predictor", namespace=namespace, labels=labels,
+                                  annotations={"serving.kserve.io/deploymentMode": "RawDeployment"}),
+        spec=k8s.V1DeploymentSpec(
+            replicas=1, selector=k8s.V1LabelSelector(match_labels={"app": f"isvc.{name}-predictor"}),
+            template=k8s.V1PodTemplateSpec(
+                metadata=k8s.V1ObjectMeta(labels=labels),
+                spec=k8s.V1PodSpec(containers=[container], termination_grace_period_seconds=0))))
+
+
+def test_a_raw_deployment_predictor_reclaims_inference_quota_from_borrowing_training(installed):
+    _, cluster, _ = installed
+    apps = k8s.AppsV1Api(cluster.api)
+    training = cluster.submit_job("c12-training", "finetune", "c12-training-lq", SLICE,
+                                  priority_class="c12-training-prio")
+    try:
+        wait_for(lambda: admitted_in(cluster.workload_of(training)) == "c12-training-cq", 90,
+                 "the training Workload to be admitted (borrowing the inference GPU slice)")
+        apps.create_namespaced_deployment("c12-inference", _predictor_deployment("tiny-llm", "c12-inference", SLICE))
+
+        preempted = wait_for(lambda: (w := cluster.workload_of(training)) and is_true(w, "Preempted") and w, 90,
+                             "the borrowing training Workload to be preempted")
+        assert condition(preempted, "Preempted")["reason"] == "InCohortReclamation"
+        assert is_true(preempted, "Evicted")
+
+        def admitted_predictor_pods() -> list[dict]:
+            return [w for w in cluster.kueue_objects("workloads", "c12-inference")
+                    if admitted_in(w) == "c12-inference-cq"
+                    and any(o["kind"] == "Pod" and o["name"].startswith("tiny-llm-predictor-")
+                            for o in w["metadata"].get("ownerReferences") or [])]
+
+        admitted = wait_for(admitted_predictor_pods, 90, "the predictor Pod's Workload to be admitted")
+        assert admitted[0]["spec"]["priority"] == 1000
+        assert admitted[0]["spec"]["priorityClassRef"]["name"] == "c12-inference-prio"
+        assert cluster.read_job(training).spec.suspend is True, "the preempted training Job is suspended again"
+    finally:
+        try:
+            apps.delete_namespaced_deployment("tiny-llm-predictor", "c12-inference")
+        except k8s.ApiException as exc:
+            if exc.status != 404:
+                raise
+        cluster.delete_job(training)
