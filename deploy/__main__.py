@@ -29,8 +29,7 @@ def _sandbox_hint(stack: str) -> str | None:
         settings = load_stack_file(engine.stack_config_file(stack))
     except Exception:  # noqa: BLE001 - the engine run reports settings errors properly
         return None
-    mode = getattr(getattr(settings.cluster, "mode", None), "value", getattr(settings.cluster, "mode", None))
-    if mode == "sandbox" and not kubeconfig_path().exists():
+    if settings.cluster.mode == "sandbox" and not kubeconfig_path().exists():  # ClusterMode is a str Enum
         return (f"stack {stack!r} targets the local sandbox, which is not running ({kubeconfig_path()} is "
                 f"missing): run `make sandbox-up STACK={stack}` first")
     return None
