@@ -58,8 +58,10 @@ preview: toolchain
 destroy: toolchain
 	$(PY) -m deploy destroy --stack $(STACK)
 
-pr-summary: toolchain
-	$(PY) -m deploy pr-summary --stack $(STACK) --base $(BASE)
+# The pull-request summary of one stack (what .github/workflows/preview.yml posts); OUT=<file> writes it there.
+pr-summary: venv
+	$(PY) -m toolchain ensure pulumi pulumi-resource-kubernetes >&2
+	$(PY) -m prsummary --stack $(STACK) --base $(BASE) $(if $(OUT),--out $(OUT))
 
 # Every suite: unit, policy, trainer, integration (real pulumi CLI), e2e (real kube-apiserver + Kueue).
 test: toolchain trainer-deps

@@ -178,8 +178,10 @@ def plan_shared_pool(layout: SharedPoolSettings, flavor: str) -> CohortPlan:
     cluster_queues, namespaces, local_queues = [], [], []
     for tenant in layout.tenants:
         cq_name = tenant.cluster_queue or f"{tenant.name}-cq"
+        binary = {r: any(quantity.is_binary(t.floor.get(r, "")) for t in layout.tenants) for r in covered}
         borrowing = {
-            r: quantity.canonical(pool[r] - quantity.parse(tenant.floor.get(r, "0"))) for r in covered
+            r: quantity.canonical(pool[r] - quantity.parse(tenant.floor.get(r, "0")), binary=binary[r])
+            for r in covered
         }
         borrowing.update(tenant.borrowing_limit or {})
         cq = ClusterQueueSpec(

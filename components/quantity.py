@@ -40,11 +40,16 @@ def parse(value: QuantityInput) -> Decimal:
         raise ValueError(f"{value!r} is not a Kubernetes quantity") from err
 
 
+def is_binary(text: str) -> bool:
+    """True when the quantity text ends with a binary suffix (Ki, Mi, Gi, Ti, Pi, Ei)."""
+    return _is_binary(str(text).strip())
+
+
 def _is_binary(text: str) -> bool:
     return any(text.endswith(suffix) for suffix, _ in _BINARY)
 
 
-def canonical(value: QuantityInput) -> str:
+def canonical(value: QuantityInput, binary: bool = False) -> str:
     """Return the canonical text of a quantity, as the API server would store it.
 
     Binary-suffixed input (Ki..Ei) keeps a binary suffix when the value is an integer of at least 1024 and a
@@ -54,6 +59,8 @@ def canonical(value: QuantityInput) -> str:
 
     Args:
         value: any quantity accepted by `parse`.
+        binary: treat the value as binary-suffixed even when it carries no suffix (for values computed from
+            binary quantities, such as pool total minus floor of memory: 16Gi rather than 17179869184).
     Returns:
         The canonical string, e.g. "4", "8Gi", "500m".
     Raises:
@@ -68,7 +75,7 @@ def canonical(value: QuantityInput) -> str:
     if nano != nano.to_integral_value():
         magnitude = (nano.to_integral_value(rounding="ROUND_CEILING")).scaleb(-9)
     text = str(value).strip() if not isinstance(value, Decimal) else ""
-    if _is_binary(text) and magnitude >= 1024 and magnitude == magnitude.to_integral_value():
+    if (binary or _is_binary(text)) and magnitude >= 1024 and magnitude == magnitude.to_integral_value():
         whole = int(magnitude)
         for suffix, factor in _BINARY:
             if whole % factor == 0:

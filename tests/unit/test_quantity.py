@@ -17,3 +17,9 @@ def test_canonical(written, stored):
 def test_parse_refuses_non_quantities(bad):
     with pytest.raises(ValueError):
         parse(bad)
+
+
+def test_computed_values_keep_the_binary_suffix_when_asked():
+    assert canonical(parse("32Gi") - parse("16Gi"), binary=True) == "16Gi"
+    assert canonical(parse("32Gi") - parse("16Gi")) == "17179869184"
+    assert canonical(parse("1"), binary=True) == "1"  # below 1024 stays decimal, as apimachinery does
