@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import os
-from pathlib import Path
 
 import pytest
 import yaml
@@ -54,6 +53,7 @@ def _stack_config(install: bool) -> dict:
 
 
 def _serves_kueue(api: k8s.ApiClient) -> bool:
+    """Return True when the apiserver's discovery (/apis) lists the kueue.x-k8s.io group."""
     return any(g.name == KUEUE_GROUP for g in k8s.ApisApi(api).get_api_versions().groups)
 
 
