@@ -53,6 +53,7 @@ up: toolchain
 	$(PY) -m deploy up --stack $(STACK)
 
 preview: toolchain
+	$(PY) -m sandbox up --stack $(STACK) --only-if-sandbox
 	$(PY) -m deploy preview --stack $(STACK)
 
 destroy: toolchain
