@@ -7,9 +7,10 @@ in canonical form ("2048Mi" is stored as "2Gi", "1000m" as "1"), so we emit the 
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Union
+from typing import Annotated, Any, Union
 
 from kubernetes.utils import parse_quantity
+from pydantic import BeforeValidator
 
 QuantityInput = Union[str, int, float, Decimal]
 
@@ -85,3 +86,15 @@ def canonical(value: QuantityInput, binary: bool = False) -> str:
         if mantissa == mantissa.to_integral_value():
             return f"{sign}{int(mantissa)}{suffix}"
     raise ValueError(f"{value!r} cannot be represented in nano units")  # unreachable after rounding
+
+
+def canonical_non_negative(value: Any) -> str:
+    """`canonical(value)`, refusing negative values. Raises ValueError (pydantic reports it with the key path)."""
+    text = canonical(value)
+    if parse(text) < 0:
+        raise ValueError("a quantity must not be negative")
+    return text
+
+
+Quantity = Annotated[str, BeforeValidator(canonical_non_negative)]
+"""Pydantic type of a non-negative Kubernetes quantity in canonical text ("2048Mi" and "2Gi" both become "2Gi")."""

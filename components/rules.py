@@ -23,22 +23,14 @@ from components.settings import (
     ReclaimWithinCohort,
     Settings,
     SharedPoolSettings,
+    config_key,
 )
 
 IT = f"{PROJECT}:inferenceTraining"
 SP = f"{PROJECT}:sharedPool"
 
 
-def _key(base: str, *parts: object) -> str:
-    path = base
-    for part in parts:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        elif "/" in str(part) or "." in str(part):
-            path += f'["{part}"]'
-        else:
-            path += f".{part}"
-    return path
+_key = config_key
 
 
 def _q(value: Optional[str]) -> Decimal:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Optional
 
 import yaml
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from components import quantity
@@ -50,15 +50,7 @@ ResourceName = Annotated[str, Field(pattern=_RESOURCE_NAME)]
 """A Kubernetes resource name such as `cpu`, `memory`, `nvidia.com/gpu` or `nvidia.com/gpumem`."""
 
 
-def _canonical_non_negative(value: Any) -> str:
-    text = quantity.canonical(value)
-    if quantity.parse(text) < 0:
-        raise ValueError("a quantity must not be negative")
-    return text
-
-
-Quantity = Annotated[str, BeforeValidator(_canonical_non_negative)]
-"""A non-negative Kubernetes quantity in canonical text ("2048Mi" and "2Gi" both become "2Gi")."""
+Quantity = quantity.Quantity
 
 ResourceList = dict[ResourceName, Quantity]
 """Resource name -> quantity, e.g. {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "1"}."""
@@ -468,9 +460,11 @@ _FIXES = {
 }
 
 
-def _key_path(top: str, loc: tuple[Any, ...]) -> str:
-    path = f"{PROJECT}:{top}"
-    for part in loc:
+def config_key(base: str, *parts: Any) -> str:
+    """A config key path for messages: `config_key("kueue-cohorts:sharedPool", "tenants", 0, "floor", "nvidia.com/gpu")`
+    -> `kueue-cohorts:sharedPool.tenants[0].floor["nvidia.com/gpu"]`."""
+    path = base
+    for part in parts:
         if isinstance(part, int):
             path += f"[{part}]"
         elif "/" in str(part) or "." in str(part):
@@ -478,6 +472,10 @@ def _key_path(top: str, loc: tuple[Any, ...]) -> str:
         else:
             path += f".{part}"
     return path
+
+
+def _key_path(top: str, loc: tuple[Any, ...]) -> str:
+    return config_key(f"{PROJECT}:{top}", *loc)
 
 
 def _value_at(raw: Mapping[str, Any], loc: tuple[Any, ...]) -> Any:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Mapping, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from components import planning, quantity
@@ -68,15 +68,7 @@ RESERVED_ENV = frozenset(
 )
 
 
-def _canonical_quantity(value: Any) -> str:
-    text = quantity.canonical(value)
-    if quantity.parse(text) < 0:
-        raise ValueError("a quantity must not be negative")
-    return text
-
-
-Quantity = Annotated[str, BeforeValidator(_canonical_quantity)]
-"""A non-negative Kubernetes quantity, stored in canonical text ("2048Mi" -> "2Gi")."""
+Quantity = quantity.Quantity
 
 
 class TrainingRuntimeSettings(BaseModel):
