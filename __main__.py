@@ -11,6 +11,7 @@ from pulumi.runtime import config as runtime_config
 
 from components.kueue_install import ChartReference, OutOfClusterManager
 from components.preflight import require_kueue_api
+from components.errors import SettingsError
 from components.settings import PROJECT, ChartSource, ClusterMode, load_settings
 from components.stack import build_stack, kubernetes_provider
 
@@ -40,7 +41,10 @@ def _kueue_chart(source: ChartSource) -> ChartReference:
     return ChartReference(chart=pinned["repo"], version=pinned["version"])
 
 
-settings = load_settings(_project_config())  # raises SettingsError listing every problem; nothing registered yet
+try:
+    settings = load_settings(_project_config())  # every problem at once; nothing is registered before this
+except SettingsError as err:
+    raise pulumi.RunError(str(err)) from None  # the message alone, no Python traceback
 cluster = settings.cluster
 kubeconfig = Path(cluster.kubeconfig).expanduser() if cluster.kubeconfig else None
 if cluster.mode == ClusterMode.SANDBOX:

@@ -18,6 +18,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Optional
 
+import difflib
+
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
@@ -488,19 +490,36 @@ def _value_at(raw: Mapping[str, Any], loc: tuple[Any, ...]) -> Any:
     return node
 
 
+def _by_parent(errors: list[dict], kind: str) -> dict[tuple, list[str]]:
+    out: dict[tuple, list[str]] = {}
+    for item in errors:
+        if item["type"] == kind and item["loc"]:
+            out.setdefault(tuple(item["loc"][:-1]), []).append(str(item["loc"][-1]))
+    return out
+
+
 def _shape_problems(err: ValidationError, raw: Mapping[str, Any]) -> list[Problem]:
+    """Turn pydantic's errors into Problems. A misspelt required key (an unknown key next to a missing one of a
+    similar name) is reported once, with the key it probably meant."""
     problems = []
-    for item in err.errors():
+    errors = err.errors()
+    missing, extra = _by_parent(errors, "missing"), _by_parent(errors, "extra_forbidden")
+    for item in errors:
         loc = tuple(part for part in item["loc"] if not (isinstance(part, str) and part.startswith("function-")))
         if not loc:
             problems.append(Problem(f"{PROJECT}:*", raw, item["msg"], "check the stack config"))
             continue
-        top, rest = str(loc[0]), loc[1:]
+        top, rest, parent, name = str(loc[0]), loc[1:], tuple(item["loc"][:-1]), str(item["loc"][-1])
         value = item.get("input") if item["type"] != "missing" else "<absent>"
-        if item["type"] == "extra_forbidden":
-            value = _value_at(raw, loc)
         rule = item["msg"].replace("Value error, ", "")
         fix = _FIXES.get(item["type"], "correct the value")
+        if item["type"] == "missing" and difflib.get_close_matches(name, extra.get(parent, []), n=1):
+            continue  # reported once, as the misspelt key
+        if item["type"] == "extra_forbidden":
+            value = _value_at(raw, loc)
+            close = difflib.get_close_matches(name, missing.get(parent, []), n=1)
+            if close:
+                rule, fix = "unknown key (a typo?)", f"did you mean '{close[0]}'? Rename the key"
         if item["type"] == "string_pattern_mismatch":
             rule, fix = _PATTERNS.get(item.get("ctx", {}).get("pattern"), (rule, fix))
         problems.append(Problem(_key_path(top, rest), value, rule, fix))

@@ -8,6 +8,7 @@ import time
 from collections import deque
 from pathlib import Path
 
+from components.errors import SettingsError
 from sandbox.apply import SandboxError
 from sandbox.cluster import COMPONENTS, Sandbox, stack_file
 
@@ -65,15 +66,22 @@ def main(argv: list[str] | None = None) -> int:
     sandbox = Sandbox()
     if args.command == "up":
         path = args.stack_file or stack_file(args.stack)
+        if not Path(path).is_file():
+            print(f"sandbox: no stack file {path} (stacks/Pulumi.<stack>.yaml)", file=sys.stderr)
+            return 2
         if args.only_if_sandbox:
-            from components.settings import ClusterMode, load_stack_file
+            from components.settings import raw_from_stack_file
 
-            mode = load_stack_file(path).cluster.mode
-            if mode != ClusterMode.SANDBOX:
-                print(f"stack {path.name} targets cluster mode {mode.value}: no sandbox needed")
+            # Only the target matters here; the stack's config is validated (and reported) by the program.
+            mode = (raw_from_stack_file(Path(path)).get("cluster") or {}).get("mode", "sandbox")
+            if mode != "sandbox":
+                print(f"stack {Path(path).name} targets cluster mode {mode}: no sandbox needed")
                 return 0
         try:
             report = sandbox.up(path, timeout=args.timeout)
+        except SettingsError as exc:
+            print(f"sandbox: {exc}", file=sys.stderr)
+            return 2
         except SandboxError as exc:
             print(f"sandbox up failed: {exc}", file=sys.stderr)
             return 1

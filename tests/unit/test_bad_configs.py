@@ -159,3 +159,13 @@ def test_bad_config_registers_no_resource():
 def test_good_stacks_validate():
     for name in ("dev", "staging", "prod"):
         load_settings(stack_raw(name))
+
+
+def test_a_misspelt_required_key_is_one_problem_with_a_suggestion():
+    raw = _dev()
+    raw["inferenceTraining"]["training"]["localQeue"] = raw["inferenceTraining"]["training"].pop("localQueue")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(raw)
+    assert [(p.key, p.rule, p.fix) for p in caught.value.problems] == [
+        ("kueue-cohorts:inferenceTraining.training.localQeue", "unknown key (a typo?)",
+         "did you mean 'localQueue'? Rename the key")]
