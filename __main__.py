@@ -10,7 +10,7 @@ import pulumi
 from pulumi.runtime import config as runtime_config
 
 from components.kueue_install import ChartReference, OutOfClusterManager
-from components.preflight import require_kueue_api
+from components.preflight import PreflightError, require_kueue_api
 from components.errors import SettingsError
 from components.settings import PROJECT, ChartSource, ClusterMode, load_settings
 from components.stack import build_stack, kubernetes_provider
@@ -61,7 +61,10 @@ if settings.kueue.install and cluster.mode == ClusterMode.SANDBOX:
 if cluster.mode != ClusterMode.RENDER and not settings.kueue.install:
     import toolchain
 
-    require_kueue_api(kubeconfig, cluster.context, toolchain.versions.load().entries["kueue"].version)
+    try:
+        require_kueue_api(kubeconfig, cluster.context, toolchain.versions.load().entries["kueue"].version)
+    except PreflightError as err:
+        raise pulumi.RunError(str(err)) from None
 outputs = build_stack(settings, kubernetes_provider(cluster, ROOT, kubeconfig), chart, manager)
 for key, value in outputs.items():
     if not key.startswith("_"):
