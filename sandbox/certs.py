@@ -202,7 +202,7 @@ class Certificates:
 
     @property
     def webhook_dir(self) -> Path:
-        """Kueue ``webhook.certDir`` (``tls.crt``/``tls.key``, SAN 127.0.0.1)."""
+        """The loopback webhook serving pair (``tls.crt``/``tls.key``, SAN 127.0.0.1) of Kueue, JobSet and the Trainer."""
         return self.pki / "kueue-webhook"
 
     @property

@@ -1,8 +1,8 @@
 """``up``, ``down`` and ``status`` of the sandbox: start the components in order, wait for health, stop by pid.
 
 Order: etcd → kube-apiserver → kube-controller-manager, kube-scheduler → CRDs (Kueue with conversion webhooks,
-JobSet, Kubeflow Trainer, KServe) and Kueue's webhook configurations → kwok and the fake nodes of the stack's
-nodePools → the Kueue manager. Each step waits for health before the next; a failed step stops what was started
+JobSet, Kubeflow Trainer, KServe) and the webhook configurations of Kueue, JobSet and the Trainer → kwok and the
+fake nodes of the stack's nodePools → the Kueue manager → the JobSet and Trainer controller managers. Each step waits for health before the next; a failed step stops what was started
 and quotes the end of the component's log. Ports, certificates and etcd data are kept in the state directory
 across ``down``/``up``, so the kubeconfig stays the same and a Pulumi stack applied before ``down`` is still
 there after ``up``.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sys
 import time
@@ -23,7 +24,7 @@ from typing import Callable, Mapping
 import yaml
 
 from sandbox import certs as certs_mod
-from sandbox import controlplane, kubeconfig, kueue, kwok, process
+from sandbox import controlplane, jobcontrollers, kubeconfig, kueue, kwok, process
 from sandbox.apply import (SandboxError, annotations_of, apply, crds_established, load_documents, nodes_ready, served,
                            wait_until)
 from sandbox.health import Probe
@@ -32,9 +33,10 @@ from sandbox.ports import LOOPBACK, allocate
 from sandbox.state import State, locked
 
 #: Components in start order (stopped in reverse).
-COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kueue")
-#: Toolchain executables the sandbox needs.
-BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kueue")
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kueue",
+              "jobset-controller-manager", "trainer-controller-manager")
+#: Toolchain executables the sandbox needs (one per component).
+BINARIES = COMPONENTS
 #: versions.toml [crds] entries installed, in order (JobSet before Trainer: the TrainJob integration owns JobSets).
 CRD_SOURCES = ("kueue", "jobset", "trainer", "kserve")
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +52,8 @@ def stack_file(stack: str) -> Path:
 def probes(paths: SandboxPaths, ports: Mapping[str, int]) -> dict[str, Probe]:
     """Return the health probe of every component (etcd ``/health``; apiserver ``/readyz`` verified with our CA
     and the admin certificate; controller-manager and scheduler ``/healthz`` on their self-signed ports; kwok
-    ``/healthz``; Kueue's ``/readyz``, which turns OK once its webhook server serves)."""
+    ``/healthz``; Kueue's, JobSet's and the Trainer's ``/readyz``, which turn OK once their webhook servers
+    serve)."""
     c = certs_mod.Certificates(paths.pki)
     return {
         "etcd": Probe(f"http://{LOOPBACK}:{ports['etcd-client']}/health"),
@@ -60,6 +63,8 @@ def probes(paths: SandboxPaths, ports: Mapping[str, int]) -> dict[str, Probe]:
         "kube-scheduler": Probe(f"https://{LOOPBACK}:{ports['kube-scheduler']}/healthz"),
         "kwok": Probe(f"http://{LOOPBACK}:{ports['kwok']}/healthz"),
         "kueue": Probe(f"http://{LOOPBACK}:{ports['kueue-health']}/readyz"),
+        "jobset-controller-manager": Probe(f"http://{LOOPBACK}:{ports['jobset-health']}/readyz"),
+        "trainer-controller-manager": Probe(f"http://{LOOPBACK}:{ports['trainer-health']}/readyz"),
     }
 
 
@@ -142,8 +147,8 @@ class Sandbox:
         report.seconds[name] = round(time.monotonic() - t0, 3)
         self._log(f"{name}: {report.seconds[name]:.1f} s")
 
-    def _spawn(self, st: State, name: str, argv: list[str]) -> None:
-        rec = process.spawn(name, argv, self.paths.log(name), cwd=self.paths.run / name)
+    def _spawn(self, st: State, name: str, argv: list[str], env: Mapping[str, str] | None = None) -> None:
+        rec = process.spawn(name, argv, self.paths.log(name), cwd=self.paths.run / name, env=env)
         st.processes[name] = rec
         st.save(self.paths.state_file)
 
@@ -208,7 +213,12 @@ class Sandbox:
         apply(dyn, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": kueue.NAMESPACE}})
         kueue_dir = toolchain.module_dir(pins.entry_for("kueue").module, pins.entry_for("kueue").module_version)
         self._install_crds(api, dyn, kueue_dir, st.ports["kueue-webhook"], c.ca_crt.read_bytes(), timeout)
-        for hook in kueue.webhook_configurations(kueue_dir, st.ports["kueue-webhook"], c.ca_crt.read_bytes()):
+        ca = c.ca_crt.read_bytes()
+        jobset_dir, trainer_dir = (toolchain.module_dir(pins.entry_for(b).module, pins.entry_for(b).module_version)
+                                   for b in ("jobset-controller-manager", "trainer-controller-manager"))
+        for hook in (kueue.webhook_configurations(kueue_dir, st.ports["kueue-webhook"], ca)
+                     + jobcontrollers.jobset_webhooks(jobset_dir, st.ports["jobset-webhook"], ca)
+                     + jobcontrollers.trainer_webhooks(trainer_dir, st.ports["trainer-webhook"], ca)):
             apply(dyn, hook)
         self._step(report, "crds+webhooks", t)
 
@@ -234,6 +244,19 @@ class Sandbox:
             self._wait_healthy(st, name, 60)
         self._wait_webhook(dyn, timeout)
         self._step(report, "kueue", t)
+
+        t = time.monotonic()
+        jobset_cfg, trainer_cfg = self.paths.config / "jobset.yaml", self.paths.config / "trainer.yaml"
+        jobset_cfg.write_text(yaml.safe_dump(jobcontrollers.jobset_configuration(st.ports, c.webhook_dir)))
+        trainer_cfg.write_text(yaml.safe_dump(jobcontrollers.trainer_configuration(st.ports)))
+        tmpdir = jobcontrollers.trainer_tmpdir(self.paths.run / "trainer-controller-manager" / "tmp", c.webhook_dir)
+        self._spawn(st, "jobset-controller-manager", jobcontrollers.manager_args(
+            bins["jobset-controller-manager"], jobset_cfg, kc))
+        self._spawn(st, "trainer-controller-manager", jobcontrollers.manager_args(
+            bins["trainer-controller-manager"], trainer_cfg, kc), env={**os.environ, "TMPDIR": str(tmpdir)})
+        self._wait_healthy(st, "jobset-controller-manager", timeout)
+        self._wait_healthy(st, "trainer-controller-manager", timeout)
+        self._step(report, "jobset+trainer", t)
 
     def _client(self):
         from kubernetes import config as kconfig

@@ -28,6 +28,7 @@ from typing import Iterable, Mapping
 
 import yaml
 
+from sandbox import webhooks
 from sandbox.ports import LOOPBACK
 
 NAMESPACE = "kueue-system"
@@ -70,9 +71,7 @@ def configuration(ports: Mapping[str, int], webhook_cert_dir: Path,
     }
 
 
-def webhook_url(port: int, path: str) -> str:
-    """Return ``https://127.0.0.1:<port><path>`` (``path`` starts with '/')."""
-    return f"https://{LOOPBACK}:{port}{path}"
+webhook_url = webhooks.url
 
 
 def _namespace_selector_patch(kustomization: Mapping) -> dict[str, dict]:
@@ -104,19 +103,14 @@ def webhook_configurations(module_dir: Path, port: int, ca_bundle_pem: bytes) ->
     (base64-encoded); names get the installers' ``kueue-`` prefix. Raises KeyError on a webhook without a
     service path (the module layout changed).
     """
-    import base64
-
-    ca = base64.b64encode(ca_bundle_pem).decode()
     selectors = _namespace_selector_patch(yaml.safe_load((module_dir / WEBHOOK_KUSTOMIZATION).read_text()))
     out = []
     for doc in yaml.safe_load_all((module_dir / WEBHOOK_MANIFESTS).read_text()):
-        if not doc or doc.get("kind") not in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+        if not doc or doc.get("kind") not in webhooks.KINDS:
             continue
-        doc = copy.deepcopy(doc)
-        doc["metadata"] = {"name": f"kueue-{doc['metadata']['name']}", "labels": {"app.kubernetes.io/name": "kueue"}}
+        doc = webhooks.to_loopback(doc, port, ca_bundle_pem, f"kueue-{doc['metadata']['name']}",
+                                   {"app.kubernetes.io/name": "kueue"})
         for hook in doc["webhooks"]:
-            path = hook["clientConfig"]["service"]["path"]
-            hook["clientConfig"] = {"url": webhook_url(port, path), "caBundle": ca}
             if hook["name"] in selectors:
                 hook["namespaceSelector"] = copy.deepcopy(selectors[hook["name"]])
         out.append(doc)

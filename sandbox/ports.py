@@ -10,7 +10,8 @@ LOOPBACK = "127.0.0.1"
 #: Every listener the sandbox opens, by name.
 PORT_NAMES = (
     "etcd-client", "etcd-peer", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok",
-    "kueue-webhook", "kueue-health", "kueue-metrics",
+    "kueue-webhook", "kueue-health", "kueue-metrics", "jobset-webhook", "jobset-health", "trainer-webhook",
+    "trainer-health",
 )
 
 

@@ -10,7 +10,7 @@ Public API (used by deploy/, sandbox/, tests and benchmarks):
 - ``cache_root() -> Path``: ``$KUEUE_COHORTS_CACHE`` or ``~/.cache/kueue-cohorts``.
 
 Binary names: pulumi, pulumi-resource-kubernetes, etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-kwok, kueue, actionlint (versions in toolchain/versions.toml).
+kwok, kueue, jobset-controller-manager, trainer-controller-manager, actionlint (versions in toolchain/versions.toml).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _versions() -> versions.Versions:
 
 def all_binaries() -> list[str]:
     """Return every pinned executable name, in build order (sandbox binaries first, then pulumi and the rest)."""
-    order = ["etcd", "kubernetes", "kwok", "kueue", "pulumi", "pulumi-resource-kubernetes", "actionlint"]
+    order = ["etcd", "kubernetes", "kwok", "kueue", "jobset", "trainer", "pulumi", "pulumi-resource-kubernetes", "actionlint"]
     entries = _versions().entries
     names = [n for n in order if n in entries] + [n for n in entries if n not in order]
     return [o for n in names for o in entries[n].outputs]

@@ -62,7 +62,11 @@ def wrapper_gomod(entry: Entry, upstream_gomod: str) -> str:
     The ``go`` line is the module's own (so runtime GODEBUG defaults match an upstream build; ``go mod tidy``
     raises it if a dependency needs more); ``godebug`` is copied when ``copy_godebug``; every local replace of the
     module becomes ``X => X <replace_local_with>``; ``scratch_copy`` adds ``replace <module> => ./src``; one
-    ``tool`` line per main package keeps them under ``go mod tidy``.
+    ``tool`` line per main package keeps them under ``go mod tidy``. ``align_with`` (require line, package) adds
+    that requirement and a ``tool`` line for that package, which is never built: it only keeps the other module's
+    whole dependency graph in the build list, so shared dependencies resolve to the versions that module is built
+    with (the JobSet and Trainer controllers at Kueue's versions) and their compiled packages come from the same
+    Go build cache entries.
     """
     lines = [f"module example.invalid/kueue-cohorts-build/{entry.name}", ""]
     lines.append(f"go {_directive(upstream_gomod, 'go') or '1.26.0'}")
@@ -73,6 +77,8 @@ def wrapper_gomod(entry: Entry, upstream_gomod: str) -> str:
         lines.append(f"godebug {godebug}")
     lines += ["", "require (", f"\t{entry.module} {entry.module_version}"]
     lines += [f"\t{req}" for req in entry.extra_require]
+    if entry.align_with:
+        lines.append(f"\t{entry.align_with[0]}")
     lines.append(")")
     replaces: list[str] = []
     if entry.replace_local_with:
@@ -81,7 +87,8 @@ def wrapper_gomod(entry: Entry, upstream_gomod: str) -> str:
         replaces.append(f"\t{entry.module} => ./src")
     if replaces:
         lines += ["", "replace (", *replaces, ")"]
-    lines += ["", "tool (", *[f"\t{pkg}" for pkg in entry.packages], ")", ""]
+    tools = [*entry.packages, *([entry.align_with[1]] if entry.align_with else [])]
+    lines += ["", "tool (", *[f"\t{pkg}" for pkg in tools], ")", ""]
     return "\n".join(lines)
 
 

@@ -46,6 +46,7 @@ class Entry:
     generate_dir: str | None = None
     generate_env: dict[str, str] = field(default_factory=dict)
     plugin: Plugin | None = None
+    align_with: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ def _entry(name: str, spec: dict[str, Any]) -> Entry:
         generate_dir=generate.get("dir"),
         generate_env=dict(generate.get("env", {})),
         plugin=Plugin(**plugin) if plugin else None,
+        align_with=(spec["align_with"]["require"], spec["align_with"]["package"]) if "align_with" in spec else None,
     )
 
 

@@ -59,7 +59,8 @@ def test_provider_plugin_is_exactly_what_the_sdk_requests():
 def test_every_contract_binary_is_pinned():
     names = {o for e in V.entries.values() for o in e.outputs}
     assert names == {"pulumi", "pulumi-resource-kubernetes", "etcd", "kube-apiserver", "kube-controller-manager",
-                     "kube-scheduler", "kwok", "kueue", "actionlint"}
+                     "kube-scheduler", "kwok", "kueue", "jobset-controller-manager", "trainer-controller-manager",
+                     "actionlint"}
     assert V.entry_for("kube-scheduler").name == "kubernetes"
     with pytest.raises(ToolchainError, match="unknown binary 'kubectl'"):
         V.entry_for("kubectl")
@@ -175,3 +176,30 @@ def test_analyzer_shim_starts_pulumi_policy_with_the_packs_virtualenv(tmp_path):
     missing = subprocess.run([str(shim), "127.0.0.1:4242", ".", "-virtualenv=../nope"], cwd=pack,
                              capture_output=True, text=True)
     assert missing.returncode == 1 and "has no bin/python" in missing.stderr
+
+
+def _required_version(gomod: str, module: str) -> str | None:
+    match = re.search(rf"^\s*(?:require\s+)?{re.escape(module)}\s+(v\S+)", gomod, re.MULTILINE)
+    return match.group(1) if match else None
+
+
+@pytest.mark.parametrize("entry", ["jobset", "trainer"])
+def test_job_controllers_are_the_versions_kueue_is_built_against(entry):
+    """The JobSet and Trainer controllers (and their CRDs) are exactly the versions Kueue's go.mod requires: the
+    APIs its jobset and trainjob integrations compile against."""
+    import toolchain
+
+    kueue = V.entries["kueue"]
+    gomod = (toolchain.module_dir(kueue.module, kueue.module_version) / "go.mod").read_text()
+    pinned = V.entries[entry]
+    assert _required_version(gomod, pinned.module) == pinned.module_version
+    assert V.crds[entry].version == pinned.module_version
+    assert pinned.align_with == (f"{kueue.module} {kueue.module_version}", kueue.packages[0])
+
+
+def test_wrapper_gomod_aligned_with_kueue_keeps_its_graph_but_builds_only_the_entry():
+    entry = V.entries["trainer"]
+    text = build.wrapper_gomod(entry, "module github.com/kubeflow/trainer/v2\n\ngo 1.26.0\n")
+    assert "\tgithub.com/kubeflow/trainer/v2 v2.2.1\n\tsigs.k8s.io/kueue v0.19.2\n" in text
+    assert "tool (\n\tgithub.com/kubeflow/trainer/v2/cmd/trainer-controller-manager\n\tsigs.k8s.io/kueue/cmd/kueue\n)" in text
+    assert entry.packages == ("github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",)
