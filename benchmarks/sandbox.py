@@ -16,6 +16,7 @@ Writes ``benchmarks/results/sandbox.json`` and prints the figures.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -24,6 +25,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Iterator
 
 from kubernetes import client as k8s
 from kubernetes import config as kconfig
@@ -99,8 +101,9 @@ def measure_start(root: Path) -> dict:
     return {"cold": cold, "warm": warm}
 
 
-def measure_latency(root: Path, work: Path, round_trips: int) -> dict:
-    """Apply the dev stack with pulumi up into the running sandbox at ``root``; return admission latencies."""
+def apply_dev_stack(work: Path):
+    """Copy Pulumi.yaml and the dev stack into ``work`` (own file backend) and ``pulumi up`` it into the sandbox
+    named by ``$KUEUE_COHORTS_SANDBOX_DIR``; return ``(Automation API stack, seconds the up took)``."""
     from deploy import engine
 
     (work / "stacks").mkdir(parents=True)
@@ -110,7 +113,14 @@ def measure_latency(root: Path, work: Path, round_trips: int) -> dict:
     stack = engine.open_stack("dev", work_dir=work, backend=f"file://{work / 'state'}")
     t = time.monotonic()
     stack.up(**engine.run_kwargs(stack, policy=False, color="never"))
-    pulumi_up = time.monotonic() - t
+    return stack, time.monotonic() - t
+
+
+def measure_latency(root: Path, work: Path, round_trips: int) -> dict:
+    """Apply the dev stack with pulumi up into the running sandbox at ``root``; return admission latencies."""
+    from deploy import engine
+
+    stack, pulumi_up = apply_dev_stack(work)
 
     api = kconfig.new_client_from_config(config_file=str(root / "kubeconfig"))
     batch, custom = k8s.BatchV1Api(api), k8s.CustomObjectsApi(api)
@@ -138,24 +148,42 @@ def measure_latency(root: Path, work: Path, round_trips: int) -> dict:
     }
 
 
+def machine(load_before: tuple[float, float, float]) -> dict:
+    """Return the machine facts recorded with every sandbox figure: CPUs, Python, kernel, load averages (1, 5,
+    15 min) before (``load_before``, from ``os.getloadavg()``) and now."""
+    return {"cpus": os.cpu_count(), "python": platform.python_version(), "kernel": platform.release(),
+            "loadavg_1_5_15_before": [round(x, 2) for x in load_before],
+            "loadavg_1_5_15_after": [round(x, 2) for x in os.getloadavg()]}
+
+
+@contextlib.contextmanager
+def scratch_dirs() -> Iterator[tuple[Path, Path]]:
+    """Yield ``(sandbox state dir, project dir)`` in a temporary directory, with ``$KUEUE_COHORTS_SANDBOX_DIR``
+    set to the first (the inline Pulumi program reads the kubeconfig path from it); the sandbox, if started
+    there, is stopped and everything removed afterwards."""
+    from sandbox.cluster import Sandbox
+    from sandbox.paths import STATE_DIR_ENV, SandboxPaths
+
+    with tempfile.TemporaryDirectory(prefix="kueue-cohorts-bench-") as tmp:
+        root = Path(tmp) / "sandbox"
+        os.environ[STATE_DIR_ENV] = str(root)
+        try:
+            yield root, Path(tmp) / "project"
+        finally:
+            Sandbox(SandboxPaths(root)).down()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run both measurements, print them, write :data:`RESULTS`; return 0."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.sandbox", description=__doc__.split("\n")[0])
     parser.add_argument("--round-trips", type=int, default=20)
     args = parser.parse_args(argv)
-    from sandbox.cluster import Sandbox
-    from sandbox.paths import STATE_DIR_ENV, SandboxPaths
     from toolchain import versions
 
     load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory(prefix="kueue-cohorts-bench-") as tmp:
-        root = Path(tmp) / "sandbox"
-        os.environ[STATE_DIR_ENV] = str(root)  # the inline Pulumi program reads the kubeconfig path from here
-        try:
-            start = measure_start(root)
-            latency = measure_latency(root, Path(tmp) / "project", args.round_trips)
-        finally:
-            Sandbox(SandboxPaths(root)).down()
+    with scratch_dirs() as (root, work):
+        start = measure_start(root)
+        latency = measure_latency(root, work, args.round_trips)
     pins = versions.load()
     result = {
         "what": "sandbox start time (cold: empty state dir; warm: down+up of the same state dir) and inference "
@@ -165,9 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         "inference_admission_latency": latency,
         "versions": {b: pins.entry_for(b).version for b in
                      ("etcd", "kube-apiserver", "kwok", "kueue", "pulumi", "pulumi-resource-kubernetes")},
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "kernel": platform.release(),
-                    "loadavg_1_5_15_before": [round(x, 2) for x in load_before],
-                    "loadavg_1_5_15_after": [round(x, 2) for x in os.getloadavg()]},
+        "machine": machine(load_before),
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,7 @@ checkpoints.
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 from kubernetes import client as k8s
@@ -203,12 +204,37 @@ def test_the_trainers_webhooks_accept_our_runtime_and_trainjob_and_reject_what_t
     ours = render_trainjob("webhook-probe", TRAINING_NS, runtime_settings.name, "c12-training-lq", "c12-training-prio")
     accepted = create_trainjob(ours)
     assert accepted["spec"]["suspend"] is True
-    # A queued TrainJob of a missing runtime is refused by Kueue's own TrainJob webhook first; without the queue
-    # labels Kueue lets it through and the Trainer's validator refuses it.
+    # A queued TrainJob of a missing runtime is refused by Kueue's TrainJob webhook and by the Trainer's validator:
+    # validating webhooks run in parallel and the apiserver reports either.
     missing = render_trainjob("webhook-probe", TRAINING_NS, "no-such-runtime", "c12-training-lq", "c12-training-prio")
     body = _rejection(lambda: create_trainjob(missing))
-    assert "vtrainjob.kb.io" in body and "runtime 'no-such-runtime' not found" in body, body
-    for label in (QUEUE_LABEL, PRIORITY_LABEL):
-        del missing["metadata"]["labels"][label]
-    body = _rejection(lambda: create_trainjob(missing))
-    assert "validator.trainjob.trainer.kubeflow.org" in body and "must be created before the TrainJob" in body, body
+    assert "vtrainjob.kb.io" in body or "validator.trainjob.trainer.kubeflow.org" in body, body
+    assert "no-such-runtime" in body, body
+    # Only the Trainer knows torchrun's reserved variables (PET_NNODES, ... are set by its torch plugin).
+    reserved = copy.deepcopy(ours)
+    reserved["spec"]["trainer"] = {"env": [{"name": "PET_NNODES", "value": "2"}]}
+    message = json.loads(_rejection(lambda: create_trainjob(reserved)))["message"]
+    assert message.startswith('admission webhook "validator.trainjob.trainer.kubeflow.org" denied'), message
+    assert "must not have reserved envs, invalid envs configured: [PET_NNODES]" in message, message
+
+
+def test_what_the_guides_assets_get_from_the_real_api(cluster, dev_stack):
+    """Two details of the guide's published assets, checked against the real API (Trainer v2.2.1 schema, Kueue's
+    TrainJob webhook): ``mlPolicy.torch.numProcPerNode: auto`` is no longer a field (v2.2 moved it to the TrainJob's
+    ``spec.trainer.numProcPerNode``), and its TrainJob's explicit ``suspend: false`` is overridden by Kueue."""
+    runtime_settings, claim = _dev_runtime()
+    runtime = render_runtime(runtime_settings, TRAINING_NS, claim)
+    runtime["metadata"]["name"] = "guide-probe"
+    runtime["spec"]["mlPolicy"]["torch"] = {"numProcPerNode": "auto"}
+    with pytest.raises(k8s.ApiException) as info:
+        cluster.custom.create_namespaced_custom_object(*TRAINER, TRAINING_NS, "trainingruntimes", runtime,
+                                                       dry_run="All", field_validation="Strict")
+    message = json.loads(info.value.body)["message"]
+    assert 'strict decoding error: unknown field "spec.mlPolicy.torch.numProcPerNode"' in message, message
+
+    guide_job = render_trainjob("guide-probe", TRAINING_NS, runtime_settings.name, "c12-training-lq",
+                                "c12-training-prio", num_nodes=1)
+    guide_job["spec"]["suspend"] = False
+    stored = cluster.custom.create_namespaced_custom_object(*TRAINER, TRAINING_NS, "trainjobs", guide_job,
+                                                            dry_run="All")
+    assert stored["spec"]["suspend"] is True, "Kueue suspends a queued TrainJob whatever the manifest says"

@@ -7,6 +7,7 @@ import sys
 
 from e2e_support import REPO
 from sandbox import process
+from sandbox.cluster import COMPONENTS
 from sandbox.paths import STATE_DIR_ENV
 
 
@@ -19,13 +20,14 @@ def _cli(sandbox, *args: str) -> subprocess.CompletedProcess:
 def test_status_then_down_leaves_no_process(sandbox, dev_stack):
     status = _cli(sandbox, "status")
     assert status.returncode == 0, status.stdout + status.stderr
-    for component in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kueue"):
+    for component in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kueue",
+                      "jobset-controller-manager", "trainer-controller-manager"):
         assert any(line.startswith(component) and " ok " in line for line in status.stdout.splitlines()), status.stdout
     assert "c12-training-cq (cohort c12-shared)" in status.stdout
     assert "nodes: 1/1 Ready" in status.stdout
 
     records = list(sandbox.state().processes.values())
-    assert len(records) == 6
+    assert sorted(r.name for r in records) == sorted(COMPONENTS)
     down = _cli(sandbox, "down")
     assert down.returncode == 0, down.stderr
     assert [r.name for r in records if process.alive(r)] == []
