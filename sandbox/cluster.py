@@ -2,10 +2,10 @@
 
 Order: etcd → kube-apiserver → kube-controller-manager, kube-scheduler → CRDs (Kueue with conversion webhooks,
 JobSet, Kubeflow Trainer, KServe) and the webhook configurations of Kueue, JobSet and the Trainer → kwok and the
-fake nodes of the stack's nodePools → the Kueue manager → the JobSet and Trainer controller managers. Each step waits for health before the next; a failed step stops what was started
-and quotes the end of the component's log. Ports, certificates and etcd data are kept in the state directory
-across ``down``/``up``, so the kubeconfig stays the same and a Pulumi stack applied before ``down`` is still
-there after ``up``.
+fake nodes of the stack's nodePools → the Kueue manager → the JobSet and Trainer controller managers. Each step
+waits for health before the next; a failed step stops what was started and quotes the end of the component's log.
+Ports, certificates and etcd data are kept in the state directory across ``down``/``up``, so the kubeconfig stays
+the same and a Pulumi stack applied before ``down`` is still there after ``up``.
 """
 
 from __future__ import annotations
@@ -246,6 +246,14 @@ class Sandbox:
         self._step(report, "kueue", t)
 
         t = time.monotonic()
+        self._start_job_controllers(st, bins, c, timeout)
+        self._step(report, "jobset+trainer", t)
+
+    def _start_job_controllers(self, st: State, bins: Mapping[str, Path], c: certs_mod.Certificates,
+                               timeout: float) -> None:
+        """Write the JobSet and Trainer Configurations, start both managers (the Trainer with its own ``TMPDIR``
+        holding the webhook pair, see :mod:`sandbox.jobcontrollers`) and wait for their ``/readyz``."""
+        kc = self.paths.kubeconfig
         jobset_cfg, trainer_cfg = self.paths.config / "jobset.yaml", self.paths.config / "trainer.yaml"
         jobset_cfg.write_text(yaml.safe_dump(jobcontrollers.jobset_configuration(st.ports, c.webhook_dir)))
         trainer_cfg.write_text(yaml.safe_dump(jobcontrollers.trainer_configuration(st.ports)))
@@ -256,7 +264,6 @@ class Sandbox:
             bins["trainer-controller-manager"], trainer_cfg, kc), env={**os.environ, "TMPDIR": str(tmpdir)})
         self._wait_healthy(st, "jobset-controller-manager", timeout)
         self._wait_healthy(st, "trainer-controller-manager", timeout)
-        self._step(report, "jobset+trainer", t)
 
     def _client(self):
         from kubernetes import config as kconfig
