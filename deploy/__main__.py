@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"deploy: {exc}", file=sys.stderr)
         return 2
 
-    kwargs = engine.run_kwargs(stack, policy=not args.no_policy, on_output=lambda line: print(line, flush=True))
+    kwargs = engine.run_kwargs(stack, policy=not args.no_policy, on_output=lambda line: print(line, flush=True),
+                               operation=args.command)
     start = time.monotonic()
     try:
         if args.command == "preview":
@@ -67,10 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "up":
             stack.up(expect_no_changes=args.expect_no_changes or None, **kwargs)
         elif args.command == "refresh":
-            kwargs.pop("policy_packs", None)
             stack.refresh(**kwargs)
         else:
-            kwargs.pop("policy_packs", None)
             stack.destroy(**kwargs)
     except auto.CommandError as exc:
         print(f"deploy: pulumi {args.command} --stack {args.stack} failed:\n{exc}", file=sys.stderr)

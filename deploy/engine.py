@@ -105,19 +105,24 @@ def stack_config_file(name: str, work_dir: Path | None = None) -> Path:
     return (work_dir or repo_root()) / "stacks" / f"Pulumi.{name}.yaml"
 
 
-def run_kwargs(stack: auto.Stack, *, policy: bool = True, on_output: Callable[[str], None] | None = None,
-               color: str = "auto") -> dict:
-    """Return the keyword arguments shared by preview/up/destroy/refresh for ``stack``.
+#: The operations that take ``--policy-pack`` (``pulumi refresh`` and ``destroy`` have no such flag).
+POLICY_OPERATIONS = ("preview", "up")
 
-    ``policy``: pass ``--policy-pack <repo>/policy`` when the pack exists (default on; the pack is the repo's
-    even when the project is a temporary copy, so tests run the real pack), with
-    ``--policy-pack-config <repo>/policy/config/<stack>.json`` when that file exists.
+
+def run_kwargs(stack: auto.Stack, *, policy: bool = True, on_output: Callable[[str], None] | None = None,
+               color: str = "auto", operation: str = "up") -> dict:
+    """Return the Automation API keyword arguments of ``operation`` (preview, up, refresh, destroy) on ``stack``.
+
+    ``policy``: for preview and up, pass ``--policy-pack <repo>/policy`` when the pack exists (default on; the pack
+    is the repo's even when the project is a temporary copy, so tests run the real pack), with
+    ``--policy-pack-config <repo>/policy/config/<stack>.json`` when that file exists; refresh and destroy never get
+    them (the Automation API raises TypeError on those arguments there).
     ``config_file`` is always the stack's own file, so the CLI reads and writes exactly that file.
     """
     project = Path(stack.workspace.work_dir)
     kwargs: dict = {"on_output": on_output, "color": color,
                     "config_file": str(stack_config_file(stack.name, project))}
-    pack = policy_pack_dir() if policy else None
+    pack = policy_pack_dir() if policy and operation in POLICY_OPERATIONS else None
     if pack is not None:
         kwargs["policy_packs"] = [str(pack)]
         config = policy_pack_config(pack, stack.name)

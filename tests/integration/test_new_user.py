@@ -72,3 +72,21 @@ def test_every_stack_previews_from_a_fresh_copy(clone, tmp_path, name):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"pulumi preview --stack {name} done" in proc.stdout
     assert "to create" in proc.stdout
+
+
+def test_up_then_destroy_through_the_deploy_cli_with_the_policy_pack_on(clone, tmp_path):
+    """``make up`` then ``make destroy``, as a user runs them (policy pack on by default: up gets it, destroy must
+    not, the CLI has no such flag there). Render mode, so no cluster: refresh has nothing to read there."""
+    stack_file = clone / "stacks" / "Pulumi.dev.yaml"
+    original = stack_file.read_text()
+    doc = yaml.safe_load(original)
+    doc["config"] = offline_config(doc["config"], tmp_path / "rendered")
+    stack_file.write_text(yaml.safe_dump(doc, sort_keys=False))
+    env = _bare_env(tmp_path)
+    try:
+        for command in ("up", "destroy"):
+            proc = _run(["-m", "deploy", command, "--stack", "dev"], clone, env)
+            assert proc.returncode == 0, f"deploy {command}:\n{proc.stdout}{proc.stderr}"
+            assert f"pulumi {command} --stack dev done" in proc.stdout
+    finally:
+        stack_file.write_text(original)
