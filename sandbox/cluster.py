@@ -229,6 +229,7 @@ class Sandbox:
         stages.write_text(kwok.stage_config(kwok_dir))
         for doc in load_documents([kwok_dir / kwok.STORAGE_CLASS_FILE], kind="StorageClass"):
             apply(dyn, doc)
+        self._release_node_leases(api)
         self._spawn(st, "kwok", kwok.kwok_args(bins["kwok"], kc, stages, st.ports["kwok"]))
         self._wait_healthy(st, "kwok", 60)
         self._reconcile_nodes(stack_path, st, settings=settings, timeout=timeout)
@@ -264,6 +265,27 @@ class Sandbox:
             bins["trainer-controller-manager"], trainer_cfg, kc), env={**os.environ, "TMPDIR": str(tmpdir)})
         self._wait_healthy(st, "jobset-controller-manager", timeout)
         self._wait_healthy(st, "trainer-controller-manager", timeout)
+
+    def _release_node_leases(self, api) -> None:
+        """Delete the node Leases (``kube-node-lease/<node>``) of the kwok nodes kept in etcd from a previous run.
+
+        kwok identifies itself with a fresh random holder identity per process and only takes over a node whose Lease
+        has expired (``--node-lease-duration-seconds``, 40 s): without this, pods on a restarted sandbox stay Pending
+        (or Terminating) for up to 40 s after ``up`` reports the nodes Ready. The previous kwok is stopped by now.
+        """
+        from kubernetes import client as k8s
+
+        core, coordination = k8s.CoreV1Api(api), k8s.CoordinationV1Api(api)
+        released = []
+        for node in core.list_node(label_selector=f"{kwok.NODE_LABEL[0]}={kwok.NODE_LABEL[1]}").items:
+            try:
+                coordination.delete_namespaced_lease(node.metadata.name, "kube-node-lease")
+                released.append(node.metadata.name)
+            except k8s.ApiException as exc:
+                if exc.status != 404:
+                    raise
+        if released:
+            self._log(f"released the node Leases of the previous kwok: {', '.join(released)}")
 
     def _client(self):
         from kubernetes import config as kconfig

@@ -33,3 +33,39 @@ def test_status_then_down_leaves_no_process(sandbox, dev_stack):
     assert [r.name for r in records if process.alive(r)] == []
     assert not sandbox.state().processes
     assert _cli(sandbox, "status").returncode == 1
+
+
+def test_up_after_down_hands_the_nodes_to_the_new_kwok_at_once(sandbox, cluster):
+    """kwok takes over a node only when its Lease is free; ``up`` releases the Leases the stopped kwok held, so the
+    restarted kwok holds gpu-0 and runs Pods right away instead of after the 40 s lease duration."""
+    from kubernetes import client as k8s
+
+    from e2e_support import wait_for
+
+    up = _cli(sandbox, "up", "--stack", "dev")
+    assert up.returncode == 0, up.stdout + up.stderr
+    coordination = k8s.CoordinationV1Api(cluster.api)
+    old = coordination.read_namespaced_lease("gpu-0", "kube-node-lease").spec.holder_identity
+    down = _cli(sandbox, "down")
+    assert down.returncode == 0, down.stderr
+    up = _cli(sandbox, "up", "--stack", "dev")
+    assert up.returncode == 0, up.stdout + up.stderr
+    assert "released the node Leases of the previous kwok: gpu-0" in up.stderr
+
+    def holder() -> str | None:
+        try:
+            return coordination.read_namespaced_lease("gpu-0", "kube-node-lease").spec.holder_identity
+        except k8s.ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    new = wait_for(lambda: (h := holder()) and h != old and h, 15, "the new kwok to hold gpu-0's Lease")
+    assert new.split("_")[0] == old.split("_")[0], "same host, new process identity"
+    pod = k8s.V1Pod(metadata=k8s.V1ObjectMeta(name="after-restart", namespace="default"),
+                    spec=k8s.V1PodSpec(containers=[k8s.V1Container(name="c", image="registry.invalid/x")],
+                                       termination_grace_period_seconds=0))
+    cluster.core.create_namespaced_pod("default", pod)
+    wait_for(lambda: cluster.core.read_namespaced_pod("after-restart", "default").status.phase == "Running", 15,
+             "a Pod to run on the restarted kwok node")
+    cluster.core.delete_namespaced_pod("after-restart", "default")
