@@ -93,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
         stopped = sandbox.down(purge=args.purge)
         print(f"stopped: {', '.join(stopped) if stopped else 'nothing was running'}"
               + (f"; removed {sandbox.paths.root}" if args.purge else ""))
+        if args.purge:
+            print("the Pulumi state of stacks applied to it still lists their resources: after the next `up`, run "
+                  "`python -m deploy refresh --stack dev` (or `destroy`) before `make up`, or it finds nothing to do")
         return 0
     if args.command == "status":
         from sandbox.status import render

@@ -79,12 +79,13 @@ def render(sandbox: Sandbox) -> tuple[str, bool]:
     lines = [f"state dir: {sandbox.paths.root}", f"kubeconfig: {sandbox.paths.kubeconfig}"]
     st = sandbox.state()
     health = sandbox.health()
-    lines.append(f"{'component':<24} {'pid':>7}  {'version':<8} health")
+    width = max(len("component"), *(len(name) for name in health))
+    lines.append(f"{'component':<{width}} {'pid':>7}  {'version':<8} health")
     for name, (running, ok, detail) in health.items():
         rec = st.processes.get(name)
         pid = str(rec.pid) if rec and running else "-"
         version = st.versions.get(name, "")
-        lines.append(f"{name:<24} {pid:>7}  {version:<8} {'ok' if ok else 'DOWN'} ({detail[:60]})")
+        lines.append(f"{name:<{width}} {pid:>7}  {version:<8} {'ok' if ok else 'DOWN'} ({detail[:60]})")
     all_ok = all(ok for _, ok, _ in health.values())
     if health["kube-apiserver"][1]:
         from kubernetes import client as k8s
