@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from deploy import engine
-from tests.integration.project import Project
+from deploy.scratch import Project
 
 RESULTS = Path(__file__).resolve().parent / "results" / "policy.json"
 

@@ -20,7 +20,6 @@ import contextlib
 import json
 import os
 import platform
-import shutil
 import statistics
 import tempfile
 import time
@@ -102,15 +101,13 @@ def measure_start(root: Path) -> dict:
 
 
 def apply_dev_stack(work: Path):
-    """Copy Pulumi.yaml and the dev stack into ``work`` (own file backend) and ``pulumi up`` it into the sandbox
-    named by ``$KUEUE_COHORTS_SANDBOX_DIR``; return ``(Automation API stack, seconds the up took)``."""
+    """``pulumi up`` the dev stack from a scratch copy of the project under ``work`` (own file backend) into the
+    sandbox named by ``$KUEUE_COHORTS_SANDBOX_DIR``; return ``(Automation API stack, seconds the up took)``."""
     from deploy import engine
+    from deploy.scratch import Project
 
-    (work / "stacks").mkdir(parents=True)
-    shutil.copy2(REPO / "Pulumi.yaml", work / "Pulumi.yaml")
-    shutil.copy2(REPO / "stacks" / "Pulumi.dev.yaml", work / "stacks" / "Pulumi.dev.yaml")
-    (work / "state").mkdir()
-    stack = engine.open_stack("dev", work_dir=work, backend=f"file://{work / 'state'}")
+    work.mkdir(parents=True, exist_ok=True)
+    stack = Project(work).open("dev")
     t = time.monotonic()
     stack.up(**engine.run_kwargs(stack, policy=False, color="never"))
     return stack, time.monotonic() - t

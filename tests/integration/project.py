@@ -1,107 +1,13 @@
-"""A temporary copy of the Pulumi project for integration tests and benchmarks (never writes under stacks/)."""
+"""The scratch project of deploy.scratch as the integration suites use it, plus their assertion helper."""
 
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 from typing import Any
 
-import yaml
-from pulumi import automation as auto
+from deploy.scratch import PROJECT, ROOT, STACKS, Project, manifests, offline_config
 
-from deploy import engine
-
-ROOT = Path(__file__).resolve().parents[2]
-PROJECT = "kueue-cohorts"
-STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
-
-
-class Project:
-    """A temporary copy of the Pulumi project (Pulumi.yaml + stacks/) with its own file backend.
-
-    ``root``: the copy (work_dir of the stacks); ``backend``: ``file://<tmp>/state``. Stack files are edited with
-    PyYAML through ``config``/``set_config`` (keys without the ``kueue-cohorts:`` prefix).
-    """
-
-    def __init__(self, tmp: Path):
-        self.root = tmp / "project"
-        (self.root / "stacks").mkdir(parents=True)
-        shutil.copy2(ROOT / "Pulumi.yaml", self.root / "Pulumi.yaml")
-        for stack_file in (ROOT / "stacks").glob("Pulumi.*.yaml"):
-            shutil.copy2(stack_file, self.root / "stacks" / stack_file.name)
-        self.state_dir = tmp / "state"
-        self.state_dir.mkdir()
-        self.backend = f"file://{self.state_dir}"
-
-    def stack_file(self, name: str) -> Path:
-        """Return the copy's ``stacks/Pulumi.<name>.yaml``."""
-        return self.root / "stacks" / f"Pulumi.{name}.yaml"
-
-    def config(self, name: str) -> dict[str, Any]:
-        """Return the ``kueue-cohorts:*`` config of stack ``name`` as plain data, prefix stripped."""
-        doc = yaml.safe_load(self.stack_file(name).read_text())
-        return {k.split(":", 1)[1]: v for k, v in (doc.get("config") or {}).items() if k.startswith(f"{PROJECT}:")}
-
-    def set_config(self, name: str, key: str, value: Any) -> None:
-        """Set ``kueue-cohorts:<key>`` of stack ``name`` to ``value`` (any YAML value) in the copy."""
-        doc = yaml.safe_load(self.stack_file(name).read_text())
-        doc.setdefault("config", {})[f"{PROJECT}:{key}"] = value
-        self.stack_file(name).write_text(yaml.safe_dump(doc, sort_keys=False))
-
-    def render_to(self, name: str, directory: Path) -> None:
-        """Switch stack ``name`` to render mode writing manifests to the absolute ``directory``."""
-        self.set_config(name, "cluster", {"mode": "render", "renderDir": str(directory)})
-
-    def make_offline(self, name: str, directory: Path) -> None:
-        """Make stack ``name`` of the copy runnable with no cluster and no registry: render mode to ``directory``
-        (see ``offline_config``)."""
-        doc = yaml.safe_load(self.stack_file(name).read_text())
-        doc["config"] = offline_config(doc.get("config") or {}, directory)
-        self.stack_file(name).write_text(yaml.safe_dump(doc, sort_keys=False))
-
-    def open(self, name: str) -> auto.Stack:
-        """Return the Automation API stack ``name`` of this copy (created in this copy's backend if missing)."""
-        return engine.open_stack(name, work_dir=self.root, backend=self.backend)
-
-    def kwargs(self, stack: auto.Stack, policy: bool = True) -> dict[str, Any]:
-        """Return deploy.engine.run_kwargs for ``stack`` (output collected for failure messages)."""
-        return engine.run_kwargs(stack, policy=policy, color="never")
-
-    def checkpoint(self, name: str) -> Path:
-        """Return the stack's checkpoint file in this copy's backend."""
-        return self.state_dir / ".pulumi" / "stacks" / PROJECT / f"{name}.json"
-
-    def resources(self, stack: auto.Stack) -> list[dict[str, Any]]:
-        """Return the resources in the stack's state (``pulumi stack export``)."""
-        return stack.export_stack().deployment.get("resources") or []
-
-
-def offline_config(config: dict[str, Any], directory: Path) -> dict[str, Any]:
-    """Return a copy of a stack's ``config:`` mapping that needs neither a cluster nor a chart registry.
-
-    - ``kueue-cohorts:cluster`` becomes render mode into ``directory`` unless it already renders: a stack that
-      targets a cluster we do not have cannot preview its helm/v4 Chart (the provider refuses to construct
-      remote components against an unreachable cluster, pulumi-kubernetes provider_construct.go);
-    - ``kueue-cohorts:kueue.chartSource`` becomes ``GoModule`` when Kueue is installed: the published OCI chart
-      (oci://registry.k8s.io) is not reachable offline; the same chart version ships in the pinned Kueue module.
-    """
-    config = json.loads(json.dumps(config))
-    cluster = config.get(f"{PROJECT}:cluster") or {}
-    if cluster.get("mode") != "render":
-        config[f"{PROJECT}:cluster"] = {"mode": "render", "renderDir": str(directory)}
-    kueue = config.get(f"{PROJECT}:kueue")
-    if isinstance(kueue, dict) and kueue.get("install"):
-        kueue["chartSource"] = "GoModule"
-    return config
-
-
-def manifests(directory: Path) -> list[dict[str, Any]]:
-    """Return every object rendered by the kubernetes provider under ``directory`` (0-crd/ and 1-manifest/)."""
-    docs: list[dict[str, Any]] = []
-    for path in sorted(directory.rglob("*.yaml")):
-        docs += [d for d in yaml.safe_load_all(path.read_text()) if d]
-    return docs
+__all__ = ["PROJECT", "ROOT", "STACKS", "Project", "dump", "manifests", "offline_config"]
 
 
 def dump(obj: Any) -> str:
