@@ -2,7 +2,8 @@
 import runpy
 import sys
 
-BENCHMARKS = ["benchmarks.engine", "benchmarks.policy", "benchmarks.sandbox", "benchmarks.trainjob", "benchmarks.trainer"]
+BENCHMARKS = ["benchmarks.engine", "benchmarks.policy", "benchmarks.sandbox", "benchmarks.trainjob",
+              "benchmarks.trainer"]
 
 if __name__ == "__main__":
     for name in BENCHMARKS:

@@ -202,7 +202,8 @@ class Certificates:
 
     @property
     def webhook_dir(self) -> Path:
-        """The loopback webhook serving pair (``tls.crt``/``tls.key``, SAN 127.0.0.1) of Kueue, JobSet and the Trainer."""
+        """The loopback webhook serving pair (``tls.crt``/``tls.key``, SAN 127.0.0.1) of Kueue, JobSet and the
+        Trainer."""
         return self.pki / "kueue-webhook"
 
     @property

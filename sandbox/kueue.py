@@ -71,9 +71,6 @@ def configuration(ports: Mapping[str, int], webhook_cert_dir: Path,
     }
 
 
-webhook_url = webhooks.url
-
-
 def _namespace_selector_patch(kustomization: Mapping) -> dict[str, dict]:
     """Return ``{webhook name: namespaceSelector}`` as the module's webhook kustomization sets them (its patch on
     ``vpod.kb.io`` and the replacements copying that selector to the other job webhooks)."""
@@ -139,7 +136,8 @@ def with_conversion_webhook(crd: Mapping, port: int, ca_bundle_pem: bytes) -> di
     out["spec"]["conversion"] = {
         "strategy": "Webhook",
         "webhook": {
-            "clientConfig": {"url": webhook_url(port, "/convert"), "caBundle": base64.b64encode(ca_bundle_pem).decode()},
+            "clientConfig": {"url": webhooks.url(port, "/convert"),
+                             "caBundle": base64.b64encode(ca_bundle_pem).decode()},
             "conversionReviewVersions": ["v1"],
         },
     }

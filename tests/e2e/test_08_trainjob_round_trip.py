@@ -167,7 +167,7 @@ def test_a_trainjob_borrows_is_reclaimed_by_an_inference_deployment_and_comes_ba
     assert tj["metadata"]["uid"] == uid
     pods = wait_for(lambda: _running(_training_pods(cluster)), 90, "the training Pod to run again")
     resumed = _jobset(cluster)
-    assert resumed["metadata"]["uid"] == jobset["metadata"]["uid"], "the Trainer resumes its JobSet, it makes no new one"
+    assert resumed["metadata"]["uid"] == jobset["metadata"]["uid"], "the Trainer resumes its JobSet, makes no new one"
     assert resumed["spec"].get("suspend") is False
     assert {j.metadata.uid for j in _jobs_of_jobset(cluster)} == first_jobs, "the JobSet resumes the same Job"
     assert pods[0].metadata.uid != first_pod, "the Job controller made a new Pod"
