@@ -19,6 +19,7 @@ from pulumi_policy.proxy import UnknownValueError
 
 __all__ = [
     "MISSING",
+    "ObjectRef",
     "UnknownValueError",
     "Violation",
     "as_list",
@@ -52,16 +53,41 @@ MISSING: Any = _Missing()
 
 
 @dataclass(frozen=True)
+class ObjectRef:
+    """Which object a finding is about: its kind, namespace (None when cluster-scoped or not set) and name."""
+
+    kind: str
+    namespace: Optional[str]
+    name: str
+
+
+@dataclass(frozen=True)
 class Violation:
-    """One policy violation.
+    """One finding of the rule book.
+
+    The pack reports `message`; the program's settings check maps (`subject`, `field`) back to the stack config key
+    that produced that field and prints `rule` and `fix` next to it, so both layers speak from one rule.
 
     Attributes:
         message: a full sentence naming the resource and the fix ("The ClusterQueue 'x' must ...").
         urn: the Pulumi URN of the offending resource, or None for a stack-wide finding.
+        subject: the object at fault (None for findings about the policy config itself).
+        field: the field path inside `subject`, kubectl style ("spec.preemption.reclaimWithinCohort"); "" for the
+            object as a whole.
+        value: the offending value as the object has it (MISSING when the field is absent).
+        rule: what must hold and why, without the object's name (a clause: "an inference ClusterQueue must ...").
+        fix: what to write instead (a clause).
+        policy: the name of the policy (rule) that found it, e.g. "inference-borrowing-limit-zero".
     """
 
     message: str
     urn: Optional[str] = None
+    subject: Optional[ObjectRef] = None
+    field: str = ""
+    value: Any = None
+    rule: str = ""
+    fix: str = ""
+    policy: str = ""
 
 
 def is_map(value: Any) -> bool:
