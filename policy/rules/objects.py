@@ -9,11 +9,12 @@ pulumi-kubernetes `sdk/python/pulumi_kubernetes/apiextensions/CustomResource.py`
 """
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
 
-from .values import MISSING, UnknownValueError, Violation, as_map, format_path, get
+from .values import MISSING, ObjectRef, UnknownValueError, Violation, as_map, format_path, get
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_STORAGE_VERSION = "v1beta2"
@@ -184,3 +185,36 @@ def guarded(obj: KubeObject, check: Callable[[], list[Violation]]) -> list[Viola
         return check()
     except UnknownValueError as err:
         return [unknown_violation(obj, err)]
+
+
+def ref(obj: KubeObject) -> ObjectRef:
+    """The `ObjectRef` of `obj` (kind, namespace, name); the Pulumi resource name stands in for an unknown name."""
+    try:
+        return ObjectRef(obj.kind, obj.namespace, obj.name)
+    except UnknownValueError:
+        return ObjectRef(obj.kind, None, obj.resource_name)
+
+
+def show_value(value: object, limit: int = 80) -> str:
+    """A value for a message: "missing" for MISSING, else its repr cut to `limit` characters (never raises, never
+    walks a huge structure: the repr of containers is bounded by `reprlib`)."""
+    if value is MISSING:
+        return "missing"
+    shown = reprlib.Repr(maxlevel=3, maxstring=limit, maxother=limit).repr(value)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
+def violation(obj: KubeObject, policy: str, field: str, value: object, rule: str, fix: str) -> Violation:
+    """Build a fully structured Violation about `obj`.
+
+    Args:
+        obj: the object at fault. policy: the policy name ("inference-borrowing-limit-zero").
+        field: kubectl-style field path in `obj` ("spec.preemption.reclaimWithinCohort"; "" for the whole object).
+        value: the offending value as the object has it (MISSING when absent).
+        rule: what must hold and why, a clause without the object's name. fix: what to write instead, a clause.
+    Returns:
+        The Violation; its message reads "The <Kind> '<ns/name>' has <field> = <value>: <rule>; <fix>."
+    """
+    where = f" has {field} = {show_value(value)}" if field else ""
+    message = f"The {safe_describe(obj)}{where}: {rule}; {fix}."
+    return Violation(message, obj.urn or None, ref(obj), field, value, rule, fix, policy)
