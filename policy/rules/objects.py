@@ -200,7 +200,9 @@ def show_value(value: object, limit: int = 80) -> str:
     walks a huge structure: the repr of containers is bounded by `reprlib`)."""
     if value is MISSING:
         return "missing"
-    shown = reprlib.Repr(maxlevel=3, maxstring=limit, maxother=limit).repr(value)
+    bounded = reprlib.Repr()
+    bounded.maxlevel, bounded.maxstring, bounded.maxother = 3, limit, limit
+    shown = bounded.repr(value)
     return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 

@@ -12,6 +12,7 @@ Plain dicts and lists (unit tests, YAML) work the same way: the proxies are `Map
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
@@ -84,7 +85,7 @@ class Violation:
     urn: Optional[str] = None
     subject: Optional[ObjectRef] = None
     field: str = ""
-    value: Any = None
+    value: Any = dataclasses.field(default=None, repr=False, compare=False)
     rule: str = ""
     fix: str = ""
     policy: str = ""
