@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
 from components import quantity
 from components.kueue import (
@@ -22,7 +22,6 @@ from components.kueue import (
     ResourceQuota,
     WorkloadPriorityClassSpec,
 )
-from components.rules import shared_pool_total
 from components.settings import (
     CheckpointSettings,
     InferenceTrainingSettings,
@@ -104,12 +103,47 @@ def _group(
     return ResourceGroup(covered_resources=covered, flavors=(FlavorQuotas(flavor=flavor, resources=resources),))
 
 
-def _selector(label: str, tenant: str) -> dict:
-    return {"matchLabels": {label: tenant}}
+NAME_LABEL = "kubernetes.io/metadata.name"
+"""The immutable label the API server puts on every Namespace (its name): the selectors pin it."""
+
+
+def _selector(label: str, tenant: str, namespaces: Sequence[str]) -> dict:
+    """The namespaceSelector of a ClusterQueue: the tenant label AND the declared namespace names. The name pin makes
+    a copied tenant label on any other namespace select nothing (a namespace owner may edit its labels, never its
+    kubernetes.io/metadata.name)."""
+    return {
+        "matchLabels": {label: tenant},
+        "matchExpressions": [{"key": NAME_LABEL, "operator": "In", "values": sorted(set(namespaces))}],
+    }
 
 
 def _priority(pc: PriorityClass) -> WorkloadPriorityClassSpec:
     return WorkloadPriorityClassSpec(name=pc.name, value=pc.value, description=pc.description)
+
+
+def _q(value: Optional[str]) -> Decimal:
+    return quantity.parse(value) if value is not None else Decimal(0)
+
+
+def inference_training_nominal(layout: InferenceTrainingSettings) -> dict[str, Decimal]:
+    """Total nominalQuota of the asymmetric cohort per resource (base units): inference + the Cohort object's
+    cohortQuota (training owns 0)."""
+    total = {resource: _q(amount) for resource, amount in layout.inference.nominal_quota.items()}
+    for resource, amount in (layout.cohort_quota or {}).items():
+        total[resource] = total.get(resource, Decimal(0)) + _q(amount)
+    return total
+
+
+def shared_pool_total(layout: SharedPoolSettings) -> dict[str, Decimal]:
+    """Pool total per resource of the symmetric cohort (base units): sum of the tenants' floors + the Cohort object's
+    cohortQuota, in first-seen resource order. Linear in the number of tenants."""
+    total: dict[str, Decimal] = {}
+    for tenant in layout.tenants:
+        for resource, amount in tenant.floor.items():
+            total[resource] = total.get(resource, Decimal(0)) + _q(amount)
+    for resource, amount in (layout.cohort_quota or {}).items():
+        total[resource] = total.get(resource, Decimal(0)) + _q(amount)
+    return total
 
 
 def plan_inference_training(layout: InferenceTrainingSettings, flavor: str) -> CohortPlan:
@@ -127,9 +161,10 @@ def plan_inference_training(layout: InferenceTrainingSettings, flavor: str) -> C
     inference_cq = ClusterQueueSpec(
         name=inf.cluster_queue,
         cohort_name=layout.cohort,
-        resource_groups=(_group(flavor, covered, inf.nominal_quota, zero, inf.lending_limit),),
+        resource_groups=(_group(flavor, covered, inf.nominal_quota, {**zero, **(inf.borrowing_limit or {})},
+                                inf.lending_limit),),
         preemption=_preemption(inf.preemption),
-        namespace_selector=_selector(layout.namespace_label, inf_tenant),
+        namespace_selector=_selector(layout.namespace_label, inf_tenant, inf.namespaces),
         role=ROLE_INFERENCE,
         queueing_strategy=layout.queueing_strategy.value if layout.queueing_strategy else None,
         stop_policy=layout.stop_policy.value if layout.stop_policy else None,
@@ -141,7 +176,7 @@ def plan_inference_training(layout: InferenceTrainingSettings, flavor: str) -> C
         cohort_name=layout.cohort,
         resource_groups=(_group(flavor, covered, zero, borrowing),),
         preemption=_preemption(trn.preemption),
-        namespace_selector=_selector(layout.namespace_label, trn_tenant),
+        namespace_selector=_selector(layout.namespace_label, trn_tenant, trn.namespaces),
         role=ROLE_TRAINING,
         queueing_strategy=layout.queueing_strategy.value if layout.queueing_strategy else None,
         stop_policy=layout.stop_policy.value if layout.stop_policy else None,
@@ -176,9 +211,10 @@ def plan_shared_pool(layout: SharedPoolSettings, flavor: str) -> CohortPlan:
     pool = shared_pool_total(layout)
     covered = tuple(pool)
     cluster_queues, namespaces, local_queues = [], [], []
+    # Computed once (not per tenant): planning stays linear in the number of tenants.
+    binary = {r: any(quantity.is_binary(t.floor.get(r, "")) for t in layout.tenants) for r in covered}
     for tenant in layout.tenants:
         cq_name = tenant.cluster_queue or f"{tenant.name}-cq"
-        binary = {r: any(quantity.is_binary(t.floor.get(r, "")) for t in layout.tenants) for r in covered}
         borrowing = {
             r: quantity.canonical(pool[r] - quantity.parse(tenant.floor.get(r, "0")), binary=binary[r])
             for r in covered
@@ -189,7 +225,7 @@ def plan_shared_pool(layout: SharedPoolSettings, flavor: str) -> CohortPlan:
             cohort_name=layout.cohort,
             resource_groups=(_group(flavor, covered, tenant.floor, borrowing, tenant.lending_limit),),
             preemption=_preemption(layout.preemption),
-            namespace_selector=_selector(layout.namespace_label, tenant.name),
+            namespace_selector=_selector(layout.namespace_label, tenant.name, tenant.namespaces or [tenant.name]),
             role=ROLE_TENANT,
             queueing_strategy=layout.queueing_strategy.value if layout.queueing_strategy else None,
             stop_policy=layout.stop_policy.value if layout.stop_policy else None,

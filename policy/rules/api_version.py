@@ -5,7 +5,7 @@ storage version, v1beta1 deprecated); CHANGELOG-0.13.md (Cohort `spec.parent` ->
 """
 from __future__ import annotations
 
-from .objects import KUEUE_GROUP, KUEUE_STORAGE_VERSION, KubeObject, guarded
+from .objects import KUEUE_GROUP, KUEUE_STORAGE_VERSION, KubeObject, guarded, violation
 from .values import MISSING, Violation, get
 
 
@@ -49,15 +49,17 @@ def check_kueue_api_version(obj: KubeObject) -> list[Violation]:
         if obj.version != KUEUE_STORAGE_VERSION:
             steps = _migration_steps(obj)
             how = "; ".join(steps) if steps else "its fields need no change"
-            return [Violation(
-                f"The {obj.describe()} uses {obj.api_version}, which Kueue deprecates since v0.16; migrate it to "
-                f"{target}: set apiVersion: {target}; {how}.",
-                obj.urn or None)]
+            return [violation(
+                obj, "kueue-api-version", "apiVersion", obj.api_version,
+                f"Kueue objects use {target}", f"migrate: {how}",
+                message=f"The {obj.describe()} uses {obj.api_version}, which Kueue deprecates since v0.16; migrate it to "
+                f"{target}: set apiVersion: {target}; {how}.")]
         if obj.kind == "ClusterQueue" and get(obj.spec, "cohort") is not MISSING:
-            return [Violation(
-                f"The {obj.describe()} sets spec.cohort, a {KUEUE_GROUP}/v1beta1 field that {target} does not have "
-                f"(the API server drops it and the queue joins no cohort); rename it to spec.cohortName.",
-                obj.urn or None)]
+            return [violation(
+                obj, "kueue-api-version", "spec.cohort", get(obj.spec, "cohort"),
+                f"spec.cohort is a v1beta1 field that {target} drops", "rename it to spec.cohortName",
+                message=f"The {obj.describe()} sets spec.cohort, a {KUEUE_GROUP}/v1beta1 field that {target} does not have "
+                f"(the API server drops it and the queue joins no cohort); rename it to spec.cohortName.")]
         return []
 
     return guarded(obj, check)

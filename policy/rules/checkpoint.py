@@ -19,7 +19,7 @@ import posixpath
 import re
 from typing import Any, Iterable, Optional, Sequence
 
-from .objects import KubeObject, guarded, unknown_violation
+from .objects import KubeObject, guarded, unknown_violation, violation
 from .values import MISSING, UnknownValueError, Violation, as_list, as_map, get
 
 TRAINER_GROUP = "trainer.kubeflow.org"
@@ -29,6 +29,7 @@ ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 DEFAULT_GRACE_SECONDS = 30  # core/v1 PodSpec.terminationGracePeriodSeconds default
 SHELLS = {"sh", "bash", "dash", "ash", "zsh", "ksh", "busybox"}
 _KEYWORDS = {"then", "else", "do", "{", "(", "!"}
+POLICY = "checkpoint-safe-runtime"
 
 
 def shell_wrapper_problem(command: Sequence[Any], args: Sequence[Any]) -> Optional[str]:
@@ -126,8 +127,11 @@ def _check_runtime(runtime: KubeObject, claims, min_grace: int) -> list[Violatio
     what = f"The {runtime.describe()}"
     jobs = _trainer_jobs(runtime)
     if not jobs:
-        return [Violation(f"{what} has no spec.template.spec.replicatedJobs, so its trainer cannot be checked; "
-                          f"add the trainer replicated job 'node'.", runtime.urn or None)]
+        return [violation(runtime, POLICY, "spec.template.spec.replicatedJobs", MISSING,
+                          "a training runtime needs its trainer replicated job to be judged",
+                          "add the trainer replicated job 'node'",
+                          message=f"{what} has no spec.template.spec.replicatedJobs, so its trainer cannot be checked; "
+                          f"add the trainer replicated job 'node'.")]
     for job_path, job in jobs:
         pod_path = f"{job_path}.template.spec.template.spec"
         pod = as_map(get(job, "template", "spec", "template", "spec"))
@@ -139,9 +143,11 @@ def _check_runtime(runtime: KubeObject, claims, min_grace: int) -> list[Violatio
         if declared is not MISSING:
             save = _seconds(declared)
             if save is None:
-                found.append(Violation(
-                    f"{what} declares {SAVE_SECONDS_ANNOTATION}: {declared!r}, which is not a number of seconds; "
-                    f"write the checkpoint save time in seconds, e.g. \"20\".", runtime.urn or None))
+                found.append(violation(
+                    runtime, POLICY, f'metadata.annotations["{SAVE_SECONDS_ANNOTATION}"]', declared,
+                    "the checkpoint save time is a number of seconds", "write it in seconds, e.g. \"20\"",
+                    message=f"{what} declares {SAVE_SECONDS_ANNOTATION}: {declared!r}, which is not a number of "
+                    f"seconds; write the checkpoint save time in seconds, e.g. \"20\"."))
         raw_grace = get(pod, "terminationGracePeriodSeconds")
         grace = DEFAULT_GRACE_SECONDS if raw_grace is MISSING else _seconds(raw_grace)
         shown = (f"not set (Kubernetes default {DEFAULT_GRACE_SECONDS})" if raw_grace is MISSING
@@ -150,9 +156,13 @@ def _check_runtime(runtime: KubeObject, claims, min_grace: int) -> list[Violatio
             need = f"at least {min_grace}"
             if save is not None:
                 need += f" and above the declared checkpoint save time of {_show_seconds(declared)} seconds"
-            found.append(Violation(
-                f"{what} has {pod_path}.terminationGracePeriodSeconds {shown}; it must be {need}, so that a "
-                f"preempted trainer can finish writing its checkpoint before it is killed.", runtime.urn or None))
+            found.append(violation(
+                runtime, POLICY, f"{pod_path}.terminationGracePeriodSeconds", raw_grace,
+                f"the grace period must be {need}, so that a preempted trainer can finish writing its checkpoint "
+                "before it is killed",
+                f"set terminationGracePeriodSeconds to {need.replace('at least ', 'at least ')}",
+                message=f"{what} has {pod_path}.terminationGracePeriodSeconds {shown}; it must be {need}, so that a "
+                f"preempted trainer can finish writing its checkpoint before it is killed."))
 
         containers = as_list(get(pod, "containers"))
         trainers = [(i, c) for i, c in enumerate(containers) if get(c, "name") == "node"] or list(enumerate(containers))
@@ -164,32 +174,41 @@ def _check_runtime(runtime: KubeObject, claims, min_grace: int) -> list[Violatio
                 if claim is not MISSING:
                     mounted.append(str(claim))
         if not mounted:
-            found.append(Violation(
-                f"{what} mounts no PersistentVolumeClaim into its trainer container ({pod_path}); mount a "
-                f"ReadWriteMany claim for checkpoints, so that a re-admitted pod on another node resumes from them.",
-                runtime.urn or None))
+            found.append(violation(
+                runtime, POLICY, f"{pod_path}.volumes", MISSING,
+                "the trainer container must mount a ReadWriteMany PersistentVolumeClaim for its checkpoints",
+                "mount the checkpoint claim (inferenceTraining.training.checkpoint)",
+                message=f"{what} mounts no PersistentVolumeClaim into its trainer container ({pod_path}); mount a "
+                f"ReadWriteMany claim for checkpoints, so that a re-admitted pod on another node resumes from them."))
         else:
             namespace = runtime.namespace if runtime.kind == "TrainingRuntime" else None
             for claim in dict.fromkeys(mounted):
                 matches = [rwx for ns, rwx in claims.get(claim, []) if namespace is None or ns in (namespace, None)]
                 if not matches:
-                    found.append(Violation(
-                        f"{what} mounts PersistentVolumeClaim '{claim}', which is not in this stack, so its access "
+                    found.append(violation(
+                        runtime, POLICY, f"{pod_path}.volumes", claim,
+                        "the checkpoint claim must be in this stack, so that its access mode can be checked",
+                        "define the claim in this stack with accessModes [ReadWriteMany]",
+                        message=f"{what} mounts PersistentVolumeClaim '{claim}', which is not in this stack, so its access "
                         f"mode cannot be checked and the policy fails closed; define the claim in this stack with "
-                        f"accessModes [ReadWriteMany].", runtime.urn or None))
+                        f"accessModes [ReadWriteMany]."))
                 elif not any(matches):
-                    found.append(Violation(
-                        f"{what} mounts PersistentVolumeClaim '{claim}', which is not ReadWriteMany; checkpoints "
-                        f"must be on a ReadWriteMany claim so that a re-admitted pod on another node can read them.",
-                        runtime.urn or None))
+                    found.append(violation(
+                        runtime, POLICY, f"{pod_path}.volumes", claim,
+                        "checkpoints must be on a ReadWriteMany claim", "use a ReadWriteMany claim",
+                        message=f"{what} mounts PersistentVolumeClaim '{claim}', which is not ReadWriteMany; checkpoints "
+                        f"must be on a ReadWriteMany claim so that a re-admitted pod on another node can read them."))
 
         for i, container in trainers:
             problem = shell_wrapper_problem(as_list(get(container, "command")), as_list(get(container, "args")))
             if problem:
-                found.append(Violation(
-                    f"{what} trainer container '{get(container, 'name')}' ({pod_path}.containers[{i}]) {problem}; "
-                    f"start the trainer in exec form (command: [python, train.py]) or end the script with "
-                    f"'exec <trainer>'.", runtime.urn or None))
+                found.append(violation(
+                    runtime, POLICY, f"{pod_path}.containers[{i}].command", get(container, "command"), problem,
+                    "start the trainer in exec form (command: [python, train.py]) or end the script with "
+                    "'exec <trainer>'",
+                    message=f"{what} trainer container '{get(container, 'name')}' ({pod_path}.containers[{i}]) "
+                    f"{problem}; start the trainer in exec form (command: [python, train.py]) or end the script with "
+                    f"'exec <trainer>'."))
     return found
 
 
@@ -220,8 +239,10 @@ def check_checkpoint_safe_runtime(objects: Iterable[KubeObject], min_grace_secon
                 problem = shell_wrapper_problem(as_list(get(trainer, "command")), as_list(get(trainer, "args")))
                 if not problem:
                     return []
-                return [Violation(
-                    f"The {obj.describe()} spec.trainer {problem}; start the trainer in exec form or end the script "
-                    f"with 'exec <trainer>'.", obj.urn or None)]
+                return [violation(
+                    obj, POLICY, "spec.trainer.command", get(trainer, "command"), problem,
+                    "start the trainer in exec form or end the script with 'exec <trainer>'",
+                    message=f"The {obj.describe()} spec.trainer {problem}; start the trainer in exec form or end the "
+                    f"script with 'exec <trainer>'.")]
             found.extend(guarded(obj, check_trainjob))
     return found

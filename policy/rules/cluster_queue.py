@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from .kueue import quota_entries
-from .objects import INFERENCE_ROLE, KubeObject, cohort_of, guarded, role_of
+from .objects import INFERENCE_ROLE, KubeObject, cohort_of, guarded, role_of, violation
 from .quantities import parse
 from .values import MISSING, Violation, as_list, as_map, get
 
@@ -44,6 +44,7 @@ def check_inference_borrowing_limit_zero(obj: KubeObject, inference_names: Itera
         for entry in quota_entries(obj):
             raw = entry.field("borrowingLimit")
             where = f"resource '{entry.resource}' of flavor '{entry.flavor}'"
+            field = f"{entry.path}.borrowingLimit"
             if raw is MISSING:
                 problem = (f"{entry.path}.borrowingLimit is missing, which Kueue reads as unlimited borrowing from "
                            f"cohort '{cohort}'")
@@ -53,10 +54,13 @@ def check_inference_borrowing_limit_zero(obj: KubeObject, inference_names: Itera
                 problem = f"{entry.path}.borrowingLimit is {raw!r}"
             else:
                 continue
-            found.append(Violation(
-                f"The ClusterQueue '{obj.name}' is an inference queue and must set borrowingLimit to 0 for {where}, "
-                f"but {problem}; set borrowingLimit: \"0\" so that inference never runs on quota it can lose.",
-                obj.urn or None))
+            found.append(violation(
+                obj, "inference-borrowing-limit-zero", field, raw,
+                "the inference ClusterQueue must never borrow: its borrowingLimit must be an explicit 0 on every "
+                "resource of every flavor (Kueue reads a missing borrowingLimit as unlimited)",
+                "set borrowingLimit to 0 (or leave it out of the stack config: the component writes 0)",
+                message=f"The ClusterQueue '{obj.name}' is an inference queue and must set borrowingLimit to 0 for "
+                f"{where}, but {problem}; set borrowingLimit: \"0\" so that inference never runs on quota it can lose."))
         return found
 
     return guarded(obj, check)
@@ -81,11 +85,14 @@ def check_inference_reclaim_any(obj: KubeObject, inference_names: Iterable[str] 
         if value == "Any":
             return []
         now = "not set (Kueue's default is Never)" if value is MISSING else f"{value!r}"
-        return [Violation(
-            f"The ClusterQueue '{obj.name}' is an inference queue and must set spec.preemption.reclaimWithinCohort "
-            f"to Any, but it is {now}; set it to Any so that inference takes its nominal quota back from borrowing "
-            f"workloads in the cohort whatever their priority.",
-            obj.urn or None)]
+        return [violation(
+            obj, "inference-reclaim-any", "spec.preemption.reclaimWithinCohort", value,
+            "the inference ClusterQueue must reclaim its nominalQuota from any borrower, whatever its priority "
+            "(Kueue's default is Never)",
+            "set reclaimWithinCohort to Any",
+            message=f"The ClusterQueue '{obj.name}' is an inference queue and must set "
+            f"spec.preemption.reclaimWithinCohort to Any, but it is {now}; set it to Any so that inference takes its "
+            f"nominal quota back from borrowing workloads in the cohort whatever their priority.")]
 
     return guarded(obj, check)
 
@@ -113,16 +120,20 @@ def check_namespace_selector(obj: KubeObject, inference: bool, inference_names: 
             return []
         selector = get(obj.spec, "namespaceSelector")
         example = "e.g. matchLabels: {kubernetes.io/metadata.name: <tenant namespace>}"
+        policy = "inference-namespace-selector" if inference else "cluster-queue-namespace-selector"
+        fix = "select the tenant namespaces by name (matchExpressions kubernetes.io/metadata.name In [...])"
         if selector is MISSING:
-            return [Violation(
-                f"The ClusterQueue '{obj.name}' has no spec.namespaceSelector, which Kueue reads as no namespace at "
-                f"all, so no LocalQueue can submit to it; select its tenant namespaces, {example}.",
-                obj.urn or None)]
+            return [violation(
+                obj, policy, "spec.namespaceSelector", selector,
+                "a ClusterQueue without namespaceSelector admits no namespace at all", fix,
+                message=f"The ClusterQueue '{obj.name}' has no spec.namespaceSelector, which Kueue reads as no "
+                f"namespace at all, so no LocalQueue can submit to it; select its tenant namespaces, {example}.")]
         if not as_map(get(selector, "matchLabels")) and not as_list(get(selector, "matchExpressions")):
-            return [Violation(
-                f"The ClusterQueue '{obj.name}' has an empty spec.namespaceSelector ({{}}), which admits workloads "
-                f"from every namespace; select its tenant namespaces only, {example}.",
-                obj.urn or None)]
+            return [violation(
+                obj, policy, "spec.namespaceSelector", selector,
+                "an empty namespaceSelector ({}) admits workloads from every namespace", fix,
+                message=f"The ClusterQueue '{obj.name}' has an empty spec.namespaceSelector ({{}}), which admits "
+                f"workloads from every namespace; select its tenant namespaces only, {example}.")]
         return []
 
     return guarded(obj, check)

@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any, Iterable, Mapping, Optional
 
 from .kueue import QuotaEntry, quota_entries
-from .objects import KubeObject, cohort_of, unknown_violation
+from .objects import KubeObject, cohort_of, unknown_violation, violation
 from .quantities import is_binary, parse, show
 from .values import MISSING, UnknownValueError, Violation, get
 
@@ -28,6 +28,7 @@ class _Scope:
     urn: Optional[str] = None
     totals: dict = field(default_factory=lambda: defaultdict(Decimal))
     parts: dict = field(default_factory=lambda: defaultdict(list))
+    largest: dict = field(default_factory=dict)  # resource -> (value, owner, entry): the biggest reservation
     binary: set = field(default_factory=set)
 
 
@@ -45,10 +46,11 @@ def _nominal(owner: KubeObject, entry: QuotaEntry, found: list[Violation]) -> Op
     value = parse(raw) if raw is not MISSING else None
     if value is None:
         what = "missing" if raw is MISSING else f"{raw!r}, which is not a Kubernetes quantity"
-        found.append(Violation(
-            f"The {owner.describe()} has {entry.path}.nominalQuota {what}; set nominalQuota for resource "
-            f"'{entry.resource}' of flavor '{entry.flavor}' to a quantity such as \"4\" or \"8Gi\".",
-            owner.urn or None))
+        found.append(violation(
+            owner, CAPACITY_POLICY, f"{entry.path}.nominalQuota", raw,
+            "nominalQuota is required and must be a Kubernetes quantity", "write a quantity such as 4 or \"8Gi\"",
+            message=f"The {owner.describe()} has {entry.path}.nominalQuota {what}; set nominalQuota for resource "
+            f"'{entry.resource}' of flavor '{entry.flavor}' to a quantity such as \"4\" or \"8Gi\"."))
     return value
 
 
@@ -125,30 +127,44 @@ def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity
                     scope.binary.add(entry.resource)
                 if value != 0:
                     scope.parts[entry.resource].append(f"{owner.kind} '{owner.name}' {raw}")
+                    best = scope.largest.get(entry.resource)
+                    if best is None or value > best[0]:
+                        scope.largest[entry.resource] = (value, owner, entry)
         except UnknownValueError as err:
             found.append(unknown_violation(owner, err))
 
     for scope in scopes.values():
         for resource, total in scope.totals.items():
-            parts = ", ".join(scope.parts[resource])
+            shown_parts = scope.parts[resource][:5]
+            more = len(scope.parts[resource]) - len(shown_parts)
+            parts = ", ".join(shown_parts) + (f" and {more} more" if more > 0 else "")
             if total <= 0:
                 continue
             binary = resource in scope.binary or is_binary(capacity.get(resource))
+            _, owner, entry = scope.largest[resource]
+            where = f"{entry.path}.nominalQuota"
             if resource not in limits:
                 if resource in capacity:
                     continue  # already reported as an unparsable capacity
-                found.append(Violation(
-                    f"The {scope.label} reserves {show(total, binary)} of resource '{resource}' in nominalQuota ({parts}) "
-                    f"but the policy config gives no physical capacity for '{resource}', so the reservation cannot be "
-                    f"checked and fails; add capacity['{resource}'] to the {CAPACITY_POLICY} config "
-                    f"(policy/config/<stack>.json).",
-                    scope.urn))
+                found.append(violation(
+                    owner, CAPACITY_POLICY, where, entry.field("nominalQuota"),
+                    f"the {scope.label} reserves {show(total, binary)} of '{resource}' in nominalQuota but no node "
+                    f"pool declares '{resource}', so the reservation cannot be checked",
+                    f"add '{resource}' to the capacity of a node pool (kueue-cohorts:nodePools), or drop the resource",
+                    message=f"The {scope.label} reserves {show(total, binary)} of resource '{resource}' in nominalQuota "
+                    f"({parts}) but the policy config gives no physical capacity for '{resource}', so the reservation "
+                    f"cannot be checked and fails; add capacity['{resource}'] to the {CAPACITY_POLICY} config "
+                    f"(policy/config/<stack>.json)."))
             elif total > limits[resource]:
-                found.append(Violation(
-                    f"The {scope.label} reserves {show(total, binary)} of resource '{resource}' in nominalQuota ({parts}) "
-                    f"but the physical capacity is {show(limits[resource], binary)}; lower the nominalQuota values, or raise "
-                    f"capacity['{resource}'] in the {CAPACITY_POLICY} config if the cluster really grew.",
-                    scope.urn))
+                found.append(violation(
+                    owner, CAPACITY_POLICY, where, entry.field("nominalQuota"),
+                    f"the {scope.label} sums to {show(total, binary)} of '{resource}' in nominalQuota, above the "
+                    f"physical capacity {show(limits[resource], binary)}: reservations are guarantees and must exist",
+                    f"lower the nominalQuota to at most {show(limits[resource], binary)} in total, or add nodes",
+                    message=f"The {scope.label} reserves {show(total, binary)} of resource '{resource}' in nominalQuota "
+                    f"({parts}) but the physical capacity is {show(limits[resource], binary)}; lower the nominalQuota "
+                    f"values, or raise capacity['{resource}'] in the {CAPACITY_POLICY} config if the cluster really "
+                    f"grew."))
     return found
 
 
@@ -193,10 +209,13 @@ def check_single_layout_per_cohort(objects: Iterable[KubeObject]) -> list[Violat
         if roles["owner"] and roles["floor-and-borrow"]:
             owners = ", ".join(f"'{q.name}'" for q in roles["owner"])
             floors = ", ".join(f"'{q.name}'" for q in roles["floor-and-borrow"])
-            found.append(Violation(
-                f"The cohort '{cohort}' mixes owner ClusterQueues with borrowingLimit 0 ({owners}) and symmetric "
+            found.append(violation(
+                roles["floor-and-borrow"][0], "single-layout-per-cohort", "spec.cohortName", cohort,
+                "a cohort uses one layout: it must not mix owner ClusterQueues (borrowingLimit 0) with symmetric "
+                "floor-and-borrow ClusterQueues",
+                "give each layout its own cohort",
+                message=f"The cohort '{cohort}' mixes owner ClusterQueues with borrowingLimit 0 ({owners}) and symmetric "
                 f"floor-and-borrow ClusterQueues ({floors}); use one layout per cohort: either give the other queues "
                 f"nominalQuota 0 so they only borrow (asymmetric), or let every queue borrow above its floor "
-                f"(symmetric).",
-                roles["owner"][0].urn or None))
+                f"(symmetric)."))
     return found

@@ -9,12 +9,11 @@ without borrowing).
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from decimal import Decimal
 from typing import Iterable
 
 from .kueue import quota_entries
-from .objects import QUEUE_NAME_LABEL, KubeObject, guarded, unknown_violation
+from .objects import QUEUE_NAME_LABEL, KubeObject, guarded, unknown_violation, violation
 from .quantities import parse, show
 from .queues import QueueIndex
 from .values import MISSING, UnknownValueError, Violation, as_list, as_map, get, is_map
@@ -34,24 +33,42 @@ def _containers(predictor) -> list[tuple[str, object]]:
     return found
 
 
-def replica_requests(isvc: KubeObject) -> dict[str, Decimal]:
-    """Per-replica requests of an InferenceService predictor, summed over its containers.
+POLICY = "inference-fits-nominal"
 
-    A resource with only a limit counts with its limit (Kueue does the same). Returns resource -> quantity;
-    unparsable quantities raise ValueError naming the field. Raises UnknownValueError for unknown requests.
+
+def _field(path: str, kind: str, resource: str) -> str:
+    return f'{path}.resources.{kind}["{resource}"]' if ("/" in resource or "." in resource) else \
+        f"{path}.resources.{kind}.{resource}"
+
+
+def replica_requests_with_fields(isvc: KubeObject) -> dict[str, tuple[Decimal, str]]:
+    """Per-replica requests of an InferenceService predictor, summed over its containers, each with the field path
+    that contributes it (the first container's request, or its limit when the request is missing).
+
+    A resource with only a limit requests its limit (core/v1 defaulting; Kueue reads it the same way). Returns
+    resource -> (quantity, field path); unparsable quantities raise ValueError naming the field. Raises
+    UnknownValueError for unknown requests.
     """
-    totals: dict[str, Decimal] = defaultdict(Decimal)
+    totals: dict[str, tuple[Decimal, str]] = {}
     for path, container in _containers(as_map(get(isvc.spec, "predictor"))):
         resources = as_map(get(container, "resources"))
-        requests = dict(as_map(get(resources, "requests")).items())
+        requests = {name: (value, _field(path, "requests", name))
+                    for name, value in as_map(get(resources, "requests")).items()}
         for name, value in as_map(get(resources, "limits")).items():
-            requests.setdefault(name, value)
-        for name, raw in requests.items():
+            requests.setdefault(name, (value, _field(path, "limits", name)))
+        for name, (raw, where) in requests.items():
             value = parse(raw)
             if value is None:
-                raise ValueError(f"{path}.resources '{name}' is {raw!r}, which is not a Kubernetes quantity")
-            totals[name] += value
-    return dict(totals)
+                raise ValueError(f"{where} is {raw!r}, which is not a Kubernetes quantity")
+            before = totals.get(name)
+            totals[name] = (value, where) if before is None else (before[0] + value, before[1])
+    return totals
+
+
+def replica_requests(isvc: KubeObject) -> dict[str, Decimal]:
+    """Per-replica requests of an InferenceService predictor, resource -> quantity (see
+    `replica_requests_with_fields`)."""
+    return {name: value for name, (value, _) in replica_requests_with_fields(isvc).items()}
 
 
 def check_inference_fits_nominal(objects: Iterable[KubeObject]) -> list[Violation]:
@@ -81,11 +98,14 @@ def check_inference_fits_nominal(objects: Iterable[KubeObject]) -> list[Violatio
             cq_name = queues.cluster_queue_of(namespace, str(queue))
             if cq_name is None or cq_name not in queues.cluster_queues:
                 missing = f"LocalQueue '{lq}'" if cq_name is None else f"ClusterQueue '{cq_name}'"
-                return [Violation(
-                    f"The {isvc.describe()} is queued to LocalQueue '{lq}', but the {missing} is not in this stack, "
+                return [violation(
+                    isvc, POLICY, "metadata.namespace", namespace,
+                    f"an InferenceService must run where its LocalQueue is: the {missing} is not in this stack, so "
+                    "its quota cannot be checked",
+                    "put the InferenceService in a namespace of the inference ClusterQueue (or omit the namespace)",
+                    message=f"The {isvc.describe()} is queued to LocalQueue '{lq}', but the {missing} is not in this stack, "
                     f"so its nominalQuota cannot be checked and the policy fails closed; define the queue in this "
-                    f"stack or queue the InferenceService to one that is.",
-                    isvc.urn or None)]
+                    f"stack or queue the InferenceService to one that is.")]
             cq = queues.cluster_queues[cq_name]
             nominal: dict[str, Decimal] = {}
             try:
@@ -96,24 +116,33 @@ def check_inference_fits_nominal(objects: Iterable[KubeObject]) -> list[Violatio
             except UnknownValueError as err:
                 return [unknown_violation(cq, err)]
             try:
-                requests = replica_requests(isvc)
+                requests = replica_requests_with_fields(isvc)
             except ValueError as err:
-                return [Violation(f"The {isvc.describe()} has {err}; fix the quantity.", isvc.urn or None)]
-            problems = []
-            for resource, amount in sorted(requests.items()):
+                return [violation(isvc, POLICY, "spec.predictor", MISSING, f"has {err}", "fix the quantity",
+                                  message=f"The {isvc.describe()} has {err}; fix the quantity.")]
+            found = []
+            for resource, (amount, where) in sorted(requests.items()):
                 binary = resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-")
                 if resource not in nominal:
-                    problems.append(f"'{resource}' {show(amount, binary)} (the ClusterQueue covers no such resource)")
+                    shown = f"'{resource}' {show(amount, binary)} (the ClusterQueue covers no such resource)"
+                    rule = (f"'{resource}' is not covered by ClusterQueue '{cq_name}', so Kueue can never admit a "
+                            f"replica (a limit without a request requests its limit)")
+                    fix = f"add '{resource}' to the ClusterQueue's nominalQuota, or drop it from the replica"
                 elif amount > nominal[resource]:
-                    problems.append(f"'{resource}' {show(amount, binary)} (nominalQuota "
-                                    f"{show(nominal[resource], binary)})")
-            if not problems:
-                return []
-            return [Violation(
-                f"The {isvc.describe()} requests per replica more than the nominalQuota of ClusterQueue '{cq_name}' "
-                f"behind LocalQueue '{lq}': {', '.join(problems)}; lower the predictor's requests or raise the "
-                f"ClusterQueue's nominalQuota, so that serving never runs on borrowed quota.",
-                isvc.urn or None)]
+                    shown = f"'{resource}' {show(amount, binary)} (nominalQuota {show(nominal[resource], binary)})"
+                    rule = (f"one replica asks for {show(amount, binary)}, more than the nominalQuota "
+                            f"{show(nominal[resource], binary)} of ClusterQueue '{cq_name}'; with borrowingLimit 0 it "
+                            "can never be admitted, and it does not trigger reclaim")
+                    fix = (f"request at most {show(nominal[resource], binary)} per replica, or raise the "
+                           "nominalQuota")
+                else:
+                    continue
+                found.append(violation(
+                    isvc, POLICY, where, show(amount, binary), rule, fix,
+                    message=f"The {isvc.describe()} requests per replica more than the nominalQuota of ClusterQueue "
+                    f"'{cq_name}' behind LocalQueue '{lq}': {shown}; lower the predictor's requests or raise the "
+                    f"ClusterQueue's nominalQuota, so that serving never runs on borrowed quota."))
+            return found
 
         found.extend(guarded(isvc, check))
     return found

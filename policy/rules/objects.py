@@ -206,7 +206,8 @@ def show_value(value: object, limit: int = 80) -> str:
     return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
-def violation(obj: KubeObject, policy: str, field: str, value: object, rule: str, fix: str) -> Violation:
+def violation(obj: KubeObject, policy: str, field: str, value: object, rule: str, fix: str,
+              message: Optional[str] = None) -> Violation:
     """Build a fully structured Violation about `obj`.
 
     Args:
@@ -214,9 +215,12 @@ def violation(obj: KubeObject, policy: str, field: str, value: object, rule: str
         field: kubectl-style field path in `obj` ("spec.preemption.reclaimWithinCohort"; "" for the whole object).
         value: the offending value as the object has it (MISSING when absent).
         rule: what must hold and why, a clause without the object's name. fix: what to write instead, a clause.
+        message: the full sentence the pack prints, when a rule words it itself; default
+            "The <Kind> '<ns/name>' has <field> = <value>: <rule>; <fix>."
     Returns:
-        The Violation; its message reads "The <Kind> '<ns/name>' has <field> = <value>: <rule>; <fix>."
+        The Violation.
     """
-    where = f" has {field} = {show_value(value)}" if field else ""
-    message = f"The {safe_describe(obj)}{where}: {rule}; {fix}."
+    if message is None:
+        where = f" has {field} = {show_value(value)}" if field else ""
+        message = f"The {safe_describe(obj)}{where}: {rule}; {fix}."
     return Violation(message, obj.urn or None, ref(obj), field, value, rule, fix, policy)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Optional
 
 from .objects import (INFERENCE_ROLE, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, ROLE_LABEL, TRAINING_ROLE, KubeObject,
-                      role_of, unknown_violation)
+                      role_of, unknown_violation, violation)
 from .queues import QueueIndex, label_sets
 from .values import MISSING, UnknownValueError, Violation, get
 
@@ -26,8 +26,13 @@ def _priority_value(raw: Any) -> Optional[int]:
     return None
 
 
+POLICY = "workload-priority-class"
+
+
 def check_workload_priority_class(objects: Iterable[KubeObject], inference_names: Iterable[str] = (),
-                                  priority_classes: Mapping[str, Any] | None = None) -> list[Violation]:
+                                  priority_classes: Mapping[str, Any] | None = None,
+                                  inference_priority_classes: Iterable[str] = (),
+                                  training_priority_classes: Iterable[str] = ()) -> list[Violation]:
     """workload-priority-class over the whole stack.
 
     Args:
@@ -35,6 +40,9 @@ def check_workload_priority_class(objects: Iterable[KubeObject], inference_names
         inference_names: extra inference ClusterQueue names (policy config `inferenceClusterQueues`).
         priority_classes: WorkloadPriorityClasses that exist outside the stack, name -> value (policy config
             `priorityClasses`).
+        inference_priority_classes / training_priority_classes: WorkloadPriorityClass names the stack declares for
+            inference / training (policy config, generated from the stack file): they are ranked whether or not they
+            carry the `kueue-cohorts/role` label, so a class written by hand (ConfigGroup, CustomResource) counts too.
     Returns:
         Violations for: a label set with `kueue.x-k8s.io/queue-name` but no `kueue.x-k8s.io/priority-class`; a
         priority class that is neither in the stack nor in the config; an inference priority (of a workload on an
@@ -43,9 +51,13 @@ def check_workload_priority_class(objects: Iterable[KubeObject], inference_names
     """
     objects = list(objects)
     inference_names = list(inference_names)
+    declared_inference = set(inference_priority_classes)
+    declared_training = set(training_priority_classes)
+    wpc_objects: dict[str, KubeObject] = {}
     found: list[Violation] = []
     classes: dict[str, int] = {}
-    ranked: dict[str, list[tuple[int, str]]] = {INFERENCE_ROLE: [], TRAINING_ROLE: []}
+    # role -> [(value, description, object, field)]: the priorities each side runs at
+    ranked: dict[str, list[tuple[int, str, KubeObject, str]]] = {INFERENCE_ROLE: [], TRAINING_ROLE: []}
     for name, raw in (priority_classes or {}).items():
         value = _priority_value(raw)
         if value is None:
@@ -59,14 +71,21 @@ def check_workload_priority_class(objects: Iterable[KubeObject], inference_names
         try:
             value = _priority_value(get(wpc.props, "value"))
             if value is None:
-                found.append(Violation(
-                    f"The WorkloadPriorityClass '{wpc.name}' has no integer value; set its top-level value field.",
-                    wpc.urn or None))
+                found.append(violation(
+                    wpc, POLICY, "value", get(wpc.props, "value"), "a WorkloadPriorityClass value is an int32",
+                    "set its top-level value to an integer",
+                    message=f"The WorkloadPriorityClass '{wpc.name}' has no integer value; set its top-level value "
+                    f"field."))
                 continue
             classes[wpc.name] = value
+            wpc_objects[wpc.name] = wpc
             role = get(wpc.labels, ROLE_LABEL)
+            if wpc.name in declared_inference:
+                role = INFERENCE_ROLE
+            elif wpc.name in declared_training:
+                role = TRAINING_ROLE
             if role in ranked:
-                ranked[role].append((value, f"WorkloadPriorityClass '{wpc.name}' ({value})"))
+                ranked[role].append((value, f"WorkloadPriorityClass '{wpc.name}' ({value})", wpc, "value"))
         except UnknownValueError as err:
             found.append(unknown_violation(wpc, err))
 
@@ -79,36 +98,46 @@ def check_workload_priority_class(objects: Iterable[KubeObject], inference_names
                 if queue is MISSING:
                     continue
                 priority = get(labels, PRIORITY_CLASS_LABEL)
+                label_field = f"{path}[\"{PRIORITY_CLASS_LABEL}\"]"
                 if priority is MISSING:
-                    found.append(Violation(
-                        f"The {obj.describe()} sets {QUEUE_NAME_LABEL}: {queue} in {path} but no "
+                    found.append(violation(
+                        obj, POLICY, label_field, priority,
+                        "a queued workload must name its WorkloadPriorityClass (without it Kueue gives priority 0)",
+                        f"add the label {PRIORITY_CLASS_LABEL} naming a WorkloadPriorityClass of the stack",
+                        message=f"The {obj.describe()} sets {QUEUE_NAME_LABEL}: {queue} in {path} but no "
                         f"{PRIORITY_CLASS_LABEL} label there; add {PRIORITY_CLASS_LABEL} naming a "
-                        f"WorkloadPriorityClass of the stack (known: {known}).",
-                        obj.urn or None))
+                        f"WorkloadPriorityClass of the stack (known: {known})."))
                     continue
                 if priority not in classes:
-                    found.append(Violation(
-                        f"The {obj.describe()} names WorkloadPriorityClass '{priority}' in {path}, which is neither in "
+                    found.append(violation(
+                        obj, POLICY, label_field, priority,
+                        "names a WorkloadPriorityClass the stack does not define",
+                        f"use one of {known}",
+                        message=f"The {obj.describe()} names WorkloadPriorityClass '{priority}' in {path}, which is neither in "
                         f"this stack nor in the policy config priorityClasses (known: {known}); use one of those or "
-                        f"add the class.",
-                        obj.urn or None))
+                        f"add the class."))
                     continue
                 cq_name = queues.cluster_queue_of(obj.namespace, str(queue))
                 cq = queues.cluster_queues.get(cq_name) if cq_name else None
                 if cq is None:
                     continue
                 role = INFERENCE_ROLE if role_of(cq, inference_names) == INFERENCE_ROLE else TRAINING_ROLE
+                wpc_obj = wpc_objects.get(str(priority))
                 ranked[role].append((classes[priority], f"{obj.describe()} with WorkloadPriorityClass '{priority}' "
-                                                       f"({classes[priority]})"))
+                                                       f"({classes[priority]})",
+                                     wpc_obj or obj, "value" if wpc_obj else label_field))
         except UnknownValueError as err:
             found.append(unknown_violation(obj, err))
 
     if ranked[INFERENCE_ROLE] and ranked[TRAINING_ROLE]:
-        low_inference = min(ranked[INFERENCE_ROLE])
-        high_training = max(ranked[TRAINING_ROLE])
+        low_inference = min(ranked[INFERENCE_ROLE], key=lambda item: (item[0], item[1]))
+        high_training = max(ranked[TRAINING_ROLE], key=lambda item: (item[0], item[1]))
         if low_inference[0] <= high_training[0]:
-            found.append(Violation(
-                f"The inference priority must be above every training priority, but the {low_inference[1]} is not "
-                f"above the {high_training[1]}; give inference a WorkloadPriorityClass with a higher value than any "
-                f"training one."))
+            found.append(violation(
+                high_training[2], POLICY, high_training[3], high_training[0],
+                f"training priority must be below the inference priority {low_inference[0]}",
+                f"set it below {low_inference[0]} (the guide uses 10 against 1000)",
+                message=f"The inference priority must be above every training priority, but the {low_inference[1]} "
+                f"is not above the {high_training[1]}; give inference a WorkloadPriorityClass with a higher value "
+                f"than any training one."))
     return found

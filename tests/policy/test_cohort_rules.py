@@ -24,7 +24,7 @@ def test_sum_above_capacity_fails_and_lists_contributors():
         "'c12-inference-cq' 20, ClusterQueue 'c12-training-cq' 10) but the physical capacity is 20; lower the "
         "nominalQuota values, or raise capacity['nvidia.com/gpucores'] in the cohort-nominal-within-capacity config "
         "if the cluster really grew."]
-    assert violations[0].urn == urn("inference-cq", manifests["inference-cq"])
+    assert violations[0].urn == urn("inference-cq", manifests["inference-cq"])  # the largest reservation (20)
 
 
 def test_binary_quantities_are_summed_exactly():
@@ -131,7 +131,7 @@ def test_owner_mixed_with_floor_and_borrow_queue_is_reported():
         "The cohort 'c12-shared' mixes owner ClusterQueues with borrowingLimit 0 ('c12-inference-cq') and symmetric "
         "floor-and-borrow ClusterQueues ('team-a-cq'); use one layout per cohort: either give the other queues "
         "nominalQuota 0 so they only borrow (asymmetric), or let every queue borrow above its floor (symmetric)."]
-    assert violations[0].urn == urn("inference-cq", manifests["inference-cq"])
+    assert violations[0].urn == urn("tenant", manifests["tenant"])  # the floor-and-borrow queue joined the owner's cohort
 
 
 def test_symmetric_cohort_alone_is_fine():

@@ -99,12 +99,15 @@ def test_replica_above_nominal_fails():
     manifests["isvc"]["spec"]["predictor"]["model"]["resources"]["requests"]["nvidia.com/gpucores"] = "40"
     manifests["isvc"]["spec"]["predictor"]["model"]["resources"]["requests"]["memory"] = "9Gi"
     violations = check_inference_fits_nominal(stack(manifests))
-    assert messages(violations) == [
-        "The InferenceService 'c12-inference/c12-inference-demo' requests per replica more than the nominalQuota of "
-        "ClusterQueue 'c12-inference-cq' behind LocalQueue 'c12-inference/c12-inference-lq': 'memory' 9Gi "
-        "(nominalQuota 8Gi), 'nvidia.com/gpucores' 40 (nominalQuota 20); lower the predictor's requests or raise "
-        "the ClusterQueue's nominalQuota, so that serving never runs on borrowed quota."]
-    assert violations[0].urn == urn("isvc", manifests["isvc"])
+    head = ("The InferenceService 'c12-inference/c12-inference-demo' requests per replica more than the nominalQuota "
+            "of ClusterQueue 'c12-inference-cq' behind LocalQueue 'c12-inference/c12-inference-lq': ")
+    tail = ("; lower the predictor's requests or raise the ClusterQueue's nominalQuota, so that serving never runs on "
+            "borrowed quota.")
+    assert messages(violations) == [head + "'memory' 9Gi (nominalQuota 8Gi)" + tail,
+                                    head + "'nvidia.com/gpucores' 40 (nominalQuota 20)" + tail]
+    assert [v.urn for v in violations] == [urn("isvc", manifests["isvc"])] * 2
+    assert [v.field for v in violations] == ["spec.predictor.model.resources.requests.memory",
+                                             'spec.predictor.model.resources.requests["nvidia.com/gpucores"]']
 
 
 def test_limit_counts_where_request_is_missing():
