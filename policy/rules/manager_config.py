@@ -14,17 +14,19 @@ Rules (upstream `apis/config/v1beta2/configuration_types.go`, `defaults.go`):
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Iterator, Mapping, Optional
 
 import yaml
 
-from .objects import KubeObject, guarded
+from .objects import KubeObject, guarded, violation
 from .values import MISSING, UnknownValueError, Violation, as_list, as_map, get, is_map
 
 CONFIG_GROUP = "config.kueue.x-k8s.io"
 NAME_LABEL = "kubernetes.io/metadata.name"
 MANAGER_CONFIG_KEY = "controller_manager_config.yaml"
+POLICY = "kueue-manager-config"
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _UNITS = {"ns": Decimal("1e-9"), "us": Decimal("1e-6"), "µs": Decimal("1e-6"), "ms": Decimal("0.001"),
           "s": Decimal(1), "m": Decimal(60), "h": Decimal(3600)}
@@ -104,39 +106,88 @@ def configurations(obj: KubeObject) -> Iterator[tuple[str, Any]]:
             yield "values.managerConfig.controllerManagerConfigYaml", text
 
 
-def check_configuration(config: Mapping, default_namespace: str) -> list[str]:
-    """The problems of one parsed Configuration, as sentence fragments ("sets ... ; ...")."""
+@dataclass(frozen=True)
+class ConfigProblem:
+    """One problem of a Kueue manager Configuration: `field` is its path inside the Configuration
+    ("waitForPodsReady.timeout"), `value` the offending value, `rule` and `fix` clauses, `text` the sentence fragment
+    the pack's message uses ("sets ... ; add ...")."""
+
+    field: str
+    value: Any
+    rule: str
+    fix: str
+    text: str
+
+
+def check_configuration(config: Mapping, default_namespace: str) -> list[ConfigProblem]:
+    """The problems of one parsed Configuration (config.kueue.x-k8s.io v1beta1 or v1beta2).
+
+    Args:
+        config: the parsed Configuration. default_namespace: Kueue's namespace when the Configuration has none.
+    Returns:
+        One ConfigProblem per broken rule (see the module docstring).
+    """
     problems = []
     namespace = str(get(config, "namespace") or default_namespace)
+    protected = f"[kube-system, {namespace}]"
     if get(config, "manageJobsWithoutQueueName") is True:
         selector = get(config, "managedJobsNamespaceSelector")
         if selector is MISSING or not is_map(selector):
-            problems.append(
+            problems.append(ConfigProblem(
+                "managedJobsNamespaceSelector", selector,
+                "with manageJobsWithoutQueueName true, Kueue suspends every job it selects, so a "
+                "managedJobsNamespaceSelector must exclude kube-system and Kueue's namespace",
+                f"add managedJobsNamespaceSelector {{matchExpressions: [{{key: {NAME_LABEL}, operator: NotIn, values: "
+                f"{protected}}}]}}, or set manageJobsWithoutQueueName to false",
                 "sets manageJobsWithoutQueueName: true without a managedJobsNamespaceSelector, so Kueue would suspend "
                 f"jobs in every namespace; add managedJobsNamespaceSelector with matchExpressions [{{key: {NAME_LABEL}, "
-                f"operator: NotIn, values: [kube-system, {namespace}]}}]")
+                f"operator: NotIn, values: [kube-system, {namespace}]}}]"))
         else:
             caught = [ns for ns in ("kube-system", namespace) if selector_matches(selector, {NAME_LABEL: ns})]
             if caught:
                 names = " and ".join(f"'{ns}'" for ns in dict.fromkeys(caught))
-                problems.append(
+                problems.append(ConfigProblem(
+                    "managedJobsNamespaceSelector", selector,
+                    f"with manageJobsWithoutQueueName true, Kueue suspends every job it selects, and this selector "
+                    f"selects {names}",
+                    f"exclude them, e.g. {{matchExpressions: [{{key: {NAME_LABEL}, operator: NotIn, values: "
+                    f"{protected}}}]}}, or use an opt-in selector",
                     f"sets manageJobsWithoutQueueName: true with a managedJobsNamespaceSelector that selects {names}, "
                     f"so Kueue would suspend system pods; exclude them, e.g. {{key: {NAME_LABEL}, operator: NotIn, "
-                    f"values: [kube-system, {namespace}]}}")
+                    f"values: [kube-system, {namespace}]}}"))
     wait = get(config, "waitForPodsReady")
     api_version = str(get(config, "apiVersion") or "")
     if wait is MISSING or not is_map(wait):
-        problems.append("has no waitForPodsReady; add waitForPodsReady with a timeout (e.g. timeout: 10m) so that "
-                        "an admitted workload whose pods never start gives its quota back")
+        problems.append(ConfigProblem(
+            "waitForPodsReady", wait,
+            "an admitted workload whose pods never start must give its quota back: waitForPodsReady is required",
+            "add waitForPodsReady with a timeout (e.g. timeout: 10m)",
+            "has no waitForPodsReady; add waitForPodsReady with a timeout (e.g. timeout: 10m) so that "
+            "an admitted workload whose pods never start gives its quota back"))
     else:
         if api_version.endswith("/v1beta1") and get(wait, "enable") is not True:
-            problems.append("does not set waitForPodsReady.enable: true (config v1beta1); enable it")
+            problems.append(ConfigProblem(
+                "waitForPodsReady.enable", get(wait, "enable"), "config v1beta1 needs waitForPodsReady.enable: true",
+                "enable it", "does not set waitForPodsReady.enable: true (config v1beta1); enable it"))
         timeout = get(wait, "timeout")
-        seconds = parse_duration(timeout) if timeout is not MISSING else None
-        if seconds is None or seconds <= 0:
+        trouble = duration_problem(timeout)
+        if trouble is not None:
             shown = "missing" if timeout is MISSING else f"{timeout!r}"
-            problems.append(f"has waitForPodsReady.timeout {shown}; set a positive duration such as 10m")
+            problems.append(ConfigProblem(
+                "waitForPodsReady.timeout", timeout, f"waitForPodsReady.timeout {trouble}",
+                "set a positive Go duration such as 10m",
+                f"has waitForPodsReady.timeout {shown}; set a positive duration such as 10m"))
     return problems
+
+
+def duration_problem(raw: Any) -> Optional[str]:
+    """Why `raw` is not a positive Go duration (a clause), or None when it is one."""
+    seconds = parse_duration(raw) if raw is not MISSING else None
+    if seconds is None:
+        return "must be a Go duration such as 10m, 90s or 1h30m"
+    if seconds <= 0:
+        return "must be positive"
+    return None
 
 
 def check_kueue_manager_config(obj: KubeObject, kueue_namespace: str = "kueue-system") -> list[Violation]:
@@ -156,16 +207,18 @@ def check_kueue_manager_config(obj: KubeObject, kueue_namespace: str = "kueue-sy
             try:
                 config = yaml.safe_load(text) if isinstance(text, str) else text
             except yaml.YAMLError as err:
-                found.append(Violation(
-                    f"The {obj.describe()} has a Kueue Configuration in {where} that is not valid YAML ({err}); fix it.",
-                    obj.urn or None))
+                found.append(violation(
+                    obj, POLICY, where, MISSING, "a Kueue Configuration must be valid YAML", "fix the YAML",
+                    message=f"The {obj.describe()} has a Kueue Configuration in {where} that is not valid YAML "
+                    f"({err}); fix it."))
                 continue
             if not is_map(config) or (obj.kind == "ConfigMap" and not str(get(config, "apiVersion") or "")
                                       .startswith(CONFIG_GROUP)):
                 continue
             for problem in check_configuration(config, kueue_namespace):
-                found.append(Violation(f"The Kueue Configuration in {where} of the {obj.describe()} {problem}.",
-                                       obj.urn or None))
+                found.append(violation(
+                    obj, POLICY, f"{where}.{problem.field}", problem.value, problem.rule, problem.fix,
+                    message=f"The Kueue Configuration in {where} of the {obj.describe()} {problem.text}."))
         return found
 
     return guarded(obj, check)
