@@ -16,16 +16,9 @@ from pulumi.runtime.config import get_config_env as pulumi_config_env
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
                            ResourceValidationPolicy, Severity, StackValidationArgs, StackValidationPolicy)
 
-from .api_version import check_kueue_api_version
-from .checkpoint import check_checkpoint_safe_runtime
-from .cluster_queue import (check_inference_borrowing_limit_zero, check_inference_reclaim_any,
-                            check_namespace_selector)
-from .cohort import check_cohort_nominal_within_capacity, check_single_layout_per_cohort
+from .book import RULES, Rule
 from .config import SCHEMAS, option
-from .inference_fit import check_inference_fits_nominal
-from .manager_config import check_kueue_manager_config
 from .objects import KubeObject, from_resource
-from .priority import check_workload_priority_class
 from .stack_capacity import capacity_from_stack_config
 from .values import UnknownValueError, Violation, format_path
 
@@ -97,10 +90,6 @@ MANDATORY = EnforcementLevel.MANDATORY
 ADVISORY = EnforcementLevel.ADVISORY
 
 
-def _names(policy: str, config: Mapping[str, Any]) -> list[str]:
-    return list(option(policy, config, "inferenceClusterQueues"))
-
-
 def capacity(config: Mapping[str, Any], config_env: Optional[Mapping[str, Any]] = None) -> Mapping[str, Any]:
     """The capacity cohort-nominal-within-capacity checks against: the policy config's `capacity` when set, else
     the one derived from the stack's `kueue-cohorts:nodePools` (`config_env` defaults to the engine's PULUMI_CONFIG,
@@ -112,57 +101,21 @@ def capacity(config: Mapping[str, Any], config_env: Optional[Mapping[str, Any]] 
     return capacity_from_stack_config(env) or {}
 
 
+def _options(rule: Rule, config: Mapping[str, Any]) -> Mapping[str, Any]:
+    if rule.name == "cohort-nominal-within-capacity":
+        return {**config, "capacity": capacity(config)}
+    return config
+
+
 def build_policies() -> list:
-    """Return every policy of the pack, in README order, with its default enforcement level."""
-    return [
-        resource_policy(
-            "inference-borrowing-limit-zero",
-            "Inference ClusterQueues set borrowingLimit 0 for every resource of every flavor.", MANDATORY,
-            lambda o, c: check_inference_borrowing_limit_zero(o, _names("inference-borrowing-limit-zero", c))),
-        resource_policy(
-            "inference-reclaim-any",
-            "Inference ClusterQueues set preemption.reclaimWithinCohort to Any.", MANDATORY,
-            lambda o, c: check_inference_reclaim_any(o, _names("inference-reclaim-any", c))),
-        stack_policy(
-            "cohort-nominal-within-capacity",
-            "The nominalQuota of a cohort stays within the physical capacity of the cluster.", MANDATORY,
-            lambda objs, c: check_cohort_nominal_within_capacity(objs, capacity(c))),
-        resource_policy(
-            "inference-namespace-selector",
-            "Inference ClusterQueues select their tenant namespaces (no missing or empty namespaceSelector).",
-            MANDATORY,
-            lambda o, c: check_namespace_selector(o, True, _names("inference-namespace-selector", c))),
-        resource_policy(
-            "cluster-queue-namespace-selector",
-            "ClusterQueues select their tenant namespaces (no missing or empty namespaceSelector).", ADVISORY,
-            lambda o, c: check_namespace_selector(o, False, _names("cluster-queue-namespace-selector", c))),
-        stack_policy(
-            "workload-priority-class",
-            "Queued workloads name a WorkloadPriorityClass, and inference ranks above training.", MANDATORY,
-            lambda objs, c: check_workload_priority_class(
-                objs, _names("workload-priority-class", c), option("workload-priority-class", c, "priorityClasses"))),
-        stack_policy(
-            "inference-fits-nominal",
-            "An InferenceService replica fits in the nominalQuota of its ClusterQueue.", MANDATORY,
-            lambda objs, c: check_inference_fits_nominal(objs)),
-        stack_policy(
-            "checkpoint-safe-runtime",
-            "Training runtimes checkpoint to a ReadWriteMany claim, get enough grace time and start the trainer in "
-            "exec form.", MANDATORY,
-            lambda objs, c: check_checkpoint_safe_runtime(
-                objs, option("checkpoint-safe-runtime", c, "minTerminationGracePeriodSeconds"),
-                option("checkpoint-safe-runtime", c, "exemptRuntimes"))),
-        resource_policy(
-            "kueue-manager-config",
-            "The Kueue manager Configuration limits manageJobsWithoutQueueName and sets a waitForPodsReady timeout.",
-            MANDATORY,
-            lambda o, c: check_kueue_manager_config(o, option("kueue-manager-config", c, "kueueNamespace"))),
-        resource_policy(
-            "kueue-api-version",
-            "Kueue objects use kueue.x-k8s.io/v1beta2 and its field names.", MANDATORY,
-            lambda o, c: check_kueue_api_version(o)),
-        stack_policy(
-            "single-layout-per-cohort",
-            "A cohort uses one layout: asymmetric owner/borrower or symmetric floor-and-borrow.", ADVISORY,
-            lambda objs, c: check_single_layout_per_cohort(objs)),
-    ]
+    """Return every policy of the pack (one per rule of `book.RULES`, in README order) with its default level."""
+    policies: list = []
+    for rule in RULES:
+        level = MANDATORY if rule.mandatory else ADVISORY
+        if rule.stack:
+            policies.append(stack_policy(rule.name, rule.description, level,
+                                         lambda objs, c, rule=rule: rule.check(objs, _options(rule, c))))
+        else:
+            policies.append(resource_policy(rule.name, rule.description, level,
+                                            lambda obj, c, rule=rule: rule.check(obj, _options(rule, c))))
+    return policies

@@ -35,6 +35,18 @@ SCHEMAS: dict[str, dict[str, dict]] = {
     },
     "workload-priority-class": {
         "inferenceClusterQueues": INFERENCE_CLUSTER_QUEUES,
+        "inferencePriorityClasses": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "WorkloadPriorityClass names the stack declares for inference (ranked above training).",
+        },
+        "trainingPriorityClasses": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "WorkloadPriorityClass names the stack declares for training (ranked below inference).",
+        },
         "priorityClasses": {
             "type": "object",
             "additionalProperties": {"type": "integer"},

@@ -59,12 +59,24 @@ def test_options_default_and_read_back_protobuf_numbers():
 
 def test_resource_adapter_reports_through_the_callback():
     manifest = compliant()["inference-cq"]
-    manifest["spec"]["preemption"]["reclaimWithinCohort"] = "Never"
+    manifest["apiVersion"] = "kueue.x-k8s.io/v1beta1"
     args = ResourceValidationArgs(type_token(manifest), unknown_checking_proxy(manifest), urn("cq", manifest), "cq",
-                                  _opts(), None, config={"inferenceClusterQueues": []})
+                                  _opts(), None, config={})
     reported = []
-    _policies()["inference-reclaim-any"].validate(args, lambda msg, u=None: reported.append((msg, u)))
+    _policies()["kueue-api-version"].validate(args, lambda msg, u=None: reported.append((msg, u)))
     assert len(reported) == 1 and reported[0][1] == urn("cq", manifest)
+    assert reported[0][0].startswith("The ClusterQueue 'c12-inference-cq' uses kueue.x-k8s.io/v1beta1")
+
+
+def test_inference_rules_judge_through_the_stack_adapter():
+    manifests = compliant()
+    manifests["inference-cq"]["spec"]["preemption"]["reclaimWithinCohort"] = "Never"
+    resources = [PolicyResource(type_token(m), unknown_checking_proxy(m), urn(n, m), n, _opts(), None, None, [], {})
+                 for n, m in manifests.items()]
+    reported = []
+    _policies()["inference-reclaim-any"].validate(
+        StackValidationArgs(resources, config={}), lambda msg, u=None: reported.append((msg, u)))
+    assert len(reported) == 1 and reported[0][1] == urn("inference-cq", manifests["inference-cq"])
     assert reported[0][0].startswith("The ClusterQueue 'c12-inference-cq' is an inference queue")
 
 
@@ -72,7 +84,7 @@ def test_resource_adapter_ignores_non_kubernetes_resources():
     args = ResourceValidationArgs("pulumi:providers:kubernetes", {}, "urn:x", "k8s", _opts(), None)
     reported = []
     for policy in build_policies():
-        if hasattr(policy, "validate") and policy.name in ("kueue-api-version", "inference-reclaim-any"):
+        if hasattr(policy, "validate") and policy.name in ("kueue-api-version", "kueue-manager-config"):
             policy.validate(args, lambda msg, u=None: reported.append(msg))
     assert reported == []
 
@@ -104,10 +116,11 @@ def _struct(manifest):
 def test_unknown_gpu_quota_is_a_mandatory_violation_through_the_sdk_servicer():
     manifest = compliant()["inference-cq"]
     manifest["spec"]["resourceGroups"][0]["flavors"][0]["resources"][2]["borrowingLimit"] = UNKNOWN
-    request = proto.AnalyzeRequest(type=type_token(manifest), properties=_struct(manifest),
-                                   urn=urn("cq", manifest), name="cq")
-    response = _servicer().Analyze(request, None)
-    found = [(d.policyName, d.enforcementLevel, d.message) for d in response.diagnostics]
+    request = proto.AnalyzeStackRequest(resources=[proto.AnalyzerResource(
+        type=type_token(manifest), properties=_struct(manifest), urn=urn("cq", manifest), name="cq")])
+    response = _servicer().AnalyzeStack(request, None)
+    found = [(d.policyName, d.enforcementLevel, d.message) for d in response.diagnostics
+             if d.policyName == "inference-borrowing-limit-zero"]
     assert found == [(
         "inference-borrowing-limit-zero", proto.MANDATORY,
         "Inference ClusterQueues set borrowingLimit 0 for every resource of every flavor.\n"

@@ -1,0 +1,139 @@
+"""The rule book: every rule of kueue-cohorts, once, with its name, level and what it judges.
+
+Three callers judge with these same rules:
+- the policy pack (`catalog.py` wraps each rule for the CrossGuard SDK; `policy/__main__.py` serves them);
+- the program's settings check (`components/validation.py` renders the stack's objects and calls `run`), before
+  any resource is registered;
+- the cluster's ValidatingAdmissionPolicies, generated from the `cel` module next to the rules they mirror.
+
+Every rule is a function over `KubeObject`s returning structured `Violation`s. Stack rules get every object of the
+stack; resource rules one object at a time. `options` is the rule's own section of the policy pack config
+(`policy/config/<stack>.json`, generated from the stack file; schemas and defaults in `config.py`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from .api_version import check_kueue_api_version
+from .checkpoint import check_checkpoint_safe_runtime
+from .cluster_queue import check_inference_borrowing_limit_zero, check_inference_reclaim_any, check_namespace_selector
+from .cohort import check_cohort_nominal_within_capacity, check_single_layout_per_cohort
+from .config import option
+from .inference_fit import check_inference_fits_nominal
+from .manager_config import check_kueue_manager_config
+from .objects import INFERENCE_ROLE, ROLE_LABEL, KubeObject
+from .priority import check_workload_priority_class
+from .values import UnknownValueError, Violation, get
+
+ResourceCheck = Callable[[KubeObject, Mapping[str, Any]], list[Violation]]
+StackCheck = Callable[[Sequence[KubeObject], Mapping[str, Any]], list[Violation]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule of the book.
+
+    name: the policy name (lower-case, unique; the key of its options in the pack config). description: one
+    sentence. mandatory: the default enforcement level (the pack config may lower it; the settings check treats
+    mandatory rules as errors and advisory ones as warnings). stack: True when `check` takes every object of the
+    stack, False when it takes one object. check: `(objects or object, options) -> violations`.
+    """
+
+    name: str
+    description: str
+    mandatory: bool
+    stack: bool
+    check: Callable[..., list[Violation]]
+
+
+def inference_queue_names(objects: Iterable[KubeObject], options: Mapping[str, Any]) -> set[str]:
+    """The ClusterQueues judged as inference: labelled `kueue-cohorts/role: inference`, or named in the option
+    `inferenceClusterQueues` (generated from the stack file)."""
+    names = set(options.get("inferenceClusterQueues") or ())
+    for obj in objects:
+        if obj.is_kueue("ClusterQueue"):
+            try:
+                if get(obj.labels, ROLE_LABEL) == INFERENCE_ROLE:
+                    names.add(obj.name)
+            except UnknownValueError:
+                continue
+    return names
+
+
+def _names(rule: str, options: Mapping[str, Any]) -> list[str]:
+    return list(option(rule, options, "inferenceClusterQueues"))
+
+
+def _per_queue(check: Callable[[KubeObject, list[str]], list[Violation]], rule: str) -> StackCheck:
+    def run(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> list[Violation]:
+        names = sorted(inference_queue_names(objects, {"inferenceClusterQueues": _names(rule, options)}))
+        return [v for obj in objects for v in check(obj, names)]
+    return run
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("inference-borrowing-limit-zero",
+         "Inference ClusterQueues set borrowingLimit 0 for every resource of every flavor.", True, True,
+         _per_queue(check_inference_borrowing_limit_zero, "inference-borrowing-limit-zero")),
+    Rule("inference-reclaim-any", "Inference ClusterQueues set preemption.reclaimWithinCohort to Any.", True, True,
+         _per_queue(check_inference_reclaim_any, "inference-reclaim-any")),
+    Rule("cohort-nominal-within-capacity",
+         "The nominalQuota of a cohort stays within the physical capacity of the cluster.", True, True,
+         lambda objs, o: check_cohort_nominal_within_capacity(objs, option("cohort-nominal-within-capacity", o,
+                                                                           "capacity"))),
+    Rule("inference-namespace-selector",
+         "Inference ClusterQueues select their tenant namespaces (no missing or empty namespaceSelector).", True, True,
+         _per_queue(lambda obj, names: check_namespace_selector(obj, True, names), "inference-namespace-selector")),
+    Rule("cluster-queue-namespace-selector",
+         "ClusterQueues select their tenant namespaces (no missing or empty namespaceSelector).", False, True,
+         _per_queue(lambda obj, names: check_namespace_selector(obj, False, names),
+                    "cluster-queue-namespace-selector")),
+    Rule("workload-priority-class",
+         "Queued workloads name a WorkloadPriorityClass, and inference ranks above training.", True, True,
+         lambda objs, o: check_workload_priority_class(
+             objs, _names("workload-priority-class", o), option("workload-priority-class", o, "priorityClasses"),
+             option("workload-priority-class", o, "inferencePriorityClasses"),
+             option("workload-priority-class", o, "trainingPriorityClasses"))),
+    Rule("inference-fits-nominal", "An InferenceService replica fits in the nominalQuota of its ClusterQueue.", True,
+         True, lambda objs, o: check_inference_fits_nominal(objs)),
+    Rule("checkpoint-safe-runtime",
+         "Training runtimes checkpoint to a ReadWriteMany claim, get enough grace time and start the trainer in exec "
+         "form.", True, True,
+         lambda objs, o: check_checkpoint_safe_runtime(
+             objs, option("checkpoint-safe-runtime", o, "minTerminationGracePeriodSeconds"),
+             option("checkpoint-safe-runtime", o, "exemptRuntimes"))),
+    Rule("kueue-manager-config",
+         "The Kueue manager Configuration limits manageJobsWithoutQueueName and sets a waitForPodsReady timeout.",
+         True, False, lambda obj, o: check_kueue_manager_config(obj, option("kueue-manager-config", o,
+                                                                             "kueueNamespace"))),
+    Rule("kueue-api-version", "Kueue objects use kueue.x-k8s.io/v1beta2 and its field names.", True, False,
+         lambda obj, o: check_kueue_api_version(obj)),
+    Rule("single-layout-per-cohort",
+         "A cohort uses one layout: asymmetric owner/borrower or symmetric floor-and-borrow.", False, True,
+         lambda objs, o: check_single_layout_per_cohort(objs)),
+)
+"""Every rule, in README order."""
+
+
+def run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple[Rule, Violation]]:
+    """Judge `objects` by every rule of the book, as the pack would with policy pack config `config`.
+
+    Args:
+        objects: every Kubernetes object of a stack. config: policy pack config, policy name -> options (a policy
+            whose options set `enforcementLevel: disabled` is skipped).
+    Returns:
+        (rule, violation) pairs in rule order, then object order.
+    """
+    found: list[tuple[Rule, Violation]] = []
+    for rule in RULES:
+        options = config.get(rule.name) or {}
+        if isinstance(options, str):
+            options = {"enforcementLevel": options}
+        if options.get("enforcementLevel") == "disabled":
+            continue
+        if rule.stack:
+            found += [(rule, v) for v in rule.check(list(objects), options)]
+        else:
+            found += [(rule, v) for obj in objects for v in rule.check(obj, options)]
+    return found
