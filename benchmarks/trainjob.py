@@ -67,7 +67,7 @@ def _deployment(replicas: int) -> k8s.V1Deployment:
 
 def measure(root: Path, work: Path, round_trips: int) -> dict:
     """Run ``round_trips`` reclaim/return cycles on the sandbox at ``root``; return the figures in seconds."""
-    from components.settings import load_stack_file
+    from components.validation import load_stack_file
     from components.training import render_trainjob
 
     stack, pulumi_up = apply_dev_stack(work)

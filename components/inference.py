@@ -16,46 +16,8 @@ import pulumi
 from components import quantity
 from components.kueue import ClusterQueueSpec
 from components.resources import ManifestResource
+from components.service_manifests import inference_service_manifest
 from components.settings import InferenceServiceSettings
-
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
-DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
-
-
-def inference_service_manifest(
-    isvc: InferenceServiceSettings, namespace: str, local_queue: str, priority_class: str
-) -> dict[str, Any]:
-    """The InferenceService manifest: predictor model (format, runtime, storageUri, per-replica resources),
-    min/maxReplicas, deployment-mode annotation and the Kueue labels on the object and on the predictor."""
-    labels = {QUEUE_LABEL: local_queue, PRIORITY_LABEL: priority_class}
-    model: dict[str, Any] = {"modelFormat": {"name": isvc.model_format}, "storageUri": isvc.storage_uri,
-                             "resources": {"requests": dict(isvc.requests)}}
-    if isvc.model_format_version:
-        model["modelFormat"]["version"] = isvc.model_format_version
-    if isvc.runtime:
-        model["runtime"] = isvc.runtime
-    if isvc.limits:
-        model["resources"]["limits"] = dict(isvc.limits)
-    return {
-        "apiVersion": "serving.kserve.io/v1beta1",
-        "kind": "InferenceService",
-        "metadata": {
-            "name": isvc.name,
-            "namespace": namespace,
-            "labels": {"app.kubernetes.io/managed-by": "kueue-cohorts", **labels},
-            "annotations": {DEPLOYMENT_MODE_ANNOTATION: isvc.deployment_mode},
-        },
-        "spec": {
-            "predictor": {
-                "minReplicas": isvc.min_replicas,
-                "maxReplicas": isvc.max_replicas,
-                "labels": dict(labels),
-                "model": model,
-            }
-        },
-    }
-
 
 def quota_fit(isvc: InferenceServiceSettings, cluster_queue: ClusterQueueSpec) -> tuple[list[str], list[str]]:
     """Check per-replica requests against the ClusterQueue's nominalQuota.
@@ -104,10 +66,7 @@ class InferenceService(pulumi.ComponentResource):
     """
 
     def __init__(self, name: str, args: InferenceServiceArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        errors, warnings = quota_fit(args.settings, args.cluster_queue)
-        if errors:
-            raise ValueError(f"InferenceService '{args.settings.name}': " + "; ".join(errors)
-                             + ". Fix: lower the per-replica requests or raise the inference nominalQuota.")
+        _, warnings = quota_fit(args.settings, args.cluster_queue)
         super().__init__("kueue-cohorts:inference:InferenceService", name, None, opts)
         for warning in warnings:
             pulumi.log.warn(f"InferenceService '{args.settings.name}': {warning}", resource=self)

@@ -12,71 +12,12 @@ from typing import Any, Callable, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
-import yaml
 
+from components.kueue_config import chart_values, manager_configuration
 from components.settings import KueueSettings
 
-CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"
 #: Helm release name of the chart (its objects are then named kueue-*, as in Kueue's released manifests).
 RELEASE_NAME = "kueue"
-
-
-def manager_configuration(kueue: KueueSettings) -> dict[str, Any]:
-    """The Kueue manager Configuration (config.kueue.x-k8s.io/v1beta2) for `kueue`.
-
-    Keeps the chart's own defaults for health, metrics, webhook, leader election, controller concurrency and client
-    rate limits; sets from the settings: namespace, manageJobsWithoutQueueName (+ managedJobsNamespaceSelector),
-    waitForPodsReady (timeout, blockAdmission, recoveryTimeout, requeuingStrategy with backoffLimitCount),
-    integrations.frameworks and featureGates.
-    Returns: the Configuration as a dict in Kueue's field names.
-    """
-    wfpr = kueue.wait_for_pods_ready
-    requeuing = wfpr.requeuing_strategy
-    wait: dict[str, Any] = {
-        "timeout": wfpr.timeout,
-        "blockAdmission": wfpr.block_admission,
-        "requeuingStrategy": {
-            "timestamp": requeuing.timestamp,
-            "backoffLimitCount": requeuing.backoff_limit_count,
-            "backoffBaseSeconds": requeuing.backoff_base_seconds,
-            "backoffMaxSeconds": requeuing.backoff_max_seconds,
-        },
-    }
-    if wfpr.recovery_timeout is not None:
-        wait["recoveryTimeout"] = wfpr.recovery_timeout
-    config: dict[str, Any] = {
-        "apiVersion": CONFIG_API_VERSION,
-        "kind": "Configuration",
-        "namespace": kueue.namespace,
-        "health": {"healthProbeBindAddress": ":8081"},
-        "metrics": {"bindAddress": ":8443"},
-        "webhook": {"port": 9443},
-        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
-        "controller": {
-            "groupKindConcurrency": {
-                "Job.batch": 5,
-                "Pod": 5,
-                "Workload.kueue.x-k8s.io": 10,
-                "LocalQueue.kueue.x-k8s.io": 5,
-                "ClusterQueue.kueue.x-k8s.io": 5,
-                "ResourceFlavor.kueue.x-k8s.io": 1,
-            }
-        },
-        "clientConnection": {"qps": 300, "burst": 500},
-        "manageJobsWithoutQueueName": kueue.manage_jobs_without_queue_name,
-        "waitForPodsReady": wait,
-        "integrations": {"frameworks": list(kueue.integrations)},
-    }
-    if kueue.managed_jobs_namespace_selector is not None:
-        config["managedJobsNamespaceSelector"] = kueue.managed_jobs_namespace_selector
-    if kueue.feature_gates:
-        config["featureGates"] = dict(kueue.feature_gates)
-    return config
-
-
-def chart_values(kueue: KueueSettings) -> dict[str, Any]:
-    """Helm values for the Kueue chart: only `managerConfig.controllerManagerConfigYaml` (our Configuration)."""
-    return {"managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_configuration(kueue), sort_keys=False)}}
 
 
 @dataclass(frozen=True)

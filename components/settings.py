@@ -26,7 +26,7 @@ from pydantic.alias_generators import to_camel
 
 from components import quantity
 from components.errors import Problem, SettingsError
-from components.training import TrainingRuntimeSettings
+from components.runtime_settings import TrainingRuntimeSettings
 
 PROJECT = "kueue-cohorts"
 
@@ -526,27 +526,21 @@ def _shape_problems(err: ValidationError, raw: Mapping[str, Any]) -> list[Proble
     return problems
 
 
-def load_settings(raw: Mapping[str, Any]) -> Settings:
-    """Validate a stack's `kueue-cohorts:*` config.
+def parse_settings(raw: Mapping[str, Any]) -> Settings:
+    """Parse a stack's `kueue-cohorts:*` config into Settings: shape only (types, names, enums, unknown keys,
+    quantities). The judgement (the rule book and the settings-only rules) is `components.validation.load_settings`.
 
     Args:
         raw: key (without the `kueue-cohorts:` prefix, camelCase, e.g. "inferenceTraining") -> parsed YAML value.
     Returns:
         The frozen, typed Settings with canonical quantities and defaults applied.
     Raises:
-        SettingsError: listing every problem (key path, value, rule, fix). Shape problems are reported first; the
-        guide's cross-field rules run once the shape is valid.
+        SettingsError: listing every shape problem (key path, value, rule, fix).
     """
-    from components import rules  # local import: rules depends on this module's types
-
     try:
-        settings = Settings.model_validate(dict(raw))
+        return Settings.model_validate(dict(raw))
     except ValidationError as err:
         raise SettingsError(_shape_problems(err, raw)) from None
-    problems = rules.check(settings)
-    if problems:
-        raise SettingsError(problems)
-    return settings
 
 
 def raw_from_stack_file(path: Path) -> dict[str, Any]:
@@ -558,6 +552,6 @@ def raw_from_stack_file(path: Path) -> dict[str, Any]:
     return {key[len(prefix):]: value for key, value in config.items() if key.startswith(prefix)}
 
 
-def load_stack_file(path: Path) -> Settings:
-    """Load and validate a stack file directly (for tools such as the sandbox). Raises SettingsError, OSError."""
-    return load_settings(raw_from_stack_file(Path(path)))
+def config_keys() -> list[str]:
+    """The top-level stack config keys (without the `kueue-cohorts:` prefix, camelCase), in schema order."""
+    return [field.alias or name for name, field in Settings.model_fields.items()]

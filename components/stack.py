@@ -15,7 +15,7 @@ from components.layouts import (
 )
 from components.inference import InferenceService, InferenceServiceArgs
 from components.kueue_install import ChartReference, KueueInstallation, KueueInstallationArgs, OutOfClusterManager
-from components.plans import flavor_spec, max_usage
+from components.plans import flavor_spec
 from components.training import PreemptibleTrainingRuntime, PreemptibleTrainingRuntimeArgs
 from components.resources import ManifestResource
 from components.settings import ClusterMode, ClusterSettings, Settings
@@ -119,13 +119,11 @@ def _training_runtimes(settings: Settings, cohort: InferenceTrainingCohort,
     """One PreemptibleTrainingRuntime per training namespace (on its CheckpointVolume), when configured."""
     if settings.training_runtime is None:
         return {}
-    usable = {r: str(v) for r, v in max_usage(cohort.training_spec).items()}
     runtimes = {}
     for key, volume in cohort.checkpoints.items():
         runtimes[f"{volume.namespace}/{settings.training_runtime.name}"] = PreemptibleTrainingRuntime(
             f"runtime-{volume.namespace}",
-            PreemptibleTrainingRuntimeArgs(settings=settings.training_runtime, checkpoint_volume=volume,
-                                           usable_quota=usable),
+            PreemptibleTrainingRuntimeArgs(settings=settings.training_runtime, checkpoint_volume=volume),
             pulumi.ResourceOptions(provider=provider, depends_on=[cohort]),
         )
     return runtimes

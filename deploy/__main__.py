@@ -21,7 +21,7 @@ from deploy import engine
 def _sandbox_hint(stack: str) -> str | None:
     """Return a hint if ``stack`` targets the sandbox and its kubeconfig is missing, else None (best effort)."""
     try:
-        from components.settings import load_stack_file
+        from components.validation import load_stack_file
         from sandbox.paths import kubeconfig_path
     except ImportError:
         return None

@@ -8,7 +8,8 @@ from typing import Any, Optional
 import yaml
 
 from components.errors import SettingsError
-from components.settings import PROJECT, Settings, load_settings
+from components.settings import PROJECT, Settings
+from components.validation import load_settings
 
 CLUSTER_KEY = f"{PROJECT}:cluster"
 KUEUE_KEY = f"{PROJECT}:kueue"

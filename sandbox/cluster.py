@@ -170,7 +170,7 @@ class Sandbox:
         import toolchain
         from toolchain import versions as tv
 
-        from components.settings import load_stack_file
+        from components.validation import load_stack_file
 
         t = time.monotonic()
         settings = load_stack_file(stack_path)
@@ -339,7 +339,7 @@ class Sandbox:
         from kubernetes import client as k8s
         from kubernetes.dynamic import DynamicClient
 
-        from components.settings import load_stack_file
+        from components.validation import load_stack_file
 
         settings = settings or load_stack_file(stack_path)
         api = self._client()

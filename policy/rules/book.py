@@ -24,6 +24,7 @@ from .inference_fit import check_inference_fits_nominal
 from .manager_config import check_kueue_manager_config
 from .objects import INFERENCE_ROLE, ROLE_LABEL, KubeObject
 from .priority import check_workload_priority_class
+from .runtime_fit import check_training_runtime_fits_queue
 from .values import UnknownValueError, Violation, get
 
 ResourceCheck = Callable[[KubeObject, Mapping[str, Any]], list[Violation]]
@@ -103,6 +104,9 @@ RULES: tuple[Rule, ...] = (
          lambda objs, o: check_checkpoint_safe_runtime(
              objs, option("checkpoint-safe-runtime", o, "minTerminationGracePeriodSeconds"),
              option("checkpoint-safe-runtime", o, "exemptRuntimes"))),
+    Rule("training-runtime-fits-queue",
+         "numNodes x a training runtime's per-node requests fit what its ClusterQueue can ever use.", True, True,
+         lambda objs, o: check_training_runtime_fits_queue(objs)),
     Rule("kueue-manager-config",
          "The Kueue manager Configuration limits manageJobsWithoutQueueName and sets a waitForPodsReady timeout.",
          True, False, lambda obj, o: check_kueue_manager_config(obj, option("kueue-manager-config", o,
@@ -110,7 +114,7 @@ RULES: tuple[Rule, ...] = (
     Rule("kueue-api-version", "Kueue objects use kueue.x-k8s.io/v1beta2 and its field names.", True, False,
          lambda obj, o: check_kueue_api_version(obj)),
     Rule("single-layout-per-cohort",
-         "A cohort uses one layout: asymmetric owner/borrower or symmetric floor-and-borrow.", False, True,
+         "A cohort uses one layout: asymmetric owner/borrower or symmetric floor-and-borrow.", True, True,
          lambda objs, o: check_single_layout_per_cohort(objs)),
 )
 """Every rule, in README order."""

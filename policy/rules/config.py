@@ -55,6 +55,7 @@ SCHEMAS: dict[str, dict[str, dict]] = {
         },
     },
     "inference-fits-nominal": {},
+    "training-runtime-fits-queue": {},
     "checkpoint-safe-runtime": {
         "minTerminationGracePeriodSeconds": {
             "type": "integer",

@@ -157,6 +157,8 @@ def format_path(parts: Sequence[Any]) -> str:
         text = str(part)
         if isinstance(part, int) or text.isdigit():
             out += f"[{text}]"
+        elif "/" in text or "." in text:
+            out += f'["{text}"]'
         else:
             out += f".{text}" if out else text
     return out

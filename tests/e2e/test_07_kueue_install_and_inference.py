@@ -27,8 +27,8 @@ from kubernetes import client as k8s
 from kubernetes import config as kconfig
 from pulumi import automation as auto
 
-from components.inference import inference_service_manifest
-from components.settings import load_settings
+from components.service_manifests import inference_service_manifest
+from components.validation import load_settings
 from e2e_support import (PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, Cluster, Project, admitted_in, condition, is_true,
                          wait_for)
 from sandbox import cli

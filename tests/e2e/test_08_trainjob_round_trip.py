@@ -23,8 +23,8 @@ import json
 import pytest
 from kubernetes import client as k8s
 
-from components.settings import load_stack_file
-from components.training import render_runtime, render_trainjob
+from components.validation import load_stack_file
+from components.runtime_manifests import render_runtime, render_trainjob
 from e2e_support import (PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, admitted_in, borrowed, condition, is_true,
                          wait_for)
 

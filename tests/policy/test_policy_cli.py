@@ -114,7 +114,7 @@ import copy
 from components.layouts import InferenceTrainingCohort, InferenceTrainingCohortArgs
 from components.plans import flavor_spec
 from components.resources import ManifestResource
-from components.settings import load_stack_file
+from components.validation import load_stack_file
 
 settings = load_stack_file({stack_file!r})
 

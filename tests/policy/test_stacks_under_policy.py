@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from components.settings import load_stack_file
+from components.validation import load_stack_file
 from policy.rules.quantities import parse
 from tests.helpers import STACKS, run_main, stack_raw
 from tests.policy.harness import REPO, evaluate, pack_config

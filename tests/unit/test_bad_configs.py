@@ -1,4 +1,5 @@
-"""Every bad stack config of issue 2 fails with one message naming key, value, rule and fix; nothing registered."""
+"""Every bad stack config fails with one message naming, per problem, the exact key, the value, the rule and its own
+fix; nothing is registered."""
 from __future__ import annotations
 
 import json
@@ -7,7 +8,7 @@ from typing import Callable
 import pytest
 
 from components.errors import SettingsError
-from components.settings import load_settings
+from components.validation import load_settings
 from tests.helpers import fixture_raw, run_main, stack_raw
 
 
@@ -75,9 +76,9 @@ CASES = [
      f"{IT}.inference.clusterQueue", "DNS-1123"),
     ("duplicate-tenant", _pool, lambda r: r["sharedPool"]["tenants"].append(
         {"name": "ns-a", "clusterQueue": "other-cq", "namespaces": ["other"], "floor": {"nvidia.com/gpualloc": "0"}}),
-     f"{SP}.tenants", "duplicate tenant name"),
+     f"{SP}.tenants[2].name", "the tenant label value 'ns-a' is already used"),
     ("duplicate-cluster-queue", _dev, _set("inferenceTraining|training|clusterQueue", "c12-inference-cq"),
-     f"{IT}.training.clusterQueue", "duplicate ClusterQueue name"),
+     f"{IT}.training.clusterQueue", "the ClusterQueue name 'c12-inference-cq' is already used"),
     ("typo-key", _dev, _set("inferenceTraining|training|borowingLimit", {"cpu": "1"}),
      f"{IT}.training.borowingLimit", "Extra inputs are not permitted"),
     ("typo-top-level-key", _dev, _set("inferenceTrainig", {}), "kueue-cohorts:inferenceTrainig", "Extra inputs"),
@@ -90,11 +91,11 @@ CASES = [
      f'{SP}.tenants[1].floor.cpu', "same resources"),
     ("render-without-dir", _pool, _set("cluster|renderDir", _DELETE), "kueue-cohorts:cluster.renderDir", "render mode"),
     ("manage-jobs-without-selector", _dev, _set("kueue", {"manageJobsWithoutQueueName": True}),
-     "kueue-cohorts:kueue.managedJobsNamespaceSelector", "must exclude ['kube-system', 'kueue-system']"),
+     "kueue-cohorts:kueue.managedJobsNamespaceSelector", "must exclude kube-system and Kueue's namespace"),
     ("manage-jobs-selector-keeps-kube-system", _dev, _set("kueue", {
         "manageJobsWithoutQueueName": True, "managedJobsNamespaceSelector": {"matchExpressions": [
             {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kueue-system"]}]}}),
-     "kueue-cohorts:kueue.managedJobsNamespaceSelector", "must exclude"),
+     "kueue-cohorts:kueue.managedJobsNamespaceSelector", "this selector selects 'kube-system'"),
     ("wait-for-pods-ready-needs-backoff-limit", _dev, _set("kueue", {"waitForPodsReady": {"timeout": "5m"}}),
      "kueue-cohorts:kueue.waitForPodsReady.requeuingStrategy", "Field required"),
     ("wait-for-pods-ready-bad-timeout", _dev, _set("kueue", {"waitForPodsReady": {
@@ -104,26 +105,170 @@ CASES = [
      "kueue-cohorts:kueue.integrations[1]", "not a Kueue integration"),
     ("runtime-asks-more-than-training-can-borrow", _dev, _set("trainingRuntime", {"limits": {
         "cpu": "2", "memory": "4Gi", "nvidia.com/gpualloc": "1", "nvidia.com/gpucores": "50", "nvidia.com/gpumem": "4096"}}),
-     'kueue-cohorts:trainingRuntime.limits["nvidia.com/gpucores"]', "can never admit"),
+     'kueue-cohorts:trainingRuntime.limits["nvidia.com/gpucores"]', "Kueue can never admit a TrainJob"),
     ("runtime-without-checkpoint", _dev, _set("inferenceTraining|training|checkpoint", _DELETE),
      "kueue-cohorts:trainingRuntime", "mounts their checkpoint PVC"),
     ("no-layout", _dev, _set("inferenceTraining", _DELETE), "kueue-cohorts:inferenceTraining", "at least one"),
 ]
 
 
+# Every problem of each case, in order: its exact key path (list indexes included) and its own fix.
+EXPECTED = {
+    'inference-borrowing-nonzero': [
+        ('kueue-cohorts:inferenceTraining.inference.borrowingLimit["nvidia.com/gpualloc"]',
+         'set borrowingLimit to 0 (or leave it out of the stack config: the component writes 0)'),
+    ],
+    'inference-reclaim-lower': [
+        ('kueue-cohorts:inferenceTraining.inference.preemption.reclaimWithinCohort',
+         'set reclaimWithinCohort to Any'),
+    ],
+    'nominal-above-capacity': [
+        ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpucores"]',
+         'lower the nominalQuota to at most 10 in total, or add nodes'),
+    ],
+    'cohort-quota-counts-toward-capacity': [
+        ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"]',
+         'lower the nominalQuota to at most 1 in total, or add nodes'),
+    ],
+    'capacity-undeclared': [
+        ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"]',
+         "add 'nvidia.com/gpualloc' to the capacity of a node pool (kueue-cohorts:nodePools), or drop the resource"),
+        ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpucores"]',
+         "add 'nvidia.com/gpucores' to the capacity of a node pool (kueue-cohorts:nodePools), or drop the resource"),
+        ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpumem"]',
+         "add 'nvidia.com/gpumem' to the capacity of a node pool (kueue-cohorts:nodePools), or drop the resource"),
+    ],
+    'inference-quota-on-cohort': [
+        ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"]',
+         'move the quota from cohortQuota to inference.nominalQuota'),
+        ('kueue-cohorts:trainingRuntime.limits["nvidia.com/gpualloc"]',
+         "lower it to at most 0 per node, or raise the training ClusterQueue's borrowingLimit (within the cohort's capacity)"),
+    ],
+    'inference-workload-too-big': [
+        ('kueue-cohorts:inferenceTraining.inference.services[0].requests["nvidia.com/gpucores"]',
+         'request at most 20 per replica, or raise the nominalQuota'),
+    ],
+    'training-priority-not-below': [
+        ('kueue-cohorts:inferenceTraining.training.priorityClass.value',
+         'set it below 1000 (the guide uses 10 against 1000)'),
+    ],
+    'undefined-priority-class': [
+        ('kueue-cohorts:inferenceTraining.inference.services[0].priorityClass',
+         "use one of 'c12-inference-prio', 'c12-training-prio'"),
+    ],
+    'lending-above-nominal': [
+        ('kueue-cohorts:sharedPool.tenants[0].lendingLimit["nvidia.com/gpualloc"]',
+         'lower it to at most 2'),
+    ],
+    'borrowing-beyond-pool': [
+        ('kueue-cohorts:sharedPool.tenants[0].borrowingLimit["nvidia.com/gpualloc"]',
+         'lower it to at most 4 (pool total minus floor), or omit it for that default'),
+    ],
+    'negative-quantity': [
+        ('kueue-cohorts:sharedPool.tenants[1].floor["nvidia.com/gpualloc"]',
+         'write a non-negative Kubernetes quantity such as 4, "500m" or "8Gi"'),
+    ],
+    'not-a-quantity': [
+        ('kueue-cohorts:sharedPool.tenants[1].floor["nvidia.com/gpualloc"]',
+         'write a non-negative Kubernetes quantity such as 4, "500m" or "8Gi"'),
+    ],
+    'no-cohort': [
+        ('kueue-cohorts:sharedPool.cohort',
+         'add the key'),
+    ],
+    'not-dns-1123': [
+        ('kueue-cohorts:inferenceTraining.inference.clusterQueue',
+         "use lower-case letters, digits and '-', starting and ending with a letter or digit, dot-separated"),
+    ],
+    'duplicate-tenant': [
+        ('kueue-cohorts:sharedPool.tenants[2].name',
+         'give each ClusterQueue its own tenant value (two ClusterQueues selecting the same tenant label would share its namespaces)'),
+    ],
+    'duplicate-cluster-queue': [
+        ('kueue-cohorts:inferenceTraining.training.clusterQueue',
+         'rename one of the ClusterQueues'),
+        ('kueue-cohorts:inferenceTraining.training.clusterQueue',
+         'give each ClusterQueue its own tenant value (two ClusterQueues selecting the same tenant label would share its namespaces)'),
+    ],
+    'typo-key': [
+        ('kueue-cohorts:inferenceTraining.training.borowingLimit',
+         'remove the key or correct its spelling'),
+    ],
+    'typo-top-level-key': [
+        ('kueue-cohorts:inferenceTrainig',
+         'remove the key or correct its spelling'),
+    ],
+    'enum-wrong-case': [
+        ('kueue-cohorts:inferenceTraining.training.preemption.withinClusterQueue',
+         "use exactly one of the allowed values (Kueue's enums are case-sensitive)"),
+    ],
+    'borrow-within-cohort-needs-reclaim': [
+        ('kueue-cohorts:sharedPool.preemption.borrowWithinCohort.policy',
+         'set reclaimWithinCohort to LowerPriority or Any, or borrowWithinCohort.policy to Never'),
+    ],
+    'floors-differ-in-resources': [
+        ('kueue-cohorts:sharedPool.tenants[1].floor.cpu',
+         "add 'cpu': 0 to this tenant's floor"),
+    ],
+    'render-without-dir': [
+        ('kueue-cohorts:cluster.renderDir',
+         'set renderDir (relative to the project root)'),
+    ],
+    'manage-jobs-without-selector': [
+        ('kueue-cohorts:kueue.managedJobsNamespaceSelector',
+         'add managedJobsNamespaceSelector {matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, kueue-system]}]}, or set manageJobsWithoutQueueName to false'),
+    ],
+    'manage-jobs-selector-keeps-kube-system': [
+        ('kueue-cohorts:kueue.managedJobsNamespaceSelector',
+         'exclude them, e.g. {matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, kueue-system]}]}, or use an opt-in selector'),
+    ],
+    'wait-for-pods-ready-needs-backoff-limit': [
+        ('kueue-cohorts:kueue.waitForPodsReady.requeuingStrategy',
+         'add the key'),
+    ],
+    'wait-for-pods-ready-bad-timeout': [
+        ('kueue-cohorts:kueue.waitForPodsReady.timeout',
+         'write the duration in Go syntax'),
+    ],
+    'unknown-integration': [
+        ('kueue-cohorts:kueue.integrations[1]',
+         'use one of batch/job, kubeflow.org/mpijob, ray.io/rayjob, ray.io/rayservice, ray.io/raycluster, jobset.x-k8s.io/jobset, kubeflow.org/paddlejob, kubeflow.org/pytorchjob, kubeflow.org/tfjob, kubeflow.org/xgboostjob, kubeflow.org/jaxjob, trainer.kubeflow.org/trainjob, workload.codeflare.dev/appwrapper, sparkoperator.k8s.io/sparkapplication, pod, deployment, statefulset, leaderworkerset.x-k8s.io/leaderworkerset'),
+        ('kueue-cohorts:kueue.integrations',
+         'add trainer.kubeflow.org/trainjob to integrations'),
+    ],
+    'runtime-asks-more-than-training-can-borrow': [
+        ('kueue-cohorts:trainingRuntime.limits["nvidia.com/gpucores"]',
+         "lower it to at most 20 per node, or raise the training ClusterQueue's borrowingLimit (within the cohort's capacity)"),
+        ('kueue-cohorts:trainingRuntime.limits["nvidia.com/gpumem"]',
+         "lower it to at most 2048 per node, or raise the training ClusterQueue's borrowingLimit (within the cohort's capacity)"),
+    ],
+    'runtime-without-checkpoint': [
+        ('kueue-cohorts:trainingRuntime',
+         'add inferenceTraining.training.checkpoint (claimName, storageClassName, size), or remove trainingRuntime'),
+    ],
+    'no-layout': [
+        ('kueue-cohorts:inferenceTraining',
+         'add kueue-cohorts:inferenceTraining (asymmetric) and/or kueue-cohorts:sharedPool (symmetric)'),
+        ('kueue-cohorts:trainingRuntime',
+         'add inferenceTraining.training.checkpoint (claimName, storageClassName, size), or remove trainingRuntime'),
+    ],
+}
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_bad_config_is_refused_with_its_problem(case):
-    _, base, mutate, key, words = case
+def test_bad_config_is_refused_with_every_problem_at_its_exact_key_with_its_fix(case):
+    case_id, base, mutate, key, words = case
     raw = base()
     mutate(raw)
     with pytest.raises(SettingsError) as caught:
         load_settings(raw)
-    matching = [p for p in caught.value.problems if p.key == key]
-    assert matching, f"no problem at {key}; got {[p.key for p in caught.value.problems]}"
-    problem = matching[0]
-    assert words in problem.rule
-    assert problem.fix
-    assert key in str(caught.value) and "Fix:" in str(caught.value)
+    problems = caught.value.problems
+    assert [(p.key, p.fix) for p in problems] == EXPECTED[case_id]
+    first = next(p for p in problems if p.key == key)
+    assert words in first.rule
+    assert str(caught.value).count("Fix:") == len(problems)  # one fix per problem, never two in one line
+    for problem in problems:
+        assert f"{problem.key} = " in str(caught.value) and problem.rule and problem.fix
 
 
 def test_every_problem_is_reported_at_once():
@@ -135,10 +280,10 @@ def test_every_problem_is_reported_at_once():
         load_settings(raw)
     keys = [p.key for p in caught.value.problems]
     assert keys == [
-        "kueue-cohorts:inferenceTraining.inference.borrowingLimit.cpu",
-        "kueue-cohorts:inferenceTraining.inference.preemption.reclaimWithinCohort",
         # the dev stack's borrowWithinCohort LowerPriority is invalid once reclaimWithinCohort is Never
         "kueue-cohorts:inferenceTraining.inference.preemption.borrowWithinCohort.policy",
+        "kueue-cohorts:inferenceTraining.inference.borrowingLimit.cpu",
+        "kueue-cohorts:inferenceTraining.inference.preemption.reclaimWithinCohort",
         "kueue-cohorts:inferenceTraining.training.priorityClass.value",
     ]
     assert str(caught.value).startswith("invalid stack config: 4 problems")

@@ -7,9 +7,10 @@ import pytest
 import yaml
 
 from components.inference import quota_fit
-from components.kueue_install import chart_values, manager_configuration
+from components.kueue_config import chart_values, manager_configuration
 from components.plans import plan_inference_training
-from components.settings import KueueSettings, load_settings
+from components.settings import KueueSettings
+from components.validation import load_settings
 from tests.helpers import run_main, stack_raw
 
 

@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 from components.errors import SettingsError
 from components.plans import plan_shared_pool
 from components.quantity import parse
-from components.settings import load_settings
+from components.validation import load_settings
 
 floors = st.lists(st.integers(min_value=0, max_value=16), min_size=1, max_size=6)
 

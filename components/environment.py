@@ -1,0 +1,58 @@
+"""Where the stack goes, resolved once at the top (`__main__.py`), so that nothing below reads the environment.
+
+Takes validated Settings and returns a `Target`: the kubeconfig path (the sandbox's in sandbox mode), the Kueue chart
+reference when the stack installs Kueue (published OCI chart, or the chart directory of the pinned Go module), the
+sandbox's out-of-cluster Kueue manager endpoint, and it runs the preflight (the cluster serves
+kueue.x-k8s.io/v1beta2) when the stack relies on an existing Kueue.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import toolchain
+from components.kueue_install import ChartReference, OutOfClusterManager
+from components.preflight import require_kueue_api
+from components.settings import ChartSource, ClusterMode, Settings
+from sandbox.endpoints import kueue_webhook_endpoint
+from sandbox.paths import kubeconfig_path
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the provider and the Kueue installation need: `kubeconfig` (None: the client's default), `chart`
+    (None unless kueue.install), `manager` (the sandbox's out-of-cluster Kueue manager, sandbox + install only)."""
+
+    kubeconfig: Optional[Path]
+    chart: Optional[ChartReference]
+    manager: Optional[OutOfClusterManager]
+
+
+def kueue_chart(source: ChartSource) -> ChartReference:
+    """The pinned Kueue chart: the published OCI reference, or the chart directory in the Kueue Go module (offline).
+    Versions from toolchain/versions.toml."""
+    if source == ChartSource.GO_MODULE:
+        return ChartReference(chart=str(toolchain.chart_dir("kueue")))
+    pinned = toolchain.versions.load().charts["kueue"]
+    return ChartReference(chart=pinned["repo"], version=pinned["version"])
+
+
+def resolve(settings: Settings) -> Target:
+    """Resolve the target of `settings` and run the preflight.
+
+    Raises:
+        PreflightError: the cluster does not serve Kueue's v1beta2 API (and the stack does not install Kueue).
+        OSError: the sandbox's state cannot be read (sandbox mode with kueue.install).
+    """
+    cluster = settings.cluster
+    kubeconfig = Path(cluster.kubeconfig).expanduser() if cluster.kubeconfig else None
+    if cluster.mode == ClusterMode.SANDBOX:
+        kubeconfig = kubeconfig_path()
+    chart = kueue_chart(settings.kueue.chart_source) if settings.kueue.install else None
+    manager = None
+    if settings.kueue.install and cluster.mode == ClusterMode.SANDBOX:
+        manager = OutOfClusterManager(*kueue_webhook_endpoint())
+    if cluster.mode != ClusterMode.RENDER and not settings.kueue.install:
+        require_kueue_api(kubeconfig, cluster.context, toolchain.versions.load().entries["kueue"].version)
+    return Target(kubeconfig, chart, manager)

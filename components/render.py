@@ -1,0 +1,276 @@
+"""Pure: Settings -> every Kubernetes object of the stack, each with the stack config keys its fields come from.
+
+This is what the settings check judges with the rule book before anything is registered, what `cohorts verify`
+compares with a live cluster, and what the components register (they call the same render functions). Each
+`Rendered` object carries its provenance: `source` is the config key of the object as a whole, `fields` maps a
+field path inside the manifest (kubectl style, `policy.rules.values.format_path`) to the config key that wrote it,
+so a rule's finding on a field is reported at the exact key the user wrote.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+import yaml
+
+from components.kueue_config import MANAGER_CONFIG_KEY, manager_configuration
+from components.plans import CohortPlan, flavor_spec, plan_inference_training, plan_shared_pool
+from components.runtime_manifests import MANAGED_BY, configmap_name, render_runtime, trainer_sources
+from components.service_manifests import inference_service_manifest
+from components.settings import NamespacePolicy, Settings
+from policy.rules.values import format_path
+
+KeyPath = tuple[Any, ...]
+"""A config key path without the project prefix: ("inferenceTraining", "inference", "borrowingLimit", "cpu")."""
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One object of the stack.
+
+    manifest: the object as the API server receives it. source: the config key path of the object as a whole.
+    fields: field path in `manifest` -> config key path, for fields whose value a config key sets (longest prefix
+    wins; the rest of the field path is appended to the key). registered: False for objects rendered only to be
+    judged (the Kueue manager Configuration of a stack that does not install Kueue, namespaces a stack only
+    references).
+    """
+
+    manifest: Mapping[str, Any]
+    source: KeyPath
+    fields: Mapping[str, KeyPath] = field(default_factory=dict)
+    registered: bool = True
+
+    @property
+    def kind(self) -> str:
+        """The manifest's kind."""
+        return str(self.manifest["kind"])
+
+    @property
+    def name(self) -> str:
+        """metadata.name."""
+        return str(self.manifest["metadata"]["name"])
+
+    @property
+    def namespace(self) -> Optional[str]:
+        """metadata.namespace, or None for cluster-scoped objects."""
+        return self.manifest["metadata"].get("namespace")
+
+
+def _quota_fields(manifest: Mapping[str, Any], keys: Mapping[str, KeyPath]) -> dict[str, KeyPath]:
+    """Map every quota field of a ClusterQueue/Cohort manifest: `keys` gives, per quota field name (nominalQuota,
+    borrowingLimit, lendingLimit), the config key path of its resource map."""
+    out: dict[str, KeyPath] = {}
+    for g, group in enumerate(manifest["spec"].get("resourceGroups", [])):
+        for f, flavor in enumerate(group["flavors"]):
+            for r, res in enumerate(flavor["resources"]):
+                path = ["spec", "resourceGroups", g, "flavors", f, "resources", r]
+                if "nominalQuota" in keys:
+                    out[format_path(path)] = keys["nominalQuota"] + (res["name"],)
+                for name, base in keys.items():
+                    out[format_path(path + [name])] = base + (res["name"],)
+    return out
+
+
+def _cohort_objects(plan: CohortPlan, top: str, queue_keys: Mapping[str, KeyPath],
+                    namespace_keys: Mapping[str, KeyPath], local_queue_keys: Mapping[str, KeyPath],
+                    priority_keys: Mapping[str, KeyPath], quota_keys: Mapping[str, Mapping[str, KeyPath]]
+                    ) -> list[Rendered]:
+    out: list[Rendered] = []
+    layout: KeyPath = (top,)
+    for ns in plan.namespaces:
+        if plan.namespace_policy != NamespacePolicy.EXTERNAL:
+            out.append(Rendered(ns.manifest(), namespace_keys[ns.name],
+                                {"metadata.labels": layout + ("namespaceLabel",)},
+                                registered=True))
+    for pc in plan.priority_classes:
+        base = priority_keys[pc.name]
+        out.append(Rendered(pc.manifest(), base, {"value": base + ("value",), "metadata.name": base + ("name",)}))
+    if plan.cohort_object is not None:
+        manifest = plan.cohort_object.manifest()
+        out.append(Rendered(manifest, layout + ("cohortQuota",),
+                            _quota_fields(manifest, {"nominalQuota": layout + ("cohortQuota",)})))
+    for cq in plan.cluster_queues:
+        manifest = cq.manifest()
+        base = queue_keys[cq.name]
+        fields = {
+            "spec.cohortName": layout + ("cohort",),
+            "spec.namespaceSelector": base[:-1] + ("namespaces",) if base[-1] == "clusterQueue" else base,
+            "spec.preemption": quota_keys[cq.name].get("preemption", base[:-1] + ("preemption",)),
+            "spec.queueingStrategy": layout + ("queueingStrategy",),
+            "spec.stopPolicy": layout + ("stopPolicy",),
+            "metadata.name": base,
+        }
+        fields.update(_quota_fields(manifest, {k: v for k, v in quota_keys[cq.name].items() if k != "preemption"}))
+        out.append(Rendered(manifest, base[:-1] if base[-1] == "clusterQueue" else base, fields))
+    for lq in plan.local_queues:
+        base = local_queue_keys[f"{lq.namespace}/{lq.name}"]
+        out.append(Rendered(lq.manifest(), base, {"spec.clusterQueue": base[:-1] + ("clusterQueue",)}))
+    return out
+
+
+def _inference_training(settings: Settings) -> list[Rendered]:
+    layout = settings.inference_training
+    assert layout is not None
+    plan = plan_inference_training(layout, settings.resource_flavor.name)
+    top = "inferenceTraining"
+    inf, trn = layout.inference, layout.training
+    queue_keys = {inf.cluster_queue: (top, "inference", "clusterQueue"),
+                  trn.cluster_queue: (top, "training", "clusterQueue")}
+    namespace_keys: dict[str, KeyPath] = {}
+    local_queue_keys: dict[str, KeyPath] = {}
+    for side, queue in (("inference", inf), ("training", trn)):
+        for index, ns in enumerate(queue.namespaces):
+            namespace_keys.setdefault(ns, (top, side, "namespaces", index))
+            local_queue_keys.setdefault(f"{ns}/{queue.local_queue}", (top, side, "localQueue"))
+    priority_keys = {inf.priority_class.name: (top, "inference", "priorityClass"),
+                     trn.priority_class.name: (top, "training", "priorityClass")}
+    quota_keys = {
+        inf.cluster_queue: {"nominalQuota": (top, "inference", "nominalQuota"),
+                            "borrowingLimit": (top, "inference", "borrowingLimit"),
+                            "lendingLimit": (top, "inference", "lendingLimit"),
+                            "preemption": (top, "inference", "preemption")},
+        trn.cluster_queue: {"nominalQuota": (top, "training"),
+                            "borrowingLimit": (top, "training", "borrowingLimit"),
+                            "preemption": (top, "training", "preemption")},
+    }
+    out = _cohort_objects(plan, top, queue_keys, namespace_keys, local_queue_keys, priority_keys, quota_keys)
+    for namespace, ckpt in plan.checkpoints:
+        out.append(Rendered(checkpoint_claim(namespace, ckpt.claim_name, ckpt.storage_class_name, ckpt.size),
+                            (top, "training", "checkpoint"),
+                            {"spec.resources.requests.storage": (top, "training", "checkpoint", "size")}))
+    for index, service in enumerate(inf.services):
+        base: KeyPath = (top, "inference", "services", index)
+        namespace = service.namespace or inf.namespaces[0]
+        priority = service.priority_class or inf.priority_class.name
+        manifest = inference_service_manifest(service, namespace, inf.local_queue, priority)
+        fields: dict[str, KeyPath] = {
+            "metadata.namespace": base + ("namespace",),
+            "metadata.labels": base + ("priorityClass",),
+            "spec.predictor.labels": base + ("priorityClass",),
+            "spec.predictor.minReplicas": base + ("minReplicas",),
+            "spec.predictor.maxReplicas": base + ("maxReplicas",),
+        }
+        for kind in ("requests", "limits"):
+            for resource in getattr(service, kind):
+                fields[format_path(["spec", "predictor", "model", "resources", kind, resource])] = \
+                    base + (kind, resource)
+        out.append(Rendered(manifest, base, fields))
+    return out
+
+
+def _shared_pool(settings: Settings) -> list[Rendered]:
+    layout = settings.shared_pool
+    assert layout is not None
+    plan = plan_shared_pool(layout, settings.resource_flavor.name)
+    top = "sharedPool"
+    queue_keys: dict[str, KeyPath] = {}
+    namespace_keys: dict[str, KeyPath] = {}
+    local_queue_keys: dict[str, KeyPath] = {}
+    quota_keys: dict[str, dict[str, KeyPath]] = {}
+    for index, tenant in enumerate(layout.tenants):
+        base: KeyPath = (top, "tenants", index)
+        cq = tenant.cluster_queue or f"{tenant.name}-cq"
+        queue_keys.setdefault(cq, base + ("clusterQueue",) if tenant.cluster_queue else base + ("name",))
+        quota_keys.setdefault(cq, {"nominalQuota": base + ("floor",), "borrowingLimit": base + ("borrowingLimit",),
+                                   "lendingLimit": base + ("lendingLimit",), "preemption": (top, "preemption")})
+        for ns_index, ns in enumerate(tenant.namespaces or [tenant.name]):
+            ns_key = base + ("namespaces", ns_index) if tenant.namespaces else base + ("name",)
+            namespace_keys.setdefault(ns, ns_key)
+            lq = tenant.local_queue or f"{tenant.name}-lq"
+            local_queue_keys.setdefault(f"{ns}/{lq}", base + ("localQueue",) if tenant.local_queue else base + ("name",))
+    priority_keys = {pc.name: (top, "priorityClasses", i) for i, pc in enumerate(layout.priority_classes)}
+    rendered = _cohort_objects(plan, top, queue_keys, namespace_keys, local_queue_keys, priority_keys, quota_keys)
+    # A tenant's ClusterQueue is the tenant as a whole (its namespaceSelector comes from its name and namespaces).
+    return [Rendered(r.manifest, r.source[:3] if r.source[:2] == (top, "tenants") else r.source,
+                     {**r.fields, "spec.namespaceSelector": r.source[:3] + ("namespaces",)}
+                     if r.kind == "ClusterQueue" else r.fields, r.registered) for r in rendered]
+
+
+def checkpoint_claim(namespace: str, claim_name: str, storage_class: Optional[str], size: str) -> dict[str, Any]:
+    """The checkpoint PersistentVolumeClaim manifest (ReadWriteMany, `size` requested, skipAwait)."""
+    spec: dict[str, Any] = {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": size}}}
+    if storage_class is not None:
+        spec["storageClassName"] = storage_class
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": claim_name, "namespace": namespace,
+                     "labels": {"app.kubernetes.io/managed-by": "kueue-cohorts", "kueue-cohorts/role": "checkpoint"},
+                     "annotations": {"pulumi.com/skipAwait": "true"}},
+        "spec": spec,
+    }
+
+
+def _training_runtime(settings: Settings) -> list[Rendered]:
+    runtime, layout = settings.training_runtime, settings.inference_training
+    if runtime is None or layout is None or layout.training.checkpoint is None:
+        return []
+    top: KeyPath = ("trainingRuntime",)
+    pod = format_path(["spec", "template", "spec", "replicatedJobs", 0, "template", "spec", "template", "spec"])
+    fields: dict[str, KeyPath] = {
+        f"{pod}.terminationGracePeriodSeconds": top + ("terminationGracePeriodSeconds",),
+        'metadata.annotations["kueue-cohorts/checkpoint-save-seconds"]': top + ("checkpointSaveSeconds",),
+        "spec.mlPolicy.numNodes": top + ("numNodes",),
+        f"{pod}.containers[0].command": top,
+        f"{pod}.containers[0].image": top + ("image",),
+        f"{pod}.containers[0].env": top + ("env",),
+        f"{pod}.volumes": ("inferenceTraining", "training", "checkpoint"),
+    }
+    for kind in ("requests", "limits"):
+        for resource in getattr(runtime, kind):
+            fields[format_path([*_split(pod), "containers", 0, "resources", kind, resource])] = top + (kind, resource)
+    out = []
+    for namespace in layout.training.namespaces:
+        manifest = render_runtime(runtime, namespace, layout.training.checkpoint.claim_name)
+        out.append(Rendered(manifest, top, fields))
+        out.append(Rendered({"apiVersion": "v1", "kind": "ConfigMap",
+                             "metadata": {"name": configmap_name(runtime), "namespace": namespace,
+                                          "labels": dict(MANAGED_BY)},
+                             "data": trainer_sources()}, top))
+    return out
+
+
+def _split(path: str) -> list[Any]:
+    parts: list[Any] = []
+    for piece in path.split("."):
+        name, _, rest = piece.partition("[")
+        parts.append(name)
+        while rest:
+            index, _, rest = rest.partition("]")
+            parts.append(int(index))
+            rest = rest.lstrip("[")
+    return parts
+
+
+def manager_config_map(settings: Settings) -> dict[str, Any]:
+    """The Kueue chart's manager ConfigMap as it would carry our Configuration (`kueue-manager-config` in Kueue's
+    namespace, key controller_manager_config.yaml)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "kueue-manager-config", "namespace": settings.kueue.namespace},
+        "data": {MANAGER_CONFIG_KEY: yaml.safe_dump(manager_configuration(settings.kueue), sort_keys=False)},
+    }
+
+
+def render_stack(settings: Settings) -> list[Rendered]:
+    """Every object of the stack, in registration order: the ResourceFlavor, each layout's Namespaces,
+    WorkloadPriorityClasses, Cohort, ClusterQueues, LocalQueues, checkpoint PVCs and InferenceServices, the
+    TrainingRuntimes with their ConfigMaps, and the Kueue manager Configuration's ConfigMap (registered by the Kueue
+    chart when `kueue.install`, judged in every case).
+
+    Args:
+        settings: shape-valid Settings (the rules may still refuse them).
+    Returns:
+        The Rendered objects. Linear in the number of tenants.
+    """
+    flavor = flavor_spec(settings.resource_flavor).manifest()
+    out = [Rendered(flavor, ("resourceFlavor",), {"metadata.name": ("resourceFlavor", "name")})]
+    if settings.inference_training is not None:
+        out += _inference_training(settings)
+    if settings.shared_pool is not None:
+        out += _shared_pool(settings)
+    out += _training_runtime(settings)
+    kueue_fields = {f'data["{MANAGER_CONFIG_KEY}"]': ("kueue",), f"data['{MANAGER_CONFIG_KEY}']": ("kueue",)}
+    out.append(Rendered(manager_config_map(settings), ("kueue",), kueue_fields, registered=False))
+    return out

@@ -1,0 +1,112 @@
+"""`kueue-cohorts:trainingRuntime`: the settings of the PreemptibleTrainingRuntime (shape only).
+
+Kubeflow Trainer v2.2.1 TrainingRuntime (`trainer.kubeflow.org/v1alpha1`); the runtime's manifests are rendered by
+`components/runtime_manifests.py` and its rules (quota fit, grace period, exec form) live in the rule book
+(`policy/rules/`).
+"""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.alias_generators import to_camel
+
+from components import planning, quantity
+
+GUIDE_IMAGE = "build-harbor.alauda.cn/mlops/llamafactory0.9-cu126-amd64:v0.1.0"
+MIN_GRACE_SECONDS = 60  # the guide's terminationGracePeriodSeconds; policy checkpoint-safe-runtime's default minimum
+_DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+_RECIPE = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
+_ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+RESERVED_ENV = frozenset(
+    {"PYTHONPATH", "KUEUE_COHORTS_RUN_NAME", "KUEUE_COHORTS_CHECKPOINT_ROOT", "KUEUE_COHORTS_RECIPE",
+     "KUEUE_COHORTS_SAVE_STEPS"}
+)
+"""Environment variables the runtime sets itself (a stack may not override them)."""
+
+Quantity = quantity.Quantity
+
+
+class TrainingRuntimeSettings(BaseModel):
+    """`kueue-cohorts:trainingRuntime`: the preemptible TrainingRuntime of the training namespaces.
+
+    Every field has a default, so an absent key gives the guide's runtime with a quota that fits the dev cohort.
+    name: TrainingRuntime name (TrainJobs reference it; default "c12-checkpoint-runtime").
+    image: the training image; must bring python, torch and transformers (default: the guide's image).
+    recipe: `module:function` building the Trainer (default the tiny self-contained demo, "trainer.demo:build_trainer").
+    checkpoint_mount_path: where the checkpoint PVC is mounted (absolute; default "/mnt/checkpoints").
+    num_nodes: mlPolicy.numNodes (>= 1; default 1).
+    requests / limits: per node (core/v1 ResourceRequirements); omitted: requests cpu 1, memory 2Gi; limits cpu 2,
+        memory 4Gi and the guide's GPU slice sized to the dev cohort (gpualloc 1, gpucores 20, gpumem 2048).
+    seconds_per_step: measured seconds per optimizer step (default 5, the guide's).
+    max_lost_work_seconds: hard-stop loss budget; save_steps = floor(budget / seconds_per_step) (default 500: 100
+        steps, about 8 minutes, the guide's).
+    checkpoint_save_seconds: seconds to write one checkpoint (default 30); put on the runtime as the annotation
+        kueue-cohorts/checkpoint-save-seconds.
+    termination_grace_period_seconds: omitted means checkpoint_save_seconds + one step rounded up, at least 60 (the
+        guide's value, the policy pack's default minimum); a value not longer than checkpoint_save_seconds is refused.
+    image_pull_secrets: names of Secrets in the training namespace (default none).
+    env: extra environment for the recipe (e.g. KUEUE_COHORTS_DEMO_MAX_STEPS); the runtime's own variables
+        (RESERVED_ENV) and the Trainer's PET_* are refused.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True)
+
+    name: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)] = "c12-checkpoint-runtime"
+    image: Annotated[str, Field(min_length=1)] = GUIDE_IMAGE
+    recipe: Annotated[str, Field(pattern=_RECIPE)] = "trainer.demo:build_trainer"
+    checkpoint_mount_path: Annotated[str, Field(pattern=r"^/[^:]*$")] = "/mnt/checkpoints"
+    num_nodes: int = Field(default=1, ge=1)
+    requests: dict[str, Quantity] = Field(default_factory=lambda: {"cpu": "1", "memory": "2Gi"})
+    limits: dict[str, Quantity] = Field(
+        default_factory=lambda: {
+            "cpu": "2",
+            "memory": "4Gi",
+            "nvidia.com/gpualloc": "1",
+            "nvidia.com/gpucores": "20",
+            "nvidia.com/gpumem": "2048",
+        }
+    )
+    seconds_per_step: float = Field(default=5.0, gt=0)
+    max_lost_work_seconds: float = Field(default=500.0, gt=0)
+    checkpoint_save_seconds: float = Field(default=30.0, gt=0)
+    termination_grace_period_seconds: Optional[int] = Field(default=None, ge=0)
+    image_pull_secrets: list[Annotated[str, Field(pattern=_DNS_SUBDOMAIN)]] = Field(default_factory=list)
+    env: dict[Annotated[str, Field(pattern=_ENV_NAME)], str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _plan(self) -> "TrainingRuntimeSettings":
+        planning.save_steps(self.max_lost_work_seconds, self.seconds_per_step)
+        reserved = sorted(n for n in self.env if n in RESERVED_ENV or n.startswith("PET_"))
+        if reserved:
+            raise ValueError(
+                f"env {reserved} is reserved (set by the runtime: {', '.join(sorted(RESERVED_ENV))}; the Trainer's "
+                "PET_*): rename those variables"
+            )
+        for resource, limit in self.limits.items():
+            request = self.requests.get(resource)
+            if request is not None and quantity.parse(request) > quantity.parse(limit):
+                raise ValueError(
+                    f"requests[{resource!r}] = {request} exceeds limits[{resource!r}] = {limit}: a request must not "
+                    "exceed its limit (core/v1 ResourceRequirements); lower the request or raise the limit"
+                )
+        return self
+
+    @property
+    def save_steps(self) -> int:
+        """Optimizer steps between periodic checkpoints (planning.save_steps of the budget and step time)."""
+        return planning.save_steps(self.max_lost_work_seconds, self.seconds_per_step)
+
+    @property
+    def grace_period_seconds(self) -> int:
+        """terminationGracePeriodSeconds: the explicit value, else checkpoint save + one step rounded up, at least
+        MIN_GRACE_SECONDS (60: the guide's value and the policy pack's default minTerminationGracePeriodSeconds)."""
+        if self.termination_grace_period_seconds is not None:
+            return self.termination_grace_period_seconds
+        return planning.grace_period_seconds(self.checkpoint_save_seconds, self.seconds_per_step, MIN_GRACE_SECONDS)
+
+    def effective_requests(self) -> dict[str, str]:
+        """Per-node requests as the API server defaults them: a resource with only a limit requests its limit."""
+        merged = dict(self.limits)
+        merged.update(self.requests)
+        return merged

@@ -1,0 +1,275 @@
+"""The rules that judge the stack config itself, where no rendered object carries the fault.
+
+Everything that can be judged on a rendered object is the rule book's (`policy/rules/`, run by
+`components/validation.py`); what stays here is about the config as written: keys that only make sense together
+(renderDir with mode render), names a stack uses twice, quota keys for resources the cohort does not cover (they
+would be dropped silently when rendering), floors that must name the same resources, Kueue settings that only take
+effect through the Kueue manager. Each check is a small function taking the settings and returning Problems with the
+exact key path (list indexes included), the value, the rule and its own fix.
+
+Semantics: Kueue kueue.x-k8s.io/v1beta2 (site/content/en/docs/concepts/cluster_queue.md, preemption.md).
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Callable, Iterable, Mapping, Optional
+
+from components import quantity
+from components.plans import shared_pool_total
+from components.settings import (
+    DEFAULT_FRAMEWORKS,
+    KUEUE_FRAMEWORKS,
+    PROJECT,
+    BorrowWithinCohortPolicy,
+    ClusterMode,
+    Preemption,
+    ReclaimWithinCohort,
+    Settings,
+    config_key,
+)
+from components.errors import Problem
+
+IT = "inferenceTraining"
+SP = "sharedPool"
+
+Check = Callable[[Settings], list[Problem]]
+
+
+def key(*parts: Any) -> str:
+    """`kueue-cohorts:<parts...>` as printed in messages (see settings.config_key)."""
+    return config_key(f"{PROJECT}:{parts[0]}", *parts[1:])
+
+
+def _q(value: Optional[str]) -> Decimal:
+    return quantity.parse(value) if value is not None else Decimal(0)
+
+
+def _repeats(items: Iterable[tuple[str, tuple[Any, ...]]]) -> list[tuple[str, tuple[Any, ...], tuple[Any, ...]]]:
+    """(name, key parts of the repeat, key parts of the first use) for every name used more than once."""
+    first: dict[str, tuple[Any, ...]] = {}
+    out = []
+    for name, parts in items:
+        if name in first:
+            out.append((name, parts, first[name]))
+        else:
+            first[name] = parts
+    return out
+
+
+def check_cluster_target(settings: Settings) -> list[Problem]:
+    """renderDir only and always with mode render; kubeconfig/context only with mode kubeconfig."""
+    cluster = settings.cluster
+    problems = []
+    if cluster.mode == ClusterMode.RENDER and not cluster.render_dir:
+        problems.append(Problem(key("cluster", "renderDir"), "<absent>", "render mode writes manifests to a directory",
+                                "set renderDir (relative to the project root)"))
+    if cluster.mode != ClusterMode.RENDER and cluster.render_dir:
+        problems.append(Problem(key("cluster", "renderDir"), cluster.render_dir,
+                                f"renderDir only applies to mode render (mode is {cluster.mode.value})",
+                                "remove renderDir or set mode: render"))
+    for name, value in (("kubeconfig", cluster.kubeconfig), ("context", cluster.context)):
+        if cluster.mode != ClusterMode.KUBECONFIG and value:
+            problems.append(Problem(key("cluster", name), value,
+                                    f"{name} only applies to mode kubeconfig (mode is {cluster.mode.value})",
+                                    f"remove {name} or set mode: kubeconfig"))
+    return problems
+
+
+def check_some_layout(settings: Settings) -> list[Problem]:
+    """A stack declares at least one cohort layout."""
+    if settings.inference_training is None and settings.shared_pool is None:
+        return [Problem(key(IT), "<absent>", "a stack needs at least one cohort layout",
+                        "add kueue-cohorts:inferenceTraining (asymmetric) and/or kueue-cohorts:sharedPool (symmetric)")]
+    return []
+
+
+def _preemption(parts: tuple[Any, ...], preemption: Preemption) -> list[Problem]:
+    bwc = preemption.borrow_within_cohort
+    if bwc is not None and bwc.policy != BorrowWithinCohortPolicy.NEVER \
+            and preemption.reclaim_within_cohort == ReclaimWithinCohort.NEVER:
+        return [Problem(key(*parts, "borrowWithinCohort", "policy"), bwc.policy.value,
+                        "Kueue rejects borrowWithinCohort.policy other than Never when reclaimWithinCohort is Never",
+                        "set reclaimWithinCohort to LowerPriority or Any, or borrowWithinCohort.policy to Never")]
+    return []
+
+
+def check_preemption(settings: Settings) -> list[Problem]:
+    """borrowWithinCohort needs reclaimWithinCohort other than Never (Kueue's ClusterQueue webhook)."""
+    problems = []
+    if settings.inference_training is not None:
+        it = settings.inference_training
+        problems += _preemption((IT, "inference", "preemption"), it.inference.preemption)
+        problems += _preemption((IT, "training", "preemption"), it.training.preemption)
+    if settings.shared_pool is not None:
+        problems += _preemption((SP, "preemption"), settings.shared_pool.preemption)
+    return problems
+
+
+def _uncovered(parts: tuple[Any, ...], values: Optional[Mapping[str, str]], covered: set[str]) -> list[Problem]:
+    return [Problem(key(*parts, resource), amount,
+                    f"'{resource}' is not a covered resource of this cohort ({', '.join(sorted(covered))}), so the "
+                    "value would never be rendered",
+                    f"remove it, or add '{resource}' to the nominalQuota that defines the covered resources")
+            for resource, amount in (values or {}).items() if resource not in covered]
+
+
+def check_inference_training_keys(settings: Settings) -> list[Problem]:
+    """The asymmetric layout's quota keys name covered resources; inference owns (nominalQuota > 0) each of them;
+    lendingLimit <= nominalQuota; services have minReplicas <= maxReplicas."""
+    it = settings.inference_training
+    if it is None:
+        return []
+    inf, trn = it.inference, it.training
+    covered = set(inf.nominal_quota)
+    problems = _uncovered((IT, "inference", "borrowingLimit"), inf.borrowing_limit, covered)
+    problems += _uncovered((IT, "inference", "lendingLimit"), inf.lending_limit, covered)
+    problems += _uncovered((IT, "training", "borrowingLimit"), trn.borrowing_limit, covered)
+    problems += _uncovered((IT, "cohortQuota"), it.cohort_quota, covered)
+    for resource, amount in inf.nominal_quota.items():
+        if _q(amount) == 0:
+            on_cohort = bool(it.cohort_quota) and _q((it.cohort_quota or {}).get(resource)) > 0
+            problems.append(Problem(
+                key(IT, "inference", "nominalQuota", resource), amount,
+                "inference's guaranteed quota must be the inference ClusterQueue's own nominalQuota: reclaim only "
+                "protects a queue's own nominalQuota and a 0-nominal queue always counts as borrowing"
+                + (" (the quota sits on the Cohort object's cohortQuota instead)" if on_cohort else ""),
+                "move the quota from cohortQuota to inference.nominalQuota" if on_cohort
+                else "give inference a nominalQuota above 0, or drop the resource from the cohort"))
+    for resource, amount in (inf.lending_limit or {}).items():
+        if resource in covered and _q(amount) > _q(inf.nominal_quota[resource]):
+            problems.append(Problem(key(IT, "inference", "lendingLimit", resource), amount,
+                                    f"lendingLimit cannot exceed the nominalQuota {inf.nominal_quota[resource]}",
+                                    f"lower it to at most {inf.nominal_quota[resource]}"))
+    for index, service in enumerate(inf.services):
+        if service.min_replicas > service.max_replicas:
+            problems.append(Problem(key(IT, "inference", "services", index, "minReplicas"), service.min_replicas,
+                                    f"minReplicas cannot exceed maxReplicas {service.max_replicas}",
+                                    "lower minReplicas or raise maxReplicas"))
+    return problems
+
+
+def check_shared_pool_keys(settings: Settings) -> list[Problem]:
+    """Every tenant's floor names the same resources; lendingLimit <= floor; floor + borrowingLimit <= pool total;
+    borrowingLimit names covered resources; a tenant's priorityClass is one of sharedPool.priorityClasses."""
+    sp = settings.shared_pool
+    if sp is None:
+        return []
+    pool = shared_pool_total(sp)
+    covered = set(pool)
+    defined = {pc.name for pc in sp.priority_classes}
+    problems: list[Problem] = _uncovered((SP, "cohortQuota"), sp.cohort_quota, covered)
+    for index, tenant in enumerate(sp.tenants):
+        base = (SP, "tenants", index)
+        for resource in sorted(covered - set(tenant.floor)):
+            problems.append(Problem(key(*base, "floor", resource), "<absent>",
+                                    "every tenant's floor must name the same resources (the cohort's covered "
+                                    "resources)", f"add '{resource}': 0 to this tenant's floor"))
+        for resource, amount in (tenant.lending_limit or {}).items():
+            floor = _q(tenant.floor.get(resource))
+            if _q(amount) > floor:
+                problems.append(Problem(key(*base, "lendingLimit", resource), amount,
+                                        f"lendingLimit cannot exceed the floor (nominalQuota) "
+                                        f"{quantity.canonical(floor)}",
+                                        f"lower it to at most {quantity.canonical(floor)}"))
+        problems += _uncovered(base + ("borrowingLimit",),
+                               {r: a for r, a in (tenant.borrowing_limit or {}).items()}, covered)
+        for resource, amount in (tenant.borrowing_limit or {}).items():
+            if resource not in covered:
+                continue
+            headroom = pool[resource] - _q(tenant.floor.get(resource))
+            if _q(amount) > headroom:
+                problems.append(Problem(
+                    key(*base, "borrowingLimit", resource), amount,
+                    f"floor + borrowingLimit cannot exceed the pool total {quantity.canonical(pool[resource])}",
+                    f"lower it to at most {quantity.canonical(headroom)} (pool total minus floor), or omit it for that "
+                    "default"))
+        if tenant.priority_class is not None and tenant.priority_class not in defined:
+            problems.append(Problem(key(*base, "priorityClass"), tenant.priority_class,
+                                    "names a WorkloadPriorityClass the stack does not define",
+                                    f"define it under kueue-cohorts:sharedPool.priorityClasses, or use one of "
+                                    f"{sorted(defined)}"))
+    return problems
+
+
+def check_unique_names(settings: Settings) -> list[Problem]:
+    """ClusterQueue names, WorkloadPriorityClass names, tenant names, tenant label values and namespaces are used
+    once across the whole stack (each namespace belongs to exactly one ClusterQueue's namespaceSelector)."""
+    queues: list[tuple[str, tuple[Any, ...]]] = []
+    priorities: list[tuple[str, tuple[Any, ...]]] = []
+    namespaces: list[tuple[str, tuple[Any, ...]]] = []
+    tenants: list[tuple[str, tuple[Any, ...]]] = []
+    it, sp = settings.inference_training, settings.shared_pool
+    if it is not None:
+        for side, queue in (("inference", it.inference), ("training", it.training)):
+            queues.append((queue.cluster_queue, (IT, side, "clusterQueue")))
+            priorities.append((queue.priority_class.name, (IT, side, "priorityClass", "name")))
+            namespaces += [(ns, (IT, side, "namespaces", i)) for i, ns in enumerate(queue.namespaces)]
+            tenants.append((queue.tenant or queue.cluster_queue,
+                            (IT, side, "tenant") if queue.tenant else (IT, side, "clusterQueue")))
+    if sp is not None:
+        for i, tenant in enumerate(sp.tenants):
+            base = (SP, "tenants", i)
+            queues.append((tenant.cluster_queue or f"{tenant.name}-cq",
+                           base + ("clusterQueue",) if tenant.cluster_queue else base + ("name",)))
+            tenants.append((tenant.name, base + ("name",)))
+            namespaces += [(ns, base + ("namespaces", j) if tenant.namespaces else base + ("name",))
+                           for j, ns in enumerate(tenant.namespaces or [tenant.name])]
+        priorities += [(pc.name, (SP, "priorityClasses", i, "name")) for i, pc in enumerate(sp.priority_classes)]
+    problems = []
+    for what, items, fix in (
+        ("ClusterQueue name", queues, "rename one of the ClusterQueues"),
+        ("WorkloadPriorityClass name", priorities, "rename one of the WorkloadPriorityClasses"),
+        ("namespace", namespaces, "list the namespace under one ClusterQueue only (each namespace belongs to exactly "
+                                  "one ClusterQueue's namespaceSelector)"),
+        ("tenant label value", tenants, "give each ClusterQueue its own tenant value (two ClusterQueues selecting the "
+                                        "same tenant label would share its namespaces)"),
+    ):
+        for name, parts, first in _repeats(items):
+            problems.append(Problem(key(*parts), name, f"the {what} '{name}' is already used at {key(*first)}", fix))
+    return problems
+
+
+def check_kueue_integrations(settings: Settings) -> list[Problem]:
+    """Kueue framework names are known; the services need the deployment integration and a TrainingRuntime the
+    trainjob one."""
+    kueue = settings.kueue
+    problems = [Problem(key("kueue", "integrations", i), framework, "not a Kueue integration framework",
+                        f"use one of {', '.join(KUEUE_FRAMEWORKS)}")
+                for i, framework in enumerate(kueue.integrations) if framework not in KUEUE_FRAMEWORKS]
+    it = settings.inference_training
+    if it is not None and it.inference.services and "deployment" not in kueue.integrations:
+        problems.append(Problem(key("kueue", "integrations"), list(kueue.integrations),
+                                "InferenceServices in raw-deployment mode run as Deployments, which Kueue admits only "
+                                "with its deployment integration", "add deployment (and pod) to integrations"))
+    if settings.training_runtime is not None and "trainer.kubeflow.org/trainjob" not in kueue.integrations:
+        problems.append(Problem(key("kueue", "integrations"), list(kueue.integrations),
+                                "TrainJobs are admitted only with Kueue's trainer.kubeflow.org/trainjob integration",
+                                "add trainer.kubeflow.org/trainjob to integrations"))
+    return problems
+
+
+def check_training_runtime_home(settings: Settings) -> list[Problem]:
+    """A trainingRuntime lives in the training namespaces and mounts their checkpoint PVC."""
+    layout = settings.inference_training
+    if settings.training_runtime is not None and (layout is None or layout.training.checkpoint is None):
+        return [Problem(key("trainingRuntime"), "<set>",
+                        "the preemptible TrainingRuntime lives in the training namespaces of "
+                        "kueue-cohorts:inferenceTraining and mounts their checkpoint PVC",
+                        "add inferenceTraining.training.checkpoint (claimName, storageClassName, size), or remove "
+                        "trainingRuntime")]
+    return []
+
+
+CHECKS: tuple[Check, ...] = (
+    check_cluster_target, check_some_layout, check_preemption, check_inference_training_keys, check_shared_pool_keys,
+    check_unique_names, check_kueue_integrations, check_training_runtime_home,
+)
+"""Every settings-only check, in config order."""
+
+
+def check(settings: Settings) -> list[Problem]:
+    """Run every settings-only check. Returns every Problem found (empty when the config is sound)."""
+    return [problem for run in CHECKS for problem in run(settings)]
+
+
+__all__ = ["CHECKS", "check", "key", "DEFAULT_FRAMEWORKS"]

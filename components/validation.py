@@ -1,0 +1,204 @@
+"""The settings check: shape, then every rule, before any resource is registered.
+
+`load_settings` is what `__main__.py` calls once with the raw `kueue-cohorts:*` config:
+1. shape (`components.settings.parse_settings`: types, names, enums, unknown keys, quantities);
+2. the settings-only rules (`components.settings_rules`: keys that only make sense together, names used twice);
+3. the rule book (`policy/rules/book.py`, the same rules the policy pack runs): the stack's objects are rendered
+   (`components.render`) and judged with the stack's own pack config (`components.pack_config`); each finding is
+   mapped back from (object, field) to the config key that wrote that field.
+Every problem of 2 and 3 is reported at once, each with its exact key path, the value as written, the rule and its
+fix. Mandatory rules are errors; advisory ones are returned as warnings.
+
+`python -m components.validation --stack NAME` checks stacks/Pulumi.NAME.yaml the same way without the engine
+(exit 0 valid, 2 invalid); `--pack-config [--write]` prints (writes) policy/config/NAME.json.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+from components import settings_rules
+from components.errors import Problem, SettingsError
+from components.pack_config import pack_config, render as render_pack_config
+from components.render import KeyPath, Rendered, render_stack
+from components.settings import PROJECT, Settings, config_key, parse_settings, raw_from_stack_file
+from policy.rules.book import run as run_rule_book
+from policy.rules.objects import KubeObject, from_resource
+from policy.rules.values import MISSING, Violation
+
+ROOT = Path(__file__).resolve().parents[1]
+_FIELD_NAME = re.compile(r"^[a-z][A-Za-z0-9]*$")
+
+
+@dataclass(frozen=True)
+class Validation:
+    """The outcome of checking a stack config: `settings` (None when the shape is invalid), `problems` (errors:
+    any makes the config invalid) and `warnings` (advisory rules)."""
+
+    settings: Optional[Settings]
+    problems: tuple[Problem, ...]
+    warnings: tuple[Problem, ...]
+
+
+def _type_token(manifest: Mapping[str, Any]) -> str:
+    group, _, version = str(manifest["apiVersion"]).rpartition("/")
+    return f"kubernetes:{group or 'core'}/{version}:{manifest['kind']}"
+
+
+def as_objects(rendered: Sequence[Rendered]) -> list[KubeObject]:
+    """The rendered objects as the pack sees them (type token from apiVersion and kind, wire fields)."""
+    out = []
+    for index, item in enumerate(rendered):
+        obj = from_resource(_type_token(item.manifest), item.manifest, urn="", resource_name=f"rendered-{index}")
+        if obj is not None:
+            out.append(obj)
+    return out
+
+
+def _split_field(path: str) -> list[Any]:
+    """`a.b[0]["x/y"].c` -> ["a", "b", 0, "x/y", "c"]."""
+    parts: list[Any] = []
+    for match in re.finditer(r'\["([^"]*)"\]|\[\'([^\']*)\'\]|\[(\d+)\]|\.?([^.\[]+)', path):
+        quoted, single, index, name = match.groups()
+        parts.append(int(index) if index is not None else (quoted if quoted is not None else
+                                                            single if single is not None else name))
+    return parts
+
+
+def key_of(item: Rendered, field: str) -> KeyPath:
+    """The config key path that wrote `field` of `item`: the longest mapped prefix of the field path, with the rest
+    of the path appended when it is made of plain field names (config keys follow Kueue's field names)."""
+    best: Optional[str] = None
+    for prefix in item.fields:
+        if field == prefix or field.startswith(prefix + ".") or field.startswith(prefix + "["):
+            if best is None or len(prefix) > len(best):
+                best = prefix
+    if best is None:
+        return item.source
+    rest = _split_field(field[len(best):])
+    if rest and all(isinstance(part, str) and _FIELD_NAME.match(part) for part in rest):
+        return tuple(item.fields[best]) + tuple(rest)
+    return tuple(item.fields[best])
+
+
+def value_at(raw: Mapping[str, Any], parts: KeyPath) -> Any:
+    """The value the stack config has at `parts`, or MISSING."""
+    node: Any = raw
+    for part in parts:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return MISSING
+    return node
+
+
+def _problem(raw: Mapping[str, Any], rendered: Sequence[Rendered], by_ref: Mapping[tuple, int],
+             violation: Violation) -> Problem:
+    subject = violation.subject
+    index = by_ref.get((subject.kind, subject.namespace, subject.name)) if subject else None
+    if index is None:
+        return Problem(f"{PROJECT}:*", violation.value, violation.rule or violation.message, violation.fix or
+                       "correct the stack config")
+    parts = key_of(rendered[index], violation.field)
+    written = value_at(raw, parts)
+    shown = written if written is not MISSING else ("<absent>" if violation.value is MISSING else violation.value)
+    return Problem(config_key(f"{PROJECT}:{parts[0]}", *parts[1:]), shown, violation.rule, violation.fix)
+
+
+def judge(settings: Settings, raw: Mapping[str, Any]) -> tuple[list[Problem], list[Problem]]:
+    """Judge the rendered stack with the rule book. Returns (problems of mandatory rules, warnings of advisory
+    ones), each mapped to its config key; a rendering failure is one problem, never an exception."""
+    try:
+        rendered = render_stack(settings)
+    except (ValueError, KeyError) as err:
+        return [Problem(f"{PROJECT}:*", "<stack>", f"the stack cannot be rendered: {err}",
+                        "correct the stack config")], []
+    by_ref: dict[tuple, int] = {}
+    twice: set[tuple] = set()
+    for index, item in enumerate(rendered):
+        ref = (item.kind, item.namespace, item.name)
+        if ref in by_ref:
+            twice.add(ref)  # a name the stack uses twice: settings_rules reports it; findings on it are ambiguous
+        by_ref.setdefault(ref, index)
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+    seen: set[tuple[str, str, str]] = set()
+    for rule, violation in run_rule_book(as_objects(rendered), pack_config(settings)):
+        subject = violation.subject
+        if subject is not None and (subject.kind, subject.namespace, subject.name) in twice:
+            continue
+        problem = _problem(raw, rendered, by_ref, violation)
+        if (problem.key, problem.rule, problem.fix) in seen:
+            continue  # the same key and rule found on several objects (a runtime per training namespace)
+        seen.add((problem.key, problem.rule, problem.fix))
+        (problems if rule.mandatory else warnings).append(problem)
+    return problems, warnings
+
+
+def validate(raw: Mapping[str, Any]) -> Validation:
+    """Check a stack's raw `kueue-cohorts:*` config (key without prefix -> parsed YAML value) completely.
+
+    Returns: a Validation. Raises nothing for any input: malformed values become problems.
+    """
+    try:
+        settings = parse_settings(raw)
+    except SettingsError as err:
+        return Validation(None, err.problems, ())
+    problems = settings_rules.check(settings)
+    found, warnings = judge(settings, raw)
+    return Validation(settings, tuple(problems + found), tuple(warnings))
+
+
+def load_settings(raw: Mapping[str, Any]) -> Settings:
+    """Validate a stack's `kueue-cohorts:*` config.
+
+    Args:
+        raw: key (without the `kueue-cohorts:` prefix, camelCase, e.g. "inferenceTraining") -> parsed YAML value.
+    Returns:
+        The frozen, typed Settings with canonical quantities and defaults applied.
+    Raises:
+        SettingsError: listing every problem (key path, value, rule, fix): shape problems first; once the shape is
+        valid, the settings-only rules and the rule book's findings together.
+    """
+    result = validate(raw)
+    if result.problems or result.settings is None:
+        raise SettingsError(result.problems)
+    return result.settings
+
+
+def load_stack_file(path: Path) -> Settings:
+    """Load and validate a stack file (stacks/Pulumi.<stack>.yaml). Raises SettingsError, OSError, yaml.YAMLError."""
+    return load_settings(raw_from_stack_file(Path(path)))
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """`python -m components.validation --stack NAME [--pack-config [--write]]`. Exit 0 valid, 2 invalid or
+    unreadable."""
+    parser = argparse.ArgumentParser(prog="python -m components.validation",
+                                     description="Check a stack file with every rule, without the engine.")
+    parser.add_argument("--stack", required=True, help="the stack name (stacks/Pulumi.<stack>.yaml)")
+    parser.add_argument("--pack-config", action="store_true", help="print the stack's policy pack config")
+    parser.add_argument("--write", action="store_true", help="with --pack-config: write policy/config/<stack>.json")
+    args = parser.parse_args(argv)
+    try:
+        settings = load_stack_file(ROOT / "stacks" / f"Pulumi.{args.stack}.yaml")
+    except (OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if not args.pack_config:
+        print(f"stack {args.stack}: valid")
+        return 0
+    text = render_pack_config(settings)
+    if args.write:
+        (ROOT / "policy" / "config" / f"{args.stack}.json").write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""training-runtime-fits-queue (stack policy): a TrainJob of a training runtime can ever be admitted.
+
+Kueue admits a TrainJob only when numNodes x the trainer pod's requests fit what its ClusterQueue can ever use:
+nominalQuota + borrowingLimit per resource (a missing borrowingLimit means no limit), and only resources the
+ClusterQueue covers (Kueue `pkg/scheduler/flavorassigner`: a PodSet requesting an uncovered resource fits no
+flavor). Requests follow core/v1 defaulting: a limit without a request is the request. Our guide's runtime asked for
+gpucores 50 and gpumem 4096 against 20 and 2048 and could never run.
+
+Which ClusterQueue: the LocalQueues in the runtime's namespace (a TrainingRuntime serves TrainJobs of its own
+namespace, which are queued through a LocalQueue there). A runtime in a namespace without a LocalQueue of this stack
+is not judged.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Iterable, Optional
+
+from .checkpoint import RUNTIME_KINDS, TRAINER_GROUP, _trainer_jobs
+from .kueue import quota_entries
+from .objects import KubeObject, guarded, unknown_violation, violation
+from .quantities import parse, show
+from .queues import QueueIndex
+from .values import MISSING, UnknownValueError, Violation, as_list, as_map, get
+
+POLICY = "training-runtime-fits-queue"
+
+
+def usable_quota(cq: KubeObject) -> dict[str, Decimal]:
+    """What a ClusterQueue can ever use per resource: max over flavors of nominalQuota + borrowingLimit
+    (Decimal('Infinity') without a borrowingLimit while in a cohort). Raises UnknownValueError."""
+    in_cohort = get(cq.spec, "cohortName") not in (MISSING, "")
+    out: dict[str, Decimal] = {}
+    for entry in quota_entries(cq):
+        nominal = parse(entry.field("nominalQuota")) or Decimal(0)
+        raw = entry.field("borrowingLimit")
+        if raw is MISSING:
+            limit = Decimal("Infinity") if in_cohort else Decimal(0)
+        else:
+            limit = parse(raw) or Decimal(0)
+        out[entry.resource] = max(out.get(entry.resource, Decimal(0)), nominal + limit)
+    return out
+
+
+def _node_requests(pod: object, pod_path: str) -> dict[str, tuple[Decimal, str, object]]:
+    """resource -> (per-node request summed over containers, field path of the first contributor, raw value)."""
+    totals: dict[str, tuple[Decimal, str, object]] = {}
+    for i, container in enumerate(as_list(get(pod, "containers"))):
+        resources = as_map(get(container, "resources"))
+        entries = {n: ("requests", v) for n, v in as_map(get(resources, "requests")).items()}
+        for name, value in as_map(get(resources, "limits")).items():
+            entries.setdefault(name, ("limits", value))
+        for name, (kind, raw) in entries.items():
+            value = parse(raw)
+            if value is None:
+                continue  # not a quantity: the quantity rules report it
+            where = f"{pod_path}.containers[{i}].resources.{kind}" + \
+                (f'["{name}"]' if ("/" in name or "." in name) else f".{name}")
+            before = totals.get(name)
+            totals[name] = (value, where, raw) if before is None else (before[0] + value, before[1], before[2])
+    return totals
+
+
+def _num_nodes(runtime: KubeObject) -> int:
+    raw = get(runtime.spec, "mlPolicy", "numNodes")
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or int(raw) < 1:
+        return 1
+    return int(raw)
+
+
+def check_training_runtime_fits_queue(objects: Iterable[KubeObject]) -> list[Violation]:
+    """training-runtime-fits-queue over the whole stack.
+
+    Args:
+        objects: every Kubernetes object of the stack (TrainingRuntimes, LocalQueues, ClusterQueues are read).
+    Returns:
+        One Violation per (runtime, resource) that fits none of the ClusterQueues behind the LocalQueues of the
+        runtime's namespace: uncovered by all, or numNodes x per-node request above nominalQuota + borrowingLimit.
+        Fail-closed violations for unknown values.
+    """
+    objects = list(objects)
+    queues = QueueIndex.build(objects)
+    found: list[Violation] = []
+    for runtime in (o for o in objects if o.group == TRAINER_GROUP and o.kind in RUNTIME_KINDS[:1]):
+
+        def check(runtime: KubeObject = runtime) -> list[Violation]:
+            targets = sorted({cq for (ns, _), cq in queues.local_queues.items() if ns == runtime.namespace})
+            cqs = [queues.cluster_queues[name] for name in targets if name in queues.cluster_queues]
+            if not cqs:
+                return []
+            usable: list[tuple[str, dict[str, Decimal]]] = []
+            for cq in cqs:
+                try:
+                    usable.append((cq.name, usable_quota(cq)))
+                except UnknownValueError as err:
+                    return [unknown_violation(cq, err)]
+            nodes = _num_nodes(runtime)
+            out: list[Violation] = []
+            for job_path, job in _trainer_jobs(runtime):
+                pod_path = f"{job_path}.template.spec.template.spec"
+                pod = get(job, "template", "spec", "template", "spec")
+                for resource, (per_node, where, raw) in sorted(_node_requests(pod, pod_path).items()):
+                    total = per_node * nodes
+                    if total == 0 or any(total <= quota.get(resource, Decimal(-1)) for _, quota in usable):
+                        continue
+                    binary = resource in ("memory", "ephemeral-storage")
+                    best: Optional[Decimal] = max((q[resource] for _, q in usable if resource in q), default=None)
+                    names = ", ".join(f"'{n}'" for n, _ in usable)
+                    if best is None:
+                        rule = (f"the ClusterQueue {names} behind this namespace's LocalQueue covers no '{resource}', "
+                                "so Kueue can never admit a TrainJob of this runtime")
+                        fix = f"remove '{resource}' from the runtime, or cover it in the ClusterQueue"
+                    else:
+                        per = best / nodes
+                        rule = (f"numNodes ({nodes}) x {show(per_node, binary)} = {show(total, binary)} of "
+                                f"'{resource}' exceeds what ClusterQueue {names} can ever use, "
+                                f"{show(best, binary)} (nominalQuota + borrowingLimit), so Kueue can never admit a "
+                                "TrainJob of this runtime")
+                        fix = (f"lower it to at most {show(per, binary)} per node, or raise the training "
+                               "ClusterQueue's borrowingLimit (within the cohort's capacity)")
+                    out.append(violation(runtime, POLICY, where, raw, rule, fix))
+            return out
+
+        found.extend(guarded(runtime, check))
+    return found
