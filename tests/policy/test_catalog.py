@@ -24,8 +24,9 @@ from tests.policy.fixtures import DEV_CAPACITY, UNKNOWN, compliant, type_token, 
 REPO = Path(__file__).resolve().parents[2]
 MANDATORY = {"inference-borrowing-limit-zero", "inference-reclaim-any", "cohort-nominal-within-capacity",
              "inference-namespace-selector", "workload-priority-class", "inference-fits-nominal",
-             "checkpoint-safe-runtime", "kueue-manager-config", "kueue-api-version"}
-ADVISORY = {"cluster-queue-namespace-selector", "single-layout-per-cohort"}
+             "checkpoint-safe-runtime", "training-runtime-fits-queue", "kueue-manager-config", "kueue-api-version",
+             "single-layout-per-cohort"}
+ADVISORY = {"cluster-queue-namespace-selector"}
 
 
 def _policies():

@@ -120,7 +120,7 @@ def test_unknown_role_label_fails_closed():
     def unknown(m):
         m["metadata"]["labels"]["kueue-cohorts/role"] = UNKNOWN
     [violation] = check_inference_borrowing_limit_zero(_inference(unknown))
-    assert "metadata.labels.kueue-cohorts/role unknown at preview" in violation.message
+    assert "metadata.labels[\"kueue-cohorts/role\"] unknown at preview" in violation.message
 
 
 def test_non_cluster_queue_objects_are_ignored():

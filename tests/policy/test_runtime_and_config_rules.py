@@ -199,7 +199,7 @@ def test_unrelated_config_maps_are_ignored():
 def test_unknown_configuration_fails_closed():
     [violation] = check_kueue_manager_config(_config(UNKNOWN))
     assert violation.message.startswith("The ConfigMap 'kueue-system/kueue-manager-config' has "
-                                        "data.controller_manager_config.yaml unknown at preview")
+                                        "data[\"controller_manager_config.yaml\"] unknown at preview")
 
 
 def test_unknown_values_of_unrelated_config_maps_and_charts_are_skipped():

@@ -81,8 +81,8 @@ def test_unknown_queue_label_fails_closed():
     manifests = compliant()
     manifests["job"]["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = UNKNOWN
     assert messages(check_workload_priority_class(stack(manifests))) == [
-        "The Job 'c12-training/warmup' has metadata.labels.kueue.x-k8s.io/queue-name unknown at preview, so this "
-        "policy cannot check it and fails closed; give metadata.labels.kueue.x-k8s.io/queue-name a value known at "
+        "The Job 'c12-training/warmup' has metadata.labels[\"kueue.x-k8s.io/queue-name\"] unknown at preview, so this "
+        "policy cannot check it and fails closed; give metadata.labels[\"kueue.x-k8s.io/queue-name\"] a value known at "
         "preview (a literal or stack config, not an output of another resource)."]
 
 
@@ -148,7 +148,7 @@ def test_unknown_request_fails_closed():
     [violation] = check_inference_fits_nominal(stack(manifests))
     assert violation.message.startswith(
         "The InferenceService 'c12-inference/c12-inference-demo' has "
-        "spec.predictor.model.resources.requests.nvidia.com/gpumem unknown at preview")
+        "spec.predictor.model.resources.requests[\"nvidia.com/gpumem\"] unknown at preview")
 
 
 def test_unknown_nominal_quota_is_blamed_on_the_cluster_queue():

@@ -12,15 +12,13 @@ from pydantic import ValidationError
 
 import toolchain
 from toolchain import versions
-from components import training
+from components import runtime_manifests, runtime_settings, training
 from components.checkpoint import CheckpointVolume, CheckpointVolumeArgs
 from components.errors import SettingsError
+from components.validation import load_settings
 from components.settings import CheckpointSettings
-from tests.helpers import run_with_mocks
+from tests.helpers import run_with_mocks, stack_raw
 
-# The dev stack's training ClusterQueue: nominalQuota 0 + borrowingLimit = the inference nominalQuota (guide c12).
-DEV_USABLE = {"cpu": "4", "memory": "8Gi", "nvidia.com/gpualloc": "1", "nvidia.com/gpucores": "20",
-              "nvidia.com/gpumem": "2048"}
 # The guide's published training-runtime.yaml resources (assets/kueue/preemption/training-runtime.yaml).
 GUIDE_RESOURCES = {
     "requests": {"cpu": "1", "memory": "2Gi"},
@@ -33,17 +31,17 @@ GUIDE_RESOURCES = {
 
 
 def test_defaults_follow_the_guide_and_plan_save_steps_and_grace_period():
-    s = training.TrainingRuntimeSettings()
+    s = runtime_settings.TrainingRuntimeSettings()
     assert s.name == "c12-checkpoint-runtime"
     assert s.save_steps == 100  # 500 s budget / 5 s per step
     assert s.grace_period_seconds == 60  # 30 s save + one 5 s step = 35, raised to the guide's (and policy's) 60
-    slow = training.TrainingRuntimeSettings(checkpoint_save_seconds=120, seconds_per_step=10)
+    slow = runtime_settings.TrainingRuntimeSettings(checkpoint_save_seconds=120, seconds_per_step=10)
     assert slow.grace_period_seconds == 130
-    assert training.quota_problems(s, DEV_USABLE) == []
+    assert _runtime_problems({}) == []
 
 
 def test_camel_case_keys_as_in_the_stack_file():
-    s = training.TrainingRuntimeSettings.model_validate(
+    s = runtime_settings.TrainingRuntimeSettings.model_validate(
         {"checkpointMountPath": "/mnt/ckpt", "secondsPerStep": 2, "maxLostWorkSeconds": 60,
          "checkpointSaveSeconds": 10, "terminationGracePeriodSeconds": 45, "numNodes": 2,
          "imagePullSecrets": ["harbor-mlops-regcred"]}
@@ -54,8 +52,6 @@ def test_camel_case_keys_as_in_the_stack_file():
 @pytest.mark.parametrize(
     "raw, field",
     [
-        ({"terminationGracePeriodSeconds": 20, "checkpointSaveSeconds": 30}, "terminationGracePeriodSeconds"),
-        ({"terminationGracePeriodSeconds": 30, "checkpointSaveSeconds": 30}, "not longer than"),
         ({"maxLostWorkSeconds": 4, "secondsPerStep": 5}, "max_lost_seconds"),
         ({"savesteps": 100}, "savesteps"),  # typo: unknown keys are refused
         ({"recipe": "no-colon"}, "recipe"),
@@ -69,52 +65,65 @@ def test_camel_case_keys_as_in_the_stack_file():
 )
 def test_bad_settings_are_refused_naming_the_field(raw, field):
     with pytest.raises(ValidationError) as err:
-        training.TrainingRuntimeSettings.model_validate(raw)
+        runtime_settings.TrainingRuntimeSettings.model_validate(raw)
     assert field in str(err.value)
 
 
 def test_settings_are_frozen():
-    s = training.TrainingRuntimeSettings()
+    s = runtime_settings.TrainingRuntimeSettings()
     with pytest.raises(ValidationError):
         s.num_nodes = 3
 
 
-# --- quota refusal ---------------------------------------------------------------------------------------------------
+# --- quota and grace refusals: the rule book on the rendered dev stack (components.validation) -------------------
+
+
+def _runtime_problems(runtime: dict) -> list:
+    """(key, value, rule, fix) of every problem of the dev stack with `trainingRuntime: runtime`."""
+    raw = stack_raw("dev")
+    raw["trainingRuntime"] = runtime
+    try:
+        load_settings(raw)
+    except SettingsError as err:
+        return list(err.problems)
+    return []
 
 
 def test_the_guides_runtime_is_refused_naming_field_value_rule_and_fix():
-    s = training.TrainingRuntimeSettings.model_validate(GUIDE_RESOURCES)
-    problems = training.quota_problems(s, DEV_USABLE)
-    assert [p.key for p in problems] == [
-        'kueue-cohorts:trainingRuntime.limits["nvidia.com/gpucores"]',
-        'kueue-cohorts:trainingRuntime.limits["nvidia.com/gpumem"]',
+    problems = _runtime_problems(GUIDE_RESOURCES)
+    assert [(p.key, p.value) for p in problems] == [
+        ('kueue-cohorts:trainingRuntime.limits["nvidia.com/gpucores"]', 50),
+        ('kueue-cohorts:trainingRuntime.limits["nvidia.com/gpumem"]', "4096"),
     ]
-    assert [p.value for p in problems] == ["50", "4096"]
-    assert "exceeds the training ClusterQueue's usable quota 20" in problems[0].rule
-    assert "at most 20 per node" in problems[0].fix
-    assert "usable quota 2048" in problems[1].rule
+    assert "can ever use, 20 (nominalQuota + borrowingLimit)" in problems[0].rule
+    assert problems[0].fix.startswith("lower it to at most 20 per node")
+    assert "can ever use, 2048" in problems[1].rule
+
+
+@pytest.mark.parametrize("grace, save", [(20, 30), (30, 30), (59, 10)])
+def test_a_grace_period_not_above_the_save_time_or_below_the_minimum_is_refused(grace, save):
+    (problem,) = _runtime_problems({"terminationGracePeriodSeconds": grace, "checkpointSaveSeconds": save})
+    assert (problem.key, problem.value) == ("kueue-cohorts:trainingRuntime.terminationGracePeriodSeconds", grace)
+    assert problem.fix == f"set terminationGracePeriodSeconds to at least 60 and above the declared checkpoint save " \
+                          f"time of {save} seconds"
 
 
 def test_quantities_compare_by_value_not_by_text():
-    s = training.TrainingRuntimeSettings.model_validate({"requests": {"memory": "8192Mi"}, "limits": {"memory": "8Gi"}})
-    assert training.quota_problems(s, DEV_USABLE) == []
-    s = training.TrainingRuntimeSettings.model_validate({"requests": {"memory": "8193Mi"}, "limits": {"memory": "9Gi"}})
-    assert [p.key for p in training.quota_problems(s, DEV_USABLE)] == [
-        'kueue-cohorts:trainingRuntime.requests["memory"]', 'kueue-cohorts:trainingRuntime.limits["memory"]']
+    assert _runtime_problems({"requests": {"memory": "8192Mi"}, "limits": {"memory": "8Gi"}}) == []
+    problems = _runtime_problems({"requests": {"memory": "8193Mi"}, "limits": {"memory": "9Gi"}})
+    assert [p.key for p in problems] == ["kueue-cohorts:trainingRuntime.requests.memory"]
 
 
 def test_num_nodes_multiplies_the_per_node_request():
-    s = training.TrainingRuntimeSettings.model_validate({"numNodes": 2})
-    keys = {p.key for p in training.quota_problems(s, DEV_USABLE)}
-    # 2 x gpualloc 1 > 1, 2 x gpucores 20 > 20, 2 x gpumem 2048 > 2048; cpu 2 x 2 = 4 and memory 2 x 4Gi = 8Gi fit
+    keys = {p.key for p in _runtime_problems({"numNodes": 2})}
+    # 2 x gpualloc 1 > 1, 2 x gpucores 20 > 20, 2 x gpumem 2048 > 2048; cpu 2 x 1 and memory 2 x 2Gi fit
     assert keys == {f'kueue-cohorts:trainingRuntime.limits["nvidia.com/{r}"]' for r in ("gpualloc", "gpucores", "gpumem")}
 
 
 def test_a_resource_the_cluster_queue_does_not_cover_is_refused():
-    s = training.TrainingRuntimeSettings.model_validate({"limits": {"cpu": "1", "nvidia.com/gpu": "1"}})
-    (problem,) = training.quota_problems(s, DEV_USABLE)
+    (problem,) = _runtime_problems({"limits": {"cpu": "1", "nvidia.com/gpu": "1"}})
     assert problem.key == 'kueue-cohorts:trainingRuntime.limits["nvidia.com/gpu"]'
-    assert "does not cover nvidia.com/gpu" in problem.rule
+    assert "covers no 'nvidia.com/gpu'" in problem.rule
 
 
 # --- rendered TrainingRuntime ----------------------------------------------------------------------------------------
@@ -128,7 +137,7 @@ def _container(manifest):
 
 
 def test_runtime_has_the_trainer_v2_2_shape():
-    m = training.render_runtime(training.TrainingRuntimeSettings(), "c12-training", "c12-ckpt")
+    m = runtime_manifests.render_runtime(runtime_settings.TrainingRuntimeSettings(), "c12-training", "c12-ckpt")
     assert (m["apiVersion"], m["kind"]) == ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime")
     assert m["metadata"]["namespace"] == "c12-training"
     assert m["metadata"]["labels"]["trainer.kubeflow.org/framework"] == "torch"
@@ -142,14 +151,14 @@ def test_runtime_has_the_trainer_v2_2_shape():
 
 
 def test_runtime_execs_python_directly_so_it_is_pid_1():
-    _, _, container = _container(training.render_runtime(training.TrainingRuntimeSettings(), "ns", "pvc"))
+    _, _, container = _container(runtime_manifests.render_runtime(runtime_settings.TrainingRuntimeSettings(), "ns", "pvc"))
     assert container["command"] == ["python", "-m", "trainer"]
     assert "args" not in container  # no `bash -c` wrapper anywhere
 
 
 def test_runtime_mounts_the_rwx_claim_and_scopes_checkpoints_by_trainjob_name():
-    s = training.TrainingRuntimeSettings(checkpoint_mount_path="/mnt/ckpt/")
-    _, pod, container = _container(training.render_runtime(s, "ns", "c12-ckpt"))
+    s = runtime_settings.TrainingRuntimeSettings(checkpoint_mount_path="/mnt/ckpt/")
+    _, pod, container = _container(runtime_manifests.render_runtime(s, "ns", "c12-ckpt"))
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert volumes["checkpoints"]["persistentVolumeClaim"] == {"claimName": "c12-ckpt"}
     assert volumes["trainer"]["configMap"]["name"] == "c12-checkpoint-runtime-trainer"
@@ -167,15 +176,15 @@ def test_runtime_mounts_the_rwx_claim_and_scopes_checkpoints_by_trainjob_name():
 
 
 def test_runtime_resources_and_pull_secrets_come_from_settings():
-    s = training.TrainingRuntimeSettings.model_validate({**GUIDE_RESOURCES, "imagePullSecrets": ["harbor-mlops-regcred"]})
-    _, pod, container = _container(training.render_runtime(s, "ns", "pvc"))
+    s = runtime_settings.TrainingRuntimeSettings.model_validate({**GUIDE_RESOURCES, "imagePullSecrets": ["harbor-mlops-regcred"]})
+    _, pod, container = _container(runtime_manifests.render_runtime(s, "ns", "pvc"))
     assert container["resources"]["limits"]["nvidia.com/gpucores"] == "50"
     assert container["resources"]["requests"] == {"cpu": "1", "memory": "2Gi"}
     assert pod["imagePullSecrets"] == [{"name": "harbor-mlops-regcred"}]
 
 
 def test_configmap_carries_the_whole_entrypoint_package():
-    data = training.trainer_sources()
+    data = runtime_manifests.trainer_sources()
     assert {"__main__.py", "entrypoint.py", "checkpoints.py", "preemption.py", "callback.py", "demo.py"} <= set(data)
     assert all(not name.startswith("test") for name in data)
 
@@ -221,21 +230,21 @@ def _pruned_or_mistyped(value, schema, path="") -> list[str]:
 
 
 def test_rendered_runtime_conforms_to_the_trainer_v2_2_1_crd():
-    s = training.TrainingRuntimeSettings.model_validate({"imagePullSecrets": ["x"], "env": {"EXTRA": "1"}})
-    manifest = training.render_runtime(s, "c12-training", "c12-ckpt")
+    s = runtime_settings.TrainingRuntimeSettings.model_validate({"imagePullSecrets": ["x"], "env": {"EXTRA": "1"}})
+    manifest = runtime_manifests.render_runtime(s, "c12-training", "c12-ckpt")
     assert _pruned_or_mistyped(manifest["spec"], _crd_schema("trainingruntimes")["properties"]["spec"], "spec") == []
 
 
 def test_the_schema_check_catches_the_guides_numprocpernode():
     # The published asset's `torch: {numProcPerNode: auto}` would be pruned by a v2.2.1 API server.
-    manifest = training.render_runtime(training.TrainingRuntimeSettings(), "ns", "pvc")
+    manifest = runtime_manifests.render_runtime(runtime_settings.TrainingRuntimeSettings(), "ns", "pvc")
     manifest["spec"]["mlPolicy"]["torch"] = {"numProcPerNode": "auto"}
     assert _pruned_or_mistyped(manifest["spec"], _crd_schema("trainingruntimes")["properties"]["spec"], "spec") == [
         "spec.mlPolicy.torch.numProcPerNode: unknown field (pruned)"]
 
 
 def test_rendered_trainjob_conforms_and_carries_queue_and_priority_labels():
-    m = training.render_trainjob("c12-training-run", "c12-training", "c12-checkpoint-runtime", "c12-training-lq",
+    m = runtime_manifests.render_trainjob("c12-training-run", "c12-training", "c12-checkpoint-runtime", "c12-training-lq",
                                  "c12-training-prio", num_nodes=1)
     assert m["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "c12-training-lq"
     assert m["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "c12-training-prio"
@@ -247,7 +256,7 @@ def test_rendered_trainjob_conforms_and_carries_queue_and_priority_labels():
 @pytest.mark.parametrize("name", ["Upper", "1starts-with-digit", "x" * 64, "ends-"])
 def test_trainjob_name_must_be_an_rfc1035_label(name):
     with pytest.raises(ValueError):
-        training.render_trainjob(name, "ns", "rt", "lq", "prio")
+        runtime_manifests.render_trainjob(name, "ns", "rt", "lq", "prio")
 
 
 # --- the component under Pulumi mocks --------------------------------------------------------------------------------
@@ -262,7 +271,7 @@ def test_component_registers_configmap_and_runtime_as_parented_children():
 
     def build():
         runtime = training.PreemptibleTrainingRuntime(
-            "c12", training.PreemptibleTrainingRuntimeArgs(training.TrainingRuntimeSettings(), _volume(), DEV_USABLE))
+            "c12", training.PreemptibleTrainingRuntimeArgs(runtime_settings.TrainingRuntimeSettings(), _volume()))
         built["runtime"] = runtime
         pulumi.Output.all(runtime.config_map.urn, runtime.runtime.urn).apply(lambda urns: built.update(urns=urns))
         lq = SimpleNamespace(name="c12-training-lq", namespace="c12-training")
@@ -278,7 +287,7 @@ def test_component_registers_configmap_and_runtime_as_parented_children():
     (cm,) = by_type["kubernetes:core/v1:ConfigMap"]
     assert cm.name == "c12-trainer"
     assert cm.inputs["metadata"]["name"] == "c12-checkpoint-runtime-trainer"
-    assert cm.inputs["data"] == training.trainer_sources()
+    assert cm.inputs["data"] == runtime_manifests.trainer_sources()
     (rt,) = by_type["kubernetes:trainer.kubeflow.org/v1alpha1:TrainingRuntime"]
     assert rt.name == "c12-runtime"
     assert rt.inputs["spec"] == built["runtime"].manifest["spec"]
@@ -293,22 +302,10 @@ def test_component_registers_configmap_and_runtime_as_parented_children():
         assert "::kueue-cohorts:training:PreemptibleTrainingRuntime$kubernetes:" in urn
 
 
-def test_component_refuses_the_guides_resources_before_registering_anything():
-    settings = training.TrainingRuntimeSettings.model_validate(GUIDE_RESOURCES)
-
-    def build():
-        training.PreemptibleTrainingRuntime("c12", training.PreemptibleTrainingRuntimeArgs(settings, _volume(), DEV_USABLE))
-
-    with pytest.raises(SettingsError) as err:
-        run_with_mocks(build)
-    assert 'limits["nvidia.com/gpucores"] = "50"' in str(err.value)
-    assert "Fix:" in str(err.value)
-
-
 def test_train_job_refuses_a_local_queue_of_another_namespace():
     def build():
         runtime = training.PreemptibleTrainingRuntime(
-            "c12", training.PreemptibleTrainingRuntimeArgs(training.TrainingRuntimeSettings(), _volume(), DEV_USABLE))
+            "c12", training.PreemptibleTrainingRuntimeArgs(runtime_settings.TrainingRuntimeSettings(), _volume()))
         training.train_job("job", training.TrainJobArgs(
             "run", runtime, SimpleNamespace(name="lq", namespace="elsewhere"), SimpleNamespace(name="p")))
 
@@ -330,14 +327,15 @@ def test_default_runtime_passes_the_policy_packs_checkpoint_safe_runtime_rule():
     pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
            "metadata": {"name": "c12-ckpt", "namespace": "c12-training"},
            "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "5Gi"}}}}
-    runtime = training.render_runtime(training.TrainingRuntimeSettings(), "c12-training", "c12-ckpt")
-    job = training.render_trainjob("run", "c12-training", "c12-checkpoint-runtime", "c12-training-lq", "c12-training-prio")
+    runtime = runtime_manifests.render_runtime(runtime_settings.TrainingRuntimeSettings(), "c12-training", "c12-ckpt")
+    job = runtime_manifests.render_trainjob("run", "c12-training", "c12-checkpoint-runtime", "c12-training-lq", "c12-training-prio")
     assert check_checkpoint_safe_runtime([obj(runtime), obj(pvc), obj(job)]) == []
     # and the rule does read what the component declares: a grace period under the policy's minimum fails
-    short = training.render_runtime(training.TrainingRuntimeSettings(termination_grace_period_seconds=31),
+    short = runtime_manifests.render_runtime(runtime_settings.TrainingRuntimeSettings(termination_grace_period_seconds=31),
                                     "c12-training", "c12-ckpt")
     (violation,) = check_checkpoint_safe_runtime([obj(short), obj(pvc)])
     assert "checkpoint save time of 30 seconds" in violation.message
+    assert violation.field.endswith(".terminationGracePeriodSeconds")
 
 
 # --- how the TrainJob name reaches the pod (upstream source at the pinned versions) ---------------------------------
@@ -355,7 +353,7 @@ def test_the_trainer_names_the_jobset_after_the_trainjob():
 
 def test_the_jobset_controller_labels_every_pod_with_the_jobset_name():
     types = _module_source("jobset", "api/jobset/v1alpha2/jobset_types.go")
-    assert f'JobSetNameKey         string = "{training.JOBSET_NAME_LABEL}"' in types
+    assert f'JobSetNameKey         string = "{runtime_manifests.JOBSET_NAME_LABEL}"' in types
     controller = _module_source("jobset", "pkg/controllers/jobset_controller.go")
     assert "labels[jobset.JobSetNameKey] = js.Name" in controller
     assert "labelAndAnnotateObject(&job.Spec.Template, js, rjob, jobIdx)" in controller  # the pod template
