@@ -13,27 +13,21 @@ settings check (which runs the same rule book in-process with this same config) 
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 from typing import Any
 
-from components import quantity
 from components.settings import Settings
+from policy.rules.stack_capacity import capacity_from_node_pools
 
 INFERENCE_RULES = ("inference-borrowing-limit-zero", "inference-reclaim-any", "inference-namespace-selector",
                    "cluster-queue-namespace-selector", "workload-priority-class")
 
 
 def capacity(settings: Settings) -> dict[str, str]:
-    """Physical capacity per resource: sum over node pools of count x capacity, as canonical quantities (binary
-    suffix kept where a pool used one)."""
-    total: dict[str, Decimal] = {}
-    binary: set[str] = set()
-    for pool in settings.node_pools:
-        for resource, amount in pool.capacity.items():
-            total[resource] = total.get(resource, Decimal(0)) + pool.count * quantity.parse(amount)
-            if quantity.is_binary(amount):
-                binary.add(resource)
-    return {r: quantity.canonical(v, binary=r in binary) for r, v in total.items()}
+    """Physical capacity per resource: the rule book's sum over node pools of count x capacity
+    (`policy.rules.stack_capacity.capacity_from_node_pools`, the same function the pack applies to the engine's
+    stack config)."""
+    pools = [pool.model_dump(by_alias=True) for pool in settings.node_pools]
+    return capacity_from_node_pools(pools) or {}
 
 
 def pack_config(settings: Settings) -> dict[str, Any]:

@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+from components.pack_config import render as render_pack_config
+from components.validation import load_stack_file
 from policy.rules.catalog import capacity
 from policy.rules.stack_capacity import capacity_from_node_pools, capacity_from_stack_config
 from tests.helpers import STACKS, stack_raw
@@ -32,6 +34,15 @@ def test_each_stack_file_and_its_derived_capacity_agree(name):
     derived = capacity_from_node_pools(stack_raw(name)["nodePools"])
     configured = json.loads((REPO / "policy" / "config" / f"{name}.json").read_text())
     assert derived == configured["cohort-nominal-within-capacity"]["capacity"]
+
+
+@pytest.mark.parametrize("name", STACK_NAMES)
+def test_each_committed_pack_config_is_the_one_generated_from_its_stack_file(name):
+    """policy/config/<stack>.json is generated (`python -m components.validation --stack NAME --pack-config
+    --write`): the pack in CI and the program's settings check judge with the same facts."""
+    generated = render_pack_config(load_stack_file(STACKS / f"Pulumi.{name}.yaml"))
+    assert (REPO / "policy" / "config" / f"{name}.json").read_text() == generated
+    assert json.loads(generated)["inference-borrowing-limit-zero"]["inferenceClusterQueues"]
 
 
 def test_explicit_config_wins_over_stack_config():
