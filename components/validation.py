@@ -102,11 +102,12 @@ def _problem(raw: Mapping[str, Any], rendered: Sequence[Rendered], by_ref: Mappi
     index = by_ref.get((subject.kind, subject.namespace, subject.name)) if subject else None
     if index is None:
         return Problem(f"{PROJECT}:*", violation.value, violation.rule or violation.message, violation.fix or
-                       "correct the stack config")
+                       "correct the stack config", violation.policy)
     parts = key_of(rendered[index], violation.field)
     written = value_at(raw, parts)
     shown = written if written is not MISSING else ("<absent>" if violation.value is MISSING else violation.value)
-    return Problem(config_key(f"{PROJECT}:{parts[0]}", *parts[1:]), shown, violation.rule, violation.fix)
+    return Problem(config_key(f"{PROJECT}:{parts[0]}", *parts[1:]), shown, violation.rule, violation.fix,
+                   violation.policy)
 
 
 def judge(settings: Settings, raw: Mapping[str, Any]) -> tuple[list[Problem], list[Problem]]:

@@ -1,0 +1,184 @@
+"""One rule book, two judges: every rule breaks the rendered dev, staging and prod stacks once, and both the
+program's settings check and the policy pack (through the pulumi-policy SDK's own analyzer servicer, as the engine
+calls it) report it.
+
+Rules a stack config can break are broken through the config (the settings check then names the config key); rules
+about objects our components never write (an empty namespaceSelector, an old Kueue API version) are broken on the
+rendered objects, and the settings check's judge (`book.run`, what `components.validation` calls) and the pack must
+find the same (policy, object, field).
+"""
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, Callable
+
+import pytest
+from google.protobuf import json_format, struct_pb2
+from pulumi.runtime import proto
+from pulumi_policy import EnforcementLevel
+from pulumi_policy.policy import _PolicyAnalyzerServicer
+
+from components.pack_config import pack_config
+from components.render import render_stack
+from components.settings import parse_settings
+from components.validation import as_objects, validate
+from policy.rules.book import RULES, run
+from policy.rules.catalog import PACK_NAME, build_policies
+from tests.helpers import stack_raw
+
+STACKS = ("dev", "staging", "prod")
+Mutation = Callable[[dict], None]
+
+
+def _inference(raw: dict) -> dict:
+    return raw["inferenceTraining"]["inference"]
+
+
+def _first_resource(raw: dict) -> str:
+    return next(r for r in _inference(raw)["nominalQuota"] if "/" in r)
+
+
+def _with_runtime(raw: dict) -> dict:
+    """Give the stack a training runtime (and the checkpoint volume it needs) when it has none."""
+    training = raw["inferenceTraining"]["training"]
+    training.setdefault("checkpoint", {"claimName": "ckpt", "size": "5Gi"})
+    raw.setdefault("trainingRuntime", {})
+    integrations = raw.setdefault("kueue", {}).setdefault(
+        "integrations", ["batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod", "deployment"])
+    if "trainer.kubeflow.org/trainjob" not in integrations:
+        integrations.append("trainer.kubeflow.org/trainjob")
+    limits = {r: v for r, v in _inference(raw)["nominalQuota"].items()}
+    raw["trainingRuntime"].setdefault("requests", {})
+    raw["trainingRuntime"].setdefault("limits", limits)
+    return raw["trainingRuntime"]
+
+
+def _big_service(raw: dict) -> None:
+    resource = _first_resource(raw)
+    _inference(raw)["services"] = [{"name": "too-big", "modelFormat": "huggingface", "storageUri": "pvc://m",
+                                    "requests": {resource: "1000"}}]
+    integrations = raw.setdefault("kueue", {}).setdefault("integrations", ["batch/job", "pod", "deployment"])
+    if "deployment" not in integrations:
+        integrations.append("deployment")
+
+
+def _same_cohort(raw: dict) -> None:
+    if "sharedPool" not in raw:
+        raw["sharedPool"] = {"cohort": "pool", "tenants": [{"name": "t-a", "floor": {"cpu": "1"}},
+                                                           {"name": "t-b", "floor": {"cpu": "1"}}]}
+    raw["sharedPool"]["cohort"] = raw["inferenceTraining"]["cohort"]
+
+
+# policy -> how a stack config breaks it
+CONFIG_BREAKS: dict[str, Mutation] = {
+    "inference-borrowing-limit-zero": lambda raw: _inference(raw).update(borrowingLimit={_first_resource(raw): "1"}),
+    "inference-reclaim-any": lambda raw: _inference(raw).setdefault("preemption", {}).update(
+        reclaimWithinCohort="LowerPriority", borrowWithinCohort=None),
+    "cohort-nominal-within-capacity": lambda raw: _inference(raw)["nominalQuota"].update(
+        {_first_resource(raw): "100000"}),
+    "workload-priority-class": lambda raw: raw["inferenceTraining"]["training"]["priorityClass"].update(
+        value=_inference(raw)["priorityClass"]["value"]),
+    "inference-fits-nominal": _big_service,
+    "checkpoint-safe-runtime": lambda raw: _with_runtime(raw).update(terminationGracePeriodSeconds=30,
+                                                                      checkpointSaveSeconds=30),
+    "training-runtime-fits-queue": lambda raw: _with_runtime(raw).update(numNodes=1000),
+    "kueue-manager-config": lambda raw: raw.setdefault("kueue", {}).update(manageJobsWithoutQueueName=True,
+                                                                            managedJobsNamespaceSelector=None),
+    "single-layout-per-cohort": _same_cohort,
+}
+
+
+def _drop_selector(objects: list[dict]) -> None:
+    cq = next(o for o in objects if o["kind"] == "ClusterQueue" and "inference" in o["metadata"]["name"])
+    cq["spec"]["namespaceSelector"] = {}
+
+
+def _drop_training_selector(objects: list[dict]) -> None:
+    cq = [o for o in objects if o["kind"] == "ClusterQueue"][-1]
+    del cq["spec"]["namespaceSelector"]
+
+
+def _old_api(objects: list[dict]) -> None:
+    next(o for o in objects if o["kind"] == "LocalQueue")["apiVersion"] = "kueue.x-k8s.io/v1beta1"
+
+
+# policy -> how rendered objects (written by hand, a ConfigGroup, ...) break it
+OBJECT_BREAKS: dict[str, Callable[[list[dict]], None]] = {
+    "inference-namespace-selector": _drop_selector,
+    "cluster-queue-namespace-selector": _drop_training_selector,
+    "kueue-api-version": _old_api,
+}
+
+
+def test_every_rule_of_the_book_has_a_parity_case():
+    assert set(CONFIG_BREAKS) | set(OBJECT_BREAKS) == {rule.name for rule in RULES}
+
+
+def _servicer(config: dict) -> _PolicyAnalyzerServicer:
+    servicer = _PolicyAnalyzerServicer(PACK_NAME, "0.1.0", build_policies(), EnforcementLevel.MANDATORY)
+    policy_config = {name: proto.PolicyConfig(enforcementLevel=proto.MANDATORY if rule.mandatory else proto.ADVISORY,
+                                              properties=json_format.ParseDict(config.get(name, {}),
+                                                                               struct_pb2.Struct()))
+                     for name, rule in ((r.name, r) for r in RULES)}
+    servicer.Configure(proto.ConfigureAnalyzerRequest(policyConfig=policy_config), None)
+    return servicer
+
+
+def _resource(index: int, manifest: dict) -> Any:
+    group, _, version = manifest["apiVersion"].rpartition("/")
+    token = f"kubernetes:{group or 'core'}/{version}:{manifest['kind']}"
+    struct = json_format.ParseDict(json.loads(json.dumps(manifest)), struct_pb2.Struct())
+    return token, struct, f"urn:pulumi:parity::kueue-cohorts::{token}::obj-{index}", f"obj-{index}"
+
+
+def pack_verdicts(manifests: list[dict], config: dict) -> set[tuple[str, str]]:
+    """(policy, urn) of every diagnostic the pack's servicer reports for these objects (resource and stack
+    policies, as the engine calls them)."""
+    servicer = _servicer(config)
+    resources = [_resource(i, m) for i, m in enumerate(manifests)]
+    found = set()
+    for token, struct, urn, name in resources:
+        response = servicer.Analyze(proto.AnalyzeRequest(type=token, properties=struct, urn=urn, name=name), None)
+        found |= {(d.policyName, d.urn or urn) for d in response.diagnostics}
+    stack = proto.AnalyzeStackRequest(resources=[proto.AnalyzerResource(type=t, properties=s, urn=u, name=n)
+                                                 for t, s, u, n in resources])
+    found |= {(d.policyName, d.urn) for d in servicer.AnalyzeStack(stack, None).diagnostics}
+    return found
+
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("policy", sorted(CONFIG_BREAKS))
+def test_a_config_that_breaks_a_rule_is_refused_by_the_settings_check_and_by_the_pack(stack, policy):
+    raw = stack_raw(stack)
+    assert validate(raw).problems == ()
+    broken = copy.deepcopy(raw)
+    CONFIG_BREAKS[policy](broken)
+    result = validate(broken)
+    assert policy in {p.policy for p in result.problems}, [str(p) for p in result.problems]
+    assert all(p.key.startswith("kueue-cohorts:") and p.key != "kueue-cohorts:*" for p in result.problems
+               if p.policy == policy)
+    # the pack, fed the same objects the program would register, with the committed stack's pack config
+    settings = parse_settings(broken)
+    manifests = [r.manifest for r in render_stack(settings)]
+    assert policy in {name for name, _ in pack_verdicts(manifests, pack_config(parse_settings(raw)))}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("policy", sorted(OBJECT_BREAKS))
+def test_objects_that_break_a_rule_get_the_same_findings_from_both_judges(stack, policy):
+    settings = parse_settings(stack_raw(stack))
+    manifests = copy.deepcopy([r.manifest for r in render_stack(settings)])
+    OBJECT_BREAKS[policy](manifests)
+    config = pack_config(settings)
+    book = {(rule.name, v.subject.name if v.subject else None) for rule, v in
+            run(as_objects_from(manifests), config) if rule.name == policy}
+    pack = {(name, urn) for name, urn in pack_verdicts(manifests, config) if name == policy}
+    assert book and len(book) == len(pack)
+
+
+def as_objects_from(manifests: list[dict]):
+    """The manifests as the rule book sees them (the same conversion the settings check uses)."""
+    from components.render import Rendered  # noqa: PLC0415 - test helper
+
+    return as_objects([Rendered(m, ("x",)) for m in manifests])
