@@ -64,6 +64,8 @@ def manager_configuration(kueue: KueueSettings) -> dict[str, Any]:
     }
     if kueue.managed_jobs_namespace_selector is not None:
         config["managedJobsNamespaceSelector"] = kueue.managed_jobs_namespace_selector
+    if kueue.resources.exclude_resource_prefixes:
+        config["resources"] = {"excludeResourcePrefixes": list(kueue.resources.exclude_resource_prefixes)}
     if kueue.feature_gates:
         config["featureGates"] = dict(kueue.feature_gates)
     return config

@@ -41,6 +41,9 @@ def pack_config(settings: Settings) -> dict[str, Any]:
         config["workload-priority-class"].update(
             inferencePriorityClasses=[it.inference.priority_class.name],
             trainingPriorityClasses=[it.training.priority_class.name])
+    if settings.kueue.resources.exclude_resource_prefixes:
+        config["cluster-queue-covers-pod-resources"] = {
+            "excludeResourcePrefixes": list(settings.kueue.resources.exclude_resource_prefixes)}
     if settings.kueue.namespace != "kueue-system":
         config["kueue-manager-config"] = {"kueueNamespace": settings.kueue.namespace}
     return config

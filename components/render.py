@@ -100,6 +100,8 @@ def _cohort_objects(plan: CohortPlan, top: str, queue_keys: Mapping[str, KeyPath
             "spec.stopPolicy": layout + ("stopPolicy",),
             "metadata.name": base,
         }
+        if "nominalQuota" in quota_keys[cq.name]:
+            fields["spec.resourceGroups"] = quota_keys[cq.name]["nominalQuota"]
         fields.update(_quota_fields(manifest, {k: v for k, v in quota_keys[cq.name].items() if k != "preemption"}))
         out.append(Rendered(manifest, base[:-1] if base[-1] == "clusterQueue" else base, fields))
     for lq in plan.local_queues:
@@ -129,8 +131,7 @@ def _inference_training(settings: Settings) -> list[Rendered]:
                             "borrowingLimit": (top, "inference", "borrowingLimit"),
                             "lendingLimit": (top, "inference", "lendingLimit"),
                             "preemption": (top, "inference", "preemption")},
-        trn.cluster_queue: {"nominalQuota": (top, "training"),
-                            "borrowingLimit": (top, "training", "borrowingLimit"),
+        trn.cluster_queue: {"borrowingLimit": (top, "training", "borrowingLimit"),
                             "preemption": (top, "training", "preemption")},
     }
     out = _cohort_objects(plan, top, queue_keys, namespace_keys, local_queue_keys, priority_keys, quota_keys)

@@ -388,6 +388,16 @@ class WaitForPodsReady(Model):
     requeuing_strategy: RequeuingStrategy
 
 
+class KueueResources(Model):
+    """`kueue.resources` of the Kueue manager Configuration (config.kueue.x-k8s.io/v1beta2 Resources).
+
+    exclude_resource_prefixes: resource name prefixes Kueue leaves out of quota accounting (e.g. ["cpu", "memory"] for
+    a GPU-only cohort); rendered as `resources.excludeResourcePrefixes`.
+    """
+
+    exclude_resource_prefixes: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+
+
 class ChartSource(str, Enum):
     """Where the Kueue Helm chart comes from (reference and version pinned in toolchain/versions.toml [charts])."""
 
@@ -415,6 +425,7 @@ class KueueSettings(Model):
     )
     integrations: list[str] = Field(default_factory=lambda: list(DEFAULT_FRAMEWORKS), min_length=1)
     feature_gates: dict[str, bool] = Field(default_factory=dict)
+    resources: KueueResources = KueueResources()
 
 
 # --- the root --------------------------------------------------------------------------------------------------------

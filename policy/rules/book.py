@@ -20,6 +20,7 @@ from .checkpoint import check_checkpoint_safe_runtime
 from .cluster_queue import check_inference_borrowing_limit_zero, check_inference_reclaim_any, check_namespace_selector
 from .cohort import check_cohort_nominal_within_capacity, check_single_layout_per_cohort
 from .config import option
+from .coverage import check_cluster_queue_covers_pod_resources
 from .inference_fit import check_inference_fits_nominal
 from .manager_config import check_kueue_manager_config
 from .objects import INFERENCE_ROLE, ROLE_LABEL, KubeObject
@@ -96,6 +97,10 @@ RULES: tuple[Rule, ...] = (
              objs, _names("workload-priority-class", o), option("workload-priority-class", o, "priorityClasses"),
              option("workload-priority-class", o, "inferencePriorityClasses"),
              option("workload-priority-class", o, "trainingPriorityClasses"))),
+    Rule("cluster-queue-covers-pod-resources",
+         "Every ClusterQueue covers cpu and memory, or Kueue's Configuration excludes them.", True, True,
+         lambda objs, o: check_cluster_queue_covers_pod_resources(
+             objs, option("cluster-queue-covers-pod-resources", o, "excludeResourcePrefixes"))),
     Rule("inference-fits-nominal", "An InferenceService replica fits in the nominalQuota of its ClusterQueue.", True,
          True, lambda objs, o: check_inference_fits_nominal(objs)),
     Rule("checkpoint-safe-runtime",

@@ -54,6 +54,15 @@ SCHEMAS: dict[str, dict[str, dict]] = {
             "description": "WorkloadPriorityClasses that exist in the cluster but not in this stack: name -> value.",
         },
     },
+    "cluster-queue-covers-pod-resources": {
+        "excludeResourcePrefixes": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "Resource name prefixes the cluster's Kueue excludes from accounting "
+                           "(resources.excludeResourcePrefixes of its Configuration).",
+        },
+    },
     "inference-fits-nominal": {},
     "training-runtime-fits-queue": {},
     "checkpoint-safe-runtime": {

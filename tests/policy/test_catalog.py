@@ -24,7 +24,7 @@ from tests.policy.fixtures import DEV_CAPACITY, UNKNOWN, compliant, type_token, 
 REPO = Path(__file__).resolve().parents[2]
 MANDATORY = {"inference-borrowing-limit-zero", "inference-reclaim-any", "cohort-nominal-within-capacity",
              "inference-namespace-selector", "workload-priority-class", "inference-fits-nominal",
-             "checkpoint-safe-runtime", "training-runtime-fits-queue", "kueue-manager-config", "kueue-api-version",
+             "checkpoint-safe-runtime", "training-runtime-fits-queue", "cluster-queue-covers-pod-resources", "kueue-manager-config", "kueue-api-version",
              "single-layout-per-cohort"}
 ADVISORY = {"cluster-queue-namespace-selector"}
 

@@ -86,6 +86,8 @@ CONFIG_BREAKS: dict[str, Mutation] = {
     "kueue-manager-config": lambda raw: raw.setdefault("kueue", {}).update(manageJobsWithoutQueueName=True,
                                                                             managedJobsNamespaceSelector=None),
     "single-layout-per-cohort": _same_cohort,
+    "cluster-queue-covers-pod-resources": lambda raw: [_inference(raw)["nominalQuota"].pop(r, None)
+                                                       for r in ("cpu", "memory")],
 }
 
 

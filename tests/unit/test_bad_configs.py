@@ -108,6 +108,8 @@ CASES = [
      'kueue-cohorts:trainingRuntime.limits["nvidia.com/gpucores"]', "Kueue can never admit a TrainJob"),
     ("runtime-without-checkpoint", _dev, _set("inferenceTraining|training|checkpoint", _DELETE),
      "kueue-cohorts:trainingRuntime", "mounts their checkpoint PVC"),
+    ("guide-pool-without-cpu-memory", _pool, _set("kueue", _DELETE),
+     f'{SP}.tenants[0].floor', "every pod requests cpu and memory"),
     ("no-layout", _dev, _set("inferenceTraining", _DELETE), "kueue-cohorts:inferenceTraining", "at least one"),
 ]
 
@@ -245,6 +247,12 @@ EXPECTED = {
     'runtime-without-checkpoint': [
         ('kueue-cohorts:trainingRuntime',
          'add inferenceTraining.training.checkpoint (claimName, storageClassName, size), or remove trainingRuntime'),
+    ],
+    'guide-pool-without-cpu-memory': [
+        ('kueue-cohorts:sharedPool.tenants[0].floor',
+         "cover cpu and memory in the quota (e.g. nominalQuota {cpu: ..., memory: ...}), or exclude them from Kueue's accounting with kueue.resources.excludeResourcePrefixes ['cpu', 'memory'] (the manager Configuration's resources.excludeResourcePrefixes)"),
+        ('kueue-cohorts:sharedPool.tenants[1].floor',
+         "cover cpu and memory in the quota (e.g. nominalQuota {cpu: ..., memory: ...}), or exclude them from Kueue's accounting with kueue.resources.excludeResourcePrefixes ['cpu', 'memory'] (the manager Configuration's resources.excludeResourcePrefixes)"),
     ],
     'no-layout': [
         ('kueue-cohorts:inferenceTraining',

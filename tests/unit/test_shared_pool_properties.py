@@ -8,6 +8,8 @@ from components.plans import plan_shared_pool
 from components.quantity import parse
 from components.validation import load_settings
 
+# GPU-only floors: cpu and memory left out of Kueue's accounting (else every such stack is refused).
+GPU_ONLY = {"resources": {"excludeResourcePrefixes": ["cpu", "memory"]}}
 floors = st.lists(st.integers(min_value=0, max_value=16), min_size=1, max_size=6)
 
 
@@ -27,7 +29,18 @@ def configs(draw):
         "cluster": {"mode": "render", "renderDir": "x"},
         "nodePools": [{"name": "gpu", "capacity": {"nvidia.com/gpu": str(capacity)}}],
         "sharedPool": {"cohort": "pool", "tenants": tenants},
+        "kueue": GPU_ONLY,
     }
+
+
+accepted: list[bool] = []
+
+
+def test_the_property_saw_accepted_configs():
+    """Guard against a vacuous property: the generator must produce configs the checks accept."""
+    accepted.clear()
+    test_valid_symmetric_configs_respect_pool_and_capacity()
+    assert any(accepted) and not all(accepted)
 
 
 @settings(max_examples=300, deadline=None)
@@ -36,7 +49,9 @@ def test_valid_symmetric_configs_respect_pool_and_capacity(raw):
     try:
         settings_ = load_settings(raw)
     except SettingsError:
+        accepted.append(False)
         return  # refused configs are covered by the bad-config table
+    accepted.append(True)
     plan = plan_shared_pool(settings_.shared_pool, "f")
     pool = sum(parse(t.floor["nvidia.com/gpu"]) for t in settings_.shared_pool.tenants)
     assert pool <= settings_.capacity()["nvidia.com/gpu"] or pool == 0
@@ -55,6 +70,7 @@ def test_default_borrowing_limit_is_pool_minus_floor(tenant_floors):
         "nodePools": [{"name": "gpu", "capacity": {"nvidia.com/gpu": str(sum(tenant_floors))}}],
         "sharedPool": {"cohort": "pool", "tenants": [
             {"name": f"t{i}", "floor": {"nvidia.com/gpu": str(f)}} for i, f in enumerate(tenant_floors)]},
+        "kueue": GPU_ONLY,
     }
     plan = plan_shared_pool(load_settings(raw).shared_pool, "f")
     for floor, cq in zip(tenant_floors, plan.cluster_queues):
