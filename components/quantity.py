@@ -9,7 +9,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any, Union
 
-from kubernetes.utils import parse_quantity
+from policy.rules import quantities as rulebook_quantities
 from pydantic import BeforeValidator
 
 QuantityInput = Union[str, int, float, Decimal]
@@ -19,26 +19,26 @@ _DECIMAL = [("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3), ("", 
 
 
 def parse(value: QuantityInput) -> Decimal:
-    """Parse a Kubernetes quantity.
+    """Parse a Kubernetes quantity with the rule book's parser (`policy.rules.quantities.parse`: one grammar for the
+    settings and the pack).
 
     Args:
         value: "4", 4, "8Gi", "500m", "1e3", ... (a YAML int or float is read as its decimal text).
     Returns:
         The exact value as a Decimal, in base units (cores for cpu, bytes for memory, devices for GPUs).
     Raises:
-        ValueError: the text is not a Kubernetes quantity (k8s.io/apimachinery resource.ParseQuantity grammar).
+        ValueError: not a Kubernetes quantity (k8s.io/apimachinery resource.ParseQuantity grammar), not finite, or
+            beyond what the API server keeps.
     """
-    if isinstance(value, bool):
-        raise ValueError(f"{value!r} is a boolean, not a quantity")
-    if isinstance(value, Decimal):
+    if isinstance(value, Decimal) and value.is_finite():
         return value
-    text = str(value).strip()
-    if not text or any(ch.isspace() for ch in text):
+    text = value if isinstance(value, (int, float, Decimal)) else str(value)
+    if isinstance(value, str) and (not value.strip() or any(ch.isspace() for ch in value.strip())):
         raise ValueError(f"{value!r} is not a Kubernetes quantity")
-    try:
-        return Decimal(parse_quantity(text))
-    except (ValueError, ArithmeticError) as err:
-        raise ValueError(f"{value!r} is not a Kubernetes quantity") from err
+    parsed = rulebook_quantities.parse(text)
+    if parsed is None:
+        raise ValueError(f"{str(value)[:40]!r} is not a Kubernetes quantity")
+    return parsed
 
 
 def is_binary(text: str) -> bool:
