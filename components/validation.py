@@ -140,11 +140,48 @@ def judge(settings: Settings, raw: Mapping[str, Any]) -> tuple[list[Problem], li
     return problems, warnings
 
 
+MAX_VALUES = 200_000
+"""The most values (after YAML aliases are expanded) a stack config may hold: 10,000 tenants take about 100,000."""
+MAX_DEPTH = 32
+"""The deepest nesting a stack config may have (ours is at most 8 deep)."""
+
+
+def size_problems(raw: Mapping[str, Any]) -> list[Problem]:
+    """One problem per top-level key whose value is too big or too deep to check: a YAML alias bomb (shared
+    references that expand to billions of values) or pathological nesting. The walk stops at the first limit, so this
+    takes microseconds whatever the input."""
+    problems = []
+    budget = MAX_VALUES
+    for top, value in raw.items():
+        stack: list[tuple[Any, int]] = [(value, 1)]
+        while stack:
+            node, depth = stack.pop()
+            budget -= 1
+            if budget < 0 or depth > MAX_DEPTH:
+                if budget < 0:
+                    rule = (f"the value holds more than {MAX_VALUES} values once YAML aliases are expanded, which no "
+                            "stack needs (a YAML alias bomb?)")
+                    fix = "write the value out without aliases, at its real size"
+                else:
+                    rule = f"the value is nested more than {MAX_DEPTH} levels deep, which no stack key is"
+                    fix = "write the key in the shape the configuration reference shows"
+                problems.append(Problem(config_key(f"{PROJECT}:{top}"), "<too large to show>", rule, fix))
+                return problems
+            if isinstance(node, Mapping):
+                stack.extend((child, depth + 1) for child in node.values())
+            elif isinstance(node, (list, tuple)):
+                stack.extend((child, depth + 1) for child in node)
+    return problems
+
+
 def validate(raw: Mapping[str, Any]) -> Validation:
     """Check a stack's raw `kueue-cohorts:*` config (key without prefix -> parsed YAML value) completely.
 
     Returns: a Validation. Raises nothing for any input: malformed values become problems.
     """
+    too_big = size_problems(raw)
+    if too_big:
+        return Validation(None, tuple(too_big), ())
     try:
         settings = parse_settings(raw)
     except SettingsError as err:
