@@ -30,34 +30,26 @@ Quantity = quantity.Quantity
 class TrainingRuntimeSettings(BaseModel):
     """`kueue-cohorts:trainingRuntime`: the preemptible TrainingRuntime of the training namespaces.
 
-    Every field has a default, so an absent key gives the guide's runtime with a quota that fits the dev cohort.
-    name: TrainingRuntime name (TrainJobs reference it; default "c12-checkpoint-runtime").
-    image: the training image; must bring python, torch and transformers (default: the guide's image).
-    recipe: `module:function` building the Trainer (default the tiny self-contained demo, "trainer.demo:build_trainer").
-    checkpoint_mount_path: where the checkpoint PVC is mounted (absolute; default "/mnt/checkpoints").
-    num_nodes: mlPolicy.numNodes (>= 1; default 1).
-    requests / limits: per node (core/v1 ResourceRequirements); omitted: requests cpu 1, memory 2Gi; limits cpu 2,
-        memory 4Gi and the guide's GPU slice sized to the dev cohort (gpualloc 1, gpucores 20, gpumem 2048).
-    seconds_per_step: measured seconds per optimizer step (default 5, the guide's).
-    max_lost_work_seconds: hard-stop loss budget; save_steps = floor(budget / seconds_per_step) (default 500: 100
-        steps, about 8 minutes, the guide's).
-    checkpoint_save_seconds: seconds to write one checkpoint (default 30); put on the runtime as the annotation
-        kueue-cohorts/checkpoint-save-seconds.
-    termination_grace_period_seconds: omitted means checkpoint_save_seconds + one step rounded up, at least 60 (the
-        guide's value, the policy pack's default minimum); a value not longer than checkpoint_save_seconds is refused.
-    image_pull_secrets: names of Secrets in the training namespace (default none).
-    env: extra environment for the recipe (e.g. KUEUE_COHORTS_DEMO_MAX_STEPS); the runtime's own variables
-        (RESERVED_ENV) and the Trainer's PET_* are refused.
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True,
+                              use_attribute_docstrings=True)
 
     name: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)] = "c12-checkpoint-runtime"
+    """TrainingRuntime name (TrainJobs reference it). Default c12-checkpoint-runtime."""
     image: Annotated[str, Field(min_length=1)] = GUIDE_IMAGE
+    """The training image; must bring python, torch and transformers. Default: the guide's image."""
     recipe: Annotated[str, Field(pattern=_RECIPE)] = "trainer.demo:build_trainer"
+    """module:function returning a Hugging Face Trainer. Default trainer.demo:build_trainer."""
     checkpoint_mount_path: Annotated[str, Field(pattern=r"^/[^:]*$")] = "/mnt/checkpoints"
+    """Absolute path where the checkpoint PVC is mounted. Default /mnt/checkpoints."""
     num_nodes: int = Field(default=1, ge=1)
+    """mlPolicy.numNodes (>= 1). numNodes x per-node requests must fit the training ClusterQueue's nominalQuota +
+    borrowingLimit. Default 1."""
     requests: dict[str, Quantity] = Field(default_factory=lambda: {"cpu": "1", "memory": "2Gi"})
+    """Per-node requests. Default cpu 1, memory 2Gi."""
     limits: dict[str, Quantity] = Field(
         default_factory=lambda: {
             "cpu": "2",
@@ -67,12 +59,23 @@ class TrainingRuntimeSettings(BaseModel):
             "nvidia.com/gpumem": "2048",
         }
     )
+    """Per-node limits. Default cpu 2, memory 4Gi and the guide's GPU slice sized to the dev cohort (gpualloc 1,
+    gpucores 20, gpumem 2048)."""
     seconds_per_step: float = Field(default=5.0, gt=0)
+    """Measured seconds per optimizer step (> 0). Default 5."""
     max_lost_work_seconds: float = Field(default=500.0, gt=0)
+    """Hard-stop loss budget in seconds; saveSteps = floor(budget / secondsPerStep). Default 500 (100 steps)."""
     checkpoint_save_seconds: float = Field(default=30.0, gt=0)
+    """Seconds to write one checkpoint (> 0), put on the runtime as kueue-cohorts/checkpoint-save-seconds.
+    Default 30."""
     termination_grace_period_seconds: Optional[int] = Field(default=None, ge=0)
+    """Pod grace period in seconds; must be above checkpointSaveSeconds and at least 60. Omitted: save + one
+    step, rounded up, at least 60."""
     image_pull_secrets: list[Annotated[str, Field(pattern=_DNS_SUBDOMAIN)]] = Field(default_factory=list)
+    """Secrets in the training namespace for pulling the image. Default none."""
     env: dict[Annotated[str, Field(pattern=_ENV_NAME)], str] = Field(default_factory=dict)
+    """Extra environment for the recipe; the runtime's own variables and the Trainer's PET_* are refused. Default
+    none."""
 
     @model_validator(mode="after")
     def _plan(self) -> "TrainingRuntimeSettings":

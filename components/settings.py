@@ -62,7 +62,8 @@ class Model(BaseModel):
     """Base of every settings model: frozen, unknown keys refused, camelCase keys as in Kueue's API."""
 
     model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True, use_enum_values=False
+        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True, use_enum_values=False,
+        use_attribute_docstrings=True,
     )
 
 
@@ -129,118 +130,164 @@ class NamespacePolicy(str, Enum):
 class ClusterSettings(Model):
     """`kueue-cohorts:cluster`: the provider's target.
 
-    mode: sandbox (default) | kubeconfig | render.
-    render_dir: directory for rendered manifests, relative to the project root; required in render mode.
-    kubeconfig: kubeconfig path for kubeconfig mode; omitted means the kubernetes client's default (~/.kube/config).
-    context: kubeconfig context; omitted means the current context.
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
     """
 
     mode: ClusterMode = ClusterMode.SANDBOX
+    """Where the kubernetes provider sends objects: `sandbox` (the local sandbox, `python -m sandbox up`),
+    `kubeconfig` (a real cluster) or `render` (manifests into renderDir, no cluster)."""
     render_dir: Optional[str] = None
+    """Directory for the rendered manifests, relative to the project root. Required in render mode, refused in
+    the others."""
     kubeconfig: Optional[str] = None
+    """Kubeconfig file (kubeconfig mode only). Omitted: the kubernetes client's default (~/.kube/config)."""
     context: Optional[str] = None
+    """Kubeconfig context (kubeconfig mode only). Omitted: the file's current context."""
 
 
 class NodePool(Model):
     """One entry of `kueue-cohorts:nodePools`: identical nodes that make up the physical capacity.
 
-    count: number of nodes (>= 1). capacity: allocatable per node. labels: node labels (the sandbox puts them on
-    its fake kwok nodes; for a real cluster they document which nodes the ResourceFlavor selects).
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
     """
 
     name: DnsLabel
+    """Pool name (DNS-1123 label)."""
     count: int = Field(default=1, ge=1)
+    """Number of identical nodes (>= 1)."""
     capacity: ResourceList
+    """Allocatable per node, resource -> Kubernetes quantity (`cpu: 8`, `memory: 32Gi`, `nvidia.com/gpu: 4`).
+    Extended resources are whole numbers. The stack's capacity is the sum of count x capacity; every cohort's
+    nominalQuota must fit in it."""
     labels: dict[str, str] = Field(default_factory=dict)
+    """Node labels (the sandbox puts them on its kwok nodes; on a real cluster they document which nodes the
+    ResourceFlavor selects)."""
 
 
 class Taint(Model):
     """ResourceFlavor `spec.nodeTaints[]` (core/v1 Taint)."""
 
     key: str
+    """Taint key."""
     value: Optional[str] = None
+    """Taint value."""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+    """NoSchedule, PreferNoSchedule or NoExecute."""
 
 
 class Toleration(Model):
     """ResourceFlavor `spec.tolerations[]` (core/v1 Toleration)."""
 
     key: Optional[str] = None
+    """Toleration key (omitted with operator Exists: every taint)."""
     operator: Literal["Exists", "Equal"] = "Equal"
+    """Exists or Equal."""
     value: Optional[str] = None
+    """Value for operator Equal."""
     effect: Optional[Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]] = None
+    """Effect to tolerate; omitted: all effects."""
 
 
 class ResourceFlavorSettings(Model):
     """`kueue-cohorts:resourceFlavor`: the one ResourceFlavor every ClusterQueue of the stack uses."""
 
     name: DnsSubdomain = "default-flavor"
+    """The ResourceFlavor every ClusterQueue of the stack uses (DNS-1123 subdomain)."""
     node_labels: dict[str, str] = Field(default_factory=dict, max_length=8)
+    """ResourceFlavor spec.nodeLabels: the nodes this flavor stands for (Kueue: at most 8)."""
     node_taints: list[Taint] = Field(default_factory=list, max_length=8)
+    """ResourceFlavor spec.nodeTaints (at most 8)."""
     tolerations: list[Toleration] = Field(default_factory=list, max_length=8)
+    """ResourceFlavor spec.tolerations, added to admitted pods (at most 8)."""
 
 
 class BorrowWithinCohort(Model):
     """`preemption.borrowWithinCohort`: preempt while borrowing, only below maxPriorityThreshold (int32)."""
 
     policy: BorrowWithinCohortPolicy = BorrowWithinCohortPolicy.NEVER
+    """Never or LowerPriority: whether a borrowing workload may preempt in the cohort (needs reclaimWithinCohort
+    other than Never)."""
     max_priority_threshold: Optional[int] = Field(default=None, ge=-(2**31), lt=2**31)
+    """Only workloads at or below this priority (int32) may be preempted while borrowing. Omitted: no threshold."""
 
 
 class Preemption(Model):
     """ClusterQueue `spec.preemption`. Defaults here are our guide's, not Kueue's (Kueue defaults to Never)."""
 
     reclaim_within_cohort: ReclaimWithinCohort = ReclaimWithinCohort.ANY
+    """ClusterQueue spec.preemption.reclaimWithinCohort: Never, LowerPriority or Any. Default Any (the guide's;
+    Kueue's own default is Never). Inference must use Any."""
     borrow_within_cohort: Optional[BorrowWithinCohort] = None
+    """spec.preemption.borrowWithinCohort. Omitted: Kueue's default (Never)."""
     within_cluster_queue: WithinClusterQueue = WithinClusterQueue.LOWER_PRIORITY
+    """spec.preemption.withinClusterQueue: Never, LowerPriority or LowerOrNewerEqualPriority. Default
+    LowerPriority."""
 
 
 class PriorityClass(Model):
     """A WorkloadPriorityClass: `value` (int32, higher wins) and `description` (at most 2048 characters)."""
 
     name: DnsSubdomain
+    """WorkloadPriorityClass name (DNS-1123 subdomain)."""
     value: int = Field(ge=-(2**31), lt=2**31)
+    """Priority (int32, higher wins). Training must stay below inference."""
     description: str = Field(default="", max_length=2048)
+    """Free text (at most 2048 characters)."""
 
 
 class CheckpointSettings(Model):
     """The ReadWriteMany PVC that training checkpoints go to, one per training namespace.
 
-    claim_name: PVC name. storage_class_name: a class that supports ReadWriteMany (e.g. cephfs, nfs); omitted means
-    the cluster default. size: requested storage (Kubernetes quantity). retain_on_delete: keep the PVC (and the
-    checkpoints) when the stack is destroyed (default true).
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
     """
 
     claim_name: DnsSubdomain
+    """Name of the ReadWriteMany PVC made in every training namespace."""
     storage_class_name: Optional[str] = None
+    """A StorageClass that supports ReadWriteMany (cephfs, nfs). Omitted: the cluster's default class."""
     size: Quantity = "5Gi"
+    """Requested storage (Kubernetes quantity). Default 5Gi."""
     retain_on_delete: bool = True
+    """Keep the PVC and its checkpoints when the stack is destroyed. Default true."""
 
 
 class InferenceServiceSettings(Model):
     """A KServe InferenceService (serving.kserve.io/v1beta1) served from the inference LocalQueue.
 
-    namespace: one of inference.namespaces (default: the first). model_format / model_format_version: the predictor's
-    `model.modelFormat`; runtime: a ServingRuntime name (omitted: KServe picks one). storage_uri: where the model is.
-    requests / limits: per replica (Kueue admits on requests, using limits where a request is missing).
-    min_replicas / max_replicas: autoscaling bounds; replicas beyond the nominalQuota stay pending by design.
-    deployment_mode: `RawDeployment` (default: plain Deployments, which Kueue's deployment integration admits) or
-    `Standard` (KServe >= 0.16's name for the same mode).
-    priority_class: a WorkloadPriorityClass of the stack; omitted means the inference one.
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
     """
 
     name: DnsLabel
+    """InferenceService name (DNS-1123 label)."""
     namespace: Optional[DnsLabel] = None
+    """One of inference.namespaces. Omitted: the first."""
     model_format: str
+    """The predictor's model.modelFormat.name (e.g. huggingface)."""
     model_format_version: Optional[str] = None
+    """model.modelFormat.version. Omitted: none."""
     runtime: Optional[str] = None
+    """A ServingRuntime name. Omitted: KServe picks one."""
     storage_uri: str
+    """Where the model is (model.storageUri)."""
     requests: ResourceList = Field(min_length=1)
+    """Per-replica requests (resource -> quantity). A resource with only a limit requests its limit. One replica
+    must fit the inference nominalQuota (borrowingLimit 0: it could never be admitted)."""
     limits: ResourceList = Field(default_factory=dict)
+    """Per-replica limits. Default none."""
     min_replicas: int = Field(default=1, ge=0)
+    """Autoscaling lower bound (>= 0). Default 1."""
     max_replicas: int = Field(default=1, ge=1)
+    """Autoscaling upper bound (>= 1, >= minReplicas). Replicas beyond the nominalQuota stay pending, by design.
+    Default 1."""
     deployment_mode: Literal["RawDeployment", "Standard"] = "RawDeployment"
+    """RawDeployment (plain Deployments, which Kueue's deployment integration admits) or Standard (KServe >=
+    0.16's name for it). Default RawDeployment."""
     priority_class: Optional[DnsSubdomain] = None
+    """A WorkloadPriorityClass of the stack. Omitted: the inference one."""
 
 
 # --- asymmetric layout -----------------------------------------------------------------------------------------------
@@ -249,57 +296,85 @@ class InferenceServiceSettings(Model):
 class InferenceQueueSettings(Model):
     """The inference side of `kueue-cohorts:inferenceTraining`.
 
-    nominal_quota: the GPU (and cpu/memory) quota inference owns; its keys are the cohort's covered resources.
-    borrowing_limit: omitted means an explicit 0 on every covered resource (inference never borrows); any other
-    value is refused. tenant: the value of the namespace selector label (default: the ClusterQueue name).
-    services: the KServe InferenceServices that run on this quota (each per-replica request must fit nominalQuota).
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
     """
 
     cluster_queue: DnsSubdomain
+    """The inference ClusterQueue name."""
     local_queue: DnsLabel
+    """The LocalQueue name made in each inference namespace."""
     namespaces: list[DnsLabel] = Field(min_length=1)
+    """Inference namespaces (>= 1); a namespace belongs to one ClusterQueue only."""
     tenant: Optional[DnsLabel] = None
+    """Value of the namespace selector label. Omitted: the ClusterQueue name."""
     nominal_quota: ResourceList = Field(min_length=1)
+    """The quota inference owns (resource -> quantity, each > 0). Its keys are the cohort's covered resources."""
     borrowing_limit: Optional[ResourceList] = None
+    """Must be 0 on every covered resource (Kueue reads a missing borrowingLimit as unlimited). Omitted: the
+    component writes 0."""
     lending_limit: Optional[ResourceList] = None
+    """At most nominalQuota per resource. Omitted: lend all idle quota."""
     preemption: Preemption = Preemption()
+    """Preemption of the inference ClusterQueue; reclaimWithinCohort must be Any."""
     priority_class: PriorityClass
+    """The inference WorkloadPriorityClass."""
     services: list[InferenceServiceSettings] = Field(default_factory=list)
+    """KServe InferenceServices (serving.kserve.io/v1beta1) on the inference LocalQueue. Default none."""
 
 
 class TrainingQueueSettings(Model):
     """The training side of `kueue-cohorts:inferenceTraining`: nominalQuota 0, borrows idle inference quota.
 
-    borrowing_limit: omitted means the inference nominalQuota of every covered resource.
-    checkpoint: the RWX PVC created in every training namespace; omitted means none.
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
     """
 
     cluster_queue: DnsSubdomain
+    """The training ClusterQueue name."""
     local_queue: DnsLabel
+    """The LocalQueue name made in each training namespace."""
     namespaces: list[DnsLabel] = Field(min_length=1)
+    """Training namespaces (>= 1)."""
     tenant: Optional[DnsLabel] = None
+    """Value of the namespace selector label. Omitted: the ClusterQueue name."""
     borrowing_limit: Optional[ResourceList] = None
+    """How much training may borrow, per covered resource. Omitted: the inference nominalQuota."""
     preemption: Preemption = Preemption()
+    """Preemption of the training ClusterQueue."""
     priority_class: PriorityClass
+    """The training WorkloadPriorityClass; its value must be below the inference one."""
     checkpoint: Optional[CheckpointSettings] = None
+    """The ReadWriteMany checkpoint PVC made in every training namespace. Omitted: none (needed by
+    trainingRuntime)."""
 
 
 class InferenceTrainingSettings(Model):
     """`kueue-cohorts:inferenceTraining`: the asymmetric cohort of our guide.
 
-    cohort: the cohortName both ClusterQueues share. cohort_quota: nominalQuota of an optional Cohort object
-    (Kueue adds it on top as shared quota; it is never guaranteed to inference). namespace_policy: Create (default),
-    Label or External. namespace_label: the label key the namespaceSelectors match.
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
     """
 
     cohort: DnsSubdomain
+    """The cohortName both ClusterQueues share."""
     cohort_quota: Optional[ResourceList] = None
+    """nominalQuota of a Cohort object: shared quota added on top, never guaranteed to inference; counts toward
+    capacity. Omitted: no Cohort object."""
     namespace_policy: NamespacePolicy = NamespacePolicy.CREATE
+    """Create (make the tenant namespaces with the selector label), Label (only patch the label on) or External
+    (leave them alone). Default Create."""
     namespace_label: str = "kueue.x-k8s.io/queue"
+    """The label key the namespaceSelectors match, besides the pinned kubernetes.io/metadata.name. Default
+    kueue.x-k8s.io/queue."""
     queueing_strategy: Optional[QueueingStrategy] = None
+    """StrictFIFO or BestEffortFIFO on both ClusterQueues. Omitted: Kueue's (BestEffortFIFO)."""
     stop_policy: Optional[StopPolicy] = None
+    """None, Hold or HoldAndDrain on both ClusterQueues. Omitted: Kueue's (None)."""
     inference: InferenceQueueSettings
+    """The inference side: owns the quota, never borrows, reclaims with Any."""
     training: TrainingQueueSettings
+    """The training side: owns nothing, borrows the idle inference quota."""
 
 
 # --- symmetric layout ------------------------------------------------------------------------------------------------
@@ -308,37 +383,54 @@ class InferenceTrainingSettings(Model):
 class TenantSettings(Model):
     """One tenant of `kueue-cohorts:sharedPool`.
 
-    floor: the tenant's nominalQuota (guaranteed, reclaimed with reclaimWithinCohort Any).
-    borrowing_limit: omitted means pool total minus floor, per resource.
-    lending_limit: omitted means Kueue's default (lend all idle nominal quota); at most the floor.
-    cluster_queue / local_queue: default "<name>-cq" / "<name>-lq". namespaces: default [name].
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
     """
 
     name: DnsLabel
+    """Tenant name (DNS-1123 label): the selector label's value."""
     cluster_queue: Optional[DnsSubdomain] = None
+    """ClusterQueue name. Omitted: <name>-cq."""
     local_queue: Optional[DnsLabel] = None
+    """LocalQueue name. Omitted: <name>-lq."""
     namespaces: Optional[list[DnsLabel]] = None
+    """The tenant's namespaces. Omitted: [<name>]."""
     floor: ResourceList = Field(min_length=1)
+    """The tenant's nominalQuota (guaranteed; reclaimed with reclaimWithinCohort Any). Every tenant names the
+    same resources."""
     borrowing_limit: Optional[ResourceList] = None
+    """At most pool total minus floor per resource. Omitted: pool total minus floor."""
     lending_limit: Optional[ResourceList] = None
+    """At most the floor. Omitted: lend all idle quota."""
     priority_class: Optional[DnsSubdomain] = None
+    """One of sharedPool.priorityClasses. Omitted: none."""
 
 
 class SharedPoolSettings(Model):
     """`kueue-cohorts:sharedPool`: the symmetric cohort, each tenant a floor plus borrowing.
 
-    pool total (per resource) = sum of the tenants' floors + cohort_quota.
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
     """
 
     cohort: DnsSubdomain
+    """The cohortName of every tenant ClusterQueue."""
     cohort_quota: Optional[ResourceList] = None
+    """nominalQuota of a Cohort object, part of the pool total. Omitted: none."""
     namespace_policy: NamespacePolicy = NamespacePolicy.CREATE
+    """Create, Label or External (as for inferenceTraining). Default Create."""
     namespace_label: str = "kueue.x-k8s.io/queue"
+    """The label key the namespaceSelectors match. Default kueue.x-k8s.io/queue."""
     preemption: Preemption = Preemption()
+    """Preemption of every tenant ClusterQueue."""
     queueing_strategy: Optional[QueueingStrategy] = None
+    """StrictFIFO or BestEffortFIFO. Omitted: Kueue's."""
     stop_policy: Optional[StopPolicy] = None
+    """None, Hold or HoldAndDrain. Omitted: Kueue's."""
     priority_classes: list[PriorityClass] = Field(default_factory=list)
+    """WorkloadPriorityClasses the tenants may reference. Default none."""
     tenants: list[TenantSettings] = Field(min_length=1)
+    """The tenants (>= 1, names unique). Pool total = sum of floors + cohortQuota, within capacity."""
 
 
 # --- Kueue itself ----------------------------------------------------------------------------------------------------
@@ -366,36 +458,49 @@ _PATTERNS[_GO_DURATION] = ("must be a Go duration such as 10m, 90s or 1h30m", "w
 class RequeuingStrategy(Model):
     """`waitForPodsReady.requeuingStrategy`: how an evicted (pods not ready) Workload is requeued.
 
-    backoff_limit_count: requeues before the Workload is deactivated (required here: unset means for ever, and a
-    training pod that cannot start would keep taking borrowed quota). Backoff: base 60 s doubling up to 3600 s.
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
     """
 
     timestamp: Literal["Eviction", "Creation"] = "Eviction"
+    """Eviction or Creation: which time orders a requeued Workload. Default Eviction."""
     backoff_limit_count: int = Field(ge=0)
+    """Requeues before the Workload is deactivated (required: unset means for ever, and a training pod that
+    cannot start would keep taking borrowed quota)."""
     backoff_base_seconds: int = Field(default=60, ge=1)
+    """First backoff in seconds, doubling. Default 60."""
     backoff_max_seconds: int = Field(default=3600, ge=1)
+    """Longest backoff in seconds. Default 3600."""
 
 
 class WaitForPodsReady(Model):
     """`waitForPodsReady` of the Kueue manager Configuration: evict a Workload whose pods are not ready in time.
 
-    timeout: Go duration (required); block_admission: admit one Workload at a time until its pods are ready.
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
     """
 
     timeout: GoDuration
+    """Positive Go duration (10m, 90s, 1h30m) after which an admitted Workload whose pods are not ready is
+    evicted."""
     block_admission: bool = False
+    """Admit one Workload at a time until its pods are ready. Default false."""
     recovery_timeout: Optional[GoDuration] = None
+    """Go duration for pods that stop being ready. Omitted: none."""
     requeuing_strategy: RequeuingStrategy
+    """How an evicted Workload is requeued."""
 
 
 class KueueResources(Model):
     """`kueue.resources` of the Kueue manager Configuration (config.kueue.x-k8s.io/v1beta2 Resources).
 
-    exclude_resource_prefixes: resource name prefixes Kueue leaves out of quota accounting (e.g. ["cpu", "memory"] for
-    a GPU-only cohort); rendered as `resources.excludeResourcePrefixes`.
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
     """
 
     exclude_resource_prefixes: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    """Resource name prefixes Kueue leaves out of quota accounting (resources.excludeResourcePrefixes), e.g.
+    [cpu, memory] for GPU-only quotas. Default none."""
 
 
 class ChartSource(str, Enum):
@@ -408,24 +513,34 @@ class ChartSource(str, Enum):
 class KueueSettings(Model):
     """`kueue-cohorts:kueue`: Kueue itself.
 
-    install: install Kueue with its Helm chart (KueueInstallation) before the cohorts; false means the cluster
-    already runs Kueue >= 0.16 (serving kueue.x-k8s.io/v1beta2), which the program checks before creating anything.
-    namespace: Kueue's namespace. manage_jobs_without_queue_name: false (default) leaves unlabelled jobs alone; true
-    requires a managed_jobs_namespace_selector that excludes kube-system, Kueue's namespace and every namespace not
-    meant for Kueue. integrations: Kueue framework names. feature_gates: Kueue feature gates.
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
     """
 
     install: bool = False
+    """Install Kueue with its Helm chart before the cohorts. False: the cluster already runs Kueue >= 0.16
+    (kueue.x-k8s.io/v1beta2), checked before anything is created. Default false."""
     namespace: DnsLabel = "kueue-system"
+    """Kueue's namespace. Default kueue-system."""
     chart_source: ChartSource = ChartSource.PUBLISHED
+    """Published (the OCI chart) or GoModule (the chart in the pinned Kueue Go module, offline). Default
+    Published."""
     manage_jobs_without_queue_name: bool = False
+    """Let Kueue suspend jobs without a queue-name label. True needs a managedJobsNamespaceSelector that excludes
+    kube-system and Kueue's namespace. Default false."""
     managed_jobs_namespace_selector: Optional[dict[str, Any]] = None
+    """A LabelSelector of the namespaces whose unlabelled jobs Kueue manages."""
     wait_for_pods_ready: WaitForPodsReady = WaitForPodsReady(
         timeout="10m", requeuing_strategy=RequeuingStrategy(backoff_limit_count=5)
     )
+    """Evict a Workload whose pods are not ready in time. Default timeout 10m, backoffLimitCount 5."""
     integrations: list[str] = Field(default_factory=lambda: list(DEFAULT_FRAMEWORKS), min_length=1)
+    """Kueue integration frameworks. Default batch/job, jobset.x-k8s.io/jobset, trainer.kubeflow.org/trainjob,
+    pod, deployment."""
     feature_gates: dict[str, bool] = Field(default_factory=dict)
+    """Kueue feature gates, name -> on/off. Default none."""
     resources: KueueResources = KueueResources()
+    """Resource accounting of the manager Configuration."""
 
 
 # --- the root --------------------------------------------------------------------------------------------------------
@@ -434,18 +549,25 @@ class KueueSettings(Model):
 class Settings(Model):
     """Everything a stack config says, validated. Keys are `kueue-cohorts:<camelCaseName>`.
 
-    At least one layout (inference_training, shared_pool) must be present; node_pools declare the physical
-    capacity that every cohort's nominalQuota must fit in. training_runtime: the PreemptibleTrainingRuntime made in
-    every training namespace of inference_training (needs its training.checkpoint).
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
     """
 
     cluster: ClusterSettings = ClusterSettings()
+    """Where the stack's objects go."""
     node_pools: list[NodePool] = Field(min_length=1)
+    """The physical capacity (>= 1 pool); the sandbox builds its nodes from it."""
     resource_flavor: ResourceFlavorSettings = ResourceFlavorSettings()
+    """The stack's one ResourceFlavor."""
     inference_training: Optional[InferenceTrainingSettings] = None
+    """The asymmetric layout: inference owns the quota, training borrows it. At least one layout per stack."""
     shared_pool: Optional[SharedPoolSettings] = None
+    """The symmetric layout: every tenant a floor plus borrowing."""
     kueue: KueueSettings = KueueSettings()
+    """Kueue itself: installation and manager Configuration."""
     training_runtime: Optional[TrainingRuntimeSettings] = None
+    """The PreemptibleTrainingRuntime (Kubeflow Trainer v2.2 TrainingRuntime) in every training namespace; needs
+    inferenceTraining.training.checkpoint and the trainjob integration; {} takes every default."""
 
     def capacity(self) -> dict[str, Decimal]:
         """Physical capacity per resource: sum over node pools of count x capacity (base units, Decimal)."""
