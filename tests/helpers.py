@@ -9,8 +9,12 @@ from typing import Any, Callable, Optional
 
 import pulumi
 import pulumi.runtime
+import pulumi_kubernetes as k8s
 
+from components.kueue_install import ChartReference
 from components.settings import raw_from_stack_file
+from components.stack import build_stack
+from components.validation import load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 STACKS = ROOT / "stacks"
@@ -71,3 +75,23 @@ def fixture_raw(name: str) -> dict:
 def run_main(config: dict[str, str]) -> RecordingMocks:
     """Run the real __main__.py under mocks with the given stack config (engine-style JSON strings)."""
     return run_with_mocks(lambda: runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__"), config)
+
+
+def registered_objects(stack: str) -> list[dict]:
+    """Every Kubernetes object the stack's program registers under mocks: {type, name, inputs}, sorted; the trainer
+    ConfigMap's data is reduced to its file names (its text is the trainer package's, compared elsewhere)."""
+    settings = load_settings(stack_raw(stack))
+
+    def build() -> None:
+        provider = k8s.Provider("k8s", render_yaml_to_directory="/tmp/unused")
+        build_stack(settings, provider, ChartReference(chart="/chart") if settings.kueue.install else None, None)
+
+    out = []
+    for item in run_with_mocks(build).registered:
+        if not item.custom or item.typ.startswith("pulumi:providers"):
+            continue
+        inputs = dict(item.inputs)
+        if item.typ.endswith(":ConfigMap") and "__main__.py" in (inputs.get("data") or {}):
+            inputs["data"] = sorted(inputs["data"])
+        out.append({"type": item.typ, "name": item.name, "inputs": inputs})
+    return sorted(out, key=lambda x: (x["type"], x["name"]))
