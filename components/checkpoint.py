@@ -7,6 +7,7 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.render import checkpoint_claim
 from components.settings import CheckpointSettings
 
 ACCESS_MODES = ("ReadWriteMany",)
@@ -39,21 +40,14 @@ class CheckpointVolume(pulumi.ComponentResource):
         self.claim_name = args.settings.claim_name
         self.namespace = args.namespace
         self.access_modes = ACCESS_MODES
-        spec = k8s.core.v1.PersistentVolumeClaimSpecArgs(
-            access_modes=list(ACCESS_MODES),
-            storage_class_name=args.settings.storage_class_name,
-            resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests={"storage": args.settings.size}),
-        )
+        # The manifest the settings check judged (render.checkpoint_claim); skipAwait: a PVC of a class with
+        # WaitForFirstConsumer binding stays Pending until a pod uses it.
+        manifest = checkpoint_claim(self.namespace, self.claim_name, args.settings.storage_class_name,
+                                    args.settings.size)
         self.pvc = k8s.core.v1.PersistentVolumeClaim(
             f"{name}-pvc",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=self.claim_name,
-                namespace=self.namespace,
-                labels={"app.kubernetes.io/managed-by": "kueue-cohorts", "kueue-cohorts/role": "checkpoint"},
-                # A PVC of a class with WaitForFirstConsumer binding stays Pending until a pod uses it.
-                annotations={"pulumi.com/skipAwait": "true"},
-            ),
-            spec=spec,
+            metadata=manifest["metadata"],
+            spec=manifest["spec"],
             opts=pulumi.ResourceOptions(parent=self, retain_on_delete=args.settings.retain_on_delete),
         )
         self.register_outputs({"claimName": self.claim_name, "namespace": self.namespace})

@@ -18,7 +18,7 @@ from components.plans import CohortPlan, flavor_spec, plan_inference_training, p
 from components.runtime_manifests import MANAGED_BY, configmap_name, render_runtime, trainer_sources
 from components.service_manifests import inference_service_manifest
 from components.settings import NamespacePolicy, Settings
-from policy.rules.values import format_path
+from policy.rules.paths import format_path
 
 KeyPath = tuple[Any, ...]
 """A config key path without the project prefix: ("inferenceTraining", "inference", "borrowingLimit", "cpu")."""

@@ -18,6 +18,8 @@ from typing import Any, Iterator, Optional
 
 from pulumi_policy.proxy import UnknownValueError
 
+from .paths import format_path
+
 __all__ = [
     "MISSING",
     "ObjectRef",
@@ -142,23 +144,3 @@ def iter_items(value: Any) -> Iterator[tuple[str, Any]]:
     if is_map(value):
         for key in value:
             yield key, value[key]
-
-
-def format_path(parts: Sequence[Any]) -> str:
-    """Render a property path the way kubectl explains fields: `spec.resourceGroups[0].flavors[1].name`.
-
-    Args:
-        parts: keys and indexes; indexes may be ints or digit strings (the SDK stores them as strings).
-    Returns:
-        The dotted path, e.g. "spec.resourceGroups[0].flavors[0].resources[2].nominalQuota".
-    """
-    out = ""
-    for part in parts:
-        text = str(part)
-        if isinstance(part, int) or text.isdigit():
-            out += f"[{text}]"
-        elif "/" in text or "." in text:
-            out += f'["{text}"]'
-        else:
-            out += f".{text}" if out else text
-    return out

@@ -1,0 +1,28 @@
+"""Field paths as kubectl explains fields, for messages and for mapping a finding back to its config key.
+
+Kept apart from `values.py` (which knows the pulumi-policy SDK's proxies) so that the program's pure layers can
+name fields without loading the SDK.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+
+def format_path(parts: Sequence[Any]) -> str:
+    """Render a property path the way kubectl explains fields: `spec.resourceGroups[0].flavors[1].name`.
+
+    Args:
+        parts: keys and indexes; indexes may be ints or digit strings (the SDK stores them as strings).
+    Returns:
+        The dotted path, e.g. "spec.resourceGroups[0].flavors[0].resources[2].nominalQuota".
+    """
+    out = ""
+    for part in parts:
+        text = str(part)
+        if isinstance(part, int) or text.isdigit():
+            out += f"[{text}]"
+        elif "/" in text or "." in text:
+            out += f'["{text}"]'
+        else:
+            out += f".{text}" if out else text
+    return out
