@@ -12,7 +12,9 @@ CACHE ?= $(or $(KUEUE_COHORTS_CACHE),$(HOME)/.cache/kueue-cohorts)
 WHEELHOUSE := $(CACHE)/wheels
 TRAINER_STAMP := $(VENV)/.trainer-$(shell sha1sum requirements-trainer.txt | cut -c1-12)
 
-.PHONY: venv trainer-deps toolchain sandbox-up sandbox-down sandbox-status sandbox-logs up preview destroy test test-unit bench pr-summary clean-state
+LINTED := components policy/rules
+
+.PHONY: lint venv trainer-deps toolchain sandbox-up sandbox-down sandbox-status sandbox-logs up preview destroy test test-unit bench pr-summary clean-state
 
 $(VENV_STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -63,6 +65,11 @@ destroy: toolchain
 pr-summary: venv
 	$(PY) -m toolchain ensure pulumi pulumi-resource-kubernetes >&2
 	$(PY) -m prsummary --stack $(STACK) --base $(BASE) $(if $(OUT),--out $(OUT))
+
+# ruff over the repository, mypy (strict on components/ and policy/).
+lint: venv
+	$(PY) -m ruff check .
+	$(PY) -m mypy $(LINTED)
 
 # Every suite: unit, policy, trainer, integration (real pulumi CLI), e2e (real kube-apiserver + Kueue).
 test: toolchain trainer-deps

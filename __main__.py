@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pulumi
 
-from components.errors import SettingsError
 from components.environment import resolve
+from components.errors import SettingsError
 from components.preflight import PreflightError
 from components.settings import PROJECT, config_keys
 from components.stack import build_stack, kubernetes_provider

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Optional
+from typing import Optional
 
 import pulumi
 
@@ -18,6 +18,7 @@ from components.kueue import ClusterQueueSpec
 from components.resources import ManifestResource
 from components.service_manifests import inference_service_manifest
 from components.settings import InferenceServiceSettings
+
 
 def quota_fit(isvc: InferenceServiceSettings, cluster_queue: ClusterQueueSpec) -> tuple[list[str], list[str]]:
     """Check per-replica requests against the ClusterQueue's nominalQuota.

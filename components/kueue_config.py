@@ -73,4 +73,5 @@ def manager_configuration(kueue: KueueSettings) -> dict[str, Any]:
 
 def chart_values(kueue: KueueSettings) -> dict[str, Any]:
     """Helm values for the Kueue chart: only `managerConfig.controllerManagerConfigYaml` (our Configuration)."""
-    return {"managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_configuration(kueue), sort_keys=False)}}
+    text = yaml.safe_dump(manager_configuration(kueue), sort_keys=False)
+    return {"managerConfig": {"controllerManagerConfigYaml": text}}

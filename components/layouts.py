@@ -114,8 +114,10 @@ class InferenceTrainingCohort(_CohortComponent):
         self.training_spec = plan.cluster_queue(s.training.cluster_queue)
         self.inference_cluster_queue = self.cluster_queues[s.inference.cluster_queue]
         self.training_cluster_queue = self.cluster_queues[s.training.cluster_queue]
-        self.inference_local_queues = {ns: self.local_queues[f"{ns}/{s.inference.local_queue}"] for ns in s.inference.namespaces}
-        self.training_local_queues = {ns: self.local_queues[f"{ns}/{s.training.local_queue}"] for ns in s.training.namespaces}
+        self.inference_local_queues = {ns: self.local_queues[f"{ns}/{s.inference.local_queue}"]
+                                       for ns in s.inference.namespaces}
+        self.training_local_queues = {ns: self.local_queues[f"{ns}/{s.training.local_queue}"]
+                                      for ns in s.training.namespaces}
         self.inference_priority_class = self.priority_classes[s.inference.priority_class.name]
         self.training_priority_class = self.priority_classes[s.training.priority_class.name]
         self.register_outputs(self._outputs())

@@ -4,6 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from kubernetes import client, config  # the official client: discovery of API groups
+
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_VERSION = "v1beta2"
 MINIMUM_KUEUE = "0.16"
@@ -24,8 +26,6 @@ def require_kueue_api(kubeconfig: Optional[Path], context: Optional[str], pinned
     Raises:
         PreflightError: the cluster is unreachable, or does not serve kueue.x-k8s.io/v1beta2.
     """
-    from kubernetes import client, config  # the official client: discovery of API groups
-
     try:
         api = config.new_client_from_config(config_file=str(kubeconfig) if kubeconfig else None, context=context)
         groups = client.ApisApi(api).get_api_versions(_request_timeout=timeout_seconds).groups
@@ -38,7 +38,8 @@ def require_kueue_api(kubeconfig: Optional[Path], context: Optional[str], pinned
     if KUEUE_VERSION not in served:
         have = f"it serves {KUEUE_GROUP} {', '.join(served)}" if served else "it has no Kueue API"
         raise PreflightError(
-            f"The cluster does not serve {KUEUE_GROUP}/{KUEUE_VERSION} ({have}). Install Kueue {MINIMUM_KUEUE} or newer "
+            f"The cluster does not serve {KUEUE_GROUP}/{KUEUE_VERSION} ({have}). Install Kueue {MINIMUM_KUEUE} "
+            "or newer "
             f"({KUEUE_VERSION} is the storage version since {MINIMUM_KUEUE}; this project pins {pinned_kueue}), or set "
             "kueue-cohorts:kueue.install: true to install it with this stack."
         )

@@ -9,8 +9,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any, Union
 
-from policy.rules import quantities as rulebook_quantities
 from pydantic import BeforeValidator
+
+from policy.rules import quantities as rulebook_quantities
 
 QuantityInput = Union[str, int, float, Decimal]
 

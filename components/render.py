@@ -178,7 +178,8 @@ def _shared_pool(settings: Settings) -> list[Rendered]:
             ns_key = base + ("namespaces", ns_index) if tenant.namespaces else base + ("name",)
             namespace_keys.setdefault(ns, ns_key)
             lq = tenant.local_queue or f"{tenant.name}-lq"
-            local_queue_keys.setdefault(f"{ns}/{lq}", base + ("localQueue",) if tenant.local_queue else base + ("name",))
+            lq_key = base + ("localQueue",) if tenant.local_queue else base + ("name",)
+            local_queue_keys.setdefault(f"{ns}/{lq}", lq_key)
     priority_keys = {pc.name: (top, "priorityClasses", i) for i, pc in enumerate(layout.priority_classes)}
     rendered = _cohort_objects(plan, top, queue_keys, namespace_keys, local_queue_keys, priority_keys, quota_keys)
     # A tenant's ClusterQueue is the tenant as a whole (its namespaceSelector comes from its name and namespaces).

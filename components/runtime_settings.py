@@ -78,7 +78,7 @@ class TrainingRuntimeSettings(BaseModel):
     none."""
 
     @model_validator(mode="after")
-    def _plan(self) -> "TrainingRuntimeSettings":
+    def _plan(self) -> TrainingRuntimeSettings:
         planning.save_steps(self.max_lost_work_seconds, self.seconds_per_step)
         reserved = sorted(n for n in self.env if n in RESERVED_ENV or n.startswith("PET_"))
         if reserved:

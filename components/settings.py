@@ -13,12 +13,11 @@ Every problem names the config key path, the value, the rule and the fix. Field 
 """
 from __future__ import annotations
 
+import difflib
 from decimal import Decimal
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Optional
-
-import difflib
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError

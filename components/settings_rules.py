@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 from components import quantity
+from components.errors import Problem
 from components.plans import shared_pool_total
 from components.settings import (
     DEFAULT_FRAMEWORKS,
@@ -27,7 +28,6 @@ from components.settings import (
     Settings,
     config_key,
 )
-from components.errors import Problem
 
 IT = "inferenceTraining"
 SP = "sharedPool"

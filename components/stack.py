@@ -7,18 +7,18 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.inference import InferenceService, InferenceServiceArgs
+from components.kueue_install import ChartReference, KueueInstallation, KueueInstallationArgs, OutOfClusterManager
 from components.layouts import (
     InferenceTrainingCohort,
     InferenceTrainingCohortArgs,
     SharedPoolCohort,
     SharedPoolCohortArgs,
 )
-from components.inference import InferenceService, InferenceServiceArgs
-from components.kueue_install import ChartReference, KueueInstallation, KueueInstallationArgs, OutOfClusterManager
 from components.plans import flavor_spec
-from components.training import PreemptibleTrainingRuntime, PreemptibleTrainingRuntimeArgs
 from components.resources import ManifestResource
 from components.settings import ClusterMode, ClusterSettings, Settings
+from components.training import PreemptibleTrainingRuntime, PreemptibleTrainingRuntimeArgs
 
 
 def kubernetes_provider(cluster: ClusterSettings, project_root: Path, kubeconfig: Optional[Path]) -> k8s.Provider:
@@ -66,7 +66,8 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
     if settings.kueue.install:
         if kueue_chart is None:
             raise ValueError("kueue.install is true but no Kueue chart reference was given")
-        installation = KueueInstallation("kueue", KueueInstallationArgs(settings.kueue, kueue_chart, out_of_cluster_manager), opts)
+        args = KueueInstallationArgs(settings.kueue, kueue_chart, out_of_cluster_manager)
+        installation = KueueInstallation("kueue", args, opts)
         components["kueue"] = installation
         opts = pulumi.ResourceOptions(provider=provider, depends_on=[installation])
     flavor = ManifestResource("resource-flavor", flavor_spec(settings.resource_flavor).manifest(), opts)
@@ -120,7 +121,7 @@ def _training_runtimes(settings: Settings, cohort: InferenceTrainingCohort,
     if settings.training_runtime is None:
         return {}
     runtimes = {}
-    for key, volume in cohort.checkpoints.items():
+    for volume in cohort.checkpoints.values():
         runtimes[f"{volume.namespace}/{settings.training_runtime.name}"] = PreemptibleTrainingRuntime(
             f"runtime-{volume.namespace}",
             PreemptibleTrainingRuntimeArgs(settings=settings.training_runtime, checkpoint_volume=volume),

@@ -123,7 +123,8 @@ def train_job(
     Returns the TrainJob CustomResource (type token kubernetes:trainer.kubeflow.org/v1alpha1:TrainJob).
     Raises ValueError for a bad job name or a LocalQueue in another namespace; TypeError for objects without .name.
     """
-    queue_namespace = getattr(args.local_queue, "namespace", None) or getattr(args.local_queue, "object_namespace", None)
+    queue = args.local_queue
+    queue_namespace = getattr(queue, "namespace", None) or getattr(queue, "object_namespace", None)
     if isinstance(queue_namespace, str) and queue_namespace != args.runtime.namespace:
         raise ValueError(
             f"LocalQueue {_object_name(args.local_queue, 'local_queue')!r} is in namespace {queue_namespace!r}, the "

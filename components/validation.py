@@ -23,7 +23,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 from components import settings_rules
 from components.errors import Problem, SettingsError
-from components.pack_config import pack_config, render as render_pack_config
+from components.pack_config import pack_config
+from components.pack_config import render as render_pack_config
 from components.render import KeyPath, Rendered, render_stack
 from components.settings import PROJECT, Settings, config_key, parse_settings, raw_from_stack_file
 from policy.rules.book import run as run_rule_book

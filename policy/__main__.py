@@ -5,7 +5,6 @@ The analyzer runs this file with `policy/` first on sys.path, so the rules impor
 never this file.
 """
 from pulumi_policy import EnforcementLevel, PolicyPack
-
 from rules.catalog import PACK_NAME, build_policies
 
 PolicyPack(name=PACK_NAME, policies=build_policies(), enforcement_level=EnforcementLevel.MANDATORY)

@@ -52,13 +52,15 @@ def check_kueue_api_version(obj: KubeObject) -> list[Violation]:
             return [violation(
                 obj, "kueue-api-version", "apiVersion", obj.api_version,
                 f"Kueue objects use {target}", f"migrate: {how}",
-                message=f"The {obj.describe()} uses {obj.api_version}, which Kueue deprecates since v0.16; migrate it to "
+                message=
+                    f"The {obj.describe()} uses {obj.api_version}, which Kueue deprecates since v0.16; migrate it to "
                 f"{target}: set apiVersion: {target}; {how}.")]
         if obj.kind == "ClusterQueue" and get(obj.spec, "cohort") is not MISSING:
             return [violation(
                 obj, "kueue-api-version", "spec.cohort", get(obj.spec, "cohort"),
                 f"spec.cohort is a v1beta1 field that {target} drops", "rename it to spec.cohortName",
-                message=f"The {obj.describe()} sets spec.cohort, a {KUEUE_GROUP}/v1beta1 field that {target} does not have "
+                message=
+                    f"The {obj.describe()} sets spec.cohort, a {KUEUE_GROUP}/v1beta1 field that {target} does not have "
                 f"(the API server drops it and the queue joins no cohort); rename it to spec.cohortName.")]
         return []
 

@@ -13,8 +13,16 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 from pulumi.runtime.config import get_config_env as pulumi_config_env
-from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
-                           ResourceValidationPolicy, Severity, StackValidationArgs, StackValidationPolicy)
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    Severity,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
 
 from .book import RULES, Rule
 from .config import SCHEMAS, option
@@ -44,7 +52,8 @@ def _schema(name: str) -> Optional[PolicyConfigSchema]:
     return PolicyConfigSchema(properties=properties) if properties else None
 
 
-def resource_policy(name: str, description: str, level: EnforcementLevel, rule: ResourceRule) -> ResourceValidationPolicy:
+def resource_policy(name: str, description: str, level: EnforcementLevel,
+                    rule: ResourceRule) -> ResourceValidationPolicy:
     """Wrap a per-object rule as a ResourceValidationPolicy.
 
     Args:

@@ -189,14 +189,16 @@ def _check_runtime(runtime: KubeObject, claims, min_grace: int) -> list[Violatio
                         runtime, POLICY, f"{pod_path}.volumes", claim,
                         "the checkpoint claim must be in this stack, so that its access mode can be checked",
                         "define the claim in this stack with accessModes [ReadWriteMany]",
-                        message=f"{what} mounts PersistentVolumeClaim '{claim}', which is not in this stack, so its access "
+                        message=
+                            f"{what} mounts PersistentVolumeClaim '{claim}', which is not in this stack, so its access "
                         f"mode cannot be checked and the policy fails closed; define the claim in this stack with "
                         f"accessModes [ReadWriteMany]."))
                 elif not any(matches):
                     found.append(violation(
                         runtime, POLICY, f"{pod_path}.volumes", claim,
                         "checkpoints must be on a ReadWriteMany claim", "use a ReadWriteMany claim",
-                        message=f"{what} mounts PersistentVolumeClaim '{claim}', which is not ReadWriteMany; checkpoints "
+                        message=
+                            f"{what} mounts PersistentVolumeClaim '{claim}', which is not ReadWriteMany; checkpoints "
                         f"must be on a ReadWriteMany claim so that a re-admitted pod on another node can read them."))
 
         for i, container in trainers:

@@ -60,7 +60,8 @@ def check_inference_borrowing_limit_zero(obj: KubeObject, inference_names: Itera
                 "resource of every flavor (Kueue reads a missing borrowingLimit as unlimited)",
                 "set borrowingLimit to 0 (or leave it out of the stack config: the component writes 0)",
                 message=f"The ClusterQueue '{obj.name}' is an inference queue and must set borrowingLimit to 0 for "
-                f"{where}, but {problem}; set borrowingLimit: \"0\" so that inference never runs on quota it can lose."))
+                f"{where}, but {problem}; set borrowingLimit: \"0\" so that inference never runs on quota it "
+                "can lose."))
         return found
 
     return guarded(obj, check)

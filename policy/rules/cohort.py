@@ -151,7 +151,8 @@ def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity
                     f"the {scope.label} reserves {show(total, binary)} of '{resource}' in nominalQuota but no node "
                     f"pool declares '{resource}', so the reservation cannot be checked",
                     f"add '{resource}' to the capacity of a node pool (kueue-cohorts:nodePools), or drop the resource",
-                    message=f"The {scope.label} reserves {show(total, binary)} of resource '{resource}' in nominalQuota "
+                    message=
+                        f"The {scope.label} reserves {show(total, binary)} of resource '{resource}' in nominalQuota "
                     f"({parts}) but the policy config gives no physical capacity for '{resource}', so the reservation "
                     f"cannot be checked and fails; add capacity['{resource}'] to the {CAPACITY_POLICY} config "
                     f"(policy/config/<stack>.json)."))
@@ -161,7 +162,8 @@ def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity
                     f"the {scope.label} sums to {show(total, binary)} of '{resource}' in nominalQuota, above the "
                     f"physical capacity {show(limits[resource], binary)}: reservations are guarantees and must exist",
                     f"lower the nominalQuota to at most {show(limits[resource], binary)} in total, or add nodes",
-                    message=f"The {scope.label} reserves {show(total, binary)} of resource '{resource}' in nominalQuota "
+                    message=
+                        f"The {scope.label} reserves {show(total, binary)} of resource '{resource}' in nominalQuota "
                     f"({parts}) but the physical capacity is {show(limits[resource], binary)}; lower the nominalQuota "
                     f"values, or raise capacity['{resource}'] in the {CAPACITY_POLICY} config if the cluster really "
                     f"grew."))
@@ -214,7 +216,8 @@ def check_single_layout_per_cohort(objects: Iterable[KubeObject]) -> list[Violat
                 "a cohort uses one layout: it must not mix owner ClusterQueues (borrowingLimit 0) with symmetric "
                 "floor-and-borrow ClusterQueues",
                 "give each layout its own cohort",
-                message=f"The cohort '{cohort}' mixes owner ClusterQueues with borrowingLimit 0 ({owners}) and symmetric "
+                message=
+                    f"The cohort '{cohort}' mixes owner ClusterQueues with borrowingLimit 0 ({owners}) and symmetric "
                 f"floor-and-borrow ClusterQueues ({floors}); use one layout per cohort: either give the other queues "
                 f"nominalQuota 0 so they only borrow (asymmetric), or let every queue borrow above its floor "
                 f"(symmetric)."))

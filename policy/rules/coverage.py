@@ -13,7 +13,7 @@ The excluded prefixes come from the stack's Kueue Configuration (a ConfigMap or 
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import yaml
 

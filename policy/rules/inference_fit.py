@@ -103,7 +103,9 @@ def check_inference_fits_nominal(objects: Iterable[KubeObject]) -> list[Violatio
                     f"an InferenceService must run where its LocalQueue is: the {missing} is not in this stack, so "
                     "its quota cannot be checked",
                     "put the InferenceService in a namespace of the inference ClusterQueue (or omit the namespace)",
-                    message=f"The {isvc.describe()} is queued to LocalQueue '{lq}', but the {missing} is not in this stack, "
+                    message=
+                        f"The {isvc.describe()} is queued to LocalQueue '{lq}', but the {missing} is not in "
+                        "this stack, "
                     f"so its nominalQuota cannot be checked and the policy fails closed; define the queue in this "
                     f"stack or queue the InferenceService to one that is.")]
             cq = queues.cluster_queues[cq_name]

@@ -140,7 +140,8 @@ def check_configuration(config: Mapping, default_namespace: str) -> list[ConfigP
                 f"add managedJobsNamespaceSelector {{matchExpressions: [{{key: {NAME_LABEL}, operator: NotIn, values: "
                 f"{protected}}}]}}, or set manageJobsWithoutQueueName to false",
                 "sets manageJobsWithoutQueueName: true without a managedJobsNamespaceSelector, so Kueue would suspend "
-                f"jobs in every namespace; add managedJobsNamespaceSelector with matchExpressions [{{key: {NAME_LABEL}, "
+                f"jobs in every namespace; add managedJobsNamespaceSelector with matchExpressions [{{key: "
+                f"{NAME_LABEL}, "
                 f"operator: NotIn, values: [kube-system, {namespace}]}}]"))
         else:
             caught = [ns for ns in ("kube-system", namespace) if selector_matches(selector, {NAME_LABEL: ns})]

@@ -10,8 +10,17 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Optional
 
-from .objects import (INFERENCE_ROLE, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, ROLE_LABEL, TRAINING_ROLE, KubeObject,
-                      role_of, unknown_violation, violation)
+from .objects import (
+    INFERENCE_ROLE,
+    PRIORITY_CLASS_LABEL,
+    QUEUE_NAME_LABEL,
+    ROLE_LABEL,
+    TRAINING_ROLE,
+    KubeObject,
+    role_of,
+    unknown_violation,
+    violation,
+)
 from .queues import QueueIndex, label_sets
 from .values import MISSING, UnknownValueError, Violation, get
 
@@ -113,7 +122,9 @@ def check_workload_priority_class(objects: Iterable[KubeObject], inference_names
                         obj, POLICY, label_field, priority,
                         "names a WorkloadPriorityClass the stack does not define",
                         f"use one of {known}",
-                        message=f"The {obj.describe()} names WorkloadPriorityClass '{priority}' in {path}, which is neither in "
+                        message=
+                            f"The {obj.describe()} names WorkloadPriorityClass '{priority}' in {path}, which is "
+                            "neither in "
                         f"this stack nor in the policy config priorityClasses (known: {known}); use one of those or "
                         f"add the class."))
                     continue

@@ -31,7 +31,7 @@ class QueueIndex:
     cluster_queues: Mapping[str, KubeObject]
 
     @classmethod
-    def build(cls, objects: Iterable[KubeObject]) -> "QueueIndex":
+    def build(cls, objects: Iterable[KubeObject]) -> QueueIndex:
         """Index every LocalQueue and ClusterQueue of the stack (objects with unknown names or references are left
         out; the per-queue policies report those)."""
         local: dict[tuple[Optional[str], str], str] = {}

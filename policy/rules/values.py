@@ -11,8 +11,8 @@ Plain dicts and lists (unit tests, YAML) work the same way: the proxies are `Map
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
@@ -38,9 +38,9 @@ __all__ = [
 class _Missing:
     """Sentinel for a field that is absent (or null): Kueue's "not set", never the same as 0."""
 
-    _instance: Optional["_Missing"] = None
+    _instance: Optional[_Missing] = None
 
-    def __new__(cls) -> "_Missing":
+    def __new__(cls) -> _Missing:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance
