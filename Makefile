@@ -19,6 +19,7 @@ LINTED := components policy/rules
 $(VENV_STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
+	ln -sfn ../$(VENV) policy/venv  # the pack's own virtualenv (PulumiPolicy.yaml): the project venv has its pins
 	rm -f $(VENV)/.installed-*; touch $@
 
 venv: $(VENV_STAMP)

@@ -56,11 +56,13 @@ class Run:
         return "\n".join(self.output) + (self.error or "")
 
 
-def _preview(stack: auto.Stack, config_file: Path | None = None) -> Run:
+def _preview(stack: auto.Stack, config_file: Path | None = None, pack: Path | None = None) -> Run:
     run = Run()
     kwargs = engine.run_kwargs(stack, color="never")
     kwargs["on_output"] = run.output.append
     assert kwargs.get("policy_packs") == [str(PACK)], "deploy.engine must pass the policy pack by default"
+    if pack is not None:
+        kwargs["policy_packs"] = [str(pack)]
     # Decide here whether a config file is passed, whatever deploy.engine adds, so that the no-file runs really
     # exercise the capacity derived from the stack's nodePools.
     kwargs.pop("policy_pack_configs", None)
@@ -217,15 +219,15 @@ k8s.apiextensions.CustomResource(
 """
 
 
-def _program_preview(tmp_path: Path, body: str, **fmt) -> Run:
+def _program_preview(tmp_path: Path, body: str, pack: Path | None = None, **fmt) -> Run:
     """Preview `body` (after the render-provider prelude) as the dev stack's program of a project copy; the pack
-    derives the dev capacity from the stack's nodePools."""
+    (`pack`, default the repo's policy/) derives the dev capacity from the stack's nodePools."""
     project = Project(tmp_path)
     program = tmp_path / "program" / "__main__.py"
     program.parent.mkdir()
     program.write_text(PRELUDE.format(render=str(tmp_path / "rendered")) + textwrap.dedent(body).format(**fmt))
     stack = engine.open_stack("dev", work_dir=project.root, program=program, backend=project.backend)
-    return _preview(stack)
+    return _preview(stack, pack=pack)
 
 
 def test_unsafe_inference_queue_inside_our_component_fails(binaries, tmp_path):
@@ -268,3 +270,19 @@ def test_gpu_quota_unknown_at_preview_fails_closed(binaries, tmp_path):
     assert ("The ClusterQueue 'computed-cq' has spec.resourceGroups[0].flavors[0].resources[0].nominalQuota unknown "
             "at preview") in run.text()
     assert "can't run policy" not in run.text()
+
+
+def test_a_copy_of_policy_with_its_own_venv_refuses_an_unsafe_queue(binaries, tmp_path):
+    """Issue 19: the pack runs and installs from policy/ alone. A copy of policy/ (nothing else) gets a fresh
+    virtualenv from its own requirements.txt (from PyPI), and the real CLI runs it as the policy pack."""
+    import shutil
+    import subprocess
+    import sys
+
+    pack = tmp_path / "pack"
+    shutil.copytree(PACK, pack, ignore=shutil.ignore_patterns("venv", "__pycache__"))
+    subprocess.run([sys.executable, "-m", "venv", str(pack / "venv")], check=True)
+    subprocess.run([str(pack / "venv" / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
+                    "-r", str(pack / "requirements.txt")], check=True, timeout=600)
+    run = _program_preview(tmp_path / "run", V1BETA1_PROGRAM, pack=pack)
+    assert run.error is not None and "kueue-api-version" in run.policies("mandatory"), run.text()
