@@ -5,11 +5,13 @@ Upstream grammar: k8s.io/apimachinery/pkg/api/resource (Quantity). The pack does
 """
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_UP, Decimal, localcontext
 from typing import Any, Optional
 
 from kubernetes.utils import parse_quantity
 
+_MAX_QUANTITY = Decimal(2**63 - 1)  # apimachinery quantity.go maxAllowed
+_NANO = Decimal("1e-9")
 _BINARY = [("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)]
 
 
@@ -20,16 +22,24 @@ def parse(value: Any) -> Optional[Decimal]:
         value: "4", 4, "8Gi", "500m" (a YAML/JSON number is read as its decimal text).
     Returns:
         The exact value in base units (cores, bytes, devices) as a Decimal, or None when `value` is not a
-        quantity (booleans, maps, "lots").
+        quantity (booleans, maps, "lots"), is not finite ("NaN", "Infinity", "inf", float nan) or lies beyond the
+        2^63-1 the apiserver keeps ("1e999999"): such values would make comparisons raise or printing hang.
     """
     if isinstance(value, bool) or not isinstance(value, (str, int, float, Decimal)):
         return None
     if isinstance(value, float) and value.is_integer():
         value = int(value)  # JSON numbers arrive as floats through the gRPC Struct
     try:
-        return Decimal(parse_quantity(str(value).strip()))
+        parsed = Decimal(parse_quantity(str(value).strip()))
     except (ValueError, ArithmeticError):
         return None
+    if not parsed.is_finite() or parsed.copy_abs() > _MAX_QUANTITY:
+        return None
+    # Like the apiserver, round a value with digits below 1n up to the next nano (1e-10 -> 1n): never an endless
+    # string of zeros to print. 2^63 with nine decimals fits the 40 digits.
+    with localcontext() as ctx:
+        ctx.prec = 40
+        return parsed.quantize(_NANO, rounding=ROUND_UP) if parsed.as_tuple().exponent < -9 else parsed
 
 
 def is_binary(text: Any) -> bool:
