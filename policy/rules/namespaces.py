@@ -1,0 +1,167 @@
+"""protected-namespaces: the stack never makes a system or controller namespace a Kueue tenant.
+
+A namespace becomes a tenant of a ClusterQueue when the queue's `namespaceSelector` selects it (Kueue admits
+workloads of a LocalQueue only from namespaces its ClusterQueue selects) and, with the manager's
+`manageJobsWithoutQueueName`, Kueue also suspends the unqueued pods of such namespaces. Putting a system namespace
+under Kueue can stop its controllers, so these namespaces are refused as tenants:
+
+| namespace | whose | upstream source |
+|---|---|---|
+| kube-system, kube-public, kube-node-lease | Kubernetes | k8s.io/api core/v1 `NamespaceSystem`, `NamespacePublic`, `NamespaceNodeLease` |
+| kueue-system | Kueue | kubernetes-sigs/kueue `config/default/kustomization.yaml` (`namespace: kueue-system`) |
+| jobset-system | JobSet controller | kubernetes-sigs/jobset `config/default/kustomization.yaml` (`namespace: jobset-system`) |
+| kubeflow-system | Kubeflow Trainer v2 | kubeflow/trainer `manifests/overlays/manager/kustomization.yaml` (`namespace: kubeflow-system`) |
+| kserve | KServe controller | kserve/kserve `config/overlays/all/kustomization.yaml` (`namespace: kserve`) |
+
+A stack extends the list (a Kueue installed elsewhere, a platform namespace) through the `protected` argument.
+
+Pass `patches.effective_objects(objects)` so that a `NamespacePatch` that labels kube-system counts as labelling it.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Optional
+
+from .objects import KubeObject, guarded, violation
+from .plain import plain
+from .selectors import NAME_LABEL, matches, requirements
+from .values import MISSING, UnknownValueError, Violation, format_path, get
+
+__all__ = ["DEFAULT_PROTECTED_NAMESPACES", "check_protected_namespaces", "namespace_labels", "queue_selector_keys"]
+
+DEFAULT_PROTECTED_NAMESPACES: tuple[str, ...] = (
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    "kueue-system",
+    "jobset-system",
+    "kubeflow-system",
+    "kserve",
+)
+"""Namespaces no stack may make a Kueue tenant by default (see the module docstring for the sources)."""
+
+
+
+def _fix_names(protected: list[str]) -> str:
+    return ("keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: "
+            + ", ".join(protected) + ")")
+
+
+def _is_namespace(obj: KubeObject) -> bool:
+    return obj.is_kind("", "Namespace")
+
+
+def queue_selector_keys(objects: Iterable[KubeObject]) -> set[str]:
+    """The label keys the stack's ClusterQueue namespaceSelectors test (matchLabels and matchExpressions keys), apart
+    from `kubernetes.io/metadata.name` (which every namespace carries anyway).
+
+    Raises UnknownValueError when a selector is unknown at preview.
+    """
+    keys: set[str] = set()
+    for obj in objects:
+        if obj.is_kueue("ClusterQueue"):
+            for req in requirements(get(obj.spec, "namespaceSelector")) or []:
+                if req.key and req.key != NAME_LABEL:
+                    keys.add(req.key)
+    return keys
+
+
+def namespace_labels(objects: Iterable[KubeObject]) -> dict[str, dict[str, str]]:
+    """The labels each namespace is known to carry: its `kubernetes.io/metadata.name` plus every label the stack's
+    own Namespace objects put on it (merged over all objects of that name). Namespaces the stack neither creates nor
+    labels are not listed (callers use `{kubernetes.io/metadata.name: <name>}` for them).
+
+    Namespace objects whose labels are unknown at preview are left out (the rule on the Namespace reports them).
+    """
+    labels: dict[str, dict[str, str]] = {}
+    for obj in objects:
+        if not _is_namespace(obj):
+            continue
+        try:
+            name = obj.name
+            own = {str(k): str(v) for k, v in obj.labels.items()}
+        except UnknownValueError:
+            continue
+        merged = labels.setdefault(name, {})
+        merged.update(own)
+        merged[NAME_LABEL] = name
+    return labels
+
+
+def check_protected_namespaces(objects: Iterable[KubeObject], protected: Iterable[str] = DEFAULT_PROTECTED_NAMESPACES,
+                               policy: str = "protected-namespaces") -> list[Violation]:
+    """protected-namespaces over the whole stack.
+
+    Args:
+        objects: every Kubernetes object of the stack (patches already made effective, see the module docstring).
+        protected: the protected namespace names (DEFAULT_PROTECTED_NAMESPACES plus the stack's own additions).
+        policy: the policy name for the Violations.
+    Returns:
+        One Violation for each of:
+        - a Namespace object with a protected name that carries a label some ClusterQueue of the stack selects on
+          (field `metadata.labels.<key>`): the stack would make it a tenant;
+        - a LocalQueue in a protected namespace (field `metadata.namespace`);
+        - a ClusterQueue whose namespaceSelector selects a protected namespace, judged on the labels that namespace
+          is known to carry: its name label plus the labels the stack's own Namespace objects give it (field
+          `spec.namespaceSelector`);
+        and the fail-closed violation for a value unknown at preview.
+    """
+    objects = list(objects)
+    protected_names = list(dict.fromkeys(protected))
+    found: list[Violation] = []
+    try:
+        selector_keys = queue_selector_keys(objects)
+    except UnknownValueError:
+        selector_keys = None  # a ClusterQueue with an unknown selector reports itself below
+    known = namespace_labels(objects)
+
+    for obj in objects:
+        if _is_namespace(obj):
+            found.extend(guarded(obj, lambda obj=obj: _check_namespace(obj, protected_names, selector_keys, policy)))
+        elif obj.is_kueue("LocalQueue"):
+            found.extend(guarded(obj, lambda obj=obj: _check_local_queue(obj, protected_names, policy)))
+        elif obj.is_kueue("ClusterQueue"):
+            found.extend(guarded(obj, lambda obj=obj: _check_cluster_queue(obj, protected_names, known, policy)))
+    return found
+
+
+def _check_namespace(obj: KubeObject, protected: list[str], selector_keys: Optional[set[str]],
+                     policy: str) -> list[Violation]:
+    if obj.name not in protected:
+        return []
+    found = []
+    for key, value in obj.labels.items():
+        if selector_keys is not None and key in selector_keys:
+            found.append(violation(
+                obj, policy, format_path(["metadata", "labels", key]), value,
+                f"'{obj.name}' is a protected system or controller namespace, and label '{key}' is what this stack's "
+                f"ClusterQueues select tenants by, so Kueue would manage (and may suspend) its pods",
+                f"remove the label and {_fix_names(protected)}"))
+    return found
+
+
+def _check_local_queue(obj: KubeObject, protected: list[str], policy: str) -> list[Violation]:
+    namespace = obj.namespace
+    if namespace not in protected:
+        return []
+    return [violation(
+        obj, policy, "metadata.namespace", namespace,
+        f"a LocalQueue must not live in the protected system or controller namespace '{namespace}', which would "
+        f"queue that namespace's workloads under Kueue",
+        _fix_names(protected))]
+
+
+def _check_cluster_queue(obj: KubeObject, protected: list[str], known: Mapping[str, Mapping[str, str]],
+                         policy: str) -> list[Violation]:
+    selector = get(obj.spec, "namespaceSelector")
+    if selector is MISSING:
+        return []  # selects nothing (the namespace-selector policies report a missing selector)
+    caught = [ns for ns in protected if matches(selector, known.get(ns, {NAME_LABEL: ns}))]
+    if not caught:
+        return []
+    names = ", ".join(f"'{ns}'" for ns in caught)
+    return [violation(
+        obj, policy, "spec.namespaceSelector", plain(selector),
+        f"a ClusterQueue's namespaceSelector must not select a protected system or controller namespace, but this "
+        f"one selects {names}",
+        f"pin the tenants by name with matchExpressions [{{key: {NAME_LABEL}, operator: In, values: [<your "
+        f"namespaces>]}}] and {_fix_names(protected)}")]
