@@ -1,0 +1,101 @@
+"""cluster-queue-selector-overlap and cluster-queue-pinned-selector: every namespace belongs to at most one
+ClusterQueue, and only to the namespaces the stack declares.
+
+Kueue admits a workload only if its LocalQueue's ClusterQueue selects the workload's namespace
+(ClusterQueue `spec.namespaceSelector`, a metav1.LabelSelector; nil selects nothing, `{}` everything). Two
+ClusterQueues that can select the same namespace let that namespace's owner queue work at either quota (for
+instance at inference quota from a training namespace). A selector on a tenant label alone
+(`kueue.x-k8s.io/queue: <tenant>`) selects any namespace whose owner adds that label, which namespace owners may do;
+the apiserver-maintained `kubernetes.io/metadata.name` label cannot be changed, so pinning it with `In` limits the
+queue to the declared namespaces (upstream: Kubernetes `NamespaceDefaultLabelName`, always set to the name).
+"""
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Iterable
+
+from .namespaces import namespace_labels
+from .objects import KubeObject, guarded, unknown_violation, violation
+from .plain import plain
+from .selectors import NAME_LABEL, can_overlap, matches, pins_names
+from .values import MISSING, UnknownValueError, Violation, get
+
+__all__ = ["check_pinned_selector", "check_selector_overlap"]
+
+_PIN = (f"matchExpressions [{{key: {NAME_LABEL}, operator: In, values: [<the tenant's namespaces>]}}]")
+
+
+def check_selector_overlap(objects: Iterable[KubeObject], policy: str = "cluster-queue-selector-overlap"
+                           ) -> list[Violation]:
+    """cluster-queue-selector-overlap over the whole stack (every layout and cohort at once).
+
+    Args:
+        objects: every Kubernetes object of the stack (patches made effective); ClusterQueues and Namespaces are read.
+        policy: the policy name for the Violations.
+    Returns:
+        One Violation per pair of ClusterQueues whose namespaceSelectors can both select one namespace (exact
+        satisfiability, `selectors.can_overlap` over namespaces), about the later of the two in stack order, field
+        `spec.namespaceSelector`; the rule names the other queue and the stack's Namespaces that both already
+        select, if any. A ClusterQueue whose selector is unknown at preview gets the fail-closed violation.
+    """
+    objects = list(objects)
+    queues: list[tuple[KubeObject, object]] = []
+    found: list[Violation] = []
+    for obj in objects:
+        if not obj.is_kueue("ClusterQueue"):
+            continue
+        try:
+            selector = get(obj.spec, "namespaceSelector")
+            can_overlap(selector, {})  # reads the whole selector now, so that an unknown part fails here
+        except UnknownValueError as err:
+            found.append(unknown_violation(obj, err))
+            continue
+        queues.append((obj, selector))
+    known = namespace_labels(objects)
+    for (first, a), (second, b) in combinations(queues, 2):
+        if a is MISSING or b is MISSING or not can_overlap(a, b, namespaces=True):
+            continue
+        both = sorted(name for name, labels in known.items() if matches(a, labels) and matches(b, labels))
+        where = (f"; both already select {', '.join(repr(n) for n in both)}" if both else "")
+        found.append(violation(
+            second, policy, "spec.namespaceSelector", plain(b),
+            f"two ClusterQueues must never select the same namespace, but this namespaceSelector and that of "
+            f"ClusterQueue '{_name(first)}' can both select one{where}, so its owner could queue work at either "
+            f"quota",
+            f"give each ClusterQueue its own namespaces and pin them with {_PIN}"))
+    return found
+
+
+def _name(obj: KubeObject) -> str:
+    try:
+        return obj.name
+    except UnknownValueError:
+        return obj.resource_name
+
+
+def check_pinned_selector(obj: KubeObject, policy: str = "cluster-queue-pinned-selector") -> list[Violation]:
+    """cluster-queue-pinned-selector for one object.
+
+    Args:
+        obj: any object; ClusterQueues are judged.
+        policy: the policy name for the Violation.
+    Returns:
+        One Violation (field `spec.namespaceSelector`) when a ClusterQueue's namespaceSelector does not restrict
+        `kubernetes.io/metadata.name` to a set of names (with `In`, or matchLabels on that key), e.g. a selector on
+        a tenant label alone or `{}`; nothing for a missing selector (it selects nothing; the namespace-selector
+        policies report it) or one that selects no namespace at all. The fail-closed violation for unknown values.
+    """
+    if not obj.is_kueue("ClusterQueue"):
+        return []
+
+    def check() -> list[Violation]:
+        selector = get(obj.spec, "namespaceSelector")
+        if selector is MISSING or pins_names(selector) is not None:
+            return []
+        return [violation(
+            obj, policy, "spec.namespaceSelector", plain(selector),
+            f"a ClusterQueue's namespaceSelector must pin the immutable {NAME_LABEL} label to the declared "
+            f"namespaces, because any namespace owner can add a tenant label to their namespace and queue work here",
+            f"add {_PIN} next to the tenant label")]
+
+    return guarded(obj, check)
