@@ -1,0 +1,266 @@
+"""Which ClusterQueues serve inference: decided from the whole stack, not only from our own label.
+
+The inference rules (borrowingLimit 0, reclaimWithinCohort Any, a pinned namespaceSelector, inference fits its
+nominalQuota, priority ordering) must hold for every ClusterQueue that inference actually runs on, however the stack
+wrote it (our components, a raw CustomResource, a yaml ConfigGroup, a patch). A ClusterQueue is an inference queue
+when any of these holds (the evidence is kept, see `Roles.why`):
+
+1. it is labelled `kueue-cohorts/role: inference`;
+2. the pack config declares it inference (generated from the stack file);
+3. an InferenceService (`serving.kserve.io`, any version) is queued to it: its `kueue.x-k8s.io/queue-name`
+   (metadata.labels or spec.predictor.labels, which KServe copies onto the predictor pods) names a LocalQueue of
+   the stack whose `spec.clusterQueue` is this queue;
+4. any workload queued to it (any label set with the queue-name label: object metadata, pod templates of Jobs,
+   Deployments, JobSets, TrainJobs, ...) names an inference priority class in `kueue.x-k8s.io/priority-class`:
+   one declared in the pack config, or a WorkloadPriorityClass labelled `kueue-cohorts/role: inference`;
+5. any workload queued to it has a WorkloadPriorityClass whose `value` is at or above the lowest value of those
+   inference priority classes (Kueue orders admission and preemption by that value, so such a workload is served
+   like inference).
+
+Inference evidence wins over a declared or labelled training/tenant role (fail closed: the inference rules then
+show the conflict). Otherwise a queue is "training" or "tenant" when declared so or labelled so; any other queue is
+undecided. `check_undecided` refuses an undecided ClusterQueue that shares a cohort tree (Cohort `spec.parentName`
+links followed to the root) with an inference queue, because whether it may borrow from inference cannot be judged.
+
+Upstream: Kueue `pkg/controller/constants` (QueueLabel, WorkloadPriorityClassLabel), LocalQueue
+`spec.clusterQueue`, WorkloadPriorityClass `value`, Cohort `spec.parentName`; KServe `components/predictor.go`.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+from .objects import (INFERENCE_ROLE, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, ROLE_LABEL, TRAINING_ROLE, KubeObject,
+                      cohort_of, violation)
+from .queues import QueueIndex, label_sets
+from .values import MISSING, UnknownValueError, Violation, get
+
+__all__ = ["ROLES", "TENANT_ROLE", "Roles", "check_undecided", "classify", "cohort_roots"]
+
+TENANT_ROLE = "tenant"
+ROLES = (INFERENCE_ROLE, TRAINING_ROLE, TENANT_ROLE)
+"""The roles a ClusterQueue can be declared or labelled with."""
+KSERVE_GROUP = "serving.kserve.io"
+
+
+@dataclass
+class Roles:
+    """The role of every ClusterQueue of a stack (see the module docstring for how it is decided).
+
+    Attributes:
+        cluster_queues: name -> ClusterQueue object, in stack order.
+        roles: name -> "inference" | "training" | "tenant" for the decided queues.
+        reasons: name -> the evidence for its role, as clauses ("labelled kueue-cohorts/role: inference",
+            "InferenceService 'ns/x' is queued to it through LocalQueue 'ns/lq'", ...).
+        inference_priority_classes: the inference WorkloadPriorityClass names (declared or labelled).
+        inference_floor: the lowest value of those classes that the stack defines, or None.
+        unknown: objects skipped because a label or name they would be classified by is unknown at preview (the
+            per-object policies report those).
+    """
+
+    cluster_queues: dict[str, KubeObject] = field(default_factory=dict)
+    roles: dict[str, str] = field(default_factory=dict)
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+    inference_priority_classes: set[str] = field(default_factory=set)
+    inference_floor: Optional[int] = None
+    unknown: list[KubeObject] = field(default_factory=list)
+
+    def role(self, cq_name: str) -> Optional[str]:
+        """The role of ClusterQueue `cq_name`, or None when undecided or not in the stack."""
+        return self.roles.get(cq_name)
+
+    def inference(self) -> set[str]:
+        """The names of the inference ClusterQueues."""
+        return {name for name, role in self.roles.items() if role == INFERENCE_ROLE}
+
+    def undecided(self) -> list[KubeObject]:
+        """The ClusterQueues without a role, in stack order."""
+        return [cq for name, cq in self.cluster_queues.items() if name not in self.roles]
+
+    def why(self, cq_name: str) -> list[str]:
+        """The evidence for the role of `cq_name` (empty when undecided)."""
+        return list(self.reasons.get(cq_name, []))
+
+
+def _priority_value(raw: Any) -> Optional[int]:
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float) and raw.is_integer():
+        return int(raw)
+    if isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
+        return int(raw)
+    return None
+
+
+def classify(objects: Iterable[KubeObject], declared: Mapping[str, str] | None = None,
+             inference_priority_classes: Iterable[str] = ()) -> Roles:
+    """Decide the role of every ClusterQueue of the stack.
+
+    Args:
+        objects: every Kubernetes object of the stack (patches made effective); ClusterQueues, LocalQueues,
+            WorkloadPriorityClasses and every object with queue-name labels are read.
+        declared: ClusterQueue name -> "inference" | "training" | "tenant" from the pack config (generated from the
+            stack file); other values are ignored.
+        inference_priority_classes: WorkloadPriorityClass names declared inference in the pack config.
+    Returns:
+        The Roles. Never raises for values unknown at preview: objects whose names, role labels or queue labels are
+        unknown are skipped and listed in `Roles.unknown`.
+    """
+    objects = list(objects)
+    declared = dict(declared or {})
+    roles = Roles()
+    inference_classes = set(inference_priority_classes)
+    class_values: dict[str, int] = {}
+
+    for obj in objects:
+        try:
+            if obj.is_kueue("ClusterQueue"):
+                roles.cluster_queues.setdefault(obj.name, obj)
+            elif obj.is_kueue("WorkloadPriorityClass"):
+                value = _priority_value(get(obj.props, "value"))
+                if value is not None:
+                    class_values[obj.name] = value
+                if get(obj.labels, ROLE_LABEL) == INFERENCE_ROLE:
+                    inference_classes.add(obj.name)
+        except UnknownValueError:
+            roles.unknown.append(obj)
+    roles.inference_priority_classes = inference_classes
+    floors = [class_values[name] for name in inference_classes if name in class_values]
+    roles.inference_floor = min(floors) if floors else None
+
+    def mark(name: str, role: str, reason: str) -> None:
+        if name not in roles.cluster_queues:
+            return
+        current = roles.roles.get(name)
+        if current is None or (role == INFERENCE_ROLE and current != INFERENCE_ROLE):
+            roles.roles[name] = role
+            roles.reasons[name] = []
+        if roles.roles[name] == role:
+            roles.reasons[name].append(reason)
+
+    # Inference evidence first (it wins), then declared/labelled training and tenant roles.
+    for name, cq in roles.cluster_queues.items():
+        try:
+            label = get(cq.labels, ROLE_LABEL)
+        except UnknownValueError:
+            roles.unknown.append(cq)
+            label = MISSING
+        if label == INFERENCE_ROLE:
+            mark(name, INFERENCE_ROLE, f"it is labelled {ROLE_LABEL}: {INFERENCE_ROLE}")
+        if declared.get(name) == INFERENCE_ROLE:
+            mark(name, INFERENCE_ROLE, "the policy pack config declares it inference")
+
+    queues = QueueIndex.build(objects)
+    for obj in objects:
+        try:
+            namespace = obj.namespace
+            for path, labels in label_sets(obj.props):
+                queue = get(labels, QUEUE_NAME_LABEL)
+                if queue is MISSING:
+                    continue
+                cq_name = queues.cluster_queue_of(namespace, str(queue))
+                if cq_name is None:
+                    continue
+                lq = f"{namespace}/{queue}" if namespace else str(queue)
+                if obj.is_kind(KSERVE_GROUP, "InferenceService"):
+                    mark(cq_name, INFERENCE_ROLE,
+                         f"{obj.describe()} is queued to it through LocalQueue '{lq}' ({path})")
+                priority = get(labels, PRIORITY_CLASS_LABEL)
+                if priority is MISSING:
+                    continue
+                if priority in inference_classes:
+                    mark(cq_name, INFERENCE_ROLE,
+                         f"{obj.describe()} with inference WorkloadPriorityClass '{priority}' is queued to it through "
+                         f"LocalQueue '{lq}' ({path})")
+                elif (roles.inference_floor is not None and priority in class_values
+                      and class_values[priority] >= roles.inference_floor):
+                    mark(cq_name, INFERENCE_ROLE,
+                         f"{obj.describe()} with WorkloadPriorityClass '{priority}' ({class_values[priority]}, at or "
+                         f"above the lowest inference priority {roles.inference_floor}) is queued to it through "
+                         f"LocalQueue '{lq}' ({path})")
+        except UnknownValueError:
+            roles.unknown.append(obj)
+
+    for name, cq in roles.cluster_queues.items():
+        if name in roles.roles:
+            continue
+        try:
+            label = get(cq.labels, ROLE_LABEL)
+        except UnknownValueError:
+            label = MISSING
+        if label in (TRAINING_ROLE, TENANT_ROLE):
+            mark(name, str(label), f"it is labelled {ROLE_LABEL}: {label}")
+        elif declared.get(name) in (TRAINING_ROLE, TENANT_ROLE):
+            mark(name, declared[name], f"the policy pack config declares it {declared[name]}")
+    return roles
+
+
+def cohort_roots(objects: Iterable[KubeObject]) -> dict[str, str]:
+    """Cohort name -> the root of its cohort tree (Cohort `spec.parentName` followed upwards; a cycle stops at the
+    first repeated name). Cohorts without a Cohort object are their own root. Unknown parents are skipped."""
+    parents: dict[str, str] = {}
+    for obj in objects:
+        if obj.is_kueue("Cohort"):
+            try:
+                parent = get(obj.spec, "parentName")
+                if parent is MISSING:
+                    parent = get(obj.spec, "parent")
+                if isinstance(parent, str) and parent:
+                    parents[obj.name] = parent
+            except UnknownValueError:
+                continue
+
+    def root(name: str) -> str:
+        seen = {name}
+        while name in parents and parents[name] not in seen:
+            name = parents[name]
+            seen.add(name)
+        return name
+
+    return {name: root(name) for name in set(parents) | set(parents.values())}
+
+
+def check_undecided(objects: Iterable[KubeObject], roles: Roles, policy: str = "cluster-queue-role") -> list[Violation]:
+    """cluster-queue-role: a ClusterQueue that shares a cohort tree with an inference queue has a decided role.
+
+    Args:
+        objects: every Kubernetes object of the stack (for the Cohort tree).
+        roles: `classify(...)` of the same objects.
+        policy: the policy name for the Violations.
+    Returns:
+        One Violation per undecided ClusterQueue in a cohort tree that holds an inference ClusterQueue, field
+        `metadata.labels.kueue-cohorts/role` with the label's value (MISSING when unset), saying how to declare it.
+        A ClusterQueue whose cohort is unknown at preview counts as sharing (fail closed).
+    """
+    objects = list(objects)
+    roots = cohort_roots(objects)
+    inference_trees: dict[str, list[str]] = {}
+    for name in sorted(roles.inference()):
+        try:
+            cohort = cohort_of(roles.cluster_queues[name])
+        except UnknownValueError:
+            continue
+        if cohort is not None:
+            inference_trees.setdefault(roots.get(cohort, cohort), []).append(name)
+    found = []
+    for cq in roles.undecided():
+        try:
+            cohort = cohort_of(cq)
+            tree = roots.get(cohort, cohort) if cohort is not None else None
+            label = get(cq.labels, ROLE_LABEL)
+        except UnknownValueError:
+            tree, label = next(iter(inference_trees), None), MISSING
+        if tree is None or tree not in inference_trees:
+            continue
+        names = ", ".join(f"'{n}'" for n in inference_trees[tree])
+        found.append(violation(
+            cq, policy, f"metadata.labels.{ROLE_LABEL}", label,
+            f"a ClusterQueue in cohort '{tree}' with the inference ClusterQueue {names} must have a known role "
+            f"(inference, training or tenant), because otherwise the pack cannot judge whether it may borrow the "
+            f"inference quota",
+            f"label it {ROLE_LABEL}: training (or tenant, or inference), or declare its role in the policy pack "
+            f"config generated from the stack file"))
+    return found
