@@ -5,13 +5,14 @@ workloads of a LocalQueue only from namespaces its ClusterQueue selects) and, wi
 `manageJobsWithoutQueueName`, Kueue also suspends the unqueued pods of such namespaces. Putting a system namespace
 under Kueue can stop its controllers, so these namespaces are refused as tenants:
 
-| namespace | whose | upstream source |
-|---|---|---|
-| kube-system, kube-public, kube-node-lease | Kubernetes | k8s.io/api core/v1 `NamespaceSystem`, `NamespacePublic`, `NamespaceNodeLease` |
-| kueue-system | Kueue | kubernetes-sigs/kueue `config/default/kustomization.yaml` (`namespace: kueue-system`) |
-| jobset-system | JobSet controller | kubernetes-sigs/jobset `config/default/kustomization.yaml` (`namespace: jobset-system`) |
-| kubeflow-system | Kubeflow Trainer v2 | kubeflow/trainer `manifests/overlays/manager/kustomization.yaml` (`namespace: kubeflow-system`) |
-| kserve | KServe controller | kserve/kserve `config/overlays/all/kustomization.yaml` (`namespace: kserve`) |
+- kube-system, kube-public, kube-node-lease: Kubernetes (k8s.io/api core/v1 `NamespaceSystem`, `NamespacePublic`,
+  `NamespaceNodeLease`);
+- kueue-system: Kueue (kubernetes-sigs/kueue `config/default/kustomization.yaml`: `namespace: kueue-system`);
+- jobset-system: the JobSet controller (kubernetes-sigs/jobset `config/default/kustomization.yaml`:
+  `namespace: jobset-system`);
+- kubeflow-system: the Kubeflow Trainer v2 controller (kubeflow/trainer `manifests/overlays/manager/kustomization.yaml`
+  and `namespace.yaml`: `namespace: kubeflow-system`);
+- kserve: the KServe controller (kserve/kserve `config/overlays/all/kustomization.yaml`: `namespace: kserve`).
 
 A stack extends the list (a Kueue installed elsewhere, a platform namespace) through the `protected` argument.
 

@@ -33,7 +33,8 @@ def issue_item_2_patch() -> dict:
         "metadata": {"name": "c12-inference-cq", "annotations": {"pulumi.com/patchForce": "true"}},
         "spec": {"resourceGroups": [{"coveredResources": list(GPU_RESOURCES), "flavors": [{
                      "name": "c12-default",
-                     "resources": [{"name": r, "nominalQuota": "1", "borrowingLimit": "100"} for r in GPU_RESOURCES]}]}],
+                     "resources": [{"name": r, "nominalQuota": "1", "borrowingLimit": "100"}
+                                   for r in GPU_RESOURCES]}]}],
                  "preemption": {"reclaimWithinCohort": "Never"}},
     }
 
@@ -87,7 +88,8 @@ def test_null_deletes_and_lists_replace():
 def test_patches_apply_in_stack_order():
     first = {"kind": "ClusterQueue", "metadata": {"name": "c12-training-cq"}, "spec": {"cohortName": "a"}}
     second = {"kind": "ClusterQueue", "metadata": {"name": "c12-training-cq"}, "spec": {"cohortName": "b"}}
-    objects = stack(compliant()) + [patch_object(CQ_PATCH_TOKEN, first, "p1"), patch_object(CQ_PATCH_TOKEN, second, "p2")]
+    objects = stack(compliant()) + [patch_object(CQ_PATCH_TOKEN, first, "p1"),
+                                    patch_object(CQ_PATCH_TOKEN, second, "p2")]
     [cq] = [o for o in effective_objects(objects) if o.is_kueue("ClusterQueue") and o.name == "c12-training-cq"]
     assert cq.spec["cohortName"] == "b" and cq.urn.endswith("::p2")
 
@@ -96,7 +98,8 @@ def test_namespace_patch_labelling_kube_system_counts():
     manifests = compliant()
     ns_patch = patch_object("kubernetes:core/v1:NamespacePatch",
                             {"apiVersion": "v1", "kind": "Namespace",
-                             "metadata": {"name": "kube-system", "labels": {"kueue-cohorts/tenant": "c12-training-cq"}}})
+                             "metadata": {"name": "kube-system",
+                                          "labels": {"kueue-cohorts/tenant": "c12-training-cq"}}})
     objects = effective_objects(stack(manifests) + [ns_patch])
     found = check_protected_namespaces(objects, DEFAULT_PROTECTED_NAMESPACES, "protected-namespaces")
     assert {(v.subject.kind, v.subject.name) for v in found} == {("Namespace", "kube-system"),

@@ -90,7 +90,8 @@ def test_declared_inference_priority_class_without_a_label():
     m["job2"] = copy.deepcopy(m["job"])
     m["job2"]["metadata"].update(name="serve", namespace="c12-serving")
     for labels in (m["job2"]["metadata"]["labels"], m["job2"]["spec"]["template"]["metadata"]["labels"]):
-        labels.update({"kueue.x-k8s.io/queue-name": "serving-lq", "kueue.x-k8s.io/priority-class": "c12-inference-prio"})
+        labels.update({"kueue.x-k8s.io/queue-name": "serving-lq",
+                       "kueue.x-k8s.io/priority-class": "c12-inference-prio"})
     assert classify(stack(m)).role("serving-cq") is None
     assert classify(stack(m), {}, ["c12-inference-prio"]).role("serving-cq") == "inference"
 
