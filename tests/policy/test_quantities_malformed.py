@@ -1,0 +1,43 @@
+"""Issue 13 item 11 in the pack: a malformed quantity ("NaN", "Infinity", "1e999999") in any quota or request is
+reported by the existing stack policies, never raised (they parse with quantities.parse)."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from policy.rules.cohort import check_cohort_nominal_within_capacity, check_single_layout_per_cohort
+from policy.rules.inference_fit import check_inference_fits_nominal
+from tests.policy.fixtures import DEV_CAPACITY, compliant, stack
+
+MALFORMED = ["NaN", "-NaN", "sNaN", "Infinity", "-Infinity", "inf", "1e999999", "1e9999999", "9Ei"]
+
+
+@pytest.mark.parametrize("raw", MALFORMED)
+def test_malformed_nominal_quota_is_reported_by_the_capacity_policy(raw):
+    m = compliant()
+    m["inference-cq"]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][2]["nominalQuota"] = raw
+    start = time.process_time()
+    found = check_cohort_nominal_within_capacity(stack(m), DEV_CAPACITY)
+    check_single_layout_per_cohort(stack(m))
+    assert time.process_time() - start < 1
+    assert [v.message for v in found] == [
+        f"The ClusterQueue 'c12-inference-cq' has spec.resourceGroups[0].flavors[0].resources[2].nominalQuota {raw!r}, "
+        "which is not a Kubernetes quantity; set nominalQuota for resource 'nvidia.com/gpualloc' of flavor "
+        "'c12-default' to a quantity such as \"4\" or \"8Gi\"."]
+
+
+@pytest.mark.parametrize("raw", MALFORMED)
+def test_malformed_request_is_reported_by_the_fit_policy(raw):
+    m = compliant()
+    m["isvc"]["spec"]["predictor"]["model"]["resources"]["requests"]["nvidia.com/gpualloc"] = raw
+    [found] = check_inference_fits_nominal(stack(m))
+    assert found.message == (
+        "The InferenceService 'c12-inference/c12-inference-demo' has spec.predictor.model.resources "
+        f"'nvidia.com/gpualloc' is {raw!r}, which is not a Kubernetes quantity; fix the quantity.")
+
+
+@pytest.mark.parametrize("raw", MALFORMED)
+def test_malformed_capacity_is_reported(raw):
+    found = check_cohort_nominal_within_capacity(stack(compliant()), dict(DEV_CAPACITY, cpu=raw))
+    assert any(f"capacity['cpu'] to {raw!r}, which is not a Kubernetes quantity" in v.message for v in found)
