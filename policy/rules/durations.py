@@ -16,6 +16,7 @@ Fractions use float64 exactly like Go ("0.3333333333333333333h" is 20m), so the 
 """
 from __future__ import annotations
 
+import re
 from typing import Optional, Union
 
 __all__ = ["MAX_DURATION", "MIN_DURATION", "format_go_duration", "parse_go_duration", "positive_duration_problem"]
@@ -36,22 +37,23 @@ _UNITS = {
     b"h": 3600 * 1_000_000_000,
 }
 _LIMIT = 1 << 63
-_DIGITS = b"0123456789"
+_DIGIT_RUN = re.compile(rb"[0-9]*")
 _HEX = "0123456789abcdef"
 _RUNE_ERROR = "\ufffd".encode()
 
 
+def _escape(byte: int) -> str:
+    if byte >= 0x80 or byte < 0x20:
+        return f"\\x{_HEX[byte >> 4]}{_HEX[byte & 0xF]}"
+    return "\\" + chr(byte) if chr(byte) in '"\\' else chr(byte)
+
+
+_ESCAPED = [_escape(byte) for byte in range(256)]
+
+
 def _quote(raw: bytes) -> str:
     """Go's `time.quote`: the text in double quotes, every non-ASCII or control byte as \\xNN, `"` and `\\` escaped."""
-    out = ['"']
-    for byte in raw:
-        if byte >= 0x80 or byte < 0x20:
-            out.append(f"\\x{_HEX[byte >> 4]}{_HEX[byte & 0xF]}")
-        else:
-            char = chr(byte)
-            out.append("\\" + char if char in '"\\' else char)
-    out.append('"')
-    return "".join(out)
+    return '"' + "".join(map(_ESCAPED.__getitem__, raw)) + '"'
 
 
 def _leading_int(s: bytes) -> tuple[int, bytes, bool]:
@@ -71,15 +73,17 @@ def _leading_fraction(s: bytes) -> tuple[int, float, bytes]:
     """Go's `leadingFraction`: consume [0-9]*, stop accumulating precision (not digits) on overflow."""
     x, scale, i, overflow = 0, 1.0, 0, False
     while i < len(s) and 0x30 <= s[i] <= 0x39:
-        if not overflow:
-            if x > (_LIMIT - 1) // 10:
+        if x > (_LIMIT - 1) // 10:
+            overflow = True
+        else:
+            y = x * 10 + s[i] - 0x30
+            if y > _LIMIT:
                 overflow = True
             else:
-                y = x * 10 + s[i] - 0x30
-                if y > _LIMIT:
-                    overflow = True
-                else:
-                    x, scale = y, scale * 10
+                x, scale = y, scale * 10
+        if overflow:  # the remaining digits only get consumed
+            i = _DIGIT_RUN.match(s, i).end()
+            break
         i += 1
     return x, scale, s[i:]
 
