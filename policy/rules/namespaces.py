@@ -99,7 +99,7 @@ def check_protected_namespaces(objects: Iterable[KubeObject], protected: Iterabl
     Returns:
         One Violation for each of:
         - a Namespace object with a protected name that carries a label some ClusterQueue of the stack selects on
-          (field `metadata.labels.<key>`): the stack would make it a tenant;
+          (field `metadata.labels["<key>"]`): the stack would make it a tenant;
         - a LocalQueue in a protected namespace (field `metadata.namespace`);
         - a ClusterQueue whose namespaceSelector selects a protected namespace, judged on the labels that namespace
           is known to carry: its name label plus the labels the stack's own Namespace objects give it (field

@@ -148,6 +148,14 @@ def quantity_problem(resource: Any, raw: Any) -> Optional[tuple[str, str]]:
     return None
 
 
+def _extend(path: str, *parts: Any) -> str:
+    """`path` (a rendered field path, may be "") continued by `parts` in `format_path` style."""
+    tail = format_path(list(parts))
+    if not path:
+        return tail
+    return path + tail if tail.startswith("[") else f"{path}.{tail}"
+
+
 def _parsed(raw: Any, where: str) -> Decimal:
     try:
         return parse_quantity_strict(raw)
@@ -165,17 +173,16 @@ def effective_requests(container: Mapping, path: str = "") -> dict[str, Decimal]
         resource name -> quantity in base units (Decimal).
     Raises:
         ValueError: a value is not a quantity (the message names the field, e.g. "spec.containers[0].resources
-            .limits.nvidia.com/gpu is not a finite number").
+            .limits["nvidia.com/gpu"] is not a finite number").
         UnknownValueError: a request or limit is unknown at preview.
     """
     resources = as_map(get(container, "resources"))
-    prefix = f"{path}.resources" if path else "resources"
     out: dict[str, Decimal] = {}
     for name, raw in as_map(get(resources, "requests")).items():
-        out[str(name)] = _parsed(raw, format_path([prefix, "requests", str(name)]))
+        out[str(name)] = _parsed(raw, _extend(path, "resources", "requests", str(name)))
     for name, raw in as_map(get(resources, "limits")).items():
         if str(name) not in out:
-            out[str(name)] = _parsed(raw, format_path([prefix, "limits", str(name)]))
+            out[str(name)] = _parsed(raw, _extend(path, "resources", "limits", str(name)))
     return out
 
 
@@ -207,11 +214,11 @@ def pod_requests(pod_spec: Mapping, path: str = "spec") -> dict[str, Decimal]:
     """
     total: dict[str, Decimal] = {}
     for i, container in enumerate(as_list(get(pod_spec, "containers"))):
-        total = _add(total, effective_requests(container, f"{path}.containers[{i}]"))
+        total = _add(total, effective_requests(container, _extend(path, "containers", i)))
     sidecars: dict[str, Decimal] = {}
     init_peak: dict[str, Decimal] = {}
     for i, container in enumerate(as_list(get(pod_spec, "initContainers"))):
-        own = effective_requests(container, f"{path}.initContainers[{i}]")
+        own = effective_requests(container, _extend(path, "initContainers", i))
         if get(container, "restartPolicy") == "Always":
             total = _add(total, own)
             sidecars = _add(sidecars, own)
@@ -222,7 +229,7 @@ def pod_requests(pod_spec: Mapping, path: str = "spec") -> dict[str, Decimal]:
     total = _max(total, init_peak)
     overhead = get(pod_spec, "overhead")
     if is_map(overhead):
-        total = _add(total, {str(k): _parsed(v, format_path([path, "overhead", str(k)])) for k, v in overhead.items()})
+        total = _add(total, {str(k): _parsed(v, _extend(path, "overhead", str(k))) for k, v in overhead.items()})
     return total
 
 

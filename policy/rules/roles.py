@@ -34,7 +34,7 @@ from typing import Any, Iterable, Optional
 from .objects import (INFERENCE_ROLE, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, ROLE_LABEL, TRAINING_ROLE, KubeObject,
                       cohort_of, violation)
 from .queues import QueueIndex, label_sets
-from .values import MISSING, UnknownValueError, Violation, get
+from .values import MISSING, UnknownValueError, Violation, format_path, get
 
 __all__ = ["ROLES", "TENANT_ROLE", "Roles", "check_undecided", "classify", "cohort_roots"]
 
@@ -232,7 +232,7 @@ def check_undecided(objects: Iterable[KubeObject], roles: Roles, policy: str = "
         policy: the policy name for the Violations.
     Returns:
         One Violation per undecided ClusterQueue in a cohort tree that holds an inference ClusterQueue, field
-        `metadata.labels.kueue-cohorts/role` with the label's value (MISSING when unset), saying how to declare it.
+        `metadata.labels["kueue-cohorts/role"]` with the label's value (MISSING when unset), saying how to declare it.
         A ClusterQueue whose cohort is unknown at preview counts as sharing (fail closed).
     """
     objects = list(objects)
@@ -257,7 +257,7 @@ def check_undecided(objects: Iterable[KubeObject], roles: Roles, policy: str = "
             continue
         names = ", ".join(f"'{n}'" for n in inference_trees[tree])
         found.append(violation(
-            cq, policy, f"metadata.labels.{ROLE_LABEL}", label,
+            cq, policy, format_path(["metadata", "labels", ROLE_LABEL]), label,
             f"a ClusterQueue in cohort '{tree}' with the inference ClusterQueue {names} must have a known role "
             f"(inference, training or tenant), because otherwise the pack cannot judge whether it may borrow the "
             f"inference quota",

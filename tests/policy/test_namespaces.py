@@ -56,7 +56,7 @@ def test_issue_13_item_4_system_namespace_as_training_tenant(system):
     assert summary(violations) == [
         (ObjectRef("ClusterQueue", None, "c12-training-cq"), "spec.namespaceSelector",
          {"matchLabels": {TENANT: "c12-training-cq"}}, POLICY),
-        (ObjectRef("Namespace", None, system), f"metadata.labels.{TENANT}", "c12-training-cq", POLICY),
+        (ObjectRef("Namespace", None, system), f'metadata.labels["{TENANT}"]', "c12-training-cq", POLICY),
         (ObjectRef("LocalQueue", system, "c12-training-lq"), "metadata.namespace", system, POLICY),
     ]
     cq, ns, lq = violations

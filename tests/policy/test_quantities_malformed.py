@@ -21,10 +21,10 @@ def test_malformed_nominal_quota_is_reported_by_the_capacity_policy(raw):
     found = check_cohort_nominal_within_capacity(stack(m), DEV_CAPACITY)
     check_single_layout_per_cohort(stack(m))
     assert time.process_time() - start < 1
-    assert [v.message for v in found] == [
-        f"The ClusterQueue 'c12-inference-cq' has spec.resourceGroups[0].flavors[0].resources[2].nominalQuota {raw!r}, "
-        "which is not a Kubernetes quantity; set nominalQuota for resource 'nvidia.com/gpualloc' of flavor "
-        "'c12-default' to a quantity such as \"4\" or \"8Gi\"."]
+    [v] = found
+    assert (v.subject.name, v.field, v.policy) == (
+        "c12-inference-cq", "spec.resourceGroups[0].flavors[0].resources[2].nominalQuota", "cohort-nominal-within-capacity")
+    assert f"nominalQuota {raw!r}, which is not a Kubernetes quantity" in v.message
 
 
 @pytest.mark.parametrize("raw", MALFORMED)
@@ -32,9 +32,8 @@ def test_malformed_request_is_reported_by_the_fit_policy(raw):
     m = compliant()
     m["isvc"]["spec"]["predictor"]["model"]["resources"]["requests"]["nvidia.com/gpualloc"] = raw
     [found] = check_inference_fits_nominal(stack(m))
-    assert found.message == (
-        "The InferenceService 'c12-inference/c12-inference-demo' has spec.predictor.model.resources "
-        f"'nvidia.com/gpualloc' is {raw!r}, which is not a Kubernetes quantity; fix the quantity.")
+    assert (found.subject.name, found.policy) == ("c12-inference-demo", "inference-fits-nominal")
+    assert f'resources.requests["nvidia.com/gpualloc"] is {raw!r}, which is not a Kubernetes quantity' in found.message
 
 
 @pytest.mark.parametrize("raw", MALFORMED)

@@ -160,7 +160,11 @@ def test_effective_requests_of_nothing():
 def test_effective_requests_name_the_bad_field():
     with pytest.raises(ValueError) as err:
         effective_requests({"resources": {"limits": {GPU: "NaN"}}}, "spec.containers[0]")
-    assert str(err.value) == "spec.containers[0].resources.limits.nvidia.com/gpualloc is not a Kubernetes quantity"
+    assert str(err.value) == 'spec.containers[0].resources.limits["nvidia.com/gpualloc"] is not a Kubernetes quantity'
+    with pytest.raises(ValueError) as err:
+        pod_requests({"containers": [{"resources": {"requests": {"cpu": "1"}}}], "overhead": {"example.com/x": "x"}},
+                     "spec.template.spec")
+    assert str(err.value) == 'spec.template.spec.overhead["example.com/x"] is not a Kubernetes quantity'
 
 
 def _c(**requests):
@@ -216,14 +220,14 @@ CASES = [
      "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit", "-1",
      ("an amount of 'cpu' must not be negative", "write zero or a positive quantity")),
     ("isvc", lambda m: m["spec"]["predictor"]["model"]["resources"]["limits"].update({GPU: "1500m"}),
-     f"spec.predictor.model.resources.limits.{GPU}", "1500m", not_whole(GPU)),
+     f'spec.predictor.model.resources.limits["{GPU}"]', "1500m", not_whole(GPU)),
     ("isvc", lambda m: m["spec"]["predictor"].update(
         containers=[{"name": "kserve-container", "resources": {"requests": {"memory": "Infinity"}}}]),
      "spec.predictor.containers[0].resources.requests.memory", "Infinity",
      not_quantity("memory", "is not a Kubernetes quantity")),
     ("job", lambda m: m["spec"]["template"]["spec"]["containers"][0].update(
         resources={"limits": {"nvidia.com/gpu": "0.5"}}),
-     "spec.template.spec.containers[0].resources.limits.nvidia.com/gpu", "0.5", not_whole("nvidia.com/gpu")),
+     'spec.template.spec.containers[0].resources.limits["nvidia.com/gpu"]', "0.5", not_whole("nvidia.com/gpu")),
     ("job", lambda m: m["spec"]["template"]["spec"].update(
         initContainers=[{"name": "init", "resources": {"requests": {"cpu": "1e999999"}}}]),
      "spec.template.spec.initContainers[0].resources.requests.cpu", "1e999999",
@@ -231,8 +235,8 @@ CASES = [
     ("job", lambda m: m["spec"]["template"]["spec"].update(overhead={"cpu": "lots"}),
      "spec.template.spec.overhead.cpu", "lots", not_quantity("cpu", "is not a Kubernetes quantity")),
     ("runtime", lambda m: _runtime_container(m).update(resources={"requests": {GPU: "1.5"}}),
-     "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.requests."
-     f"{GPU}", "1.5", not_whole(GPU)),
+     "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.requests"
+     f'["{GPU}"]', "1.5", not_whole(GPU)),
     ("ckpt", lambda m: m["spec"]["resources"]["requests"].update(storage="-5Gi"),
      "spec.resources.requests.storage", "-5Gi",
      ("an amount of 'storage' must not be negative", "write zero or a positive quantity")),
@@ -258,7 +262,7 @@ def test_train_job_resources_per_node():
                           "trainer": {"resourcesPerNode": {"limits": {GPU: "1.5", "cpu": "1.5"}}}}}
     [found] = check_quantities(kube("tj", train_job), POLICY)
     assert (found.field, found.value, (found.rule, found.fix)) == (
-        f"spec.trainer.resourcesPerNode.limits.{GPU}", "1.5", not_whole(GPU))
+        f'spec.trainer.resourcesPerNode.limits["{GPU}"]', "1.5", not_whole(GPU))
 
 
 def test_node_capacity_and_resource_quota():
@@ -267,15 +271,16 @@ def test_node_capacity_and_resource_quota():
     quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "a"},
              "spec": {"hard": {"requests.cpu": "NaN", "pods": "10"}}}
     assert [(v.field, v.value) for v in check_quantities(kube("n1", node), POLICY)] == [
-        (f"status.capacity.{GPU}", "1.5")]
+        (f'status.capacity["{GPU}"]', "1.5")]
     assert [(v.field, v.value) for v in check_quantities(kube("q", quota), POLICY)] == [
-        ("spec.hard.requests.cpu", "NaN")]
+        ('spec.hard["requests.cpu"]', "NaN")]
 
 
 def test_every_quantity_is_found_in_document_order():
     m = compliant()["isvc"]
     fields = [f for f, _, _ in quantity_fields(kube("isvc", m))]
-    assert fields == [f"spec.predictor.model.resources.{kind}.{r}" for kind in ("requests", "limits")
+    assert fields == [f"spec.predictor.model.resources.{kind}" + (f'["{r}"]' if "/" in r else f".{r}")
+                      for kind in ("requests", "limits")
                       for r in ("cpu", "memory", GPU, "nvidia.com/gpucores", "nvidia.com/gpumem")]
 
 
@@ -287,7 +292,7 @@ def test_unknown_quantity_fails_closed_but_unknown_image_does_not():
     m["spec"]["template"]["spec"]["containers"][0]["resources"] = {"limits": {GPU: UNKNOWN}}
     [found] = check_quantities(kube("job", m), POLICY)
     assert "unknown at preview" in found.message
-    assert f"spec.template.spec.containers[0].resources.limits.{GPU}" in found.message
+    assert f'spec.template.spec.containers[0].resources.limits["{GPU}"]' in found.message
 
 
 def test_deep_nesting_does_not_hit_the_recursion_limit():
@@ -296,5 +301,5 @@ def test_deep_nesting_does_not_hit_the_recursion_limit():
         deep = {"x": deep}
     manifest = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "deep"}, "data": deep}
     [found] = check_quantities(kube("deep", manifest, proxied=False), POLICY)
-    assert found.field.endswith(f"x.resources.limits.{GPU}")
+    assert found.field.endswith(f'x.resources.limits["{GPU}"]')
     assert found.value == "1.5" and found.value is not MISSING

@@ -142,7 +142,7 @@ def test_undecided_queue_in_the_inference_cohort_fails_closed():
     roles = classify(objects)
     [found] = check_undecided(objects, roles, POLICY)
     assert (found.subject, found.field, found.value, found.policy) == (
-        ObjectRef("ClusterQueue", None, "mystery-cq"), f"metadata.labels.{ROLE}", MISSING, POLICY)
+        ObjectRef("ClusterQueue", None, "mystery-cq"), f'metadata.labels["{ROLE}"]', MISSING, POLICY)
     assert found.rule == ("a ClusterQueue in cohort 'c12-shared' with the inference ClusterQueue 'c12-inference-cq' "
                           "must have a known role (inference, training or tenant), because otherwise the pack cannot "
                           "judge whether it may borrow the inference quota")
