@@ -7,7 +7,7 @@ when any of these holds (the evidence is kept, see `Roles.why`):
 
 1. it is labelled `kueue-cohorts/role: inference`;
 2. the pack config declares it inference (generated from the stack file);
-3. an InferenceService (`serving.kserve.io`, any version) is queued to it: its `kueue.x-k8s.io/queue-name`
+3. an InferenceService or LLMInferenceService (`serving.kserve.io`, any version) is queued to it: its `kueue.x-k8s.io/queue-name`
    (metadata.labels or spec.predictor.labels, which KServe copies onto the predictor pods) names a LocalQueue of
    the stack whose `spec.clusterQueue` is this queue;
 4. any workload queued to it (any label set with the queue-name label: object metadata, pod templates of Jobs,
@@ -42,6 +42,8 @@ TENANT_ROLE = "tenant"
 ROLES = (INFERENCE_ROLE, TRAINING_ROLE, TENANT_ROLE)
 """The roles a ClusterQueue can be declared or labelled with."""
 KSERVE_GROUP = "serving.kserve.io"
+SERVING_KINDS = ("InferenceService", "LLMInferenceService")
+"""KServe kinds whose queue makes a ClusterQueue an inference queue (any version of serving.kserve.io)."""
 
 
 @dataclass
@@ -165,7 +167,7 @@ def classify(objects: Iterable[KubeObject], declared: Mapping[str, str] | None =
                 if cq_name is None:
                     continue
                 lq = f"{namespace}/{queue}" if namespace else str(queue)
-                if obj.is_kind(KSERVE_GROUP, "InferenceService"):
+                if obj.group == KSERVE_GROUP and obj.kind in SERVING_KINDS:
                     mark(cq_name, INFERENCE_ROLE,
                          f"{obj.describe()} is queued to it through LocalQueue '{lq}' ({path})")
                 priority = get(labels, PRIORITY_CLASS_LABEL)

@@ -66,6 +66,16 @@ def test_inference_service_queued_through_predictor_labels():
     assert roles.why("serving-cq")[0].endswith("(spec.predictor.labels)")
 
 
+def test_llm_inference_service_counts_too():
+    m = issue_item_1()
+    m["isvc"]["kind"] = "LLMInferenceService"
+    m["isvc"]["apiVersion"] = "serving.kserve.io/v1alpha1"
+    del m["isvc"]["metadata"]["labels"]["kueue.x-k8s.io/priority-class"]
+    roles = classify(stack(m))
+    assert roles.role("serving-cq") == "inference"
+    assert roles.why("serving-cq")[0].startswith("LLMInferenceService 'c12-inference/c12-inference-demo' is queued")
+
+
 def test_deployment_with_the_inference_priority_class():
     m = compliant()
     m["serving-cq"] = unlabelled("serving-cq")
