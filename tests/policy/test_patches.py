@@ -8,6 +8,7 @@ from hypothesis import given, strategies as st
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from policy.rules.cluster_queue import check_inference_borrowing_limit_zero, check_inference_reclaim_any
+from policy.rules.manager_config import check_kueue_manager_config
 from policy.rules.namespaces import DEFAULT_PROTECTED_NAMESPACES, check_protected_namespaces
 from policy.rules.objects import KubeObject, ObjectRef, from_resource
 from policy.rules.patches import (_merge, as_target, check_helm_release, check_patches, effective_objects, is_patch,
@@ -203,3 +204,19 @@ def test_merge_is_rfc7386(base, patch):
 def test_merge_is_idempotent(base, patch):
     once = _merge(base, patch)
     assert _merge(once, patch) == once
+
+
+def test_config_map_patch_of_the_kueue_manager_config_is_judged_as_a_config_map():
+    unsafe = ("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nmanageJobsWithoutQueueName: true\n"
+              "waitForPodsReady:\n  timeout: 10m\n")
+    patch = patch_object("kubernetes:core/v1:ConfigMapPatch",
+                         {"apiVersion": "v1", "kind": "ConfigMap",
+                          "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"},
+                          "data": {"controller_manager_config.yaml": unsafe}})
+    assert check_kueue_manager_config(patch) == []  # as a patch, no rule sees a ConfigMap
+    # The stack's own kueue-manager-config ConfigMap (safe) with the patch merged over it.
+    [config_map] = [o for o in effective_objects(stack(compliant()) + [patch]) if o.kind == "ConfigMap"]
+    assert config_map.kind == "ConfigMap" and config_map.urn == patch.urn
+    found = check_kueue_manager_config(config_map)
+    assert found and all(v.subject == ObjectRef("ConfigMap", "kueue-system", "kueue-manager-config") for v in found)
+    assert any("managedJobsNamespaceSelector" in v.message for v in check_kueue_manager_config(as_target(patch)))
