@@ -303,3 +303,19 @@ def test_deep_nesting_does_not_hit_the_recursion_limit():
     [found] = check_quantities(kube("deep", manifest, proxied=False), POLICY)
     assert found.field.endswith(f'x.resources.limits["{GPU}"]')
     assert found.value == "1.5" and found.value is not MISSING
+
+
+def test_cohort_quota_and_jobset_containers():
+    cohort = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "c12-shared"},
+              "spec": {"resourceGroups": [{"coveredResources": [GPU], "flavors": [{
+                  "name": "c12-default", "resources": [{"name": GPU, "nominalQuota": "0.5"}]}]}]}}
+    [found] = check_quantities(kube("cohort", cohort), POLICY)
+    assert (found.subject, found.field, found.value, (found.rule, found.fix)) == (
+        ObjectRef("Cohort", None, "c12-shared"), "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", "0.5",
+        not_whole(GPU))
+    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js", "namespace": "a"},
+              "spec": {"replicatedJobs": [{"name": "w", "template": {"spec": {"template": {"spec": {"containers": [
+                  {"name": "c", "resources": {"limits": {"nvidia.com/gpu": "NaN"}}}]}}}}}]}}
+    [found] = check_quantities(kube("js", jobset), POLICY)
+    assert found.field == ('spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits'
+                           '["nvidia.com/gpu"]')
