@@ -3,18 +3,9 @@
 A namespace becomes a tenant of a ClusterQueue when the queue's `namespaceSelector` selects it (Kueue admits
 workloads of a LocalQueue only from namespaces its ClusterQueue selects) and, with the manager's
 `manageJobsWithoutQueueName`, Kueue also suspends the unqueued pods of such namespaces. Putting a system namespace
-under Kueue can stop its controllers, so these namespaces are refused as tenants:
-
-- kube-system, kube-public, kube-node-lease: Kubernetes (k8s.io/api core/v1 `NamespaceSystem`, `NamespacePublic`,
-  `NamespaceNodeLease`);
-- kueue-system: Kueue (kubernetes-sigs/kueue `config/default/kustomization.yaml`: `namespace: kueue-system`);
-- jobset-system: the JobSet controller (kubernetes-sigs/jobset `config/default/kustomization.yaml`:
-  `namespace: jobset-system`);
-- kubeflow-system: the Kubeflow Trainer v2 controller (kubeflow/trainer `manifests/overlays/manager/kustomization.yaml`
-  and `namespace.yaml`: `namespace: kubeflow-system`);
-- kserve: the KServe controller (kserve/kserve `config/overlays/all/kustomization.yaml`: `namespace: kserve`).
-
-A stack extends the list (a Kueue installed elsewhere, a platform namespace) through the `protected` argument.
+under Kueue can stop its controllers, so these namespaces are refused as tenants: `DEFAULT_PROTECTED_NAMESPACES`
+(kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve; sources in
+`system_namespaces.py`), which a stack extends through the `protected` argument.
 
 Pass `patches.effective_objects(objects)` so that a `NamespacePatch` that labels kube-system counts as labelling it.
 """
@@ -25,21 +16,10 @@ from typing import Iterable, Mapping, Optional
 from .objects import KubeObject, guarded, violation
 from .plain import plain
 from .selectors import NAME_LABEL, matches, requirements
+from .system_namespaces import DEFAULT_PROTECTED_NAMESPACES
 from .values import MISSING, UnknownValueError, Violation, format_path, get
 
 __all__ = ["DEFAULT_PROTECTED_NAMESPACES", "check_protected_namespaces", "namespace_labels", "queue_selector_keys"]
-
-DEFAULT_PROTECTED_NAMESPACES: tuple[str, ...] = (
-    "kube-system",
-    "kube-public",
-    "kube-node-lease",
-    "kueue-system",
-    "jobset-system",
-    "kubeflow-system",
-    "kserve",
-)
-"""Namespaces no stack may make a Kueue tenant by default (see the module docstring for the sources)."""
-
 
 
 def _fix_names(protected: list[str]) -> str:

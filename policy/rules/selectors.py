@@ -12,15 +12,18 @@ Kueue reads ClusterQueue `spec.namespaceSelector` and the manager's `managedJobs
 A selector here is the wire value: a mapping with `matchLabels` and/or `matchExpressions` (plain dicts or the
 policy SDK's proxies), or None/MISSING for "not set". Reading a value unknown at preview raises
 `UnknownValueError` (let it propagate to `objects.guarded`).
+
+This module does not load the pulumi-policy SDK (it reads values through the `Mapping`/`Sequence` protocols only), so
+the program's settings layer can use it to check a selector it has not rendered yet.
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
-from .values import MISSING, format_path, get, is_list, is_map
+from .paths import format_path
 
 __all__ = [
     "NAME_LABEL",
@@ -41,6 +44,34 @@ NAME_LABEL = "kubernetes.io/metadata.name"
 """The label the apiserver sets on every Namespace to its name (immutable; NamespaceDefaultLabelName)."""
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 """metav1.LabelSelectorOperator values."""
+
+_ABSENT: Any = type("_Absent", (), {"__repr__": lambda self: "absent", "__bool__": lambda self: False})()
+
+
+def _is_map(value: Any) -> bool:
+    """A JSON object (dict or the SDK's dict proxy)."""
+    return isinstance(value, Mapping)
+
+
+def _is_list(value: Any) -> bool:
+    """A JSON array (list or the SDK's list proxy); strings are not lists."""
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
+
+
+def _missing(value: Any) -> bool:
+    """None, this module's absent marker, or `values.MISSING` (recognised by its class, not imported: values.py loads
+    the SDK)."""
+    return value is None or value is _ABSENT or type(value).__name__ == "_Missing"
+
+
+def _get(obj: Any, key: str) -> Any:
+    """`obj[key]`, or the absent marker when `obj` is no mapping, lacks `key` or holds null there (like
+    `values.get`; an unknown value raises the SDK's UnknownValueError through the proxy)."""
+    if not _is_map(obj) or key not in obj:
+        return _ABSENT
+    value = obj[key]
+    return _ABSENT if value is None else value
+
 
 _NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -120,9 +151,9 @@ def selector_problems(value: Any) -> list[tuple[str, str]]:
     Raises:
         UnknownValueError: a part of the selector is unknown at preview.
     """
-    if value is None or value is MISSING:
+    if _missing(value):
         return []
-    if not is_map(value):
+    if not _is_map(value):
         return [("", f"must be a label selector (a map with matchLabels and/or matchExpressions), not "
                      f"{type(value).__name__} {_show(value)}")]
     problems: list[tuple[str, str]] = []
@@ -130,9 +161,9 @@ def selector_problems(value: Any) -> list[tuple[str, str]]:
         if key not in ("matchLabels", "matchExpressions"):
             problems.append((format_path([key]), "is not a field of a label selector (only matchLabels and "
                                                  "matchExpressions are; the apiserver would drop it)"))
-    labels = get(value, "matchLabels")
-    if labels is not MISSING:
-        if not is_map(labels):
+    labels = _get(value, "matchLabels")
+    if labels is not _ABSENT:
+        if not _is_map(labels):
             problems.append(("matchLabels", f"must be a map of label key to label value, not "
                                             f"{type(labels).__name__} {_show(labels)}"))
         else:
@@ -144,9 +175,9 @@ def selector_problems(value: Any) -> list[tuple[str, str]]:
                 value_problem = label_value_problem(labels[key])
                 if value_problem:
                     problems.append((where, f"is {_show(labels[key])}: {value_problem}"))
-    expressions = get(value, "matchExpressions")
-    if expressions is not MISSING:
-        if not is_list(expressions):
+    expressions = _get(value, "matchExpressions")
+    if expressions is not _ABSENT:
+        if not _is_list(expressions):
             problems.append(("matchExpressions", f"must be a list of {{key, operator, values}}, not "
                                                  f"{type(expressions).__name__} {_show(expressions)}"))
         else:
@@ -156,7 +187,7 @@ def selector_problems(value: Any) -> list[tuple[str, str]]:
 
 
 def _expression_problems(expr: Any, path: list) -> list[tuple[str, str]]:
-    if not is_map(expr):
+    if not _is_map(expr):
         return [(format_path(path), f"must be a map {{key, operator, values}}, not {type(expr).__name__} "
                                     f"{_show(expr)}")]
     problems = []
@@ -164,29 +195,29 @@ def _expression_problems(expr: Any, path: list) -> list[tuple[str, str]]:
         if key not in ("key", "operator", "values"):
             problems.append((format_path(path + [key]), "is not a field of a label selector requirement (only key, "
                                                         "operator and values are)"))
-    key = get(expr, "key")
-    if key is MISSING:
+    key = _get(expr, "key")
+    if key is _ABSENT:
         problems.append((format_path(path + ["key"]), "is required"))
     else:
         key_problem = label_key_problem(key)
         if key_problem:
             problems.append((format_path(path + ["key"]), f"is {_show(key)}: {key_problem}"))
-    operator = get(expr, "operator")
-    values = get(expr, "values")
+    operator = _get(expr, "operator")
+    values = _get(expr, "values")
     if operator not in OPERATORS:
         problems.append((format_path(path + ["operator"]),
-                         f"is {'missing' if operator is MISSING else _show(operator)}: it must be one of "
+                         f"is {'missing' if operator is _ABSENT else _show(operator)}: it must be one of "
                          f"{', '.join(OPERATORS)}"))
     where = format_path(path + ["values"])
-    if values is not MISSING and not is_list(values):
+    if values is not _ABSENT and not _is_list(values):
         problems.append((where, f"must be a list of label values, not {type(values).__name__} {_show(values)}"))
         return problems
-    count = 0 if values is MISSING else len(values)
+    count = 0 if values is _ABSENT else len(values)
     if operator in ("In", "NotIn") and count == 0:
         problems.append((where, f"must be non-empty for operator {operator}"))
     if operator in ("Exists", "DoesNotExist") and count > 0:
         problems.append((where, f"must be empty for operator {operator}"))
-    if values is not MISSING:
+    if values is not _ABSENT:
         for j, item in enumerate(values):
             value_problem = label_value_problem(item)
             if value_problem:
@@ -229,35 +260,35 @@ def requirements(selector: Any) -> Optional[list[Requirement]]:
     requirement that never holds; values that are not strings compare by their text.
     Raises UnknownValueError for a value unknown at preview.
     """
-    if selector is None or selector is MISSING:
+    if _missing(selector):
         return None
-    if not is_map(selector):
+    if not _is_map(selector):
         return [Requirement("", "Invalid", frozenset())]
     found: list[Requirement] = []
-    labels = get(selector, "matchLabels")
-    if labels is not MISSING:
-        if not is_map(labels):
+    labels = _get(selector, "matchLabels")
+    if labels is not _ABSENT:
+        if not _is_map(labels):
             found.append(Requirement("", "Invalid", frozenset()))
         else:
             for key in labels:
                 found.append(Requirement(str(key), "In", frozenset([_text(labels[key])])))
-    expressions = get(selector, "matchExpressions")
-    if expressions is not MISSING:
-        if not is_list(expressions):
+    expressions = _get(selector, "matchExpressions")
+    if expressions is not _ABSENT:
+        if not _is_list(expressions):
             found.append(Requirement("", "Invalid", frozenset()))
         else:
             for expr in expressions:
-                if not is_map(expr):
+                if not _is_map(expr):
                     found.append(Requirement("", "Invalid", frozenset()))
                     continue
-                raw_values = get(expr, "values")
-                values = frozenset(_text(v) for v in raw_values) if is_list(raw_values) else frozenset()
-                found.append(Requirement(_text(get(expr, "key")), _text(get(expr, "operator")), values))
+                raw_values = _get(expr, "values")
+                values = frozenset(_text(v) for v in raw_values) if _is_list(raw_values) else frozenset()
+                found.append(Requirement(_text(_get(expr, "key")), _text(_get(expr, "operator")), values))
     return found
 
 
 def _text(value: Any) -> str:
-    if value is MISSING:
+    if _missing(value):
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
