@@ -17,9 +17,11 @@ from typing import Any
 
 from components.settings import Settings
 from policy.rules.stack_capacity import capacity_from_node_pools
+from policy.rules.system_namespaces import DEFAULT_PROTECTED_NAMESPACES
 
-INFERENCE_RULES = ("inference-borrowing-limit-zero", "inference-reclaim-any", "inference-namespace-selector",
-                   "cluster-queue-namespace-selector", "workload-priority-class")
+ROLE_AWARE_RULES = ("inference-borrowing-limit-zero", "inference-reclaim-any", "inference-namespace-selector",
+                    "cluster-queue-namespace-selector", "workload-priority-class", "cluster-queue-role")
+"""The policies that need to know which ClusterQueues are inference (policy/rules/config.py ROLE_OPTIONS)."""
 
 
 def capacity(settings: Settings) -> dict[str, str]:
@@ -34,13 +36,24 @@ def pack_config(settings: Settings) -> dict[str, Any]:
     """The policy pack config for `settings`: policy name -> options (only options that differ from the schema
     defaults, in a stable order)."""
     config: dict[str, Any] = {"cohort-nominal-within-capacity": {"capacity": capacity(settings)}}
-    it = settings.inference_training
+    roles: dict[str, str] = {}
+    it, sp = settings.inference_training, settings.shared_pool
+    if sp is not None:
+        roles.update({tenant.cluster_queue or f"{tenant.name}-cq": "tenant" for tenant in sp.tenants})
     if it is not None:
-        for rule in INFERENCE_RULES:
-            config[rule] = {"inferenceClusterQueues": [it.inference.cluster_queue]}
-        config["workload-priority-class"].update(
-            inferencePriorityClasses=[it.inference.priority_class.name],
-            trainingPriorityClasses=[it.training.priority_class.name])
+        roles.update({it.inference.cluster_queue: "inference", it.training.cluster_queue: "training"})
+    facts: dict[str, Any] = {"clusterQueueRoles": dict(sorted(roles.items()))}
+    if it is not None:
+        facts = {"inferenceClusterQueues": [it.inference.cluster_queue], **facts,
+                 "inferencePriorityClasses": [it.inference.priority_class.name]}
+    for rule in ROLE_AWARE_RULES:
+        config[rule] = dict(facts)
+    if it is not None:
+        config["workload-priority-class"]["trainingPriorityClasses"] = [it.training.priority_class.name]
+    protected = [n for n in [settings.kueue.namespace, *settings.protected_namespaces]
+                 if n not in DEFAULT_PROTECTED_NAMESPACES]
+    if protected:
+        config["protected-namespaces"] = {"protectedNamespaces": list(dict.fromkeys(protected))}
     if settings.kueue.resources.exclude_resource_prefixes:
         config["cluster-queue-covers-pod-resources"] = {
             "excludeResourcePrefixes": list(settings.kueue.resources.exclude_resource_prefixes)}

@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from components import quantity
 from components.errors import Problem, SettingsError
 from components.runtime_settings import TrainingRuntimeSettings
+from policy.rules import durations, selectors
 
 PROJECT = "kueue-cohorts"
 
@@ -363,7 +364,7 @@ class InferenceTrainingSettings(Model):
     namespace_policy: NamespacePolicy = NamespacePolicy.CREATE
     """Create (make the tenant namespaces with the selector label), Label (only patch the label on) or External
     (leave them alone). Default Create."""
-    namespace_label: str = "kueue.x-k8s.io/queue"
+    namespace_label: LabelKey = "kueue.x-k8s.io/queue"
     """The label key the namespaceSelectors match, besides the pinned kubernetes.io/metadata.name. Default
     kueue.x-k8s.io/queue."""
     queueing_strategy: Optional[QueueingStrategy] = None
@@ -418,7 +419,7 @@ class SharedPoolSettings(Model):
     """nominalQuota of a Cohort object, part of the pool total. Omitted: none."""
     namespace_policy: NamespacePolicy = NamespacePolicy.CREATE
     """Create, Label or External (as for inferenceTraining). Default Create."""
-    namespace_label: str = "kueue.x-k8s.io/queue"
+    namespace_label: LabelKey = "kueue.x-k8s.io/queue"
     """The label key the namespaceSelectors match. Default kueue.x-k8s.io/queue."""
     preemption: Preemption = Preemption()
     """Preemption of every tenant ClusterQueue."""
@@ -445,13 +446,46 @@ KUEUE_FRAMEWORKS = (
 
 DEFAULT_FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod", "deployment")
 
-_GO_DURATION = r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"
-GoDuration = Annotated[str, Field(pattern=_GO_DURATION)]
-"""A Go duration such as "10m", "1h30m" or "90s" (metav1.Duration)."""
+def _go_duration(text: str) -> str:
+    try:
+        durations.parse_go_duration(text)
+    except ValueError as err:
+        raise ValueError(f"must be a Go duration ({err}) Fix: write it with units ns, us, ms, s, m or h, such as "
+                         "10m, 90s, 1h30m or .5m, at most 2562047h47m16.854775807s") from None
+    return text
+
+
+GoDuration = Annotated[str, AfterValidator(_go_duration)]
+"""A Go duration such as "10m", "1h30m", "90s" or ".5m" (metav1.Duration), parsed exactly like Go's
+time.ParseDuration (the rule book's `policy.rules.durations`), within Go's range."""
+
+
+def _label_key(text: str) -> str:
+    problem = selectors.label_key_problem(text)
+    if problem:
+        raise ValueError(f"{problem} Fix: use a label key such as kueue.x-k8s.io/queue (an optional DNS subdomain "
+                         "prefix and '/', then at most 63 alphanumerics, '-', '_' or '.')")
+    return text
+
+
+LabelKey = Annotated[str, AfterValidator(_label_key)]
+"""A Kubernetes label key (k8s.io/apimachinery IsQualifiedName), checked by the rule book's `selectors`."""
+
+
+def _label_selector(value: dict[str, Any]) -> dict[str, Any]:
+    problems = selectors.selector_problems(value)
+    if problems:
+        listed = "; ".join(f"{path or 'the selector'} {problem}" for path, problem in problems)
+        raise ValueError(f"not a valid LabelSelector: {listed} Fix: write {{matchLabels: {{<key>: <value>}}}} and/or "
+                         "{matchExpressions: [{key, operator: In|NotIn|Exists|DoesNotExist, values}]}")
+    return value
+
+
+LabelSelector = Annotated[dict[str, Any], AfterValidator(_label_selector)]
+"""A metav1.LabelSelector as written (matchLabels, matchExpressions), checked by the rule book's `selectors`."""
 
 
 _PATTERNS[_RESOURCE_NAME] = ("must be a Kubernetes resource name such as cpu or nvidia.com/gpu", "correct the name")
-_PATTERNS[_GO_DURATION] = ("must be a Go duration such as 10m, 90s or 1h30m", "write the duration in Go syntax")
 
 
 class RequeuingStrategy(Model):
@@ -527,7 +561,7 @@ class KueueSettings(Model):
     manage_jobs_without_queue_name: bool = False
     """Let Kueue suspend jobs without a queue-name label. True needs a managedJobsNamespaceSelector that excludes
     kube-system and Kueue's namespace. Default false."""
-    managed_jobs_namespace_selector: Optional[dict[str, Any]] = None
+    managed_jobs_namespace_selector: Optional[LabelSelector] = None
     """A LabelSelector of the namespaces whose unlabelled jobs Kueue manages."""
     wait_for_pods_ready: WaitForPodsReady = WaitForPodsReady(
         timeout="10m", requeuing_strategy=RequeuingStrategy(backoff_limit_count=5)
@@ -567,6 +601,10 @@ class Settings(Model):
     training_runtime: Optional[TrainingRuntimeSettings] = None
     """The PreemptibleTrainingRuntime (Kubeflow Trainer v2.2 TrainingRuntime) in every training namespace; needs
     inferenceTraining.training.checkpoint and the trainjob integration; {} takes every default."""
+    protected_namespaces: list[DnsLabel] = Field(default_factory=list)
+    """Namespaces that never become tenant namespaces, in addition to kube-system, kube-public, kube-node-lease,
+    Kueue's namespace, jobset-system, kubeflow-system and kserve (the system namespaces of the controllers the
+    stack relies on). Default none."""
 
     def capacity(self) -> dict[str, Decimal]:
         """Physical capacity per resource: sum over node pools of count x capacity (base units, Decimal)."""
@@ -591,6 +629,13 @@ _FIXES = {
     "greater_than_equal": "raise the value",
     "less_than": "lower the value",
     "value_error": "write a non-negative Kubernetes quantity such as 4, \"500m\" or \"8Gi\"",
+    "dict_type": "write a mapping (key: value)",
+    "list_type": "write a list",
+    "int_type": "write a whole number", "int_parsing": "write a whole number",
+    "int_from_float": "write a whole number",
+    "bool_type": "write true or false", "bool_parsing": "write true or false",
+    "string_type": "write a string (quote it)",
+    "float_type": "write a number", "float_parsing": "write a number",
 }
 
 
@@ -645,6 +690,8 @@ def _shape_problems(err: ValidationError, raw: Mapping[str, Any]) -> list[Proble
         value = item.get("input") if item["type"] != "missing" else "<absent>"
         rule = item["msg"].replace("Value error, ", "")
         fix = _FIXES.get(item["type"], "correct the value")
+        if " Fix: " in rule:  # our own validators carry their fix
+            rule, fix = rule.split(" Fix: ", 1)
         if item["type"] == "missing" and difflib.get_close_matches(name, extra.get(parent, []), n=1):
             continue  # reported once, as the misspelt key
         if item["type"] == "extra_forbidden":

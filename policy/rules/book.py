@@ -23,10 +23,16 @@ from .config import option
 from .coverage import check_cluster_queue_covers_pod_resources
 from .inference_fit import check_inference_fits_nominal
 from .manager_config import check_kueue_manager_config
-from .objects import INFERENCE_ROLE, ROLE_LABEL, KubeObject
+from .namespaces import check_protected_namespaces
+from .objects import KubeObject
+from .overlap import check_pinned_selector, check_selector_overlap
+from .patches import as_target, check_helm_release, check_patches, effective_objects, is_patch, patch_problem
 from .priority import check_workload_priority_class
+from .resources import check_quantities
+from .roles import Roles, check_undecided, classify
 from .runtime_fit import check_training_runtime_fits_queue
-from .values import UnknownValueError, Violation, get
+from .system_namespaces import DEFAULT_PROTECTED_NAMESPACES
+from .values import Violation
 
 ResourceCheck = Callable[[KubeObject, Mapping[str, Any]], list[Violation]]
 StackCheck = Callable[[Sequence[KubeObject], Mapping[str, Any]], list[Violation]]
@@ -49,52 +55,58 @@ class Rule:
     check: Callable[..., list[Violation]]
 
 
+def roles_of(objects: Iterable[KubeObject], options: Mapping[str, Any]) -> Roles:
+    """The role of every ClusterQueue of the stack (`roles.classify`): our role label, the roles the pack config
+    declares (`inferenceClusterQueues`, `clusterQueueRoles`, generated from the stack file), an InferenceService or a
+    workload of an inference priority class (`inferencePriorityClasses`, or one labelled inference) reaching it, or a
+    workload at or above the inference priority."""
+    declared = {str(k): str(v) for k, v in (options.get("clusterQueueRoles") or {}).items()}
+    declared.update({str(name): "inference" for name in options.get("inferenceClusterQueues") or ()})
+    return classify(objects, declared, [str(n) for n in options.get("inferencePriorityClasses") or ()])
+
+
 def inference_queue_names(objects: Iterable[KubeObject], options: Mapping[str, Any]) -> set[str]:
-    """The ClusterQueues judged as inference: labelled `kueue-cohorts/role: inference`, or named in the option
-    `inferenceClusterQueues` (generated from the stack file)."""
-    names = set(options.get("inferenceClusterQueues") or ())
-    for obj in objects:
-        if obj.is_kueue("ClusterQueue"):
-            try:
-                if get(obj.labels, ROLE_LABEL) == INFERENCE_ROLE:
-                    names.add(obj.name)
-            except UnknownValueError:
-                continue
-    return names
+    """The ClusterQueues judged as inference (see `roles_of`)."""
+    return roles_of(objects, options).inference()
 
 
-def _names(rule: str, options: Mapping[str, Any]) -> list[str]:
-    return list(option(rule, options, "inferenceClusterQueues"))
-
-
-def _per_queue(check: Callable[[KubeObject, list[str]], list[Violation]], rule: str) -> StackCheck:
+def _per_queue(check: Callable[[KubeObject, list[str]], list[Violation]]) -> StackCheck:
     def run(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> list[Violation]:
-        names = sorted(inference_queue_names(objects, {"inferenceClusterQueues": _names(rule, options)}))
+        names = sorted(inference_queue_names(objects, options))
         return [v for obj in objects for v in check(obj, names)]
     return run
+
+
+def _undecided(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> list[Violation]:
+    return check_undecided(objects, roles_of(objects, options), "cluster-queue-role")
+
+
+def _protected(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> list[Violation]:
+    extra = [str(n) for n in option("protected-namespaces", options, "protectedNamespaces")]
+    return check_protected_namespaces(objects, tuple(dict.fromkeys((*DEFAULT_PROTECTED_NAMESPACES, *extra))),
+                                      "protected-namespaces")
 
 
 RULES: tuple[Rule, ...] = (
     Rule("inference-borrowing-limit-zero",
          "Inference ClusterQueues set borrowingLimit 0 for every resource of every flavor.", True, True,
-         _per_queue(check_inference_borrowing_limit_zero, "inference-borrowing-limit-zero")),
+         _per_queue(check_inference_borrowing_limit_zero)),
     Rule("inference-reclaim-any", "Inference ClusterQueues set preemption.reclaimWithinCohort to Any.", True, True,
-         _per_queue(check_inference_reclaim_any, "inference-reclaim-any")),
+         _per_queue(check_inference_reclaim_any)),
     Rule("cohort-nominal-within-capacity",
          "The nominalQuota of a cohort stays within the physical capacity of the cluster.", True, True,
          lambda objs, o: check_cohort_nominal_within_capacity(objs, option("cohort-nominal-within-capacity", o,
                                                                            "capacity"))),
     Rule("inference-namespace-selector",
          "Inference ClusterQueues select their tenant namespaces (no missing or empty namespaceSelector).", True, True,
-         _per_queue(lambda obj, names: check_namespace_selector(obj, True, names), "inference-namespace-selector")),
+         _per_queue(lambda obj, names: check_namespace_selector(obj, True, names))),
     Rule("cluster-queue-namespace-selector",
          "ClusterQueues select their tenant namespaces (no missing or empty namespaceSelector).", False, True,
-         _per_queue(lambda obj, names: check_namespace_selector(obj, False, names),
-                    "cluster-queue-namespace-selector")),
+         _per_queue(lambda obj, names: check_namespace_selector(obj, False, names))),
     Rule("workload-priority-class",
          "Queued workloads name a WorkloadPriorityClass, and inference ranks above training.", True, True,
          lambda objs, o: check_workload_priority_class(
-             objs, _names("workload-priority-class", o), option("workload-priority-class", o, "priorityClasses"),
+             objs, sorted(inference_queue_names(objs, o)), option("workload-priority-class", o, "priorityClasses"),
              option("workload-priority-class", o, "inferencePriorityClasses"),
              option("workload-priority-class", o, "trainingPriorityClasses"))),
     Rule("cluster-queue-covers-pod-resources",
@@ -121,8 +133,42 @@ RULES: tuple[Rule, ...] = (
     Rule("single-layout-per-cohort",
          "A cohort uses one layout: asymmetric owner/borrower or symmetric floor-and-borrow.", True, True,
          lambda objs, o: check_single_layout_per_cohort(objs)),
+    Rule("cluster-queue-role",
+         "A ClusterQueue that shares a cohort with an inference queue has a decided role.", True, True, _undecided),
+    Rule("protected-namespaces",
+         "System namespaces (Kubernetes, Kueue, JobSet, Trainer, KServe) never become tenant namespaces.", True, True,
+         _protected),
+    Rule("cluster-queue-selector-overlap",
+         "No two ClusterQueues can select the same namespace.", True, True,
+         lambda objs, o: check_selector_overlap(objs, "cluster-queue-selector-overlap")),
+    Rule("cluster-queue-pinned-selector",
+         "A ClusterQueue's namespaceSelector pins kubernetes.io/metadata.name, so a copied label selects nothing.",
+         True, False, lambda obj, o: check_pinned_selector(obj, "cluster-queue-pinned-selector")),
+    Rule("quantities",
+         "Every quantity is a Kubernetes quantity, never negative, and whole for extended resources (GPUs).", True,
+         False, lambda obj, o: check_quantities(obj, "quantities")),
+    Rule("judgeable-patches",
+         "Every patch can be judged as the object it produces (kind, apiVersion and name known).", True, True,
+         lambda objs, o: check_patches(objs, "judgeable-patches")),
+    Rule("no-helm-release",
+         "No Helm v3 Release, whose objects the pack cannot see: use kubernetes:helm.sh/v4:Chart.", True, False,
+         lambda obj, o: check_helm_release(obj, "no-helm-release")),
 )
 """Every rule, in README order."""
+
+
+def judge(rule: Rule, subject: Any, options: Mapping[str, Any]) -> list[Violation]:
+    """Apply `rule` to a stack's objects (stack rules) or one object (resource rules), patches included: a stack
+    rule sees every `<Kind>Patch` merged into the object it produces (`patches.effective_objects`); a resource rule
+    judges a judgeable patch as that object. The catalog calls this for the pack, `run` for the program."""
+    if rule.stack:
+        keep_patches = rule.name == "judgeable-patches"
+        return rule.check(list(subject) if keep_patches else effective_objects(subject), options)
+    if is_patch(subject):
+        if patch_problem(subject) is not None:
+            return []  # judgeable-patches reports it (fail closed)
+        subject = as_target(subject)
+    return rule.check(subject, options)
 
 
 def run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple[Rule, Violation]]:
@@ -142,7 +188,7 @@ def run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple[
         if options.get("enforcementLevel") == "disabled":
             continue
         if rule.stack:
-            found += [(rule, v) for v in rule.check(list(objects), options)]
+            found += [(rule, v) for v in judge(rule, objects, options)]
         else:
-            found += [(rule, v) for obj in objects for v in rule.check(obj, options)]
+            found += [(rule, v) for obj in objects for v in judge(rule, obj, options)]
     return found

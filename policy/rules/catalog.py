@@ -24,7 +24,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from .book import RULES, Rule
+from .book import RULES, Rule, judge
 from .config import SCHEMAS, option
 from .objects import KubeObject, from_resource
 from .stack_capacity import capacity_from_stack_config
@@ -121,10 +121,7 @@ def build_policies() -> list:
     policies: list = []
     for rule in RULES:
         level = MANDATORY if rule.mandatory else ADVISORY
-        if rule.stack:
-            policies.append(stack_policy(rule.name, rule.description, level,
-                                         lambda objs, c, rule=rule: rule.check(objs, _options(rule, c))))
-        else:
-            policies.append(resource_policy(rule.name, rule.description, level,
-                                            lambda obj, c, rule=rule: rule.check(obj, _options(rule, c))))
+        adapter = stack_policy if rule.stack else resource_policy
+        policies.append(adapter(rule.name, rule.description, level,
+                                lambda subject, c, rule=rule: judge(rule, subject, _options(rule, c))))
     return policies

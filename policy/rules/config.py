@@ -18,11 +18,44 @@ INFERENCE_CLUSTER_QUEUES: dict = {
                    "kueue-cohorts/role: inference.",
 }
 
+CLUSTER_QUEUE_ROLES: dict = {
+    "type": "object",
+    "additionalProperties": {"type": "string", "enum": ["inference", "training", "tenant"]},
+    "default": {},
+    "description": "ClusterQueue name -> role, generated from the stack file (python -m components.validation "
+                   "--stack NAME --pack-config --write).",
+}
+INFERENCE_PRIORITY_CLASSES: dict = {
+    "type": "array",
+    "items": {"type": "string"},
+    "default": [],
+    "description": "WorkloadPriorityClass names the stack declares for inference: workloads of these classes mark "
+                   "their ClusterQueue as inference, and they rank above training.",
+}
+ROLE_OPTIONS = {"inferenceClusterQueues": INFERENCE_CLUSTER_QUEUES, "clusterQueueRoles": CLUSTER_QUEUE_ROLES,
+                "inferencePriorityClasses": INFERENCE_PRIORITY_CLASSES}
+"""The options every role-aware policy takes: how the pack knows which ClusterQueues are inference."""
+
 SCHEMAS: dict[str, dict[str, dict]] = {
-    "inference-borrowing-limit-zero": {"inferenceClusterQueues": INFERENCE_CLUSTER_QUEUES},
-    "inference-reclaim-any": {"inferenceClusterQueues": INFERENCE_CLUSTER_QUEUES},
-    "inference-namespace-selector": {"inferenceClusterQueues": INFERENCE_CLUSTER_QUEUES},
-    "cluster-queue-namespace-selector": {"inferenceClusterQueues": INFERENCE_CLUSTER_QUEUES},
+    "inference-borrowing-limit-zero": ROLE_OPTIONS,
+    "inference-reclaim-any": ROLE_OPTIONS,
+    "inference-namespace-selector": ROLE_OPTIONS,
+    "cluster-queue-namespace-selector": ROLE_OPTIONS,
+    "cluster-queue-role": ROLE_OPTIONS,
+    "protected-namespaces": {
+        "protectedNamespaces": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "Namespaces that never become tenants, in addition to the Kubernetes, Kueue, JobSet, "
+                           "Trainer and KServe system namespaces.",
+        },
+    },
+    "cluster-queue-selector-overlap": {},
+    "cluster-queue-pinned-selector": {},
+    "quantities": {},
+    "judgeable-patches": {},
+    "no-helm-release": {},
     "cohort-nominal-within-capacity": {
         "capacity": {
             "type": "object",
@@ -34,13 +67,7 @@ SCHEMAS: dict[str, dict[str, dict]] = {
         },
     },
     "workload-priority-class": {
-        "inferenceClusterQueues": INFERENCE_CLUSTER_QUEUES,
-        "inferencePriorityClasses": {
-            "type": "array",
-            "items": {"type": "string"},
-            "default": [],
-            "description": "WorkloadPriorityClass names the stack declares for inference (ranked above training).",
-        },
+        **ROLE_OPTIONS,
         "trainingPriorityClasses": {
             "type": "array",
             "items": {"type": "string"},

@@ -13,13 +13,12 @@ Rules (upstream `apis/config/v1beta2/configuration_types.go`, `defaults.go`):
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any, Iterator, Mapping, Optional
 
 import yaml
 
+from . import durations, selectors
 from .objects import KubeObject, guarded, violation
 from .values import MISSING, UnknownValueError, Violation, as_list, as_map, get, is_map
 
@@ -27,51 +26,12 @@ CONFIG_GROUP = "config.kueue.x-k8s.io"
 NAME_LABEL = "kubernetes.io/metadata.name"
 MANAGER_CONFIG_KEY = "controller_manager_config.yaml"
 POLICY = "kueue-manager-config"
-_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_UNITS = {"ns": Decimal("1e-9"), "us": Decimal("1e-6"), "µs": Decimal("1e-6"), "ms": Decimal("0.001"),
-          "s": Decimal(1), "m": Decimal(60), "h": Decimal(3600)}
 
 
-def parse_duration(text: Any) -> Optional[Decimal]:
-    """Parse a Go `time.Duration` string ("5m", "1h30m", "90s") into seconds; None if it is not one."""
-    if not isinstance(text, str) or not text:
-        return None
-    sign = -1 if text.startswith("-") else 1
-    body = text.lstrip("+-")
-    if body == "0":
-        return Decimal(0)
-    pos, total = 0, Decimal(0)
-    for match in _DURATION.finditer(body):
-        if match.start() != pos:
-            return None
-        total += Decimal(match.group(1)) * _UNITS[match.group(2)]
-        pos = match.end()
-    return sign * total if pos == len(body) and pos > 0 else None
-
-
-def selector_matches(selector: Mapping, labels: Mapping[str, str]) -> bool:
-    """metav1.LabelSelector semantics: matchLabels all equal, and every matchExpression holds (In, NotIn, Exists,
-    DoesNotExist); the empty selector matches everything. Unknown operators match nothing (fail closed)."""
-    for key, value in as_map(get(selector, "matchLabels")).items():
-        if labels.get(key) != value:
-            return False
-    for expr in as_list(get(selector, "matchExpressions")):
-        key, op = get(expr, "key"), get(expr, "operator")
-        values = [str(v) for v in as_list(get(expr, "values"))]
-        present = key in labels
-        if op == "In":
-            ok = present and labels[key] in values
-        elif op == "NotIn":
-            ok = not present or labels[key] not in values
-        elif op == "Exists":
-            ok = present
-        elif op == "DoesNotExist":
-            ok = not present
-        else:
-            return False
-        if not ok:
-            return False
-    return True
+def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """metav1.LabelSelector semantics (the rule book's `selectors.matches`): the empty selector matches everything,
+    an invalid one nothing."""
+    return selectors.matches(selector, labels)
 
 
 def configurations(obj: KubeObject) -> Iterator[tuple[str, Any]]:
@@ -175,20 +135,18 @@ def check_configuration(config: Mapping, default_namespace: str) -> list[ConfigP
         if trouble is not None:
             shown = "missing" if timeout is MISSING else f"{timeout!r}"
             problems.append(ConfigProblem(
-                "waitForPodsReady.timeout", timeout, f"waitForPodsReady.timeout {trouble}",
+                "waitForPodsReady.timeout", timeout, f"waitForPodsReady.timeout: {trouble}",
                 "set a positive Go duration such as 10m",
                 f"has waitForPodsReady.timeout {shown}; set a positive duration such as 10m"))
     return problems
 
 
 def duration_problem(raw: Any) -> Optional[str]:
-    """Why `raw` is not a positive Go duration (a clause), or None when it is one."""
-    seconds = parse_duration(raw) if raw is not MISSING else None
-    if seconds is None:
-        return "must be a Go duration such as 10m, 90s or 1h30m"
-    if seconds <= 0:
-        return "must be positive"
-    return None
+    """Why `raw` is not a positive Go duration within Go's range (a clause), or None when it is one
+    (`durations.positive_duration_problem`: Go's time.ParseDuration exactly)."""
+    if raw is MISSING:
+        return "is missing"
+    return durations.positive_duration_problem(raw)
 
 
 def check_kueue_manager_config(obj: KubeObject, kueue_namespace: str = "kueue-system") -> list[Violation]:

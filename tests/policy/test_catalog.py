@@ -25,7 +25,8 @@ REPO = Path(__file__).resolve().parents[2]
 MANDATORY = {"inference-borrowing-limit-zero", "inference-reclaim-any", "cohort-nominal-within-capacity",
              "inference-namespace-selector", "workload-priority-class", "inference-fits-nominal",
              "checkpoint-safe-runtime", "training-runtime-fits-queue", "cluster-queue-covers-pod-resources", "kueue-manager-config", "kueue-api-version",
-             "single-layout-per-cohort"}
+             "single-layout-per-cohort", "cluster-queue-role", "protected-namespaces", "cluster-queue-selector-overlap",
+             "cluster-queue-pinned-selector", "quantities", "judgeable-patches", "no-helm-release"}
 ADVISORY = {"cluster-queue-namespace-selector"}
 
 

@@ -22,12 +22,14 @@ from pulumi_policy.policy import _PolicyAnalyzerServicer
 from components.pack_config import pack_config
 from components.render import render_stack
 from components.settings import parse_settings
-from components.validation import as_objects, validate
+from components.validation import validate
 from policy.rules.book import RULES, run
 from policy.rules.catalog import PACK_NAME, build_policies
+from policy.rules.objects import from_resource
 from tests.helpers import stack_raw
 
 STACKS = ("dev", "staging", "prod")
+PATCH = "__registered_as_patch__"  # test marker: register this manifest as its kind's <Kind>Patch
 Mutation = Callable[[dict], None]
 
 
@@ -88,6 +90,8 @@ CONFIG_BREAKS: dict[str, Mutation] = {
     "single-layout-per-cohort": _same_cohort,
     "cluster-queue-covers-pod-resources": lambda raw: [_inference(raw)["nominalQuota"].pop(r, None)
                                                        for r in ("cpu", "memory")],
+    "protected-namespaces": lambda raw: raw["inferenceTraining"]["training"]["namespaces"].append("kube-system"),
+    "quantities": lambda raw: _inference(raw)["nominalQuota"].update({_first_resource(raw): "1.5"}),
 }
 
 
@@ -105,11 +109,49 @@ def _old_api(objects: list[dict]) -> None:
     next(o for o in objects if o["kind"] == "LocalQueue")["apiVersion"] = "kueue.x-k8s.io/v1beta1"
 
 
+def _unpinned_twins(objects: list[dict]) -> None:
+    """Two ClusterQueues selecting by the same tenant label, without name pins (a copy written by hand)."""
+    first, second = [o for o in objects if o["kind"] == "ClusterQueue"][:2]
+    for cq in (first, second):
+        cq["spec"]["namespaceSelector"] = dict(first["spec"]["namespaceSelector"])
+        cq["spec"]["namespaceSelector"].pop("matchExpressions", None)
+
+
+def _unpinned(objects: list[dict]) -> None:
+    cq = next(o for o in objects if o["kind"] == "ClusterQueue")
+    cq["spec"]["namespaceSelector"] = {"matchLabels": dict(cq["spec"]["namespaceSelector"]["matchLabels"])}
+
+
+def _stranger_in_the_cohort(objects: list[dict]) -> None:
+    """A ClusterQueue written by hand into the inference cohort: no role label, not in the stack's pack config."""
+    cq = copy.deepcopy(next(o for o in objects if o["kind"] == "ClusterQueue" and "inference" in o["metadata"]["name"]))
+    cq["metadata"] = {"name": "serving-cq"}
+    cq["spec"]["namespaceSelector"] = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In",
+                                                             "values": ["somewhere-else"]}]}
+    objects.append(cq)
+
+
+def _nameless_patch(objects: list[dict]) -> None:
+    """A ClusterQueuePatch (wire kind ClusterQueue, type token ...:ClusterQueuePatch) without metadata.name."""
+    objects.append({PATCH: True, "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {},
+                    "spec": {"preemption": {"reclaimWithinCohort": "Never"}}})
+
+
+def _helm_release(objects: list[dict]) -> None:
+    objects.append({"apiVersion": "helm.sh/v3", "kind": "Release", "metadata": {"name": "kueue"},
+                    "chart": "oci://registry.k8s.io/kueue/charts/kueue"})
+
+
 # policy -> how rendered objects (written by hand, a ConfigGroup, ...) break it
 OBJECT_BREAKS: dict[str, Callable[[list[dict]], None]] = {
     "inference-namespace-selector": _drop_selector,
     "cluster-queue-namespace-selector": _drop_training_selector,
     "kueue-api-version": _old_api,
+    "cluster-queue-selector-overlap": _unpinned_twins,
+    "cluster-queue-pinned-selector": _unpinned,
+    "cluster-queue-role": _stranger_in_the_cohort,
+    "judgeable-patches": _nameless_patch,
+    "no-helm-release": _helm_release,
 }
 
 
@@ -127,9 +169,16 @@ def _servicer(config: dict) -> _PolicyAnalyzerServicer:
     return servicer
 
 
-def _resource(index: int, manifest: dict) -> Any:
+def _token(manifest: dict) -> tuple[str, dict]:
+    """(type token, wire manifest) as pulumi-kubernetes registers it: `<Kind>Patch` for a patch."""
+    patch = manifest.get(PATCH, False)
+    manifest = {k: v for k, v in manifest.items() if k != PATCH}
     group, _, version = manifest["apiVersion"].rpartition("/")
-    token = f"kubernetes:{group or 'core'}/{version}:{manifest['kind']}"
+    return f"kubernetes:{group or 'core'}/{version}:{manifest['kind']}{'Patch' if patch else ''}", manifest
+
+
+def _resource(index: int, manifest: dict) -> Any:
+    token, manifest = _token(manifest)
     struct = json_format.ParseDict(json.loads(json.dumps(manifest)), struct_pb2.Struct())
     return token, struct, f"urn:pulumi:parity::kueue-cohorts::{token}::obj-{index}", f"obj-{index}"
 
@@ -180,7 +229,10 @@ def test_objects_that_break_a_rule_get_the_same_findings_from_both_judges(stack,
 
 
 def as_objects_from(manifests: list[dict]):
-    """The manifests as the rule book sees them (the same conversion the settings check uses)."""
-    from components.render import Rendered  # noqa: PLC0415 - test helper
-
-    return as_objects([Rendered(m, ("x",)) for m in manifests])
+    """The manifests as the rule book sees them (the same conversion the settings check uses, patches as the engine
+    registers them)."""
+    out = []
+    for index, manifest in enumerate(manifests):
+        token, wire = _token(manifest)
+        out.append(from_resource(token, wire, urn="", resource_name=f"obj-{index}"))
+    return out

@@ -100,7 +100,7 @@ CASES = [
      "kueue-cohorts:kueue.waitForPodsReady.requeuingStrategy", "Field required"),
     ("wait-for-pods-ready-bad-timeout", _dev, _set("kueue", {"waitForPodsReady": {
         "timeout": "5 minutes", "requeuingStrategy": {"backoffLimitCount": 3}}}),
-     "kueue-cohorts:kueue.waitForPodsReady.timeout", "Go duration"),
+     "kueue-cohorts:kueue.waitForPodsReady.timeout", "must be a Go duration (time: unknown unit"),
     ("unknown-integration", _dev, _set("kueue", {"integrations": ["batch/job", "kserve"]}),
      "kueue-cohorts:kueue.integrations[1]", "not a Kueue integration"),
     ("runtime-asks-more-than-training-can-borrow", _dev, _set("trainingRuntime", {"limits": {
@@ -230,7 +230,7 @@ EXPECTED = {
     ],
     'wait-for-pods-ready-bad-timeout': [
         ('kueue-cohorts:kueue.waitForPodsReady.timeout',
-         'write the duration in Go syntax'),
+         'write it with units ns, us, ms, s, m or h, such as 10m, 90s, 1h30m or .5m, at most 2562047h47m16.854775807s'),
     ],
     'unknown-integration': [
         ('kueue-cohorts:kueue.integrations[1]',
