@@ -79,9 +79,7 @@ def _cohort_objects(plan: CohortPlan, top: str, queue_keys: Mapping[str, KeyPath
     layout: KeyPath = (top,)
     for ns in plan.namespaces:
         if plan.namespace_policy != NamespacePolicy.EXTERNAL:
-            out.append(Rendered(ns.manifest(), namespace_keys[ns.name],
-                                {"metadata.labels": layout + ("namespaceLabel",)},
-                                registered=True))
+            out.append(Rendered(ns.manifest(), namespace_keys[ns.name]))
     for pc in plan.priority_classes:
         base = priority_keys[pc.name]
         out.append(Rendered(pc.manifest(), base, {"value": base + ("value",), "metadata.name": base + ("name",)}))
@@ -106,7 +104,8 @@ def _cohort_objects(plan: CohortPlan, top: str, queue_keys: Mapping[str, KeyPath
         out.append(Rendered(manifest, base[:-1] if base[-1] == "clusterQueue" else base, fields))
     for lq in plan.local_queues:
         base = local_queue_keys[f"{lq.namespace}/{lq.name}"]
-        out.append(Rendered(lq.manifest(), base, {"spec.clusterQueue": base[:-1] + ("clusterQueue",)}))
+        out.append(Rendered(lq.manifest(), base, {"spec.clusterQueue": base[:-1] + ("clusterQueue",),
+                                                  "metadata.namespace": namespace_keys[lq.namespace]}))
     return out
 
 

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from components import quantity
 from components.errors import Problem
+from policy.rules.resource_values import quantity_problem
 from components.plans import shared_pool_total
 from components.settings import (
     DEFAULT_FRAMEWORKS,
@@ -72,6 +73,20 @@ def check_cluster_target(settings: Settings) -> list[Problem]:
             problems.append(Problem(key("cluster", name), value,
                                     f"{name} only applies to mode kubeconfig (mode is {cluster.mode.value})",
                                     f"remove {name} or set mode: kubeconfig"))
+    return problems
+
+
+def check_node_capacity(settings: Settings) -> list[Problem]:
+    """Every node pool's capacity passes the rule book's quantity rule (`resources.quantity_problem`: whole numbers for
+    extended resources such as GPUs); node pools render no object, so the settings check applies it here."""
+    problems = []
+    for index, pool in enumerate(settings.node_pools):
+        for resource, amount in pool.capacity.items():
+            found = quantity_problem(resource, amount)
+            if found is not None:
+                rule, fix = found
+                problems.append(Problem(key("nodePools", index, "capacity", resource), amount, rule, fix,
+                                        "quantities"))
     return problems
 
 
@@ -261,7 +276,7 @@ def check_training_runtime_home(settings: Settings) -> list[Problem]:
 
 
 CHECKS: tuple[Check, ...] = (
-    check_cluster_target, check_some_layout, check_preemption, check_inference_training_keys, check_shared_pool_keys,
+    check_cluster_target, check_node_capacity, check_some_layout, check_preemption, check_inference_training_keys, check_shared_pool_keys,
     check_unique_names, check_kueue_integrations, check_training_runtime_home,
 )
 """Every settings-only check, in config order."""
