@@ -51,3 +51,25 @@ def test_the_json_schema_accepts_each_stack_file_and_refuses_a_typo(stack):
     document["config"]["kueue-cohorts:inferenceTrainig"] = {}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(document, schema)
+
+
+def test_pulumi_yaml_declares_the_keys_whose_absence_means_their_default():
+    """Every declared key is a top-level setting whose default equals parsing the declared default; the keys left
+    out are exactly the optional ones whose absence means something (a declared key without default is required)."""
+    from components.settings import Settings, config_keys
+
+    project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+    declared = {key.split(":", 1)[1]: spec for key, spec in project["config"].items()}
+    assert set(declared) <= set(config_keys())
+    names = {f.alias or n: n for n, f in Settings.model_fields.items()}
+    minimal = {"nodePools": [{"name": "p", "capacity": {"cpu": "1"}}]}
+    for key, spec in declared.items():
+        field = Settings.model_fields[names[key]]
+        if "default" in spec:
+            assert not field.is_required(), key
+            with_default = Settings.model_validate({**minimal, key: spec["default"]})
+            assert getattr(with_default, names[key]) == getattr(Settings.model_validate(minimal), names[key]), key
+        else:
+            assert field.is_required(), f"{key} has no default in Pulumi.yaml, which makes it required"
+    undeclared = set(config_keys()) - set(declared)
+    assert undeclared == {"inferenceTraining", "sharedPool", "trainingRuntime"}
