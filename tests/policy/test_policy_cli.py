@@ -219,7 +219,8 @@ k8s.apiextensions.CustomResource(
 """
 
 
-def _program_preview(tmp_path: Path, body: str, pack: Path | None = None, **fmt) -> Run:
+def _program_preview(tmp_path: Path, body: str, pack: Path | None = None, config_file: Path | None = None,
+                     **fmt) -> Run:
     """Preview `body` (after the render-provider prelude) as the dev stack's program of a project copy; the pack
     (`pack`, default the repo's policy/) derives the dev capacity from the stack's nodePools."""
     project = Project(tmp_path)
@@ -227,7 +228,7 @@ def _program_preview(tmp_path: Path, body: str, pack: Path | None = None, **fmt)
     program.parent.mkdir()
     program.write_text(PRELUDE.format(render=str(tmp_path / "rendered")) + textwrap.dedent(body).format(**fmt))
     stack = engine.open_stack("dev", work_dir=project.root, program=program, backend=project.backend)
-    return _preview(stack, pack=pack)
+    return _preview(stack, config_file, pack=pack)
 
 
 def test_unsafe_inference_queue_inside_our_component_fails(binaries, tmp_path):
@@ -286,3 +287,115 @@ def test_a_copy_of_policy_with_its_own_venv_refuses_an_unsafe_queue(binaries, tm
                     "-r", str(pack / "requirements.txt")], check=True, timeout=600)
     run = _program_preview(tmp_path / "run", V1BETA1_PROGRAM, pack=pack)
     assert run.error is not None and "kueue-api-version" in run.policies("mandatory"), run.text()
+
+
+# --- issue 13: inputs that once got through the pack -----------------------------------------------------------------
+
+UNLABELLED_SERVING_PROGRAM = '''\
+k8s.yaml.v2.ConfigGroup("hand-written", files={crd_files!r}, yaml="""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: serving-cq
+spec:
+  cohortName: c12-shared
+  namespaceSelector:
+    matchExpressions: [{{key: kubernetes.io/metadata.name, operator: In, values: [serving]}}]
+  resourceGroups:
+    - coveredResources: [cpu, memory, nvidia.com/gpualloc]
+      flavors:
+        - name: c12-default
+          resources:
+            - {{name: cpu, nominalQuota: "4"}}
+            - {{name: memory, nominalQuota: 8Gi}}
+            - {{name: nvidia.com/gpualloc, nominalQuota: "1"}}
+  preemption:
+    reclaimWithinCohort: Never
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: serving-lq, namespace: serving}}
+spec: {{clusterQueue: serving-cq}}
+---
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: chat
+  namespace: serving
+  labels: {{kueue.x-k8s.io/queue-name: serving-lq, kueue.x-k8s.io/priority-class: serving-prio}}
+spec:
+  predictor:
+    model:
+      modelFormat: {{name: huggingface}}
+      storageUri: pvc://models/chat
+      resources: {{requests: {{cpu: "1", memory: 2Gi, nvidia.com/gpualloc: "1"}}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: serving-prio}}
+value: 1000
+""", opts=opts)
+'''
+
+PATCH_PROGRAM = """\
+k8s.apiextensions.CustomResourcePatch(
+    "loosen-inference",
+    api_version="kueue.x-k8s.io/v1beta2",
+    kind="ClusterQueue",
+    metadata={{"name": "c12-inference-cq", "annotations": {{"pulumi.com/patchForce": "true"}}}},
+    spec={{
+        "resourceGroups": [{{"coveredResources": ["nvidia.com/gpualloc"], "flavors": [{{"name": "c12-default",
+            "resources": [{{"name": "nvidia.com/gpualloc", "nominalQuota": "1", "borrowingLimit": "100"}}]}}]}}],
+        "preemption": {{"reclaimWithinCohort": "Never"}},
+    }},
+    opts=opts,
+)
+"""
+
+
+def _kueue_crds(*names: str) -> list[str]:
+    import toolchain
+
+    return [str(p) for p in toolchain.crd_files("kueue") if p.name in names]
+
+
+def test_an_unlabelled_queue_that_an_inference_service_reaches_is_judged_as_inference(binaries, tmp_path):
+    """Item 1: no role label, no pack config entry, but an InferenceService queues to it through its LocalQueue."""
+    crds = _kueue_crds("kueue.x-k8s.io_clusterqueues.yaml", "kueue.x-k8s.io_localqueues.yaml",
+                       "kueue.x-k8s.io_workloadpriorityclasses.yaml")
+    run = _program_preview(tmp_path, UNLABELLED_SERVING_PROGRAM, crd_files=crds)
+    assert run.error is not None, run.text()
+    assert {"inference-borrowing-limit-zero", "inference-reclaim-any"} <= run.policies("mandatory"), run.text()
+    assert "The ClusterQueue 'serving-cq' is an inference queue" in run.text()
+
+
+def test_a_patch_is_judged_as_the_object_it_produces(binaries, tmp_path):
+    """Item 2: a ClusterQueuePatch (CustomResourcePatch) of the inference ClusterQueue with borrowingLimit 100 and
+    reclaimWithinCohort Never, force-applied, is refused like the object it would produce."""
+    run = _program_preview(tmp_path, PATCH_PROGRAM, config_file=REPO / "policy" / "config" / "dev.json")
+    assert run.error is not None, run.text()
+    assert {"inference-borrowing-limit-zero", "inference-reclaim-any"} <= run.policies("mandatory"), run.text()
+
+
+def test_the_dev_stack_through_a_config_group_with_training_above_inference_fails(binaries, tmp_path):
+    """Item 3: the dev stack's Kueue objects written as YAML (a ConfigGroup) with training priority 5000 against
+    inference 1000: the pack ranks the classes the stack declares (its generated config), labelled or not."""
+    import yaml as pyyaml
+
+    from components.render import render_stack
+    from components.validation import load_stack_file
+
+    settings = load_stack_file(REPO / "stacks" / "Pulumi.dev.yaml")
+    objects = [r.manifest for r in render_stack(settings) if r.manifest["apiVersion"].startswith("kueue.x-k8s.io")]
+    for obj in objects:
+        obj["metadata"]["labels"].pop("kueue-cohorts/role", None)  # a hand-written copy carries no role label
+        if obj["kind"] == "WorkloadPriorityClass" and obj["metadata"]["name"] == "c12-training-prio":
+            obj["value"] = 5000
+    text = pyyaml.safe_dump_all(objects, sort_keys=False)
+    crds = [str(p) for p in __import__("toolchain").crd_files("kueue") if p.name.startswith("kueue.x-k8s.io_")]
+    body = "k8s.yaml.v2.ConfigGroup('dev-by-hand', files={crd_files!r}, yaml={text!r}, opts=opts)\n"
+    run = _program_preview(tmp_path, body, config_file=REPO / "policy" / "config" / "dev.json", crd_files=crds,
+                           text=text)
+    assert run.error is not None, run.text()
+    assert "workload-priority-class" in run.policies("mandatory"), run.text()
+    assert "WorkloadPriorityClass 'c12-training-prio' (5000)" in run.text()
