@@ -175,7 +175,10 @@ def unknown_violation(obj: KubeObject, err: UnknownValueError) -> Violation:
     return Violation(
         f"The {safe_describe(obj)} has {field} unknown at preview, so this policy cannot check it and fails closed; "
         f"give {field} a value known at preview (a literal or stack config, not an output of another resource).",
-        obj.urn or None,
+        obj.urn or None, ref(obj), format_path(err.props), MISSING,
+        "the value is unknown at preview, so the rule cannot check it and fails closed",
+        "give it a value known at preview (a literal or stack config, not an output of another resource)",
+        "unknown-at-preview",
     )
 
 
