@@ -15,6 +15,7 @@ from typing import Iterable
 from .kueue import quota_entries
 from .objects import QUEUE_NAME_LABEL, KubeObject, guarded, unknown_violation, violation
 from .quantities import parse, show
+from .resources import effective_request_fields
 from .queues import QueueIndex
 from .values import MISSING, UnknownValueError, Violation, as_list, as_map, get, is_map
 
@@ -36,30 +37,14 @@ def _containers(predictor) -> list[tuple[str, object]]:
 POLICY = "inference-fits-nominal"
 
 
-def _field(path: str, kind: str, resource: str) -> str:
-    return f'{path}.resources.{kind}["{resource}"]' if ("/" in resource or "." in resource) else \
-        f"{path}.resources.{kind}.{resource}"
-
-
 def replica_requests_with_fields(isvc: KubeObject) -> dict[str, tuple[Decimal, str]]:
-    """Per-replica requests of an InferenceService predictor, summed over its containers, each with the field path
-    that contributes it (the first container's request, or its limit when the request is missing).
-
-    A resource with only a limit requests its limit (core/v1 defaulting; Kueue reads it the same way). Returns
-    resource -> (quantity, field path); unparsable quantities raise ValueError naming the field. Raises
-    UnknownValueError for unknown requests.
-    """
+    """Per-replica requests of an InferenceService predictor, summed over its containers
+    (`resources.effective_request_fields`: a limit without a request is the request), each with the field path of
+    its first contributor. Returns resource -> (quantity, field path); raises ValueError naming a field that is not
+    a quantity, UnknownValueError for unknown requests."""
     totals: dict[str, tuple[Decimal, str]] = {}
     for path, container in _containers(as_map(get(isvc.spec, "predictor"))):
-        resources = as_map(get(container, "resources"))
-        requests = {name: (value, _field(path, "requests", name))
-                    for name, value in as_map(get(resources, "requests")).items()}
-        for name, value in as_map(get(resources, "limits")).items():
-            requests.setdefault(name, (value, _field(path, "limits", name)))
-        for name, (raw, where) in requests.items():
-            value = parse(raw)
-            if value is None:
-                raise ValueError(f"{where} is {raw!r}, which is not a Kubernetes quantity")
+        for name, (value, where, _) in effective_request_fields(container, path).items():
             before = totals.get(name)
             totals[name] = (value, where) if before is None else (before[0] + value, before[1])
     return totals

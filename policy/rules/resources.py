@@ -57,13 +57,19 @@ def effective_requests(container: Mapping, path: str = "") -> dict[str, Decimal]
             .limits["nvidia.com/gpu"] is not a finite number").
         UnknownValueError: a request or limit is unknown at preview.
     """
+    return {name: value for name, (value, _, _) in effective_request_fields(container, path).items()}
+
+
+def effective_request_fields(container: Mapping[str, Any], path: str = "") -> dict[str, tuple[Decimal, str, Any]]:
+    """`effective_requests` with, per resource, the field that gives it (the request, or the limit standing in for
+    a missing request) and its raw value: resource -> (quantity, field path, raw). Raises as `effective_requests`."""
     resources = as_map(get(container, "resources"))
-    out: dict[str, Decimal] = {}
-    for name, raw in as_map(get(resources, "requests")).items():
-        out[str(name)] = _parsed(raw, _extend(path, "resources", "requests", str(name)))
-    for name, raw in as_map(get(resources, "limits")).items():
-        if str(name) not in out:
-            out[str(name)] = _parsed(raw, _extend(path, "resources", "limits", str(name)))
+    out: dict[str, tuple[Decimal, str, Any]] = {}
+    for kind in ("requests", "limits"):
+        for name, raw in as_map(get(resources, kind)).items():
+            if str(name) not in out:
+                where = _extend(path, "resources", kind, str(name))
+                out[str(name)] = (_parsed(raw, where), where, raw)
     return out
 
 

@@ -19,8 +19,9 @@ from .checkpoint import RUNTIME_KINDS, TRAINER_GROUP, _trainer_jobs
 from .kueue import quota_entries
 from .objects import KubeObject, guarded, unknown_violation, violation
 from .quantities import parse, show
+from .resources import effective_request_fields
 from .queues import QueueIndex
-from .values import MISSING, UnknownValueError, Violation, as_list, as_map, get
+from .values import MISSING, UnknownValueError, Violation, as_list, get
 
 POLICY = "training-runtime-fits-queue"
 
@@ -42,19 +43,15 @@ def usable_quota(cq: KubeObject) -> dict[str, Decimal]:
 
 
 def _node_requests(pod: object, pod_path: str) -> dict[str, tuple[Decimal, str, object]]:
-    """resource -> (per-node request summed over containers, field path of the first contributor, raw value)."""
+    """resource -> (per-node request summed over containers, field path of the first contributor, raw value)
+    (`resources.effective_request_fields`: a limit without a request is the request)."""
     totals: dict[str, tuple[Decimal, str, object]] = {}
     for i, container in enumerate(as_list(get(pod, "containers"))):
-        resources = as_map(get(container, "resources"))
-        entries = {n: ("requests", v) for n, v in as_map(get(resources, "requests")).items()}
-        for name, value in as_map(get(resources, "limits")).items():
-            entries.setdefault(name, ("limits", value))
-        for name, (kind, raw) in entries.items():
-            value = parse(raw)
-            if value is None:
-                continue  # not a quantity: the quantity rules report it
-            where = f"{pod_path}.containers[{i}].resources.{kind}" + \
-                (f'["{name}"]' if ("/" in name or "." in name) else f".{name}")
+        try:
+            fields = effective_request_fields(container, f"{pod_path}.containers[{i}]")
+        except ValueError:
+            continue  # not a quantity: the quantities rule reports it
+        for name, (value, where, raw) in fields.items():
             before = totals.get(name)
             totals[name] = (value, where, raw) if before is None else (before[0] + value, before[1], before[2])
     return totals
