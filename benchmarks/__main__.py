@@ -2,7 +2,7 @@
 import runpy
 import sys
 
-BENCHMARKS = ["benchmarks.engine", "benchmarks.policy", "benchmarks.sandbox", "benchmarks.trainjob",
+BENCHMARKS = ["benchmarks.planning", "benchmarks.engine", "benchmarks.policy", "benchmarks.sandbox", "benchmarks.trainjob",
               "benchmarks.trainer"]
 
 if __name__ == "__main__":

@@ -55,14 +55,25 @@ class Rule:
     check: Callable[..., list[Violation]]
 
 
-def roles_of(objects: Iterable[KubeObject], options: Mapping[str, Any]) -> Roles:
+_ROLES_MEMO: list[tuple[Sequence[KubeObject], tuple[Any, ...], Roles]] = []
+
+
+def roles_of(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> Roles:
     """The role of every ClusterQueue of the stack (`roles.classify`): our role label, the roles the pack config
     declares (`inferenceClusterQueues`, `clusterQueueRoles`, generated from the stack file), an InferenceService or a
     workload of an inference priority class (`inferencePriorityClasses`, or one labelled inference) reaching it, or a
     workload at or above the inference priority."""
     declared = {str(k): str(v) for k, v in (options.get("clusterQueueRoles") or {}).items()}
     declared.update({str(name): "inference" for name in options.get("inferenceClusterQueues") or ()})
-    return classify(objects, declared, [str(n) for n in options.get("inferencePriorityClasses") or ()])
+    classes = [str(n) for n in options.get("inferencePriorityClasses") or ()]
+    key = (tuple(sorted(declared.items())), tuple(classes))
+    # Every role-aware rule of one judgement asks for the same stack: classify it once (the memo keeps the list, so
+    # its identity cannot be reused by another one while it is remembered).
+    if _ROLES_MEMO and _ROLES_MEMO[0][0] is objects and _ROLES_MEMO[0][1] == key:
+        return _ROLES_MEMO[0][2]
+    roles = classify(objects, declared, classes)
+    _ROLES_MEMO[:] = [(objects, key, roles)]
+    return roles
 
 
 def inference_queue_names(objects: Iterable[KubeObject], options: Mapping[str, Any]) -> set[str]:
@@ -157,13 +168,25 @@ RULES: tuple[Rule, ...] = (
 """Every rule, in README order."""
 
 
+_EFFECTIVE_MEMO: list[tuple[Sequence[KubeObject], list[KubeObject]]] = []
+
+
+def _effective(objects: Sequence[KubeObject]) -> list[KubeObject]:
+    """`patches.effective_objects(objects)`, computed once per stack judged (every stack rule gets the same list)."""
+    if _EFFECTIVE_MEMO and _EFFECTIVE_MEMO[0][0] is objects:
+        return _EFFECTIVE_MEMO[0][1]
+    effective = effective_objects(objects)
+    _EFFECTIVE_MEMO[:] = [(objects, effective)]
+    return effective
+
+
 def judge(rule: Rule, subject: Any, options: Mapping[str, Any]) -> list[Violation]:
     """Apply `rule` to a stack's objects (stack rules) or one object (resource rules), patches included: a stack
     rule sees every `<Kind>Patch` merged into the object it produces (`patches.effective_objects`); a resource rule
     judges a judgeable patch as that object. The catalog calls this for the pack, `run` for the program."""
     if rule.stack:
         keep_patches = rule.name == "judgeable-patches"
-        return rule.check(list(subject) if keep_patches else effective_objects(subject), options)
+        return rule.check(list(subject) if keep_patches else _effective(subject), options)
     if is_patch(subject):
         if patch_problem(subject) is not None:
             return []  # judgeable-patches reports it (fail closed)
@@ -181,6 +204,7 @@ def run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple[
         (rule, violation) pairs in rule order, then object order.
     """
     found: list[tuple[Rule, Violation]] = []
+    stack = list(objects)  # one list for every stack rule, so the memos above serve them all
     for rule in RULES:
         options = config.get(rule.name) or {}
         if isinstance(options, str):
@@ -188,7 +212,7 @@ def run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple[
         if options.get("enforcementLevel") == "disabled":
             continue
         if rule.stack:
-            found += [(rule, v) for v in judge(rule, objects, options)]
+            found += [(rule, v) for v in judge(rule, stack, options)]
         else:
             found += [(rule, v) for obj in objects for v in judge(rule, obj, options)]
     return found

@@ -50,12 +50,12 @@ _ABSENT: Any = type("_Absent", (), {"__repr__": lambda self: "absent", "__bool__
 
 def _is_map(value: Any) -> bool:
     """A JSON object (dict or the SDK's dict proxy)."""
-    return isinstance(value, Mapping)
+    return type(value) is dict or isinstance(value, Mapping)  # dict first: the ABC check is slow
 
 
 def _is_list(value: Any) -> bool:
     """A JSON array (list or the SDK's list proxy); strings are not lists."""
-    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
+    return type(value) is list or (isinstance(value, Sequence) and not isinstance(value, (str, bytes)))
 
 
 def _missing(value: Any) -> bool:
