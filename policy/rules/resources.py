@@ -198,16 +198,24 @@ def _quota_fields(obj: KubeObject) -> Iterator[tuple[str, str, Any]]:
                                str(name), raw)
 
 
+SCHEMA_GROUPS = ("apiextensions.k8s.io",)
+"""API groups whose objects are schemas (CustomResourceDefinitions), not objects with quantities."""
+
+
 def check_quantities(obj: KubeObject, policy: str) -> list[Violation]:
     """Every resource quantity of `obj` (see `quantity_fields`) passes `quantity_problem`.
 
     Args:
-        obj: any Kubernetes object of the stack.
+        obj: any Kubernetes object of the stack; a CustomResourceDefinition (apiextensions.k8s.io) is a schema, whose
+            `resources`/`requests`/`limits` keys describe fields rather than hold quantities, so it is not judged.
         policy: the policy name for the Violations.
     Returns:
         One Violation per bad quantity, naming its exact field path and raw value, with the rule and fix of
         `quantity_problem`; the fail-closed violation when a quantity is unknown at preview.
     """
+    if obj.group in SCHEMA_GROUPS:
+        return []
+
     def check() -> list[Violation]:
         found = []
         for field, resource, raw in quantity_fields(obj):

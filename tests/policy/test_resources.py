@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from policy.rules.objects import ObjectRef
+from policy.rules.objects import ObjectRef, from_resource
 from policy.rules.quantities import parse
 from policy.rules.resources import (MAX_QUANTITY, check_quantities, effective_requests, is_extended_resource,
                                     parse_quantity_strict, pod_requests, quantity_fields, quantity_problem)
@@ -319,3 +319,15 @@ def test_cohort_quota_and_jobset_containers():
     [found] = check_quantities(kube("js", jobset), POLICY)
     assert found.field == ('spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits'
                            '["nvidia.com/gpu"]')
+
+
+def test_a_custom_resource_definition_is_a_schema_not_quantities():
+    """The Kueue chart's CRDs describe `resources.requests` fields in openAPIV3Schema (found by the real CLI on
+    prod): their schema dicts are not quantities."""
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "workloads.kueue.x-k8s.io"},
+           "spec": {"versions": [{"name": "v1beta2", "schema": {"openAPIV3Schema": {"properties": {"resources": {
+               "properties": {"requests": {"additionalProperties": {"anyOf": [{"type": "integer"},
+                                                                                {"type": "string"}]}}}}}}}}]}}
+    obj = from_resource("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", crd)
+    assert check_quantities(obj, "quantities") == []
