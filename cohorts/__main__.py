@@ -1,0 +1,6 @@
+"""``python -m cohorts``: see cohorts.cli."""
+import sys
+
+from cohorts.cli import main
+
+sys.exit(main())

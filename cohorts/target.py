@@ -1,0 +1,95 @@
+"""Which cluster a stack means: ``kueue-cohorts:cluster`` of ``stacks/Pulumi.<stack>.yaml``, read the way the program
+reads it (``components.settings.raw_from_stack_file`` + ``load_settings``).
+
+sandbox mode: the sandbox's admin kubeconfig (``sandbox.paths.kubeconfig_path()``, which follows
+``$KUEUE_COHORTS_SANDBOX_DIR``); kubeconfig mode: ``cluster.kubeconfig`` (default: the client's ``$KUBECONFIG`` or
+``~/.kube/config``) and ``cluster.context`` (default: the current context); render mode has no cluster.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import yaml
+from kubernetes import client as k8s
+from kubernetes import config as kconfig
+from kubernetes.config.config_exception import ConfigException
+
+from components.errors import SettingsError
+from components.settings import ClusterMode, Settings, load_settings, raw_from_stack_file
+from sandbox.paths import kubeconfig_path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+class TargetError(Exception):
+    """The stack cannot be read or names no usable cluster: a usage/config error (exit 2), one message."""
+
+
+def stack_file(stack: str, root: Path = REPO_ROOT) -> Path:
+    """Return ``<root>/stacks/Pulumi.<stack>.yaml`` (not checked for existence)."""
+    return root / "stacks" / f"Pulumi.{stack}.yaml"
+
+
+def load_stack(path: Path) -> Settings:
+    """Read and validate a stack file.
+
+    Args:
+        path: a stack file (``stacks/Pulumi.<stack>.yaml``).
+    Returns:
+        The stack's validated Settings.
+    Raises:
+        TargetError: the file is missing or not YAML, or its config is invalid (the message lists every problem).
+    """
+    if not path.is_file():
+        raise TargetError(f"no stack file {path} (stacks/Pulumi.<stack>.yaml)")
+    try:
+        return load_settings(raw_from_stack_file(path))
+    except yaml.YAMLError as err:
+        raise TargetError(f"{path} is not valid YAML: {err}") from None
+    except SettingsError as err:
+        raise TargetError(f"{path}: {err}") from None
+
+
+@dataclass(frozen=True)
+class Target:
+    """The cluster of a stack: ``mode`` (sandbox | kubeconfig), ``kubeconfig`` (None: the client's default) and
+    ``context`` (None: the current context)."""
+
+    mode: str
+    kubeconfig: Optional[Path]
+    context: Optional[str]
+
+    def describe(self) -> str:
+        """One line for humans, e.g. ``sandbox (/home/u/.local/state/kueue-cohorts/sandbox/kubeconfig)``."""
+        where = str(self.kubeconfig) if self.kubeconfig else "default kubeconfig"
+        return f"{self.mode} ({where}{', context ' + self.context if self.context else ''})"
+
+    def api_client(self) -> k8s.ApiClient:
+        """Return a kubernetes ApiClient for this cluster. Raises TargetError when the kubeconfig is missing or
+        unusable (e.g. the sandbox is not running, or the context does not exist)."""
+        if self.kubeconfig is not None and not self.kubeconfig.is_file():
+            hint = " (is the sandbox up? `python -m sandbox up`)" if self.mode == ClusterMode.SANDBOX.value else ""
+            raise TargetError(f"kubeconfig {self.kubeconfig} does not exist{hint}")
+        try:
+            return kconfig.new_client_from_config(
+                config_file=str(self.kubeconfig) if self.kubeconfig else None, context=self.context)
+        except (ConfigException, OSError, yaml.YAMLError) as err:
+            raise TargetError(f"cannot use kubeconfig {self.describe()}: {err}") from None
+
+
+def target_of(settings: Settings) -> Target:
+    """The cluster ``settings.cluster`` names.
+
+    Raises:
+        TargetError: render mode (manifests in a directory, no cluster to look at).
+    """
+    cluster = settings.cluster
+    if cluster.mode == ClusterMode.RENDER:
+        raise TargetError(f"the stack renders manifests to {cluster.render_dir} (cluster.mode render): there is no "
+                          "cluster to look at; point it at one (cluster.mode kubeconfig or sandbox)")
+    if cluster.mode == ClusterMode.SANDBOX:
+        return Target(ClusterMode.SANDBOX.value, kubeconfig_path(), None)
+    path = Path(cluster.kubeconfig).expanduser() if cluster.kubeconfig else None
+    return Target(ClusterMode.KUBECONFIG.value, path, cluster.context)
