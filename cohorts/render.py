@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from cohorts.view import CohortView, Preemption, QueueView, ResourceRow, StatusView, WorkloadRef, WorkloadRow
+from cohorts.view import PREEMPTION_REASONS, CohortView, Preemption, QueueView, ResourceRow, StatusView, WorkloadRef, WorkloadRow
 
 #: The ``kind`` of the JSON document, versioned so that scripts can check what they parse.
 JSON_KIND = "kueue-cohorts/status/v1"
@@ -93,8 +93,12 @@ def _cohort_table(c: CohortView) -> list[str]:
     wl_rows = []
     for q in c.cluster_queues:
         for w in q.workloads:
-            detail = " ".join(f"{k}={v}" for k, v in w.usage.items()) if w.usage else (
-                f"{w.reason}: {w.message}" if w.reason else w.message)
+            if w.usage:
+                detail = " ".join(f"{k}={v}" for k, v in w.usage.items())
+            elif w.reason in PREEMPTION_REASONS.values():
+                detail = f"preempted ({w.reason}), waiting for quota"
+            else:
+                detail = f"{w.reason}: {w.message}" if w.reason else w.message
             wl_rows.append((q.name, w.state, f"{w.namespace}/{w.name}",
                             "" if w.priority is None else str(w.priority), w.since or "", _clip(detail, 100)))
     counts = ", ".join(f"{q.name}: {q.admitted_workloads} admitted, {q.pending_workloads} pending"

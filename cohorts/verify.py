@@ -18,6 +18,7 @@ check is not reported again. Adding a check (or a kind to ``expected_objects``) 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence
 
@@ -150,6 +151,14 @@ def _named(items: Sequence[Any]) -> bool:
     return bool(items) and all(isinstance(i, Mapping) and "name" in i for i in items)
 
 
+def _child(path: str, key: str) -> str:
+    """``path.key``, or ``path[key]`` for a map key that is not a field name (a label such as
+    ``kueue.x-k8s.io/queue``), as k8s.io/apimachinery field.Path prints them."""
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+        return f"{path}.{key}" if path else key
+    return f"{path}[{key}]"
+
+
 def compare_fields(want: Any, have: Any, path: str = "", key: str = "", strict: bool = False,
                    item: str = "") -> list[tuple[str, Any, Any, str, str]]:
     """Compare a rendered value with its live twin.
@@ -170,7 +179,7 @@ def compare_fields(want: Any, have: Any, path: str = "", key: str = "", strict: 
             return [(path, want, have, "absent on the cluster" if have is None else "differs", item)]
         strict = strict or key in STRICT_KEYS or "nominalQuota" in want
         for k, v in want.items():
-            sub = f"{path}.{k}" if path else k
+            sub = _child(path, k)
             if k not in have:
                 out.append((sub, v, None, "absent on the cluster", item))
             else:
@@ -178,8 +187,7 @@ def compare_fields(want: Any, have: Any, path: str = "", key: str = "", strict: 
         if strict:
             for k in have:
                 if k not in want:
-                    out.append((f"{path}.{k}" if path else k, None, have[k], "set on the cluster, not in the stack",
-                                item))
+                    out.append((_child(path, k), None, have[k], "set on the cluster, not in the stack", item))
         return out
     if isinstance(want, list):
         if not isinstance(have, list):
