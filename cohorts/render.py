@@ -36,7 +36,8 @@ def _preemption(p: Preemption) -> dict[str, Any]:
 
 
 def _queue(q: QueueView) -> dict[str, Any]:
-    return {"name": q.name, "role": q.role, "active": q.active, "admittedWorkloads": q.admitted_workloads,
+    return {"name": q.name, "role": q.role, "active": q.active, "weightedShare": q.weighted_share,
+            "admittedWorkloads": q.admitted_workloads,
             "reservingWorkloads": q.reserving_workloads, "pendingWorkloads": q.pending_workloads,
             "resources": [_resource(r) for r in q.resources],
             "workloads": {"admitted": [_workload(w) for w in q.workloads if w.state == "admitted"],
@@ -48,7 +49,8 @@ def as_json(view: StatusView, header: Optional[dict[str, Any]] = None) -> dict[s
     """The view as a JSON-ready dict.
 
     Shape: ``{"kind": "kueue-cohorts/status/v1", "time", **header (e.g. stack, cluster), "unavailable": {...},
-    "cohorts": [{"name", "cohortQuota": [resource...], "clusterQueues": [{"name", "role", "active",
+    "cohorts": [{"name", "weightedShare", "cohortQuota": [resource...], "clusterQueues": [{"name", "role", "active",
+    "weightedShare",
     "admittedWorkloads", "reservingWorkloads", "pendingWorkloads", "resources": [{"flavor", "resource",
     "nominalQuota", "borrowingLimit", "lendingLimit", "usage", "reserved", "borrowed", "lent"}], "workloads":
     {"admitted": [...], "reserving": [...], "pending": [...]}}], "preemptions": [{"time", "reason", "victim",
@@ -57,7 +59,8 @@ def as_json(view: StatusView, header: Optional[dict[str, Any]] = None) -> dict[s
     doc: dict[str, Any] = {"kind": JSON_KIND, "time": view.time}
     doc.update(header or {})
     doc["unavailable"] = dict(view.unavailable)
-    doc["cohorts"] = [{"name": c.name or None, "cohortQuota": [_resource(r) for r in c.quota],
+    doc["cohorts"] = [{"name": c.name or None, "weightedShare": c.weighted_share,
+                       "cohortQuota": [_resource(r) for r in c.quota],
                        "clusterQueues": [_queue(q) for q in c.cluster_queues],
                        "preemptions": [_preemption(p) for p in c.preemptions]} for c in view.cohorts]
     return doc

@@ -117,7 +117,8 @@ class Preemption:
 @dataclass(frozen=True)
 class QueueView:
     """One ClusterQueue: ``role`` (our kueue-cohorts/role label, "" if absent), ``active`` (condition Active),
-    Kueue's workload counters, its resources (spec order) and its unfinished Workloads (admitted first)."""
+    Kueue's workload counters, its resources (spec order), its unfinished Workloads (admitted first) and
+    ``weighted_share`` (status.fairSharing.weightedShare, only recorded when Fair Sharing is on; else None)."""
 
     name: str
     cohort: str
@@ -128,17 +129,20 @@ class QueueView:
     pending_workloads: int
     resources: tuple[ResourceRow, ...]
     workloads: tuple[WorkloadRow, ...]
+    weighted_share: Optional[int] = None
 
 
 @dataclass(frozen=True)
 class CohortView:
     """One cohort (``name`` "" for ClusterQueues without cohortName): the Cohort object's own quota when it exists
-    (``quota``, with what of it is lent), its ClusterQueues, and its latest preemptions, newest first."""
+    (``quota``, with what of it is lent), its ClusterQueues, its latest preemptions, newest first, and the Cohort
+    object's ``weighted_share`` (status.fairSharing.weightedShare: the only status a v1beta2 Cohort has)."""
 
     name: str
     quota: tuple[ResourceRow, ...]
     cluster_queues: tuple[QueueView, ...]
     preemptions: tuple[Preemption, ...]
+    weighted_share: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -457,13 +461,19 @@ def build_view(snapshot: Snapshot, cohorts: Optional[Iterable[str]] = None, late
                 admitted_workloads=int(status.get("admittedWorkloads") or 0),
                 reserving_workloads=int(status.get("reservingWorkloads") or 0),
                 pending_workloads=int(status.get("pendingWorkloads") or 0),
-                resources=_queue_rows(cq, lent_q), workloads=tuple(mine)))
+                resources=_queue_rows(cq, lent_q), workloads=tuple(mine), weighted_share=_share(cq)))
         mine_p = [p for p in every
                   if cohort_of_queue.get(p.victim.cluster_queue) == name
                   or (p.victim.cluster_queue not in cohort_of_queue and _victim_cohort(p) == name and name)]
         out.append(CohortView(name=name, quota=_cohort_rows(obj, lent_c) if obj else (),
-                              cluster_queues=tuple(queues), preemptions=tuple(mine_p[:latest])))
+                              cluster_queues=tuple(queues), preemptions=tuple(mine_p[:latest]),
+                              weighted_share=_share(obj) if obj else None))
     return StatusView(time=rfc3339(snapshot.time) or "", cohorts=tuple(out), unavailable=dict(snapshot.unavailable))
+
+
+def _share(obj: Mapping[str, Any]) -> Optional[int]:
+    share = ((obj.get("status") or {}).get("fairSharing") or {}).get("weightedShare")
+    return None if share is None else int(share)
 
 
 def _role(cq: Mapping[str, Any]) -> str:

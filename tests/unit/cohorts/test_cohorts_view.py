@@ -162,3 +162,12 @@ def test_workload_without_admission_or_conditions_is_pending_on_its_local_queue(
 
 def _queue(view, name):
     return next(q for c in view.cohorts for q in c.cluster_queues if q.name == name)
+
+
+def test_fair_sharing_weighted_share_is_shown_where_kueue_records_it():
+    snap = borrowing_snapshot()
+    snap.cluster_queues[0]["status"]["fairSharing"] = {"weightedShare": 250}
+    snap.cohorts = [{"metadata": {"name": "c12-shared"}, "spec": {}, "status": {"fairSharing": {"weightedShare": 0}}}]
+    view = build_view(snap)
+    assert (_queue(view, "c12-training-cq").weighted_share, _queue(view, "c12-inference-cq").weighted_share) == (250, None)
+    assert view.cohorts[0].weighted_share == 0

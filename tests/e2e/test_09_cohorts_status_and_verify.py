@@ -1,0 +1,159 @@
+"""``python -m cohorts status`` and ``verify`` on the sandbox with the dev stack applied by ``pulumi up``.
+
+status: during the guide's round trip (batch Jobs, as in test_02) the JSON view shows the training queue borrowing
+the GPU slice the inference queue lends, then the preemption (reason InCohortReclamation, victim the training
+Workload, preemptor the inference Workload), then training borrowing again once inference is gone.
+verify: hand-edited quotas (JSON patches by another field manager, as ``kubectl edit`` makes them) make it exit 1
+naming each field; ``pulumi up`` repairs them and verify exits 0 again.
+"""
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+from e2e_support import KUEUE, REPO, SLICE, wait_for
+from cohorts import cli
+from sandbox.paths import STATE_DIR_ENV
+
+GPU = "nvidia.com/gpualloc"
+
+
+def _status() -> dict:
+    """The JSON view of the dev stack (the CLI's main in this process: the sandbox fixture set the state dir)."""
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main(["status", "--stack", "dev", "--output", "json"], out=out, err=err)
+    assert code == 0, err.getvalue()
+    return json.loads(out.getvalue())
+
+
+def _queue(doc: dict, name: str) -> dict:
+    [cohort] = [c for c in doc["cohorts"] if c["name"] == "c12-shared"]
+    return next(q for q in cohort["clusterQueues"] if q["name"] == name)
+
+
+def _gpu(doc: dict, queue: str) -> dict:
+    return next(r for r in _queue(doc, queue)["resources"] if r["resource"] == GPU)
+
+
+def _admitted(doc: dict, queue: str) -> list[str]:
+    return [w["name"] for w in _queue(doc, queue)["workloads"]["admitted"]]
+
+
+def _preemptions(doc: dict) -> list[dict]:
+    return next(c for c in doc["cohorts"] if c["name"] == "c12-shared")["preemptions"]
+
+
+def _cli(sandbox, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, STATE_DIR_ENV: str(sandbox.paths.root)}
+    return subprocess.run([sys.executable, "-m", "cohorts", *args], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_status_json_follows_borrowing_preemption_and_borrowing_again(sandbox, cluster, clean_dev_jobs):
+    training = cluster.submit_job("c12-training", "finetune-view", "c12-training-lq", SLICE,
+                                  priority_class="c12-training-prio")
+    train_wl = wait_for(lambda: cluster.workload_of(training), 60, "the training Workload")["metadata"]["name"]
+
+    doc = wait_for(lambda: (d := _status()) and train_wl in _admitted(d, "c12-training-cq")
+                   and _gpu(d, "c12-training-cq")["borrowed"] == "1" and d, 90,
+                   "the view to show the training Workload admitted while borrowing the GPU")
+    assert _gpu(doc, "c12-training-cq") == {
+        "flavor": "c12-default", "resource": GPU, "nominalQuota": "0", "borrowingLimit": "1", "lendingLimit": None,
+        "usage": "1", "reserved": "1", "borrowed": "1", "lent": "0"}
+    assert (_gpu(doc, "c12-inference-cq")["borrowingLimit"], _gpu(doc, "c12-inference-cq")["lent"]) == ("0", "1")
+    assert doc["stack"] == "dev" and doc["cluster"].startswith("sandbox (")
+    assert not any(p["victim"]["name"] == train_wl for p in _preemptions(doc))
+
+    inference = cluster.submit_job("c12-inference", "serve-view", "c12-inference-lq", SLICE,
+                                   priority_class="c12-inference-prio")
+    serve_wl = wait_for(lambda: cluster.workload_of(inference), 60, "the inference Workload")["metadata"]["name"]
+
+    def preempted(d: dict):
+        return [p for p in _preemptions(d) if p["victim"]["name"] == train_wl]
+
+    doc = wait_for(lambda: (d := _status()) and preempted(d) and serve_wl in _admitted(d, "c12-inference-cq") and d,
+                   90, "the view to show the preemption and the inference Workload admitted")
+    [p] = preempted(doc)
+    assert p["reason"] == "InCohortReclamation"
+    assert (p["victim"]["namespace"], p["victim"]["clusterQueue"]) == ("c12-training", "c12-training-cq")
+    assert (p["preemptor"]["namespace"], p["preemptor"]["name"], p["preemptor"]["clusterQueue"]) == (
+        "c12-inference", serve_wl, "c12-inference-cq")
+    assert p["time"] and p["time"].endswith("Z")
+    doc = wait_for(lambda: (d := _status()) and _gpu(d, "c12-training-cq")["borrowed"] == "0"
+                   and train_wl in [w["name"] for w in _queue(d, "c12-training-cq")["workloads"]["pending"]] and d,
+                   60, "the training Workload to be pending and borrow nothing")
+    assert _gpu(doc, "c12-inference-cq")["usage"] == "1" and _gpu(doc, "c12-inference-cq")["borrowed"] == "0"
+
+    cluster.delete_job(inference)
+    doc = wait_for(lambda: (d := _status()) and train_wl in _admitted(d, "c12-training-cq")
+                   and _gpu(d, "c12-training-cq")["borrowed"] == "1" and d, 120,
+                   "the view to show training admitted and borrowing again")
+    assert [q["reason"] for q in preempted(doc)] == ["InCohortReclamation"], "the preemption is still listed"
+
+    table = _cli(sandbox, "status", "--stack", "dev")
+    assert table.returncode == 0, table.stderr
+    lines = [line.split() for line in table.stdout.splitlines()]
+    assert ["cohort", "c12-shared"] in lines
+    gpu_rows = [line for line in lines if GPU in line]
+    assert ["c12-default", GPU, "0", "1", "-", "1", "1", "0"] in gpu_rows, table.stdout  # training: borrows 1
+    assert any(line[:3] == ["c12-training-cq", "admitted", f"c12-training/{train_wl}"] for line in lines)
+    assert any("InCohortReclamation" in line and f"c12-training/{train_wl}" in line
+               and f"c12-inference/{serve_wl}" in line for line in lines), table.stdout
+
+
+def test_status_watch_prints_one_json_document_per_refresh(sandbox, dev_stack):
+    watch = _cli(sandbox, "status", "--stack", "dev", "--output", "json", "--watch", "--count", "3",
+                 "--interval", "0.2")
+    assert watch.returncode == 0, watch.stderr
+    docs = [json.loads(line) for line in watch.stdout.splitlines()]
+    assert len(docs) == 3
+    assert all(d["kind"] == "kueue-cohorts/status/v1" for d in docs)
+    assert all([c["name"] for c in d["cohorts"]] == ["c12-shared"] for d in docs)
+
+
+def _patch(cluster, name: str, ops: list[dict]) -> None:
+    cluster.custom.patch_cluster_custom_object(*KUEUE, "clusterqueues", name, ops, field_manager="kubectl-edit",
+                                               _content_type="application/json-patch+json")
+
+
+def _index(cluster, name: str, resource: str) -> int:
+    resources = cluster.cluster_queue(name)["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
+    return next(i for i, r in enumerate(resources) if r["name"] == resource)
+
+
+def test_verify_names_every_hand_edited_quota_and_passes_after_up(sandbox, cluster, project, dev_stack):
+    ok = _cli(sandbox, "verify", "--stack", "dev")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "the cluster matches the stack" in ok.stdout
+
+    cpu, gpu = _index(cluster, "c12-inference-cq", "cpu"), _index(cluster, "c12-inference-cq", GPU)
+    tgpu = _index(cluster, "c12-training-cq", GPU)
+    path = "/spec/resourceGroups/0/flavors/0/resources/{}/{}"
+    _patch(cluster, "c12-inference-cq", [
+        {"op": "replace", "path": path.format(cpu, "nominalQuota"), "value": "6"},
+        {"op": "replace", "path": path.format(gpu, "borrowingLimit"), "value": "1"}])
+    _patch(cluster, "c12-training-cq", [{"op": "add", "path": path.format(tgpu, "lendingLimit"), "value": "0"}])
+
+    bad = _cli(sandbox, "verify", "--stack", "dev")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert bad.stdout.splitlines()[0].endswith(": 3 differences")
+    field = "spec.resourceGroups[0].flavors[0].resources[{}].{}"
+    assert (f'  - ClusterQueue c12-inference-cq: {field.format(cpu, "nominalQuota")} (cpu): differs: '
+            'expected "4", live "6"') in bad.stdout.splitlines()
+    assert (f"  - ClusterQueue c12-inference-cq: {field.format(gpu, 'borrowingLimit')} ({GPU}): the inference "
+            'ClusterQueue must never borrow (an absent borrowingLimit means unlimited): expected "0", live "1"'
+            ) in bad.stdout.splitlines()
+    assert (f"  - ClusterQueue c12-training-cq: {field.format(tgpu, 'lendingLimit')} ({GPU}): set on the cluster, "
+            'not in the stack: expected absent, live "0"') in bad.stdout.splitlines()
+    as_json = json.loads(_cli(sandbox, "verify", "--stack", "dev", "--output", "json").stdout)
+    assert as_json["ok"] is False
+    assert sorted((d["name"], d["path"]) for d in as_json["differences"]) == sorted([
+        ("c12-inference-cq", field.format(cpu, "nominalQuota")),
+        ("c12-inference-cq", field.format(gpu, "borrowingLimit")),
+        ("c12-training-cq", field.format(tgpu, "lendingLimit"))])
+
+    project.run(dev_stack, "up", refresh=True)
+    fixed = _cli(sandbox, "verify", "--stack", "dev")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
