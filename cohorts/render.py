@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from cohorts.view import PREEMPTION_REASONS, CohortView, Preemption, QueueView, ResourceRow, StatusView, WorkloadRef, WorkloadRow
+from cohorts.view import (PREEMPTION_REASONS, CohortView, Preemption, QueueView, ResourceRow, StatusView, WorkloadRef,
+                          WorkloadRow)
 
 #: The ``kind`` of the JSON document, versioned so that scripts can check what they parse.
 JSON_KIND = "kueue-cohorts/status/v1"
@@ -70,7 +71,8 @@ def _grid(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        padded = (c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        return "  ".join(padded).rstrip()
 
     return [line(headers)] + [line(r) for r in rows]
 

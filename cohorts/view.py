@@ -399,7 +399,8 @@ def preemptions(snapshot: Snapshot, workloads: Iterable[WorkloadRow] = ()) -> li
             continue
         vuid, puid = meta.get("uid", ""), m["uid"] if m else ""
         same = [p for p in found if p.victim.uid == vuid and (p.preemptor.uid if p.preemptor else "") == puid
-                and (time is None or p.time is None or abs(_seconds(p.time) - _seconds(time)) <= SAME_PREEMPTION_SECONDS)]
+                and (time is None or p.time is None
+                     or abs(_seconds(p.time) - _seconds(time)) <= SAME_PREEMPTION_SECONDS)]
         if same:
             if cond.get("status") == "True":  # the condition carries Kueue's reason code itself
                 found = [p if p is not same[0] else Preemption(p.time, reason, p.victim, p.preemptor, p.count,

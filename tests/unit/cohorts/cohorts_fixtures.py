@@ -72,7 +72,8 @@ def event(reason, ns, name, uid, message, time):
 DEV_QUOTAS_INFERENCE = [("cpu", "4", "0", None), ("memory", "8Gi", "0", None), (GPU, "1", "0", None)]
 DEV_QUOTAS_TRAINING = [("cpu", "0", "4", None), ("memory", "0", "8Gi", None), (GPU, "0", "1", None)]
 LOCAL_QUEUES = [
-    {"metadata": {"namespace": "c12-inference", "name": "c12-inference-lq"}, "spec": {"clusterQueue": "c12-inference-cq"}},
+    {"metadata": {"namespace": "c12-inference", "name": "c12-inference-lq"},
+     "spec": {"clusterQueue": "c12-inference-cq"}},
     {"metadata": {"namespace": "c12-training", "name": "c12-training-lq"}, "spec": {"clusterQueue": "c12-training-cq"}},
 ]
 

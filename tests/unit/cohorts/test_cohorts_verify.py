@@ -160,7 +160,8 @@ def test_a_limit_added_on_the_cluster_is_a_difference():
     _cq(objects, "c12-training-cq")["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["lendingLimit"] = "1"
     [diff] = verify(s, FakeCluster(objects))
     assert (diff.path, diff.expected, diff.live, diff.rule) == (
-        "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit", None, "1", "set on the cluster, not in the stack")
+        "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit", None, "1",
+        "set on the cluster, not in the stack")
 
 
 def test_a_widened_namespace_selector_is_a_difference_and_a_narrowed_one_leaves_the_namespace_unselected():

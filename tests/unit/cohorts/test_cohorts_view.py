@@ -169,5 +169,6 @@ def test_fair_sharing_weighted_share_is_shown_where_kueue_records_it():
     snap.cluster_queues[0]["status"]["fairSharing"] = {"weightedShare": 250}
     snap.cohorts = [{"metadata": {"name": "c12-shared"}, "spec": {}, "status": {"fairSharing": {"weightedShare": 0}}}]
     view = build_view(snap)
-    assert (_queue(view, "c12-training-cq").weighted_share, _queue(view, "c12-inference-cq").weighted_share) == (250, None)
+    shares = (_queue(view, "c12-training-cq").weighted_share, _queue(view, "c12-inference-cq").weighted_share)
+    assert shares == (250, None)
     assert view.cohorts[0].weighted_share == 0
