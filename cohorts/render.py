@@ -100,6 +100,7 @@ def _cohort_table(c: CohortView) -> list[str]:
         for w in q.workloads:
             if w.usage:
                 detail = " ".join(f"{k}={v}" for k, v in w.usage.items())
+                detail += " (evicted, stopping)" if w.reason == "Evicted" else ""
             elif w.reason in PREEMPTION_REASONS.values():
                 detail = f"preempted ({w.reason}), waiting for quota"
             else:

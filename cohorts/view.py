@@ -67,7 +67,8 @@ class ResourceRow:
 class WorkloadRow:
     """One unfinished Workload: ``state`` admitted | reserving (quota reserved, admission checks pending) | pending;
     ``since``: RFC 3339 time of the last transition into that state; ``reason`` / ``message``: why it waits (the
-    QuotaReserved=False condition) or, when it was preempted, the Preempted condition; ``usage``: what it holds
+    QuotaReserved=False condition) or, when it was preempted, the Preempted condition; for an admitted Workload
+    being evicted (Evicted=True, its Pods stopping), "Evicted" and Kueue's message; ``usage``: what it holds
     ({resource: quantity}, admitted or reserving only, from status.admission.podSetAssignments[].resourceUsage)."""
 
     namespace: str
@@ -317,6 +318,8 @@ def workload_row(wl: Mapping[str, Any], queue_of: Mapping[tuple[str, str], str])
             reason, message = cond.get("reason", ""), cond.get("message", "")
         if spec.get("active") is False:
             reason = "Inactive"
+    elif (conds.get("Evicted") or {}).get("status") == "True":  # still holds quota while its Pods stop
+        reason, message = "Evicted", conds["Evicted"].get("message", "")
     ref = spec.get("priorityClassRef") or {}
     return WorkloadRow(
         namespace=ns, name=meta.get("name", ""), uid=meta.get("uid", ""),

@@ -172,3 +172,11 @@ def test_fair_sharing_weighted_share_is_shown_where_kueue_records_it():
     shares = (_queue(view, "c12-training-cq").weighted_share, _queue(view, "c12-inference-cq").weighted_share)
     assert shares == (250, None)
     assert view.cohorts[0].weighted_share == 0
+
+
+def test_an_admitted_workload_being_evicted_says_so():
+    snap = borrowing_snapshot()
+    snap.workloads[0]["status"]["conditions"].append(
+        cond("Evicted", "True", "Preempted", "2026-11-30T21:00:01Z", preempted_message("uid-serve")))
+    [w] = _queue(build_view(snap), "c12-training-cq").workloads
+    assert (w.state, w.reason, w.usage[GPU]) == ("admitted", "Evicted", "1")
