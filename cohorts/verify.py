@@ -56,7 +56,9 @@ class Difference:
 
     def __str__(self) -> str:
         obj = f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
-        where = f"{self.path}" + (f" ({self.item})" if self.item else "") if self.path else "(object)"
+        if not self.path:  # the whole object: missing, not served or unreadable
+            return f"{obj}: {self.rule}"
+        where = self.path + (f" ({self.item})" if self.item else "")
         return f"{obj}: {where}: {self.rule}: expected {_show(self.expected)}, live {_show(self.live)}"
 
     def as_json(self) -> dict[str, Any]:
