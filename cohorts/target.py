@@ -62,9 +62,12 @@ class Target:
     context: Optional[str]
 
     def describe(self) -> str:
-        """One line for humans, e.g. ``sandbox (/home/u/.local/state/kueue-cohorts/sandbox/kubeconfig)``."""
-        where = str(self.kubeconfig) if self.kubeconfig else "default kubeconfig"
-        return f"{self.mode} ({where}{', context ' + self.context if self.context else ''})"
+        """One line for humans: ``sandbox (/home/u/.local/state/kueue-cohorts/sandbox/kubeconfig)`` or
+        ``kubeconfig $KUBECONFIG or ~/.kube/config, context prod``."""
+        if self.mode == ClusterMode.SANDBOX.value:
+            return f"sandbox ({self.kubeconfig})"
+        where = str(self.kubeconfig) if self.kubeconfig else "$KUBECONFIG or ~/.kube/config"
+        return f"kubeconfig {where}" + (f", context {self.context}" if self.context else "")
 
     def api_client(self) -> k8s.ApiClient:
         """Return a kubernetes ApiClient for this cluster. Raises TargetError when the kubeconfig is missing or
@@ -76,7 +79,7 @@ class Target:
             return kconfig.new_client_from_config(
                 config_file=str(self.kubeconfig) if self.kubeconfig else None, context=self.context)
         except (ConfigException, OSError, yaml.YAMLError) as err:
-            raise TargetError(f"cannot use kubeconfig {self.describe()}: {err}") from None
+            raise TargetError(f"cannot use {self.describe()}: {err}") from None
 
 
 def target_of(settings: Settings) -> Target:
