@@ -1,15 +1,17 @@
-"""What the stack puts on the cluster, as manifests: the one place ``cohorts`` asks the plans.
+"""What the stack puts on the cluster, as manifests: the one place ``cohorts`` asks the program for them.
 
-``verify`` compares the live cluster with exactly this list, and ``status --stack`` scopes its view to the cohorts
-found here. When the plans module is reshaped (or a new kind joins the stack, e.g. the ValidatingAdmissionPolicies
-and their bindings), this function is the one to repoint: ``cohorts.verify`` compares any kind that the cluster
-serves, and its ``admission_policies_bound`` check picks up every ``ValidatingAdmissionPolicy`` returned here.
+``verify`` compares the live cluster with exactly this list, and ``status --stack`` scopes its view to the stack's
+cohorts (``cohort_plans``). The objects come from ``components.render.render_stack`` (the same render functions the
+components register and the settings check judges), so a kind the stack gains there (e.g. the
+ValidatingAdmissionPolicies and their bindings) is verified without a change here: ``cohorts.verify`` compares any
+kind the cluster serves, and its ``admission_policies_bound`` check picks up every ``ValidatingAdmissionPolicy``.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from components.plans import CohortPlan, flavor_spec, plan_inference_training, plan_shared_pool
+from components.plans import CohortPlan, plan_inference_training, plan_shared_pool
+from components.render import render_stack
 from components.settings import NamespacePolicy, Settings
 
 
@@ -24,37 +26,35 @@ def cohort_plans(settings: Settings) -> list[CohortPlan]:
     return plans
 
 
-def _namespace(plan: CohortPlan, manifest: dict[str, Any], labels: dict[str, str]) -> dict[str, Any] | None:
-    """The Namespace as the stack leaves it: created with our labels (Create), only its selector label patched on
-    (Label), or not ours at all (External: None)."""
-    if plan.namespace_policy == NamespacePolicy.CREATE:
-        return manifest
-    if plan.namespace_policy == NamespacePolicy.LABEL:
-        return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": manifest["metadata"]["name"],
-                                                                       "labels": dict(labels)}}
-    return None
+def _label_only(settings: Settings) -> dict[str, dict[str, str]]:
+    """Namespaces of a `namespacePolicy: Label` layout -> the selector label the stack patches on (its only part
+    of the Namespace: the component is a NamespacePatch of metadata.labels)."""
+    return {ns.name: dict(ns.labels) for plan in cohort_plans(settings)
+            if plan.namespace_policy == NamespacePolicy.LABEL for ns in plan.namespaces}
 
 
 def expected_objects(settings: Settings) -> list[dict[str, Any]]:
-    """Every object the stack's cohorts consist of, as the manifests the program sends (Kueue's JSON names).
+    """Every object the stack registers, as the manifest the program sends (the API's JSON field names).
 
     Args:
         settings: validated Settings of the stack.
     Returns:
-        Manifests (dicts with apiVersion, kind, metadata.name, [metadata.namespace], and spec / value / ...), in
-        creation order: the ResourceFlavor, then per cohort its Namespaces (per namespacePolicy),
-        WorkloadPriorityClasses, Cohort object, ClusterQueues and LocalQueues. Pure: no cluster, no Pulumi.
-        Not included (yet): checkpoint PVCs, TrainingRuntimes, InferenceServices and the Kueue installation.
+        Manifests (dicts with apiVersion, kind, metadata.name, [metadata.namespace], and spec / value / data ...)
+        in registration order: the ResourceFlavor, per cohort its Namespaces (Create: the whole Namespace; Label:
+        only the selector label; External: none), WorkloadPriorityClasses, Cohort object, ClusterQueues,
+        LocalQueues, checkpoint PVCs and InferenceServices, then the TrainingRuntimes with their ConfigMaps.
+        Objects rendered only to be judged (``Rendered.registered`` False) are left out. Pure: no cluster, no
+        Pulumi. Not included: what the Kueue Helm chart installs when ``kueue.install`` is true.
     """
-    out: list[dict[str, Any]] = [flavor_spec(settings.resource_flavor).manifest()]
-    for plan in cohort_plans(settings):
-        for ns in plan.namespaces:
-            manifest = _namespace(plan, ns.manifest(), dict(ns.labels))
-            if manifest is not None:
-                out.append(manifest)
-        out.extend(pc.manifest() for pc in plan.priority_classes)
-        if plan.cohort_object is not None:
-            out.append(plan.cohort_object.manifest())
-        out.extend(cq.manifest() for cq in plan.cluster_queues)
-        out.extend(lq.manifest() for lq in plan.local_queues)
+    labels_only = _label_only(settings)
+    out = []
+    for rendered in render_stack(settings):
+        if not rendered.registered:
+            continue
+        manifest = dict(rendered.manifest)
+        if manifest["kind"] == "Namespace" and manifest["metadata"]["name"] in labels_only:
+            name = manifest["metadata"]["name"]
+            manifest = {"apiVersion": "v1", "kind": "Namespace",
+                        "metadata": {"name": name, "labels": labels_only[name]}}
+        out.append(manifest)
     return out

@@ -17,7 +17,8 @@ from kubernetes import config as kconfig
 from kubernetes.config.config_exception import ConfigException
 
 from components.errors import SettingsError
-from components.settings import ClusterMode, Settings, load_settings, raw_from_stack_file
+from components.settings import ClusterMode, Settings, raw_from_stack_file
+from components.validation import load_settings
 from sandbox.paths import kubeconfig_path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,8 @@ from hypothesis import given, settings, strategies as st
 from cohorts.expected import expected_objects
 from cohorts.verify import (CHECKS, Context, Difference, KindNotServed, Unreadable, compare_fields, selects,
                             verify)
-from components.settings import load_stack_file
+from components.settings import raw_from_stack_file
+from components.validation import load_settings, load_stack_file
 from tests.helpers import STACKS
 
 STACK_NAMES = ("dev", "staging", "prod")
@@ -73,10 +74,22 @@ def test_a_cluster_made_from_the_stack_has_no_difference(stack):
     assert verify(s, FakeCluster(served(expected_objects(s)))) == []
 
 
-def test_expected_objects_are_the_plans_manifests_in_creation_order():
+def test_expected_objects_are_the_registered_render_in_registration_order():
     kinds = [m["kind"] for m in expected_objects(_settings("dev"))]
     assert kinds == ["ResourceFlavor", "Namespace", "Namespace", "WorkloadPriorityClass", "WorkloadPriorityClass",
-                     "ClusterQueue", "ClusterQueue", "LocalQueue", "LocalQueue"]
+                     "ClusterQueue", "ClusterQueue", "LocalQueue", "LocalQueue", "PersistentVolumeClaim",
+                     "TrainingRuntime", "ConfigMap"]  # not the Kueue manager ConfigMap: judged, never registered
+
+
+def test_a_label_policy_namespace_is_only_its_selector_label():
+    raw = raw_from_stack_file(STACKS / "Pulumi.dev.yaml")
+    raw["inferenceTraining"]["namespacePolicy"] = "Label"
+    namespaces = [m for m in expected_objects(load_settings(raw)) if m["kind"] == "Namespace"]
+    assert namespaces == [
+        {"apiVersion": "v1", "kind": "Namespace",
+         "metadata": {"name": "c12-inference", "labels": {"kueue.x-k8s.io/queue": "c12-inference-cq"}}},
+        {"apiVersion": "v1", "kind": "Namespace",
+         "metadata": {"name": "c12-training", "labels": {"kueue.x-k8s.io/queue": "c12-training-cq"}}}]
 
 
 def test_a_hand_edited_nominal_quota_is_named_by_kind_name_and_field_path():
@@ -168,7 +181,7 @@ def test_a_widened_namespace_selector_is_a_difference_and_a_narrowed_one_leaves_
     s = _settings("dev")
     objects = served(expected_objects(s))
     selector = _cq(objects, "c12-training-cq")["spec"]["namespaceSelector"]
-    selector["matchExpressions"] = [{"key": "team", "operator": "Exists"}]
+    selector.setdefault("matchExpressions", []).append({"key": "team", "operator": "Exists"})
     diffs = verify(s, FakeCluster(objects))
     assert [(d.kind, d.name, d.path) for d in diffs] == [
         ("ClusterQueue", "c12-training-cq", "spec.namespaceSelector.matchExpressions"),
@@ -208,8 +221,6 @@ def test_a_removed_tenant_label_is_named_twice_over():
 
 
 def test_external_namespaces_are_not_compared_but_must_still_be_selected():
-    from components.settings import load_settings, raw_from_stack_file
-
     raw = raw_from_stack_file(STACKS / "Pulumi.dev.yaml")
     raw["inferenceTraining"]["namespacePolicy"] = "External"
     s = load_settings(raw)
