@@ -173,8 +173,9 @@ k8s.apiextensions.CustomResource(
     spec={{
         "cohort": "c12-shared",
         "namespaceSelector": {{"matchLabels": {{"kubernetes.io/metadata.name": "c12-training"}}}},
-        "resourceGroups": [{{"coveredResources": ["cpu"], "flavors": [
-            {{"name": "c12-default", "resources": [{{"name": "cpu", "nominalQuota": "0"}}]}}]}}],
+        "resourceGroups": [{{"coveredResources": ["cpu", "memory"], "flavors": [
+            {{"name": "c12-default", "resources": [{{"name": "cpu", "nominalQuota": "0"}},
+                                                  {{"name": "memory", "nominalQuota": "0"}}]}}]}}],
     }},
     opts=opts,
 )
@@ -211,8 +212,9 @@ k8s.apiextensions.CustomResource(
     spec={{
         "cohortName": "c12-shared",
         "namespaceSelector": {{"matchLabels": {{"kubernetes.io/metadata.name": "c12-training"}}}},
-        "resourceGroups": [{{"coveredResources": ["cpu"], "flavors": [
-            {{"name": "c12-default", "resources": [{{"name": "cpu", "nominalQuota": "9"}}]}}]}}],
+        "resourceGroups": [{{"coveredResources": ["cpu", "memory"], "flavors": [
+            {{"name": "c12-default", "resources": [{{"name": "cpu", "nominalQuota": "9"}},
+                                                  {{"name": "memory", "nominalQuota": "0"}}]}}]}}],
     }},
     opts=opts,
 )
@@ -338,6 +340,7 @@ value: 1000
 '''
 
 PATCH_PROGRAM = """\
+crds = k8s.yaml.v2.ConfigGroup("kueue-crds", files={crd_files!r}, opts=opts)
 k8s.apiextensions.CustomResourcePatch(
     "loosen-inference",
     api_version="kueue.x-k8s.io/v1beta2",
@@ -348,7 +351,7 @@ k8s.apiextensions.CustomResourcePatch(
             "resources": [{{"name": "nvidia.com/gpualloc", "nominalQuota": "1", "borrowingLimit": "100"}}]}}]}}],
         "preemption": {{"reclaimWithinCohort": "Never"}},
     }},
-    opts=opts,
+    opts=pulumi.ResourceOptions(provider=provider, depends_on=[crds]),
 )
 """
 
@@ -361,8 +364,10 @@ def _kueue_crds(*names: str) -> list[str]:
 
 def test_an_unlabelled_queue_that_an_inference_service_reaches_is_judged_as_inference(binaries, tmp_path):
     """Item 1: no role label, no pack config entry, but an InferenceService queues to it through its LocalQueue."""
+    import toolchain
+
     crds = _kueue_crds("kueue.x-k8s.io_clusterqueues.yaml", "kueue.x-k8s.io_localqueues.yaml",
-                       "kueue.x-k8s.io_workloadpriorityclasses.yaml")
+                       "kueue.x-k8s.io_workloadpriorityclasses.yaml") + [str(p) for p in toolchain.crd_files("kserve")]
     run = _program_preview(tmp_path, UNLABELLED_SERVING_PROGRAM, crd_files=crds)
     assert run.error is not None, run.text()
     assert {"inference-borrowing-limit-zero", "inference-reclaim-any"} <= run.policies("mandatory"), run.text()
@@ -372,7 +377,8 @@ def test_an_unlabelled_queue_that_an_inference_service_reaches_is_judged_as_infe
 def test_a_patch_is_judged_as_the_object_it_produces(binaries, tmp_path):
     """Item 2: a ClusterQueuePatch (CustomResourcePatch) of the inference ClusterQueue with borrowingLimit 100 and
     reclaimWithinCohort Never, force-applied, is refused like the object it would produce."""
-    run = _program_preview(tmp_path, PATCH_PROGRAM, config_file=REPO / "policy" / "config" / "dev.json")
+    run = _program_preview(tmp_path, PATCH_PROGRAM, config_file=REPO / "policy" / "config" / "dev.json",
+                           crd_files=_kueue_crds("kueue.x-k8s.io_clusterqueues.yaml"))
     assert run.error is not None, run.text()
     assert {"inference-borrowing-limit-zero", "inference-reclaim-any"} <= run.policies("mandatory"), run.text()
 
