@@ -33,12 +33,15 @@ LAYERS: dict[str, int] = {
     "components.preview_rbac": 2,
     # 5: the stack and its target
     "components.stack": 5, "components.environment": 5,
+    # 6: tools over the stack (read-only views of a live cluster)
+    **{f"cohorts.{p.stem}": 6 for p in (ROOT / "cohorts").glob("*.py") if p.stem != "__init__"},
 }
-OURS = ("components", "policy")
+OURS = ("components", "policy", "cohorts")
 
 
 def _modules() -> list[Path]:
-    return sorted((ROOT / "components").glob("*.py")) + sorted((ROOT / "policy" / "rules").glob("*.py"))
+    return (sorted((ROOT / "components").glob("*.py")) + sorted((ROOT / "policy" / "rules").glob("*.py"))
+            + sorted((ROOT / "cohorts").glob("*.py")))
 
 
 def _name(path: Path) -> str:
@@ -62,7 +65,7 @@ def _imports(path: Path) -> list[tuple[str, bool]]:
         else:
             continue
         for name in names:
-            if name.split(".")[0] in OURS and name not in ("components", "policy", "policy.rules"):
+            if name.split(".")[0] in OURS and name not in ("components", "policy", "policy.rules", "cohorts"):
                 found.append((name, id(node) in top))
     return found
 
