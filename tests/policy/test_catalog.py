@@ -26,8 +26,9 @@ MANDATORY = {"inference-borrowing-limit-zero", "inference-reclaim-any", "cohort-
              "inference-namespace-selector", "workload-priority-class", "inference-fits-nominal",
              "checkpoint-safe-runtime", "training-runtime-fits-queue", "cluster-queue-covers-pod-resources", "kueue-manager-config", "kueue-api-version",
              "single-layout-per-cohort", "cluster-queue-role", "protected-namespaces", "cluster-queue-selector-overlap",
-             "cluster-queue-pinned-selector", "quantities", "judgeable-patches", "no-helm-release"}
-ADVISORY = {"cluster-queue-namespace-selector"}
+             "cluster-queue-pinned-selector", "quantities", "judgeable-patches", "no-helm-release",
+             "inference-rollout-fits-nominal"}
+ADVISORY = {"cluster-queue-namespace-selector", "inference-peak-fits-nominal"}
 
 
 def _policies():
