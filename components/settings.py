@@ -271,7 +271,8 @@ def _at_most_all(value: Any) -> Any:
     return value
 
 
-IntOrPercent = Annotated[int | str, BeforeValidator(_int_or_percent)]
+IntOrPercent = Annotated[Annotated[int, Field(ge=0)] | Annotated[str, Field(pattern=r"^[0-9]+%$")],
+                         BeforeValidator(_int_or_percent)]
 """A Kubernetes IntOrString of a rolling update: a pod count >= 0, or a percentage of the replicas ("25%")."""
 
 
@@ -322,10 +323,11 @@ class InferenceServiceSettings(Model):
     limits: ResourceList = Field(default_factory=dict)
     """Per-replica limits. Default none."""
     min_replicas: int = Field(default=1, ge=0)
-    """Autoscaling lower bound (>= 0). Default 1."""
+    """Autoscaling lower bound (>= 0). minReplicas x the per-replica requests must fit the inference nominalQuota
+    (those replicas could never all run, and every update would deadlock). Default 1."""
     max_replicas: int = Field(default=1, ge=1)
-    """Autoscaling upper bound (>= 1, >= minReplicas). Replicas beyond the nominalQuota stay pending, by design.
-    Default 1."""
+    """Autoscaling upper bound (>= 1, >= minReplicas). Replicas beyond the nominalQuota stay pending, by design (a
+    warning), and an update started above the replicas that fit waits until the autoscaler scales down. Default 1."""
     deployment_mode: Literal["RawDeployment", "Standard"] = "RawDeployment"
     """RawDeployment (plain Deployments, which Kueue's deployment integration admits) or Standard (KServe >=
     0.16's name for it). Default RawDeployment."""
