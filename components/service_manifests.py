@@ -12,7 +12,7 @@ from typing import Any, Mapping, Optional
 
 from components.settings import InferenceServiceSettings
 from policy.rules.quantities import parse
-from policy.rules.rollout import DEFAULT_MAX_SURGE, SAFE_STRATEGY, update_overflow, update_replicas
+from policy.rules.surge import DEFAULT_MAX_SURGE, SAFE_STRATEGY, update_overflow, update_replicas
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"

@@ -28,7 +28,6 @@ minReplicas); Kubernetes `pkg/controller/deployment/rolling.go`; Kueue `pkg/cont
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Iterable, Mapping, Optional, Sequence
@@ -38,79 +37,17 @@ from .kueue import quota_entries
 from .objects import QUEUE_NAME_LABEL, KubeObject, guarded, unknown_violation, violation
 from .quantities import parse, show
 from .queues import QueueIndex
+from .surge import (DEFAULT_MAX_SURGE, SAFE_STRATEGY, max_replicas_that_fit, overflow, surge_pods, update_overflow,
+                    update_replicas)
 from .values import MISSING, UnknownValueError, Violation, as_list, as_map, format_path, get
 
 POLICY = "inference-rollout-fits-nominal"
 PEAK_POLICY = "inference-peak-fits-nominal"
-DEFAULT_MAX_SURGE = "25%"
-"""apps/v1 default of `spec.strategy.rollingUpdate.maxSurge` (and KServe's for a predictor without a strategy)."""
-SAFE_STRATEGY: Mapping[str, Any] = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
-"""The strategy that never needs quota beyond the replicas: one old replica goes before its successor comes."""
 DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 RAW_MODES = ("RawDeployment", "Standard")
+__all__ = ["DEFAULT_MAX_SURGE", "SAFE_STRATEGY", "POLICY", "PEAK_POLICY", "surge_pods", "update_overflow",
+           "update_replicas", "check_inference_rollout_fits_nominal", "check_inference_peak_fits_nominal"]
 """KServe deployment modes whose predictor is a plain Deployment (`deploymentStrategy` applies)."""
-_PERCENT = re.compile(r"^[0-9]+%$")
-
-
-def _binary(resource: str) -> bool:
-    return resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-")
-
-
-def surge_pods(max_surge: Any, replicas: int) -> int:
-    """The number of surge pods a RollingUpdate creates, as the Kubernetes deployment controller computes it.
-
-    Args:
-        max_surge: `rollingUpdate.maxSurge`: an int >= 0 (a whole float too: JSON numbers reach the pack as floats)
-            or a percentage string "N%" of the desired replicas, rounded up. None/MISSING means the default 25%.
-        replicas: the desired replicas (>= 0).
-    Returns:
-        The surge in pods (an int >= 0).
-    Raises:
-        ValueError: `max_surge` is neither (Kubernetes' validation `ValidatePositiveIntOrPercent` refuses it).
-    """
-    if max_surge is None or max_surge is MISSING:
-        max_surge = DEFAULT_MAX_SURGE
-    if isinstance(max_surge, float) and max_surge.is_integer():
-        max_surge = int(max_surge)
-    if isinstance(max_surge, int) and not isinstance(max_surge, bool) and max_surge >= 0:
-        return max_surge
-    if isinstance(max_surge, str) and _PERCENT.match(max_surge):
-        percent = int(max_surge[:-1])
-        return -(-replicas * percent // 100)
-    raise ValueError(f"maxSurge {max_surge!r} is neither an integer >= 0 nor a percentage such as '25%'")
-
-
-def max_replicas_that_fit(requests: Mapping[str, Decimal], nominal: Mapping[str, Decimal]) -> Optional[int]:
-    """How many replicas fit in nominalQuota: the least over the covered, requested resources of
-    floor(nominal / request). None when no requested resource is covered (nothing bounds the count here: the
-    inference-fits-nominal rule reports uncovered resources)."""
-    counts = [int(nominal[r] // amount) for r, amount in requests.items() if r in nominal and amount > 0]
-    return min(counts) if counts else None
-
-
-def overflow(requests: Mapping[str, Decimal], replicas: int, nominal: Mapping[str, Decimal]
-             ) -> dict[str, tuple[Decimal, Decimal]]:
-    """The covered resources where `replicas` x the per-replica request exceeds nominalQuota: resource ->
-    (needed, nominalQuota), in resource order."""
-    out = {}
-    for resource in sorted(requests):
-        if resource in nominal and requests[resource] * replicas > nominal[resource]:
-            out[resource] = (requests[resource] * replicas, nominal[resource])
-    return out
-
-
-def update_replicas(steady: int, peak: int, requests: Mapping[str, Decimal], nominal: Mapping[str, Decimal]) -> int:
-    """The replicas an update of an autoscaled workload is judged at: `peak`, capped at the replicas that fit
-    nominalQuota (never below `steady`)."""
-    fit = max_replicas_that_fit(requests, nominal)
-    return peak if fit is None else max(steady, min(peak, fit))
-
-
-def update_overflow(requests: Mapping[str, Decimal], replicas: int, max_surge: Any, nominal: Mapping[str, Decimal]
-                    ) -> dict[str, tuple[Decimal, Decimal]]:
-    """Where an update of `replicas` replicas with `max_surge` (see `surge_pods`; 0 for Recreate) does not fit:
-    resource -> (needed, nominalQuota); empty when it fits. Raises ValueError for an invalid `max_surge`."""
-    return overflow(requests, replicas + surge_pods(max_surge, replicas), nominal)
 
 
 def nominal_of(cluster_queue: KubeObject) -> dict[str, Decimal]:
@@ -157,7 +94,7 @@ def strategy_of(props: Any, path: Sequence[Any]) -> Strategy:
     value = get(rolling, "maxSurge")
     field = format_path([*path, "rollingUpdate", "maxSurge"])
     try:
-        surge_pods(value, 1)
+        surge_pods(None if value is MISSING else value, 1)
     except ValueError as err:
         return Strategy(field, value, None, str(err))
     return Strategy(field, value, DEFAULT_MAX_SURGE if value is MISSING else value)
@@ -283,6 +220,10 @@ def lifecycles(objects: Sequence[KubeObject], inference_names: Iterable[str]) ->
 
         problems.extend(guarded(obj, read))
     return found, problems
+
+
+def _binary(resource: str) -> bool:
+    return resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-")
 
 
 def _amounts(over: Mapping[str, tuple[Decimal, Decimal]]) -> str:

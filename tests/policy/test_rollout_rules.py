@@ -240,7 +240,7 @@ def test_the_book_runs_both_rules_at_their_levels():
 
 @pytest.mark.parametrize("max_surge, replicas, pods", [
     ("25%", 1, 1), ("25%", 4, 1), ("25%", 5, 2), ("25%", 0, 0), ("50%", 3, 2), ("100%", 3, 3), ("150%", 2, 3),
-    ("0%", 10, 0), (0, 10, 0), (2, 1, 2), (2.0, 1, 2), (None, 8, 2), (MISSING, 9, 3),
+    ("0%", 10, 0), (0, 10, 0), (2, 1, 2), (2.0, 1, 2), (None, 8, 2), (None, 9, 3),
 ])
 def test_surge_rounds_percentages_up_like_the_deployment_controller(max_surge, replicas, pods):
     assert surge_pods(max_surge, replicas) == pods
