@@ -151,7 +151,8 @@ def test_an_inference_deployment_holding_its_whole_quota_updates_twice_and_the_d
             return None
         wl = _pod_workload(cluster, new[0])
         reserved = condition(wl, "QuotaReserved")
-        return (new[0], wl) if reserved and reserved["status"] == "False" and reserved["reason"] == "Pending" else None
+        # Kueue tried and found no quota: QuotaReserved=False (reason Pending or a more specific one) with a message
+        return (new[0], wl) if reserved and reserved["status"] == "False" and reserved.get("message") else None
 
     surge, wl = wait_for(surge_pod_pending, 120, "Kueue to leave the surge pod's Workload pending")
     assert _gated(cluster.core.read_namespaced_pod(surge.metadata.name, NAMESPACE)), "the surge pod stays gated"
