@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Optional
 
 import yaml
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
+                      model_validator)
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 from components import quantity
 from components.errors import Problem, SettingsError
@@ -290,7 +291,7 @@ class RolloutSettings(Model):
     at most 100%). Omitted: Kubernetes' 25%. Cannot be 0 when maxSurge is 0."""
 
     @model_validator(mode="after")
-    def _progresses(self) -> "RolloutSettings":
+    def _progresses(self) -> RolloutSettings:
         zero = (0, "0%")
         if self.max_surge in zero and self.max_unavailable in zero:
             raise PydanticCustomError("rolling_update", "maxSurge and maxUnavailable cannot both be 0: the rollout "

@@ -28,6 +28,7 @@ minReplicas); Kubernetes `pkg/controller/deployment/rolling.go`; Kueue `pkg/cont
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Iterable, Mapping, Optional, Sequence
@@ -37,17 +38,24 @@ from .kueue import quota_entries
 from .objects import QUEUE_NAME_LABEL, KubeObject, guarded, unknown_violation, violation
 from .quantities import parse, show
 from .queues import QueueIndex
-from .surge import (DEFAULT_MAX_SURGE, SAFE_STRATEGY, max_replicas_that_fit, overflow, surge_pods, update_overflow,
-                    update_replicas)
+from .surge import (
+    DEFAULT_MAX_SURGE,
+    SAFE_STRATEGY,
+    max_replicas_that_fit,
+    overflow,
+    surge_pods,
+    update_overflow,
+    update_replicas,
+)
 from .values import MISSING, UnknownValueError, Violation, as_list, as_map, format_path, get
 
 POLICY = "inference-rollout-fits-nominal"
 PEAK_POLICY = "inference-peak-fits-nominal"
 DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 RAW_MODES = ("RawDeployment", "Standard")
+"""KServe deployment modes whose predictor is a plain Deployment (`deploymentStrategy` applies)."""
 __all__ = ["DEFAULT_MAX_SURGE", "SAFE_STRATEGY", "POLICY", "PEAK_POLICY", "surge_pods", "update_overflow",
            "update_replicas", "check_inference_rollout_fits_nominal", "check_inference_peak_fits_nominal"]
-"""KServe deployment modes whose predictor is a plain Deployment (`deploymentStrategy` applies)."""
 
 
 def nominal_of(cluster_queue: KubeObject) -> dict[str, Decimal]:
@@ -296,7 +304,7 @@ def check_inference_rollout_fits_nominal(objects: Iterable[KubeObject], inferenc
     """
     found, problems = lifecycles(list(objects), inference_names)
     for life in found:
-        problems.extend(guarded(life.obj, lambda life=life: judge(life)))
+        problems.extend(guarded(life.obj, functools.partial(judge, life)))
     return problems
 
 

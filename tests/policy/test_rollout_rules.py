@@ -4,17 +4,20 @@ ClusterQueue, against its nominalQuota."""
 from __future__ import annotations
 
 import copy
-from decimal import Decimal
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policy.rules.book import RULES, run
-from policy.rules.rollout import (SAFE_STRATEGY, check_inference_peak_fits_nominal,
-                                  check_inference_rollout_fits_nominal, surge_pods)
+from policy.rules.rollout import (
+    SAFE_STRATEGY,
+    check_inference_peak_fits_nominal,
+    check_inference_rollout_fits_nominal,
+    surge_pods,
+)
 from policy.rules.values import MISSING
-from tests.policy.fixtures import UNKNOWN, cluster_queue, compliant, messages, stack, urn
+from tests.policy.fixtures import UNKNOWN, cluster_queue, compliant, stack, urn
 
 INFERENCE = ["c12-inference-cq"]
 LABELS = {"kueue.x-k8s.io/queue-name": "c12-inference-lq", "kueue.x-k8s.io/priority-class": "c12-inference-prio"}
@@ -258,19 +261,19 @@ def test_a_deployment_passes_iff_replicas_plus_surge_fit_nominal_per_resource(re
                                                                               nominal):
     manifests = compliant()
     cq = cluster_queue("c12-inference-cq", "inference",
-                       {"cpu": "100", "memory": "100Gi", **{r: str(n) for r, n in zip(GPU, nominal)}},
+                       {"cpu": "100", "memory": "100Gi", **{r: str(n) for r, n in zip(GPU, nominal, strict=True)}},
                        {"cpu": "0", "memory": "0", **{r: "0" for r in GPU}})
     manifests["inference-cq"] = cq
     del manifests["isvc"]
-    manifests["serve"] = deployment(replicas=replicas, requests={r: str(q) for r, q in zip(GPU, request)},
+    manifests["serve"] = deployment(replicas=replicas, requests={r: str(q) for r, q in zip(GPU, request, strict=True)},
                                     strategy={"type": "RollingUpdate",
                                               "rollingUpdate": {"maxSurge": max_surge, "maxUnavailable": 1}})
-    if any(q > n for q, n in zip(request, nominal)):
+    if any(q > n for q, n in zip(request, nominal, strict=True)):
         assert [v.field for v in rollout(manifests)] == ["spec.template.spec"]  # one pod never fits
         return
     percent = int(max_surge[:-1]) if isinstance(max_surge, str) else None
     surge = max_surge if percent is None else -(-replicas * percent // 100)
-    fits = all((replicas + surge) * q <= n for q, n in zip(request, nominal))
+    fits = all((replicas + surge) * q <= n for q, n in zip(request, nominal, strict=True))
     assert (rollout(manifests) == []) is fits
 
 

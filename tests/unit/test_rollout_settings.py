@@ -72,7 +72,8 @@ def test_the_component_registers_the_same_strategy_as_the_render():
         raw = dev_with({}, nominal_scale=scale)
         raw["cluster"] = {"mode": "render", "renderDir": "build/rendered/unit"}
         mocks = run_main({f"kueue-cohorts:{k}": json.dumps(v) for k, v in raw.items()})
-        [isvc] = [r.inputs for r in mocks.registered if r.typ == "kubernetes:serving.kserve.io/v1beta1:InferenceService"]
+        [isvc] = [r.inputs for r in mocks.registered
+                  if r.typ == "kubernetes:serving.kserve.io/v1beta1:InferenceService"]
         assert isvc["spec"]["predictor"].get("deploymentStrategy") == expected
 
 
