@@ -72,8 +72,10 @@ class InferenceService(pulumi.ComponentResource):
         for warning in warnings:
             pulumi.log.warn(f"InferenceService '{args.settings.name}': {warning}", resource=self)
         namespace = args.local_queue.object_namespace
+        nominal = {r: args.cluster_queue.quota(r).nominal_quota
+                   for group in args.cluster_queue.resource_groups for r in group.covered_resources}
         self.manifest = inference_service_manifest(
-            args.settings, namespace, args.local_queue.object_name, args.priority_class.object_name
+            args.settings, namespace, args.local_queue.object_name, args.priority_class.object_name, nominal
         )
         self.isvc = ManifestResource(
             f"{name}-isvc", self.manifest,

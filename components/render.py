@@ -142,8 +142,11 @@ def _inference_training(settings: Settings) -> list[Rendered]:
         base: KeyPath = (top, "inference", "services", index)
         namespace = service.namespace or inf.namespaces[0]
         priority = service.priority_class or inf.priority_class.name
-        manifest = inference_service_manifest(service, namespace, inf.local_queue, priority)
+        manifest = inference_service_manifest(service, namespace, inf.local_queue, priority, inf.nominal_quota)
         fields: dict[str, KeyPath] = {
+            "spec.predictor.deploymentStrategy": base + ("rollout",),
+            "spec.predictor.deploymentStrategy.rollingUpdate.maxSurge": base + ("rollout", "maxSurge"),
+            "spec.predictor.deploymentStrategy.rollingUpdate.maxUnavailable": base + ("rollout", "maxUnavailable"),
             "metadata.namespace": base + ("namespace",),
             "metadata.labels": base + ("priorityClass",),
             "spec.predictor.labels": base + ("priorityClass",),

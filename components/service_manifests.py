@@ -7,20 +7,58 @@ integrations.
 """
 from __future__ import annotations
 
-from typing import Any
+from decimal import Decimal
+from typing import Any, Mapping, Optional
 
 from components.settings import InferenceServiceSettings
+from policy.rules.quantities import parse
+from policy.rules.surge import DEFAULT_MAX_SURGE, SAFE_STRATEGY, update_overflow, update_replicas
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 
 
+def replica_requests(isvc: InferenceServiceSettings) -> dict[str, Decimal]:
+    """Per-replica requests of a declared service as Kueue counts them: `requests`, with `limits` where a request
+    is missing (core/v1 defaulting). Resource -> quantity."""
+    merged = {**dict(isvc.limits), **dict(isvc.requests)}
+    return {name: value for name, value in ((n, parse(v)) for n, v in merged.items()) if value is not None}
+
+
+def deployment_strategy(isvc: InferenceServiceSettings, nominal_quota: Mapping[str, str]) -> Optional[dict[str, Any]]:
+    """The predictor's `deploymentStrategy` (apps/v1 DeploymentStrategy, KServe ComponentExtensionSpec).
+
+    Args:
+        isvc: the declared service. nominal_quota: the inference ClusterQueue's nominalQuota, resource -> quantity.
+    Returns:
+        The team's `rollout` as a RollingUpdate when set (the rule book then requires its headroom); else None
+        (KServe's default, RollingUpdate with maxSurge 25%) when an update at maxReplicas (capped at the replicas
+        that fit) plus that surge fits nominal_quota; else RollingUpdate with maxSurge 0 and maxUnavailable 1
+        (`policy.rules.rollout.SAFE_STRATEGY`), which never needs quota beyond the replicas.
+    """
+    if isvc.rollout is not None:
+        rolling: dict[str, Any] = {"maxSurge": isvc.rollout.max_surge}
+        if isvc.rollout.max_unavailable is not None:
+            rolling["maxUnavailable"] = isvc.rollout.max_unavailable
+        return {"type": "RollingUpdate", "rollingUpdate": rolling}
+    requests = replica_requests(isvc)
+    nominal = {name: value for name, value in ((n, parse(v)) for n, v in nominal_quota.items()) if value is not None}
+    steady = max(isvc.min_replicas, 1)
+    replicas = update_replicas(steady, max(isvc.max_replicas, steady), requests, nominal)
+    if not update_overflow(requests, replicas, DEFAULT_MAX_SURGE, nominal):
+        return None
+    return {"type": SAFE_STRATEGY["type"], "rollingUpdate": dict(SAFE_STRATEGY["rollingUpdate"])}
+
+
 def inference_service_manifest(
-    isvc: InferenceServiceSettings, namespace: str, local_queue: str, priority_class: str
+    isvc: InferenceServiceSettings, namespace: str, local_queue: str, priority_class: str,
+    nominal_quota: Mapping[str, str],
 ) -> dict[str, Any]:
     """The InferenceService manifest: predictor model (format, runtime, storageUri, per-replica resources),
-    min/maxReplicas, deployment-mode annotation and the Kueue labels on the object and on the predictor."""
+    min/maxReplicas, the deploymentStrategy an update needs to fit `nominal_quota` (the inference ClusterQueue's,
+    resource -> quantity; see `deployment_strategy`), deployment-mode annotation and the Kueue labels on the object
+    and on the predictor."""
     labels = {QUEUE_LABEL: local_queue, PRIORITY_LABEL: priority_class}
     model: dict[str, Any] = {"modelFormat": {"name": isvc.model_format}, "storageUri": isvc.storage_uri,
                              "resources": {"requests": dict(isvc.requests)}}
@@ -30,6 +68,12 @@ def inference_service_manifest(
         model["runtime"] = isvc.runtime
     if isvc.limits:
         model["resources"]["limits"] = dict(isvc.limits)
+    predictor: dict[str, Any] = {"minReplicas": isvc.min_replicas, "maxReplicas": isvc.max_replicas,
+                                 "labels": dict(labels)}
+    strategy = deployment_strategy(isvc, nominal_quota)
+    if strategy is not None:
+        predictor["deploymentStrategy"] = strategy
+    predictor["model"] = model
     return {
         "apiVersion": "serving.kserve.io/v1beta1",
         "kind": "InferenceService",
@@ -39,12 +83,5 @@ def inference_service_manifest(
             "labels": {"app.kubernetes.io/managed-by": "kueue-cohorts", **labels},
             "annotations": {DEPLOYMENT_MODE_ANNOTATION: isvc.deployment_mode},
         },
-        "spec": {
-            "predictor": {
-                "minReplicas": isvc.min_replicas,
-                "maxReplicas": isvc.max_replicas,
-                "labels": dict(labels),
-                "model": model,
-            }
-        },
+        "spec": {"predictor": predictor},
     }

@@ -14,14 +14,16 @@ Every problem names the config key path, the value, the rule and the fix. Field 
 from __future__ import annotations
 
 import difflib
+import re
 from decimal import Decimal
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Optional
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 from components import quantity
 from components.errors import Problem, SettingsError
@@ -254,6 +256,48 @@ class CheckpointSettings(Model):
     """Keep the PVC and its checkpoints when the stack is destroyed. Default true."""
 
 
+def _int_or_percent(value: Any) -> Any:
+    """Kubernetes' `ValidatePositiveIntOrPercent`: an int >= 0 or "N%" (no other string, no bool)."""
+    if isinstance(value, bool) or not (isinstance(value, int) and value >= 0
+                                       or isinstance(value, str) and re.fullmatch(r"[0-9]+%", value)):
+        raise PydanticCustomError("int_or_percent", "must be an integer >= 0 or a percentage such as '25%'")
+    return value
+
+
+def _at_most_all(value: Any) -> Any:
+    """maxUnavailable as a percentage is at most 100% (other shapes are `_int_or_percent`'s to refuse)."""
+    if isinstance(value, str) and re.fullmatch(r"[0-9]+%", value) and int(value[:-1]) > 100:
+        raise PydanticCustomError("rolling_update", "maxUnavailable cannot be above 100%")
+    return value
+
+
+IntOrPercent = Annotated[Annotated[int, Field(ge=0)] | Annotated[str, Field(pattern=r"^[0-9]+%$")],
+                         BeforeValidator(_int_or_percent)]
+"""A Kubernetes IntOrString of a rolling update: a pod count >= 0, or a percentage of the replicas ("25%")."""
+
+
+class RolloutSettings(Model):
+    """`services[].rollout`: the rolling update of the predictor's Deployment (KServe `spec.predictor
+    .deploymentStrategy`, an apps/v1 DeploymentStrategy of type RollingUpdate). Setting it keeps the surge you
+    choose, and the rule book then requires its headroom in the inference nominalQuota."""
+
+    max_surge: IntOrPercent
+    """RollingUpdate maxSurge: pods created above the replicas during an update (an int, or a percentage of the
+    replicas rounded up). Inference never borrows, so (maxReplicas + surge) x the per-replica requests must fit the
+    inference nominalQuota (rule inference-rollout-fits-nominal): reserve that headroom, or set 0."""
+    max_unavailable: Optional[Annotated[IntOrPercent, BeforeValidator(_at_most_all)]] = None
+    """RollingUpdate maxUnavailable: replicas that may be down during an update (an int, or a percentage rounded down,
+    at most 100%). Omitted: Kubernetes' 25%. Cannot be 0 when maxSurge is 0."""
+
+    @model_validator(mode="after")
+    def _progresses(self) -> RolloutSettings:
+        zero = (0, "0%")
+        if self.max_surge in zero and self.max_unavailable in zero:
+            raise PydanticCustomError("rolling_update", "maxSurge and maxUnavailable cannot both be 0: the rollout "
+                                      "could never replace a pod")
+        return self
+
+
 class InferenceServiceSettings(Model):
     """A KServe InferenceService (serving.kserve.io/v1beta1) served from the inference LocalQueue.
 
@@ -279,15 +323,21 @@ class InferenceServiceSettings(Model):
     limits: ResourceList = Field(default_factory=dict)
     """Per-replica limits. Default none."""
     min_replicas: int = Field(default=1, ge=0)
-    """Autoscaling lower bound (>= 0). Default 1."""
+    """Autoscaling lower bound (>= 0). minReplicas x the per-replica requests must fit the inference nominalQuota
+    (those replicas could never all run, and every update would deadlock). Default 1."""
     max_replicas: int = Field(default=1, ge=1)
-    """Autoscaling upper bound (>= 1, >= minReplicas). Replicas beyond the nominalQuota stay pending, by design.
-    Default 1."""
+    """Autoscaling upper bound (>= 1, >= minReplicas). Replicas beyond the nominalQuota stay pending, by design (a
+    warning), and an update started above the replicas that fit waits until the autoscaler scales down. Default 1."""
     deployment_mode: Literal["RawDeployment", "Standard"] = "RawDeployment"
     """RawDeployment (plain Deployments, which Kueue's deployment integration admits) or Standard (KServe >=
     0.16's name for it). Default RawDeployment."""
     priority_class: Optional[DnsSubdomain] = None
     """A WorkloadPriorityClass of the stack. Omitted: the inference one."""
+    rollout: Optional[RolloutSettings] = None
+    """How the predictor rolls out an update (its deploymentStrategy). Omitted: KServe's default (RollingUpdate,
+    maxSurge 25%) when (maxReplicas + surge) replicas fit the inference nominalQuota, else maxSurge 0 and
+    maxUnavailable 1, so an update never waits for quota that the old replicas hold (one replica is down while it is
+    replaced). Set it to keep a surge; the inference nominalQuota must then have the headroom."""
 
 
 # --- asymmetric layout -----------------------------------------------------------------------------------------------
@@ -636,6 +686,9 @@ _FIXES = {
     "bool_type": "write true or false", "bool_parsing": "write true or false",
     "string_type": "write a string (quote it)",
     "float_type": "write a number", "float_parsing": "write a number",
+    "int_or_percent": "write a pod count such as 0 or 1, or a percentage such as \"25%\"",
+    "rolling_update": "use maxSurge 0 with maxUnavailable 1 (one replica down while it is replaced), or keep a "
+    "surge with maxUnavailable 0 and reserve its headroom in nominalQuota",
 }
 
 

@@ -30,6 +30,7 @@ from .patches import as_target, check_helm_release, check_patches, effective_obj
 from .priority import check_workload_priority_class
 from .resources import check_quantities
 from .roles import Roles, check_undecided, classify
+from .rollout import check_inference_peak_fits_nominal, check_inference_rollout_fits_nominal
 from .runtime_fit import check_training_runtime_fits_queue
 from .system_namespaces import DEFAULT_PROTECTED_NAMESPACES
 from .values import Violation
@@ -126,6 +127,16 @@ RULES: tuple[Rule, ...] = (
              objs, option("cluster-queue-covers-pod-resources", o, "excludeResourcePrefixes"))),
     Rule("inference-fits-nominal", "An InferenceService replica fits in the nominalQuota of its ClusterQueue.", True,
          True, lambda objs, o: check_inference_fits_nominal(objs)),
+    Rule("inference-rollout-fits-nominal",
+         "An inference workload's steady state and every rolling update (replicas plus maxSurge) fit the "
+         "nominalQuota of its ClusterQueue, so an update never deadlocks on its own quota.", True, True,
+         lambda objs, o: check_inference_rollout_fits_nominal(
+             objs, inference_queue_names(objs, o))),
+    Rule("inference-peak-fits-nominal",
+         "An InferenceService's maxReplicas fit the nominalQuota of its ClusterQueue (replicas beyond it stay "
+         "pending).", False, True,
+         lambda objs, o: check_inference_peak_fits_nominal(
+             objs, inference_queue_names(objs, o))),
     Rule("checkpoint-safe-runtime",
          "Training runtimes checkpoint to a ReadWriteMany claim, get enough grace time and start the trainer in exec "
          "form.", True, True,

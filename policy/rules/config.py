@@ -91,6 +91,8 @@ SCHEMAS: dict[str, dict[str, dict]] = {
         },
     },
     "inference-fits-nominal": {},
+    "inference-rollout-fits-nominal": ROLE_OPTIONS,
+    "inference-peak-fits-nominal": ROLE_OPTIONS,
     "training-runtime-fits-queue": {},
     "checkpoint-safe-runtime": {
         "minTerminationGracePeriodSeconds": {

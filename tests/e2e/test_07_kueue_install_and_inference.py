@@ -173,8 +173,12 @@ def test_one_up_installs_the_chart_crds_and_the_whole_cohort(installed):
 def test_the_inference_service_is_stored_by_the_kserve_schema_as_rendered(installed):
     _, cluster, _ = installed
     settings = load_settings({k.split(":", 1)[1]: v for k, v in _stack_config(True)["config"].items()})
-    expected = inference_service_manifest(settings.inference_training.inference.services[0], "c12-inference",
-                                          "c12-inference-lq", "c12-inference-prio")
+    inference = settings.inference_training.inference
+    expected = inference_service_manifest(inference.services[0], "c12-inference", "c12-inference-lq",
+                                          "c12-inference-prio", inference.nominal_quota)
+    # one replica holds the whole quota: the update strategy that fits it (stored, not pruned, by the schema)
+    assert expected["spec"]["predictor"]["deploymentStrategy"] == {
+        "type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
     stored = cluster.custom.get_namespaced_custom_object("serving.kserve.io", "v1beta1", "c12-inference",
                                                          "inferenceservices", "tiny-llm")
     for key, value in expected["metadata"]["labels"].items():

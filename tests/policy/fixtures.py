@@ -79,6 +79,9 @@ def inference_service() -> dict:
                      "labels": {"kueue.x-k8s.io/queue-name": "c12-inference-lq",
                                 "kueue.x-k8s.io/priority-class": "c12-inference-prio"}},
         "spec": {"predictor": {"minReplicas": 1, "maxReplicas": 1,
+                               # one replica holds the whole quota: only a rollout without surge can update it
+                               "deploymentStrategy": {"type": "RollingUpdate",
+                                                      "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
                                "model": {"modelFormat": {"name": "huggingface"},
                                          "resources": {"requests": requests, "limits": dict(requests, cpu="2")}}}},
     }

@@ -12,8 +12,13 @@ from pathlib import Path
 
 from google.protobuf import json_format, struct_pb2
 from pulumi.runtime import proto
-from pulumi_policy import (EnforcementLevel, PolicyResource, PolicyResourceOptions, ResourceValidationArgs,
-                           StackValidationArgs)
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    StackValidationArgs,
+)
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 from pulumi_policy.proxy import unknown_checking_proxy
 
@@ -26,8 +31,9 @@ MANDATORY = {"inference-borrowing-limit-zero", "inference-reclaim-any", "cohort-
              "inference-namespace-selector", "workload-priority-class", "inference-fits-nominal",
              "checkpoint-safe-runtime", "training-runtime-fits-queue", "cluster-queue-covers-pod-resources", "kueue-manager-config", "kueue-api-version",
              "single-layout-per-cohort", "cluster-queue-role", "protected-namespaces", "cluster-queue-selector-overlap",
-             "cluster-queue-pinned-selector", "quantities", "judgeable-patches", "no-helm-release"}
-ADVISORY = {"cluster-queue-namespace-selector"}
+             "cluster-queue-pinned-selector", "quantities", "judgeable-patches", "no-helm-release",
+             "inference-rollout-fits-nominal"}
+ADVISORY = {"cluster-queue-namespace-selector", "inference-peak-fits-nominal"}
 
 
 def _policies():

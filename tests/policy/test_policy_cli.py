@@ -87,12 +87,17 @@ def _offline_copy(tmp_path: Path, name: str) -> Project:
     return project
 
 
+#: Advisory findings a committed stack is known to have: prod's llama-70b peaks at maxReplicas 4 x 300Gi of memory
+#: against a nominalQuota of 900Gi (its 4th replica stays pending, a warning by design).
+KNOWN_ADVISORY = {"prod": {"inference-peak-fits-nominal"}}
+
+
 @pytest.mark.parametrize("name", STACKS)
 def test_every_stack_previews_clean_under_the_pack(binaries, tmp_path, name):
     project = _offline_copy(tmp_path, name)
     run = _preview(project.open(name))
     assert run.error is None, run.text()
-    assert run.events == [], run.text()
+    assert run.policies() == run.policies("advisory") == KNOWN_ADVISORY.get(name, set()), run.text()
 
 
 @pytest.mark.parametrize("name", STACKS)
@@ -100,7 +105,7 @@ def test_every_stack_previews_clean_with_its_policy_config_file(binaries, tmp_pa
     project = _offline_copy(tmp_path, name)
     run = _preview(project.open(name), REPO / "policy" / "config" / f"{name}.json")
     assert run.error is None, run.text()
-    assert run.events == [], run.text()
+    assert run.policies() == run.policies("advisory") == KNOWN_ADVISORY.get(name, set()), run.text()
 
 
 PRELUDE = """\

@@ -65,6 +65,15 @@ def _big_service(raw: dict) -> None:
         integrations.append("deployment")
 
 
+def _surging_service(raw: dict) -> None:
+    """A service that keeps a surge of one pod with no headroom: one replica holds a whole GPU resource."""
+    _big_service(raw)
+    resource = _first_resource(raw)
+    _inference(raw)["services"] = [{"name": "surging", "modelFormat": "huggingface", "storageUri": "pvc://m",
+                                    "requests": {resource: _inference(raw)["nominalQuota"][resource]},
+                                    "rollout": {"maxSurge": 1, "maxUnavailable": 0}}]
+
+
 def _same_cohort(raw: dict) -> None:
     if "sharedPool" not in raw:
         raw["sharedPool"] = {"cohort": "pool", "tenants": [{"name": "t-a", "floor": {"cpu": "1"}},
@@ -82,6 +91,7 @@ CONFIG_BREAKS: dict[str, Mutation] = {
     "workload-priority-class": lambda raw: raw["inferenceTraining"]["training"]["priorityClass"].update(
         value=_inference(raw)["priorityClass"]["value"]),
     "inference-fits-nominal": _big_service,
+    "inference-rollout-fits-nominal": _surging_service,
     "checkpoint-safe-runtime": lambda raw: _with_runtime(raw).update(terminationGracePeriodSeconds=30,
                                                                       checkpointSaveSeconds=30),
     "training-runtime-fits-queue": lambda raw: _with_runtime(raw).update(numNodes=1000),
@@ -142,6 +152,20 @@ def _helm_release(objects: list[dict]) -> None:
                     "chart": "oci://registry.k8s.io/kueue/charts/kueue"})
 
 
+def _peaking_service(objects: list[dict]) -> None:
+    """An InferenceService (written by hand) on the inference LocalQueue whose maxReplicas never all fit; the
+    settings check only warns about it (advisory), so it is broken on objects."""
+    cq = next(o for o in objects if o["kind"] == "ClusterQueue"
+              and o["metadata"].get("labels", {}).get("kueue-cohorts/role") == "inference")
+    lq = next(o for o in objects if o["kind"] == "LocalQueue" and o["spec"]["clusterQueue"] == cq["metadata"]["name"])
+    resource = next(r for r in cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"] if "/" in r["name"])
+    objects.append({"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+                    "metadata": {"name": "peaking", "namespace": lq["metadata"]["namespace"],
+                                 "labels": {"kueue.x-k8s.io/queue-name": lq["metadata"]["name"]}},
+                    "spec": {"predictor": {"minReplicas": 1, "maxReplicas": 1000, "model": {
+                        "resources": {"requests": {resource["name"]: "1"}}}}}})
+
+
 # policy -> how rendered objects (written by hand, a ConfigGroup, ...) break it
 OBJECT_BREAKS: dict[str, Callable[[list[dict]], None]] = {
     "inference-namespace-selector": _drop_selector,
@@ -152,6 +176,7 @@ OBJECT_BREAKS: dict[str, Callable[[list[dict]], None]] = {
     "cluster-queue-role": _stranger_in_the_cohort,
     "judgeable-patches": _nameless_patch,
     "no-helm-release": _helm_release,
+    "inference-peak-fits-nominal": _peaking_service,
 }
 
 

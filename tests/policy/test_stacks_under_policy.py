@@ -17,6 +17,9 @@ from tests.helpers import STACKS, run_main, stack_raw
 from tests.policy.harness import REPO, evaluate, pack_config
 
 STACK_NAMES = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in STACKS.glob("Pulumi.*.yaml"))
+#: Advisory findings a committed stack is known to have: prod's llama-70b peaks at maxReplicas 4 x 300Gi of memory
+#: against a nominalQuota of 900Gi, so its 4th replica stays pending (a warning, by design).
+KNOWN_ADVISORY = {"prod": {"inference-peak-fits-nominal"}}
 
 
 def _config(raw: dict) -> dict[str, str]:
@@ -43,7 +46,8 @@ def test_stack_passes_every_policy(name):
     mocks = run_main(_config(stack_raw(name)))
     resources = [(r.typ, r.urn, r.name, r.inputs) for r in mocks.registered]
     assert any(t == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue" for t, *_ in resources)
-    assert evaluate(resources, pack_config(REPO / "policy" / "config" / f"{name}.json")) == {}
+    assert set(evaluate(resources, pack_config(REPO / "policy" / "config" / f"{name}.json"))) == \
+        KNOWN_ADVISORY.get(name, set())
 
 
 def test_the_harness_does_catch_a_broken_stack():
@@ -64,4 +68,5 @@ def test_stack_passes_without_a_config_file_from_its_own_node_pools(name, monkey
     raw = stack_raw(name)
     monkeypatch.setenv("PULUMI_CONFIG", json.dumps({f"kueue-cohorts:{k}": json.dumps(v) for k, v in raw.items()}))
     mocks = run_main(_config(raw))
-    assert evaluate([(r.typ, r.urn, r.name, r.inputs) for r in mocks.registered], pack_config()) == {}
+    assert set(evaluate([(r.typ, r.urn, r.name, r.inputs) for r in mocks.registered], pack_config())) == \
+        KNOWN_ADVISORY.get(name, set())

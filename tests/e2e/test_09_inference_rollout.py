@@ -1,0 +1,174 @@
+"""Issue 21: an inference Deployment sized to its whole quota is updated twice without deadlocking on its own quota.
+
+On the dev stack (inference never borrows: borrowingLimit 0), a Deployment in c12-inference with the inference
+queue and priority labels runs one replica that requests the whole inference GPU quota (1 gpualloc, 20 gpucores,
+2048 gpumem). With the strategy the rule book asks for (inference-rollout-fits-nominal's fix: RollingUpdate,
+maxSurge 0, maxUnavailable 1) both template updates finish, while a borrowing training Job is preempted whenever the
+inference pod needs the quota and admitted again when it is gone. The control: the default strategy (maxSurge 25%,
+one surge pod) leaves the surge pod SchedulingGated behind the old replica, and the rollout stalls until the rule's
+fix is applied. Every wait is bounded and polls real objects written by the real Kueue and controller-manager.
+"""
+from __future__ import annotations
+
+import copy
+
+import pytest
+from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, admitted_in, condition, is_true, wait_for
+from kubernetes import client as k8s
+
+from components.render import render_stack
+from components.validation import as_objects, load_stack_file
+from policy.rules.book import inference_queue_names
+from policy.rules.objects import from_resource
+from policy.rules.rollout import SAFE_STRATEGY, check_inference_rollout_fits_nominal
+
+NAMESPACE = "c12-inference"
+NAME = "serve"
+LABELS = {QUEUE_LABEL: "c12-inference-lq", PRIORITY_LABEL: "c12-inference-prio"}
+SELECTOR = {"app": NAME}
+
+
+def _deployment(strategy: dict) -> dict:
+    """The Deployment of the issue: one replica requesting the dev stack's whole inference GPU quota."""
+    container = {"name": "model", "image": "registry.invalid/serve:never-pulled", "env": [
+        {"name": "MODEL_VERSION", "value": "v1"}], "resources": {"requests": dict(SLICE), "limits": dict(SLICE)}}
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": NAME, "namespace": NAMESPACE, "labels": dict(LABELS)},
+            "spec": {"replicas": 1, "selector": {"matchLabels": dict(SELECTOR)}, "strategy": copy.deepcopy(strategy),
+                     "template": {"metadata": {"labels": {**SELECTOR, **LABELS}},
+                                  "spec": {"containers": [container], "terminationGracePeriodSeconds": 0}}}}
+
+
+def _rule_book_verdict(deployment: dict) -> list:
+    """inference-rollout-fits-nominal on the dev stack's rendered objects plus `deployment`."""
+    objects = as_objects(render_stack(load_stack_file(REPO / "stacks" / "Pulumi.dev.yaml")))
+    objects.append(from_resource("kubernetes:apps/v1:Deployment", deployment, resource_name=NAME))
+    return check_inference_rollout_fits_nominal(objects, inference_queue_names(objects, {}))
+
+
+@pytest.fixture
+def apps(cluster) -> k8s.AppsV1Api:
+    return k8s.AppsV1Api(cluster.api)
+
+
+@pytest.fixture
+def serve(cluster, apps, clean_dev_jobs):
+    """Deletes the Deployment after the test and waits until its pods and their Workloads are gone."""
+    yield
+    try:
+        apps.delete_namespaced_deployment(NAME, NAMESPACE, body=k8s.V1DeleteOptions(propagation_policy="Foreground"))
+    except k8s.ApiException as exc:
+        if exc.status != 404:
+            raise
+    wait_for(lambda: not cluster.core.list_namespaced_pod(NAMESPACE, label_selector="app=serve").items, 120,
+             "the Deployment's pods to be gone")
+
+
+def _pods(cluster) -> list[k8s.V1Pod]:
+    return [p for p in cluster.core.list_namespaced_pod(NAMESPACE, label_selector="app=serve").items
+            if p.metadata.deletion_timestamp is None]
+
+
+def _ready(pod: k8s.V1Pod) -> bool:
+    return pod.status.phase == "Running" and any(c.type == "Ready" and c.status == "True"
+                                                 for c in pod.status.conditions or [])
+
+
+def _gated(pod: k8s.V1Pod) -> bool:
+    return any(g.name == "kueue.x-k8s.io/admission" for g in pod.spec.scheduling_gates or [])
+
+
+def _pod_workload(cluster, pod: k8s.V1Pod) -> dict | None:
+    for wl in cluster.kueue_objects("workloads", NAMESPACE):
+        if any(o.get("uid") == pod.metadata.uid for o in wl["metadata"].get("ownerReferences") or []):
+            return wl
+    return None
+
+
+def _rolled_out(apps, cluster, version: str):
+    """The Deployment's rollout is complete: observed, every replica updated and available, only pods of the new
+    template left, each Running and Ready with the new MODEL_VERSION. Returns the Deployment or None."""
+    d = apps.read_namespaced_deployment(NAME, NAMESPACE)
+    s = d.status
+    if not (s.observed_generation or 0) >= d.metadata.generation:
+        return None
+    if (s.updated_replicas, s.replicas, s.available_replicas, s.unavailable_replicas or 0) != (1, 1, 1, 0):
+        return None
+    pods = cluster.core.list_namespaced_pod(NAMESPACE, label_selector="app=serve").items
+    envs = [{e.name: e.value for e in p.spec.containers[0].env or []}.get("MODEL_VERSION") for p in pods]
+    return d if envs == [version] and all(_ready(p) for p in pods) else None
+
+
+def _update(apps, version: str) -> None:
+    apps.patch_namespaced_deployment(NAME, NAMESPACE, {"spec": {"template": {"spec": {"containers": [
+        {"name": "model", "env": [{"name": "MODEL_VERSION", "value": version}]}]}}}})
+
+
+def test_an_inference_deployment_holding_its_whole_quota_updates_twice_and_the_default_surge_deadlocks(
+        cluster, apps, serve):
+    # The rule book: the default strategy deadlocks this Deployment's updates, its fix does not.
+    default = _deployment({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}})
+    [finding] = _rule_book_verdict(default)
+    assert finding.field == "spec.strategy.rollingUpdate.maxSurge" and "maxSurge to 0 and maxUnavailable to 1" in \
+        finding.fix
+    fixed = _deployment(dict(SAFE_STRATEGY))
+    assert _rule_book_verdict(fixed) == []
+
+    # Training borrows the idle inference quota first.
+    training = cluster.submit_job("c12-training", "finetune", "c12-training-lq", SLICE,
+                                  priority_class="c12-training-prio")
+    wait_for(lambda: admitted_in(cluster.workload_of(training)) == "c12-training-cq", 90,
+             "the training Workload to be admitted (borrowing the inference quota)")
+
+    apps.create_namespaced_deployment(NAMESPACE, fixed)
+    preempted = wait_for(lambda: (w := cluster.workload_of(training)) and is_true(w, "Preempted") and w, 90,
+                         "the borrowing training Workload to be preempted by the inference pod")
+    assert condition(preempted, "Preempted")["reason"] == "InCohortReclamation"
+    first = wait_for(lambda: _rolled_out(apps, cluster, "v1"), 120, "the inference replica to run")
+    assert first.spec.strategy.rolling_update.max_surge == 0
+    [pod] = _pods(cluster)
+    assert admitted_in(_pod_workload(cluster, pod)) == "c12-inference-cq"
+    assert not admitted_in(cluster.workload_of(training)), "the inference replica holds the whole quota"
+
+    # Two template updates (new model versions): each one replaces the replica and finishes.
+    for version in ("v2", "v3"):
+        _update(apps, version)
+        wait_for(lambda v=version: _rolled_out(apps, cluster, v), 180, f"the rollout to {version} to finish")
+        [pod] = _pods(cluster)
+        assert admitted_in(_pod_workload(cluster, pod)) == "c12-inference-cq"
+        assert not admitted_in(cluster.workload_of(training)), \
+            "after the rollout inference holds its quota again (training was preempted if it got in between)"
+
+    # Control: the default strategy (25% surge of 1 replica = 1 surge pod) deadlocks on the same quota.
+    apps.patch_namespaced_deployment(NAME, NAMESPACE, {"spec": {
+        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+        "template": {"spec": {"containers": [{"name": "model", "env": [{"name": "MODEL_VERSION", "value": "v4"}]}]}}}})
+
+    def surge_pod_pending():
+        pods = _pods(cluster)
+        new = [p for p in pods if {e.name: e.value for e in p.spec.containers[0].env}.get("MODEL_VERSION") == "v4"]
+        if len(pods) != 2 or len(new) != 1:
+            return None
+        wl = _pod_workload(cluster, new[0])
+        reserved = condition(wl, "QuotaReserved")
+        # Kueue tried and found no quota: QuotaReserved=False (reason Pending or a more specific one) with a message
+        return (new[0], wl) if reserved and reserved["status"] == "False" and reserved.get("message") else None
+
+    surge, wl = wait_for(surge_pod_pending, 120, "Kueue to leave the surge pod's Workload pending")
+    assert _gated(cluster.core.read_namespaced_pod(surge.metadata.name, NAMESPACE)), "the surge pod stays gated"
+    assert not admitted_in(wl)
+    old = [p for p in _pods(cluster) if p.metadata.uid != surge.metadata.uid]
+    assert len(old) == 1 and _ready(old[0]), "the old replica keeps serving and keeps its quota"
+    status = apps.read_namespaced_deployment(NAME, NAMESPACE).status
+    assert (status.replicas, status.updated_replicas, status.available_replicas) == (2, 1, 1), \
+        "the rollout stands still: one updated replica that is not available"
+
+    # The rule's fix, applied to the stuck rollout, lets it finish.
+    apps.patch_namespaced_deployment(NAME, NAMESPACE, {"spec": {"strategy": copy.deepcopy(SAFE_STRATEGY)}})
+    wait_for(lambda: _rolled_out(apps, cluster, "v4"), 180, "the stuck rollout to finish with maxSurge 0")
+
+    # Inference gone: the training Workload is admitted again (same Workload, same Job).
+    apps.delete_namespaced_deployment(NAME, NAMESPACE, body=k8s.V1DeleteOptions(propagation_policy="Foreground"))
+    back = wait_for(lambda: (w := cluster.workload_of(training)) and admitted_in(w) == "c12-training-cq" and w, 120,
+                    "the training Workload to be admitted again")
+    assert back["metadata"]["uid"] == preempted["metadata"]["uid"]
