@@ -1,12 +1,49 @@
-"""Run every benchmark (make bench): each prints its figures and writes benchmarks/results/<name>.json."""
+"""``python -m benchmarks [--write] [--only NAME ...]`` (``make bench``): run every benchmark, one after the other.
+
+Each prints its figures; with ``--write`` each also rewrites its ``benchmarks/results/<name>.json``. A benchmark
+that fails is reported and the others still run; the exit code is 1 if any failed, else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
 import runpy
 import sys
+import time
 
-BENCHMARKS = ["benchmarks.planning", "benchmarks.engine", "benchmarks.policy", "benchmarks.sandbox", "benchmarks.trainjob",
-              "benchmarks.trainer"]
+#: Every benchmark module, in the order ``make bench`` runs them (cheap ones first).
+BENCHMARKS = ["planning", "policy", "trainer", "engine", "sandbox", "trainjob"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the selected benchmarks with ``--write`` passed on when given; return 0, or 1 if any failed."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
+    parser.add_argument("--write", action="store_true", help="let every benchmark rewrite its results file")
+    parser.add_argument("--only", nargs="+", choices=BENCHMARKS, default=BENCHMARKS, metavar="NAME",
+                        help=f"run only these ({', '.join(BENCHMARKS)})")
+    args = parser.parse_args(argv)
+    failed = []
+    for name in [b for b in BENCHMARKS if b in args.only]:
+        module = f"benchmarks.{name}"
+        print(f"== {module}", flush=True)
+        start = time.monotonic()
+        sys.argv = [module, *(["--write"] if args.write else [])]
+        try:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except Exception as exc:  # noqa: BLE001 - one benchmark's crash must not stop the others
+            print(f"{module} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            code = 1
+        print(f"== {module}: {'ok' if code == 0 else f'FAILED (exit {code})'} in {time.monotonic() - start:.0f} s",
+              flush=True)
+        if code:
+            failed.append(name)
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
 
 if __name__ == "__main__":
-    for name in BENCHMARKS:
-        print(f"== {name}", flush=True)
-        sys.argv = [name]
-        runpy.run_module(name, run_name="__main__")
+    raise SystemExit(main())

@@ -1,164 +1,286 @@
-"""Benchmark of the real engine on the symmetric layout: `pulumi preview` and a render-mode `up` for 10, 100 and 500
-tenants, next to `kubectl apply --dry-run=client` of the same rendered manifests.
+"""The engine against kubectl, side by side in one sandbox API server: ``pulumi up`` of N shared-pool tenants against
+``kubectl apply --server-side`` of the same objects, and a no-change ``preview`` against ``kubectl diff --server-side``.
 
-Run: ``python -m benchmarks.engine [--tenants 10 100 500] [--kubeconfig PATH]``. Writes
-benchmarks/results/engine.json and prints a table with the ratios and the growth from 100 to 500 tenants.
+Run: ``python -m benchmarks.engine [--tenants 100 500 1000] [--variant every-step no-policy] [--write]``.
+Prints a table (seconds, ratios, growth, load average); ``--write`` rewrites benchmarks/results/engine.json.
 
-Each size gets a fresh temporary project copy (Pulumi.yaml + one generated stack file), a fresh file backend and a
-fresh render directory, so every preview is "everything to create" and every up creates everything. kubectl needs
-an API server for its REST mapping even with --dry-run=client: it is pointed at ``--kubeconfig`` (default: the
-sandbox's, when running), and the figure is omitted with the reason when none is reachable.
+Per size N, in a fresh sandbox (real kube-apiserver, etcd, Kueue with its webhooks; ``python -m sandbox up``):
+
+1. ``pulumi up``: ``python -m deploy up --stack bench`` in a copy of the project (tracked files, the checkout's
+   .venv), exactly what ``make up`` runs: policy pack on, the engine settings of ``deploy``, a fresh file backend.
+   The stack is a symmetric cohort of N tenants (a Namespace, a ClusterQueue and a LocalQueue each: 3N + 4
+   resources with the stack, the provider, the ResourceFlavor and the cohort component).
+2. ``preview``: ``python -m deploy preview --stack bench --expect-no-changes`` right after.
+3. ``kubectl apply --server-side``: the very objects Pulumi sent (the ``inputs`` of every kubernetes resource in
+   the stack's state) under fresh names (every name's prefix ``<size>p-`` becomes ``<size>k-``), from one file,
+   Namespaces first; then ``kubectl diff --server-side`` of the same file (no changes: exit code 0).
+4. ``--variant every-step``: ``pulumi up`` again under fresh names with ``PULUMI_SKIP_CHECKPOINTS=false`` (a state
+   checkpoint per step, Pulumi's default); ``--variant no-policy``: with ``--no-policy``.
+
+Every figure is one wall-clock run (commands start as processes, as a user runs them) with the 1-minute load
+average before and after it: the machine (2 cores) is shared, so compare ratios within one run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 import toolchain
-from deploy import engine
+from benchmarks import add_write_flag, load_average, save, utc_now
+from toolchain import versions
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results" / "engine.json"
+PYTHON = ROOT / ".venv" / "bin" / "python"
+STACK = "bench"
+
+#: Optional extra ``pulumi up`` runs: label -> (extra environment, extra ``python -m deploy`` arguments).
+VARIANTS: dict[str, tuple[dict[str, str], list[str]]] = {
+    "every-step": ({"PULUMI_SKIP_CHECKPOINTS": "false"}, []),
+    "no-policy": ({}, ["--no-policy"]),
+}
 
 
-def shared_pool_stack(tenants: int, render_dir: Path) -> dict:
-    """Return a stack document (``{"config": {...}}``) with a symmetric cohort of ``tenants`` tenants.
-
-    Each tenant has a floor of 1 cpu, 4Gi memory and 1 nvidia.com/gpu; one node pool holds exactly the sum.
-    """
+def shared_pool_stack(tenants: int, prefix: str) -> dict[str, Any]:
+    """Return a stack document (``{"config": {...}}``) targeting the sandbox: one symmetric cohort of ``tenants``
+    tenants named ``<prefix>t0000``..., each with a floor of 1 cpu, 4Gi and 1 nvidia.com/gpu; one node pool holds
+    exactly the sum. Every object name starts with ``prefix``."""
+    floor = {"cpu": "1", "memory": "4Gi", "nvidia.com/gpu": "1"}
     return {"config": {
-        "kueue-cohorts:cluster": {"mode": "render", "renderDir": str(render_dir)},
-        "kueue-cohorts:nodePools": [{"name": "gpu", "count": tenants,
-                                     "capacity": {"cpu": "1", "memory": "4Gi", "nvidia.com/gpu": "1"}}],
-        "kueue-cohorts:resourceFlavor": {"name": "bench"},
+        "kueue-cohorts:cluster": {"mode": "sandbox"},
+        "kueue-cohorts:nodePools": [{"name": f"{prefix}gpu", "count": 1, "capacity": {
+            "cpu": str(tenants), "memory": f"{4 * tenants}Gi", "nvidia.com/gpu": str(tenants)}}],
+        "kueue-cohorts:resourceFlavor": {"name": f"{prefix}flavor"},
         "kueue-cohorts:sharedPool": {
-            "cohort": "bench-pool",
+            "cohort": f"{prefix}pool",
             "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
-            "tenants": [{"name": f"tenant-{i:03d}", "floor": {"cpu": "1", "memory": "4Gi", "nvidia.com/gpu": "1"}}
-                        for i in range(tenants)],
+            "tenants": [{"name": f"{prefix}t{i:04d}", "floor": floor} for i in range(tenants)],
         },
     }}
 
 
-def _timed(fn) -> tuple[float, object]:
-    start = time.monotonic()
-    result = fn()
-    return time.monotonic() - start, result
+def copy_project(dest: Path) -> Path:
+    """Copy the checkout's tracked files (``git ls-files``, as they are in the working tree) to ``dest``, link its
+    .venv, and return ``dest``: ``python -m deploy`` there runs this code on stacks that never touch ``stacks/``."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for rel in filter(None, files.decode().split("\0")):
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    for stack_file in (dest / "stacks").glob("Pulumi.*.yaml"):
+        stack_file.unlink()
+    (dest / ".venv").symlink_to(ROOT / ".venv")
+    return dest
 
 
-def kubectl_dry_run(render_dir: Path, kubeconfig: Path | None) -> tuple[float | None, str]:
-    """Time ``kubectl apply --dry-run=client -R -f <render_dir>``; return (seconds or None, note)."""
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        return None, "kubectl not on PATH"
-    if kubeconfig is None or not kubeconfig.is_file():
-        return None, "no API server (kubectl's client dry-run still needs discovery): start the sandbox"
-    cmd = [kubectl, "--kubeconfig", str(kubeconfig), "apply", "--dry-run=client", "-R", "-f", str(render_dir)]
-    seconds, proc = _timed(lambda: subprocess.run(cmd, capture_output=True, text=True))
-    if proc.returncode != 0:
-        return None, f"kubectl failed: {proc.stderr.strip()[:300]}"
-    return seconds, f"{len(proc.stdout.splitlines())} objects ({kubectl})"
+class Run:
+    """One size's scratch space: the project copy, its file backend, the sandbox, logs; runs timed commands."""
+
+    def __init__(self, work: Path, tenants: int):
+        self.work, self.tenants = work, tenants
+        self.project = copy_project(work / "project")
+        self.logs = work / "logs"
+        self.logs.mkdir()
+        self.sandbox_dir = work / "sandbox"
+        (work / "state").mkdir()
+        self.env = {**os.environ, "KUEUE_COHORTS_SANDBOX_DIR": str(self.sandbox_dir),
+                    "PULUMI_BACKEND_URL": f"file://{work / 'state'}", "PYTHONUNBUFFERED": "1"}
+        self.env.pop("PULUMI_SKIP_CHECKPOINTS", None)  # the benchmark measures deploy's own settings
+
+    def timed(self, label: str, argv: list[str], env: dict[str, str] | None = None,
+              ok_codes: tuple[int, ...] = (0,)) -> dict[str, Any]:
+        """Run ``argv`` in the project copy (output to ``logs/<label>.log``); return seconds, load averages,
+        exit code. Raises RuntimeError with the log's tail when the exit code is not in ``ok_codes``."""
+        log = self.logs / f"{label}.log"
+        load_before = load_average()
+        start = time.monotonic()
+        with log.open("w") as out:
+            code = subprocess.run(argv, cwd=self.project, env={**self.env, **(env or {})}, stdout=out,
+                                  stderr=subprocess.STDOUT).returncode
+        seconds = time.monotonic() - start
+        if code not in ok_codes:
+            tail = "\n".join(log.read_text().splitlines()[-25:])
+            raise RuntimeError(f"{label}: `{' '.join(map(str, argv))}` exited {code}:\n{tail}")
+        return {"s": round(seconds, 2), "load1_before": load_before[0], "load1_after": load_average()[0],
+                "exit": code}
+
+    def deploy(self, label: str, command: str, prefix: str, env: dict[str, str] | None = None,
+               extra: list[str] | None = None) -> dict[str, Any]:
+        """Write the bench stack with names ``prefix...`` and time ``python -m deploy <command> --stack bench``."""
+        stack_file = self.project / "stacks" / f"Pulumi.{STACK}.yaml"
+        stack_file.write_text(yaml.safe_dump(shared_pool_stack(self.tenants, prefix), sort_keys=False))
+        return self.timed(label, [str(PYTHON), "-m", "deploy", command, "--stack", STACK, *(extra or [])], env)
+
+    def state_resources(self) -> list[dict[str, Any]]:
+        """Return the resources of the bench stack's state (``pulumi stack export`` through deploy.engine)."""
+        from deploy import engine
+
+        stack = engine.open_stack(STACK, work_dir=self.project, backend=self.env["PULUMI_BACKEND_URL"],
+                                  create=False)
+        return stack.export_stack().deployment.get("resources") or []
+
+    def fresh_stack(self) -> None:
+        """Remove the bench stack from the backend (the cluster keeps its objects), so the next up starts empty."""
+        from deploy import engine
+
+        stack = engine.open_stack(STACK, work_dir=self.project, backend=self.env["PULUMI_BACKEND_URL"],
+                                  create=False)
+        stack.workspace.remove_stack(STACK, force=True)
 
 
-def bench_size(tenants: int, kubeconfig: Path | None) -> dict:
-    """Run preview, render-mode up and kubectl for one size; return the figures (seconds, counts)."""
-    with tempfile.TemporaryDirectory(prefix=f"bench-engine-{tenants}-") as tmp:
-        tmp_path = Path(tmp)
-        project = tmp_path / "project"
-        (project / "stacks").mkdir(parents=True)
-        shutil.copy2(ROOT / "Pulumi.yaml", project / "Pulumi.yaml")
-        render_dir = tmp_path / "rendered"
-        (project / "stacks" / "Pulumi.bench.yaml").write_text(
-            yaml.safe_dump(shared_pool_stack(tenants, render_dir), sort_keys=False))
-        (tmp_path / "state").mkdir()
-        stack = engine.open_stack("bench", work_dir=project, backend=f"file://{tmp_path / 'state'}")
-        kwargs = engine.run_kwargs(stack, policy=False, color="never")
-        preview_s, preview = _timed(lambda: stack.preview(**kwargs))
-        up_s, up = _timed(lambda: stack.up(**kwargs))
-        noop_s, _ = _timed(lambda: stack.preview(expect_no_changes=True, **kwargs))
-        files = sorted(render_dir.rglob("*.yaml"))
-        kubectl_s, kubectl_note = kubectl_dry_run(render_dir, kubeconfig)
-        return {
-            "tenants": tenants,
-            "resources_created": up.summary.resource_changes.get("create", 0),
-            "manifests": len(files),
-            "preview_s": round(preview_s, 2),
-            "up_render_s": round(up_s, 2),
-            "preview_no_changes_s": round(noop_s, 2),
-            "kubectl_dry_run_client_s": None if kubectl_s is None else round(kubectl_s, 2),
-            "kubectl_note": kubectl_note,
-            "preview_vs_kubectl": None if not kubectl_s else round(preview_s / kubectl_s, 1),
-            "up_vs_kubectl": None if not kubectl_s else round(up_s / kubectl_s, 1),
-            "preview_change_summary": preview.change_summary,
-        }
+def manifests_from_state(resources: list[dict[str, Any]], old: str, new: str) -> list[dict[str, Any]]:
+    """Return the objects Pulumi applied (``inputs`` of every ``kubernetes:`` resource) with every occurrence of
+    the name prefix ``old`` replaced by ``new``, ordered Namespaces, other cluster-scoped objects, namespaced."""
+    objects = []
+    for res in resources:
+        if res["type"].startswith("kubernetes:") and "inputs" in res:
+            obj = {k: v for k, v in res["inputs"].items() if not k.startswith("__")}
+            objects.append(json.loads(json.dumps(obj).replace(old, new)))
+    return sorted(objects, key=lambda o: (o["kind"] != "Namespace", "namespace" in o["metadata"]))
 
 
-def toolchain_builds() -> dict[str, dict]:
-    """Return the recorded build of each cached binary (``bin/<name>-<version>/build.json``: seconds per step).
-
-    These are the times of the builds that filled this cache, whatever the state of the shared Go module and
-    build caches was then (see the ``note``), not a controlled cold-build measurement.
-    """
-    records = {}
-    for path in sorted((toolchain.cache_root() / "bin").glob("*/build.json")):
-        record = json.loads(path.read_text())
-        records[record["output"]] = {"version": record["version"], "seconds": record["seconds"],
-                                     "built_at": record["built_at"]}
-    return records
-
-
-def _default_kubeconfig() -> Path | None:
+def kubectl() -> Path:
+    """Return the kubectl to compare with: the toolchain's (the API server's version) if pinned, else PATH's.
+    Raises toolchain.ToolchainError when there is none."""
     try:
-        from sandbox.paths import kubeconfig_path
-    except ImportError:
-        return None
-    path = kubeconfig_path()
-    return path if path.is_file() else None
+        return toolchain.binary("kubectl")
+    except toolchain.ToolchainError:
+        found = shutil.which("kubectl")
+        if found is None:
+            raise toolchain.ToolchainError("no kubectl: neither in the toolchain nor on PATH") from None
+        return Path(found)
+
+
+def bench_size(tenants: int, variants: list[str], work: Path, kubectl_bin: Path) -> dict[str, Any]:
+    """Measure one size in a fresh sandbox under ``work``; return its row (seconds, ratios, loads, counts)."""
+    run = Run(work, tenants)
+    sandbox_up = run.timed("sandbox-up", [str(PYTHON), "-m", "sandbox", "up", "--stack", "dev"])
+    try:
+        kubeconfig = run.sandbox_dir / "kubeconfig"
+        pul, kub = f"b{tenants}p-", f"b{tenants}k-"
+        row: dict[str, Any] = {"tenants": tenants, "sandbox_up_s": sandbox_up["s"]}
+        row["pulumi_up"] = run.deploy("pulumi-up", "up", pul)
+        row["pulumi_preview_no_change"] = run.deploy("pulumi-preview", "preview", pul, extra=["--expect-no-changes"])
+        resources = run.state_resources()
+        row["resources"] = len(resources)
+        objects = manifests_from_state(resources, pul, kub)
+        row["objects"] = len(objects)
+        manifest = work / "manifests.yaml"
+        manifest.write_text(yaml.safe_dump_all(objects, sort_keys=False))
+        base = [str(kubectl_bin), "--kubeconfig", str(kubeconfig)]
+        row["kubectl_apply"] = run.timed("kubectl-apply", [*base, "apply", "--server-side", "-f", str(manifest)])
+        # kubectl diff: exit 0 = no differences, 1 = differences (recorded), >1 = error
+        row["kubectl_diff"] = run.timed("kubectl-diff", [*base, "diff", "--server-side", "-f", str(manifest)],
+                                        ok_codes=(0, 1))
+        for variant in variants:
+            env, extra = VARIANTS[variant]
+            run.fresh_stack()
+            row[f"pulumi_up_{variant}"] = run.deploy(f"pulumi-up-{variant}", "up", f"b{tenants}{variant[0]}-",
+                                                     env=env, extra=extra)
+        row["up_vs_kubectl"] = round(row["pulumi_up"]["s"] / row["kubectl_apply"]["s"], 2)
+        row["preview_vs_kubectl_diff"] = round(row["pulumi_preview_no_change"]["s"] / row["kubectl_diff"]["s"], 2)
+        return row
+    finally:
+        run.timed("sandbox-down", [str(PYTHON), "-m", "sandbox", "down", "--purge"])
+
+
+def growth(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return, for each pair of measured sizes (smaller, larger), how much each figure grew and how that compares
+    with linear growth in the number of objects (``vs_linear`` 1.0 = linear, above = superlinear)."""
+    keys = ["pulumi_up", "pulumi_preview_no_change", "kubectl_apply", "kubectl_diff",
+            *[k for k in rows[0] if k.startswith("pulumi_up_")]] if rows else []
+    out = []
+    for i, a in enumerate(rows):
+        for b in rows[i + 1:]:
+            objects = b["objects"] / a["objects"]
+            entry: dict[str, Any] = {"from": a["tenants"], "to": b["tenants"], "objects_x": round(objects, 2)}
+            for key in keys:
+                if key in a and key in b:
+                    x = b[key]["s"] / a[key]["s"]
+                    entry[key] = {"x": round(x, 2), "vs_linear": round(x / objects, 2)}
+            out.append(entry)
+    return out
+
+
+def _print_row(row: dict[str, Any], variants: list[str]) -> None:
+    def fig(key: str) -> str:
+        f = row[key]
+        return f"{f['s']:8.1f} s (load {f['load1_before']:.1f}->{f['load1_after']:.1f})"
+
+    print(f"{row['tenants']:5d} tenants, {row['resources']} resources, {row['objects']} objects")
+    print(f"   pulumi up (python -m deploy, policy on)  {fig('pulumi_up')}")
+    print(f"   kubectl apply --server-side               {fig('kubectl_apply')}   ratio {row['up_vs_kubectl']:.2f}")
+    print(f"   pulumi preview (no change)                {fig('pulumi_preview_no_change')}")
+    print(f"   kubectl diff --server-side                {fig('kubectl_diff')}   "
+          f"ratio {row['preview_vs_kubectl_diff']:.2f}")
+    for variant in variants:
+        print(f"   pulumi up [{variant}]{' ' * (29 - len(variant))}{fig(f'pulumi_up_{variant}')}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark for each ``--tenants`` size, print the table, write benchmarks/results/engine.json."""
+    """Measure every ``--tenants`` size, print the table and the growth; with ``--write`` record them."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.engine", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tenants", type=int, nargs="+", default=[10, 100, 500])
-    parser.add_argument("--kubeconfig", type=Path, default=None, help="API server for kubectl (default: sandbox)")
+    parser.add_argument("--tenants", type=int, nargs="+", default=[100, 500, 1000],
+                        help="sizes to measure (default 100 500 1000)")
+    parser.add_argument("--variant", nargs="*", choices=sorted(VARIANTS), default=[],
+                        help="extra pulumi up runs per size: every-step (PULUMI_SKIP_CHECKPOINTS=false), no-policy")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch directories (logs, manifests)")
+    add_write_flag(parser)
     args = parser.parse_args(argv)
-    toolchain.ensure(["pulumi", "pulumi-resource-kubernetes"])
-    kubeconfig = args.kubeconfig or _default_kubeconfig()
+    try:
+        toolchain.ensure(["pulumi", "pulumi-resource-kubernetes", "etcd", "kube-apiserver", "kwok", "kueue",
+                          "jobset-controller-manager", "trainer-controller-manager"])
+        kubectl_bin = kubectl()
+    except toolchain.ToolchainError as exc:
+        print(f"benchmarks.engine: {exc}", file=sys.stderr)
+        return 2
+    kubectl_version = subprocess.run([str(kubectl_bin), "version", "--client"], capture_output=True,
+                                     text=True).stdout.splitlines()[:1]
+    started, load_start = utc_now(), load_average()
     rows = []
     for n in args.tenants:
-        row = bench_size(n, kubeconfig)
+        work = Path(tempfile.mkdtemp(prefix=f"bench-engine-{n}-"))
+        try:
+            row = bench_size(n, args.variant, work, kubectl_bin)
+        finally:
+            if args.keep:
+                print(f"kept {work}")
+            else:
+                shutil.rmtree(work, ignore_errors=True)
         rows.append(row)
-        print(f"{n:4d} tenants: {row['resources_created']:5d} resources, preview {row['preview_s']:7.2f} s, "
-              f"up(render) {row['up_render_s']:7.2f} s, no-change preview {row['preview_no_changes_s']:7.2f} s, "
-              f"kubectl dry-run {row['kubectl_dry_run_client_s']} s ({row['kubectl_note']})", flush=True)
-    by_n = {r["tenants"]: r for r in rows}
-    growth = {}
-    if 100 in by_n and 500 in by_n:
-        for key in ("preview_s", "up_render_s", "preview_no_changes_s", "kubectl_dry_run_client_s"):
-            a, b = by_n[100][key], by_n[500][key]
-            growth[key] = None if not a or b is None else round(b / a, 2)
-        print(f"growth 100 -> 500 tenants (5x objects): {growth}")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({
+        _print_row(row, args.variant)
+    grown = growth(rows)
+    for g in grown:
+        parts = [f"{k} x{v['x']} ({v['vs_linear']} of linear)" for k, v in g.items() if isinstance(v, dict)]
+        print(f"{g['from']} -> {g['to']} tenants ({g['objects_x']}x objects): " + ", ".join(parts))
+    command = "python -m benchmarks.engine --tenants " + " ".join(map(str, args.tenants))
+    if args.variant:
+        command += " --variant " + " ".join(args.variant)
+    save("engine", {
         "benchmark": "engine",
-        "command": "python -m benchmarks.engine " + " ".join(f"--tenants {n}" for n in args.tenants),
-        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": "2 cores shared with other jobs; wall times, one run each",
-        "pulumi": str(toolchain.binary("pulumi")),
+        "what": "pulumi up (python -m deploy, policy pack on) vs kubectl apply --server-side of the same objects, "
+                "no-change preview vs kubectl diff --server-side, one fresh sandbox API server per size",
+        "command": command,
+        "measured_at": started,
+        "machine": {"cpus": os.cpu_count(), "loadavg_1_5_15_start": load_start,
+                    "loadavg_1_5_15_end": load_average(), "note": "shared machine; one wall-clock run per figure"},
+        "pulumi": versions.load().entry_for("pulumi").version,
+        "kubectl": {"path": str(kubectl_bin), "version": kubectl_version},
         "rows": rows,
-        "growth_100_to_500": growth,
-        "toolchain_builds": toolchain_builds(),
-    }, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+        "growth": grown,
+    }, args.write)
     return 0
 
 

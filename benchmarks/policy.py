@@ -1,49 +1,110 @@
-"""Policy pack overhead: wall time of `pulumi preview` of the dev stack (render mode) with and without the pack.
+"""Policy pack overhead: wall time of `pulumi preview` with and without the CrossGuard pack, on the dev stack and on a
+symmetric cohort of N tenants (render mode: no cluster), and the pack's cost per resource.
 
-Prints the runs and medians and writes benchmarks/results/policy.json. Usage: python -m benchmarks.policy [--runs N]
+Run: ``python -m benchmarks.policy [--runs 3] [--tenants 500] [--write]``. Prints the runs and medians;
+``--write`` rewrites benchmarks/results/policy.json.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
+import yaml
+
+from benchmarks import add_write_flag, load_average, save, utc_now
 from deploy import engine
 from deploy.scratch import Project
 
-RESULTS = Path(__file__).resolve().parent / "results" / "policy.json"
+
+def _shared_pool_config(tenants: int, render_dir: Path) -> dict:
+    """``config:`` of a render-mode stack with one symmetric cohort of ``tenants`` tenants (1 cpu, 4Gi, 1 GPU
+    floor each; one node pool holding exactly the sum)."""
+    floor = {"cpu": "1", "memory": "4Gi", "nvidia.com/gpu": "1"}
+    return {
+        "kueue-cohorts:cluster": {"mode": "render", "renderDir": str(render_dir)},
+        "kueue-cohorts:nodePools": [{"name": "gpu", "count": 1, "capacity": {
+            "cpu": str(tenants), "memory": f"{4 * tenants}Gi", "nvidia.com/gpu": str(tenants)}}],
+        "kueue-cohorts:resourceFlavor": {"name": "bench"},
+        "kueue-cohorts:sharedPool": {
+            "cohort": "bench-pool",
+            "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
+            "tenants": [{"name": f"tenant-{i:04d}", "floor": floor} for i in range(tenants)],
+        },
+    }
 
 
-def measure(runs: int) -> dict:
-    """Preview the dev stack `runs` times without and with the policy pack; returns seconds per run and medians."""
+def _preview(target: str, policy: bool) -> tuple[float, int, float]:
+    """One preview of ``target`` ("dev" or "pool-<N>") in a fresh scratch project; return (seconds, resources
+    to create, 1-minute load average before)."""
+    with tempfile.TemporaryDirectory(prefix="bench-policy-") as scratch:
+        return _preview_in(Path(scratch), target, policy)
+
+
+def _preview_in(tmp: Path, target: str, policy: bool) -> tuple[float, int, float]:
+    project = Project(tmp)
+    if target == "dev":
+        name = "dev"
+        project.render_to(name, tmp / "rendered")
+    else:
+        name = "bench"
+        tenants = int(target.split("-", 1)[1])
+        project.stack_file(name).write_text(yaml.safe_dump({"config": _shared_pool_config(tenants, tmp / "r")}))
+    stack = project.open(name)
+    kwargs = engine.run_kwargs(stack, policy=policy, color="never")
+    load = load_average()[0]
+    start = time.monotonic()
+    result = stack.preview(**kwargs)
+    return time.monotonic() - start, result.change_summary.get("create", 0), load
+
+
+def measure(runs: int, targets: list[str]) -> dict:
+    """Preview each target ``runs`` times without, then with the pack; return seconds per run, medians, loads and
+    the overhead per resource (median difference / resources)."""
     out = {}
-    for policy in (False, True):
-        times = []
-        for _ in range(runs):
-            tmp = Path(tempfile.mkdtemp(prefix="bench-policy-"))
-            project = Project(tmp)
-            project.render_to("dev", tmp / "rendered")
-            stack = project.open("dev")
-            kwargs = engine.run_kwargs(stack, policy=policy, color="never")
-            start = time.monotonic()
-            stack.preview(**kwargs)
-            times.append(time.monotonic() - start)
-        out["with_pack" if policy else "without_pack"] = {
-            "runs_s": [round(t, 2) for t in times], "median_s": round(statistics.median(times), 2)}
-    out["overhead_median_s"] = round(out["with_pack"]["median_s"] - out["without_pack"]["median_s"], 2)
+    for target in targets:
+        figures: dict = {}
+        for policy in (False, True):
+            samples = [_preview(target, policy) for _ in range(runs)]
+            figures["with_pack" if policy else "without_pack"] = {
+                "runs_s": [round(s, 2) for s, _, _ in samples],
+                "median_s": round(statistics.median(s for s, _, _ in samples), 2),
+                "load1_before": [load for _, _, load in samples]}
+            figures["resources"] = samples[0][1]
+        overhead = figures["with_pack"]["median_s"] - figures["without_pack"]["median_s"]
+        figures["overhead_median_s"] = round(overhead, 2)
+        figures["overhead_per_resource_ms"] = round(1000 * overhead / max(figures["resources"], 1), 2)
+        figures["with_vs_without"] = round(figures["with_pack"]["median_s"] / figures["without_pack"]["median_s"], 2)
+        out[target] = figures
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+def main(argv: list[str] | None = None) -> int:
+    """Run the previews, print the figures; with ``--write`` record them. Returns 0."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.policy", description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
-    figures = measure(parser.parse_args().runs)
-    print(json.dumps(figures, indent=1))
-    RESULTS.write_text(json.dumps(figures, indent=1) + "\n")
+    parser.add_argument("--tenants", type=int, nargs="*", default=[500],
+                        help="also preview a symmetric cohort of this many tenants (default 500; none: dev only)")
+    add_write_flag(parser)
+    args = parser.parse_args(argv)
+    started, load_start = utc_now(), load_average()
+    figures = measure(args.runs, ["dev", *[f"pool-{n}" for n in args.tenants]])
+    for target, f in figures.items():
+        print(f"{target}: {f['resources']} resources, preview without pack {f['without_pack']['median_s']} s, "
+              f"with pack {f['with_pack']['median_s']} s (x{f['with_vs_without']}; "
+              f"{f['overhead_per_resource_ms']} ms per resource; medians of {args.runs})")
+    save("policy", {
+        "benchmark": "policy",
+        "what": "pulumi preview (render mode, Automation API as deploy runs it) without and with the policy pack",
+        "command": f"python -m benchmarks.policy --runs {args.runs} --tenants {' '.join(map(str, args.tenants))}",
+        "measured_at": started,
+        "machine": {"loadavg_1_5_15_start": load_start, "loadavg_1_5_15_end": load_average()},
+        "targets": figures,
+    }, args.write)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

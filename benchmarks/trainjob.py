@@ -1,7 +1,7 @@
 """Benchmark of the TrainJob round trip through the real Kueue, Kubeflow Trainer and JobSet controllers.
 
 Run: ``.venv/bin/python -m benchmarks.trainjob [--round-trips 10]`` (binaries from ``python -m toolchain ensure``).
-Writes ``benchmarks/results/trainjob.json`` and prints the figures.
+Prints the figures; ``--write`` rewrites ``benchmarks/results/trainjob.json``.
 
 A fresh sandbox gets the dev stack with the real ``pulumi up``; a TrainJob of the dev stack's TrainingRuntime is
 queued to the training LocalQueue and runs while borrowing the whole GPU slice. Per round trip:
@@ -18,7 +18,6 @@ Times are polled every 50 ms, so each figure is accurate to about 50 ms plus one
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import time
@@ -28,6 +27,7 @@ from typing import Callable
 from kubernetes import client as k8s
 from kubernetes import config as kconfig
 
+from benchmarks import add_write_flag, save
 from benchmarks.sandbox import SLICE, _percentile, apply_dev_stack, machine, scratch_dirs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -123,9 +123,10 @@ def measure(root: Path, work: Path, round_trips: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Start a sandbox, measure, stop it, print the figures and write :data:`RESULTS`; return 0."""
+    """Start a sandbox, measure, stop it, print the figures (``--write``: record them in :data:`RESULTS`); return 0."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.trainjob", description=__doc__.split("\n")[0])
     parser.add_argument("--round-trips", type=int, default=10)
+    add_write_flag(parser)
     args = parser.parse_args(argv)
     from sandbox.cluster import Sandbox, stack_file
     from sandbox.paths import SandboxPaths
@@ -146,14 +147,12 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(load_before),
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
     print(f"first TrainJob Running {figures['first_trainjob_running_s']:.2f} s after create "
           f"(pulumi up of the dev stack {figures['pulumi_up_dev_stack_s']:.1f} s)")
     for key, s in figures["summary_s"].items():
         print(f"{key:26s} p50 {s['p50']:.2f} s  p95 {s['p95']:.2f} s  max {s['max']:.2f} s  "
               f"({figures['round_trips']} round trips)")
-    print(f"written to {RESULTS}")
+    save("trainjob", result, args.write)
     return 0
 
 

@@ -12,6 +12,7 @@ Policy packs (``--policy-pack policy``) start through the engine's legacy ``pulu
 
 from __future__ import annotations
 
+import os
 import runpy
 import sys
 from collections.abc import Callable, Mapping
@@ -87,6 +88,7 @@ def open_stack(
     """
     project = work_dir or repo_root()
     env = settings.engine_env(backend=backend)
+    env.update(checkpoint_env(env["PULUMI_BACKEND_URL"]))
     env.update(extra_env or {})
     workspace = auto.LocalWorkspace(
         work_dir=str(project),
@@ -145,6 +147,42 @@ def state_file(stack: auto.Stack) -> Path | None:
     return Path(url[len("file://"):]) / ".pulumi" / "stacks" / PROJECT_NAME / f"{stack.name}.json"
 
 
+# --- State checkpoints: how often the engine writes the stack's state during an update (issue 15) -----------------
+#
+# Pulumi v3.259.0's self-managed ("DIY") backends, i.e. file://, s3://, gs://, azblob://, persist state through
+# backend.SnapshotManager (pkg/backend/diy/backend.go): after EVERY step (a create's begin and end are two) it
+# serialises the whole deployment, verifies its integrity (twice), copies the previous file to `<stack>.json.bak`
+# and rewrites `<stack>.json` (pkg/backend/snapshot.go saveSnapshot, pkg/backend/diy/state.go saveCheckpoint). A
+# run of R resources therefore writes about 2R whole states: quadratic, and on S3/GCS/Azure about four requests per
+# step carrying the whole state. Pulumi Cloud (https://) journals per-step deltas instead
+# (pkg/backend/httpstate/backend.go, journalVersion 1), so it is left alone.
+#
+# PULUMI_SKIP_CHECKPOINTS=true makes the SnapshotManager apply steps in memory and write the state once, when the
+# update ends (unsafeServiceLoop); an update that FAILS still writes what it did. What it costs: a run that is
+# killed (SIGKILL, OOM, power loss, a second Ctrl-C) leaves the state as it was before the run, with no record of
+# the objects it created, updated or deleted. With this project's provider that is recoverable: the kubernetes
+# provider creates with server-side apply, which upserts (pulumi-kubernetes provider/v4 pkg/await/await.go), so
+# the next `up` adopts the objects it had created; deletes of objects already gone succeed. What it cannot recover:
+# objects created by the killed run whose resources were then removed from the program before the next `up` stay
+# in the cluster unmanaged. Set PULUMI_SKIP_CHECKPOINTS=false in the environment to keep per-step checkpoints.
+
+#: Backend URL schemes of Pulumi's self-managed backends, which rewrite the whole state after every step.
+SELF_MANAGED_SCHEMES = ("file://", "s3://", "gs://", "azblob://")
+
+
+def checkpoint_env(backend_url: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Return the checkpoint setting for a run against ``backend_url``: ``{"PULUMI_SKIP_CHECKPOINTS": "true"}``
+    for a self-managed backend (file://, s3://, gs://, azblob://), ``{}`` for any other (Pulumi Cloud journals).
+
+    ``environ`` (default os.environ) wins: when it sets PULUMI_SKIP_CHECKPOINTS (any value, e.g. ``false`` to keep
+    a checkpoint per step), nothing is returned and the CLI reads the caller's value. Trade-off: see above.
+    """
+    environ = os.environ if environ is None else environ
+    if "PULUMI_SKIP_CHECKPOINTS" in environ or not backend_url.startswith(SELF_MANAGED_SCHEMES):
+        return {}
+    return {"PULUMI_SKIP_CHECKPOINTS": "true"}
+
+
 def environment_summary() -> str:
     """Return a one-line description of the engine settings in effect (for logs): backend, PULUMI_HOME, CLI."""
     env = settings.engine_env()
@@ -154,4 +192,4 @@ def environment_summary() -> str:
 
 
 __all__ = ["open_stack", "run_kwargs", "policy_pack_dir", "pulumi_command", "state_file", "stack_config_file",
-           "inline_program", "environment_summary", "PROJECT_NAME"]
+           "inline_program", "environment_summary", "checkpoint_env", "PROJECT_NAME"]
