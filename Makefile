@@ -79,5 +79,6 @@ test: toolchain trainer-deps
 test-unit: venv
 	$(PY) -m pytest tests/unit tests/policy -m "not integration"
 
-bench: toolchain
-	$(PY) -m benchmarks
+# Every benchmark (prints figures); `make bench WRITE=1` also rewrites benchmarks/results/*.json.
+bench: toolchain trainer-deps
+	$(PY) -m benchmarks $(if $(WRITE),--write)

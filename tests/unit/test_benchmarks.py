@@ -1,0 +1,97 @@
+"""The benchmarks' pure parts: results are rewritten only with --write, `python -m benchmarks` passes --write on,
+the engine benchmark gives kubectl Pulumi's own objects under fresh names and reports growth against linear."""
+
+from __future__ import annotations
+
+import json
+import runpy
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import benchmarks
+from benchmarks import __main__ as bench_main
+from benchmarks.engine import growth, manifests_from_state, shared_pool_stack
+
+
+def test_save_writes_only_when_asked(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(benchmarks, "RESULTS_DIR", tmp_path / "benchmarks" / "results")
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
+    assert benchmarks.save("engine", {"a": 1}, write=False) is None
+    assert not (tmp_path / "benchmarks" / "results" / "engine.json").exists()
+    assert "--write" in capsys.readouterr().out
+    path = benchmarks.save("engine", {"a": 1}, write=True)
+    assert json.loads(path.read_text()) == {"a": 1}
+
+
+@pytest.mark.parametrize("argv, passed", [([], []), (["--write"], ["--write"])])
+def test_bench_runner_passes_write_on_to_every_benchmark(monkeypatch, argv, passed):
+    seen = []
+    monkeypatch.setattr(runpy, "run_module", lambda name, **_: seen.append((name, list(bench_main.sys.argv[1:]))))
+    assert bench_main.main(argv) == 0
+    assert seen == [(f"benchmarks.{name}", passed) for name in bench_main.BENCHMARKS]
+
+
+def test_bench_runner_reports_a_failure_and_runs_the_rest(monkeypatch):
+    ran = []
+
+    def run(name, **_):
+        ran.append(name)
+        if name == "benchmarks.policy":
+            raise SystemExit(1)
+
+    monkeypatch.setattr(runpy, "run_module", run)
+    assert bench_main.main(["--only", "policy", "engine"]) == 1
+    assert ran == ["benchmarks.policy", "benchmarks.engine"]
+
+
+def _state(prefix: str, tenants: int) -> list[dict]:
+    """A stack state shaped like the engine's export: stack, provider and kubernetes resources with inputs."""
+    res = [{"type": "pulumi:pulumi:Stack"}, {"type": "pulumi:providers:kubernetes", "inputs": {"kubeconfig": "x"}}]
+    for i in range(tenants):
+        t = f"{prefix}t{i:04d}"
+        res.append({"type": "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue", "inputs": {
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+            "metadata": {"name": f"{t}-lq", "namespace": t}, "spec": {"clusterQueue": f"{t}-cq"}}})
+        res.append({"type": "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue", "inputs": {
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "__fieldManager": "pulumi-kubernetes-x",
+            "metadata": {"name": f"{t}-cq"}, "spec": {"cohortName": f"{prefix}pool"}}})
+        res.append({"type": "kubernetes:core/v1:Namespace", "inputs": {
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": t, "labels": {"q": t}}}})
+    return res
+
+
+@given(tenants=st.integers(min_value=1, max_value=30), size=st.integers(min_value=1, max_value=9999))
+def test_kubectl_gets_pulumis_objects_under_fresh_names(tenants, size):
+    old, new = f"b{size}p-", f"b{size}k-"
+    objects = manifests_from_state(_state(old, tenants), old, new)
+    assert len(objects) == 3 * tenants  # every kubernetes object, not the stack nor the provider
+    text = json.dumps(objects)
+    assert old not in text and "__fieldManager" not in text
+    kinds = [o["kind"] for o in objects]
+    assert kinds == ["Namespace"] * tenants + ["ClusterQueue"] * tenants + ["LocalQueue"] * tenants
+    assert {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"} == {
+        f"{new}t{i:04d}" for i in range(tenants)}
+
+
+def test_bench_stack_names_every_object_with_its_prefix():
+    config = shared_pool_stack(3, "b3p-")["config"]
+    pool = config["kueue-cohorts:sharedPool"]
+    assert pool["cohort"].startswith("b3p-") and config["kueue-cohorts:resourceFlavor"]["name"].startswith("b3p-")
+    assert [t["name"] for t in pool["tenants"]] == ["b3p-t0000", "b3p-t0001", "b3p-t0002"]
+    assert config["kueue-cohorts:nodePools"][0]["capacity"]["nvidia.com/gpu"] == "3"
+
+
+@given(base=st.floats(min_value=0.5, max_value=100), power=st.floats(min_value=0.5, max_value=2.5))
+def test_growth_compares_with_linear(base, power):
+    def fig(s):
+        return {"s": s}
+
+    rows = [{"tenants": n, "objects": 3 * n, "pulumi_up": fig(base * n ** power), "kubectl_apply": fig(base * n),
+             "pulumi_preview_no_change": fig(base), "kubectl_diff": fig(base)} for n in (100, 500)]
+    [g] = growth(rows)
+    assert (g["from"], g["to"], g["objects_x"]) == (100, 500, 5.0)
+    assert g["kubectl_apply"]["vs_linear"] == 1.0
+    assert g["pulumi_up"]["vs_linear"] == pytest.approx(5 ** (power - 1), abs=0.01)
+    assert g["kubectl_diff"]["vs_linear"] == 0.2
