@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,73 @@ def copy_project(dest: Path) -> Path:
     return dest
 
 
+def _label(pid: str, marker: bytes) -> str | None:
+    """Name a process for the CPU breakdown: the executable's name for processes of this run (``marker``, the
+    run's scratch directory, in their environment or command line; the policy pack's Python told apart), else
+    "other processes" (the rest of the shared machine). None if it is gone."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return None
+    if marker not in environ and not any(marker in a for a in argv):
+        return "other processes"
+    name = Path(argv[0].decode(errors="replace")).name if argv and argv[0] else ""
+    if name.startswith("python"):
+        return "python (policy pack)" if b"pulumi.policy" in b" ".join(argv) else "python (deploy, program)"
+    return name or None
+
+
+class CpuSampler(threading.Thread):
+    """Samples the CPU time (user + system) of every process every ``period`` seconds while running.
+
+    ``stop()`` returns CPU seconds per process label (see ``_label``; ``marker`` tells this run's processes) used between ``start()`` and ``stop()``:
+    approximate (a process's last ``period`` before it exits, and processes living less than ``period``, are
+    missed), enough to see which process the time goes to.
+    """
+
+    def __init__(self, marker: str, period: float = 0.25):
+        super().__init__(daemon=True)
+        self.marker = marker.encode()
+        self.period, self.done = period, threading.Event()
+        self.first: dict[str, int] = {}
+        self.last: dict[str, int] = {}
+        self.labels: dict[str, str | None] = {}
+        self.tick = os.sysconf("SC_CLK_TCK")
+
+    def _sample(self) -> None:
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                fields = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
+            if entry.name not in self.labels:
+                self.labels[entry.name] = _label(entry.name, self.marker)
+            self.first.setdefault(entry.name, ticks)
+            self.last[entry.name] = ticks
+
+    def run(self) -> None:
+        """Sample until stopped."""
+        self._sample()
+        while not self.done.wait(self.period):
+            self._sample()
+
+    def stop(self) -> dict[str, float]:
+        """Stop sampling; return CPU seconds per label, largest first (labels under 0.05 s left out)."""
+        self.done.set()
+        self.join()
+        self._sample()
+        used: dict[str, float] = {}
+        for pid, ticks in self.last.items():
+            label = self.labels.get(pid)
+            if label and ticks > self.first[pid]:
+                used[label] = used.get(label, 0) + (ticks - self.first[pid]) / self.tick
+        return {k: round(v, 2) for k, v in sorted(used.items(), key=lambda kv: -kv[1]) if v >= 0.05}
+
+
 class Run:
     """One size's scratch space: the project copy, its file backend, the sandbox, logs; runs timed commands."""
 
@@ -101,19 +169,22 @@ class Run:
     def timed(self, label: str, argv: list[str], env: dict[str, str] | None = None,
               ok_codes: tuple[int, ...] = (0,)) -> dict[str, Any]:
         """Run ``argv`` in the project copy (output to ``logs/<label>.log``); return seconds, load averages,
-        exit code. Raises RuntimeError with the log's tail when the exit code is not in ``ok_codes``."""
+        exit code and CPU seconds per process (every process on the machine, see CpuSampler). Raises RuntimeError with the log's tail when the exit code is not in ``ok_codes``."""
         log = self.logs / f"{label}.log"
         load_before = load_average()
+        sampler = CpuSampler(str(self.work))
+        sampler.start()
         start = time.monotonic()
         with log.open("w") as out:
             code = subprocess.run(argv, cwd=self.project, env={**self.env, **(env or {})}, stdout=out,
                                   stderr=subprocess.STDOUT).returncode
         seconds = time.monotonic() - start
+        cpu = sampler.stop()
         if code not in ok_codes:
             tail = "\n".join(log.read_text().splitlines()[-25:])
             raise RuntimeError(f"{label}: `{' '.join(map(str, argv))}` exited {code}:\n{tail}")
         return {"s": round(seconds, 2), "load1_before": load_before[0], "load1_after": load_average()[0],
-                "exit": code}
+                "exit": code, "cpu_s": cpu}
 
     def deploy(self, label: str, command: str, prefix: str, env: dict[str, str] | None = None,
                extra: list[str] | None = None) -> dict[str, Any]:
