@@ -15,7 +15,8 @@ Per size N, in a fresh sandbox (real kube-apiserver, etcd, Kueue with its webhoo
    the stack's state) under fresh names (every name's prefix ``<size>p-`` becomes ``<size>k-``), from one file,
    Namespaces first; then ``kubectl diff --server-side`` of the same file (no changes: exit code 0).
 4. ``--variant every-step``: ``pulumi up`` again under fresh names with ``PULUMI_SKIP_CHECKPOINTS=false`` (a state
-   checkpoint per step, Pulumi's default); ``--variant no-policy``: with ``--no-policy``.
+   checkpoint per step, Pulumi's default); ``no-policy``: with ``--no-policy``; ``parallel-32``: with
+   ``PULUMI_PARALLEL=32`` (the CLI's default is 4 per CPU).
 
 Every figure is one wall-clock run (commands start as processes, as a user runs them) with the 1-minute load
 average before and after it: the machine (2 cores) is shared, so compare ratios within one run.
@@ -45,10 +46,12 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
 STACK = "bench"
 
-#: Optional extra ``pulumi up`` runs: label -> (extra environment, extra ``python -m deploy`` arguments).
-VARIANTS: dict[str, tuple[dict[str, str], list[str]]] = {
-    "every-step": ({"PULUMI_SKIP_CHECKPOINTS": "false"}, []),
-    "no-policy": ({}, ["--no-policy"]),
+#: Optional extra ``pulumi up`` runs: label -> (name prefix letter, extra environment, extra ``python -m deploy``
+#: arguments). The main run's objects use the letter p, kubectl's k.
+VARIANTS: dict[str, tuple[str, dict[str, str], list[str]]] = {
+    "every-step": ("e", {"PULUMI_SKIP_CHECKPOINTS": "false"}, []),
+    "no-policy": ("n", {}, ["--no-policy"]),
+    "parallel-32": ("q", {"PULUMI_PARALLEL": "32"}, []),
 }
 
 
@@ -190,7 +193,9 @@ class Run:
                extra: list[str] | None = None) -> dict[str, Any]:
         """Write the bench stack with names ``prefix...`` and time ``python -m deploy <command> --stack bench``."""
         stack_file = self.project / "stacks" / f"Pulumi.{STACK}.yaml"
-        stack_file.write_text(yaml.safe_dump(shared_pool_stack(self.tenants, prefix), sort_keys=False))
+        doc = yaml.safe_load(stack_file.read_text()) if stack_file.is_file() else {}
+        doc.update(shared_pool_stack(self.tenants, prefix))  # keeps the encryptionsalt the first run wrote
+        stack_file.write_text(yaml.safe_dump(doc, sort_keys=False))
         return self.timed(label, [str(PYTHON), "-m", "deploy", command, "--stack", STACK, *(extra or [])], env)
 
     def state_resources(self) -> list[dict[str, Any]]:
@@ -255,9 +260,9 @@ def bench_size(tenants: int, variants: list[str], work: Path, kubectl_bin: Path)
         row["kubectl_diff"] = run.timed("kubectl-diff", [*base, "diff", "--server-side", "-f", str(manifest)],
                                         ok_codes=(0, 1))
         for variant in variants:
-            env, extra = VARIANTS[variant]
+            letter, env, extra = VARIANTS[variant]
             run.fresh_stack()
-            row[f"pulumi_up_{variant}"] = run.deploy(f"pulumi-up-{variant}", "up", f"b{tenants}{variant[0]}-",
+            row[f"pulumi_up_{variant}"] = run.deploy(f"pulumi-up-{variant}", "up", f"b{tenants}{letter}-",
                                                      env=env, extra=extra)
         row["up_vs_kubectl"] = round(row["pulumi_up"]["s"] / row["kubectl_apply"]["s"], 2)
         row["preview_vs_kubectl_diff"] = round(row["pulumi_preview_no_change"]["s"] / row["kubectl_diff"]["s"], 2)
@@ -306,7 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tenants", type=int, nargs="+", default=[100, 500, 1000],
                         help="sizes to measure (default 100 500 1000)")
     parser.add_argument("--variant", nargs="*", choices=sorted(VARIANTS), default=[],
-                        help="extra pulumi up runs per size: every-step (PULUMI_SKIP_CHECKPOINTS=false), no-policy")
+                        help="extra pulumi up runs per size, under fresh names: every-step "
+                             "(PULUMI_SKIP_CHECKPOINTS=false), no-policy (--no-policy), parallel-32 (PULUMI_PARALLEL=32)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directories (logs, manifests)")
     add_write_flag(parser)
     args = parser.parse_args(argv)
