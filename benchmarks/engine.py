@@ -246,6 +246,8 @@ def bench_size(tenants: int, variants: list[str], work: Path, kubectl_bin: Path)
         kubeconfig = run.sandbox_dir / "kubeconfig"
         pul, kub = f"b{tenants}p-", f"b{tenants}k-"
         row: dict[str, Any] = {"tenants": tenants, "sandbox_up_s": sandbox_up["s"]}
+        row["kubectl_version"] = subprocess.run([str(kubectl_bin), "--kubeconfig", str(kubeconfig), "version"],
+                                                capture_output=True, text=True).stdout.split("\n")[:3]
         row["pulumi_up"] = run.deploy("pulumi-up", "up", pul)
         row["pulumi_preview_no_change"] = run.deploy("pulumi-preview", "preview", pul, extra=["--expect-no-changes"])
         resources = run.state_resources()
@@ -313,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", nargs="*", choices=sorted(VARIANTS), default=[],
                         help="extra pulumi up runs per size, under fresh names: every-step "
                              "(PULUMI_SKIP_CHECKPOINTS=false), no-policy (--no-policy), parallel-32 (PULUMI_PARALLEL=32)")
+    parser.add_argument("--variant-max-tenants", type=int, default=None, metavar="N",
+                        help="run the variants only for sizes up to N (every-step grows quadratically)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directories (logs, manifests)")
     add_write_flag(parser)
     args = parser.parse_args(argv)
@@ -326,18 +330,25 @@ def main(argv: list[str] | None = None) -> int:
     kubectl_version = subprocess.run([str(kubectl_bin), "version", "--client"], capture_output=True,
                                      text=True).stdout.splitlines()[:1]
     started, load_start = utc_now(), load_average()
-    rows = []
+    rows: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
     for n in args.tenants:
         work = Path(tempfile.mkdtemp(prefix=f"bench-engine-{n}-"))
         try:
-            row = bench_size(n, args.variant, work, kubectl_bin)
+            variants = args.variant if args.variant_max_tenants is None or n <= args.variant_max_tenants else []
+            row = bench_size(n, variants, work, kubectl_bin)
+        except Exception as exc:  # noqa: BLE001 - report the size that failed, measure the others
+            print(f"{n} tenants failed: {exc}", file=sys.stderr, flush=True)
+            failed.append({"tenants": n, "error": str(exc)[-2000:]})
+            continue
         finally:
             if args.keep:
                 print(f"kept {work}")
             else:
                 shutil.rmtree(work, ignore_errors=True)
         rows.append(row)
-        _print_row(row, args.variant)
+        _print_row(row, variants)
+        print("row " + json.dumps(row), flush=True)
     grown = growth(rows)
     for g in grown:
         parts = [f"{k} x{v['x']} ({v['vs_linear']} of linear)" for k, v in g.items() if isinstance(v, dict)]
@@ -345,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m benchmarks.engine --tenants " + " ".join(map(str, args.tenants))
     if args.variant:
         command += " --variant " + " ".join(args.variant)
+    if args.variant_max_tenants is not None:
+        command += f" --variant-max-tenants {args.variant_max_tenants}"
     save("engine", {
         "benchmark": "engine",
         "what": "pulumi up (python -m deploy, policy pack on) vs kubectl apply --server-side of the same objects, "
@@ -356,9 +369,10 @@ def main(argv: list[str] | None = None) -> int:
         "pulumi": versions.load().entry_for("pulumi").version,
         "kubectl": {"path": str(kubectl_bin), "version": kubectl_version},
         "rows": rows,
+        "failed": failed,
         "growth": grown,
     }, args.write)
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
