@@ -1,8 +1,8 @@
 """The engine against kubectl, side by side in one sandbox API server: ``pulumi up`` of N shared-pool tenants against
 ``kubectl apply --server-side`` of the same objects, and a no-change ``preview`` against ``kubectl diff --server-side``.
 
-Run: ``python -m benchmarks.engine [--tenants 100 500 1000] [--variant every-step no-policy] [--write]``.
-Prints a table (seconds, ratios, growth, load average); ``--write`` rewrites benchmarks/results/engine.json.
+Run: ``python -m benchmarks.engine [--tenants 100 500 1000] [--variant every-step no-policy parallel-32]
+[--variant-max-tenants N] [--destroy] [--write]``. Prints a table (seconds, ratios, growth, load average); ``--write`` rewrites benchmarks/results/engine.json.
 
 Per size N, in a fresh sandbox (real kube-apiserver, etcd, Kueue with its webhooks; ``python -m sandbox up``):
 
@@ -17,6 +17,7 @@ Per size N, in a fresh sandbox (real kube-apiserver, etcd, Kueue with its webhoo
 4. ``--variant every-step``: ``pulumi up`` again under fresh names with ``PULUMI_SKIP_CHECKPOINTS=false`` (a state
    checkpoint per step, Pulumi's default); ``no-policy``: with ``--no-policy``; ``parallel-32``: with
    ``PULUMI_PARALLEL=32`` (the CLI's default is 4 per CPU).
+5. ``--destroy``: ``python -m deploy destroy`` against ``kubectl delete --wait`` of kubectl's objects.
 
 Every figure is one wall-clock run (commands start as processes, as a user runs them) with the 1-minute load
 average before and after it: the machine (2 cores) is shared, so compare ratios within one run.
@@ -238,8 +239,11 @@ def kubectl() -> Path:
         return Path(found)
 
 
-def bench_size(tenants: int, variants: list[str], work: Path, kubectl_bin: Path) -> dict[str, Any]:
-    """Measure one size in a fresh sandbox under ``work``; return its row (seconds, ratios, loads, counts)."""
+def bench_size(tenants: int, variants: list[str], work: Path, kubectl_bin: Path,
+               destroy: bool = False) -> dict[str, Any]:
+    """Measure one size in a fresh sandbox under ``work``; return its row (seconds, ratios, loads, counts).
+    ``destroy``: also time ``python -m deploy destroy`` of the last stack against ``kubectl delete`` of kubectl's
+    objects (both wait until the objects are gone; a Namespace goes once its contents are deleted)."""
     run = Run(work, tenants)
     sandbox_up = run.timed("sandbox-up", [str(PYTHON), "-m", "sandbox", "up", "--stack", "dev"])
     try:
@@ -266,6 +270,11 @@ def bench_size(tenants: int, variants: list[str], work: Path, kubectl_bin: Path)
             run.fresh_stack()
             row[f"pulumi_up_{variant}"] = run.deploy(f"pulumi-up-{variant}", "up", f"b{tenants}{letter}-",
                                                      env=env, extra=extra)
+        if destroy:
+            row["pulumi_destroy"] = run.timed("pulumi-destroy", [str(PYTHON), "-m", "deploy", "destroy", "--stack",
+                                                                 STACK])
+            row["kubectl_delete"] = run.timed("kubectl-delete", [*base, "delete", "--wait", "-f", str(manifest)])
+            row["destroy_vs_kubectl"] = round(row["pulumi_destroy"]["s"] / row["kubectl_delete"]["s"], 2)
         row["up_vs_kubectl"] = round(row["pulumi_up"]["s"] / row["kubectl_apply"]["s"], 2)
         row["preview_vs_kubectl_diff"] = round(row["pulumi_preview_no_change"]["s"] / row["kubectl_diff"]["s"], 2)
         return row
@@ -276,7 +285,7 @@ def bench_size(tenants: int, variants: list[str], work: Path, kubectl_bin: Path)
 def growth(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Return, for each pair of measured sizes (smaller, larger), how much each figure grew and how that compares
     with linear growth in the number of objects (``vs_linear`` 1.0 = linear, above = superlinear)."""
-    keys = ["pulumi_up", "pulumi_preview_no_change", "kubectl_apply", "kubectl_diff",
+    keys = ["pulumi_up", "pulumi_preview_no_change", "kubectl_apply", "kubectl_diff", "pulumi_destroy", "kubectl_delete",
             *[k for k in rows[0] if k.startswith("pulumi_up_")]] if rows else []
     out = []
     for i, a in enumerate(rows):
@@ -304,6 +313,10 @@ def _print_row(row: dict[str, Any], variants: list[str]) -> None:
           f"ratio {row['preview_vs_kubectl_diff']:.2f}")
     for variant in variants:
         print(f"   pulumi up [{variant}]{' ' * (29 - len(variant))}{fig(f'pulumi_up_{variant}')}")
+    if "pulumi_destroy" in row:
+        print(f"   pulumi destroy                            {fig('pulumi_destroy')}")
+        print(f"   kubectl delete --wait                     {fig('kubectl_delete')}   "
+              f"ratio {row['destroy_vs_kubectl']:.2f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -317,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
                              "(PULUMI_SKIP_CHECKPOINTS=false), no-policy (--no-policy), parallel-32 (PULUMI_PARALLEL=32)")
     parser.add_argument("--variant-max-tenants", type=int, default=None, metavar="N",
                         help="run the variants only for sizes up to N (every-step grows quadratically)")
+    parser.add_argument("--destroy", action="store_true",
+                        help="also time `python -m deploy destroy` against `kubectl delete --wait` of the same objects")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directories (logs, manifests)")
     add_write_flag(parser)
     args = parser.parse_args(argv)
@@ -336,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tempfile.mkdtemp(prefix=f"bench-engine-{n}-"))
         try:
             variants = args.variant if args.variant_max_tenants is None or n <= args.variant_max_tenants else []
-            row = bench_size(n, variants, work, kubectl_bin)
+            row = bench_size(n, variants, work, kubectl_bin, args.destroy)
         except Exception as exc:  # noqa: BLE001 - report the size that failed, measure the others
             print(f"{n} tenants failed: {exc}", file=sys.stderr, flush=True)
             failed.append({"tenants": n, "error": str(exc)[-2000:]})
@@ -358,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
         command += " --variant " + " ".join(args.variant)
     if args.variant_max_tenants is not None:
         command += f" --variant-max-tenants {args.variant_max_tenants}"
+    if args.destroy:
+        command += " --destroy"
     save("engine", {
         "benchmark": "engine",
         "what": "pulumi up (python -m deploy, policy pack on) vs kubectl apply --server-side of the same objects, "
