@@ -347,6 +347,32 @@ def main(argv: list[str] | None = None) -> int:
     started, load_start = utc_now(), load_average()
     rows: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
+    command = "python -m benchmarks.engine --tenants " + " ".join(map(str, args.tenants))
+    if args.variant:
+        command += " --variant " + " ".join(args.variant)
+    if args.variant_max_tenants is not None:
+        command += f" --variant-max-tenants {args.variant_max_tenants}"
+    if args.destroy:
+        command += " --destroy"
+
+    def record(final: bool) -> None:
+        """Save the sizes measured so far (after each size, so a long run that is stopped keeps them)."""
+        save("engine", {
+            "benchmark": "engine",
+            "what": "pulumi up (python -m deploy, policy pack on) vs kubectl apply --server-side of the same "
+                    "objects, no-change preview vs kubectl diff --server-side, one fresh sandbox API server per size",
+            "command": command,
+            "complete": final,
+            "measured_at": started,
+            "machine": {"cpus": os.cpu_count(), "loadavg_1_5_15_start": load_start,
+                        "loadavg_1_5_15_end": load_average(), "note": "shared machine; one wall-clock run per figure"},
+            "pulumi": versions.load().entry_for("pulumi").version,
+            "kubectl": {"path": str(kubectl_bin), "version": kubectl_version},
+            "rows": rows,
+            "failed": failed,
+            "growth": growth(rows),
+        }, args.write and bool(rows))
+
     for n in args.tenants:
         work = Path(tempfile.mkdtemp(prefix=f"bench-engine-{n}-"))
         try:
@@ -364,31 +390,12 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         _print_row(row, variants)
         print("row " + json.dumps(row), flush=True)
-    grown = growth(rows)
-    for g in grown:
+        if n != args.tenants[-1]:
+            record(final=False)
+    for g in growth(rows):
         parts = [f"{k} x{v['x']} ({v['vs_linear']} of linear)" for k, v in g.items() if isinstance(v, dict)]
         print(f"{g['from']} -> {g['to']} tenants ({g['objects_x']}x objects): " + ", ".join(parts))
-    command = "python -m benchmarks.engine --tenants " + " ".join(map(str, args.tenants))
-    if args.variant:
-        command += " --variant " + " ".join(args.variant)
-    if args.variant_max_tenants is not None:
-        command += f" --variant-max-tenants {args.variant_max_tenants}"
-    if args.destroy:
-        command += " --destroy"
-    save("engine", {
-        "benchmark": "engine",
-        "what": "pulumi up (python -m deploy, policy pack on) vs kubectl apply --server-side of the same objects, "
-                "no-change preview vs kubectl diff --server-side, one fresh sandbox API server per size",
-        "command": command,
-        "measured_at": started,
-        "machine": {"cpus": os.cpu_count(), "loadavg_1_5_15_start": load_start,
-                    "loadavg_1_5_15_end": load_average(), "note": "shared machine; one wall-clock run per figure"},
-        "pulumi": versions.load().entry_for("pulumi").version,
-        "kubectl": {"path": str(kubectl_bin), "version": kubectl_version},
-        "rows": rows,
-        "failed": failed,
-        "growth": grown,
-    }, args.write)
+    record(final=True)
     return 1 if failed else 0
 
 
