@@ -16,7 +16,8 @@ Per size N, in a fresh sandbox (real kube-apiserver, etcd, Kueue with its webhoo
    Namespaces first; then ``kubectl diff --server-side`` of the same file (no changes: exit code 0).
 4. ``--variant every-step``: ``pulumi up`` again under fresh names with ``PULUMI_SKIP_CHECKPOINTS=false`` (a state
    checkpoint per step, Pulumi's default); ``no-policy``: with ``--no-policy``; ``parallel-32``: with
-   ``PULUMI_PARALLEL=32`` (the CLI's default is 4 per CPU).
+   ``PULUMI_PARALLEL=32`` (the CLI's default is 4 per CPU); ``qps-200``: the kubernetes provider's client-side
+   rate limit raised from 50 QPS (burst 120) to 200 (burst 400) with PULUMI_K8S_CLIENT_QPS / _BURST.
 5. ``--destroy``: ``python -m deploy destroy`` against ``kubectl delete --wait`` of kubectl's objects.
 
 Every figure is one wall-clock run (commands start as processes, as a user runs them) with the 1-minute load
@@ -53,7 +54,40 @@ VARIANTS: dict[str, tuple[str, dict[str, str], list[str]]] = {
     "every-step": ("e", {"PULUMI_SKIP_CHECKPOINTS": "false"}, []),
     "no-policy": ("n", {}, ["--no-policy"]),
     "parallel-32": ("q", {"PULUMI_PARALLEL": "32"}, []),
+    "qps-200": ("r", {"PULUMI_K8S_CLIENT_QPS": "200", "PULUMI_K8S_CLIENT_BURST": "400"}, []),
 }
+
+#: The API resources of the bench stack, whose requests are counted from the API server's apiserver_request_total.
+COUNTED = ("namespaces", "clusterqueues", "localqueues", "resourceflavors", "workloadpriorityclasses", "cohorts")
+
+
+def api_requests(kubectl_bin: Path, kubeconfig: Path) -> dict[str, float]:
+    """Return the API server's request counters (``apiserver_request_total``) for the bench stack's resources,
+    summed per ``VERB resource[/subresource]``. Raises RuntimeError if /metrics cannot be read."""
+    proc = subprocess.run([str(kubectl_bin), "--kubeconfig", str(kubeconfig), "get", "--raw", "/metrics"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"reading /metrics: {proc.stderr.strip()[:300]}")
+    counts: dict[str, float] = {}
+    for line in proc.stdout.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels_text, value = line[len("apiserver_request_total{"):].rsplit("} ", 1)
+        labels = dict(part.split("=", 1) for part in labels_text.split('",') if "=" in part)
+        labels = {k: v.strip('"') for k, v in labels.items()}
+        if labels.get("resource") not in COUNTED:
+            continue
+        key = f"{labels.get('verb')} {labels['resource']}"
+        key += f"/{labels['subresource']}" if labels.get("subresource") else ""
+        key += " (dry run)" if labels.get("dry_run") else ""
+        counts[key] = counts.get(key, 0) + float(value)
+    return counts
+
+
+def request_delta(before: dict[str, float], after: dict[str, float]) -> dict[str, int]:
+    """Return ``after - before`` per counter (counters that did not move left out), largest first."""
+    delta = {k: int(v - before.get(k, 0)) for k, v in after.items() if v - before.get(k, 0) > 0}
+    return dict(sorted(delta.items(), key=lambda kv: -kv[1]))
 
 
 def shared_pool_stack(tenants: int, prefix: str) -> dict[str, Any]:
@@ -159,8 +193,8 @@ class CpuSampler(threading.Thread):
 class Run:
     """One size's scratch space: the project copy, its file backend, the sandbox, logs; runs timed commands."""
 
-    def __init__(self, work: Path, tenants: int):
-        self.work, self.tenants = work, tenants
+    def __init__(self, work: Path, tenants: int, kubectl_bin: Path | None = None):
+        self.work, self.tenants, self.kubectl = work, tenants, kubectl_bin
         self.project = copy_project(work / "project")
         self.logs = work / "logs"
         self.logs.mkdir()
@@ -171,10 +205,14 @@ class Run:
         self.env.pop("PULUMI_SKIP_CHECKPOINTS", None)  # the benchmark measures deploy's own settings
 
     def timed(self, label: str, argv: list[str], env: dict[str, str] | None = None,
-              ok_codes: tuple[int, ...] = (0,)) -> dict[str, Any]:
+              ok_codes: tuple[int, ...] = (0,), count: bool = True) -> dict[str, Any]:
         """Run ``argv`` in the project copy (output to ``logs/<label>.log``); return seconds, load averages,
-        exit code and CPU seconds per process (every process on the machine, see CpuSampler). Raises RuntimeError with the log's tail when the exit code is not in ``ok_codes``."""
+        exit code, CPU seconds per process (every process on the machine, see CpuSampler) and, with ``count``,
+        the API requests on the bench stack's resources (``api_requests``: everyone's, Kueue's included).
+        Raises RuntimeError with the log's tail when the exit code is not in ``ok_codes``."""
         log = self.logs / f"{label}.log"
+        counting = count and self.kubectl is not None
+        requests_before = api_requests(self.kubectl, self.sandbox_dir / "kubeconfig") if counting else {}
         load_before = load_average()
         sampler = CpuSampler(str(self.work))
         sampler.start()
@@ -187,8 +225,12 @@ class Run:
         if code not in ok_codes:
             tail = "\n".join(log.read_text().splitlines()[-25:])
             raise RuntimeError(f"{label}: `{' '.join(map(str, argv))}` exited {code}:\n{tail}")
-        return {"s": round(seconds, 2), "load1_before": load_before[0], "load1_after": load_average()[0],
-                "exit": code, "cpu_s": cpu}
+        figure = {"s": round(seconds, 2), "load1_before": load_before[0], "load1_after": load_average()[0],
+                  "exit": code, "cpu_s": cpu}
+        if counting:
+            figure["api_requests"] = request_delta(requests_before,
+                                                   api_requests(self.kubectl, self.sandbox_dir / "kubeconfig"))
+        return figure
 
     def deploy(self, label: str, command: str, prefix: str, env: dict[str, str] | None = None,
                extra: list[str] | None = None) -> dict[str, Any]:
@@ -244,8 +286,8 @@ def bench_size(tenants: int, variants: list[str], work: Path, kubectl_bin: Path,
     """Measure one size in a fresh sandbox under ``work``; return its row (seconds, ratios, loads, counts).
     ``destroy``: also time ``python -m deploy destroy`` of the last stack against ``kubectl delete`` of kubectl's
     objects (both wait until the objects are gone; a Namespace goes once its contents are deleted)."""
-    run = Run(work, tenants)
-    sandbox_up = run.timed("sandbox-up", [str(PYTHON), "-m", "sandbox", "up", "--stack", "dev"])
+    run = Run(work, tenants, kubectl_bin)
+    sandbox_up = run.timed("sandbox-up", [str(PYTHON), "-m", "sandbox", "up", "--stack", "dev"], count=False)
     try:
         kubeconfig = run.sandbox_dir / "kubeconfig"
         pul, kub = f"b{tenants}p-", f"b{tenants}k-"
@@ -279,7 +321,7 @@ def bench_size(tenants: int, variants: list[str], work: Path, kubectl_bin: Path,
         row["preview_vs_kubectl_diff"] = round(row["pulumi_preview_no_change"]["s"] / row["kubectl_diff"]["s"], 2)
         return row
     finally:
-        run.timed("sandbox-down", [str(PYTHON), "-m", "sandbox", "down", "--purge"])
+        run.timed("sandbox-down", [str(PYTHON), "-m", "sandbox", "down", "--purge"], count=False)
 
 
 def growth(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -327,7 +369,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="sizes to measure (default 100 500 1000)")
     parser.add_argument("--variant", nargs="*", choices=sorted(VARIANTS), default=[],
                         help="extra pulumi up runs per size, under fresh names: every-step "
-                             "(PULUMI_SKIP_CHECKPOINTS=false), no-policy (--no-policy), parallel-32 (PULUMI_PARALLEL=32)")
+                             "(PULUMI_SKIP_CHECKPOINTS=false), no-policy (--no-policy), parallel-32 (PULUMI_PARALLEL=32), "
+                             "qps-200 (the kubernetes provider's client at 200 QPS, burst 400; its default is 50/120)")
     parser.add_argument("--variant-max-tenants", type=int, default=None, metavar="N",
                         help="run the variants only for sizes up to N (every-step grows quadratically)")
     parser.add_argument("--destroy", action="store_true",
