@@ -57,8 +57,10 @@ VARIANTS: dict[str, tuple[str, dict[str, str], list[str]]] = {
     "qps-200": ("r", {"PULUMI_K8S_CLIENT_QPS": "200", "PULUMI_K8S_CLIENT_BURST": "400"}, []),
 }
 
-#: The API resources of the bench stack, whose requests are counted from the API server's apiserver_request_total.
-COUNTED = ("namespaces", "clusterqueues", "localqueues", "resourceflavors", "workloadpriorityclasses", "cohorts")
+#: The API resources of the bench stack (and Events, which the kubernetes provider watches while it awaits a
+#: create), whose requests are counted from the API server's apiserver_request_total.
+COUNTED = ("namespaces", "clusterqueues", "localqueues", "resourceflavors", "workloadpriorityclasses", "cohorts",
+           "events")
 
 
 def api_requests(kubectl_bin: Path, kubeconfig: Path) -> dict[str, float]:
