@@ -119,8 +119,6 @@ def copy_project(dest: Path) -> Path:
         if src.is_file():
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
-    for stack_file in (dest / "stacks").glob("Pulumi.*.yaml"):
-        stack_file.unlink()
     (dest / ".venv").symlink_to(ROOT / ".venv")
     return dest
 
