@@ -1,7 +1,7 @@
 """How often the real engine writes the stack's state during an `up` through deploy.engine (issue 15).
 
 On a file:// backend deploy.engine sets PULUMI_SKIP_CHECKPOINTS=true: the state is written once, when the update
-ends, instead of after every step. Pulumi's own DIY_BACKEND_RETAIN_CHECKPOINTS=true makes the file backend keep a
+ends, instead of after every step. Pulumi's own PULUMI_DIY_BACKEND_RETAIN_CHECKPOINTS=true makes the file backend keep a
 timestamped copy (``<stack>.json.<unix nanoseconds>``) of every write, which is what these tests count.
 """
 
@@ -28,7 +28,7 @@ def _up(project: Project, tmp_path: Path) -> tuple[int, int]:
     """`up` the dev stack rendered offline; return (state writes during the up, resources in the state)."""
     project.make_offline("dev", tmp_path / "rendered")
     stack = engine.open_stack("dev", work_dir=project.root, backend=project.backend,
-                              extra_env={"DIY_BACKEND_RETAIN_CHECKPOINTS": "true"})
+                              extra_env={"PULUMI_DIY_BACKEND_RETAIN_CHECKPOINTS": "true"})
     before = _writes(project, "dev")
     stack.up(**project.kwargs(stack, policy=False))
     return _writes(project, "dev") - before, len(project.resources(stack))
