@@ -55,7 +55,57 @@ def apply(dyn: DynamicClient, obj: Mapping, *, status: bool = False) -> object:
     return result
 
 
-def wait_until(check: Callable[[], bool], timeout: float, what: str, interval: float = 0.2) -> None:
+#: apiVersion/kind → (URL prefix, plural) of the cluster-scoped kinds the sandbox itself applies, so that applying
+#: them needs no discovery (the dynamic client's discovery of every group costs seconds once the large CRDs exist).
+CLUSTER_SCOPED = {
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"):
+        "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"):
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+    ("v1", "Namespace"): "/api/v1/namespaces",
+    ("v1", "Node"): "/api/v1/nodes",
+    ("storage.k8s.io/v1", "StorageClass"): "/apis/storage.k8s.io/v1/storageclasses",
+}
+
+
+def _request(api: k8s.ApiClient, method: str, path: str, *, body: object = None, query: list | None = None,
+             content_type: str | None = None) -> dict:
+    headers = {"Accept": "application/json"}
+    if content_type:
+        headers["Content-Type"] = content_type
+        body = json.dumps(body)  # the client serialises only *json content types itself; JSON is valid YAML
+    method, url, headers, body, post = api.param_serialize(method, path, query_params=query or [],
+                                                           header_params=headers, body=body,
+                                                           auth_settings=["BearerToken"])
+    resp = api.call_api(method, url, header_params=headers, body=body, post_params=post)
+    resp.read()
+    if not 200 <= resp.status <= 299:
+        raise k8s.ApiException(status=resp.status, reason=resp.reason, http_resp=resp)
+    return json.loads(resp.data) if resp.data else {}
+
+
+def apply_cluster_scoped(api: k8s.ApiClient, obj: Mapping, *, status: bool = False) -> dict:
+    """Server-side apply the cluster-scoped ``obj`` (a kind of :data:`CLUSTER_SCOPED`) with one PATCH
+    (``application/apply-patch+yaml`` with a JSON body, field manager ``kueue-cohorts-sandbox``, ``force=true``),
+    without discovery; with ``status`` also apply its ``status`` through the status subresource. Returns the
+    object as the apiserver answered. Raises KeyError for another kind, kubernetes.client.ApiException on an API
+    error."""
+    base = CLUSTER_SCOPED[(obj["apiVersion"], obj["kind"])]
+    name = obj["metadata"]["name"]
+    query = [("fieldManager", FIELD_MANAGER), ("force", "true")]
+    body = {k: v for k, v in obj.items() if k != "status"}
+    result = _request(api, "PATCH", f"{base}/{name}", body=body, query=query,
+                      content_type="application/apply-patch+yaml")
+    if status and obj.get("status"):
+        result = _request(api, "PATCH", f"{base}/{name}/status", query=query,
+                          content_type="application/apply-patch+yaml",
+                          body={"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": {"name": name},
+                                "status": obj["status"]})
+    return result
+
+
+def wait_until(check: Callable[[], bool], timeout: float, what: str, interval: float = 0.05) -> None:
     """Call ``check`` until it returns True; raise SandboxError naming ``what`` after ``timeout`` seconds.
 
     Exceptions raised by ``check`` count as "not yet" (the last one is quoted in the error).

@@ -28,7 +28,7 @@ from typing import Iterable, Mapping
 
 import yaml
 
-from sandbox import webhooks
+from sandbox import files, webhooks
 from sandbox.ports import LOOPBACK
 
 NAMESPACE = "kueue-system"
@@ -147,12 +147,13 @@ def with_conversion_webhook(crd: Mapping, port: int, ca_bundle_pem: bytes) -> di
 def prepare_etc_overlay(root: Path, metrics_cert_dir: Path) -> tuple[Path, Path]:
     """Create ``root/upper/kueue/metrics/certs/tls.{crt,key}`` (copies from ``metrics_cert_dir``) and an empty
     ``root/work``; return ``(upper, work)`` for the overlay mounted on /etc. Raises FileNotFoundError when the
-    metrics pair is missing."""
+    metrics pair is missing. The key is written 0600 from its first byte, ``root`` is 0700."""
     upper, work = root / "upper", root / "work"
     target = upper / METRICS_CERT_PATH.relative_to("/etc")
     target.mkdir(parents=True, exist_ok=True)
+    files.private_dir(root)
     for name in ("tls.crt", "tls.key"):
-        shutil.copy2(metrics_cert_dir / name, target / name)
+        files.copy_file(metrics_cert_dir / name, target / name, private=name.endswith(".key"))
     if work.exists():
         shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
@@ -174,3 +175,14 @@ def manager_args(binary: Path, config: Path, kubeconfig: Path, upper: Path, work
     options = f"lowerdir=/etc,upperdir={upper},workdir={work}"
     return [unshare, *ns, "sh", "-ec", script, "sh", options,
             str(binary), f"--config={config}", f"--kubeconfig={kubeconfig}", "--zap-log-level=2"]
+
+
+def delayed(argv: list[str], seconds: float) -> list[str]:
+    """Return ``argv`` unchanged when ``seconds`` <= 0, else wrapped so that it starts ``seconds`` later:
+    ``sh -c 'sleep N; echo ...; exec "$@"'``. The shell ``exec``s the command, so the recorded pid (and process
+    group) is the manager's, and the log gets a line when the wait is over (``python -m sandbox up --kueue-delay``).
+    """
+    if seconds <= 0:
+        return list(argv)
+    script = 'sleep "$1"; shift; echo "=== kueue-delay over at $(date -u +%Y-%m-%dT%H:%M:%SZ): starting"; exec "$@"'
+    return ["sh", "-c", script, "sh", f"{seconds:g}", *argv]
