@@ -187,16 +187,19 @@ class WebhookReadiness:
 
 
 def wait_for_webhooks(readiness: WebhookReadiness, clock: Callable[[], float] = time.monotonic,
-                      sleep: Callable[[float], None] = time.sleep) -> float:
-    """Call `readiness.probe` until it returns; return the seconds waited. Raises KueueWebhooksNotAnswering (naming
-    the probe, the timeout and the last error) when it still raises after `readiness.timeout_s` seconds."""
+                      sleep: Callable[[float], None] = time.sleep) -> tuple[float, int]:
+    """Call `readiness.probe` until it returns; return (seconds waited, number of failed attempts before). Raises
+    KueueWebhooksNotAnswering (naming the probe, the timeout and the last error) when it still raises after
+    `readiness.timeout_s` seconds."""
     start = clock()
+    failures = 0
     while True:
         try:
             readiness.probe()
-            return clock() - start
+            return clock() - start, failures
         except Exception as exc:  # noqa: BLE001 - every failure of a not-yet-serving webhook means "not yet"
             last = exc
+            failures += 1
         if clock() - start >= readiness.timeout_s:
             raise KueueWebhooksNotAnswering(
                 f"Kueue's webhooks did not answer within {readiness.timeout_s:g} s ({readiness.what}); last error: "
@@ -285,6 +288,7 @@ async def _answered(readiness: WebhookReadiness) -> str:
     """Wait (in a worker thread, so the program's event loop keeps registering other resources) until Kueue's
     webhooks answer, during an update only; return the ConfigMap's constant value "answered"."""
     if not pulumi.runtime.is_dry_run():
-        waited = await asyncio.to_thread(wait_for_webhooks, readiness)
-        pulumi.log.info(f"Kueue's webhooks answered after {waited:.1f} s ({readiness.what})")
+        waited, failures = await asyncio.to_thread(wait_for_webhooks, readiness)
+        pulumi.log.info(f"Kueue's webhooks answered after {waited:.1f} s and {failures} failed probes "
+                        f"({readiness.what})")
     return "answered"

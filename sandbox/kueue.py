@@ -147,16 +147,16 @@ def with_conversion_webhook(crd: Mapping, port: int, ca_bundle_pem: bytes) -> di
 def prepare_etc_overlay(root: Path, metrics_cert_dir: Path) -> tuple[Path, Path]:
     """Create ``root/upper/kueue/metrics/certs/tls.{crt,key}`` (copies from ``metrics_cert_dir``) and an empty
     ``root/work``; return ``(upper, work)`` for the overlay mounted on /etc. Raises FileNotFoundError when the
-    metrics pair is missing. The key is written 0600 from its first byte, ``root`` is 0700."""
+    metrics pair is missing. The key is written 0600 from its first byte; every directory is 0700."""
     upper, work = root / "upper", root / "work"
     target = upper / METRICS_CERT_PATH.relative_to("/etc")
-    target.mkdir(parents=True, exist_ok=True)
-    files.private_dir(root)
+    for d in (root, upper, upper / "kueue", upper / "kueue" / "metrics", target):  # 0700, also if made 0755 before
+        files.private_dir(d)
     for name in ("tls.crt", "tls.key"):
         files.copy_file(metrics_cert_dir / name, target / name, private=name.endswith(".key"))
     if work.exists():
         shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True, exist_ok=True)
+    files.private_dir(work)
     return upper, work
 
 

@@ -46,10 +46,10 @@ def _failing(times: int, calls: list):
 @pytest.mark.parametrize("failures", [0, 1, 7])
 def test_wait_returns_once_the_probe_succeeds(failures):
     calls, clock = [], FakeClock()
-    waited = wait_for_webhooks(WebhookReadiness(_failing(failures, calls), "probe", timeout_s=60, interval_s=2),
-                               clock=clock, sleep=clock.sleep)
+    waited, failed = wait_for_webhooks(WebhookReadiness(_failing(failures, calls), "probe", timeout_s=60,
+                                                        interval_s=2), clock=clock, sleep=clock.sleep)
     assert len(calls) == failures + 1
-    assert waited == 2 * failures
+    assert (waited, failed) == (2 * failures, failures)
 
 
 def test_wait_gives_up_after_the_timeout_naming_the_probe_and_the_last_error():
