@@ -2,7 +2,8 @@
 
 Server-side apply (``application/apply-patch+yaml``) is used for everything: it is idempotent, so ``up`` can
 re-run, and it has no ``last-applied-configuration`` annotation, so the Kubeflow Trainer CRDs (larger than the
-262,144-byte annotation limit) apply like any other.
+262,144-byte annotation limit) apply like any other. Requests are raw (one PATCH per object, paths from
+:data:`CLUSTER_SCOPED`): the dynamic client's discovery would cost seconds per ``up``.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from typing import Callable, Iterable, Mapping
 
 import yaml
 from kubernetes import client as k8s
-from kubernetes.dynamic import DynamicClient
-from kubernetes.dynamic.exceptions import NotFoundError
 
 FIELD_MANAGER = "kueue-cohorts-sandbox"
 
@@ -36,23 +35,6 @@ def load_documents(files: Iterable[Path], kind: str | None = None) -> list[dict]
             if doc and (kind is None or doc.get("kind") == kind):
                 docs.append(doc)
     return docs
-
-
-def apply(dyn: DynamicClient, obj: Mapping, *, status: bool = False) -> object:
-    """Server-side apply ``obj`` (field manager ``kueue-cohorts-sandbox``, conflicts forced); with ``status`` also
-    apply its ``status`` through the status subresource. Returns the API's response object."""
-    api = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
-    meta = obj["metadata"]
-    body = {k: v for k, v in obj.items() if k != "status"}
-    result = api.server_side_apply(body=body, name=meta["name"], namespace=meta.get("namespace"),
-                                   field_manager=FIELD_MANAGER, force_conflicts=True)
-    if status and obj.get("status"):
-        status_api = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"]).subresources["status"]
-        result = status_api.server_side_apply(
-            body={"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": {"name": meta["name"]},
-                  "status": obj["status"]},
-            name=meta["name"], namespace=meta.get("namespace"), field_manager=FIELD_MANAGER, force_conflicts=True)
-    return result
 
 
 #: apiVersion/kind → (URL prefix, plural) of the cluster-scoped kinds the sandbox itself applies, so that applying
@@ -180,12 +162,3 @@ def nodes_ready(core: k8s.CoreV1Api, names: Iterable[str]) -> bool:
         if conds.get("Ready") != "True":
             return False
     return True
-
-
-def delete_if_exists(fn: Callable[..., object], *args, **kwargs) -> None:
-    """Call a kubernetes-client delete function, ignoring 404 Not Found."""
-    try:
-        fn(*args, **kwargs)
-    except (k8s.ApiException, NotFoundError) as exc:
-        if getattr(exc, "status", None) != 404:
-            raise
