@@ -51,12 +51,17 @@ CLUSTER_SCOPED = {
 }
 
 
-def _request(api: k8s.ApiClient, method: str, path: str, *, body: object = None, query: list | None = None,
-             content_type: str | None = None) -> dict:
+def request_json(api: k8s.ApiClient, method: str, path: str, *, body: object = None, query: list | None = None,
+                 content_type: str | None = None) -> dict:
+    """Send one request to the apiserver (``path`` absolute, e.g. ``/api/v1/nodes``; ``query`` a list of
+    (name, value); ``body`` JSON-serialisable, sent as ``content_type``) and return the decoded JSON answer ({} when
+    empty). Raw on purpose: the typed API classes cost seconds to import (``CoreV1Api``) and the dynamic client
+    a discovery of every group. Raises kubernetes.client.ApiException on a status outside 2xx."""
     headers = {"Accept": "application/json"}
     if content_type:
         headers["Content-Type"] = content_type
-        body = json.dumps(body)  # the client serialises only *json content types itself; JSON is valid YAML
+        if "json" not in content_type:
+            body = json.dumps(body)  # the client serialises only *json content types itself; JSON is valid YAML
     method, url, headers, body, post = api.param_serialize(method, path, query_params=query or [],
                                                            header_params=headers, body=body,
                                                            auth_settings=["BearerToken"])
@@ -77,10 +82,10 @@ def apply_cluster_scoped(api: k8s.ApiClient, obj: Mapping, *, status: bool = Fal
     name = obj["metadata"]["name"]
     query = [("fieldManager", FIELD_MANAGER), ("force", "true")]
     body = {k: v for k, v in obj.items() if k != "status"}
-    result = _request(api, "PATCH", f"{base}/{name}", body=body, query=query,
+    result = request_json(api, "PATCH", f"{base}/{name}", body=body, query=query,
                       content_type="application/apply-patch+yaml")
     if status and obj.get("status"):
-        result = _request(api, "PATCH", f"{base}/{name}/status", query=query,
+        result = request_json(api, "PATCH", f"{base}/{name}/status", query=query,
                           content_type="application/apply-patch+yaml",
                           body={"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": {"name": name},
                                 "status": obj["status"]})
@@ -90,7 +95,8 @@ def apply_cluster_scoped(api: k8s.ApiClient, obj: Mapping, *, status: bool = Fal
 def wait_until(check: Callable[[], bool], timeout: float, what: str, interval: float = 0.05) -> None:
     """Call ``check`` until it returns True; raise SandboxError naming ``what`` after ``timeout`` seconds.
 
-    Exceptions raised by ``check`` count as "not yet" (the last one is quoted in the error).
+    Exceptions raised by ``check`` count as "not yet" (the last one is quoted in the error), except SandboxError,
+    which ``check`` raises to stop waiting at once (e.g. the awaited process has exited) and which propagates.
     """
     deadline = time.monotonic() + timeout
     last: Exception | None = None
@@ -98,6 +104,8 @@ def wait_until(check: Callable[[], bool], timeout: float, what: str, interval: f
         try:
             if check():
                 return
+        except SandboxError:
+            raise
         except Exception as exc:  # noqa: BLE001 - a component still starting answers with all sorts of errors
             last = exc
         if time.monotonic() > deadline:
@@ -149,16 +157,30 @@ def annotations_of(api: k8s.ApiClient, collection: str) -> dict[str, dict[str, s
     return {i["metadata"]["name"]: i["metadata"].get("annotations") or {} for i in doc.get("items") or []}
 
 
-def nodes_ready(core: k8s.CoreV1Api, names: Iterable[str]) -> bool:
-    """Return True when every node in ``names`` reports condition Ready=True."""
+def nodes_ready(api: k8s.ApiClient, names: Iterable[str]) -> bool:
+    """Return True when every node in ``names`` exists and reports condition Ready=True."""
     for name in names:
-        try:
-            node = core.read_node(name)
-        except k8s.ApiException as exc:
-            if exc.status == 404:
-                return False
-            raise
-        conds = {c.type: c.status for c in (node.status.conditions or [])}
+        node = get_json(api, f"/api/v1/nodes/{name}")
+        if node is None:
+            return False
+        conds = {c["type"]: c["status"] for c in (node.get("status") or {}).get("conditions") or []}
         if conds.get("Ready") != "True":
             return False
+    return True
+
+
+def names_of(api: k8s.ApiClient, collection: str, label_selector: str) -> list[str]:
+    """Return the names of the objects of ``collection`` (a list path) matching ``label_selector`` (metadata only)."""
+    doc = get_json(api, f"{collection}?labelSelector={label_selector}", accept=METADATA_ONLY) or {}
+    return [i["metadata"]["name"] for i in doc.get("items") or []]
+
+
+def delete(api: k8s.ApiClient, path: str) -> bool:
+    """DELETE the object at ``path``; return False when it did not exist (404). Raises ApiException otherwise."""
+    try:
+        request_json(api, "DELETE", path)
+    except k8s.ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise
     return True

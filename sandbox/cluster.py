@@ -1,6 +1,6 @@
 """``up``, ``down`` and ``status`` of the sandbox: start the components in order, wait for health, stop by pid.
 
-Order: etcd → kube-apiserver → (kube-controller-manager, kube-scheduler and kwok started together) → CRDs (Kueue
+Order: etcd and kube-apiserver started together → kube-controller-manager, kube-scheduler, kwok → CRDs (Kueue
 with conversion webhooks, JobSet, Kubeflow Trainer, KServe), only those whose content changed, applied concurrently
 → the Kueue, JobSet and Trainer managers (at once when no CRD changed) while the webhook configurations and the
 fake nodes of the stack's nodePools are applied → every component healthy, the nodes Ready, Kueue's webhooks
@@ -27,8 +27,8 @@ import yaml
 
 from sandbox import certs as certs_mod
 from sandbox import controlplane, files, jobcontrollers, kubeconfig, kueue, kwok, process
-from sandbox.apply import (SandboxError, annotations_of, apply_cluster_scoped, crds_established, load_documents,
-                           nodes_ready, served, wait_until)
+from sandbox.apply import (SandboxError, annotations_of, apply_cluster_scoped, crds_established, delete, get_json,
+                           load_documents, names_of, nodes_ready, request_json, served, wait_until)
 from sandbox.health import Probe
 from sandbox.paths import SandboxPaths
 from sandbox.ports import LOOPBACK, allocate
@@ -170,7 +170,7 @@ class Sandbox:
             return probe.check()[0]
 
         try:
-            wait_until(check, timeout, f"{name} at {probe.url}")
+            wait_until(check, timeout, f"{name} at {probe.url}", interval=0.1)
         except SandboxError as exc:
             raise SandboxError(f"{exc}\n--- last lines of {rec.log} ---\n{_tail(rec.log)}") from None
 
@@ -180,9 +180,11 @@ class Sandbox:
 
         * ``toolchain``: the settings, the binaries and the module directories;
         * ``certificates``: state directories (0700), certificates, kubeconfig;
-        * ``etcd+kube-apiserver``: etcd, then the apiserver (it needs etcd to start), until ``/readyz``;
-        * ``crds+webhooks``: the controller-manager, the scheduler and kwok are started first (they need nothing
-          but the apiserver); CRDs whose content changed are applied concurrently and waited for; when none
+        * ``etcd+kube-apiserver``: etcd and the apiserver start together (the apiserver retries until etcd
+          serves), until etcd's ``/health`` and the apiserver's ``/readyz``; meanwhile the objects of the next
+          phase are prepared;
+        * ``crds+webhooks``: the controller-manager and the scheduler start; the node Leases of a previous kwok are
+          released and kwok starts; CRDs whose content changed are applied concurrently and waited for; when none
           changed (a warm start) the Kueue, JobSet and Trainer managers start right away, otherwise right after
           the CRDs are served; the webhook configurations, the StorageClass and the nodes are applied meanwhile;
         * ``components``: every component's health, the nodes Ready and the apiserver reaching Kueue's webhooks.
@@ -201,8 +203,7 @@ class Sandbox:
         pins = tv.load()
         module = {b: toolchain.module_dir(pins.entry_for(b).module, pins.entry_for(b).module_version)
                   for b in ("kueue", "jobset-controller-manager", "trainer-controller-manager", "kwok")}
-        crd_docs = {source: load_documents(toolchain.crd_files(source), kind="CustomResourceDefinition")
-                    for source in CRD_SOURCES}
+        crd_docs = {source: toolchain.crd_documents(source) for source in CRD_SOURCES}
         self._step(report, "toolchain", t)
 
         t = time.monotonic()
@@ -219,28 +220,14 @@ class Sandbox:
         self._step(report, "certificates", t)
 
         t = time.monotonic()
-        self._spawn(st, "etcd", controlplane.etcd_args(bins["etcd"], self.paths.etcd_data, st.ports, c))
-        self._wait_healthy(st, "etcd", 30)
-        self._spawn(st, "kube-apiserver", controlplane.apiserver_args(bins["kube-apiserver"], c, st.ports))
-        self._wait_healthy(st, "kube-apiserver", timeout)
-        self._step(report, "etcd+kube-apiserver", t)
-
-        t = time.monotonic()
         kc = self.paths.kubeconfig
-        api = self._client()
-        self._spawn(st, "kube-controller-manager", controlplane.controller_manager_args(
-            bins["kube-controller-manager"], c, kc, st.ports, self.paths.run / "kube-controller-manager"))
-        self._spawn(st, "kube-scheduler", controlplane.scheduler_args(
-            bins["kube-scheduler"], kc, st.ports, self.paths.run / "kube-scheduler"))
-        self._release_node_leases(api)
-        stages = self.paths.config / "kwok.yaml"
-        stages.write_text(kwok.stage_config(module["kwok"]))
-        self._spawn(st, "kwok", kwok.kwok_args(bins["kwok"], kc, stages, st.ports["kwok"]))
-
+        # etcd and the apiserver start together: the apiserver's etcd client retries until etcd serves. (The
+        # controller-manager and the scheduler cannot start before the apiserver serves: their delegated
+        # authentication reads a ConfigMap once at start and exits when that fails.)
+        self._spawn(st, "etcd", controlplane.etcd_args(bins["etcd"], self.paths.etcd_data, st.ports, c))
+        self._spawn(st, "kube-apiserver", controlplane.apiserver_args(bins["kube-apiserver"], c, st.ports))
+        # What the next phase applies is prepared while the apiserver starts.
         crds = self._crds(crd_docs, module["kueue"], st.ports["kueue-webhook"], ca)
-        changed = self._changed_crds(api, crds)
-        if not changed:
-            self._start_managers(st, bins, c, kueue_delay)
         others = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": kueue.NAMESPACE}}]
         others += load_documents([module["kwok"] / kwok.STORAGE_CLASS_FILE], kind="StorageClass")
         others += (kueue.webhook_configurations(module["kueue"], st.ports["kueue-webhook"], ca)
@@ -248,6 +235,24 @@ class Sandbox:
                    + jobcontrollers.trainer_webhooks(module["trainer-controller-manager"],
                                                      st.ports["trainer-webhook"], ca))
         nodes = kwok.node_manifests(settings.node_pools)
+        stages = self.paths.config / "kwok.yaml"
+        stages.write_text(kwok.stage_config(module["kwok"]))
+        self._wait_healthy(st, "etcd", 30)
+        self._log(f"etcd healthy after {time.monotonic() - t:.1f} s")
+        self._wait_healthy(st, "kube-apiserver", timeout)
+        self._step(report, "etcd+kube-apiserver", t)
+
+        t = time.monotonic()
+        api = self._client()
+        self._spawn(st, "kube-controller-manager", controlplane.controller_manager_args(
+            bins["kube-controller-manager"], c, kc, st.ports, self.paths.run / "kube-controller-manager"))
+        self._spawn(st, "kube-scheduler", controlplane.scheduler_args(
+            bins["kube-scheduler"], kc, st.ports, self.paths.run / "kube-scheduler"))
+        changed = self._changed_crds(api, crds)
+        if not changed:
+            self._start_managers(st, bins, c, kueue_delay)
+        self._release_node_leases(api)
+        self._spawn(st, "kwok", kwok.kwok_args(bins["kwok"], kc, stages, st.ports["kwok"]))
         self._apply_all(api, changed + others + nodes, status_kinds={"Node"})
         if changed:
             self._wait_crds_served(api, crds, timeout)
@@ -262,9 +267,7 @@ class Sandbox:
         for name in waits:
             self._wait_healthy(st, name, timeout)
         self._reconcile_nodes(stack_path, st, settings=settings, timeout=timeout, api=api, applied=True)
-        from kubernetes import client as k8s
-
-        wait_until(lambda: k8s.CoreV1Api(api).read_namespace("default") is not None, 30, "namespace default")
+        wait_until(lambda: get_json(api, "/api/v1/namespaces/default") is not None, 30, "namespace default")
         if kueue_delay > 0:
             self._log(f"the Kueue manager starts {kueue_delay:g} s late (--kueue-delay): not waiting for it")
         else:
@@ -345,17 +348,9 @@ class Sandbox:
         has expired (``--node-lease-duration-seconds``, 40 s): without this, pods on a restarted sandbox stay Pending
         (or Terminating) for up to 40 s after ``up`` reports the nodes Ready. The previous kwok is stopped by now.
         """
-        from kubernetes import client as k8s
-
-        core, coordination = k8s.CoreV1Api(api), k8s.CoordinationV1Api(api)
-        released = []
-        for node in core.list_node(label_selector=f"{kwok.NODE_LABEL[0]}={kwok.NODE_LABEL[1]}").items:
-            try:
-                coordination.delete_namespaced_lease(node.metadata.name, "kube-node-lease")
-                released.append(node.metadata.name)
-            except k8s.ApiException as exc:
-                if exc.status != 404:
-                    raise
+        selector = f"{kwok.NODE_LABEL[0]}={kwok.NODE_LABEL[1]}"
+        released = [name for name in names_of(api, "/api/v1/nodes", selector)
+                    if delete(api, f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{name}")]
         if released:
             self._log(f"released the node Leases of the previous kwok: {', '.join(released)}")
 
@@ -369,35 +364,29 @@ class Sandbox:
     def _wait_webhook(self, api, timeout: float) -> None:
         """Wait until the apiserver reaches Kueue's webhooks: a server-side dry-run create of a ResourceFlavor
         goes through the mutating and validating ResourceFlavor webhooks (failurePolicy Fail)."""
-        from kubernetes import client as k8s
-
-        custom = k8s.CustomObjectsApi(api)
         body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
                 "metadata": {"name": "sandbox-webhook-probe"}}
-        wait_until(lambda: custom.create_cluster_custom_object("kueue.x-k8s.io", "v1beta2", "resourceflavors", body,
-                                                               dry_run="All") is not None,
+        wait_until(lambda: request_json(api, "POST", "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", body=body,
+                                        query=[("dryRun", "All")], content_type="application/json") is not None,
                    timeout, "the apiserver to reach Kueue's webhooks")
 
     def _reconcile_nodes(self, stack_path: Path, st: State, settings=None, timeout: float = 120.0, api=None,
                          applied: bool = False) -> None:
         """Apply one kwok node per node of the stack's nodePools (unless ``applied``: the caller did), delete kwok
         nodes no longer in it, wait until they are Ready."""
-        from kubernetes import client as k8s
-
         from components.validation import load_stack_file
 
         settings = settings or load_stack_file(stack_path)
         api = api or self._client()
-        core = k8s.CoreV1Api(api)
         nodes = kwok.node_manifests(settings.node_pools)
         names = [n["metadata"]["name"] for n in nodes]
         if not applied:
             self._apply_all(api, nodes, status_kinds={"Node"})
         selector = f"{kwok.NODE_LABEL[0]}={kwok.NODE_LABEL[1]}"
-        for node in core.list_node(label_selector=selector).items:
-            if node.metadata.name not in names:
-                core.delete_node(node.metadata.name)
-        wait_until(lambda: nodes_ready(core, names), timeout, f"{len(names)} kwok nodes Ready")
+        for name in names_of(api, "/api/v1/nodes", selector):
+            if name not in names:
+                delete(api, f"/api/v1/nodes/{name}")
+        wait_until(lambda: nodes_ready(api, names), timeout, f"{len(names)} kwok nodes Ready")
         if st.stack != str(stack_path):
             st.stack = str(stack_path)
             st.save(self.paths.state_file)

@@ -28,6 +28,8 @@ from typing import Iterable, Mapping
 
 import yaml
 
+from sandbox.apply import SAFE_LOADER
+
 from sandbox import files, webhooks
 from sandbox.ports import LOOPBACK
 
@@ -100,9 +102,10 @@ def webhook_configurations(module_dir: Path, port: int, ca_bundle_pem: bytes) ->
     (base64-encoded); names get the installers' ``kueue-`` prefix. Raises KeyError on a webhook without a
     service path (the module layout changed).
     """
-    selectors = _namespace_selector_patch(yaml.safe_load((module_dir / WEBHOOK_KUSTOMIZATION).read_text()))
+    kustomization = yaml.load((module_dir / WEBHOOK_KUSTOMIZATION).read_text(), Loader=SAFE_LOADER)
+    selectors = _namespace_selector_patch(kustomization)
     out = []
-    for doc in yaml.safe_load_all((module_dir / WEBHOOK_MANIFESTS).read_text()):
+    for doc in yaml.load_all((module_dir / WEBHOOK_MANIFESTS).read_text(), Loader=SAFE_LOADER):
         if not doc or doc.get("kind") not in webhooks.KINDS:
             continue
         doc = webhooks.to_loopback(doc, port, ca_bundle_pem, f"kueue-{doc['metadata']['name']}",
@@ -119,10 +122,10 @@ def conversion_webhook_crds(module_dir: Path) -> set[str]:
     (v0.19.2: localqueues, clusterqueues, cohorts, workloads, multikueueclusters ``.kueue.x-k8s.io``)."""
     base = module_dir / Path(CRD_KUSTOMIZATION).parent
     names = set()
-    for patch in yaml.safe_load((module_dir / CRD_KUSTOMIZATION).read_text()).get("patches", []):
+    for patch in yaml.load((module_dir / CRD_KUSTOMIZATION).read_text(), Loader=SAFE_LOADER).get("patches", []):
         if "path" not in patch:
             continue
-        doc = yaml.safe_load((base / patch["path"]).read_text())
+        doc = yaml.load((base / patch["path"]).read_text(), Loader=SAFE_LOADER)
         if doc.get("spec", {}).get("conversion", {}).get("strategy") == "Webhook":
             names.add(doc["metadata"]["name"])
     return names
