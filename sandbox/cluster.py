@@ -225,7 +225,8 @@ class Sandbox:
         # controller-manager and the scheduler cannot start before the apiserver serves: their delegated
         # authentication reads a ConfigMap once at start and exits when that fails.)
         self._spawn(st, "etcd", controlplane.etcd_args(bins["etcd"], self.paths.etcd_data, st.ports, c))
-        self._spawn(st, "kube-apiserver", controlplane.apiserver_args(bins["kube-apiserver"], c, st.ports))
+        self._spawn(st, "kube-apiserver", controlplane.apiserver_args(bins["kube-apiserver"], c, st.ports),
+                    env={**os.environ, **controlplane.APISERVER_ENV})
         # What the next phase applies is prepared while the apiserver starts.
         crds = self._crds(crd_docs, module["kueue"], st.ports["kueue-webhook"], ca)
         others = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": kueue.NAMESPACE}}]
