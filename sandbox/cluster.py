@@ -96,6 +96,7 @@ class Sandbox:
 
     def __init__(self, paths: SandboxPaths | None = None, log: Callable[[str], None] | None = None):
         self.paths = paths or SandboxPaths.default()
+        self._spawned_at: dict[str, float] = {}
         self._log = log or (lambda msg: print(f"[sandbox] {msg}", file=sys.stderr, flush=True))
 
     # ----- inspection ------------------------------------------------------------------------------------------
@@ -156,6 +157,7 @@ class Sandbox:
         self._log(f"{name}: {report.seconds[name]:.1f} s")
 
     def _spawn(self, st: State, name: str, argv: list[str], env: Mapping[str, str] | None = None) -> None:
+        self._spawned_at[name] = time.monotonic()
         rec = process.spawn(name, argv, self.paths.log(name), cwd=self.paths.run / name, env=env)
         st.processes[name] = rec
         st.save(self.paths.state_file)
@@ -173,6 +175,8 @@ class Sandbox:
             wait_until(check, timeout, f"{name} at {probe.url}", interval=0.1)
         except SandboxError as exc:
             raise SandboxError(f"{exc}\n--- last lines of {rec.log} ---\n{_tail(rec.log)}") from None
+        if name in self._spawned_at:
+            self._log(f"{name} healthy {time.monotonic() - self._spawned_at.pop(name):.1f} s after its start")
 
     def _start(self, stack_path: Path, report: UpReport, timeout: float, kueue_delay: float = 0.0) -> None:
         """Start every component; the phases (each recorded in ``report.seconds``) overlap where the dependencies
@@ -239,7 +243,6 @@ class Sandbox:
         stages = self.paths.config / "kwok.yaml"
         stages.write_text(kwok.stage_config(module["kwok"]))
         self._wait_healthy(st, "etcd", 30)
-        self._log(f"etcd healthy after {time.monotonic() - t:.1f} s")
         self._wait_healthy(st, "kube-apiserver", timeout)
         self._step(report, "etcd+kube-apiserver", t)
 
