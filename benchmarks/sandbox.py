@@ -1,16 +1,25 @@
 """Benchmark of the sandbox: start time (cold and warm) and inference admission latency under borrowing training.
 
-Run: ``.venv/bin/python -m benchmarks.sandbox [--round-trips 20]`` (binaries from ``python -m toolchain ensure``).
-Writes ``benchmarks/results/sandbox.json`` and prints the figures.
+Run: ``.venv/bin/python -m benchmarks.sandbox [--round-trips 25] [--starts 3] [--part start|latency|all]
+[--write]`` (binaries from ``python -m toolchain ensure``). Prints the figures; rewrites
+``benchmarks/results/sandbox.json`` only with ``--write``. Every figure is recorded with the machine's load
+average (1, 5, 15 min) just before and just after it was measured: on this shared 2-core machine a load above 2
+means other work competed for the CPUs.
 
 * cold start: ``up`` in an empty state directory (new certificates, empty etcd, every CRD and webhook installed);
 * warm start: ``down`` then ``up`` of the same state directory (certificates and etcd data kept);
   both with the toolchain's binaries already built (the toolchain's own build time is reported by
-  ``python -m toolchain ensure``);
+  ``python -m toolchain ensure``) and in-process (``Sandbox.up``, the Python imports already done); the phases
+  ``Sandbox.up`` reports are printed per start;
 * latency: the dev stack applied with the real ``pulumi up``; a training Job borrowing the whole GPU slice is
   admitted; then, per round trip, an inference Job is created and the time until its Workload has
   ``Admitted=True`` is measured from the creation request to the watch event (the training Workload is
   preempted on the way); the inference Job is deleted and training is re-admitted before the next round.
+  The path is broken down from watch events of Jobs, Pods and Workloads received by this process (millisecond
+  clock; the objects' own timestamps have one-second resolution): inference Workload created, training Workload
+  Evicted (preemption issued), training Job suspended, training Job ``status.active`` 0, training Pod gone,
+  training Workload ``QuotaReserved=False`` (quota released), inference Workload ``QuotaReserved=True``,
+  ``Admitted=True``.
 """
 
 from __future__ import annotations
@@ -22,9 +31,10 @@ import os
 import platform
 import statistics
 import tempfile
+import threading
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from kubernetes import client as k8s
 from kubernetes import config as kconfig
@@ -88,16 +98,39 @@ def _delete(batch: k8s.BatchV1Api, ns: str, name: str) -> None:
     raise TimeoutError(f"Job {ns}/{name} not deleted")
 
 
-def measure_start(root: Path) -> dict:
-    """Cold then warm ``up`` of a sandbox in ``root``; return seconds per step for both."""
+def _load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def measure_start(root: Path, starts: int = 1) -> dict:
+    """``starts`` times: a cold ``up`` of a sandbox in the empty state directory ``root``, then ``down`` and a warm
+    ``up`` of the same directory (between two rounds ``down --purge`` empties it; the last one stays up); return
+    ``{"cold": [...], "warm": [...]}``, one dict per start with the seconds per phase (``Sandbox.up``'s report),
+    ``total`` and the load averages before and after."""
     from sandbox.cluster import Sandbox, stack_file
     from sandbox.paths import SandboxPaths
 
+    out: dict[str, list[dict]] = {"cold": [], "warm": []}
     box = Sandbox(SandboxPaths(root))
-    cold = box.up(stack_file("dev")).seconds
-    box.down()
-    warm = box.up(stack_file("dev")).seconds
-    return {"cold": cold, "warm": warm}
+    for i in range(starts):
+        for kind in ("cold", "warm"):
+            if kind == "warm":
+                box.down()
+            before = _load()
+            seconds = box.up(stack_file("dev")).seconds
+            out[kind].append({**{k: round(v, 3) for k, v in seconds.items()}, "loadavg_before": before,
+                              "loadavg_after": _load()})
+            print(f"  {kind} start {i + 1}: " + ", ".join(f"{k} {v:.2f} s" for k, v in seconds.items())
+                  + f" (load {before[0]:.2f} -> {_load()[0]:.2f})", flush=True)
+        if i < starts - 1:
+            box.down(purge=True)
+    return out
+
+
+def _median_start(runs: list[dict]) -> dict:
+    """Per phase, the median over ``runs`` (seconds)."""
+    keys = [k for k in runs[0] if not k.startswith("loadavg")]
+    return {k: round(statistics.median(r[k] for r in runs), 3) for k in keys}
 
 
 def apply_dev_stack(work: Path):
@@ -113,25 +146,150 @@ def apply_dev_stack(work: Path):
     return stack, time.monotonic() - t
 
 
+class EventLog:
+    """Watches Workloads, Jobs and Pods of the given namespaces in background threads and keeps every event as
+    ``(monotonic seconds at receipt, kind, type, object dict)``; :meth:`stop` ends the watches."""
+
+    def __init__(self, api: k8s.ApiClient, namespaces: tuple[str, ...]) -> None:
+        self.events: list[tuple[float, str, str, dict]] = []
+        self._lock = threading.Lock()
+        self._watches: list[watch.Watch] = []
+        self._stop = threading.Event()
+        custom, batch, core = k8s.CustomObjectsApi(api), k8s.BatchV1Api(api), k8s.CoreV1Api(api)
+        sanitize = api.sanitize_for_serialization
+        for ns in namespaces:
+            for kind, fn, args in (
+                ("Workload", custom.list_namespaced_custom_object, (*KUEUE, ns, "workloads")),
+                ("Job", batch.list_namespaced_job, (ns,)),
+                ("Pod", core.list_namespaced_pod, (ns,)),
+            ):
+                thread = threading.Thread(target=self._run, args=(kind, fn, args, sanitize), daemon=True)
+                thread.start()
+
+    def _run(self, kind: str, fn: Callable, args: tuple, sanitize: Callable) -> None:
+        while not self._stop.is_set():
+            w = watch.Watch()
+            self._watches.append(w)
+            try:
+                for event in w.stream(fn, *args, timeout_seconds=300):
+                    obj = event["object"]
+                    obj = obj if isinstance(obj, dict) else sanitize(obj)
+                    with self._lock:
+                        self.events.append((time.monotonic(), kind, event["type"], obj))
+            except Exception:  # noqa: BLE001 - a watch ended by stop() or by the apiserver: start again
+                if self._stop.is_set():
+                    return
+
+    def since(self, t0: float) -> list[tuple[float, str, str, dict]]:
+        """Events received at or after ``t0``."""
+        with self._lock:
+            return [e for e in self.events if e[0] >= t0]
+
+    def stop(self) -> None:
+        """End every watch."""
+        self._stop.set()
+        for w in self._watches:
+            w.stop()
+
+
+def _condition(obj: dict, kind: str) -> str | None:
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c["type"] == kind:
+            return c["status"]
+    return None
+
+
+def _job_uid(wl: dict) -> str:
+    return ((wl.get("metadata") or {}).get("labels") or {}).get("kueue.x-k8s.io/job-uid", "")
+
+
+#: Milestones of one round trip, in the order the path goes through them (see the module docstring).
+MILESTONES = ("workload_created", "preemption_issued", "victim_job_suspended", "victim_job_inactive",
+              "victim_pod_gone", "victim_quota_released", "quota_reserved", "admitted")
+
+
+def milestones(events: list[tuple[float, str, str, dict]], t0: float, serve_uid: str, train_uid: str) -> dict:
+    """Return ``{milestone: seconds after t0}`` (first occurrence; absent when not seen) from ``events`` of one
+    round trip whose inference Job has ``serve_uid`` and whose training Job has ``train_uid``."""
+    seen: dict[str, float] = {}
+
+    def mark(name: str, t: float) -> None:
+        seen.setdefault(name, round(t - t0, 4))
+
+    for t, kind, typ, obj in events:
+        meta = obj.get("metadata") or {}
+        if kind == "Workload":
+            uid = _job_uid(obj)
+            if uid == serve_uid:
+                mark("workload_created", t)
+                if _condition(obj, "QuotaReserved") == "True":
+                    mark("quota_reserved", t)
+                if _condition(obj, "Admitted") == "True":
+                    mark("admitted", t)
+            elif uid == train_uid:
+                if _condition(obj, "Evicted") == "True" or _condition(obj, "Preempted") == "True":
+                    mark("preemption_issued", t)
+                if "preemption_issued" in seen and _condition(obj, "QuotaReserved") != "True":
+                    mark("victim_quota_released", t)
+        elif kind == "Job" and meta.get("uid") == train_uid:
+            if (obj.get("spec") or {}).get("suspend"):
+                mark("victim_job_suspended", t)
+                if not (obj.get("status") or {}).get("active"):
+                    mark("victim_job_inactive", t)
+        elif kind == "Pod" and typ == "DELETED":
+            owners = {o.get("uid") for o in meta.get("ownerReferences") or []}
+            if train_uid in owners:
+                mark("victim_pod_gone", t)
+    return seen
+
+
+def breakdown(rounds: list[dict]) -> dict:
+    """Per milestone, the median and p95 (seconds after the inference Job's create request) over ``rounds``, and
+    the median step from the previous milestone."""
+    out = {}
+    prev = None
+    for name in MILESTONES:
+        values = [r[name] for r in rounds if name in r]
+        if not values:
+            continue
+        entry = {"p50_s": round(statistics.median(values), 4), "p95_s": round(_percentile(values, 95), 4),
+                 "seen_in": len(values)}
+        if prev is not None:
+            steps = [r[name] - r[prev] for r in rounds if name in r and prev in r]
+            if steps:
+                entry["step_from_previous_p50_s"] = round(statistics.median(steps), 4)
+        out[name] = entry
+        prev = name
+    return out
+
+
 def measure_latency(root: Path, work: Path, round_trips: int) -> dict:
-    """Apply the dev stack with pulumi up into the running sandbox at ``root``; return admission latencies."""
+    """Apply the dev stack with pulumi up into the running sandbox at ``root``; return admission latencies, their
+    breakdown into milestones (:data:`MILESTONES`) and the load averages before and after."""
     from deploy import engine
 
     stack, pulumi_up = apply_dev_stack(work)
 
     api = kconfig.new_client_from_config(config_file=str(root / "kubeconfig"))
     batch, custom = k8s.BatchV1Api(api), k8s.CustomObjectsApi(api)
+    log = EventLog(kconfig.new_client_from_config(config_file=str(root / "kubeconfig")),
+                   ("c12-inference", "c12-training"))
     training = batch.create_namespaced_job("c12-training", _job("c12-training", "bench-train", "c12-training-lq",
                                                                  "c12-training-prio"))
     _wait_admitted(custom, "c12-training", training.metadata.uid)
-    samples = []
+    samples, rounds = [], []
+    before = _load()
     for i in range(round_trips):
         start = time.monotonic()
         job = batch.create_namespaced_job("c12-inference", _job("c12-inference", f"bench-serve-{i}",
                                                                  "c12-inference-lq", "c12-inference-prio"))
         samples.append(_wait_admitted(custom, "c12-inference", job.metadata.uid, start=start))
+        time.sleep(0.2)  # let the watches deliver the last events of this round
+        rounds.append(milestones(log.since(start), start, job.metadata.uid, training.metadata.uid))
         _delete(batch, "c12-inference", job.metadata.name)
         _wait_admitted(custom, "c12-training", training.metadata.uid)
+    after = _load()
+    log.stop()
     _delete(batch, "c12-training", "bench-train")
     stack.destroy(**engine.run_kwargs(stack, policy=False, color="never"))
     return {
@@ -141,6 +299,10 @@ def measure_latency(root: Path, work: Path, round_trips: int) -> dict:
         "min_s": round(min(samples), 4),
         "max_s": round(max(samples), 4),
         "samples_s": [round(s, 4) for s in samples],
+        "breakdown": breakdown(rounds),
+        "rounds": rounds,
+        "loadavg_before": before,
+        "loadavg_after": after,
         "pulumi_up_dev_stack_s": round(pulumi_up, 2),
     }
 
@@ -171,34 +333,63 @@ def scratch_dirs() -> Iterator[tuple[Path, Path]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run both measurements, print them, write :data:`RESULTS`; return 0."""
+    """Run the measurements, print them, and with ``--write`` rewrite :data:`RESULTS`; return 0."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.sandbox", description=__doc__.split("\n")[0])
-    parser.add_argument("--round-trips", type=int, default=20)
+    parser.add_argument("--round-trips", type=int, default=25)
+    parser.add_argument("--starts", type=int, default=1, help="cold+warm start pairs (medians reported)")
+    parser.add_argument("--part", choices=("all", "start", "latency"), default="all")
+    parser.add_argument("--write", action="store_true", help=f"rewrite {RESULTS.relative_to(REPO)}")
     args = parser.parse_args(argv)
     from toolchain import versions
 
     load_before = os.getloadavg()
+    start = latency = None
     with scratch_dirs() as (root, work):
-        start = measure_start(root)
-        latency = measure_latency(root, work, args.round_trips)
+        if args.part in ("all", "start"):
+            start = measure_start(root, args.starts)
+        if args.part in ("all", "latency"):
+            if start is None:
+                from sandbox.cluster import Sandbox, stack_file
+                from sandbox.paths import SandboxPaths
+
+                Sandbox(SandboxPaths(root)).up(stack_file("dev"))
+            latency = measure_latency(root, work, args.round_trips)
     pins = versions.load()
     result = {
-        "what": "sandbox start time (cold: empty state dir; warm: down+up of the same state dir) and inference "
-                "admission latency (inference Job created -> its Workload Admitted=True, watch event) while a "
-                "training Job borrows the whole GPU slice of the dev stack",
-        "start_s": start,
-        "inference_admission_latency": latency,
+        "what": "sandbox start time (cold: empty state dir; warm: down+up of the same state dir; seconds per phase "
+                "of Sandbox.up) and inference admission latency (inference Job created -> its Workload "
+                "Admitted=True, watch event) while a training Job borrows the whole GPU slice of the dev stack, "
+                "with its breakdown into milestones (seconds after the create request, from watch events)",
         "versions": {b: pins.entry_for(b).version for b in
                      ("etcd", "kube-apiserver", "kwok", "kueue", "pulumi", "pulumi-resource-kubernetes")},
         "machine": machine(load_before),
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"sandbox start: cold {start['cold']['total']:.1f} s, warm {start['warm']['total']:.1f} s")
-    print(f"inference admission latency over {latency['round_trips']} round trips: p50 {latency['p50_s'] * 1000:.0f} ms, "
-          f"p95 {latency['p95_s'] * 1000:.0f} ms (max {latency['max_s'] * 1000:.0f} ms)")
-    print(f"written to {RESULTS}")
+    if start is not None:
+        result["start_s"] = {"cold": _median_start(start["cold"]), "warm": _median_start(start["warm"]),
+                             "runs": start}
+        for kind in ("cold", "warm"):
+            med = result["start_s"][kind]
+            print(f"sandbox {kind} start (median of {len(start[kind])}): {med['total']:.1f} s = "
+                  + ", ".join(f"{k} {v:.2f}" for k, v in med.items() if k != "total")
+                  + f"; load {start[kind][0]['loadavg_before']} before the first")
+    if latency is not None:
+        result["inference_admission_latency"] = latency
+        print(f"inference admission latency over {latency['round_trips']} round trips: p50 "
+              f"{latency['p50_s'] * 1000:.0f} ms, p95 {latency['p95_s'] * 1000:.0f} ms (max "
+              f"{latency['max_s'] * 1000:.0f} ms); load {latency['loadavg_before']} before, "
+              f"{latency['loadavg_after']} after")
+        print("  breakdown (ms after the inference Job's create request; p50, p95; step from the previous p50):")
+        for name, entry in latency["breakdown"].items():
+            step = entry.get("step_from_previous_p50_s")
+            print(f"    {name:<24} {entry['p50_s'] * 1000:7.0f} {entry['p95_s'] * 1000:7.0f}"
+                  + (f"   +{step * 1000:.0f}" if step is not None else "") + f"   ({entry['seen_in']} rounds)")
+    if args.write:
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"written to {RESULTS}")
+    else:
+        print(f"(not written: pass --write to rewrite {RESULTS.relative_to(REPO)})")
     return 0
 
 

@@ -2,7 +2,8 @@
 
 Server-side apply (``application/apply-patch+yaml``) is used for everything: it is idempotent, so ``up`` can
 re-run, and it has no ``last-applied-configuration`` annotation, so the Kubeflow Trainer CRDs (larger than the
-262,144-byte annotation limit) apply like any other.
+262,144-byte annotation limit) apply like any other. Requests are raw (one PATCH per object, paths from
+:data:`CLUSTER_SCOPED`): the dynamic client's discovery would cost seconds per ``up``.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from typing import Callable, Iterable, Mapping
 
 import yaml
 from kubernetes import client as k8s
-from kubernetes.dynamic import DynamicClient
-from kubernetes.dynamic.exceptions import NotFoundError
 
 FIELD_MANAGER = "kueue-cohorts-sandbox"
 
@@ -38,27 +37,66 @@ def load_documents(files: Iterable[Path], kind: str | None = None) -> list[dict]
     return docs
 
 
-def apply(dyn: DynamicClient, obj: Mapping, *, status: bool = False) -> object:
-    """Server-side apply ``obj`` (field manager ``kueue-cohorts-sandbox``, conflicts forced); with ``status`` also
-    apply its ``status`` through the status subresource. Returns the API's response object."""
-    api = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
-    meta = obj["metadata"]
+#: apiVersion/kind → (URL prefix, plural) of the cluster-scoped kinds the sandbox itself applies, so that applying
+#: them needs no discovery (the dynamic client's discovery of every group costs seconds once the large CRDs exist).
+CLUSTER_SCOPED = {
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"):
+        "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"):
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+    ("v1", "Namespace"): "/api/v1/namespaces",
+    ("v1", "Node"): "/api/v1/nodes",
+    ("storage.k8s.io/v1", "StorageClass"): "/apis/storage.k8s.io/v1/storageclasses",
+}
+
+
+def request_json(api: k8s.ApiClient, method: str, path: str, *, body: object = None, query: list | None = None,
+                 content_type: str | None = None) -> dict:
+    """Send one request to the apiserver (``path`` absolute, e.g. ``/api/v1/nodes``; ``query`` a list of
+    (name, value); ``body`` JSON-serialisable, sent as ``content_type``) and return the decoded JSON answer ({} when
+    empty). Raw on purpose: the typed API classes cost seconds to import (``CoreV1Api``) and the dynamic client
+    a discovery of every group. Raises kubernetes.client.ApiException on a status outside 2xx."""
+    headers = {"Accept": "application/json"}
+    if content_type:
+        headers["Content-Type"] = content_type
+        if "json" not in content_type:
+            body = json.dumps(body)  # the client serialises only *json content types itself; JSON is valid YAML
+    method, url, headers, body, post = api.param_serialize(method, path, query_params=query or [],
+                                                           header_params=headers, body=body,
+                                                           auth_settings=["BearerToken"])
+    resp = api.call_api(method, url, header_params=headers, body=body, post_params=post)
+    resp.read()
+    if not 200 <= resp.status <= 299:
+        raise k8s.ApiException(status=resp.status, reason=resp.reason, http_resp=resp)
+    return json.loads(resp.data) if resp.data else {}
+
+
+def apply_cluster_scoped(api: k8s.ApiClient, obj: Mapping, *, status: bool = False) -> dict:
+    """Server-side apply the cluster-scoped ``obj`` (a kind of :data:`CLUSTER_SCOPED`) with one PATCH
+    (``application/apply-patch+yaml`` with a JSON body, field manager ``kueue-cohorts-sandbox``, ``force=true``),
+    without discovery; with ``status`` also apply its ``status`` through the status subresource. Returns the
+    object as the apiserver answered. Raises KeyError for another kind, kubernetes.client.ApiException on an API
+    error."""
+    base = CLUSTER_SCOPED[(obj["apiVersion"], obj["kind"])]
+    name = obj["metadata"]["name"]
+    query = [("fieldManager", FIELD_MANAGER), ("force", "true")]
     body = {k: v for k, v in obj.items() if k != "status"}
-    result = api.server_side_apply(body=body, name=meta["name"], namespace=meta.get("namespace"),
-                                   field_manager=FIELD_MANAGER, force_conflicts=True)
+    result = request_json(api, "PATCH", f"{base}/{name}", body=body, query=query,
+                      content_type="application/apply-patch+yaml")
     if status and obj.get("status"):
-        status_api = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"]).subresources["status"]
-        result = status_api.server_side_apply(
-            body={"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": {"name": meta["name"]},
-                  "status": obj["status"]},
-            name=meta["name"], namespace=meta.get("namespace"), field_manager=FIELD_MANAGER, force_conflicts=True)
+        result = request_json(api, "PATCH", f"{base}/{name}/status", query=query,
+                          content_type="application/apply-patch+yaml",
+                          body={"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": {"name": name},
+                                "status": obj["status"]})
     return result
 
 
-def wait_until(check: Callable[[], bool], timeout: float, what: str, interval: float = 0.2) -> None:
+def wait_until(check: Callable[[], bool], timeout: float, what: str, interval: float = 0.05) -> None:
     """Call ``check`` until it returns True; raise SandboxError naming ``what`` after ``timeout`` seconds.
 
-    Exceptions raised by ``check`` count as "not yet" (the last one is quoted in the error).
+    Exceptions raised by ``check`` count as "not yet" (the last one is quoted in the error), except SandboxError,
+    which ``check`` raises to stop waiting at once (e.g. the awaited process has exited) and which propagates.
     """
     deadline = time.monotonic() + timeout
     last: Exception | None = None
@@ -66,6 +104,8 @@ def wait_until(check: Callable[[], bool], timeout: float, what: str, interval: f
         try:
             if check():
                 return
+        except SandboxError:
+            raise
         except Exception as exc:  # noqa: BLE001 - a component still starting answers with all sorts of errors
             last = exc
         if time.monotonic() > deadline:
@@ -117,25 +157,30 @@ def annotations_of(api: k8s.ApiClient, collection: str) -> dict[str, dict[str, s
     return {i["metadata"]["name"]: i["metadata"].get("annotations") or {} for i in doc.get("items") or []}
 
 
-def nodes_ready(core: k8s.CoreV1Api, names: Iterable[str]) -> bool:
-    """Return True when every node in ``names`` reports condition Ready=True."""
+def nodes_ready(api: k8s.ApiClient, names: Iterable[str]) -> bool:
+    """Return True when every node in ``names`` exists and reports condition Ready=True."""
     for name in names:
-        try:
-            node = core.read_node(name)
-        except k8s.ApiException as exc:
-            if exc.status == 404:
-                return False
-            raise
-        conds = {c.type: c.status for c in (node.status.conditions or [])}
+        node = get_json(api, f"/api/v1/nodes/{name}")
+        if node is None:
+            return False
+        conds = {c["type"]: c["status"] for c in (node.get("status") or {}).get("conditions") or []}
         if conds.get("Ready") != "True":
             return False
     return True
 
 
-def delete_if_exists(fn: Callable[..., object], *args, **kwargs) -> None:
-    """Call a kubernetes-client delete function, ignoring 404 Not Found."""
+def names_of(api: k8s.ApiClient, collection: str, label_selector: str) -> list[str]:
+    """Return the names of the objects of ``collection`` (a list path) matching ``label_selector`` (metadata only)."""
+    doc = get_json(api, f"{collection}?labelSelector={label_selector}", accept=METADATA_ONLY) or {}
+    return [i["metadata"]["name"] for i in doc.get("items") or []]
+
+
+def delete(api: k8s.ApiClient, path: str) -> bool:
+    """DELETE the object at ``path``; return False when it did not exist (404). Raises ApiException otherwise."""
     try:
-        fn(*args, **kwargs)
-    except (k8s.ApiException, NotFoundError) as exc:
-        if getattr(exc, "status", None) != 404:
-            raise
+        request_json(api, "DELETE", path)
+    except k8s.ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise
+    return True

@@ -4,6 +4,13 @@ Modelled on controller-runtime envtest's TinyCA (``pkg/internal/testing/certs/ti
 CA signing every serving and client certificate. The apiserver trusts the CA for client certificates
 (``--client-ca-file``), so the admin certificate (CN ``kueue-cohorts-admin``, O ``system:masters``) is a cluster
 admin. Service-account tokens are signed with a separate key pair (``--service-account-signing-key-file``).
+
+etcd has a CA of its own, as kubeadm lays it out (``etcd/ca.crt``, ``etcd/server.crt``,
+``apiserver-etcd-client.crt``): etcd requires client certificates (``--client-cert-auth``) signed by that CA, so
+only the apiserver (and the peer, ourselves) can reach the cluster's data, and a certificate of the cluster CA
+(the admin's, the webhooks') does not open etcd.
+
+Private keys are written 0600 from their first byte and the ``pki`` directory is 0700 (:mod:`sandbox.files`).
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from sandbox import files
 
 #: Certificates are valid this long; :func:`ensure` re-issues everything when less than RENEW_BEFORE remains.
 VALIDITY = dt.timedelta(days=365)
@@ -201,6 +210,38 @@ class Certificates:
         return self.pki / "sa.key"
 
     @property
+    def etcd_ca_crt(self) -> Path:
+        """etcd's own CA certificate (``--trusted-ca-file``, ``--peer-trusted-ca-file``, apiserver ``--etcd-cafile``)."""
+        return self.pki / "etcd" / "ca.crt"
+
+    @property
+    def etcd_ca_key(self) -> Path:
+        """etcd CA private key."""
+        return self.pki / "etcd" / "ca.key"
+
+    @property
+    def etcd_server_crt(self) -> Path:
+        """etcd serving and peer certificate (SANs localhost, 127.0.0.1; serverAuth and clientAuth, as kubeadm's
+        etcd server/peer pair)."""
+        return self.pki / "etcd" / "server.crt"
+
+    @property
+    def etcd_server_key(self) -> Path:
+        """etcd serving and peer key."""
+        return self.pki / "etcd" / "server.key"
+
+    @property
+    def etcd_client_crt(self) -> Path:
+        """The apiserver's etcd client certificate (``--etcd-certfile``; CN ``kube-apiserver-etcd-client``), also
+        used by the sandbox's etcd health probe."""
+        return self.pki / "apiserver-etcd-client.crt"
+
+    @property
+    def etcd_client_key(self) -> Path:
+        """The apiserver's etcd client key (``--etcd-keyfile``)."""
+        return self.pki / "apiserver-etcd-client.key"
+
+    @property
     def webhook_dir(self) -> Path:
         """The loopback webhook serving pair (``tls.crt``/``tls.key``, SAN 127.0.0.1) of Kueue, JobSet and the
         Trainer."""
@@ -217,19 +258,25 @@ class Certificates:
             self.ca_crt, self.ca_key, self.apiserver_crt, self.apiserver_key, self.admin_crt, self.admin_key,
             self.sa_pub, self.sa_key, self.webhook_dir / "tls.crt", self.webhook_dir / "tls.key",
             self.metrics_dir / "tls.crt", self.metrics_dir / "tls.key",
+            self.etcd_ca_crt, self.etcd_ca_key, self.etcd_server_crt, self.etcd_server_key,
+            self.etcd_client_crt, self.etcd_client_key,
         ]
+
+    def private_files(self) -> list[Path]:
+        """The files of :meth:`all_files` that hold a private key (written 0600)."""
+        return [p for p in self.all_files() if p.suffix == ".key"]
 
 
 def _write(path: Path, data: bytes, private: bool) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    path.chmod(0o600 if private else 0o644)
+    files.private_dir(path.parent)
+    files.write_file(path, data, files.SECRET_MODE if private else files.PUBLIC_MODE)
 
 
 def _still_valid(certs: Certificates, now: dt.datetime) -> bool:
     if not all(p.exists() for p in certs.all_files()):
         return False
-    for crt in (certs.ca_crt, certs.apiserver_crt, certs.admin_crt, certs.webhook_dir / "tls.crt"):
+    for crt in (certs.ca_crt, certs.apiserver_crt, certs.admin_crt, certs.webhook_dir / "tls.crt",
+                certs.etcd_ca_crt, certs.etcd_server_crt, certs.etcd_client_crt):
         if x509.load_pem_x509_certificate(crt.read_bytes()).not_valid_after_utc - now < RENEW_BEFORE:
             return False
     return True
@@ -239,11 +286,16 @@ def ensure(pki: Path, now: dt.datetime | None = None) -> Certificates:
     """Write the CA and every component certificate under ``pki`` unless a complete, valid set is there.
 
     Reusing the set keeps the kubeconfig (and anything that stored it) identical across ``down``/``up``. Returns
-    the :class:`Certificates` paths. Raises OSError when ``pki`` is not writable.
+    the :class:`Certificates` paths. ``pki`` (and its ``etcd`` subdirectory) are made 0700 and every private key is
+    written 0600 from its first byte. Raises OSError when ``pki`` is not writable.
     """
     now = now or dt.datetime.now(dt.timezone.utc)
     certs = Certificates(pki)
+    files.private_dir(pki)
     if _still_valid(certs, now):
+        for key in certs.private_files():  # a set written by an older sandbox (chmod-ed after the write)
+            key.chmod(files.SECRET_MODE)
+        files.private_dir(certs.etcd_ca_crt.parent)
         return certs
     ca = new_ca(now=now)
     apiserver = issue(
@@ -256,6 +308,10 @@ def ensure(pki: Path, now: dt.datetime | None = None) -> Certificates:
     webhook = issue(ca, "kueue-webhook", server=True, dns_names=LOOPBACK_DNS, ip_addresses=LOOPBACK_IPS, now=now)
     metrics = issue(ca, "kueue-metrics", server=True, dns_names=LOOPBACK_DNS, ip_addresses=LOOPBACK_IPS, now=now)
     sa = new_signing_key()
+    etcd_ca = new_ca("kueue-cohorts-sandbox-etcd-ca", now=now)
+    etcd_server = issue(etcd_ca, "etcd-sandbox", server=True, client=True, dns_names=LOOPBACK_DNS,
+                        ip_addresses=LOOPBACK_IPS, now=now)
+    etcd_client = issue(etcd_ca, "kube-apiserver-etcd-client", client=True, now=now)
     for path, data, private in (
         (certs.ca_crt, ca.cert_pem, False), (certs.ca_key, ca.key_pem, True),
         (certs.apiserver_crt, apiserver.cert_pem, False), (certs.apiserver_key, apiserver.key_pem, True),
@@ -263,6 +319,9 @@ def ensure(pki: Path, now: dt.datetime | None = None) -> Certificates:
         (certs.sa_pub, sa.cert_pem, False), (certs.sa_key, sa.key_pem, True),
         (certs.webhook_dir / "tls.crt", webhook.cert_pem, False), (certs.webhook_dir / "tls.key", webhook.key_pem, True),
         (certs.metrics_dir / "tls.crt", metrics.cert_pem, False), (certs.metrics_dir / "tls.key", metrics.key_pem, True),
+        (certs.etcd_ca_crt, etcd_ca.cert_pem, False), (certs.etcd_ca_key, etcd_ca.key_pem, True),
+        (certs.etcd_server_crt, etcd_server.cert_pem, False), (certs.etcd_server_key, etcd_server.key_pem, True),
+        (certs.etcd_client_crt, etcd_client.cert_pem, False), (certs.etcd_client_key, etcd_client.key_pem, True),
     ):
         _write(path, data, private)
     return certs

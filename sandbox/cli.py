@@ -23,6 +23,9 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--stack", default="dev", help="stack whose nodePools become kwok nodes (default: dev)")
     up.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
     up.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for each component")
+    up.add_argument("--kueue-delay", type=float, default=0.0, metavar="SECONDS",
+                    help="start the Kueue manager SECONDS late and do not wait for it (to test clients that must "
+                         "wait for Kueue's webhooks, e.g. a stack with kueue.install: true)")
     up.add_argument("--only-if-sandbox", action="store_true",
                     help="do nothing unless the stack's kueue-cohorts:cluster.mode is sandbox (for `make up`)")
     down = sub.add_parser("down", help="stop every component started by up")
@@ -78,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"stack {Path(path).name} targets cluster mode {mode}: no sandbox needed")
                 return 0
         try:
-            report = sandbox.up(path, timeout=args.timeout)
+            report = sandbox.up(path, timeout=args.timeout, kueue_delay=args.kueue_delay)
         except SettingsError as exc:
             print(f"sandbox: {exc}", file=sys.stderr)
             return 2

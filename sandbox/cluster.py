@@ -1,9 +1,10 @@
 """``up``, ``down`` and ``status`` of the sandbox: start the components in order, wait for health, stop by pid.
 
-Order: etcd → kube-apiserver → kube-controller-manager, kube-scheduler → CRDs (Kueue with conversion webhooks,
-JobSet, Kubeflow Trainer, KServe) and the webhook configurations of Kueue, JobSet and the Trainer → kwok and the
-fake nodes of the stack's nodePools → the Kueue manager → the JobSet and Trainer controller managers. Each step
-waits for health before the next; a failed step stops what was started and quotes the end of the component's log.
+Order: etcd and kube-apiserver started together → kube-controller-manager, kube-scheduler, kwok → CRDs (Kueue
+with conversion webhooks, JobSet, Kubeflow Trainer, KServe), only those whose content changed, applied concurrently
+→ the Kueue, JobSet and Trainer managers (at once when no CRD changed) while the webhook configurations and the
+fake nodes of the stack's nodePools are applied → every component healthy, the nodes Ready, Kueue's webhooks
+reached by the apiserver. A failed step stops what was started and quotes the end of the component's log.
 Ports, certificates and etcd data are kept in the state directory across ``down``/``up``, so the kubeconfig stays
 the same and a Pulumi stack applied before ``down`` is still there after ``up``.
 """
@@ -17,6 +18,7 @@ import shutil
 import sys
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
@@ -24,9 +26,9 @@ from typing import Callable, Mapping
 import yaml
 
 from sandbox import certs as certs_mod
-from sandbox import controlplane, jobcontrollers, kubeconfig, kueue, kwok, process
-from sandbox.apply import (SandboxError, annotations_of, apply, crds_established, load_documents, nodes_ready, served,
-                           wait_until)
+from sandbox import controlplane, files, jobcontrollers, kubeconfig, kueue, kwok, process
+from sandbox.apply import (SandboxError, annotations_of, apply_cluster_scoped, crds_established, delete, get_json,
+                           load_documents, names_of, nodes_ready, request_json, served, wait_until)
 from sandbox.health import Probe
 from sandbox.paths import SandboxPaths
 from sandbox.ports import LOOPBACK, allocate
@@ -50,17 +52,21 @@ def stack_file(stack: str) -> Path:
 
 
 def probes(paths: SandboxPaths, ports: Mapping[str, int]) -> dict[str, Probe]:
-    """Return the health probe of every component (etcd ``/health``; apiserver ``/readyz`` verified with our CA
-    and the admin certificate; controller-manager and scheduler ``/healthz`` on their self-signed ports; kwok
-    ``/healthz``; Kueue's, JobSet's and the Trainer's ``/readyz``, which turn OK once their webhook servers
-    serve)."""
+    """Return the health probe of every component. Every probe over TLS presents a client certificate, since
+    neither etcd (``--client-cert-auth``) nor the apiserver (``--anonymous-auth=false``) answers anonymous
+    requests: etcd ``/health`` with the apiserver's etcd client pair, verified with etcd's CA; apiserver ``/readyz``
+    verified with our CA and the admin pair; controller-manager and scheduler ``/healthz`` on their self-signed
+    ports with the admin pair (their delegated authentication trusts our CA); kwok ``/healthz``; Kueue's, JobSet's
+    and the Trainer's ``/readyz``, which turn OK once their webhook servers serve (plain HTTP on loopback)."""
     c = certs_mod.Certificates(paths.pki)
+    admin = (c.admin_crt, c.admin_key)
     return {
-        "etcd": Probe(f"http://{LOOPBACK}:{ports['etcd-client']}/health"),
-        "kube-apiserver": Probe(f"https://{LOOPBACK}:{ports['kube-apiserver']}/readyz", ca=c.ca_crt,
-                                client=(c.admin_crt, c.admin_key)),
-        "kube-controller-manager": Probe(f"https://{LOOPBACK}:{ports['kube-controller-manager']}/healthz"),
-        "kube-scheduler": Probe(f"https://{LOOPBACK}:{ports['kube-scheduler']}/healthz"),
+        "etcd": Probe(f"{controlplane.etcd_url(ports)}/health", ca=c.etcd_ca_crt,
+                      client=(c.etcd_client_crt, c.etcd_client_key)),
+        "kube-apiserver": Probe(f"https://{LOOPBACK}:{ports['kube-apiserver']}/readyz", ca=c.ca_crt, client=admin),
+        "kube-controller-manager": Probe(f"https://{LOOPBACK}:{ports['kube-controller-manager']}/healthz",
+                                         client=admin),
+        "kube-scheduler": Probe(f"https://{LOOPBACK}:{ports['kube-scheduler']}/healthz", client=admin),
         "kwok": Probe(f"http://{LOOPBACK}:{ports['kwok']}/healthz"),
         "kueue": Probe(f"http://{LOOPBACK}:{ports['kueue-health']}/readyz"),
         "jobset-controller-manager": Probe(f"http://{LOOPBACK}:{ports['jobset-health']}/readyz"),
@@ -90,6 +96,7 @@ class Sandbox:
 
     def __init__(self, paths: SandboxPaths | None = None, log: Callable[[str], None] | None = None):
         self.paths = paths or SandboxPaths.default()
+        self._spawned_at: dict[str, float] = {}
         self._log = log or (lambda msg: print(f"[sandbox] {msg}", file=sys.stderr, flush=True))
 
     # ----- inspection ------------------------------------------------------------------------------------------
@@ -116,12 +123,14 @@ class Sandbox:
 
     # ----- up --------------------------------------------------------------------------------------------------
 
-    def up(self, stack_path: Path, timeout: float = 180.0) -> UpReport:
+    def up(self, stack_path: Path, timeout: float = 180.0, kueue_delay: float = 0.0) -> UpReport:
         """Bring the sandbox up with the nodes of ``stack_path``'s nodePools; idempotent.
 
         When every component already runs and is healthy, only the nodes are reconciled with the stack. Otherwise
         whatever is left of a previous run is stopped and everything starts again (same ports when free, same
-        certificates, same etcd data). Raises SandboxError (step, cause and log tail) or toolchain.ToolchainError.
+        certificates, same etcd data). ``kueue_delay`` (seconds, default 0) starts the Kueue manager that much later
+        and returns without waiting for it (see :meth:`_start`). Raises SandboxError (step, cause and log tail) or
+        toolchain.ToolchainError.
         """
         report = UpReport(kubeconfig=self.paths.kubeconfig)
         t0 = time.monotonic()
@@ -135,7 +144,7 @@ class Sandbox:
                 return report
             self._stop_all()
             try:
-                self._start(stack_path, report, timeout)
+                self._start(stack_path, report, timeout, kueue_delay)
             except BaseException:
                 self._log("start failed; stopping what was started")
                 self._stop_all()
@@ -148,6 +157,7 @@ class Sandbox:
         self._log(f"{name}: {report.seconds[name]:.1f} s")
 
     def _spawn(self, st: State, name: str, argv: list[str], env: Mapping[str, str] | None = None) -> None:
+        self._spawned_at[name] = time.monotonic()
         rec = process.spawn(name, argv, self.paths.log(name), cwd=self.paths.run / name, env=env)
         st.processes[name] = rec
         st.save(self.paths.state_file)
@@ -162,11 +172,30 @@ class Sandbox:
             return probe.check()[0]
 
         try:
-            wait_until(check, timeout, f"{name} at {probe.url}")
+            wait_until(check, timeout, f"{name} at {probe.url}", interval=0.1)
         except SandboxError as exc:
             raise SandboxError(f"{exc}\n--- last lines of {rec.log} ---\n{_tail(rec.log)}") from None
+        if name in self._spawned_at:
+            self._log(f"{name} healthy {time.monotonic() - self._spawned_at.pop(name):.1f} s after its start")
 
-    def _start(self, stack_path: Path, report: UpReport, timeout: float) -> None:
+    def _start(self, stack_path: Path, report: UpReport, timeout: float, kueue_delay: float = 0.0) -> None:
+        """Start every component; the phases (each recorded in ``report.seconds``) overlap where the dependencies
+        allow:
+
+        * ``toolchain``: the settings, the binaries and the module directories;
+        * ``certificates``: state directories (0700), certificates, kubeconfig;
+        * ``etcd+kube-apiserver``: etcd and the apiserver start together (the apiserver retries until etcd
+          serves), until etcd's ``/health`` and the apiserver's ``/readyz``; meanwhile the objects of the next
+          phase are prepared;
+        * ``crds+webhooks``: the controller-manager and the scheduler start; the node Leases of a previous kwok are
+          released and kwok starts; CRDs whose content changed are applied concurrently and waited for; when none
+          changed (a warm start) the Kueue, JobSet and Trainer managers start right away, otherwise right after
+          the CRDs are served; the webhook configurations, the StorageClass and the nodes are applied meanwhile;
+        * ``components``: every component's health, the nodes Ready and the apiserver reaching Kueue's webhooks.
+
+        ``kueue_delay`` > 0 starts the Kueue manager that many seconds late (a test of clients that must wait for
+        Kueue's webhooks): ``up`` then neither waits for it nor for its webhooks.
+        """
         import toolchain
         from toolchain import versions as tv
 
@@ -176,84 +205,136 @@ class Sandbox:
         settings = load_stack_file(stack_path)
         bins = toolchain.ensure(list(BINARIES))
         pins = tv.load()
+        module = {b: toolchain.module_dir(pins.entry_for(b).module, pins.entry_for(b).module_version)
+                  for b in ("kueue", "jobset-controller-manager", "trainer-controller-manager", "kwok")}
+        crd_docs = {source: toolchain.crd_documents(source) for source in CRD_SOURCES}
         self._step(report, "toolchain", t)
 
         t = time.monotonic()
         prev = self.state()
         st = State(ports=allocate(previous=prev.ports), stack=str(stack_path),
                    versions={b: pins.entry_for(b).version for b in BINARIES})
-        for d in (self.paths.logs, self.paths.config, self.paths.run, self.paths.etcd_data):
-            d.mkdir(parents=True, exist_ok=True)
-        self.paths.etcd_data.chmod(0o700)
+        for d in (self.paths.root, self.paths.logs, self.paths.config, self.paths.run, self.paths.etcd_data):
+            files.private_dir(d)
         c = certs_mod.ensure(self.paths.pki)
+        ca = c.ca_crt.read_bytes()
         server = f"https://{LOOPBACK}:{st.ports['kube-apiserver']}"
         kubeconfig.write(self.paths.kubeconfig, server, c)
         st.save(self.paths.state_file)
         self._step(report, "certificates", t)
 
         t = time.monotonic()
-        self._spawn(st, "etcd", controlplane.etcd_args(bins["etcd"], self.paths.etcd_data, st.ports))
+        kc = self.paths.kubeconfig
+        # etcd and the apiserver start together: the apiserver's etcd client retries until etcd serves. (The
+        # controller-manager and the scheduler cannot start before the apiserver serves: their delegated
+        # authentication reads a ConfigMap once at start and exits when that fails.)
+        self._spawn(st, "etcd", controlplane.etcd_args(bins["etcd"], self.paths.etcd_data, st.ports, c))
+        self._spawn(st, "kube-apiserver", controlplane.apiserver_args(bins["kube-apiserver"], c, st.ports),
+                    env={**os.environ, **controlplane.APISERVER_ENV})
+        # What the next phase applies is prepared while the apiserver starts.
+        crds = self._crds(crd_docs, module["kueue"], st.ports["kueue-webhook"], ca)
+        others = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": kueue.NAMESPACE}}]
+        others += load_documents([module["kwok"] / kwok.STORAGE_CLASS_FILE], kind="StorageClass")
+        others += (kueue.webhook_configurations(module["kueue"], st.ports["kueue-webhook"], ca)
+                   + jobcontrollers.jobset_webhooks(module["jobset-controller-manager"], st.ports["jobset-webhook"], ca)
+                   + jobcontrollers.trainer_webhooks(module["trainer-controller-manager"],
+                                                     st.ports["trainer-webhook"], ca))
+        nodes = kwok.node_manifests(settings.node_pools)
+        stages = self.paths.config / "kwok.yaml"
+        stages.write_text(kwok.stage_config(module["kwok"]))
         self._wait_healthy(st, "etcd", 30)
-        self._spawn(st, "kube-apiserver", controlplane.apiserver_args(bins["kube-apiserver"], c, st.ports))
         self._wait_healthy(st, "kube-apiserver", timeout)
         self._step(report, "etcd+kube-apiserver", t)
 
         t = time.monotonic()
-        kc = self.paths.kubeconfig
+        api = self._client()
         self._spawn(st, "kube-controller-manager", controlplane.controller_manager_args(
             bins["kube-controller-manager"], c, kc, st.ports, self.paths.run / "kube-controller-manager"))
         self._spawn(st, "kube-scheduler", controlplane.scheduler_args(
             bins["kube-scheduler"], kc, st.ports, self.paths.run / "kube-scheduler"))
-        api = self._client()
-        from kubernetes import client as k8s
-        from kubernetes.dynamic import DynamicClient
-
-        core, dyn = k8s.CoreV1Api(api), DynamicClient(api)
-        wait_until(lambda: core.read_namespace("default") is not None, 30, "namespace default")
-        apply(dyn, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": kueue.NAMESPACE}})
-        kueue_dir = toolchain.module_dir(pins.entry_for("kueue").module, pins.entry_for("kueue").module_version)
-        self._install_crds(api, dyn, kueue_dir, st.ports["kueue-webhook"], c.ca_crt.read_bytes(), timeout)
-        ca = c.ca_crt.read_bytes()
-        jobset_dir, trainer_dir = (toolchain.module_dir(pins.entry_for(b).module, pins.entry_for(b).module_version)
-                                   for b in ("jobset-controller-manager", "trainer-controller-manager"))
-        for hook in (kueue.webhook_configurations(kueue_dir, st.ports["kueue-webhook"], ca)
-                     + jobcontrollers.jobset_webhooks(jobset_dir, st.ports["jobset-webhook"], ca)
-                     + jobcontrollers.trainer_webhooks(trainer_dir, st.ports["trainer-webhook"], ca)):
-            apply(dyn, hook)
+        changed = self._changed_crds(api, crds)
+        if not changed:
+            self._start_managers(st, bins, c, kueue_delay)
+        self._release_node_leases(api)
+        self._spawn(st, "kwok", kwok.kwok_args(bins["kwok"], kc, stages, st.ports["kwok"]))
+        self._apply_all(api, changed + others + nodes, status_kinds={"Node"})
+        if changed:
+            self._wait_crds_served(api, crds, timeout)
+            self._start_managers(st, bins, c, kueue_delay)
+        self._log(f"{len(crds)} CRDs ({', '.join(CRD_SOURCES)}): {len(changed)} applied; "
+                  f"{len(others) - 2} webhook configurations, {len(nodes)} nodes")
         self._step(report, "crds+webhooks", t)
 
         t = time.monotonic()
-        kwok_entry = pins.entry_for("kwok")
-        stages = self.paths.config / "kwok.yaml"
-        kwok_dir = toolchain.module_dir(kwok_entry.module, kwok_entry.module_version)
-        stages.write_text(kwok.stage_config(kwok_dir))
-        for doc in load_documents([kwok_dir / kwok.STORAGE_CLASS_FILE], kind="StorageClass"):
-            apply(dyn, doc)
-        self._release_node_leases(api)
-        self._spawn(st, "kwok", kwok.kwok_args(bins["kwok"], kc, stages, st.ports["kwok"]))
-        self._wait_healthy(st, "kwok", 60)
-        self._reconcile_nodes(stack_path, st, settings=settings, timeout=timeout)
-        self._step(report, "kwok+nodes", t)
+        waits = ["kube-controller-manager", "kube-scheduler", "kwok", "jobset-controller-manager",
+                 "trainer-controller-manager"] + ([] if kueue_delay > 0 else ["kueue"])
+        for name in waits:
+            self._wait_healthy(st, name, timeout)
+        self._reconcile_nodes(stack_path, st, settings=settings, timeout=timeout, api=api, applied=True)
+        wait_until(lambda: get_json(api, "/api/v1/namespaces/default") is not None, 30, "namespace default")
+        if kueue_delay > 0:
+            self._log(f"the Kueue manager starts {kueue_delay:g} s late (--kueue-delay): not waiting for it")
+        else:
+            self._wait_webhook(api, timeout)
+        self._step(report, "components", t)
 
-        t = time.monotonic()
+    @staticmethod
+    def _crds(docs: Mapping[str, list[dict]], kueue_dir: Path, port: int, ca: bytes) -> list[dict]:
+        """Return the CRDs of :data:`CRD_SOURCES` as the sandbox applies them: Kueue's with the conversion webhook
+        on loopback, each annotated with the SHA-256 of that content (:data:`CRD_HASH_ANNOTATION`)."""
+        converted = kueue.conversion_webhook_crds(kueue_dir)
+        out = []
+        for source in CRD_SOURCES:
+            for crd in docs[source]:
+                if crd["metadata"]["name"] in converted:
+                    crd = kueue.with_conversion_webhook(crd, port, ca)
+                else:
+                    crd = {**crd, "metadata": dict(crd["metadata"])}
+                digest = hashlib.sha256(json.dumps(crd, sort_keys=True).encode()).hexdigest()
+                crd["metadata"]["annotations"] = {**crd["metadata"].get("annotations", {}),
+                                                  CRD_HASH_ANNOTATION: digest}
+                out.append(crd)
+        return out
+
+    @staticmethod
+    def _changed_crds(api, crds: list[dict]) -> list[dict]:
+        """Return the CRDs whose content the cluster does not have yet (one metadata-only LIST)."""
+        existing = annotations_of(api, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+        return [crd for crd in crds if existing.get(crd["metadata"]["name"], {}).get(CRD_HASH_ANNOTATION)
+                != crd["metadata"]["annotations"][CRD_HASH_ANNOTATION]]
+
+    @staticmethod
+    def _apply_all(api, objs: list[dict], status_kinds: set[str] = frozenset(), workers: int = 4) -> None:
+        """Server-side apply ``objs`` (cluster-scoped kinds of :data:`sandbox.apply.CLUSTER_SCOPED`) concurrently
+        with ``workers`` threads; the status of kinds in ``status_kinds`` too. Raises the first error."""
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for future in [pool.submit(apply_cluster_scoped, api, o, status=o["kind"] in status_kinds)
+                           for o in objs]:
+                future.result()
+
+    def _wait_crds_served(self, api, crds: list[dict], timeout: float) -> None:
+        """Wait until every CRD of ``crds`` is Established and listed by discovery (envtest's ``WaitForCRDs``)."""
+        names = [crd["metadata"]["name"] for crd in crds]
+        kinds = {(f"{crd['spec']['group']}/{next(v['name'] for v in crd['spec']['versions'] if v.get('storage'))}",
+                  crd["spec"]["names"]["plural"]) for crd in crds}
+        wait_until(lambda: crds_established(api, names), timeout, f"{len(names)} CRDs Established")
+        wait_until(lambda: all(served(api, gv, plural) for gv, plural in kinds), timeout,
+                   "CRDs served by discovery")
+
+    def _start_managers(self, st: State, bins: Mapping[str, Path], c: certs_mod.Certificates,
+                        kueue_delay: float) -> None:
+        """Write the Kueue, JobSet and Trainer Configurations and start the three managers (without waiting). The
+        Kueue manager is wrapped in ``sleep kueue_delay`` when that is > 0 (same pid: ``exec``)."""
+        kc = self.paths.kubeconfig
         cfg = self.paths.config / "kueue.yaml"
         cfg.write_text(yaml.safe_dump(kueue.configuration(st.ports, c.webhook_dir), sort_keys=False))
         upper, work = kueue.prepare_etc_overlay(self.paths.root / "kueue-etc", c.metrics_dir)
-        self._spawn(st, "kueue", kueue.manager_args(bins["kueue"], cfg, kc, upper, work))
-        self._wait_healthy(st, "kueue", timeout)
-        for name in ("kube-controller-manager", "kube-scheduler"):
-            self._wait_healthy(st, name, 60)
-        self._wait_webhook(dyn, timeout)
-        self._step(report, "kueue", t)
+        self._spawn(st, "kueue", kueue.delayed(kueue.manager_args(bins["kueue"], cfg, kc, upper, work), kueue_delay))
+        self._start_job_controllers(st, bins, c)
 
-        t = time.monotonic()
-        self._start_job_controllers(st, bins, c, timeout)
-        self._step(report, "jobset+trainer", t)
-
-    def _start_job_controllers(self, st: State, bins: Mapping[str, Path], c: certs_mod.Certificates,
-                               timeout: float) -> None:
-        """Write the JobSet and Trainer Configurations, start both managers (the Trainer with its own ``TMPDIR``
-        holding the webhook pair, see :mod:`sandbox.jobcontrollers`) and wait for their ``/readyz``."""
+    def _start_job_controllers(self, st: State, bins: Mapping[str, Path], c: certs_mod.Certificates) -> None:
+        """Write the JobSet and Trainer Configurations and start both managers (the Trainer with its own ``TMPDIR``
+        holding the webhook pair, see :mod:`sandbox.jobcontrollers`); :meth:`_start` waits for their ``/readyz``."""
         kc = self.paths.kubeconfig
         jobset_cfg, trainer_cfg = self.paths.config / "jobset.yaml", self.paths.config / "trainer.yaml"
         jobset_cfg.write_text(yaml.safe_dump(jobcontrollers.jobset_configuration(st.ports, c.webhook_dir)))
@@ -263,8 +344,6 @@ class Sandbox:
             bins["jobset-controller-manager"], jobset_cfg, kc))
         self._spawn(st, "trainer-controller-manager", jobcontrollers.manager_args(
             bins["trainer-controller-manager"], trainer_cfg, kc), env={**os.environ, "TMPDIR": str(tmpdir)})
-        self._wait_healthy(st, "jobset-controller-manager", timeout)
-        self._wait_healthy(st, "trainer-controller-manager", timeout)
 
     def _release_node_leases(self, api) -> None:
         """Delete the node Leases (``kube-node-lease/<node>``) of the kwok nodes kept in etcd from a previous run.
@@ -273,17 +352,9 @@ class Sandbox:
         has expired (``--node-lease-duration-seconds``, 40 s): without this, pods on a restarted sandbox stay Pending
         (or Terminating) for up to 40 s after ``up`` reports the nodes Ready. The previous kwok is stopped by now.
         """
-        from kubernetes import client as k8s
-
-        core, coordination = k8s.CoreV1Api(api), k8s.CoordinationV1Api(api)
-        released = []
-        for node in core.list_node(label_selector=f"{kwok.NODE_LABEL[0]}={kwok.NODE_LABEL[1]}").items:
-            try:
-                coordination.delete_namespaced_lease(node.metadata.name, "kube-node-lease")
-                released.append(node.metadata.name)
-            except k8s.ApiException as exc:
-                if exc.status != 404:
-                    raise
+        selector = f"{kwok.NODE_LABEL[0]}={kwok.NODE_LABEL[1]}"
+        released = [name for name in names_of(api, "/api/v1/nodes", selector)
+                    if delete(api, f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{name}")]
         if released:
             self._log(f"released the node Leases of the previous kwok: {', '.join(released)}")
 
@@ -294,65 +365,32 @@ class Sandbox:
         api.configuration.retries = 3
         return api
 
-    def _install_crds(self, api, dyn, kueue_dir: Path, port: int, ca: bytes, timeout: float) -> None:
-        """Apply every CRD of :data:`CRD_SOURCES` (Kueue's with the conversion webhook on loopback) unless the
-        cluster already has the same content (annotation ``kueue-cohorts.sandbox/sha256``), then wait until each is
-        Established and listed by discovery."""
-        import toolchain
-
-        converted = kueue.conversion_webhook_crds(kueue_dir)
-        existing = annotations_of(api, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
-        names, kinds, applied = [], [], 0
-        t0 = time.monotonic()
-        for source in CRD_SOURCES:
-            for crd in load_documents(toolchain.crd_files(source), kind="CustomResourceDefinition"):
-                name = crd["metadata"]["name"]
-                if name in converted:
-                    crd = kueue.with_conversion_webhook(crd, port, ca)
-                digest = hashlib.sha256(json.dumps(crd, sort_keys=True).encode()).hexdigest()
-                crd["metadata"].setdefault("annotations", {})[CRD_HASH_ANNOTATION] = digest
-                if existing.get(name, {}).get(CRD_HASH_ANNOTATION) != digest:
-                    apply(dyn, crd)
-                    applied += 1
-                names.append(name)
-                storage = next(v["name"] for v in crd["spec"]["versions"] if v.get("storage"))
-                kinds.append((f"{crd['spec']['group']}/{storage}", crd["spec"]["names"]["plural"]))
-        t1 = time.monotonic()
-        wait_until(lambda: crds_established(api, names), timeout, f"{len(names)} CRDs Established")
-        wait_until(lambda: all(served(api, gv, plural) for gv, plural in kinds), timeout,
-                   "CRDs served by discovery")
-        dyn.resources.invalidate_cache()
-        self._log(f"{len(names)} CRDs ({', '.join(CRD_SOURCES)}): {applied} applied in {t1 - t0:.1f} s, "
-                  f"Established and served {time.monotonic() - t1:.1f} s later")
-
-    def _wait_webhook(self, dyn, timeout: float) -> None:
+    def _wait_webhook(self, api, timeout: float) -> None:
         """Wait until the apiserver reaches Kueue's webhooks: a server-side dry-run create of a ResourceFlavor
         goes through the mutating and validating ResourceFlavor webhooks (failurePolicy Fail)."""
-        rf = dyn.resources.get(api_version="kueue.x-k8s.io/v1beta2", kind="ResourceFlavor")
         body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
                 "metadata": {"name": "sandbox-webhook-probe"}}
-        wait_until(lambda: rf.create(body=body, dry_run="All") is not None, timeout,
-                   "the apiserver to reach Kueue's webhooks")
+        wait_until(lambda: request_json(api, "POST", "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", body=body,
+                                        query=[("dryRun", "All")], content_type="application/json") is not None,
+                   timeout, "the apiserver to reach Kueue's webhooks")
 
-    def _reconcile_nodes(self, stack_path: Path, st: State, settings=None, timeout: float = 120.0) -> None:
-        """Apply one kwok node per node of the stack's nodePools, delete kwok nodes no longer in it, wait Ready."""
-        from kubernetes import client as k8s
-        from kubernetes.dynamic import DynamicClient
-
+    def _reconcile_nodes(self, stack_path: Path, st: State, settings=None, timeout: float = 120.0, api=None,
+                         applied: bool = False) -> None:
+        """Apply one kwok node per node of the stack's nodePools (unless ``applied``: the caller did), delete kwok
+        nodes no longer in it, wait until they are Ready."""
         from components.validation import load_stack_file
 
         settings = settings or load_stack_file(stack_path)
-        api = self._client()
-        core, dyn = k8s.CoreV1Api(api), DynamicClient(api)
+        api = api or self._client()
         nodes = kwok.node_manifests(settings.node_pools)
         names = [n["metadata"]["name"] for n in nodes]
-        for node in nodes:
-            apply(dyn, node, status=True)
+        if not applied:
+            self._apply_all(api, nodes, status_kinds={"Node"})
         selector = f"{kwok.NODE_LABEL[0]}={kwok.NODE_LABEL[1]}"
-        for node in core.list_node(label_selector=selector).items:
-            if node.metadata.name not in names:
-                core.delete_node(node.metadata.name)
-        wait_until(lambda: nodes_ready(core, names), timeout, f"{len(names)} kwok nodes Ready")
+        for name in names_of(api, "/api/v1/nodes", selector):
+            if name not in names:
+                delete(api, f"/api/v1/nodes/{name}")
+        wait_until(lambda: nodes_ready(api, names), timeout, f"{len(names)} kwok nodes Ready")
         if st.stack != str(stack_path):
             st.stack = str(stack_path)
             st.save(self.paths.state_file)
@@ -361,12 +399,16 @@ class Sandbox:
     # ----- down ------------------------------------------------------------------------------------------------
 
     def _stop_all(self) -> list[str]:
+        """Stop the process group of every recorded component, in reverse start order, also when its leader has
+        exited while other members of its group still run (:func:`sandbox.process.stop`); return the names of the
+        components that had a live process."""
         st = self.state()
         stopped = []
         for name in reversed(list(st.processes)):
             rec = st.processes[name]
-            if process.alive(rec):
-                killed = process.stop(rec)
+            had_process = process.group_alive(rec)
+            killed = process.stop(rec)
+            if had_process:
                 stopped.append(name + (" (SIGKILL)" if killed else ""))
             del st.processes[name]
             st.save(self.paths.state_file)

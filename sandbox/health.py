@@ -2,11 +2,32 @@
 
 from __future__ import annotations
 
+import functools
+import os
 import ssl
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+
+def _mtime(path: Path | None) -> float:
+    return os.stat(path).st_mtime_ns if path else 0
+
+
+@functools.lru_cache(maxsize=32)
+def _ssl_context(ca: Path | None, client: tuple[Path, Path] | None, _stamp: tuple) -> ssl.SSLContext:
+    """One SSLContext per (CA, client pair, their modification times): loading the CA and the key for each of
+    the hundreds of probes a start makes would cost CPU the starting components need."""
+    if ca:
+        ctx = ssl.create_default_context(cafile=str(ca))
+    else:
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    if client:
+        ctx.load_cert_chain(str(client[0]), str(client[1]))
+    return ctx
 
 
 @dataclass(frozen=True)
@@ -23,15 +44,8 @@ class Probe:
     def _context(self) -> ssl.SSLContext | None:
         if not self.url.startswith("https://"):
             return None
-        if self.ca:
-            ctx = ssl.create_default_context(cafile=str(self.ca))
-        else:
-            ctx = ssl.create_default_context()
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        if self.client:
-            ctx.load_cert_chain(str(self.client[0]), str(self.client[1]))
-        return ctx
+        stamp = (_mtime(self.ca), *(_mtime(p) for p in self.client or ()))
+        return _ssl_context(self.ca, self.client, stamp)
 
     def check(self) -> tuple[bool, str]:
         """Return ``(healthy, detail)``; detail is the body (trimmed) or the error. Never raises."""
@@ -41,5 +55,5 @@ class Probe:
                 return resp.status == 200, body or str(resp.status)
         except urllib.error.HTTPError as exc:
             return False, f"HTTP {exc.code}"
-        except (OSError, ssl.SSLError) as exc:
+        except (OSError, ssl.SSLError, ValueError) as exc:
             return False, str(getattr(exc, "reason", exc))

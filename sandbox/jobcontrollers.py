@@ -20,11 +20,10 @@ that holds a copy of the pair.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Mapping
 
-from sandbox import webhooks
+from sandbox import files, webhooks
 from sandbox.ports import LOOPBACK
 
 #: Where the JobSet module keeps its webhook kustomization, and the install overlay's namePrefix
@@ -89,11 +88,14 @@ def trainer_webhooks(module_dir: Path, port: int, ca_bundle_pem: bytes) -> list[
 
 def trainer_tmpdir(root: Path, webhook_cert_dir: Path) -> Path:
     """Create ``root`` with ``k8s-webhook-server/serving-certs/tls.{crt,key}`` copied from ``webhook_cert_dir``
-    and return it (the Trainer's ``TMPDIR``). Raises FileNotFoundError when the pair is missing."""
+    and return it (the Trainer's ``TMPDIR``): directories 0700, the key 0600 from its first byte. Raises
+    FileNotFoundError when the pair is missing."""
     target = root / CERTS_BELOW_TMPDIR
-    target.mkdir(parents=True, exist_ok=True)
+    files.private_dir(target)
+    for d in (root, root / CERTS_BELOW_TMPDIR.parent):
+        files.private_dir(d)
     for name in ("tls.crt", "tls.key"):
-        shutil.copy2(webhook_cert_dir / name, target / name)
+        files.copy_file(webhook_cert_dir / name, target / name, private=name.endswith(".key"))
     return root
 
 

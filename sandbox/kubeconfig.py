@@ -7,6 +7,7 @@ from pathlib import Path
 
 import yaml
 
+from sandbox import files
 from sandbox.certs import Certificates
 
 #: Name of the cluster, user and context in the kubeconfig.
@@ -36,13 +37,13 @@ def render(server: str, certs: Certificates) -> dict:
 
 
 def write(path: Path, server: str, certs: Certificates) -> bool:
-    """Write the kubeconfig for ``server`` to ``path`` (mode 0600); return True when the content changed."""
+    """Write the kubeconfig for ``server`` to ``path``, mode 0600 from its first byte (it embeds the admin key; see
+    :func:`sandbox.files.write_file`); return True when the content changed. An unchanged file is only narrowed to
+    0600 (an older sandbox wrote it wider before chmod-ing). The parent directory is made 0700."""
     text = yaml.safe_dump(render(server, certs), sort_keys=False)
+    files.private_dir(path.parent)
     if path.exists() and path.read_text() == text:
+        path.chmod(files.SECRET_MODE)
         return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.chmod(0o600)
-    tmp.replace(path)
+    files.write_file(path, text.encode(), files.SECRET_MODE)
     return True

@@ -28,7 +28,9 @@ from typing import Iterable, Mapping
 
 import yaml
 
-from sandbox import webhooks
+from sandbox.apply import SAFE_LOADER
+
+from sandbox import files, webhooks
 from sandbox.ports import LOOPBACK
 
 NAMESPACE = "kueue-system"
@@ -100,9 +102,10 @@ def webhook_configurations(module_dir: Path, port: int, ca_bundle_pem: bytes) ->
     (base64-encoded); names get the installers' ``kueue-`` prefix. Raises KeyError on a webhook without a
     service path (the module layout changed).
     """
-    selectors = _namespace_selector_patch(yaml.safe_load((module_dir / WEBHOOK_KUSTOMIZATION).read_text()))
+    kustomization = yaml.load((module_dir / WEBHOOK_KUSTOMIZATION).read_text(), Loader=SAFE_LOADER)
+    selectors = _namespace_selector_patch(kustomization)
     out = []
-    for doc in yaml.safe_load_all((module_dir / WEBHOOK_MANIFESTS).read_text()):
+    for doc in yaml.load_all((module_dir / WEBHOOK_MANIFESTS).read_text(), Loader=SAFE_LOADER):
         if not doc or doc.get("kind") not in webhooks.KINDS:
             continue
         doc = webhooks.to_loopback(doc, port, ca_bundle_pem, f"kueue-{doc['metadata']['name']}",
@@ -119,10 +122,10 @@ def conversion_webhook_crds(module_dir: Path) -> set[str]:
     (v0.19.2: localqueues, clusterqueues, cohorts, workloads, multikueueclusters ``.kueue.x-k8s.io``)."""
     base = module_dir / Path(CRD_KUSTOMIZATION).parent
     names = set()
-    for patch in yaml.safe_load((module_dir / CRD_KUSTOMIZATION).read_text()).get("patches", []):
+    for patch in yaml.load((module_dir / CRD_KUSTOMIZATION).read_text(), Loader=SAFE_LOADER).get("patches", []):
         if "path" not in patch:
             continue
-        doc = yaml.safe_load((base / patch["path"]).read_text())
+        doc = yaml.load((base / patch["path"]).read_text(), Loader=SAFE_LOADER)
         if doc.get("spec", {}).get("conversion", {}).get("strategy") == "Webhook":
             names.add(doc["metadata"]["name"])
     return names
@@ -147,15 +150,16 @@ def with_conversion_webhook(crd: Mapping, port: int, ca_bundle_pem: bytes) -> di
 def prepare_etc_overlay(root: Path, metrics_cert_dir: Path) -> tuple[Path, Path]:
     """Create ``root/upper/kueue/metrics/certs/tls.{crt,key}`` (copies from ``metrics_cert_dir``) and an empty
     ``root/work``; return ``(upper, work)`` for the overlay mounted on /etc. Raises FileNotFoundError when the
-    metrics pair is missing."""
+    metrics pair is missing. The key is written 0600 from its first byte; every directory is 0700."""
     upper, work = root / "upper", root / "work"
     target = upper / METRICS_CERT_PATH.relative_to("/etc")
-    target.mkdir(parents=True, exist_ok=True)
+    for d in (root, upper, upper / "kueue", upper / "kueue" / "metrics", target):  # 0700, also if made 0755 before
+        files.private_dir(d)
     for name in ("tls.crt", "tls.key"):
-        shutil.copy2(metrics_cert_dir / name, target / name)
+        files.copy_file(metrics_cert_dir / name, target / name, private=name.endswith(".key"))
     if work.exists():
         shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True, exist_ok=True)
+    files.private_dir(work)
     return upper, work
 
 
@@ -174,3 +178,14 @@ def manager_args(binary: Path, config: Path, kubeconfig: Path, upper: Path, work
     options = f"lowerdir=/etc,upperdir={upper},workdir={work}"
     return [unshare, *ns, "sh", "-ec", script, "sh", options,
             str(binary), f"--config={config}", f"--kubeconfig={kubeconfig}", "--zap-log-level=2"]
+
+
+def delayed(argv: list[str], seconds: float) -> list[str]:
+    """Return ``argv`` unchanged when ``seconds`` <= 0, else wrapped so that it starts ``seconds`` later:
+    ``sh -c 'sleep N; echo ...; exec "$@"'``. The shell ``exec``s the command, so the recorded pid (and process
+    group) is the manager's, and the log gets a line when the wait is over (``python -m sandbox up --kueue-delay``).
+    """
+    if seconds <= 0:
+        return list(argv)
+    script = 'sleep "$1"; shift; echo "=== kueue-delay over at $(date -u +%Y-%m-%dT%H:%M:%SZ): starting"; exec "$@"'
+    return ["sh", "-c", script, "sh", f"{seconds:g}", *argv]

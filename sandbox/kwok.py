@@ -12,6 +12,8 @@ from typing import Iterable, Mapping, Protocol, Sequence
 
 import yaml
 
+from sandbox.apply import SAFE_LOADER
+
 from sandbox.ports import LOOPBACK
 
 #: Annotation kwok's ``--manage-nodes-with-annotation-selector`` matches (kwok docs, "kwok out of cluster").
@@ -54,7 +56,7 @@ def stage_config(kwok_module_dir: Path, files: Sequence[str] = STAGE_FILES) -> s
     """
     docs = []
     for rel in files:
-        for doc in yaml.safe_load_all((kwok_module_dir / rel).read_text()):
+        for doc in yaml.load_all((kwok_module_dir / rel).read_text(), Loader=SAFE_LOADER):
             if doc and doc.get("kind") == "Stage":
                 docs.append(doc)
     if not docs:

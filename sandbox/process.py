@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from sandbox import files
+
 
 @dataclass(frozen=True)
 class ProcessRecord:
@@ -59,11 +61,11 @@ def spawn(name: str, argv: Sequence[str], log: Path, *, env: Mapping[str, str] |
           cwd: Path | None = None) -> ProcessRecord:
     """Start ``argv`` as a detached process-group leader logging to ``log`` (appended); return its record.
 
-    Raises FileNotFoundError when the executable does not exist.
+    The log's directory and ``cwd`` are created 0700. Raises FileNotFoundError when the executable does not exist.
     """
-    log.parent.mkdir(parents=True, exist_ok=True)
+    files.private_dir(log.parent)
     if cwd:
-        cwd.mkdir(parents=True, exist_ok=True)
+        files.private_dir(cwd)
     with open(log, "ab", buffering=0) as out:
         out.write(f"\n=== {time.strftime('%Y-%m-%dT%H:%M:%S%z')} start: {' '.join(argv)}\n".encode())
         proc = subprocess.Popen(
@@ -94,11 +96,23 @@ def _group_members(pgid: int) -> list[int]:
     return members
 
 
+def group_alive(record: ProcessRecord) -> bool:
+    """Return True when the component of ``record`` still has a process: its leader (same pid and start time) or,
+    the leader gone, a live member of its process group (pgid = the leader's pid; a child it started keeps the
+    group id, and the kernel does not hand out that pid again while the group exists). False when the pid now
+    belongs to an unrelated process (a different start time)."""
+    if alive(record):
+        return True
+    return start_ticks(record.pid) is None and bool(_group_members(record.pid))
+
+
 def stop(record: ProcessRecord, grace_seconds: float = 10.0) -> bool:
     """Stop the process group of ``record``: SIGTERM, wait up to ``grace_seconds``, then SIGKILL.
 
-    Does nothing when the recorded process is gone and no member of its group remains. Returns True when the
-    group had to be killed with SIGKILL. Never signals a group whose leader pid was recycled by another process.
+    Signals the group also when its leader has exited and other members remain (the kernel keeps a pid in use as
+    long as a process group carries it, so such a group is still ours). Does nothing when the recorded process is
+    gone and no member of its group remains. Returns True when the group had to be killed with SIGKILL. Never
+    signals a group whose leader pid was recycled by another process (a different start time).
     """
     if not alive(record) and not _group_members(record.pid):
         return False

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from sandbox import files
 from sandbox.process import ProcessRecord
 
 
@@ -36,8 +37,9 @@ class State:
         )
 
     def save(self, path: Path) -> None:
-        """Write the state atomically (temp file + rename)."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """Write the state atomically (temp file + rename); a missing directory is created 0700."""
+        if not path.parent.exists():
+            files.private_dir(path.parent)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps({
             "ports": self.ports,
@@ -50,8 +52,9 @@ class State:
 
 @contextmanager
 def locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``path`` for the block, so two ``up``/``down`` never interleave."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Hold an exclusive ``flock`` on ``path`` for the block, so two ``up``/``down`` never interleave. The
+    directory of ``path`` (the sandbox's state directory) is created 0700, or narrowed to 0700."""
+    files.private_dir(path.parent)
     with open(path, "a") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:

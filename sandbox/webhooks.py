@@ -17,6 +17,8 @@ from typing import Mapping
 import jsonpatch
 import yaml
 
+from sandbox.apply import SAFE_LOADER
+
 from sandbox.ports import LOOPBACK
 
 KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
@@ -57,15 +59,15 @@ def from_kustomization(kustomization_dir: Path, port: int, ca_bundle_pem: bytes,
     ``jobset-``; ``""`` where a patch sets the final name, as Trainer's do). Strategic-merge patches
     (``patch:`` inline) are not handled and raise ValueError, so a changed upstream layout fails loudly.
     """
-    kust = yaml.safe_load((kustomization_dir / "kustomization.yaml").read_text())
+    kust = yaml.load((kustomization_dir / "kustomization.yaml").read_text(), Loader=SAFE_LOADER)
     docs = []
     for res in kust.get("resources", []):
-        for doc in yaml.safe_load_all((kustomization_dir / res).read_text()):
+        for doc in yaml.load_all((kustomization_dir / res).read_text(), Loader=SAFE_LOADER):
             if doc and doc.get("kind") in KINDS:
                 docs.append(doc)
     for entry in kust.get("patches", []):
         if "path" not in entry:
             raise ValueError(f"{kustomization_dir}/kustomization.yaml: only JSON 6902 patch files are handled")
-        ops = yaml.safe_load((kustomization_dir / entry["path"]).read_text())
+        ops = yaml.load((kustomization_dir / entry["path"]).read_text(), Loader=SAFE_LOADER)
         docs = [jsonpatch.apply_patch(d, ops) if _targets(entry, d) else d for d in docs]
     return [to_loopback(d, port, ca_bundle_pem, name_prefix + d["metadata"]["name"], labels) for d in docs]

@@ -6,7 +6,8 @@ Public API (used by deploy/, sandbox/, tests and benchmarks):
   install the Pulumi plugins; returns executable name -> path.
 - ``binary(name) -> Path``: the executable, without building; raises ToolchainError if not built yet.
 - ``module_dir(module, version) -> Path``: read-only directory of a Go module in the module cache.
-- ``crd_files(name) -> list[Path]``, ``chart_dir(name) -> Path``: CRDs and charts read from pinned Go modules.
+- ``crd_files(name) -> list[Path]``, ``crd_documents(name) -> list[dict]``, ``chart_dir(name) -> Path``: CRDs
+  (files, or parsed and cached) and charts read from pinned Go modules.
 - ``cache_root() -> Path``: ``$KUEUE_COHORTS_CACHE`` or ``~/.cache/kueue-cohorts``.
 
 Binary names: pulumi, pulumi-resource-kubernetes, etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
@@ -29,7 +30,7 @@ from toolchain.paths import cache_root, pulumi_home
 from toolchain.versions import ToolchainError
 
 __all__ = [
-    "ToolchainError", "binary", "cache_root", "chart_dir", "crd_files", "ensure", "module_dir",
+    "ToolchainError", "binary", "cache_root", "chart_dir", "crd_documents", "crd_files", "ensure", "module_dir",
     "pulumi_home", "analyzer_shim", "all_binaries",
 ]
 
@@ -176,6 +177,36 @@ def crd_files(name: str) -> list[Path]:
         else:
             raise ToolchainError(f"{src.module}@{src.version} has no {rel}")
     return files
+
+
+def crd_documents(name: str) -> list[dict]:
+    """Return the CustomResourceDefinition documents of :func:`crd_files` ``(name)``, parsed, in file order.
+
+    Parsing the Trainer's and KServe's 2 MB of YAML takes seconds on a busy machine, and the files in the module
+    cache never change for a pinned version, so the parsed documents are kept as JSON in
+    ``<cache>/crds/<name>-<sha256 of module, version and paths>.json`` (written atomically) and read from there
+    afterwards (milliseconds). Raises ToolchainError as crd_files does.
+    """
+    import hashlib
+    import json
+    import os
+
+    import yaml
+
+    src = _versions().crds[name] if name in _versions().crds else None
+    files = crd_files(name)
+    key = hashlib.sha256(json.dumps([src.module, src.version, list(src.paths)] if src else [name]).encode())
+    cached = cache_root() / "crds" / f"{name}-{key.hexdigest()[:16]}.json"
+    if cached.is_file():
+        return json.loads(cached.read_text())
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    docs = [doc for path in files for doc in yaml.load_all(path.read_text(), Loader=loader)
+            if doc and doc.get("kind") == "CustomResourceDefinition"]
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(docs))
+    os.replace(tmp, cached)
+    return docs
 
 
 def chart_dir(name: str) -> Path:

@@ -147,13 +147,14 @@ def build(entry: Entry, *, prepare_only: bool = False) -> dict[str, float]:
         steps["copy"] = time.monotonic() - start
         if entry.generate_dir:
             steps["generate"] = gocmd.run(
-                ["generate", f"./{entry.generate_dir}"], src, label=f"go generate ./{entry.generate_dir}",
+                ["generate", f"./{entry.generate_dir}"], src,
+                label=f"go generate ./{entry.generate_dir} ({entry.name})",
                 env={**entry.generate_env, "GOFLAGS": "-buildvcs=false -mod=mod"}, nice=True, log=log)
 
     for stale in ("go.mod", "go.sum"):
         (wdir / stale).unlink(missing_ok=True)
     (wdir / "go.mod").write_text(wrapper_gomod(entry, upstream_gomod))
-    steps["tidy"] = gocmd.run(["mod", "tidy"], wdir, label="go mod tidy", nice=True, log=log)
+    steps["tidy"] = gocmd.run(["mod", "tidy"], wdir, label=f"go mod tidy ({entry.name})", nice=True, log=log)
     if prepare_only:
         return steps
 

@@ -33,6 +33,7 @@ def test_status_then_down_leaves_no_process(sandbox, dev_stack):
     down = _cli(sandbox, "down")
     assert down.returncode == 0, down.stderr
     assert [r.name for r in records if process.alive(r)] == []
+    assert [r.name for r in records if process.group_alive(r)] == []  # nothing left in their process groups
     assert not sandbox.state().processes
     assert _cli(sandbox, "status").returncode == 1
 

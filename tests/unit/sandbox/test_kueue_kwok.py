@@ -87,3 +87,30 @@ def test_nodes_carry_the_pool_capacity_and_labels():
     assert nodes[0]["status"]["allocatable"] == {"pods": "110", "cpu": "8", "nvidia.com/gpu": "4"}
     assert nodes[0]["metadata"]["labels"]["pool"] == "a"
     assert nodes[0]["metadata"]["annotations"] == {"kwok.x-k8s.io/node": "fake"}
+
+
+@pytest.mark.parametrize("seconds", [0.3, 1])
+def test_a_delayed_manager_starts_late_under_the_recorded_pid(tmp_path, seconds):
+    import sys
+    import time as _time
+
+    from sandbox import process
+
+    import re
+
+    argv = kueue.delayed([sys.executable, "-c", "import os; print('pid=%d' % os.getpid(), flush=True)"], seconds)
+    t0 = _time.monotonic()
+    rec = process.spawn("kueue", argv, tmp_path / "kueue.log")
+    deadline = t0 + 30
+    while not re.search(r"pid=\d+", (tmp_path / "kueue.log").read_text()) and _time.monotonic() < deadline:
+        _time.sleep(0.02)
+    elapsed = _time.monotonic() - t0
+    text = (tmp_path / "kueue.log").read_text()
+    process.stop(rec)
+    assert re.findall(r"pid=(\d+)", text) == [str(rec.pid)]  # exec: the manager is the recorded process
+    assert "kueue-delay over" in text
+    assert elapsed >= seconds
+
+
+def test_no_delay_keeps_the_argv():
+    assert kueue.delayed(["kueue", "--config=x"], 0) == ["kueue", "--config=x"]

@@ -49,3 +49,21 @@ def test_a_recycled_pid_is_not_ours(tmp_path):
     assert process.stop(impostor) is False
     assert process.alive(rec)
     process.stop(rec)
+
+
+def test_wait_until_gives_up_at_once_when_the_awaited_process_exited():
+    from sandbox.apply import SandboxError, wait_until
+
+    calls = []
+
+    def check():
+        calls.append(1)
+        if len(calls) < 3:
+            raise ConnectionRefusedError("still starting")  # "not yet"
+        raise SandboxError("kube-controller-manager exited")
+
+    import pytest
+
+    with pytest.raises(SandboxError, match="exited"):
+        wait_until(check, timeout=3600, what="x", interval=0)
+    assert len(calls) == 3

@@ -1,0 +1,67 @@
+"""Sandbox hygiene on the running sandbox (issue 14 item 7): its state directories are 0700 and every file holding
+a private key (the admin kubeconfig included) 0600; the apiserver answers nobody without a client certificate,
+also on its health endpoints, while the sandbox's own (authenticated) probes report it healthy; etcd speaks TLS
+only and opens only to a client certificate of its own CA."""
+
+from __future__ import annotations
+
+import ssl
+import stat
+import urllib.error
+import urllib.request
+
+import pytest
+
+from sandbox import controlplane
+from sandbox.certs import Certificates
+from sandbox.ports import LOOPBACK
+
+
+def _get(url: str, ca, client=None) -> int:
+    ctx = ssl.create_default_context(cafile=str(ca))
+    if client:
+        ctx.load_cert_chain(str(client[0]), str(client[1]))
+    try:
+        with urllib.request.urlopen(url, timeout=10, context=ctx) as resp:
+            return resp.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def test_state_directories_are_0700_and_secrets_0600(sandbox):
+    root = sandbox.paths.root
+    dirs = [root, *(p for p in root.rglob("*") if p.is_dir() and not p.is_symlink())]
+    # The overlay's work directory belongs to the kernel (it makes work/work mode 0 while the mount lives).
+    wide = [str(d) for d in dirs if stat.S_IMODE(d.stat().st_mode) != 0o700
+            and root / "kueue-etc" / "work" not in (d, *d.parents)]
+    assert wide == [], wide
+    secrets = [p for p in root.rglob("*") if p.is_file() and not p.is_symlink() and p.stat().st_size < 1 << 20
+               and (b"PRIVATE KEY" in p.read_bytes() or b"client-key-data" in p.read_bytes())]
+    names = {p.name for p in secrets}
+    assert {"kubeconfig", "ca.key", "admin.key", "apiserver-etcd-client.key", "tls.key"} <= names, names
+    assert [str(p) for p in secrets if stat.S_IMODE(p.stat().st_mode) != 0o600] == []
+
+
+@pytest.mark.parametrize("path", ["/readyz", "/healthz", "/livez", "/version", "/api"])
+def test_the_apiserver_refuses_anonymous_requests_even_for_health(sandbox, path):
+    c = Certificates(sandbox.paths.pki)
+    url = f"https://{LOOPBACK}:{sandbox.state().ports['kube-apiserver']}{path}"
+    assert _get(url, c.ca_crt) == 401
+    assert _get(url, c.ca_crt, (c.admin_crt, c.admin_key)) == 200
+
+
+def test_the_sandbox_probes_still_see_every_component_healthy(sandbox):
+    assert {name: ok for name, (_, ok, _) in sandbox.health().items()} == {
+        name: True for name in sandbox.health()}
+
+
+def test_etcd_serves_only_clients_with_a_certificate_of_its_own_ca(sandbox):
+    c = Certificates(sandbox.paths.pki)
+    url = f"{controlplane.etcd_url(sandbox.state().ports)}/health"
+    assert _get(url, c.etcd_ca_crt, (c.etcd_client_crt, c.etcd_client_key)) == 200
+    for client in (None, (c.admin_crt, c.admin_key)):  # no certificate; a cluster-CA certificate
+        with pytest.raises((ssl.SSLError, urllib.error.URLError, ConnectionResetError)):
+            _get(url, c.etcd_ca_crt, client)
+    plain = url.replace("https://", "http://")
+    with pytest.raises((urllib.error.URLError, ConnectionResetError, OSError)):
+        urllib.request.urlopen(plain, timeout=10).read()
