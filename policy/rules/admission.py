@@ -26,7 +26,7 @@ a change of both priorities in one `pulumi up` is judged against the new values.
 
 Upstream: Kubernetes `ValidatingAdmissionPolicy` (GA in 1.30; `matchConditions`, `variables`, `validations` with
 `messageExpression` and `reason`, binding `validationActions` Deny | Warn | Audit, Deny and Warn never together);
-the Kubernetes CEL quantity library (`quantity()`, `sign()`).
+the Kubernetes CEL quantity library (`quantity()`, `compareTo()`).
 """
 from __future__ import annotations
 
@@ -233,7 +233,7 @@ def borrowing_limit_zero(scope: LayoutScope) -> Guardrail:
     expression = (
         "!has(object.spec.cohortName) || object.spec.cohortName == '' || !has(object.spec.resourceGroups) || "
         "object.spec.resourceGroups.all(g, !has(g.flavors) || g.flavors.all(f, !has(f.resources) || "
-        "f.resources.all(r, has(r.borrowingLimit) && quantity(string(r.borrowingLimit)).sign() == 0)))")
+        "f.resources.all(r, has(r.borrowingLimit) && quantity(string(r.borrowingLimit)).compareTo(quantity('0')) == 0)))")
     return Guardrail(_name(scope, policy), policy, scope.cohort, _CLUSTER_QUEUES,
                      (("inference-cluster-queue", _inference_queue(scope)),), (),
                      ({"expression": expression, "reason": "Invalid",
@@ -273,16 +273,19 @@ def namespace_selector(scope: LayoutScope) -> Guardrail:
             return []
         return check_namespace_selector(obj, True, inference) + check_namespace_selector(obj, False, inference)
 
+    missing_rule, missing_fix = _clauses(judge(Request(_cluster_queue_probe(names[0], scope.cohort, {}))), policy)
     rule, fix = _clauses(judge(Request(probe)), policy)
+    selector = "object.spec.namespaceSelector"
     expression = (
-        "has(object.spec.namespaceSelector) && ("
-        "(has(object.spec.namespaceSelector.matchLabels) && size(object.spec.namespaceSelector.matchLabels) > 0) || "
-        "(has(object.spec.namespaceSelector.matchExpressions) && "
-        "size(object.spec.namespaceSelector.matchExpressions) > 0))")
+        f"!has({selector}) || "
+        f"(has({selector}.matchLabels) && size({selector}.matchLabels) > 0) || "
+        f"(has({selector}.matchExpressions) && size({selector}.matchExpressions) > 0)")
     return Guardrail(_name(scope, policy), policy, scope.cohort, _CLUSTER_QUEUES,
                      (("cluster-queue-of-the-stack", f"object.metadata.name in {cel_list(names)}"),), (),
-                     ({"expression": expression, "reason": "Invalid",
-                       **_message("ClusterQueue", policy, rule, fix, "spec.namespaceSelector")},),
+                     ({"expression": f"has({selector})", "reason": "Invalid",
+                       **_message("ClusterQueue", policy, missing_rule, missing_fix, "spec.namespaceSelector")},
+                      {"expression": expression, "reason": "Invalid",
+                       **_message("ClusterQueue", policy, rule, fix, "spec.namespaceSelector")}),
                      judge)
 
 
