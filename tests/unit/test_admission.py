@@ -223,3 +223,12 @@ def test_validation_actions_as_the_apiserver_checks_them():
     for bad in ([], ["Deny", "Warn"], ["Deny", "Deny"], ["Block"]):
         with pytest.raises(ValueError):
             admission.validate_actions(bad)
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_real_cluster_stacks_ship_at_the_first_rollout_step(stack):
+    settings = parse_settings(stack_raw(stack))
+    assert [a.value for a in settings.admission.validation_actions] == ["Warn", "Audit"]
+    assert SANDBOX_ADMIN not in settings.admission.identities.users
+    for _, _, binding in admission_manifests(settings):
+        assert binding["spec"]["validationActions"] == ["Warn", "Audit"]
