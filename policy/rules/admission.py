@@ -4,13 +4,13 @@ from the same rules the pack and the settings check run.
 A `kubectl patch`, a Helm upgrade or a GitOps sync never passes through `pulumi`, so the policy pack cannot stop it.
 Each `Guardrail` here pairs one rule of the book with its CEL twin:
 
-| guardrail                         | Python rule (same module family)                         | object              |
-|-----------------------------------|-----------------------------------------------------------|---------------------|
-| inference-borrowing-limit-zero    | `cluster_queue.check_inference_borrowing_limit_zero`      | ClusterQueue        |
-| inference-reclaim-any             | `cluster_queue.check_inference_reclaim_any`               | ClusterQueue        |
-| namespace-selector                | `cluster_queue.check_namespace_selector` (both roles)     | ClusterQueue        |
-| workload-priority-class           | `priority.check_workload_priority_class` (the ranking)    | WorkloadPriorityClass |
-| tenant-label                      | `check_tenant_label` (below: admission only, it needs the requesting user) | Namespace |
+| guardrail                      | Python rule it mirrors                                     | object judged         |
+|--------------------------------|------------------------------------------------------------|-----------------------|
+| inference-borrowing-limit-zero | `cluster_queue.check_inference_borrowing_limit_zero`       | ClusterQueue          |
+| inference-reclaim-any          | `cluster_queue.check_inference_reclaim_any`                | ClusterQueue          |
+| namespace-selector             | `cluster_queue.check_namespace_selector` (both roles)      | ClusterQueue          |
+| workload-priority-class        | `priority.check_workload_priority_class` (the ranking)     | WorkloadPriorityClass |
+| tenant-label                   | `check_tenant_label` (here: admission only, needs the user) | Namespace             |
 
 Both sides are built from one `LayoutScope` (the stack's inference ClusterQueue names, ClusterQueue names, priority
 class values and tenant label key: the same parameters the pack config gives the Python rules), and each
@@ -222,8 +222,9 @@ def _name(scope: LayoutScope, policy: str) -> str:
 
 
 def borrowing_limit_zero(scope: LayoutScope) -> Guardrail:
-    """inference-borrowing-limit-zero: an inference ClusterQueue in a cohort has borrowingLimit 0 (a quantity
-    whose sign is 0) on every resource of every flavor; a missing borrowingLimit (unlimited) is refused."""
+    """inference-borrowing-limit-zero: an inference ClusterQueue in a cohort has borrowingLimit 0 on every resource
+    of every flavor (CEL `quantity(...).compareTo(quantity('0')) == 0`: `sign()` is not in the 1.36 admission
+    environment); a missing borrowingLimit (unlimited) is refused."""
     policy = "inference-borrowing-limit-zero"
     names = scope.inference_cluster_queues
     probe = _cluster_queue_probe(names[0] if names else "probe", scope.cohort, {"resourceGroups": [{
@@ -233,7 +234,8 @@ def borrowing_limit_zero(scope: LayoutScope) -> Guardrail:
     expression = (
         "!has(object.spec.cohortName) || object.spec.cohortName == '' || !has(object.spec.resourceGroups) || "
         "object.spec.resourceGroups.all(g, !has(g.flavors) || g.flavors.all(f, !has(f.resources) || "
-        "f.resources.all(r, has(r.borrowingLimit) && quantity(string(r.borrowingLimit)).compareTo(quantity('0')) == 0)))")
+        "f.resources.all(r, has(r.borrowingLimit) && "
+        "quantity(string(r.borrowingLimit)).compareTo(quantity('0')) == 0)))")
     return Guardrail(_name(scope, policy), policy, scope.cohort, _CLUSTER_QUEUES,
                      (("inference-cluster-queue", _inference_queue(scope)),), (),
                      ({"expression": expression, "reason": "Invalid",
