@@ -97,8 +97,10 @@ class Guardrail:
     name: the policy and binding name (`kueue-cohorts.<cohort>.<policy>`). policy: the rule's name
     (`inference-borrowing-limit-zero`, ...). cohort: the layout's cohort. resource: (apiGroup, version, plural)
     matched on CREATE and UPDATE. match_conditions / variables: (name, CEL) pairs. validations: dicts of the
-    policy's `spec.validations` (expression, message, messageExpression, reason). judge: the Python rule on a
-    `Request` (the verdict the apiserver must reach: deny iff it returns a Violation).
+    policy's `spec.validations` (expression, message, messageExpression, reason). check: the Python rule on a
+    `Request`. ratchet: top-level fields ("spec", "value") whose being unchanged on UPDATE lets the request
+    through whatever the rule says (variable `unchanged`, as Kubernetes ratchets CRD validation); `judge` is the
+    verdict the apiserver must reach: deny iff it returns a Violation.
     """
 
     name: str
@@ -108,7 +110,17 @@ class Guardrail:
     match_conditions: tuple[tuple[str, str], ...]
     variables: tuple[tuple[str, str], ...]
     validations: tuple[Mapping[str, str], ...]
-    judge: Callable[[Request], list[Violation]]
+    check: Callable[[Request], list[Violation]]
+    ratchet: tuple[str, ...] = ()
+
+    def judge(self, request: Request) -> list[Violation]:
+        """The Python verdict on `request` (the apiserver denies iff this is non-empty): an UPDATE that leaves the
+        `ratchet` fields as they were passes (so an object that already breaks the rule can still get metadata
+        updates, e.g. the engine's managedFields patch before its repair); anything else goes to the rule."""
+        if request.old is not None and self.ratchet and all(
+                get(request.old.props, f) == get(request.obj.props, f) for f in self.ratchet):
+            return []
+        return self.check(request)
 
     def labels(self) -> dict[str, str]:
         """Labels of the policy and its binding (managed-by, the rule and the cohort)."""
@@ -127,9 +139,17 @@ class Guardrail:
         }
         if self.match_conditions:
             spec["matchConditions"] = [{"name": n, "expression": e} for n, e in self.match_conditions]
-        if self.variables:
-            spec["variables"] = [{"name": n, "expression": e} for n, e in self.variables]
-        spec["validations"] = [dict(v) for v in self.validations]
+        variables = list(self.variables)
+        validations = [dict(v) for v in self.validations]
+        if self.ratchet:
+            same = " && ".join(f"has(oldObject.{f}) == has(object.{f}) && (!has(object.{f}) || "
+                               f"oldObject.{f} == object.{f})" for f in self.ratchet)
+            variables.insert(0, ("unchanged", f"oldObject != null && {same}"))
+            for v in validations:
+                v["expression"] = f"variables.unchanged || ({v['expression']})"
+        if variables:
+            spec["variables"] = [{"name": n, "expression": e} for n, e in variables]
+        spec["validations"] = validations
         return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy",
                 "metadata": {"name": self.name, "labels": self.labels()}, "spec": spec}
 
@@ -240,7 +260,7 @@ def borrowing_limit_zero(scope: LayoutScope) -> Guardrail:
                      (("inference-cluster-queue", _inference_queue(scope)),), (),
                      ({"expression": expression, "reason": "Invalid",
                        **_message("ClusterQueue", policy, rule, fix, _ENTRIES)},),
-                     lambda req: check_inference_borrowing_limit_zero(req.obj, names))
+                     lambda req: check_inference_borrowing_limit_zero(req.obj, names), ("spec",))
 
 
 def reclaim_any(scope: LayoutScope) -> Guardrail:
@@ -257,7 +277,7 @@ def reclaim_any(scope: LayoutScope) -> Guardrail:
                      (("inference-cluster-queue", _inference_queue(scope)),), (),
                      ({"expression": expression, "reason": "Invalid",
                        **_message("ClusterQueue", policy, rule, fix, "spec.preemption.reclaimWithinCohort")},),
-                     lambda req: check_inference_reclaim_any(req.obj, names))
+                     lambda req: check_inference_reclaim_any(req.obj, names), ("spec",))
 
 
 def namespace_selector(scope: LayoutScope) -> Guardrail:
@@ -288,7 +308,7 @@ def namespace_selector(scope: LayoutScope) -> Guardrail:
                        **_message("ClusterQueue", policy, missing_rule, missing_fix, "spec.namespaceSelector")},
                       {"expression": expression, "reason": "Invalid",
                        **_message("ClusterQueue", policy, rule, fix, "spec.namespaceSelector")}),
-                     judge)
+                     judge, ("spec",))
 
 
 def _priority_class(name: str, value: int, role: Optional[str] = None) -> KubeObject:
@@ -333,7 +353,7 @@ def workload_priority_class(scope: LayoutScope) -> Optional[Guardrail]:
           **_message("WorkloadPriorityClass", policy, inference_rule, inference_fix, "value")},
          {"expression": f"!variables.training || variables.inference || object.value < {low}", "reason": "Invalid",
           **_message("WorkloadPriorityClass", policy, rule, fix, "value")}),
-        judge)
+        judge, ("value",))
 
 
 def check_tenant_label(request: Request, label: str, identities: Identities) -> list[Violation]:

@@ -3,6 +3,7 @@ stack config, the messages taken from the rule book, the settings that switch De
 side of each guardrail (the apiserver side is tests/e2e/test_09_admission.py)."""
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import json
 
@@ -100,8 +101,8 @@ def test_priority_constants_follow_the_declared_values(training, gap):
     raw["inferenceTraining"]["training"]["priorityClass"]["value"] = training
     spec = _rails(parse_settings(raw))["workload-priority-class"].policy_manifest()["spec"]
     assert [v["expression"] for v in spec["validations"]] == [
-        f"!variables.inference || object.value > {training}",
-        f"!variables.training || variables.inference || object.value < {inference}"]
+        f"variables.unchanged || (!variables.inference || object.value > {training})",
+        f"variables.unchanged || (!variables.training || variables.inference || object.value < {inference})"]
 
 
 def test_inference_queue_names_come_from_the_stack_and_its_role_label():
@@ -232,3 +233,24 @@ def test_real_cluster_stacks_ship_at_the_first_rollout_step(stack):
     assert SANDBOX_ADMIN not in settings.admission.identities.users
     for _, _, binding in admission_manifests(settings):
         assert binding["spec"]["validationActions"] == ["Warn", "Audit"]
+
+
+def test_an_update_that_leaves_the_judged_fields_alone_passes_on_both_sides():
+    """Ratcheting: a ClusterQueue that already breaks a rule (written while the binding was Warn) still takes
+    metadata updates (the engine's managedFields patch before its repair); a spec change that keeps it broken does
+    not."""
+    rails = _rails_of(SCOPE)
+    broken = _cq(resourceGroups=[{"coveredResources": ["cpu"], "flavors": [
+        {"name": "x", "resources": [{"name": "cpu", "nominalQuota": "1", "borrowingLimit": "1"}]}]}],
+        preemption={"reclaimWithinCohort": "Any"}, namespaceSelector={"matchLabels": {LABEL: "t"}})
+    relabelled = kube_object({**broken.props, "metadata": {"name": "c12-inference-cq", "annotations": {"a": "b"}}})
+    worse = copy.deepcopy(dict(broken.props))
+    worse["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["borrowingLimit"] = "2"
+    rail = rails["inference-borrowing-limit-zero"]
+    assert rail.judge(Request(broken)) and rail.judge(Request(kube_object(worse), broken))
+    assert rail.judge(Request(relabelled, broken)) == []
+    spec = rail.policy_manifest()["spec"]
+    assert spec["variables"][0]["name"] == "unchanged"
+    assert all(v["expression"].startswith("variables.unchanged || (") for v in spec["validations"])
+    assert "oldObject.spec == object.spec" in spec["variables"][0]["expression"]
+    assert rails["tenant-label"].ratchet == ()
