@@ -13,7 +13,6 @@ from typing import Any, Mapping, Optional
 
 import yaml
 
-from components.admission_manifests import admission_manifests
 from components.kueue_config import MANAGER_CONFIG_KEY, manager_configuration
 from components.plans import CohortPlan, flavor_spec, plan_inference_training, plan_shared_pool
 from components.runtime_manifests import MANAGED_BY, configmap_name, render_runtime, trainer_sources
@@ -255,30 +254,10 @@ def manager_config_map(settings: Settings) -> dict[str, Any]:
     }
 
 
-def _admission(settings: Settings) -> list[Rendered]:
-    """The in-cluster guardrails: per guardrail its ValidatingAdmissionPolicy (the CEL constants come from the
-    layout's names and priorities, the tenant-label condition from `admission.identities`) and its binding
-    (`admission.validationActions`)."""
-    top: KeyPath = ("admission",)
-    layouts = {s.cohort: key for key, s in (("inferenceTraining", settings.inference_training),
-                                            ("sharedPool", settings.shared_pool)) if s is not None}
-    out = []
-    for rail, policy, binding in admission_manifests(settings):
-        layout: KeyPath = (layouts[rail.cohort],)
-        fields: dict[str, KeyPath] = {"spec.matchConditions": layout, "spec.validations": layout}
-        if rail.policy == "tenant-label":
-            fields = {"spec.matchConditions": top + ("identities",), "spec.variables": layout + ("namespaceLabel",),
-                      "spec.validations": layout + ("namespaceLabel",)}
-        out.append(Rendered(policy, layout, fields))
-        out.append(Rendered(binding, top, {"spec.validationActions": top + ("validationActions",)}))
-    return out
-
-
 def render_stack(settings: Settings) -> list[Rendered]:
     """Every object of the stack, in registration order: the ResourceFlavor, each layout's Namespaces,
     WorkloadPriorityClasses, Cohort, ClusterQueues, LocalQueues, checkpoint PVCs and InferenceServices, the
-    TrainingRuntimes with their ConfigMaps, the admission guardrails (ValidatingAdmissionPolicy and binding per
-    rule), and the Kueue manager Configuration's ConfigMap (registered by the Kueue
+    TrainingRuntimes with their ConfigMaps, and the Kueue manager Configuration's ConfigMap (registered by the Kueue
     chart when `kueue.install`, judged in every case).
 
     Args:
@@ -293,7 +272,6 @@ def render_stack(settings: Settings) -> list[Rendered]:
     if settings.shared_pool is not None:
         out += _shared_pool(settings)
     out += _training_runtime(settings)
-    out += _admission(settings)
     kueue_fields = {f'data["{MANAGER_CONFIG_KEY}"]': ("kueue",), f"data['{MANAGER_CONFIG_KEY}']": ("kueue",)}
     out.append(Rendered(manager_config_map(settings), ("kueue",), kueue_fields, registered=False))
     return out

@@ -12,9 +12,8 @@ from cryptography import x509
 from cryptography.x509.oid import NameOID
 from hypothesis import given, settings as hsettings, strategies as st
 
-from components.admission_manifests import admission_manifests, layout_scopes, stack_guardrails
+from components.admission_manifests import admission_manifests, layout_scopes, render_admission, stack_guardrails
 from components.errors import SettingsError
-from components.render import render_stack
 from components.settings import SANDBOX_ADMIN, parse_settings
 from policy.rules import admission
 from policy.rules.admission import Identities, LayoutScope, Request, kube_object
@@ -150,7 +149,7 @@ def test_shared_pool_layouts_get_no_inference_rails_and_each_layout_its_own_name
 
 
 def test_render_stack_carries_the_guardrails_with_their_config_keys():
-    rendered = [r for r in render_stack(_dev()) if r.manifest["apiVersion"].startswith("admissionregistration")]
+    rendered = render_admission(_dev())
     assert len(rendered) == 2 * len(DEV_RULES)
     bindings = [r for r in rendered if r.kind == "ValidatingAdmissionPolicyBinding"]
     assert all(r.fields["spec.validationActions"] == ("admission", "validationActions") for r in bindings)
