@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Optional
 
 import yaml
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator,
+                      model_validator)
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
@@ -626,6 +627,69 @@ class KueueSettings(Model):
     """Resource accounting of the manager Configuration."""
 
 
+# --- in-cluster guardrails ------------------------------------------------------------------------------------------
+
+SANDBOX_ADMIN = "kueue-cohorts-admin"
+"""The user of the sandbox's admin kubeconfig (its client certificate's CN; O=system:masters), which runs the dev
+stack: sandbox/certs.py issues it (a unit test keeps the two equal)."""
+
+
+class ValidationAction(str, Enum):
+    """A ValidatingAdmissionPolicyBinding `validationActions` entry (admissionregistration.k8s.io/v1)."""
+
+    DENY = "Deny"    # refuse the request
+    WARN = "Warn"    # let it through with a warning to the client (kubectl prints it)
+    AUDIT = "Audit"  # record the failure in the audit event (annotation validation.policy.admission.k8s.io/...)
+
+
+class StackIdentities(Model):
+    """`admission.identities`: who runs the stack (Kubernetes `request.userInfo`): only these users and the members
+    of these groups may add, change or remove a layout's tenant label (namespaceLabel) on a namespace.
+
+    users: user names (default: the sandbox's admin, `kueue-cohorts-admin`; on a real cluster, the user of the
+    deploy job's kubeconfig). groups: group names (default none). At least one user or group.
+    """
+
+    users: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=lambda: [SANDBOX_ADMIN])
+    """User names (request.userInfo.username). Default the sandbox's admin, kueue-cohorts-admin; on a real cluster,
+    the user of the deploy job's kubeconfig."""
+    groups: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    """Group names (request.userInfo.groups). Default none. At least one user or group."""
+
+    @model_validator(mode="after")
+    def _someone(self) -> "StackIdentities":
+        if not self.users and not self.groups:
+            raise PydanticCustomError(
+                "no_identity", "no user or group may change the tenant label, so pulumi up could not label its own "
+                "namespaces")
+        return self
+
+
+class AdmissionSettings(Model):
+    """`kueue-cohorts:admission`: the ValidatingAdmissionPolicies (CEL) the stack registers, generated from the rule
+    book, so that a kubectl, Helm or GitOps change that breaks a rule is refused inside the cluster too.
+
+    validation_actions: the bindings' validationActions: `[Deny]` (default) refuses; `[Warn, Audit]` lets the
+    request through with a warning and an audit annotation (a first rollout; README "In-cluster guardrails").
+    Deny and Warn never together. identities: who may change the tenant label (StackIdentities).
+    """
+
+    validation_actions: list[ValidationAction] = Field(default_factory=lambda: [ValidationAction.DENY])
+    """The bindings' validationActions: [Deny] (default) refuses; [Warn, Audit] is the first rollout (warn the
+    client, annotate the audit event). Never Deny with Warn, no repeats."""
+    identities: StackIdentities = StackIdentities()
+    """Who runs the stack: only they may add, change or remove a layout's namespaceLabel on a namespace."""
+
+    @field_validator("validation_actions")
+    @classmethod
+    def _actions(cls, value: list[ValidationAction]) -> list[ValidationAction]:
+        if not value or len(set(value)) != len(value) or {ValidationAction.DENY, ValidationAction.WARN} <= set(value):
+            raise PydanticCustomError(
+                "validation_actions", "validationActions must be a non-empty list without repeats and never hold "
+                "both Deny and Warn (the apiserver refuses such a binding)")
+        return value
+
+
 # --- the root --------------------------------------------------------------------------------------------------------
 
 
@@ -655,6 +719,9 @@ class Settings(Model):
     """Namespaces that never become tenant namespaces, in addition to kube-system, kube-public, kube-node-lease,
     Kueue's namespace, jobset-system, kubeflow-system and kserve (the system namespaces of the controllers the
     stack relies on). Default none."""
+    admission: AdmissionSettings = AdmissionSettings()
+    """The in-cluster guardrails (ValidatingAdmissionPolicies generated from the rule book) and who runs the
+    stack. Default: validationActions [Deny], the sandbox's admin."""
 
     def capacity(self) -> dict[str, Decimal]:
         """Physical capacity per resource: sum over node pools of count x capacity (base units, Decimal)."""
@@ -678,6 +745,8 @@ _FIXES = {
     "too_short": "add at least one entry",
     "greater_than_equal": "raise the value",
     "less_than": "lower the value",
+    "validation_actions": "write [Deny] (refuse) or [Warn, Audit] (first rollout: warn and record)",
+    "no_identity": "name the user or group of the kubeconfig that runs pulumi up",
     "value_error": "write a non-negative Kubernetes quantity such as 4, \"500m\" or \"8Gi\"",
     "dict_type": "write a mapping (key: value)",
     "list_type": "write a list",

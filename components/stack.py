@@ -1,4 +1,5 @@
-"""Assemble a whole stack from validated Settings: the provider, the ResourceFlavor and the cohort layouts."""
+"""Assemble a whole stack from validated Settings: the provider, the in-cluster guardrails (admission policies), the
+ResourceFlavor and the cohort layouts."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,6 +8,8 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.admission import AdmissionGuardrails, AdmissionGuardrailsArgs
+from components.admission_manifests import stack_guardrails, validation_actions
 from components.inference import InferenceService, InferenceServiceArgs
 from components.kueue_install import ChartReference, KueueInstallation, KueueInstallationArgs, OutOfClusterManager
 from components.layouts import (
@@ -47,8 +50,9 @@ def kubernetes_provider(cluster: ClusterSettings, project_root: Path, kubeconfig
 def build_stack(settings: Settings, provider: pulumi.ProviderResource,
                 kueue_chart: Optional[ChartReference] = None,
                 out_of_cluster_manager: Optional[OutOfClusterManager] = None) -> dict[str, Any]:
-    """Register Kueue (when `settings.kueue.install`), the ResourceFlavor, every configured cohort layout and the
-    inference services, with `provider`. Kueue objects depend on the KueueInstallation, so its CRDs come first.
+    """Register Kueue (when `settings.kueue.install`), the admission guardrails, the ResourceFlavor, every configured
+    cohort layout and the inference services, with `provider`. Kueue objects depend on the KueueInstallation, so its
+    CRDs come first, and on the guardrails (AdmissionGuardrails), so that the policies of this config judge them.
 
     Args:
         settings: validated Settings. provider: the kubernetes provider.
@@ -57,9 +61,9 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
     Raises:
         ValueError: install requested without a chart reference, or an InferenceService that cannot fit.
     Returns:
-        The stack outputs: {"resourceFlavor": name, "inferenceTraining": {...}, "sharedPool": {...}} (layout keys
-        only for configured layouts), plus the component objects under "_components" for callers that wire
-        further components (not exported).
+        The stack outputs: {"resourceFlavor": name, "admissionPolicies": [names], "inferenceTraining": {...},
+        "sharedPool": {...}} (layout keys only for configured layouts), plus the component objects under
+        "_components" for callers that wire further components (not exported).
     """
     opts = pulumi.ResourceOptions(provider=provider)
     components: dict[str, Any] = {}
@@ -70,8 +74,16 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         installation = KueueInstallation("kueue", args, opts)
         components["kueue"] = installation
         opts = pulumi.ResourceOptions(provider=provider, depends_on=[installation])
+    rails = stack_guardrails(settings)
+    admission = AdmissionGuardrails("admission", AdmissionGuardrailsArgs(rails, validation_actions(settings)),
+                                    pulumi.ResourceOptions(provider=provider))
+    components["admission"] = admission
+    # The cohorts wait for the guardrails: an update of both priority classes (or new ClusterQueue names) is then
+    # judged by the policies of the new config, never by the old ones.
+    opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[admission]))
     flavor = ManifestResource("resource-flavor", flavor_spec(settings.resource_flavor).manifest(), opts)
-    outputs: dict[str, Any] = {"resourceFlavor": flavor.object_name}
+    outputs: dict[str, Any] = {"resourceFlavor": flavor.object_name,
+                               "admissionPolicies": sorted(rail.name for rail in rails)}
     if settings.inference_training is not None:
         cohort = InferenceTrainingCohort(
             settings.inference_training.cohort,

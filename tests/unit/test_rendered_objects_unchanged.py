@@ -13,7 +13,9 @@ import json
 
 import pytest
 
-from tests.helpers import FIXTURES, registered_objects
+from components.admission_manifests import admission_manifests
+from components.settings import parse_settings
+from tests.helpers import FIXTURES, registered_objects, stack_raw
 
 NAME_LABEL = "kubernetes.io/metadata.name"
 
@@ -52,4 +54,13 @@ def _with_rollout_strategies(before: list[dict]) -> list[dict]:
 def test_every_stack_registers_what_it_did_before_plus_the_name_pins(stack):
     before = json.loads((FIXTURES / "rendered" / f"{stack}.json").read_text())
     now = json.loads(json.dumps(registered_objects(stack), sort_keys=True, default=str))
-    assert now == _with_rollout_strategies(_with_name_pins(before))
+    # Issue 17 adds the in-cluster guardrails: exactly the rule book's policies and bindings, nothing else changes.
+    admission = [o for o in now if o["type"].startswith("kubernetes:admissionregistration.k8s.io/")]
+    settings = parse_settings(stack_raw(stack))
+    expected = [m for _, policy, binding in admission_manifests(settings) for m in (policy, binding)]
+    def key(obj: dict) -> tuple:
+        return obj["kind"], obj["metadata"]["name"]
+
+    assert sorted((o["inputs"] for o in admission), key=key) == sorted(
+        json.loads(json.dumps(expected, sort_keys=True)), key=key)
+    assert [o for o in now if o not in admission] == _with_rollout_strategies(_with_name_pins(before))

@@ -1,0 +1,431 @@
+"""The rule book inside the cluster: ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1, CEL) generated
+from the same rules the pack and the settings check run.
+
+A `kubectl patch`, a Helm upgrade or a GitOps sync never passes through `pulumi`, so the policy pack cannot stop it.
+Each `Guardrail` here pairs one rule of the book with its CEL twin:
+
+| guardrail                      | Python rule it mirrors                                     | object judged         |
+|--------------------------------|------------------------------------------------------------|-----------------------|
+| inference-borrowing-limit-zero | `cluster_queue.check_inference_borrowing_limit_zero`       | ClusterQueue          |
+| inference-reclaim-any          | `cluster_queue.check_inference_reclaim_any`                | ClusterQueue          |
+| namespace-selector             | `cluster_queue.check_namespace_selector` (both roles)      | ClusterQueue          |
+| workload-priority-class        | `priority.check_workload_priority_class` (the ranking)     | WorkloadPriorityClass |
+| tenant-label                   | `check_tenant_label` (here: admission only, needs the user) | Namespace             |
+
+Both sides are built from one `LayoutScope` (the stack's inference ClusterQueue names, ClusterQueue names, priority
+class values and tenant label key: the same parameters the pack config gives the Python rules), and each
+guardrail's `judge` runs the Python rule on what the apiserver would judge, so a parity test can compare the two
+verdicts object by object (tests/e2e/test_09_admission.py, against the real kube-apiserver). The rule and fix
+clauses of the ClusterQueue messages are taken from the Python rule's own Violation (`_clauses`), so the cluster,
+the pack and the settings check speak the same words.
+
+CEL only sees the object being written (and `oldObject`, `request`): facts about the rest of the stack (which
+ClusterQueue is inference, the other side's priority) are written into the expressions as constants when the
+stack is rendered; a new stack config re-renders them, and the policies are registered before the cohorts so that
+a change of both priorities in one `pulumi up` is judged against the new values.
+
+Upstream: Kubernetes `ValidatingAdmissionPolicy` (GA in 1.30; `matchConditions`, `variables`, `validations` with
+`messageExpression` and `reason`, binding `validationActions` Deny | Warn | Audit, Deny and Warn never together);
+the Kubernetes CEL quantity library (`quantity()`, `compareTo()`).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+
+from .cluster_queue import check_inference_borrowing_limit_zero, check_inference_reclaim_any, check_namespace_selector
+from .objects import INFERENCE_ROLE, ROLE_LABEL, TRAINING_ROLE, KubeObject, violation
+from .priority import check_workload_priority_class
+from .values import MISSING, Violation, format_path, get
+
+API_VERSION = "admissionregistration.k8s.io/v1"
+MANAGED_BY = {"app.kubernetes.io/managed-by": "kueue-cohorts"}
+RULE_LABEL = "kueue-cohorts/rule"
+COHORT_LABEL = "kueue-cohorts/cohort"
+DENY, WARN, AUDIT = "Deny", "Warn", "Audit"
+TENANT_LABEL_POLICY = "tenant-label"
+
+
+@dataclass(frozen=True)
+class Identities:
+    """Who runs the stack: Kubernetes user names and groups (`request.userInfo.username` / `.groups`). Only they may
+    add, change or remove the tenant label of a namespace."""
+
+    users: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+
+    def includes(self, username: str, groups: Iterable[str]) -> bool:
+        """True when `username` is one of `users` or one of `groups` is one of ours."""
+        return username in self.users or bool(set(groups) & set(self.groups))
+
+
+@dataclass(frozen=True)
+class LayoutScope:
+    """What one cohort layout's guardrails know about the stack.
+
+    cohort: the layout's cohort (names the policies). cluster_queues: every ClusterQueue name of the layout.
+    inference_cluster_queues: those judged as inference (the pack config's `inferenceClusterQueues`).
+    inference_priority_classes / training_priority_classes: WorkloadPriorityClass name -> declared value of each
+    side (the pack config's `inferencePriorityClasses` / `trainingPriorityClasses`, with the values the stack
+    writes). tenant_label: the namespace label key the layout's namespaceSelectors match (`namespaceLabel`).
+    """
+
+    cohort: str
+    cluster_queues: tuple[str, ...]
+    inference_cluster_queues: tuple[str, ...] = ()
+    inference_priority_classes: Mapping[str, int] = field(default_factory=dict)
+    training_priority_classes: Mapping[str, int] = field(default_factory=dict)
+    tenant_label: str = "kueue.x-k8s.io/queue"
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the apiserver hands a ValidatingAdmissionPolicy: the object written, the object before (None on
+    CREATE) and the requesting user."""
+
+    obj: KubeObject
+    old: Optional[KubeObject] = None
+    username: str = ""
+    groups: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Guardrail:
+    """One ValidatingAdmissionPolicy and the Python rule it mirrors.
+
+    name: the policy and binding name (`kueue-cohorts.<cohort>.<policy>`). policy: the rule's name
+    (`inference-borrowing-limit-zero`, ...). cohort: the layout's cohort. resource: (apiGroup, version, plural)
+    matched on CREATE and UPDATE. match_conditions / variables: (name, CEL) pairs. validations: dicts of the
+    policy's `spec.validations` (expression, message, messageExpression, reason). check: the Python rule on a
+    `Request`. ratchet: top-level fields ("spec", "value") whose being unchanged on UPDATE lets the request
+    through whatever the rule says (variable `unchanged`, as Kubernetes ratchets CRD validation); `judge` is the
+    verdict the apiserver must reach: deny iff it returns a Violation.
+    """
+
+    name: str
+    policy: str
+    cohort: str
+    resource: tuple[str, str, str]
+    match_conditions: tuple[tuple[str, str], ...]
+    variables: tuple[tuple[str, str], ...]
+    validations: tuple[Mapping[str, str], ...]
+    check: Callable[[Request], list[Violation]]
+    ratchet: tuple[str, ...] = ()
+
+    def judge(self, request: Request) -> list[Violation]:
+        """The Python verdict on `request` (the apiserver denies iff this is non-empty): an UPDATE that leaves the
+        `ratchet` fields as they were passes (so an object that already breaks the rule can still get metadata
+        updates, e.g. the engine's managedFields patch before its repair); anything else goes to the rule."""
+        if request.old is not None and self.ratchet and all(
+                get(request.old.props, f) == get(request.obj.props, f) for f in self.ratchet):
+            return []
+        return self.check(request)
+
+    def labels(self) -> dict[str, str]:
+        """Labels of the policy and its binding (managed-by, the rule and the cohort)."""
+        return {**MANAGED_BY, RULE_LABEL: self.policy, COHORT_LABEL: self.cohort}
+
+    def policy_manifest(self) -> dict[str, Any]:
+        """The ValidatingAdmissionPolicy manifest (failurePolicy Fail, matchPolicy Equivalent)."""
+        group, version, plural = self.resource
+        spec: dict[str, Any] = {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "matchPolicy": "Equivalent",
+                "resourceRules": [{"apiGroups": [group], "apiVersions": [version],
+                                   "operations": ["CREATE", "UPDATE"], "resources": [plural]}],
+            },
+        }
+        if self.match_conditions:
+            spec["matchConditions"] = [{"name": n, "expression": e} for n, e in self.match_conditions]
+        variables = list(self.variables)
+        validations = [dict(v) for v in self.validations]
+        if self.ratchet:
+            same = " && ".join(f"has(oldObject.{f}) == has(object.{f}) && (!has(object.{f}) || "
+                               f"oldObject.{f} == object.{f})" for f in self.ratchet)
+            variables.insert(0, ("unchanged", f"oldObject != null && {same}"))
+            for v in validations:
+                v["expression"] = f"variables.unchanged || ({v['expression']})"
+        if variables:
+            spec["variables"] = [{"name": n, "expression": e} for n, e in variables]
+        spec["validations"] = validations
+        return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy",
+                "metadata": {"name": self.name, "labels": self.labels()}, "spec": spec}
+
+    def binding_manifest(self, actions: Sequence[str]) -> dict[str, Any]:
+        """The ValidatingAdmissionPolicyBinding of this policy with `actions` (validate_actions first)."""
+        return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicyBinding",
+                "metadata": {"name": self.name, "labels": self.labels()},
+                "spec": {"policyName": self.name, "validationActions": list(validate_actions(actions))}}
+
+
+def validate_actions(actions: Sequence[str]) -> tuple[str, ...]:
+    """Check a binding's validationActions as the apiserver does: non-empty, each Deny, Warn or Audit, no
+    duplicate, never Deny and Warn together. Returns them as a tuple; raises ValueError naming the problem."""
+    actions = tuple(actions)
+    if not actions:
+        raise ValueError("validationActions must not be empty")
+    unknown = [a for a in actions if a not in (DENY, WARN, AUDIT)]
+    if unknown:
+        raise ValueError(f"validationActions {unknown} are not Deny, Warn or Audit")
+    if len(set(actions)) != len(actions):
+        raise ValueError(f"validationActions {list(actions)} repeat a value")
+    if DENY in actions and WARN in actions:
+        raise ValueError("validationActions may not hold both Deny and Warn (Deny already tells the client)")
+    return actions
+
+
+# --- CEL building blocks -------------------------------------------------------------------------------------------
+
+
+def cel_string(text: str) -> str:
+    """A CEL string literal for `text` (double-quoted; JSON's escapes are CEL's)."""
+    return json.dumps(text)
+
+
+def cel_list(items: Iterable[str]) -> str:
+    """A CEL list of string literals, sorted: `["a", "b"]`."""
+    return "[" + ", ".join(cel_string(i) for i in sorted(set(items))) + "]"
+
+
+def _label_is(var: str, key: str, value: str) -> str:
+    return f"(has({var}.metadata.labels) && {cel_string(key)} in {var}.metadata.labels && " \
+           f"{var}.metadata.labels[{cel_string(key)}] == {cel_string(value)})"
+
+
+def _inference_queue(scope: LayoutScope) -> str:
+    """CEL twin of `objects.role_of(obj, names) == INFERENCE_ROLE`: named in the stack, or labelled."""
+    return f"object.metadata.name in {cel_list(scope.inference_cluster_queues)} || " \
+           + _label_is("object", ROLE_LABEL, INFERENCE_ROLE)
+
+
+def _message(kind: str, policy: str, rule: str, fix: str, field_path: str, extra: str = "") -> dict[str, str]:
+    """`message` (static) and `messageExpression` (names the object; `extra` is a CEL string expression appended)
+    of a validation: "<Kind> '<name>' breaks the kueue-cohorts rule <policy> at <field>: <rule>; fix: <fix>."."""
+    tail = f"' breaks the kueue-cohorts rule {policy} at {field_path}: {rule}; fix: {fix}"
+    expression = f"{cel_string(kind + ' ' + chr(39))} + object.metadata.name + {cel_string(tail)}"
+    if extra:
+        expression += f" + {extra}"
+    return {"message": f"This {kind}{tail[1:]}.", "messageExpression": expression + ' + "."'}
+
+
+def _clauses(found: list[Violation], what: str) -> tuple[str, str]:
+    """The rule and fix clauses of the first violation the Python rule returned for a probe object."""
+    if not found or not found[0].rule or not found[0].fix:
+        raise ValueError(f"the rule book gave no rule and fix for {what}: {found!r}")
+    return found[0].rule, found[0].fix
+
+
+def kube_object(manifest: Mapping[str, Any]) -> KubeObject:
+    """A manifest as the rule book's `KubeObject` (group and version from its apiVersion)."""
+    group, _, version = str(manifest["apiVersion"]).rpartition("/")
+    return KubeObject(urn="", resource_name=str(get(manifest, "metadata", "name") or ""), group=group,
+                      version=version, kind=str(manifest["kind"]), props=manifest)
+
+
+def _cluster_queue_probe(name: str, cohort: str, spec: Mapping[str, Any]) -> KubeObject:
+    return kube_object({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+                        "metadata": {"name": name}, "spec": {"cohortName": cohort, **spec}})
+
+
+# --- the guardrails ------------------------------------------------------------------------------------------------
+
+_CLUSTER_QUEUES = ("kueue.x-k8s.io", "v1beta2", "clusterqueues")
+_PRIORITY_CLASSES = ("kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses")
+_NAMESPACES = ("", "v1", "namespaces")
+_ENTRIES = "spec.resourceGroups[*].flavors[*].resources[*].borrowingLimit"
+
+
+def _name(scope: LayoutScope, policy: str) -> str:
+    return f"kueue-cohorts.{scope.cohort}.{policy}"
+
+
+def borrowing_limit_zero(scope: LayoutScope) -> Guardrail:
+    """inference-borrowing-limit-zero: an inference ClusterQueue in a cohort has borrowingLimit 0 on every resource
+    of every flavor (CEL `quantity(...).compareTo(quantity('0')) == 0`: `sign()` is not in the 1.36 admission
+    environment); a missing borrowingLimit (unlimited) is refused."""
+    policy = "inference-borrowing-limit-zero"
+    names = scope.inference_cluster_queues
+    probe = _cluster_queue_probe(names[0] if names else "probe", scope.cohort, {"resourceGroups": [{
+        "coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [
+            {"name": "cpu", "nominalQuota": "1", "borrowingLimit": "1"}]}]}]})
+    rule, fix = _clauses(check_inference_borrowing_limit_zero(probe, names or ["probe"]), policy)
+    expression = (
+        "!has(object.spec.cohortName) || object.spec.cohortName == '' || !has(object.spec.resourceGroups) || "
+        "object.spec.resourceGroups.all(g, !has(g.flavors) || g.flavors.all(f, !has(f.resources) || "
+        "f.resources.all(r, has(r.borrowingLimit) && "
+        "quantity(string(r.borrowingLimit)).compareTo(quantity('0')) == 0)))")
+    return Guardrail(_name(scope, policy), policy, scope.cohort, _CLUSTER_QUEUES,
+                     (("inference-cluster-queue", _inference_queue(scope)),), (),
+                     ({"expression": expression, "reason": "Invalid",
+                       **_message("ClusterQueue", policy, rule, fix, _ENTRIES)},),
+                     lambda req: check_inference_borrowing_limit_zero(req.obj, names), ("spec",))
+
+
+def reclaim_any(scope: LayoutScope) -> Guardrail:
+    """inference-reclaim-any: an inference ClusterQueue sets spec.preemption.reclaimWithinCohort Any (Kueue's
+    default Never arrives here already defaulted, so a missing value is refused too)."""
+    policy = "inference-reclaim-any"
+    names = scope.inference_cluster_queues
+    probe = _cluster_queue_probe(names[0] if names else "probe", scope.cohort,
+                                 {"preemption": {"reclaimWithinCohort": "Never"}})
+    rule, fix = _clauses(check_inference_reclaim_any(probe, names or ["probe"]), policy)
+    expression = ("has(object.spec.preemption) && has(object.spec.preemption.reclaimWithinCohort) && "
+                  "object.spec.preemption.reclaimWithinCohort == 'Any'")
+    return Guardrail(_name(scope, policy), policy, scope.cohort, _CLUSTER_QUEUES,
+                     (("inference-cluster-queue", _inference_queue(scope)),), (),
+                     ({"expression": expression, "reason": "Invalid",
+                       **_message("ClusterQueue", policy, rule, fix, "spec.preemption.reclaimWithinCohort")},),
+                     lambda req: check_inference_reclaim_any(req.obj, names), ("spec",))
+
+
+def namespace_selector(scope: LayoutScope) -> Guardrail:
+    """namespace-selector: every ClusterQueue of the layout has a namespaceSelector with at least one matchLabels
+    or matchExpressions entry (missing selects nothing, `{}` selects every namespace). Mirrors both
+    inference-namespace-selector and cluster-queue-namespace-selector on the layout's queues."""
+    policy = "namespace-selector"
+    names = scope.cluster_queues
+    inference = scope.inference_cluster_queues
+    probe = _cluster_queue_probe(names[0], scope.cohort, {"namespaceSelector": {}})
+
+    def judge(req: Request) -> list[Violation]:
+        obj = req.obj
+        if not obj.is_kueue("ClusterQueue") or obj.name not in names:
+            return []
+        return check_namespace_selector(obj, True, inference) + check_namespace_selector(obj, False, inference)
+
+    missing_rule, missing_fix = _clauses(judge(Request(_cluster_queue_probe(names[0], scope.cohort, {}))), policy)
+    rule, fix = _clauses(judge(Request(probe)), policy)
+    selector = "object.spec.namespaceSelector"
+    expression = (
+        f"!has({selector}) || "
+        f"(has({selector}.matchLabels) && size({selector}.matchLabels) > 0) || "
+        f"(has({selector}.matchExpressions) && size({selector}.matchExpressions) > 0)")
+    return Guardrail(_name(scope, policy), policy, scope.cohort, _CLUSTER_QUEUES,
+                     (("cluster-queue-of-the-stack", f"object.metadata.name in {cel_list(names)}"),), (),
+                     ({"expression": f"has({selector})", "reason": "Invalid",
+                       **_message("ClusterQueue", policy, missing_rule, missing_fix, "spec.namespaceSelector")},
+                      {"expression": expression, "reason": "Invalid",
+                       **_message("ClusterQueue", policy, rule, fix, "spec.namespaceSelector")}),
+                     judge, ("spec",))
+
+
+def _priority_class(name: str, value: int, role: Optional[str] = None) -> KubeObject:
+    labels = {ROLE_LABEL: role} if role else {}
+    return kube_object({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+                        "metadata": {"name": name, "labels": labels}, "value": value})
+
+
+def workload_priority_class(scope: LayoutScope) -> Optional[Guardrail]:
+    """workload-priority-class (the ranking): a WorkloadPriorityClass of the inference side (declared, or labelled
+    `kueue-cohorts/role: inference` and not declared training) keeps a value above the highest declared training
+    value; one of the training side keeps a value below the lowest declared inference value. None when the layout
+    has no class on one side (nothing to rank)."""
+    policy = "workload-priority-class"
+    inference, training = dict(scope.inference_priority_classes), dict(scope.training_priority_classes)
+    if not inference or not training:
+        return None
+    low, high = min(inference.values()), max(training.values())
+
+    def judge(req: Request) -> list[Violation]:
+        obj = req.obj
+        if not obj.is_kueue("WorkloadPriorityClass"):
+            return []
+        stack = [_priority_class(n, v) for n, v in {**inference, **training}.items() if n != obj.name] + [obj]
+        return check_workload_priority_class(stack, (), None, inference, training)
+
+    first_training = sorted(training)[0]
+    rule, fix = _clauses(judge(Request(_priority_class(first_training, low))), policy)
+    inf_names, trn_names = cel_list(inference), cel_list(training)
+    is_inference = f"(object.metadata.name in {inf_names} || (!(object.metadata.name in {trn_names}) && " \
+                   f"{_label_is('object', ROLE_LABEL, INFERENCE_ROLE)}))"
+    is_training = f"(object.metadata.name in {trn_names} || (!(object.metadata.name in {inf_names}) && " \
+                  f"{_label_is('object', ROLE_LABEL, TRAINING_ROLE)}))"
+    inference_rule = f"an inference WorkloadPriorityClass must rank above every training one (the highest " \
+                     f"training value is {high})"
+    inference_fix = f"set its value above {high}, or lower the training classes through the stack first"
+    return Guardrail(
+        _name(scope, policy), policy, scope.cohort, _PRIORITY_CLASSES,
+        (("ranked-priority-class", f"{is_inference} || {is_training}"),),
+        (("inference", is_inference), ("training", is_training)),
+        ({"expression": f"!variables.inference || object.value > {high}", "reason": "Invalid",
+          **_message("WorkloadPriorityClass", policy, inference_rule, inference_fix, "value")},
+         {"expression": f"!variables.training || variables.inference || object.value < {low}", "reason": "Invalid",
+          **_message("WorkloadPriorityClass", policy, rule, fix, "value")}),
+        judge, ("value",))
+
+
+def check_tenant_label(request: Request, label: str, identities: Identities) -> list[Violation]:
+    """tenant-label (admission only: the pack never sees who writes): only the identities that run the stack may
+    add, change or remove the tenant label `label` of a Namespace.
+
+    Args:
+        request: the Namespace written (`obj`), the Namespace before (`old`, None on CREATE) and the requesting
+            user. label: the layout's namespaceLabel. identities: the stack's users and groups.
+    Returns:
+        One Violation on `metadata.labels["<label>"]` when another identity adds, changes or removes it; else none.
+    """
+    obj = request.obj
+    if obj.kind != "Namespace" or obj.group or identities.includes(request.username, request.groups):
+        return []
+    before = get(request.old.labels, label) if request.old is not None else MISSING
+    after = get(obj.labels, label)
+    if before == after:
+        return []
+    return [violation(
+        obj, TENANT_LABEL_POLICY, format_path(["metadata", "labels", label]), after,
+        f"only the identities that run the kueue-cohorts stack may add, change or remove the tenant label {label} "
+        "(it decides which ClusterQueue a namespace's workloads may use)",
+        f"leave {label} as it was, or declare the namespace in the stack config and run pulumi up")]
+
+
+def tenant_label(scope: LayoutScope, identities: Identities) -> Guardrail:
+    """tenant-label: the CEL twin of `check_tenant_label` for the layout's namespaceLabel."""
+    key = cel_string(scope.tenant_label)
+    probe = kube_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "probe", "labels": {
+        scope.tenant_label: "probe"}}})
+    rule, fix = _clauses(check_tenant_label(Request(probe, None, "probe"), scope.tenant_label, identities),
+                         TENANT_LABEL_POLICY)
+    ours = f"request.userInfo.username in {cel_list(identities.users)} || (has(request.userInfo.groups) && " \
+           f"request.userInfo.groups.exists(g, g in {cel_list(identities.groups)}))"
+    field_path = format_path(["metadata", "labels", scope.tenant_label])
+    message = _message("Namespace", TENANT_LABEL_POLICY, rule, fix, field_path,
+                       extra=f"{cel_string(' (requested by ')} + request.userInfo.username + {cel_string(')')}")
+    return Guardrail(
+        _name(scope, TENANT_LABEL_POLICY), TENANT_LABEL_POLICY, scope.cohort, _NAMESPACES,
+        (("not-a-stack-identity", f"!({ours})"),),
+        (("hadLabel", f"oldObject != null && has(oldObject.metadata.labels) && {key} in oldObject.metadata.labels"),
+         ("hasLabel", f"has(object.metadata.labels) && {key} in object.metadata.labels")),
+        ({"expression": f"variables.hadLabel == variables.hasLabel && "
+                        f"(!variables.hasLabel || object.metadata.labels[{key}] == oldObject.metadata.labels[{key}])",
+          "reason": "Forbidden", **message},),
+        lambda req: check_tenant_label(req, scope.tenant_label, identities))
+
+
+def guardrails(scope: LayoutScope, identities: Identities) -> list[Guardrail]:
+    """Every guardrail of one layout: the inference ones when it has inference ClusterQueues, the priority ranking
+    when it declares both sides, the namespaceSelector and tenant-label ones always."""
+    out: list[Guardrail] = []
+    if scope.inference_cluster_queues:
+        out += [borrowing_limit_zero(scope), reclaim_any(scope)]
+    out.append(namespace_selector(scope))
+    ranking = workload_priority_class(scope)
+    if ranking is not None:
+        out.append(ranking)
+    out.append(tenant_label(scope, identities))
+    return out
+
+
+def manifests(rails: Sequence[Guardrail], actions: Sequence[str]) -> list[dict[str, Any]]:
+    """Policy then binding manifest of each guardrail, in order."""
+    out: list[dict[str, Any]] = []
+    for rail in rails:
+        out += [rail.policy_manifest(), rail.binding_manifest(actions)]
+    return out
+
+
+def judge(rails: Sequence[Guardrail], request: Request) -> list[tuple[Guardrail, Violation]]:
+    """What the Python rules say about `request`, guardrail by guardrail (the apiserver must deny iff this is
+    non-empty, naming one of these guardrails)."""
+    return [(rail, v) for rail in rails for v in rail.judge(request)]

@@ -1,0 +1,303 @@
+"""In-cluster guardrails on the real kube-apiserver: the dev stack's ValidatingAdmissionPolicies refuse what the
+rule book refuses (parity, object by object, through server-side dry-run), a kubectl-style patch of the inference
+ClusterQueue and an intruder's tenant label are denied with the rule's message, `[Warn, Audit]` lets them through
+with a warning, and `pulumi up`, drift repair and `destroy` still work under the stack's own identity."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from kubernetes import client as k8s
+from kubernetes import config as kconfig
+
+from components.admission_manifests import stack_guardrails
+from components.render import render_stack
+from components.settings import SANDBOX_ADMIN, parse_settings, raw_from_stack_file
+from e2e_support import KUEUE, REPO, wait_for
+from policy.rules.admission import Request, judge, kube_object
+
+DEV = parse_settings(raw_from_stack_file(REPO / "stacks" / "Pulumi.dev.yaml"))
+RAILS = stack_guardrails(DEV)
+LABEL = DEV.inference_training.namespace_label
+INFERENCE_CQ = DEV.inference_training.inference.cluster_queue
+INFERENCE_TENANT = DEV.inference_training.inference.tenant or INFERENCE_CQ
+INTRUDER = "e2e-intruder"
+ADMIN_GROUPS = ("system:masters", "system:authenticated")
+INTRUDER_GROUPS = ("system:masters", "system:authenticated")  # cluster-admin by RBAC: only admission stops it
+ADMISSION = ("admissionregistration.k8s.io", "v1")
+PARITY = hsettings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def _rendered(kind: str, name: str) -> dict:
+    return copy.deepcopy(next(r.manifest for r in render_stack(DEV) if r.kind == kind and r.name == name))
+
+
+def _verdict(call) -> tuple[str, str | None]:
+    """Run an API call; return ("allowed", None), ("denied", <policy name>) for a denial by one of our
+    ValidatingAdmissionPolicies, or ("other", message) for any other refusal (schema, Kueue's webhook)."""
+    try:
+        call()
+        return "allowed", None
+    except k8s.ApiException as exc:
+        message = json.loads(exc.body)["message"]
+        prefix = "ValidatingAdmissionPolicy '"
+        if prefix in message:
+            return "denied", message.split(prefix, 1)[1].split("'", 1)[0]
+        return "other", message
+
+
+def _python(obj: dict, old: dict | None = None, user: str = SANDBOX_ADMIN, groups=ADMIN_GROUPS) -> set[str]:
+    request = Request(kube_object(obj), kube_object(old) if old else None, user, tuple(groups))
+    return {rail.name for rail, _ in judge(RAILS, request)}
+
+
+def _assert_parity(api: tuple[str, str | None], python: set[str], what: object) -> None:
+    state, detail = api
+    assert state != "other" or not python, f"the apiserver refused {what} for another reason: {detail}"
+    assert (state == "denied") == bool(python), f"{what}: apiserver {api}, rule book {sorted(python)}"
+    if state == "denied":
+        assert detail in python, f"{what}: denied by {detail}, the rule book names {sorted(python)}"
+
+
+@pytest.fixture(scope="module")
+def guarded(cluster, dev_stack) -> str:
+    """The dev stack with its guardrails in effect (a policy starts judging once the apiserver has loaded it:
+    polled with a dry-run that only the guardrail refuses)."""
+    broken = _rendered("ClusterQueue", INFERENCE_CQ)
+    broken["metadata"] = {"name": "e2e-guardrail-probe", "labels": {"kueue-cohorts/role": "inference"}}
+    del broken["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["borrowingLimit"]
+    wait_for(lambda: _verdict(lambda: cluster.custom.create_cluster_custom_object(
+        *KUEUE, "clusterqueues", broken, dry_run="All"))[0] == "denied", 60, "the guardrails to take effect")
+    yield dev_stack
+    for name in ("e2e-parity-ns", "e2e-undeclared"):
+        try:
+            cluster.core.delete_namespace(name)
+        except k8s.ApiException as exc:
+            if exc.status != 404:
+                raise
+
+
+@pytest.fixture(scope="module")
+def intruder(sandbox) -> k8s.ApiClient:
+    """An API client of the sandbox admin impersonating a user outside the stack's identities (group
+    system:masters, so RBAC allows everything and only admission decides)."""
+    api = kconfig.new_client_from_config(config_file=str(sandbox.paths.kubeconfig))
+    api.set_default_header("Impersonate-User", INTRUDER)
+    api.set_default_header("Impersonate-Group", "system:masters")
+    return api
+
+
+# --- parity: the rule book's verdict is the apiserver's ----------------------------------------------------------
+
+QUANTITIES = st.sampled_from([None, "0", 0, "0m", "0Gi", "1", 1, "500m", "2Gi", "-1"])
+VALID_SELECTORS = [{"matchLabels": {LABEL: "t"}},
+                   {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["a"]}]}]
+# Compliant values drawn more often, so that one broken property at a time decides many examples (the apiserver
+# names only the first policy that denies).
+SELECTORS = st.sampled_from(VALID_SELECTORS * 3 + [None, {}, {"matchLabels": {}}, {"matchExpressions": []}])
+RECLAIMS = st.sampled_from(["Any"] * 4 + [None, "Never", "LowerPriority"])
+
+
+@hsettings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(name=st.sampled_from(["c12-inference-cq", "c12-training-cq", "e2e-parity-cq"]),
+       role=st.sampled_from([None, "inference", "training"]), index=st.integers(0, 4), limit=QUANTITIES,
+       reclaim=RECLAIMS, selector=SELECTORS)
+def test_cluster_queue_verdicts_equal_the_rule_book(cluster, guarded, name, role, index, limit, reclaim, selector):
+    body = _rendered("ClusterQueue", "c12-inference-cq")
+    body["metadata"] = {"name": name, "labels": {"app.kubernetes.io/managed-by": "kueue-cohorts"}}
+    if role:
+        body["metadata"]["labels"]["kueue-cohorts/role"] = role
+    entry = body["spec"]["resourceGroups"][0]["flavors"][0]["resources"][index]
+    entry.pop("borrowingLimit")
+    if limit is not None:
+        entry["borrowingLimit"] = limit
+    body["spec"]["preemption"] = {"withinClusterQueue": "LowerPriority"}
+    if reclaim:
+        body["spec"]["preemption"]["reclaimWithinCohort"] = reclaim
+    body["spec"].pop("namespaceSelector")
+    if selector is not None:
+        body["spec"]["namespaceSelector"] = selector
+    live = None
+    if name == "e2e-parity-cq":
+        api = _verdict(lambda: cluster.custom.create_cluster_custom_object(*KUEUE, "clusterqueues", body,
+                                                                            dry_run="All"))
+    else:
+        live = cluster.cluster_queue(name)
+        body["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
+        api = _verdict(lambda: cluster.custom.replace_cluster_custom_object(*KUEUE, "clusterqueues", name, body,
+                                                                             dry_run="All"))
+    # The apiserver judges the object after defaulting: Kueue's CRD writes reclaimWithinCohort: Never when absent.
+    judged = copy.deepcopy(body)
+    judged["spec"]["preemption"].setdefault("reclaimWithinCohort", "Never")
+    _assert_parity(api, _python(judged, live), body)
+
+
+def test_a_queue_without_cohort_never_borrows_so_both_sides_let_it_through(cluster, guarded):
+    body = _rendered("ClusterQueue", "c12-inference-cq")
+    body["metadata"]["name"] = "e2e-no-cohort-cq"
+    del body["spec"]["cohortName"]
+    for entry in body["spec"]["resourceGroups"][0]["flavors"][0]["resources"]:
+        del entry["borrowingLimit"]
+    body["spec"]["preemption"].pop("borrowWithinCohort", None)
+    api = _verdict(lambda: cluster.custom.create_cluster_custom_object(*KUEUE, "clusterqueues", body, dry_run="All"))
+    assert api == ("allowed", None) and _python(body) == set()
+
+
+@PARITY
+@given(name=st.sampled_from(["c12-inference-prio", "c12-training-prio", "e2e-parity-prio"]),
+       role=st.sampled_from([None, "inference", "training", "tenant"]),
+       value=st.one_of(st.integers(-(2**31), 2**31 - 1), st.sampled_from([9, 10, 11, 999, 1000, 1001])))
+def test_priority_class_verdicts_equal_the_rule_book(cluster, guarded, name, role, value):
+    body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+            "metadata": {"name": name, "labels": {"kueue-cohorts/role": role} if role else {}}, "value": value}
+    live = None
+    if name == "e2e-parity-prio":
+        api = _verdict(lambda: cluster.custom.create_cluster_custom_object(*KUEUE, "workloadpriorityclasses", body,
+                                                                            dry_run="All"))
+    else:
+        live = cluster.custom.get_cluster_custom_object(*KUEUE, "workloadpriorityclasses", name)
+        body["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
+        api = _verdict(lambda: cluster.custom.replace_cluster_custom_object(
+            *KUEUE, "workloadpriorityclasses", name, body, dry_run="All"))
+    _assert_parity(api, _python(body, live), body)
+
+
+TENANT_VALUES = st.sampled_from([None, INFERENCE_TENANT, "c12-training-cq", "", "someone-else"])
+
+
+@PARITY
+@given(before=TENANT_VALUES, after=TENANT_VALUES, create=st.booleans(), as_intruder=st.booleans())
+def test_tenant_label_verdicts_equal_the_rule_book(cluster, guarded, intruder, before, after, create, as_intruder):
+    api_client = intruder if as_intruder else cluster.api
+    user, groups = (INTRUDER, INTRUDER_GROUPS) if as_intruder else (SANDBOX_ADMIN, ADMIN_GROUPS)
+    core = k8s.CoreV1Api(api_client)
+    new = {"apiVersion": "v1", "kind": "Namespace",
+           "metadata": {"name": "e2e-parity-ns", "labels": {} if after is None else {LABEL: after}}}
+    if create:
+        new["metadata"]["name"] = "e2e-parity-new-ns"
+        api = _verdict(lambda: core.create_namespace(new, dry_run="All"))
+        _assert_parity(api, _python(new, None, user, groups), new)
+        return
+    cluster.ensure_namespace("e2e-parity-ns")
+    cluster.core.patch_namespace("e2e-parity-ns", {"metadata": {"labels": {LABEL: before}}})  # as the stack
+    old = cluster.core.read_namespace("e2e-parity-ns").to_dict()
+    old = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "e2e-parity-ns",
+                                                                  "labels": old["metadata"]["labels"]}}
+    new["metadata"]["labels"] = {**{k: v for k, v in old["metadata"]["labels"].items() if k != LABEL},
+                                 **new["metadata"]["labels"]}
+    api = _verdict(lambda: core.patch_namespace("e2e-parity-ns", {"metadata": {"labels": {LABEL: after}}},
+                                                dry_run="All"))
+    _assert_parity(api, _python(new, old, user, groups), (before, after, user))
+
+
+# --- the issue's scenarios -----------------------------------------------------------------------------------------
+
+
+def _gpualloc_index(cq: dict) -> int:
+    resources = cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
+    return next(i for i, r in enumerate(resources) if r["name"] == "nvidia.com/gpualloc")
+
+
+def _borrow_one(cluster, **kwargs):
+    cq = cluster.cluster_queue(INFERENCE_CQ)
+    return cluster.custom.patch_cluster_custom_object_with_http_info(
+        *KUEUE, "clusterqueues", INFERENCE_CQ,
+        [{"op": "replace", "path": f"/spec/resourceGroups/0/flavors/0/resources/{_gpualloc_index(cq)}/borrowingLimit",
+          "value": "1"}], field_manager="kubectl-patch", _content_type="application/json-patch+json", **kwargs)
+
+
+def test_kubectl_patch_of_inference_borrowing_limit_is_denied_with_the_rules_message(cluster, guarded):
+    with pytest.raises(k8s.ApiException) as err:
+        _borrow_one(cluster)
+    message = json.loads(err.value.body)["message"]
+    rail = next(r for r in RAILS if r.policy == "inference-borrowing-limit-zero")
+    assert f"ValidatingAdmissionPolicy '{rail.name}'" in message
+    assert f"ClusterQueue '{INFERENCE_CQ}' breaks the kueue-cohorts rule inference-borrowing-limit-zero" in message
+    assert "borrowingLimit must be an explicit 0" in message and "fix: set borrowingLimit to 0" in message
+    cq = cluster.cluster_queue(INFERENCE_CQ)
+    assert cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][_gpualloc_index(cq)]["borrowingLimit"] == "0"
+
+
+def test_an_intruder_cannot_give_an_undeclared_namespace_the_inference_tenant(cluster, guarded, intruder):
+    cluster.ensure_namespace("e2e-undeclared")
+    with pytest.raises(k8s.ApiException) as err:
+        k8s.CoreV1Api(intruder).patch_namespace("e2e-undeclared", {"metadata": {"labels": {LABEL: INFERENCE_TENANT}}})
+    assert err.value.status == 403
+    message = json.loads(err.value.body)["message"]
+    assert "kueue-cohorts rule tenant-label" in message and f"(requested by {INTRUDER})" in message
+    assert LABEL not in (cluster.core.read_namespace("e2e-undeclared").metadata.labels or {})
+    # Other labels stay the namespace owner's business.
+    k8s.CoreV1Api(intruder).patch_namespace("e2e-undeclared", {"metadata": {"labels": {"team": "x"}}})
+    assert cluster.core.read_namespace("e2e-undeclared").metadata.labels["team"] == "x"
+
+
+def _stack_file(**admission) -> dict:
+    document = yaml.safe_load((REPO / "stacks" / "Pulumi.dev.yaml").read_text())
+    if admission:
+        document["config"]["kueue-cohorts:admission"] = admission
+    return document
+
+
+def test_warn_and_audit_let_the_patch_through_with_a_warning_then_deny_and_up_repair_it(cluster, project, guarded):
+    project.add_stack(guarded, _stack_file(validationActions=["Warn", "Audit"]))
+    try:
+        result = project.run(guarded, "up")
+        assert result.summary.result == "succeeded"
+        binding = cluster.custom.get_cluster_custom_object(*ADMISSION, "validatingadmissionpolicybindings",
+                                                           RAILS[0].name)
+        assert binding["spec"]["validationActions"] == ["Warn", "Audit"]
+
+        def warned():
+            try:
+                _, _, headers = _borrow_one(cluster)
+            except k8s.ApiException:
+                return None  # the Deny binding is still loaded
+            return headers.get("Warning")
+
+        warning = wait_for(warned, 60, "the Warn binding to take effect")
+        assert "inference-borrowing-limit-zero" in warning
+    finally:
+        project.add_stack(guarded, _stack_file())
+    result = project.run(guarded, "up", refresh=True)  # Deny again, and the engine repairs the borrowingLimit
+    assert result.summary.result == "succeeded"
+    cq = cluster.cluster_queue(INFERENCE_CQ)
+    assert cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][_gpualloc_index(cq)]["borrowingLimit"] == "0"
+    binding = cluster.custom.get_cluster_custom_object(*ADMISSION, "validatingadmissionpolicybindings", RAILS[0].name)
+    assert binding["spec"]["validationActions"] == ["Deny"]
+
+
+def test_drift_of_the_tenant_label_and_quota_is_repaired_by_the_stacks_identity(cluster, project, guarded):
+    namespace = DEV.inference_training.inference.namespaces[0]
+    cluster.core.patch_namespace(namespace, {"metadata": {"labels": {LABEL: None}}}, field_manager="kubectl-label")
+    cq = cluster.cluster_queue(INFERENCE_CQ)
+    cluster.custom.patch_cluster_custom_object(
+        *KUEUE, "clusterqueues", INFERENCE_CQ,
+        [{"op": "replace", "path": "/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota", "value": "3"}],
+        field_manager="kubectl-edit", _content_type="application/json-patch+json")
+    assert LABEL not in (cluster.core.read_namespace(namespace).metadata.labels or {})
+
+    result = project.run(guarded, "up", refresh=True)
+    assert result.summary.result == "succeeded"
+    assert cluster.core.read_namespace(namespace).metadata.labels[LABEL] == INFERENCE_TENANT
+    repaired = cluster.cluster_queue(INFERENCE_CQ)
+    assert repaired["spec"]["resourceGroups"] == cq["spec"]["resourceGroups"]
+
+
+def _our_policies(cluster) -> set[str]:
+    items = cluster.custom.list_cluster_custom_object(
+        *ADMISSION, "validatingadmissionpolicies", label_selector="app.kubernetes.io/managed-by=kueue-cohorts")["items"]
+    return {item["metadata"]["name"] for item in items}
+
+
+def test_destroy_removes_the_guardrails_and_up_brings_them_back(cluster, project, guarded):
+    assert _our_policies(cluster) == {rail.name for rail in RAILS}
+    project.run(guarded, "destroy")
+    assert _our_policies(cluster) == set()
+    assert not cluster.kueue_objects("clusterqueues")
+    result = project.run(guarded, "up")
+    assert result.summary.result == "succeeded"
+    assert _our_policies(cluster) == {rail.name for rail in RAILS}
