@@ -13,13 +13,14 @@ same seed. Checkpoint figures per save: `flush` (fsync of every file of the chec
 and `save` (the Trainer's whole `_save_checkpoint` including the flush, timed by this module's recipe). For
 contrast, a Trainer with periodic saves only loses save_steps/2 steps per preemption on average (uniform arrival).
 
-Distributed part (`distributed` in the JSON): the sharded recipe (trainer/demo.py with KUEUE_COHORTS_DEMO_FSDP:
-FSDP2 full_shard over gloo on CPU, SHARDED_STATE_DICT) as two nodes (two `python -m trainer` processes configured
-by PET_* like the Kubeflow Trainer's torch plugin), preempted `--distributed-preemptions` times at global steps drawn
-with `--seed`: each attempt is held at the start of the drawn step (tests/trainer/recipes.py) and both nodes get
-SIGTERM there, as when Kueue deletes the TrainJob's pods. Per node: the bytes of one checkpoint that node wrote
-(its rank's DCP shards and RNG state; node 0 also the shared files) and the seconds it spent flushing (fsync) each
-checkpoint. An uninterrupted two-node run of the same seed runs alongside; its final weights are compared.
+Distributed part (`distributed` in the JSON): the demo recipe as two nodes (two `python -m trainer` processes
+configured by PET_* like the Kubeflow Trainer's torch plugin, torch.distributed over gloo on CPU), preempted
+`--distributed-preemptions` times at global steps drawn with `--seed`: each attempt is held at the start of the drawn
+step (tests/trainer/recipes.py) and both nodes get SIGTERM there, as when Kueue deletes the TrainJob's pods. The
+layout is DDP's, the most sharded one the pinned stack trains on CPU (accelerate 1.15.0 attaches FSDP only to
+multi-accelerator runs): every rank writes its `rng_state_<rank>.pth`, rank 0 the shared files. Per node: the bytes
+of one checkpoint that node wrote and the seconds it spent flushing (fsync, every node flushes the whole checkpoint)
+each checkpoint. An uninterrupted two-node run of the same seed runs alongside; its final weights are compared.
 """
 from __future__ import annotations
 
@@ -180,16 +181,16 @@ def bytes_per_node(checkpoint: Path, nodes: int) -> list[int]:
 
 
 def measure_distributed(preemptions: int, seed: int, nodes: int = 2) -> dict:
-    """The two-node FSDP part: returns the `distributed` section of the results document."""
+    """The two-node part: returns the `distributed` section of the results document."""
     import os
 
     import torch
-    from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
+    from safetensors.torch import load_file
 
     from tests.trainer.process import kill_all, start_nodes
     from trainer import checkpoints
 
-    env = {"KUEUE_COHORTS_RECIPE": "tests.trainer.recipes:build_trainer", "KUEUE_COHORTS_DEMO_FSDP": "full_shard",
+    env = {"KUEUE_COHORTS_RECIPE": "tests.trainer.recipes:build_trainer",
            "KUEUE_COHORTS_DEMO_MAX_STEPS": str(DIST_MAX_STEPS), "KUEUE_COHORTS_DEMO_SAVE_STEPS": str(DIST_SAVE_STEPS),
            "KUEUE_COHORTS_DEMO_SAVE_TOTAL_LIMIT": "2"}
     holds = sorted(random.Random(seed).sample(range(1, DIST_MAX_STEPS - 1), preemptions))
@@ -237,19 +238,14 @@ def measure_distributed(preemptions: int, seed: int, nodes: int = 2) -> dict:
             kill_all(started)
         last = f"checkpoint-{DIST_MAX_STEPS}"
         layout = checkpoints.detect_layout(run_dir / last)
-        weights = []
-        for run in ("reference", "preempted"):
-            target = root / f"{run}.pt"
-            dcp_to_torch_save(str(root / run / last / checkpoints.FSDP_MODEL_DIR), str(target))
-            weights.append(torch.load(target, weights_only=False)["model"])
-        expected, actual = weights
+        expected, actual = (load_file(str(root / run / last / "model.safetensors")) for run in ("reference", "preempted"))
         equal = expected.keys() == actual.keys() and all(torch.equal(expected[k], actual[k]) for k in expected)
         per_node = bytes_per_node(root / "reference" / last, nodes)
     return {
-        "recipe": "trainer/demo.py with KUEUE_COHORTS_DEMO_FSDP=full_shard: FSDP2 (fully_shard) over gloo on CPU, "
-                  "SHARDED_STATE_DICT (torch.distributed.checkpoint), GPT2Block wrapped",
+        "recipe": "trainer/demo.py, 2 processes, torch.distributed gloo on CPU (DDP: accelerate 1.15.0 attaches FSDP "
+                  "only to multi-accelerator runs)",
         "nodes": nodes,
-        "layout": layout,
+        "layout": f"{layout} with one rng_state_<rank>.pth per rank",
         "max_steps": DIST_MAX_STEPS,
         "save_steps": DIST_SAVE_STEPS,
         "preemptions": preemptions,

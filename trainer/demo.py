@@ -13,7 +13,7 @@ runs without a model hub or a data set, and it is the model of the trainer tests
 | KUEUE_COHORTS_DEMO_SEED | 42 | TrainingArguments.seed and the data generator's seed |
 | KUEUE_COHORTS_DEMO_WIDTH | 32 | n_embd of the GPT-2 (2 layers, 2 heads, vocabulary 64, 32 positions) |
 | KUEUE_COHORTS_DEMO_BEST_MODEL | 0 | 1: the best-model recipe: evaluate at every save (eval_steps = save_steps), `load_best_model_at_end` on `eval_loss`; the entrypoint's rotation keeps the best checkpoint |
-| KUEUE_COHORTS_DEMO_FSDP | (unset) | FSDP for multi-process runs (`TrainingArguments.fsdp`, e.g. `full_shard`), checkpointed as a sharded state dict (`pytorch_model_fsdp_0/`, `optimizer_0/`); FSDP2 on CPU over gloo |
+| KUEUE_COHORTS_DEMO_FSDP | 0 | 1: FSDP2 full sharding (`TrainingArguments.fsdp=True`, `FSDP_CONFIG`), checkpointed as a sharded state dict (`pytorch_model_fsdp_0/`, `optimizer_0/`). GPUs only: accelerate 1.15.0 applies an FSDP plugin only to multi-accelerator runs (`accelerate/state.py`, `AcceleratorState.__init__`); on CPU it trains with DDP instead |
 """
 from __future__ import annotations
 
@@ -89,13 +89,13 @@ def build_trainer(output_dir: str, callbacks: list | None = None, trainer_class:
     save_steps = _int("KUEUE_COHORTS_DEMO_SAVE_STEPS", 50)
     best_model = _int("KUEUE_COHORTS_DEMO_BEST_MODEL", 0) == 1
     eval_steps = save_steps if best_model else _int("KUEUE_COHORTS_DEMO_EVAL_STEPS", 0)
-    fsdp = os.environ.get("KUEUE_COHORTS_DEMO_FSDP", "").strip()
+    fsdp = _int("KUEUE_COHORTS_DEMO_FSDP", 0) == 1
     torch.manual_seed(seed)
     extra: dict = {}
     if best_model:
         extra.update(load_best_model_at_end=True, metric_for_best_model="eval_loss", greater_is_better=False)
     if fsdp:
-        extra.update(fsdp=fsdp, fsdp_config=FSDP_CONFIG)
+        extra.update(fsdp=True, fsdp_config=dict(FSDP_CONFIG))
     args = TrainingArguments(
         output_dir=output_dir,
         max_steps=_int("KUEUE_COHORTS_DEMO_MAX_STEPS", 200),
