@@ -41,7 +41,7 @@ RESULTS = ROOT / "benchmarks" / "results" / "trainer.json"
 SAVE_STEPS = 20
 MAX_STEPS = 400
 DIST_SAVE_STEPS = 10
-DIST_MAX_STEPS = 60
+DIST_MAX_STEPS = 30
 _RANK_FILE = re.compile(r"(?:__(\d+)_\d+\.distcp|rng_state_(\d+)\.pth|.*_rank(\d+)\.bin|.*zero_pp_rank_(\d+)_.*)")
 
 
