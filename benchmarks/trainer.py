@@ -12,6 +12,15 @@ restart resumed from. The run then finishes and its final weights are compared w
 same seed. Checkpoint figures per save: `flush` (fsync of every file of the checkpoint, logged by the callback)
 and `save` (the Trainer's whole `_save_checkpoint` including the flush, timed by this module's recipe). For
 contrast, a Trainer with periodic saves only loses save_steps/2 steps per preemption on average (uniform arrival).
+
+Distributed part (`distributed` in the JSON): the demo recipe as two nodes (two `python -m trainer` processes
+configured by PET_* like the Kubeflow Trainer's torch plugin, torch.distributed over gloo on CPU), preempted
+`--distributed-preemptions` times at global steps drawn with `--seed`: each attempt is held at the start of the drawn
+step (tests/trainer/recipes.py) and both nodes get SIGTERM there, as when Kueue deletes the TrainJob's pods. The
+layout is DDP's, the most sharded one the pinned stack trains on CPU (accelerate 1.15.0 attaches FSDP only to
+multi-accelerator runs): every rank writes its `rng_state_<rank>.pth`, rank 0 the shared files. Per node: the bytes
+of one checkpoint that node wrote and the seconds it spent flushing (fsync, every node flushes the whole checkpoint)
+each checkpoint. An uninterrupted two-node run of the same seed runs alongside; its final weights are compared.
 """
 from __future__ import annotations
 
@@ -31,6 +40,9 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "trainer.json"
 SAVE_STEPS = 20
 MAX_STEPS = 400
+DIST_SAVE_STEPS = 10
+DIST_MAX_STEPS = 30
+_RANK_FILE = re.compile(r"(?:__(\d+)_\d+\.distcp|rng_state_(\d+)\.pth|.*_rank(\d+)\.bin|.*zero_pp_rank_(\d+)_.*)")
 
 
 # --- the recipe the benchmark runs (imported inside the trainer processes) -------------------------------------------
@@ -155,13 +167,124 @@ def measure(preemptions: int, seed: int) -> dict:
     }
 
 
+def bytes_per_node(checkpoint: Path, nodes: int) -> list[int]:
+    """Bytes of one checkpoint by the node (rank) that wrote them: files named for a rank (DCP `__<r>_<n>.distcp`,
+    `rng_state_<r>.pth`, `*_rank<r>.bin`, DeepSpeed `zero_pp_rank_<r>_*`) to that rank, every other file (trainer
+    state, scheduler, DCP `.metadata`, ...) to rank 0, which writes the shared files."""
+    written = [0] * nodes
+    for path in checkpoint.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            match = _RANK_FILE.fullmatch(path.name)
+            rank = int(next(g for g in match.groups() if g is not None)) if match else 0
+            written[rank] += path.stat().st_size
+    return written
+
+
+def measure_distributed(preemptions: int, seed: int, nodes: int = 2) -> dict:
+    """The two-node part: returns the `distributed` section of the results document."""
+    import os
+
+    import torch
+    from safetensors.torch import load_file
+
+    from tests.trainer.process import kill_all, start_nodes
+    from trainer import checkpoints
+
+    env = {"KUEUE_COHORTS_RECIPE": "tests.trainer.recipes:build_trainer",
+           "KUEUE_COHORTS_DEMO_MAX_STEPS": str(DIST_MAX_STEPS), "KUEUE_COHORTS_DEMO_SAVE_STEPS": str(DIST_SAVE_STEPS),
+           "KUEUE_COHORTS_DEMO_SAVE_TOTAL_LIMIT": "2"}
+    holds = sorted(random.Random(seed).sample(range(1, DIST_MAX_STEPS - 1), preemptions))
+    load_before = os.getloadavg()
+    lost, stops, latency, saves_after = [], [], [], []
+    flush: list[list[float]] = [[] for _ in range(nodes)]
+    started = []
+
+    def collect(group):
+        for rank, node in enumerate(group):
+            flush[rank] += _figures(node.lines)[0]
+
+    with tempfile.TemporaryDirectory(prefix="bench-trainer-dist-") as tmp:
+        root = Path(tmp)
+        run_dir = root / "preempted"
+        try:
+            reference = start_nodes(root, "reference", nodes, **env)
+            started += reference
+            for hold in holds:
+                group = start_nodes(root, "preempted", nodes, KUEUE_COHORTS_TEST_HOLD=f"step:{hold}", **env)
+                started += group
+                for node in group:
+                    node.wait_for(rf"^HOLD step {hold}$", timeout=900)
+                sent = time.perf_counter()
+                for node in group:
+                    node.send(signal.SIGTERM)
+                for node in group:
+                    assert node.wait() == 0, node.log()
+                latency.append(time.perf_counter() - sent)
+                collect(group)
+                stopped = [int(m.group(1)) for line in group[0].lines
+                           if (m := re.search(r"stopped at global step (\d+)", line))]
+                assert stopped, group[0].log()
+                stops.append(stopped[0])
+                resumed = checkpoints.newest_complete(run_dir, world_size=nodes)
+                lost.append(stopped[0] - (resumed.step if resumed else 0))
+                index = [i for i, line in enumerate(group[0].lines) if "SIGTERM received" in line][0]
+                saves_after.append(sum(1 for line in group[0].lines[index:] if re.search(r"\] saved checkpoint-", line)))
+            final = start_nodes(root, "preempted", nodes, **env)
+            started += final
+            for node in final + reference:
+                assert node.wait() == 0, node.log()
+            collect(final)
+        finally:
+            kill_all(started)
+        last = f"checkpoint-{DIST_MAX_STEPS}"
+        layout = checkpoints.detect_layout(run_dir / last)
+        expected, actual = (load_file(str(root / run / last / "model.safetensors")) for run in ("reference", "preempted"))
+        equal = expected.keys() == actual.keys() and all(torch.equal(expected[k], actual[k]) for k in expected)
+        per_node = bytes_per_node(root / "reference" / last, nodes)
+    return {
+        "recipe": "trainer/demo.py, 2 processes, torch.distributed gloo on CPU (DDP: accelerate 1.15.0 attaches FSDP "
+                  "only to multi-accelerator runs)",
+        "nodes": nodes,
+        "layout": f"{layout} with one rng_state_<rank>.pth per rank",
+        "max_steps": DIST_MAX_STEPS,
+        "save_steps": DIST_SAVE_STEPS,
+        "preemptions": preemptions,
+        "sigterm_at_steps_in_flight": [hold + 1 for hold in holds],
+        "preempted_at_steps": stops,
+        "steps_lost_per_preemption": lost,
+        "checkpoints_written_after_sigterm": saves_after,
+        "periodic_saves_only_expected_steps_lost": DIST_SAVE_STEPS / 2,
+        "final_weights_equal_uninterrupted_run": equal,
+        "checkpoint_bytes_per_node": per_node,
+        "checkpoint_bytes_total": sum(per_node),
+        "checkpoint_flush_seconds_per_node": [_summary(values) for values in flush],
+        "sigterm_to_exit_seconds": _summary(latency),
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI: run, print a summary, write benchmarks/results/trainer.json. Returns 0."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.trainer", description=__doc__.splitlines()[0])
     parser.add_argument("--preemptions", type=int, default=5)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--distributed-preemptions", type=int, default=3)
+    parser.add_argument("--only", choices=("single", "distributed"), help="run one part; the other part's figures "
+                        "are kept from the existing results file")
     ns = parser.parse_args(argv)
-    results = measure(ns.preemptions, ns.seed)
+    previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    if ns.only == "distributed":
+        results = {key: value for key, value in previous.items() if key != "distributed"}
+    else:
+        results = measure(ns.preemptions, ns.seed)
+    if ns.only == "single":
+        if "distributed" in previous:
+            results["distributed"] = previous["distributed"]
+    else:
+        results["distributed"] = measure_distributed(ns.distributed_preemptions, ns.seed)
+    results["command"] = ("python -m benchmarks.trainer --preemptions %d --seed %d --distributed-preemptions %d"
+                          % (ns.preemptions, ns.seed, ns.distributed_preemptions))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print(f"steps lost per preemption: {results['steps_lost_per_preemption']} (goal 0; periodic saves only: "
@@ -169,6 +292,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"final weights equal to an uninterrupted run: {results['final_weights_equal_uninterrupted_run']}")
     for key in ("checkpoint_flush_seconds", "checkpoint_save_seconds", "sigterm_to_exit_seconds"):
         print(f"{key}: {results[key]}")
+    if "distributed" in results:
+        dist = results["distributed"]
+        print(f"distributed ({dist['nodes']} nodes, {dist['layout']}): steps lost per preemption "
+              f"{dist['steps_lost_per_preemption']}, checkpoints written after SIGTERM "
+              f"{dist['checkpoints_written_after_sigterm']}, final weights equal: "
+              f"{dist['final_weights_equal_uninterrupted_run']}")
+        print(f"checkpoint bytes per node: {dist['checkpoint_bytes_per_node']}; flush seconds per node: "
+              f"{dist['checkpoint_flush_seconds_per_node']}")
     print(f"wrote {RESULTS.relative_to(ROOT)}")
     return 0
 

@@ -7,9 +7,13 @@ on_step_end -> [evaluate -> on_evaluate] -> [_save_checkpoint -> on_save] -> sto
   stop after the save;
 - signal during an evaluation: the evaluation finishes, on_evaluate requests the save at this step, then stop;
 - signal during a save: that save finishes, on_save stops the loop; no second checkpoint is written;
-- after every save (rank 0): fsync the checkpoint (the "flush"), verify it is complete, then rotate with
-  `trainer.checkpoints.rotate`, which never deletes the checkpoint just written, the one resumed from, or an
-  incomplete one. The Trainer's own rotation is switched off by the entrypoint (save_total_limit=None).
+- after every save, on every process: fsync the checkpoint (the "flush": each node flushes its own page cache;
+  sharded layouts have every rank write files), then wait for all processes (torch.distributed barrier); then only
+  the process that owns the run directory (world rank 0, `TrainerState.is_world_process_zero`) verifies the
+  checkpoint is complete and rotates with `trainer.checkpoints.rotate`, which keeps the best checkpoint
+  (`TrainerState.best_model_checkpoint`) the way the Trainer does and never deletes the checkpoint just written,
+  the one resumed from, or an incomplete one. The Trainer's own rotation is switched off by the entrypoint
+  (save_total_limit=None).
 
 In distributed training every rank must stop at the same step: the request is OR-reduced across ranks at each
 hook (torch.distributed.all_reduce MAX), so a SIGTERM seen by any pod stops all of them together.
@@ -36,15 +40,22 @@ class PreemptionCallback(TrainerCallback):
         save_total_limit: the recipe's save_total_limit (None keeps every checkpoint).
         resumed_from: the checkpoint this attempt resumed from (never rotated away), or None.
         with_optimizer: False when the recipe saves only the model (save_only_model).
+        world_size: the number of training processes (TrainingArguments.world_size), for the completeness check.
     Attributes after training: `stopped_at_step` (int global step of the checkpoint written because of the
     signal, or None), `saved_steps` (global steps saved in this attempt, in order), `flush_seconds` (seconds per
     save spent in fsync, same order), `last_saved_step`.
     """
 
     def __init__(
-        self, run_dir: Path, save_total_limit: Optional[int], resumed_from: Optional[Path], with_optimizer: bool
+        self,
+        run_dir: Path,
+        save_total_limit: Optional[int],
+        resumed_from: Optional[Path],
+        with_optimizer: bool,
+        world_size: int = 1,
     ):
         self.run_dir = Path(run_dir)
+        self.world_size = world_size
         self.save_total_limit = save_total_limit
         self.resumed_from = resumed_from
         self.with_optimizer = with_optimizer
@@ -70,6 +81,14 @@ class PreemptionCallback(TrainerCallback):
                 preemption.request("SIGTERM on another rank")
                 return True
         return local
+
+    @staticmethod
+    def _barrier() -> None:
+        """Wait for every process (no-op without torch.distributed or with one process)."""
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+            dist.barrier()
 
     # --- TrainerCallback hooks -----------------------------------------------------------------------------------
 
@@ -98,28 +117,36 @@ class PreemptionCallback(TrainerCallback):
         return control
 
     def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs):
-        """After the Trainer wrote checkpoint-<global step>: flush it, check it, rotate safely; stop if asked to."""
+        """After the Trainer wrote checkpoint-<global step>: every process flushes it; after a barrier, world rank 0
+        alone checks it and rotates (keeping the best checkpoint); stop if asked to."""
         written = self.run_dir / f"checkpoint-{state.global_step}"
-        if args.should_save:
-            started = time.perf_counter()
-            files = checkpoints.fsync_tree(written)
-            flushed = time.perf_counter() - started
-            self.flush_seconds.append(flushed)
+        started = time.perf_counter()
+        files = checkpoints.fsync_tree(written) if written.is_dir() else 0
+        flushed = time.perf_counter() - started
+        self.flush_seconds.append(flushed)
+        self._barrier()  # every rank's files are written and flushed before anyone judges the checkpoint
+        rotated = ""
+        if state.is_world_process_zero:
             problems = checkpoints.completeness_problems(
-                checkpoints.Checkpoint(state.global_step, written), self.with_optimizer
+                checkpoints.Checkpoint(state.global_step, written), self.with_optimizer, self.world_size
             )
             if problems:
                 log.error("checkpoint %s is incomplete after the save: %s", written, "; ".join(problems))
             protected = [written] + ([self.resumed_from] if self.resumed_from else [])
-            deleted = checkpoints.rotate(self.run_dir, self.save_total_limit, protected, self.with_optimizer)
-            log.info(
-                "saved %s at global step %d: %d files flushed in %.4f s%s",
-                written.name,
-                state.global_step,
-                files,
-                flushed,
-                f"; rotated away {', '.join(p.name for p in deleted)}" if deleted else "",
+            deleted = checkpoints.rotate(
+                self.run_dir, self.save_total_limit, protected, self.with_optimizer, state.best_model_checkpoint,
+                self.world_size,
             )
+            if deleted:
+                rotated = f"; rotated away {', '.join(p.name for p in deleted)}"
+        log.info(
+            "saved %s at global step %d: %d files flushed in %.4f s%s",
+            written.name,
+            state.global_step,
+            files,
+            flushed,
+            rotated,
+        )
         self.last_saved_step = state.global_step
         self.saved_steps.append(state.global_step)
         if self._requested(args):

@@ -12,6 +12,8 @@ runs without a model hub or a data set, and it is the model of the trainer tests
 | KUEUE_COHORTS_DEMO_EVAL_STEPS | 0 | evaluate every N steps on a held-out synthetic set (0: never) |
 | KUEUE_COHORTS_DEMO_SEED | 42 | TrainingArguments.seed and the data generator's seed |
 | KUEUE_COHORTS_DEMO_WIDTH | 32 | n_embd of the GPT-2 (2 layers, 2 heads, vocabulary 64, 32 positions) |
+| KUEUE_COHORTS_DEMO_BEST_MODEL | 0 | 1: the best-model recipe: evaluate at every save (eval_steps = save_steps), `load_best_model_at_end` on `eval_loss`; the entrypoint's rotation keeps the best checkpoint |
+| KUEUE_COHORTS_DEMO_FSDP | 0 | 1: FSDP2 full sharding (`TrainingArguments.fsdp=True`, `FSDP_CONFIG`), checkpointed as a sharded state dict (`pytorch_model_fsdp_0/`, `optimizer_0/`). GPUs only: accelerate 1.15.0 applies an FSDP plugin only to multi-accelerator runs (`accelerate/state.py`, `AcceleratorState.__init__`); on CPU it trains with DDP instead |
 """
 from __future__ import annotations
 
@@ -22,6 +24,17 @@ from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
 
 VOCAB = 64
 SEQUENCE = 32
+
+
+# FSDP settings of the demo's sharded recipe (TrainingArguments.fsdp_config keys, accelerate FullyShardedDataParallelPlugin):
+# a sharded state dict, so every rank writes its own shard of the model and optimizer into the checkpoint.
+FSDP_CONFIG = {
+    "version": 2,
+    "state_dict_type": "SHARDED_STATE_DICT",
+    "auto_wrap_policy": "TRANSFORMER_BASED_WRAP",
+    "transformer_layer_cls_to_wrap": ["GPT2Block"],
+    "reshard_after_forward": True,
+}
 
 
 def _int(name: str, default: int) -> int:
@@ -73,8 +86,16 @@ def build_trainer(output_dir: str, callbacks: list | None = None, trainer_class:
         trainer_class: a Trainer subclass to instantiate (default transformers.Trainer).
     """
     seed = _int("KUEUE_COHORTS_DEMO_SEED", 42)
-    eval_steps = _int("KUEUE_COHORTS_DEMO_EVAL_STEPS", 0)
+    save_steps = _int("KUEUE_COHORTS_DEMO_SAVE_STEPS", 50)
+    best_model = _int("KUEUE_COHORTS_DEMO_BEST_MODEL", 0) == 1
+    eval_steps = save_steps if best_model else _int("KUEUE_COHORTS_DEMO_EVAL_STEPS", 0)
+    fsdp = _int("KUEUE_COHORTS_DEMO_FSDP", 0) == 1
     torch.manual_seed(seed)
+    extra: dict = {}
+    if best_model:
+        extra.update(load_best_model_at_end=True, metric_for_best_model="eval_loss", greater_is_better=False)
+    if fsdp:
+        extra.update(fsdp=True, fsdp_config=dict(FSDP_CONFIG))
     args = TrainingArguments(
         output_dir=output_dir,
         max_steps=_int("KUEUE_COHORTS_DEMO_MAX_STEPS", 200),
@@ -82,7 +103,7 @@ def build_trainer(output_dir: str, callbacks: list | None = None, trainer_class:
         per_device_eval_batch_size=8,
         learning_rate=1e-3,
         save_strategy="steps",
-        save_steps=_int("KUEUE_COHORTS_DEMO_SAVE_STEPS", 50),
+        save_steps=save_steps,
         save_total_limit=_int("KUEUE_COHORTS_DEMO_SAVE_TOTAL_LIMIT", 2) or None,
         eval_strategy="steps" if eval_steps else "no",
         eval_steps=eval_steps or None,
@@ -93,6 +114,7 @@ def build_trainer(output_dir: str, callbacks: list | None = None, trainer_class:
         disable_tqdm=True,
         dataloader_num_workers=0,
         use_cpu=not torch.cuda.is_available(),
+        **extra,
     )
     return trainer_class(
         model=tiny_model(_int("KUEUE_COHORTS_DEMO_WIDTH", 32)),

@@ -123,11 +123,20 @@ def load_recipe(spec: str) -> Callable[[str], object]:
 
 
 def _prepare(trainer, run_dir: Path, save_steps: Optional[int]) -> Optional[int]:
-    """Check the recipe's Trainer writes into run_dir, apply save_steps, switch off the Trainer's own rotation.
+    """Check the recipe's Trainer writes into run_dir, apply save_steps, switch off the Trainer's own rotation and
+    per-node saving.
+
+    - KUEUE_COHORTS_SAVE_STEPS sets save_strategy "steps" and save_steps; with `load_best_model_at_end` and step
+      evaluation it sets eval_steps to the same value, so every checkpoint is evaluated (the Trainer requires
+      save_steps to be a multiple of eval_steps for the best model).
+    - `save_on_each_node=True` is forced off, with a warning: the checkpoint root is one ReadWriteMany volume
+      shared by every node, so local rank 0 of each node would write the same files at the same time
+      (TrainingArguments.should_save is `local_process_index == 0` with it, `process_index == 0` without it). On a
+      single node both are the same process, so forcing it off changes nothing there.
 
     Returns the recipe's save_total_limit (our rotation applies it instead).
     """
-    from transformers.trainer_utils import SaveStrategy
+    from transformers.trainer_utils import IntervalStrategy, SaveStrategy
 
     args = trainer.args
     if Path(args.output_dir).resolve() != run_dir.resolve():
@@ -140,9 +149,38 @@ def _prepare(trainer, run_dir: Path, save_steps: Optional[int]) -> Optional[int]
             log.info("save_strategy=steps, save_steps=%d (KUEUE_COHORTS_SAVE_STEPS overrides the recipe)", save_steps)
         args.save_strategy = SaveStrategy.STEPS
         args.save_steps = save_steps
+        if args.load_best_model_at_end and args.eval_strategy == IntervalStrategy.STEPS and args.eval_steps != save_steps:
+            log.info("eval_steps=%d: load_best_model_at_end evaluates every checkpoint", save_steps)
+            args.eval_steps = save_steps
+    if args.save_on_each_node:
+        log.warning(
+            "save_on_each_node=True ignored: %s is one volume shared by every node, so only world rank 0 writes the "
+            "shared checkpoint files and rotates", run_dir.parent,
+        )
+        args.save_on_each_node = False
     limit = args.save_total_limit
     args.save_total_limit = None
     return limit
+
+
+def agreed_resume(run_dir: Path, with_optimizer: bool, world_size: int) -> Optional[checkpoints.Checkpoint]:
+    """The checkpoint every process resumes from: world rank 0 picks the newest complete one and broadcasts it.
+
+    Without torch.distributed (one process) this is `checkpoints.newest_complete`. With several processes only
+    rank 0 reads the directory, so all ranks load the same checkpoint even if the volume changes in between.
+    Returns None when there is no complete checkpoint (start at step 0).
+    """
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1):
+        return checkpoints.newest_complete(run_dir, with_optimizer, world_size)
+    box: list = [None]
+    if dist.get_rank() == 0:
+        found = checkpoints.newest_complete(run_dir, with_optimizer, world_size)
+        box = [found.step if found else None]
+    dist.broadcast_object_list(box, src=0)
+    step = box[0]
+    return None if step is None else checkpoints.Checkpoint(step, run_dir / f"checkpoint-{step}")
 
 
 def run(argv: Optional[Sequence[str]] = None, env: Optional[dict] = None) -> int:
@@ -167,7 +205,8 @@ def run(argv: Optional[Sequence[str]] = None, env: Optional[dict] = None) -> int
         log.error("%s", err)
         return 2
     with_optimizer = not trainer.args.save_only_model
-    resume = checkpoints.newest_complete(run_dir, with_optimizer)
+    world_size = max(int(trainer.args.world_size), 1)
+    resume = agreed_resume(run_dir, with_optimizer, world_size)
     if resume is None:
         log.info("no complete checkpoint in %s: starting at global step 0", run_dir)
     else:
@@ -175,7 +214,7 @@ def run(argv: Optional[Sequence[str]] = None, env: Optional[dict] = None) -> int
 
     from trainer.callback import PreemptionCallback
 
-    callback = PreemptionCallback(run_dir, limit, resume.path if resume else None, with_optimizer)
+    callback = PreemptionCallback(run_dir, limit, resume.path if resume else None, with_optimizer, world_size)
     trainer.add_callback(callback)
     if preemption.requested():
         log.info("%s arrived before training started: nothing to save, exiting 0", preemption.signal_name())

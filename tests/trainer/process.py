@@ -103,3 +103,30 @@ def run(root: Path, run_name: str, **env: str) -> TrainerProcess:
     code = process.wait()
     assert code == 0, f"exit code {code}; log:\n{process.log()}"
     return process
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now (for MASTER_PORT)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_nodes(root: Path, run_name: str, nodes: int = 2, per_node: Optional[list[dict]] = None,
+                **env: str) -> list[TrainerProcess]:
+    """Start one `python -m trainer` per node of one TrainJob, configured only through the PET_* variables the
+    Kubeflow Trainer's torch plugin sets (torch.distributed over gloo on 127.0.0.1). `per_node[i]` adds variables
+    to node i only."""
+    pet = {"PET_NNODES": str(nodes), "PET_MASTER_ADDR": "127.0.0.1", "PET_MASTER_PORT": str(free_port())}
+    return [start(root, run_name, PET_NODE_RANK=str(rank), **pet, **env, **((per_node or [{}] * nodes)[rank]))
+            for rank in range(nodes)]
+
+
+def kill_all(processes: Sequence[TrainerProcess]) -> None:
+    """SIGKILL every process still running (test cleanup)."""
+    for process in processes:
+        if process.proc.poll() is None:
+            process.proc.kill()
+            process.wait()

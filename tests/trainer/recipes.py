@@ -4,6 +4,10 @@ Each hold prints `HOLD <where> <global step>` to stderr and then blocks until th
 set (the test sends the signal from outside, as the kubelet would), so the signal lands exactly mid-step,
 mid-evaluation or mid-save without any timing guesswork. Selected by KUEUE_COHORTS_TEST_HOLD=<where>:<step> with
 <where> one of step | eval | save. A hold that never sees the signal fails the run after 120 s.
+
+Two more knobs: KUEUE_COHORTS_TEST_EVAL_LOSS="<step>:<loss>,..." replaces the evaluation's eval_loss at those global
+steps by the given values (so a test decides which checkpoint is the best one), and KUEUE_COHORTS_TEST_SAVE_ON_EACH_NODE=1
+sets TrainingArguments.save_on_each_node, as a recipe written for node-local disks would.
 """
 from __future__ import annotations
 
@@ -68,14 +72,41 @@ class _HoldInSaveTrainer(Trainer):
         return super()._save_optimizer_and_scheduler(output_dir)
 
 
+class _ScriptedEvalLossTrainer(Trainer):
+    """Reports a scripted eval_loss at chosen global steps (KUEUE_COHORTS_TEST_EVAL_LOSS), the real one elsewhere."""
+
+    scripted: dict[int, float] = {}
+
+    def evaluate(self, *args, **kwargs):
+        metrics = super().evaluate(*args, **kwargs)
+        if self.state.global_step in self.scripted:
+            metrics["eval_loss"] = self.scripted[self.state.global_step]
+        return metrics
+
+
+def _scripted_losses() -> dict[int, float]:
+    text = os.environ.get("KUEUE_COHORTS_TEST_EVAL_LOSS", "")
+    return {int(step): float(loss) for step, _, loss in (item.partition(":") for item in text.split(",") if item)}
+
+
 def build_trainer(output_dir: str) -> Trainer:
-    """The demo recipe with the hold point of KUEUE_COHORTS_TEST_HOLD (none when unset)."""
+    """The demo recipe with the hold point of KUEUE_COHORTS_TEST_HOLD (none when unset) and the other test knobs."""
     where, step = _hold_point()
+    callbacks = []
+    bases: tuple[type, ...] = ()
+    attributes: dict = {}
     if where == "step":
-        return demo.build_trainer(output_dir, callbacks=[_HoldInStep(step)])
-    if where == "eval":
-        return demo.build_trainer(output_dir, callbacks=[_HoldInEvaluation(step)])
-    if where == "save":
-        trainer_class = type("HoldInSave", (_HoldInSaveTrainer,), {"hold_step": step})
-        return demo.build_trainer(output_dir, trainer_class=trainer_class)
-    return demo.build_trainer(output_dir)
+        callbacks.append(_HoldInStep(step))
+    elif where == "eval":
+        callbacks.append(_HoldInEvaluation(step))
+    elif where == "save":
+        bases += (_HoldInSaveTrainer,)
+        attributes["hold_step"] = step
+    if _scripted_losses():
+        bases += (_ScriptedEvalLossTrainer,)
+        attributes["scripted"] = _scripted_losses()
+    trainer_class = type("TestTrainer", bases, attributes) if bases else Trainer
+    trainer = demo.build_trainer(output_dir, callbacks=callbacks or None, trainer_class=trainer_class)
+    if os.environ.get("KUEUE_COHORTS_TEST_SAVE_ON_EACH_NODE") == "1":
+        trainer.args.save_on_each_node = True
+    return trainer

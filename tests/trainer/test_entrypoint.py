@@ -49,3 +49,36 @@ def test_flags_override_the_environment(tmp_path):
     ns = entrypoint.parse_args(["--run-name", "flag", "--save-steps", "7"],
                                {"KUEUE_COHORTS_CHECKPOINT_ROOT": str(tmp_path), "KUEUE_COHORTS_RUN_NAME": "env"})
     assert (ns.run_name, ns.save_steps, ns.checkpoint_root, ns.recipe) == ("flag", 7, tmp_path, entrypoint.DEFAULT_RECIPE)
+
+
+@pytest.fixture
+def records():
+    """The entrypoint logger's records (it does not propagate to the root logger, so caplog misses them)."""
+    found: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.INFO)
+    handler.emit = found.append
+    logger = logging.getLogger("kueue_cohorts.trainer")
+    logger.addHandler(handler)
+    yield found
+    logger.removeHandler(handler)
+
+
+def test_save_on_each_node_is_forced_off_with_a_warning(tmp_path, records):
+    """The checkpoint root is one RWX volume for every node: one writer (world rank 0) for the shared files."""
+    trainer = demo.build_trainer(str(tmp_path))
+    trainer.args.save_on_each_node = True
+    entrypoint._prepare(trainer, tmp_path, None)
+    assert trainer.args.save_on_each_node is False and trainer.args.should_save
+    assert any(r.getMessage().startswith("save_on_each_node=True ignored") for r in records)
+
+
+@pytest.mark.parametrize("save_steps", [7, 20])
+def test_the_save_steps_override_keeps_an_evaluation_at_every_save_of_the_best_model_recipe(tmp_path, monkeypatch,
+                                                                                         save_steps):
+    monkeypatch.setenv("KUEUE_COHORTS_DEMO_BEST_MODEL", "1")
+    monkeypatch.setenv("KUEUE_COHORTS_DEMO_SAVE_STEPS", "10")
+    trainer = demo.build_trainer(str(tmp_path))
+    assert trainer.args.load_best_model_at_end and trainer.args.eval_steps == 10
+    limit = entrypoint._prepare(trainer, tmp_path, save_steps)
+    assert (trainer.args.save_steps, trainer.args.eval_steps, limit) == (save_steps, save_steps, 2)
+    assert trainer.args.save_total_limit is None  # our rotation applies the limit, the Trainer's is off
