@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.plans import CohortPlan, plan_inference_training, plan_shared_pool
+from components.admission_manifests import render_admission
 from components.render import render_stack
 from components.settings import NamespacePolicy, Settings
 
@@ -42,13 +43,14 @@ def expected_objects(settings: Settings) -> list[dict[str, Any]]:
         Manifests (dicts with apiVersion, kind, metadata.name, [metadata.namespace], and spec / value / data ...)
         in registration order: the ResourceFlavor, per cohort its Namespaces (Create: the whole Namespace; Label:
         only the selector label; External: none), WorkloadPriorityClasses, Cohort object, ClusterQueues,
-        LocalQueues, checkpoint PVCs and InferenceServices, then the TrainingRuntimes with their ConfigMaps.
+        LocalQueues, checkpoint PVCs and InferenceServices, then the TrainingRuntimes with their ConfigMaps, then
+        the in-cluster guardrails (ValidatingAdmissionPolicies and bindings, `render_admission`).
         Objects rendered only to be judged (``Rendered.registered`` False) are left out. Pure: no cluster, no
         Pulumi. Not included: what the Kueue Helm chart installs when ``kueue.install`` is true.
     """
     labels_only = _label_only(settings)
     out = []
-    for rendered in render_stack(settings):
+    for rendered in render_stack(settings) + render_admission(settings):
         if not rendered.registered:
             continue
         manifest = dict(rendered.manifest)

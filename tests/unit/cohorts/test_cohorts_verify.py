@@ -78,7 +78,9 @@ def test_expected_objects_are_the_registered_render_in_registration_order():
     kinds = [m["kind"] for m in expected_objects(_settings("dev"))]
     assert kinds == ["ResourceFlavor", "Namespace", "Namespace", "WorkloadPriorityClass", "WorkloadPriorityClass",
                      "ClusterQueue", "ClusterQueue", "LocalQueue", "LocalQueue", "PersistentVolumeClaim",
-                     "TrainingRuntime", "ConfigMap"]  # not the Kueue manager ConfigMap: judged, never registered
+                     "TrainingRuntime", "ConfigMap"] + ["ValidatingAdmissionPolicy",
+                                                       "ValidatingAdmissionPolicyBinding"] * 5
+    # not the Kueue manager ConfigMap (judged, never registered); the guardrails last, one policy and binding per rule
 
 
 def test_a_label_policy_namespace_is_only_its_selector_label():
