@@ -133,6 +133,8 @@ def read(name: str, path: Path) -> StackTarget:
     if is_secret(raw_flag):
         secret_keys.append(PROTECTED_KEY)
         protected_by.append(f"{PROTECTED_KEY} is a secret value, read as true")
+    elif problem:
+        protected_by.append(f"{PROTECTED_KEY} is {raw_flag!r}, not a boolean, read as true")
     elif flag:
         protected_by.append(f"it is marked protected: {PROTECTED_KEY} is {raw_flag}")
     if problem:
