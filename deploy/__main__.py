@@ -1,4 +1,4 @@
-"""``python -m deploy up|preview|destroy|refresh|cancel --stack NAME``: the real pulumi CLI on one stack, offline.
+"""``python -m deploy up|preview|destroy|refresh|cancel|render --stack NAME``: the real pulumi CLI on one stack.
 
 Runs through deploy.engine (Automation API, inline program = the repo's __main__.py, pinned CLI and provider,
 file backend outside the repo unless PULUMI_BACKEND_URL says otherwise). The policy pack in policy/ runs with
@@ -13,6 +13,10 @@ a lock of the file backend is reported, with ``cancel`` to clear it when its pro
 ``cancel`` removes the locks of the stack whose process no longer runs on this host; it never clears a lock of a
 live process nor one written on another host.
 
+``render --out DIR`` writes the stack's objects as YAML into DIR (0-crd/, 1-manifest/), with no cluster and without
+the configured backend: a scratch copy of the project in render mode, applied into a throwaway file backend
+(deploy.scratch). For GitOps users, and for the kinds the preview identity may read (components/preview_rbac.py).
+
 A failed run ends with the engine's or the cluster's own error lines (deploy.errors), no Python traceback unless
 ``--verbose``. Exit codes: 0 success; 1 the command failed (engine error, cluster unreachable, stack locked,
 interrupted); 2 usage or configuration error (unknown stack, protected-stack rule, kubeconfig file or context
@@ -25,15 +29,17 @@ import argparse
 import os
 import sys
 import time
+import tempfile
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 
 from pulumi import automation as auto
 
 import toolchain
 from deploy import engine, errors, locks, preflight, protection, recovery, settings, stackfile
 
-COMMANDS = ("up", "preview", "destroy", "refresh", "cancel")
+COMMANDS = ("up", "preview", "destroy", "refresh", "cancel", "render")
 
 
 class Failure(Exception):
@@ -71,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="do not run the policy pack in policy/ (refused for protected stacks)")
     parser.add_argument("--expect-no-changes", action="store_true", help="fail if preview/up would change anything")
     parser.add_argument("--verbose", action="store_true", help="show Python tracebacks and the engine's full error")
+    parser.add_argument("--out", type=Path, help="render: the directory for the stack's YAML (required there)")
     return parser
 
 
@@ -187,6 +194,35 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, echo: Ca
     return 0
 
 
+def render(args: argparse.Namespace, echo: Callable[[str], None]) -> int:
+    """``render``: ``pulumi up`` of a scratch copy of the stack in render mode into ``--out`` (see the module doc)."""
+    from deploy.scratch import Project, manifests
+
+    if args.out is None:
+        raise Failure(2, "deploy: render needs --out DIR")
+    if not engine.stack_config_file(args.stack).is_file():
+        raise Failure(2, f"deploy: no stack file {engine.stack_config_file(args.stack)}")
+    out = args.out.resolve()
+    output: list[str] = []
+
+    def on_output(line: str) -> None:
+        output.append(line)
+        echo(line)
+
+    with tempfile.TemporaryDirectory(prefix="kueue-cohorts-render-") as tmp:
+        project = Project(Path(tmp))
+        project.make_offline(args.stack, out)
+        try:
+            stack = project.open(args.stack)
+            stack.up(**engine.run_kwargs(stack, policy=not args.no_policy, on_output=on_output))
+        except toolchain.ToolchainError as exc:
+            raise Failure(2, f"deploy: {exc}") from None
+        except auto.CommandError as exc:
+            raise _engine_failure(args, "up (render)", output + str(exc).splitlines()) from None
+    print(f"deploy: rendered {len(manifests(out))} objects of stack {args.stack} into {out}")
+    return 0
+
+
 def _engine_failure(args: argparse.Namespace, what: str, output: list[str]) -> Failure:
     """The Failure of a failed engine command: the engine's own error lines first (see deploy.errors)."""
     found = errors.error_lines(output)
@@ -206,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     echo = (lambda line: print(line, flush=True)) if args.verbose else _quiet_tracebacks()
     try:
+        if args.command == "render":
+            return render(args, echo)
         environ = dict(os.environ)
         target = check_target(args, environ)
         backend_url = settings.backend_url(environ)
