@@ -171,7 +171,7 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, echo: Ca
     except toolchain.ToolchainError as exc:
         raise Failure(2, f"deploy: {exc}") from None
     except auto.CommandError as exc:
-        raise _engine_failure(args, f"opening stack {args.stack}", str(exc).splitlines()) from None
+        raise _engine_failure(args, f"opening stack {args.stack}", errors.command_output(exc)) from None
 
     kwargs = engine.run_kwargs(stack, policy=not args.no_policy, on_output=on_output, operation=args.command)
     start = time.monotonic()
@@ -189,7 +189,7 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, echo: Ca
         else:
             stack.destroy(**kwargs)
     except auto.CommandError as exc:
-        raise _engine_failure(args, args.command, output + str(exc).splitlines()) from None
+        raise _engine_failure(args, args.command, output + errors.command_output(exc)) from None
     print(f"deploy: pulumi {args.command} --stack {args.stack} done in {time.monotonic() - start:.1f} s")
     return 0
 
@@ -218,7 +218,7 @@ def render(args: argparse.Namespace, echo: Callable[[str], None]) -> int:
         except toolchain.ToolchainError as exc:
             raise Failure(2, f"deploy: {exc}") from None
         except auto.CommandError as exc:
-            raise _engine_failure(args, "up (render)", output + str(exc).splitlines()) from None
+            raise _engine_failure(args, "up (render)", output + errors.command_output(exc)) from None
     print(f"deploy: rendered {len(manifests(out))} objects of stack {args.stack} into {out}")
     return 0
 
