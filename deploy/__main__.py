@@ -189,7 +189,7 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, echo: Ca
         else:
             stack.destroy(**kwargs)
     except auto.CommandError as exc:
-        raise _engine_failure(args, args.command, output + errors.command_output(exc)) from None
+        raise _engine_failure(args, args.command, errors.command_output(exc)) from None
     print(f"deploy: pulumi {args.command} --stack {args.stack} done in {time.monotonic() - start:.1f} s")
     return 0
 
@@ -218,13 +218,14 @@ def render(args: argparse.Namespace, echo: Callable[[str], None]) -> int:
         except toolchain.ToolchainError as exc:
             raise Failure(2, f"deploy: {exc}") from None
         except auto.CommandError as exc:
-            raise _engine_failure(args, "up (render)", output + errors.command_output(exc)) from None
+            raise _engine_failure(args, "up (render)", errors.command_output(exc)) from None
     print(f"deploy: rendered {len(manifests(out))} objects of stack {args.stack} into {out}")
     return 0
 
 
 def _engine_failure(args: argparse.Namespace, what: str, output: list[str]) -> Failure:
-    """The Failure of a failed engine command: the engine's own error lines first (see deploy.errors)."""
+    """The Failure of a failed engine command whose whole output (stdout then stderr) is ``output``: the engine's
+    own error lines first (see deploy.errors), the whole output after them with ``--verbose``."""
     found = errors.error_lines(output)
     if not found:
         found = [line for line in errors.without_tracebacks(output) if line.strip()][-10:]

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 
 #: Lines the engine adds to every failure, after the real cause: they say nothing about it.
 GENERIC = re.compile(r"^error: (update|preview|refresh|destroy) failed$|^error: an unhandled error occurred: program "
-                     r"failed:?$|^error: failed to run (preview|update)|^error: one or more (policy|resource)")
+                     r"failed:?$|^error: failed to run (preview|update)|^error: one or more (policy|resource)|"
+                     r"^error: .*\bcontext canceled$")
 #: Phrases the Python SDK puts before the program's own message (pulumi/automation/_server.py, runtime).
 WRAPPERS = re.compile(r"^(an unhandled error occurred: |python inline source runtime error: |Program failed with an "
                       r"unhandled exception:\s*)+")

@@ -54,7 +54,7 @@ def test_a_settings_error_in_the_program_comes_first_without_traceback(project, 
     assert "invalid stack config" in lines[1], proc.stderr
     assert "priorityClass.value = 5000" in proc.stderr
     verbose = deploy(project, command, "--stack", "bad", "--verbose", env=bare_env(tmp_path))
-    assert verbose.returncode == 1 and "Traceback (most recent call last)" in verbose.stdout + verbose.stderr
+    assert verbose.returncode == 1 and "deploy: the engine's full output:" in verbose.stderr
 
 
 def test_an_unreachable_cluster_comes_first_without_traceback(project, tmp_path):
@@ -66,3 +66,20 @@ def test_an_unreachable_cluster_comes_first_without_traceback(project, tmp_path)
     assert lines[0] == "deploy: pulumi preview --stack stopped failed:"
     assert "Cannot read the API groups of the cluster" in lines[1] and "Connection refused" in proc.stderr
     assert len(lines) <= 8, proc.stderr
+
+
+def test_a_provider_error_comes_first_and_alone(project, tmp_path):
+    """The provider cannot write the render directory: its own message is the one error line (the engine's
+    `error: update failed` and the resource table are not repeated)."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    path = project / "stacks" / "Pulumi.norender.yaml"
+    doc = yaml.safe_load((project / "stacks" / "Pulumi.dev.yaml").read_text())
+    doc["config"]["kueue-cohorts:cluster"] = {"mode": "render", "renderDir": str(blocker / "rendered")}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    proc = deploy(project, "up", "--stack", "norender", env=bare_env(tmp_path))
+    assert proc.returncode == 1
+    lines = proc.stderr.splitlines()
+    assert lines[0] == "deploy: pulumi up --stack norender failed:"
+    assert lines[1].startswith("  error: failed to write YAML file: ") and str(blocker) in lines[1]
+    assert len(lines) == 2, proc.stderr
