@@ -101,3 +101,42 @@ def test_sigkill_then_cancel_then_one_up_converges(project, tmp_path, cluster, s
     if report:
         with open(report, "a") as fh:
             fh.write(json.dumps({stack: outcome}) + "\n")
+
+
+def test_pending_creates_are_adopted_or_dropped_by_what_the_cluster_has(project, tmp_path, cluster):
+    """Deterministic kill point: the state of a run killed between a create and its record, made from a real one
+    (`pulumi stack export`, two LocalQueues moved into pending creates, one of them also deleted from the cluster,
+    `pulumi stack import`). The next `up` adopts the one the cluster has, drops and re-creates the other, says so,
+    and a following preview shows no changes."""
+    from deploy import engine
+
+    name = "pend"
+    doc = big_stack(name)
+    doc["config"]["kueue-cohorts:sharedPool"]["tenants"] = doc["config"]["kueue-cohorts:sharedPool"]["tenants"][:3]
+    (project / "stacks" / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    env = bare_env(tmp_path)
+    up = deploy(project, "up", "--stack", name, env=env)
+    assert up.returncode == 0, up.stdout + up.stderr
+
+    stack = engine.open_stack(name, work_dir=project, backend=env["PULUMI_BACKEND_URL"], create=False)
+    exported = stack.export_stack()
+    resources = exported.deployment["resources"]
+    queues = [r for r in resources if r["type"].endswith(":LocalQueue")][:2]
+    assert len(queues) == 2
+    exported.deployment["resources"] = [r for r in resources if r not in queues]
+    exported.deployment["pending_operations"] = [
+        {"resource": {**{k: v for k, v in q.items() if k not in ("id", "outputs")}, "outputs": {}}, "type": "creating"}
+        for q in queues]
+    stack.import_stack(exported)
+    kept, gone = queues
+    gone_ns, gone_name = gone["inputs"]["metadata"]["namespace"], gone["inputs"]["metadata"]["name"]
+    cluster.custom.delete_namespaced_custom_object("kueue.x-k8s.io", "v1beta2", gone_ns, "localqueues", gone_name)
+
+    again = deploy(project, "up", "--stack", name, env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "the last run was interrupted with 2 pending operation(s)" in again.stdout
+    assert f"adopted (the interrupted run had created it): {kept['urn']}" in again.stdout
+    assert f"absent, dropped from the state (this up creates it): {gone['urn']}" in again.stdout
+    assert cluster.custom.get_namespaced_custom_object("kueue.x-k8s.io", "v1beta2", gone_ns, "localqueues", gone_name)
+    preview = deploy(project, "preview", "--stack", name, "--expect-no-changes", env=env)
+    assert preview.returncode == 0, preview.stdout + preview.stderr
