@@ -91,8 +91,9 @@ def test_sigkill_then_cancel_then_one_up_converges(project, tmp_path, cluster, s
         "adopted": len(re.findall(r"adopted \(the interrupted run had created it\)", up.stdout)),
         "dropped": len(re.findall(r"absent, dropped from the state", up.stdout)),
         "settled": len(re.findall(r"read back after an interrupted", up.stdout)),
-        "up_summary": " ".join(line.strip() for line in up.stdout.splitlines()
-                               if re.search(r"\d+ (created|unchanged|updated)", line)),
+        "up_summary": ", ".join(line.strip() for line in up.stdout.splitlines()
+                                if re.match(r"^\s*(\+|~|-|\+-)?\s*\d+ (created|unchanged|updated|deleted|replaced)\s*$",
+                                            line)),
         "up_seconds": round(seconds, 1),
         "preview_expect_no_changes": "passed",
     }
