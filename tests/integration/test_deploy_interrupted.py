@@ -57,6 +57,22 @@ def kill_mid_run(project: Path, env: dict[str, str], log: Path, ready: Callable[
         except ProcessLookupError:
             pass
         proc.wait()
+        kill_orphans(project)
+
+
+def kill_orphans(project: Path) -> None:
+    """SIGKILL the processes of the killed run that left its process group: the policy pack's analyzer runs in
+    a session of its own and outlives a SIGKILLed engine. Only processes whose command line names ``project`` (this
+    test's own copy) are touched."""
+    marker = str(project).encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if marker in (entry / "cmdline").read_bytes():
+                os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            pass
 
 
 def test_sigkill_mid_up_then_cancel_then_one_up_converges(project, tmp_path):
