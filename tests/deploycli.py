@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def clone(dest: Path) -> Path:
-    """Copy the git-tracked files of the working tree to ``dest`` (with .venv -> this venv); return ``dest``."""
+    """Copy the git-tracked files of the working tree to ``dest`` (with .venv and policy/venv -> this venv, as
+    ``make venv`` makes them); return ``dest``."""
     files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
     for rel in filter(None, files.decode().split("\0")):
         src = ROOT / rel
@@ -27,6 +28,8 @@ def clone(dest: Path) -> Path:
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
     (dest / ".venv").symlink_to(Path(sys.prefix))
+    if (dest / "policy").is_dir():
+        (dest / "policy" / "venv").symlink_to(Path(sys.prefix))  # what `make venv` links for the policy pack
     return dest
 
 
