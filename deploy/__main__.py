@@ -1,21 +1,54 @@
-"""``python -m deploy up|preview|destroy|refresh --stack NAME``: the real pulumi CLI on one stack, offline.
+"""``python -m deploy up|preview|destroy|refresh|cancel|render --stack NAME``: the real pulumi CLI on one stack.
 
 Runs through deploy.engine (Automation API, inline program = the repo's __main__.py, pinned CLI and provider,
 file backend outside the repo unless PULUMI_BACKEND_URL says otherwise). The policy pack in policy/ runs with
-preview and up when it exists (``--no-policy`` turns it off). Exit code 0 on success, 1 on a failed command,
-2 when the toolchain is missing.
+preview and up when it exists (``--no-policy`` turns it off, except on a protected stack).
+
+Before any engine call: the stack file is read (deploy.stackfile); a protected stack (cluster mode kubeconfig, or
+``kueue-cohorts:protected: true``) refuses a file backend, the dev passphrase and ``--no-policy``
+(deploy.protection); a kubeconfig-mode stack checks its kubeconfig file, context and API server (deploy.preflight);
+a lock of the file backend is reported, with ``cancel`` to clear it when its process is gone (deploy.locks).
+``up`` first reconciles the pending operations of an interrupted run (deploy.recovery).
+
+``cancel`` removes the locks of the stack whose process no longer runs on this host; it never clears a lock of a
+live process nor one written on another host.
+
+``render --out DIR`` writes the stack's objects as YAML into DIR (0-crd/, 1-manifest/), with no cluster and without
+the configured backend: a scratch copy of the project in render mode, applied into a throwaway file backend
+(deploy.scratch). For GitOps users, and for the kinds the preview identity may read (components/preview_rbac.py).
+
+A failed run ends with the engine's or the cluster's own error lines (deploy.errors), no Python traceback unless
+``--verbose``. Exit codes: 0 success; 1 the command failed (engine error, cluster unreachable, stack locked,
+interrupted); 2 usage or configuration error (unknown stack, protected-stack rule, kubeconfig file or context
+missing, toolchain not built).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+import tempfile
+import traceback
+from collections.abc import Callable
+from pathlib import Path
 
 from pulumi import automation as auto
 
 import toolchain
-from deploy import engine
+from deploy import engine, errors, locks, preflight, protection, recovery, settings, stackfile
+
+COMMANDS = ("up", "preview", "destroy", "refresh", "cancel", "render")
+
+
+class Failure(Exception):
+    """A run that stops with a message: ``lines`` go to stderr, ``code`` is the exit code (1 or 2)."""
+
+    def __init__(self, code: int, *lines: str):
+        super().__init__("\n".join(lines))
+        self.code = code
+        self.lines = lines
 
 
 def _sandbox_hint(stack: str) -> str | None:
@@ -26,43 +59,127 @@ def _sandbox_hint(stack: str) -> str | None:
     except ImportError:
         return None
     try:
-        settings = load_stack_file(engine.stack_config_file(stack))
+        settings_ = load_stack_file(engine.stack_config_file(stack))
     except Exception:  # noqa: BLE001 - the engine run reports settings errors properly
         return None
-    if settings.cluster.mode == "sandbox" and not kubeconfig_path().exists():  # ClusterMode is a str Enum
+    if settings_.cluster.mode == "sandbox" and not kubeconfig_path().exists():  # ClusterMode is a str Enum
         return (f"stack {stack!r} targets the local sandbox, which is not running ({kubeconfig_path()} is "
                 f"missing): run `make sandbox-up STACK={stack}` first")
     return None
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Parse ``argv``, run the pulumi command on the stack, stream its output; return the exit code."""
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m deploy", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["up", "preview", "destroy", "refresh"])
+    parser.add_argument("command", choices=COMMANDS)
     parser.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
-    parser.add_argument("--no-policy", action="store_true", help="do not run the policy pack in policy/")
+    parser.add_argument("--no-policy", action="store_true",
+                        help="do not run the policy pack in policy/ (refused for protected stacks)")
     parser.add_argument("--expect-no-changes", action="store_true", help="fail if preview/up would change anything")
-    args = parser.parse_args(argv)
+    parser.add_argument("--verbose", action="store_true", help="show Python tracebacks and the engine's full error")
+    parser.add_argument("--out", type=Path, help="render: the directory for the stack's YAML (required there)")
+    return parser
 
-    if not engine.stack_config_file(args.stack).is_file():
-        print(f"deploy: no stack file {engine.stack_config_file(args.stack)}", file=sys.stderr)
-        return 1
-    hint = _sandbox_hint(args.stack)
-    if hint and args.command in ("up", "preview", "refresh"):
-        print(f"deploy: {hint}", file=sys.stderr)
-        return 1
+
+# --- before any engine call ------------------------------------------------------------------------------------------
+
+
+def check_target(args: argparse.Namespace, environ: dict[str, str]) -> stackfile.StackTarget:
+    """Read the stack file and apply the protected-stack rules and the cluster preflight. Raises Failure."""
+    path = engine.stack_config_file(args.stack)
+    if not path.is_file():
+        raise Failure(2, f"deploy: no stack file {path} (stacks/Pulumi.<stack>.yaml)")
+    try:
+        target = stackfile.read(args.stack, path)
+    except stackfile.StackFileError as err:
+        raise Failure(2, f"deploy: {err}") from None
+    for problem in target.problems:
+        print(f"deploy: warning: {problem}", file=sys.stderr)
+    found = protection.problems(target, environ, no_policy=args.no_policy, policy_pack=engine.policy_pack_dir())
+    if found:
+        raise Failure(2, f"deploy: {protection.message(target, found)}")
+    if args.command in ("up", "preview", "refresh"):
+        hint = _sandbox_hint(args.stack)
+        if hint:
+            raise Failure(1, f"deploy: {hint}")
+    if args.command != "cancel":
+        failure = preflight.check(target, environ)
+        if failure:
+            raise Failure(2 if failure.usage else 1, f"deploy: {failure.line}")
+    return target
+
+
+def check_locks(args: argparse.Namespace, backend_url: str) -> None:
+    """Refuse to start while the stack is locked in the file backend, saying whose lock it is and what to do."""
+    directory = locks.backend_dir(backend_url)
+    if directory is None:
+        return  # other backends: the engine reports its own lock error (and its advice)
+    held = locks.read_locks(directory, engine.PROJECT_NAME, args.stack)
+    if not held:
+        return
+    lines = [f"deploy: stack {args.stack!r} is locked by {len(held)} earlier run(s):"]
+    lines += [f"  {lock.describe()}" for lock in held]
+    if all(lock.holder is locks.Holder.GONE for lock in held):
+        lines.append(f"deploy: that run was interrupted. Fix: `python -m deploy cancel --stack {args.stack}` "
+                     f"clears the lock, then run `python -m deploy {args.command} --stack {args.stack}` again "
+                     "(README, \"After an interrupted run\")")
+    elif any(lock.holder is locks.Holder.LIVE for lock in held):
+        lines.append("deploy: another run of this stack is in progress: wait for it to end")
+    else:
+        lines.append("deploy: the lock was written on another host: if no run is in progress there, clear it with "
+                     f"`pulumi cancel --stack {args.stack}` (the engine's own advice)")
+    raise Failure(1, *lines)
+
+
+def cancel(args: argparse.Namespace, backend_url: str) -> int:
+    """``cancel``: delete the stack's lock files whose process is gone from this host (what the engine's ``pulumi
+    cancel`` does, lock by lock); refuse if a lock is live or from another host, or for a non-file backend."""
+    directory = locks.backend_dir(backend_url)
+    if directory is None:
+        raise Failure(1, f"deploy: stack {args.stack!r} is in the backend {backend_url}, whose locks this command "
+                         f"cannot check: if no run is in progress, `pulumi cancel --stack {args.stack}` clears them "
+                         "(the engine's own advice)")
+    held = locks.read_locks(directory, engine.PROJECT_NAME, args.stack)
+    if not held:
+        print(f"deploy: stack {args.stack!r} is not locked")
+        return 0
+    kept = [lock for lock in held if lock.holder is not locks.Holder.GONE]
+    if kept:
+        raise Failure(1, f"deploy: not clearing the locks of stack {args.stack!r}: "
+                         f"{len(kept)} may belong to a running process:",
+                      *[f"  {lock.describe()}" for lock in kept])
+    for lock in held:
+        lock.path.unlink(missing_ok=True)
+        print(f"deploy: cleared the stale lock of {lock.describe()}")
+    return 0
+
+
+# --- the engine run --------------------------------------------------------------------------------------------------
+
+
+def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, echo: Callable[[str], None]) -> int:
+    """Open the stack, reconcile an interrupted run before ``up``, run the command. Raises Failure."""
+    output: list[str] = []
+
+    def on_output(line: str) -> None:
+        output.append(line)
+        echo(line)
+
     try:
         print(f"deploy: {engine.environment_summary()}", flush=True)
         stack = engine.open_stack(args.stack)
     except toolchain.ToolchainError as exc:
-        print(f"deploy: {exc}", file=sys.stderr)
-        return 2
+        raise Failure(2, f"deploy: {exc}") from None
+    except auto.CommandError as exc:
+        raise _engine_failure(args, f"opening stack {args.stack}", errors.command_output(exc)) from None
 
-    kwargs = engine.run_kwargs(stack, policy=not args.no_policy, on_output=lambda line: print(line, flush=True),
-                               operation=args.command)
+    kwargs = engine.run_kwargs(stack, policy=not args.no_policy, on_output=on_output, operation=args.command)
     start = time.monotonic()
     try:
+        if args.command == "up":
+            done = recovery.reconcile(stack, kwargs["config_file"], on_output)
+            for line in done.lines() if done else []:
+                print(f"deploy: {line}", flush=True)
         if args.command == "preview":
             stack.preview(diff=True, expect_no_changes=args.expect_no_changes or None, **kwargs)
         elif args.command == "up":
@@ -72,10 +189,90 @@ def main(argv: list[str] | None = None) -> int:
         else:
             stack.destroy(**kwargs)
     except auto.CommandError as exc:
-        print(f"deploy: pulumi {args.command} --stack {args.stack} failed:\n{exc}", file=sys.stderr)
-        return 1
+        raise _engine_failure(args, args.command, errors.command_output(exc)) from None
     print(f"deploy: pulumi {args.command} --stack {args.stack} done in {time.monotonic() - start:.1f} s")
     return 0
+
+
+def render(args: argparse.Namespace, echo: Callable[[str], None]) -> int:
+    """``render``: ``pulumi up`` of a scratch copy of the stack in render mode into ``--out`` (see the module doc)."""
+    from deploy.scratch import Project, manifests
+
+    if args.out is None:
+        raise Failure(2, "deploy: render needs --out DIR")
+    if not engine.stack_config_file(args.stack).is_file():
+        raise Failure(2, f"deploy: no stack file {engine.stack_config_file(args.stack)}")
+    out = args.out.resolve()
+    output: list[str] = []
+
+    def on_output(line: str) -> None:
+        output.append(line)
+        echo(line)
+
+    with tempfile.TemporaryDirectory(prefix="kueue-cohorts-render-") as tmp:
+        project = Project(Path(tmp))
+        project.make_offline(args.stack, out)
+        try:
+            stack = project.open(args.stack)
+            stack.up(**engine.run_kwargs(stack, policy=not args.no_policy, on_output=on_output))
+        except toolchain.ToolchainError as exc:
+            raise Failure(2, f"deploy: {exc}") from None
+        except auto.CommandError as exc:
+            raise _engine_failure(args, "up (render)", errors.command_output(exc)) from None
+    print(f"deploy: rendered {len(manifests(out))} objects of stack {args.stack} into {out}")
+    return 0
+
+
+def _engine_failure(args: argparse.Namespace, what: str, output: list[str]) -> Failure:
+    """The Failure of a failed engine command whose whole output (stdout then stderr) is ``output``: the engine's
+    own error lines first (see deploy.errors), the whole output after them with ``--verbose``."""
+    found = errors.error_lines(output)
+    if not found:
+        found = [line for line in errors.without_tracebacks(output) if line.strip()][-10:]
+    lines = [f"deploy: pulumi {what} --stack {args.stack} failed:", *[f"  {line}" for line in found]]
+    if any("currently locked" in line for line in output):
+        lines.append("deploy: the lock is held in the backend: if no run is in progress, "
+                     f"`pulumi cancel --stack {args.stack}` clears it (the engine's own advice)")
+    if args.verbose:
+        lines += ["deploy: the engine's full output:", *output]
+    return Failure(1, *lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv``, run the command on the stack, stream the engine's output; return the exit code."""
+    args = _parser().parse_args(argv)
+    echo = (lambda line: print(line, flush=True)) if args.verbose else _quiet_tracebacks()
+    try:
+        if args.command == "render":
+            return render(args, echo)
+        environ = dict(os.environ)
+        target = check_target(args, environ)
+        backend_url = settings.backend_url(environ)
+        if args.command == "cancel":
+            return cancel(args, backend_url)
+        check_locks(args, backend_url)
+        return run_engine(args, target, echo)
+    except Failure as failure:
+        for line in failure.lines:
+            print(line, file=sys.stderr, flush=True)
+        return failure.code
+    except KeyboardInterrupt:
+        print(f"deploy: interrupted; if a lock remains, `python -m deploy cancel --stack {args.stack}` clears it",
+              file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - an unexpected failure: one line, the traceback only with --verbose
+        if args.verbose:
+            traceback.print_exc()
+        print(f"deploy: {args.command} --stack {args.stack} failed: {type(exc).__name__}: {exc}"
+              + ("" if args.verbose else " (--verbose shows the traceback)"), file=sys.stderr)
+        return 1
+
+
+def _quiet_tracebacks() -> Callable[[str], None]:
+    """Return an echo for the engine's streamed output that leaves out Python tracebacks and gRPC plumbing
+    (errors.TracebackFilter; ``--verbose`` shows everything)."""
+    keep = errors.TracebackFilter().keep
+    return lambda line: print(line, flush=True) if keep(line) else None
 
 
 if __name__ == "__main__":

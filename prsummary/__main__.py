@@ -4,13 +4,17 @@ Sections, in order: policy violations (mandatory first), resource changes (real 
 prsummary.preview), per cohort the quota table (before: stacks/Pulumi.<stack>.yaml at REF; after: the working
 tree; both through the pure plans) and the box diagram. An unchanged stack is one line.
 Exit codes: 0 summary written (even if it reports violations: the workflow's pulumi/actions step is the gate),
-2 bad arguments / unknown ref / missing stack file / toolchain not built.
+1 an unexpected failure (one line; the Python traceback only with --verbose), 2 bad arguments / unknown ref /
+missing or unreadable stack file / toolchain not built.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from pathlib import Path
+
+import yaml
 
 import toolchain
 from prsummary import document, gitbase, quotas, stackfile
@@ -56,20 +60,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-policy", action="store_true", help="preview without the policy pack")
     parser.add_argument("--no-preview", action="store_true", help="quota tables only (no pulumi CLI needed)")
     parser.add_argument("--repo", type=Path, default=Path.cwd(), help="git work tree (default: the current dir)")
-    parser.add_argument("--verbose", action="store_true", help="echo the engine's output to stderr")
+    parser.add_argument("--verbose", action="store_true",
+                        help="echo the engine's output to stderr; show Python tracebacks of unexpected failures")
     args = parser.parse_args(argv)
     log = (lambda line: print(line, file=sys.stderr, flush=True)) if args.verbose else (lambda line: None)
     try:
         repo = gitbase.toplevel(args.repo)
         text = build(repo, args.stack, args.base, args.against, not args.no_policy, not args.no_preview, log)
+        if args.out:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(text)
+        else:
+            sys.stdout.write(text)
     except (gitbase.GitError, OSError, toolchain.ToolchainError) as exc:
         print(f"prsummary: {exc}", file=sys.stderr)
         return 2
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-    else:
-        sys.stdout.write(text)
+    except yaml.YAMLError as exc:
+        print(f"prsummary: stacks/Pulumi.{args.stack}.yaml is not valid YAML: {' '.join(str(exc).split())}",
+              file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("prsummary: interrupted", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - unexpected: one line, the traceback only with --verbose
+        if args.verbose:
+            traceback.print_exc()
+        first = (str(exc).strip().splitlines() or [""])[0]
+        print(f"prsummary: failed: {type(exc).__name__}: {first}"
+              + ("" if args.verbose else " (--verbose shows the traceback)"), file=sys.stderr)
+        return 1
     return 0
 
 

@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
+import traceback
 from collections import deque
 from pathlib import Path
 
 from components.errors import SettingsError
+from toolchain import ToolchainError
 from sandbox.apply import SandboxError
 from sandbox.cluster import COMPONENTS, Sandbox, stack_file
 
 
 def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--verbose", action="store_true", help="show Python tracebacks of unexpected failures")
     p = argparse.ArgumentParser(prog="python -m sandbox", description=(
         "Local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok "
         "with fake GPU nodes) and the real Kueue manager, on 127.0.0.1. State dir: $KUEUE_COHORTS_SANDBOX_DIR or "
         "~/.local/state/kueue-cohorts/sandbox."))
     sub = p.add_subparsers(dest="command", required=True)
-    up = sub.add_parser("up", help="start (idempotent) and print the kubeconfig path")
+    up = sub.add_parser("up", parents=[common], help="start (idempotent) and print the kubeconfig path")
     up.add_argument("--stack", default="dev", help="stack whose nodePools become kwok nodes (default: dev)")
     up.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
     up.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for each component")
@@ -28,10 +33,12 @@ def _parser() -> argparse.ArgumentParser:
                          "wait for Kueue's webhooks, e.g. a stack with kueue.install: true)")
     up.add_argument("--only-if-sandbox", action="store_true",
                     help="do nothing unless the stack's kueue-cohorts:cluster.mode is sandbox (for `make up`)")
-    down = sub.add_parser("down", help="stop every component started by up")
+    down = sub.add_parser("down", parents=[common], help="stop every component started by up")
     down.add_argument("--purge", action="store_true", help="also delete the state dir (certs, etcd data, logs)")
-    sub.add_parser("status", help="component health and ClusterQueue usage; exit 1 unless all healthy")
-    logs = sub.add_parser("logs", help="print the log of one component (default: the last lines of each)")
+    sub.add_parser("status", parents=[common],
+                   help="component health and ClusterQueue usage; exit 1 unless all healthy")
+    logs = sub.add_parser("logs", parents=[common],
+                          help="print the log of one component (default: the last lines of each)")
     logs.add_argument("component", nargs="?", choices=COMPONENTS)
     logs.add_argument("-n", "--lines", type=int, default=40)
     logs.add_argument("-f", "--follow", action="store_true")
@@ -63,9 +70,53 @@ def _logs(sandbox: Sandbox, component: str | None, lines: int, follow: bool) -> 
     return 0
 
 
+#: A component's own error lines in its log: klog errors and fatals (``E1130 ...``, ``F1130 ...``), JSON or
+#: logfmt levels (Kueue, JobSet and Trainer log JSON; etcd logs JSON), Go panics.
+_LOG_ERROR = re.compile(r'^[EF]\d{4} |"level":"(error|fatal|panic)"|\blevel=(error|fatal)\b|^panic: |^fatal error: ')
+_TAIL_MARK = re.compile(r"^--- last lines of (?P<log>.+) ---$", re.MULTILINE)
+
+
+def error_first(message: str, prefix: str) -> list[str]:
+    """Return the lines to print for a SandboxError ``message``, the component's own error lines first.
+
+    A message of a component that did not become healthy ends with ``--- last lines of <log> ---`` and the log's
+    tail: the tail's error lines (_LOG_ERROR, at most 8) come first, then ``prefix`` + the message's first part,
+    then where the full log is. Any other message is ``prefix`` + its first line, then its other lines.
+    """
+    mark = _TAIL_MARK.search(message)
+    if not mark:
+        lines = message.strip().splitlines() or [""]
+        return [prefix + lines[0], *lines[1:]]
+    head, tail = message[:mark.start()].strip(), message[mark.end():].splitlines()
+    errors = [line.strip()[:400] for line in tail if _LOG_ERROR.search(line.strip())]
+    return [*(f"  {line}" for line in errors[-8:]), prefix + head, f"full log: {mark.group('log')}"]
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; return the exit status (0 ok, 1 failure or unhealthy, 2 usage)."""
+    """Run the command line; return the exit status (0 ok, 1 failure or unhealthy, 2 usage or config error).
+
+    A failure prints the cluster's or component's own error lines first and no Python traceback unless
+    ``--verbose``.
+    """
     args = _parser().parse_args(argv)
+    try:
+        return _main(args)
+    except ToolchainError as exc:
+        print(f"sandbox: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("sandbox: interrupted; `python -m sandbox down` stops whatever was started", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - unexpected: one line, the traceback only with --verbose
+        if args.verbose:
+            traceback.print_exc()
+        first = (str(exc).strip().splitlines() or [""])[0]
+        print(f"sandbox: {args.command} failed: {type(exc).__name__}: {first}"
+              + ("" if args.verbose else " (--verbose shows the traceback)"), file=sys.stderr)
+        return 1
+
+
+def _main(args: argparse.Namespace) -> int:
     sandbox = Sandbox()
     if args.command == "up":
         path = args.stack_file or stack_file(args.stack)
@@ -86,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"sandbox: {exc}", file=sys.stderr)
             return 2
         except SandboxError as exc:
-            print(f"sandbox up failed: {exc}", file=sys.stderr)
+            print("\n".join(error_first(str(exc), "sandbox up failed: ")), file=sys.stderr)
             return 1
         state = "already running" if report.already_running else f"up in {report.seconds['total']:.1f} s"
         print(f"sandbox {state}; kubeconfig: {report.kubeconfig}")

@@ -53,26 +53,31 @@ def _steps_using(job: dict, action: str) -> list[dict]:
 def test_preview_workflow_previews_every_stack_with_policy_and_comments():
     doc = _load("preview.yml")
     assert set(doc["on"]["pull_request"]["paths"]) >= {"stacks/**", "components/**", "policy/**"}
-    assert doc["permissions"]["pull-requests"] == "write"
-    job = doc["jobs"]["preview"]
     stacks = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
-    assert sorted(job["strategy"]["matrix"]["stack"]) == stacks
-    assert job["env"]["PULUMI_CONFIG_PASSPHRASE"] == "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}"
-    (pulumi,) = _steps_using(job, "pulumi/actions@v7")
+    summary_job, live, comment_job = (doc["jobs"][k] for k in ("summary", "live-preview", "comment"))
+    assert sorted(summary_job["strategy"]["matrix"]["stack"]) == stacks
+    assert sorted(comment_job["strategy"]["matrix"]["stack"]) == stacks
+    assert set(live["strategy"]["matrix"]["stack"]) == set(stacks) - {"dev"}  # dev's cluster is the local sandbox
+    assert comment_job["needs"] == ["summary", "live-preview"]
+    (pulumi,) = _steps_using(live, "pulumi/actions@")
     w = pulumi["with"]
     assert w["command"] == "preview" and w["diff"] is True and w["policyPacks"] == "policy"
     assert w["policyPackConfigs"] == "policy/config/${{ matrix.stack }}.json"
     for stack in stacks:
         assert (ROOT / "policy" / "config" / f"{stack}.json").is_file(), stack
-    assert w["comment-on-pr"] is True and w["edit-pr-comment"] is True
     assert w["cloud-url"] == "${{ secrets.PULUMI_BACKEND_URL }}"
+    assert pulumi["env"]["PULUMI_CONFIG_PASSPHRASE"] == "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}"
     versions = (ROOT / "toolchain" / "versions.toml").read_text()
     assert f'version = "{w["pulumi-version"]}"' in versions  # the pinned CLI version
-    summary = next(s for s in job["steps"] if s.get("name") == "make pr-summary")
+    summary = next(s for s in summary_job["steps"] if s.get("name") == "make pr-summary")
     assert "make pr-summary STACK=" in summary["run"] and "BASE=" in summary["run"]
-    (comment,) = _steps_using(job, "marocchino/sticky-pull-request-comment@")
-    assert comment["with"]["path"] == "pr-summary-${{ matrix.stack }}.md"
-    assert "${{ matrix.stack }}" in comment["with"]["header"]
+    (upload,) = _steps_using(summary_job, "actions/upload-artifact@")
+    assert upload["with"]["path"] == "pr-summary-${{ matrix.stack }}.md"
+    summary_comment, live_comment = _steps_using(comment_job, "marocchino/sticky-pull-request-comment@")
+    assert summary_comment["with"]["path"] == "pr-summary-${{ matrix.stack }}.md"
+    assert live_comment["with"]["path"] == "live-preview-${{ matrix.stack }}.md"
+    for step in (summary_comment, live_comment):
+        assert "${{ matrix.stack }}" in step["with"]["header"]
 
 
 def test_deploy_workflow_runs_staging_then_prod_behind_its_environment():
@@ -82,7 +87,7 @@ def test_deploy_workflow_runs_staging_then_prod_behind_its_environment():
     staging, prod = doc["jobs"]["staging"], doc["jobs"]["prod"]
     assert prod["needs"] == "staging" and prod["environment"] == "prod"
     for job, stack in ((staging, "staging"), (prod, "prod")):
-        (up,) = _steps_using(job, "pulumi/actions@v7")
+        (up,) = _steps_using(job, "pulumi/actions@")
         assert up["with"]["command"] == "up" and up["with"]["stack-name"] == stack
         assert up["with"]["policyPacks"] == "policy"
         assert up["with"]["policyPackConfigs"] == f"policy/config/{stack}.json"

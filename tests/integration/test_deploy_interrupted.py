@@ -1,0 +1,100 @@
+"""An interrupted ``up`` through the deploy CLI and the real engine, no cluster (render mode): the pulumi CLI is
+killed with SIGKILL while it creates resources; the next ``up`` reports the stale lock with the one command that
+clears it, ``cancel`` clears it, and ``up`` then converges (reconciling the killed run's pending operations) so
+that ``preview --expect-no-changes`` passes (issue 20, items 1 and 2; tests/e2e/test_10_interrupted_up.py does the
+same against the sandbox's API server at several kill points)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.deploycli import bare_env, clone, deploy, edit_stack
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, engine_binaries) -> Path:
+    root = clone(tmp_path_factory.mktemp("clone") / "kueue-cohorts")
+    edit_stack(root, "dev", {"cluster": {"mode": "render", "renderDir": "rendered"}})
+    return root
+
+
+def lock_files(state: Path, stack: str = "dev") -> list[Path]:
+    """The engine's lock files of ``stack`` in the file backend at ``state``."""
+    return sorted((state / ".pulumi" / "locks").glob(f"**/kueue-cohorts/{stack}/*.json"))
+
+
+def kill_mid_run(project: Path, env: dict[str, str], log: Path, ready: Callable[[str], bool], stack: str = "dev",
+                 timeout: float = 600) -> int:
+    """Start ``deploy up --stack STACK``, wait until the lock is taken and ``ready(output so far)``, SIGKILL the
+    pulumi CLI (the lock's pid), then everything else of that run (its process group); return the CLI's pid."""
+    state = Path(env["PULUMI_BACKEND_URL"][len("file://"):])
+    with open(log, "w") as out:
+        proc = subprocess.Popen([str(project / ".venv" / "bin" / "python"), "-m", "deploy", "up", "--stack", stack],
+                                cwd=project, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            locks = lock_files(state, stack)
+            if locks and ready(log.read_text()):
+                pid = json.loads(locks[0].read_text())["pid"]
+                os.kill(pid, signal.SIGKILL)
+                return pid
+            assert proc.poll() is None, f"the run ended before the kill point:\n{log.read_text()}"
+            time.sleep(0.05)
+        pytest.fail(f"the kill point did not come within {timeout} s:\n{log.read_text()}")
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the deploy process and the CLI's plugins: all of this run
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        kill_orphans(project)
+
+
+def kill_orphans(project: Path) -> None:
+    """SIGKILL the processes of the killed run that left its process group: the policy pack's analyzer runs in
+    a session of its own and outlives a SIGKILLed engine. Only processes whose command line names ``project`` (this
+    test's own copy) are touched."""
+    marker = str(project).encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if marker in (entry / "cmdline").read_bytes():
+                os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            pass
+
+
+def test_sigkill_mid_up_then_cancel_then_one_up_converges(project, tmp_path):
+    env = bare_env(tmp_path)
+    pid = kill_mid_run(project, env, tmp_path / "killed.log", ready=lambda out: "creating" in out)
+
+    locked = deploy(project, "up", "--stack", "dev", env=env)
+    assert locked.returncode == 1
+    assert locked.stderr.splitlines()[0] == "deploy: stack 'dev' is locked by 1 earlier run(s):"
+    assert f"pid {pid} " in locked.stderr and "no longer running on this host" in locked.stderr
+    assert "`python -m deploy cancel --stack dev` clears the lock" in locked.stderr
+    assert "Traceback" not in locked.stdout + locked.stderr
+
+    cancel = deploy(project, "cancel", "--stack", "dev", env=env)
+    assert cancel.returncode == 0 and f"cleared the stale lock of pid {pid} " in cancel.stdout
+    assert not lock_files(tmp_path / "state")
+
+    up = deploy(project, "up", "--stack", "dev", env=env)
+    assert up.returncode == 0, up.stdout + up.stderr
+    assert "pulumi up --stack dev done" in up.stdout
+    pending = "pending operation(s); reconciled with `pulumi refresh`" in up.stdout
+    (tmp_path / "outcome.txt").write_text(f"reconciled={pending}\n{up.stdout}")
+
+    again = deploy(project, "preview", "--stack", "dev", "--expect-no-changes", env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
