@@ -715,6 +715,10 @@ class Settings(Model):
     training_runtime: Optional[TrainingRuntimeSettings] = None
     """The PreemptibleTrainingRuntime (Kubeflow Trainer v2.2 TrainingRuntime) in every training namespace; needs
     inferenceTraining.training.checkpoint and the trainjob integration; {} takes every default."""
+    protected: bool = False
+    """The stack guards real resources: `python -m deploy` refuses it a local file backend, the dev passphrase and
+    `--no-policy`, before any engine call. Stacks of cluster mode kubeconfig are protected whatever this says.
+    Default false."""
     protected_namespaces: list[DnsLabel] = Field(default_factory=list)
     """Namespaces that never become tenant namespaces, in addition to kube-system, kube-public, kube-node-lease,
     Kueue's namespace, jobset-system, kubeflow-system and kserve (the system namespaces of the controllers the

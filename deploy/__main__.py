@@ -183,6 +183,12 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, echo: Ca
         if args.command == "preview":
             stack.preview(diff=True, expect_no_changes=args.expect_no_changes or None, **kwargs)
         elif args.command == "up":
+            if not args.no_policy:
+                # The Automation API runs `pulumi up --skip-preview`, where stack policies see the objects only after
+                # they were created: preview with the pack first, so a mandatory violation stops `up` before any
+                # change (it costs one more engine run; issue 13 item 12).
+                print("deploy: preview with the policy pack before up", flush=True)
+                stack.preview(**kwargs)
             stack.up(expect_no_changes=args.expect_no_changes or None, **kwargs)
         elif args.command == "refresh":
             stack.refresh(**kwargs)

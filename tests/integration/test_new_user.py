@@ -32,6 +32,7 @@ def clone(tmp_path_factory, engine_binaries) -> Path:
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
     (dest / ".venv").symlink_to(Path(sys.prefix))
+    (dest / "policy" / "venv").symlink_to(Path(sys.prefix))  # the pack's own virtualenv (make venv links it)
     return dest
 
 
@@ -90,3 +91,32 @@ def test_up_then_destroy_through_the_deploy_cli_with_the_policy_pack_on(clone, t
             assert f"pulumi {command} --stack dev done" in proc.stdout
     finally:
         stack_file.write_text(original)
+
+
+def test_a_mandatory_stack_policy_violation_stops_up_before_any_change(clone, tmp_path):
+    """Issue 13 (12): `python -m deploy up` ran `pulumi up --skip-preview`, where stack policies judge the objects
+    only after they were created. A program that adds, by hand, a training WorkloadPriorityClass above inference
+    (a stack policy, workload-priority-class) must leave nothing created: deploy previews with the pack first."""
+    stack_file, program = clone / "stacks" / "Pulumi.dev.yaml", clone / "__main__.py"
+    originals = stack_file.read_text(), program.read_text()
+    doc = yaml.safe_load(originals[0])
+    rendered = tmp_path / "rendered"
+    doc["config"] = offline_config(doc["config"], rendered)
+    stack_file.write_text(yaml.safe_dump(doc, sort_keys=False))
+    program.write_text(originals[1] + '''
+import pulumi_kubernetes as _k8s
+
+_k8s.apiextensions.CustomResource(
+    "rogue-priority", api_version="kueue.x-k8s.io/v1beta2", kind="WorkloadPriorityClass",
+    metadata={"name": "rogue-prio", "labels": {"kueue-cohorts/role": "training"}}, value=5000,
+    opts=pulumi.ResourceOptions(provider=provider))
+''')
+    try:
+        proc = _run(["-m", "deploy", "up", "--stack", "dev"], clone, _bare_env(tmp_path))
+    finally:
+        stack_file.write_text(originals[0])
+        program.write_text(originals[1])
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    assert "workload-priority-class" in proc.stdout + proc.stderr
+    written = [p for p in rendered.rglob("*") if p.is_file()] if rendered.exists() else []
+    assert written == [], f"up created objects before the policy refused it: {written[:5]}"
