@@ -6,9 +6,10 @@ Kubeflow Trainer v2.2.1 TrainingRuntime (`trainer.kubeflow.org/v1alpha1`); the r
 """
 from __future__ import annotations
 
+import posixpath
 from typing import Annotated, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from components import planning, quantity
@@ -25,6 +26,26 @@ RESERVED_ENV = frozenset(
 """Environment variables the runtime sets itself (a stack may not override them)."""
 
 Quantity = quantity.Quantity
+
+RESERVED_PATHS = ("/workspace", "/opt/kueue-cohorts", "/opt/kueue-cohorts/trainer", "/dev/shm")
+"""What the runtime's container already uses: the working directory and caches (/workspace), the trainer's code on
+PYTHONPATH (/opt/kueue-cohorts, the read-only ConfigMap at .../trainer) and the shared-memory emptyDir."""
+
+
+def _mount_path(path: str) -> str:
+    """Refuse a checkpoint mount path that is `/`, has a `..` segment, or equals, lies under or contains one of
+    RESERVED_PATHS (a checkpoint volume there would hide the trainer's code or its working directory)."""
+    fix = " Fix: mount the checkpoints on a path of their own, such as /mnt/checkpoints"
+    if ".." in path.split("/"):
+        raise ValueError(f"{path!r} has a '..' segment" + fix)
+    normal = posixpath.normpath(path)
+    if normal == "/":
+        raise ValueError("'/' would hide the container's whole file system" + fix)
+    for reserved in RESERVED_PATHS:
+        if normal == reserved or normal.startswith(reserved + "/") or reserved.startswith(normal + "/"):
+            raise ValueError(f"{path!r} overlaps {reserved}, which the runtime's container already uses (its code, "
+                             "working directory or shared memory)" + fix)
+    return path
 
 
 class TrainingRuntimeSettings(BaseModel):
@@ -43,7 +64,7 @@ class TrainingRuntimeSettings(BaseModel):
     """The training image; must bring python, torch and transformers. Default: the guide's image."""
     recipe: Annotated[str, Field(pattern=_RECIPE)] = "trainer.demo:build_trainer"
     """module:function returning a Hugging Face Trainer. Default trainer.demo:build_trainer."""
-    checkpoint_mount_path: Annotated[str, Field(pattern=r"^/[^:]*$")] = "/mnt/checkpoints"
+    checkpoint_mount_path: Annotated[str, Field(pattern=r"^/[^:]*$"), AfterValidator(_mount_path)] = "/mnt/checkpoints"
     """Absolute path where the checkpoint PVC is mounted. Default /mnt/checkpoints."""
     num_nodes: int = Field(default=1, ge=1)
     """mlPolicy.numNodes (>= 1). numNodes x per-node requests must fit the training ClusterQueue's nominalQuota +

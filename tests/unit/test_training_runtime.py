@@ -357,3 +357,18 @@ def test_the_jobset_controller_labels_every_pod_with_the_jobset_name():
     controller = _module_source("jobset", "pkg/controllers/jobset_controller.go")
     assert "labels[jobset.JobSetNameKey] = js.Name" in controller
     assert "labelAndAnnotateObject(&job.Spec.Template, js, rjob, jobIdx)" in controller  # the pod template
+
+
+@pytest.mark.parametrize("path", ["/", "/workspace", "/workspace/ckpt", "/opt", "/opt/kueue-cohorts",
+                                  "/opt/kueue-cohorts/trainer/x", "/dev", "/dev/shm", "/mnt/../workspace",
+                                  "/mnt/ckpt/../../opt"])
+def test_a_mount_path_over_the_trainers_code_or_workdir_is_refused(path):
+    """Issue 16 (3): the checkpoint volume must not hide the trainer's code, its working directory or /dev/shm."""
+    (problem,) = _runtime_problems({"checkpointMountPath": path})
+    assert (problem.key, problem.value) == ("kueue-cohorts:trainingRuntime.checkpointMountPath", path)
+    assert problem.fix == "mount the checkpoints on a path of their own, such as /mnt/checkpoints"
+
+
+@pytest.mark.parametrize("path", ["/mnt/checkpoints", "/mnt/ckpt/", "/data/runs", "/workspaces", "/opt/other"])
+def test_a_mount_path_of_its_own_is_accepted(path):
+    assert _runtime_problems({"checkpointMountPath": path}) == []
