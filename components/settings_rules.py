@@ -26,6 +26,7 @@ from components.settings import (
     ClusterMode,
     Preemption,
     ReclaimWithinCohort,
+    ResourceFlavorSettings,
     Settings,
     config_key,
 )
@@ -301,7 +302,9 @@ def check_flavors(settings: Settings) -> list[Problem]:
     problems: list[Problem] = []
     declared = settings.flavor_names()
     several = len(declared) > 1
-    if settings.resource_flavors and "resource_flavor" in settings.model_fields_set:
+    # Pulumi.yaml declares resourceFlavor with the default {}: the engine always passes it, so only a non-default
+    # value is a second declaration.
+    if settings.resource_flavors and settings.resource_flavor != ResourceFlavorSettings():
         problems.append(Problem(key("resourceFlavor"), settings.resource_flavor.name,
                                 "a stack declares either one resourceFlavor or the list resourceFlavors",
                                 "move it into kueue-cohorts:resourceFlavors"))

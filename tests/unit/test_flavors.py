@@ -220,6 +220,14 @@ def test_flavor_keys_are_checked_at_their_exact_key(mutate, key):
     assert key in [k for k, _ in _problems(raw)]
 
 
+@pytest.mark.parametrize("default", [{}, {"name": "default-flavor"}])
+def test_the_engines_default_resource_flavor_next_to_resource_flavors_is_no_second_declaration(default):
+    """Pulumi.yaml declares resourceFlavor with default {}, so the engine always passes it."""
+    raw = _mixed()
+    raw["resourceFlavor"] = default
+    assert _problems(raw) == []
+
+
 def test_inference_flavors_name_every_covered_resource():
     raw = _mixed()
     del raw["inferenceTraining"]["inference"]["flavors"][1]["nominalQuota"]["cpu"]
