@@ -11,9 +11,9 @@ from typing import Mapping, Optional, Sequence
 from components import quantity
 from components.kueue import (
     BorrowWithinCohortSpec,
-    FlavorFungibilitySpec,
     ClusterQueueSpec,
     CohortSpec,
+    FlavorFungibilitySpec,
     FlavorQuotas,
     LocalQueueSpec,
     NamespaceSpec,
@@ -25,6 +25,7 @@ from components.kueue import (
 )
 from components.settings import (
     CheckpointSettings,
+    FlavorDeclaration,
     FlavorFungibility,
     InferenceTrainingSettings,
     NamespacePolicy,
@@ -67,7 +68,7 @@ class CohortPlan:
         raise KeyError(name)
 
 
-def flavor_spec(settings: ResourceFlavorSettings, node_labels: Optional[Mapping[str, str]] = None
+def flavor_spec(settings: ResourceFlavorSettings | FlavorDeclaration, node_labels: Optional[Mapping[str, str]] = None
                 ) -> ResourceFlavorSpec:
     """A ResourceFlavor from `kueue-cohorts:resourceFlavor` (or one entry of `resourceFlavors`); `node_labels`
     stands in for settings whose nodeLabels are omitted (None)."""
@@ -262,7 +263,8 @@ def plan_inference_training(layout: InferenceTrainingSettings, flavor: str) -> C
     zero = {r: "0" for r in covered}
     inference = tuple(QueueFlavor(f.flavor, f.nominal, {**zero, **(f.borrowing or {})}, f.lending)
                       for f in inference)
-    training = tuple(QueueFlavor(f.flavor, {}, {**zero, **(f.borrowing or {})}) for f in training_flavors(layout, flavor))
+    training = tuple(QueueFlavor(f.flavor, {}, {**zero, **(f.borrowing or {})})
+                     for f in training_flavors(layout, flavor))
     inf_tenant = inf.tenant or inf.cluster_queue
     trn_tenant = trn.tenant or trn.cluster_queue
     inference_cq = ClusterQueueSpec(

@@ -73,7 +73,8 @@ def _quota_fields(manifest: Mapping[str, Any], keys: Sequence[Mapping[str, KeyPa
     return out
 
 
-def _flavor_keys(base: KeyPath, flavors: Optional[Sequence[Any]], single: Mapping[str, str]) -> list[dict[str, KeyPath]]:
+def _flavor_keys(base: KeyPath, flavors: Optional[Sequence[Any]],
+                 single: Mapping[str, str]) -> list[dict[str, KeyPath]]:
     """Per flavor, quota field name -> config key path: `base.flavors[i].<field>` when the queue declares
     `flavors`, else `base.<single key>` for the single-flavor keys (`single`: field name -> key name, e.g.
     {"nominalQuota": "floor"})."""

@@ -218,15 +218,23 @@ class ResourceFlavorSettings(Model):
     """ResourceFlavor spec.tolerations, added to admitted pods (at most 8)."""
 
 
-class FlavorDeclaration(ResourceFlavorSettings):
+class FlavorDeclaration(Model):
     """One entry of `kueue-cohorts:resourceFlavors`: a ResourceFlavor of a stack with several GPU types
-    (kueue.x-k8s.io/v1beta2 ResourceFlavor, resourceflavor_types.go)."""
+    (kueue.x-k8s.io/v1beta2 ResourceFlavor, resourceflavor_types.go).
+
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
+    """
 
     name: DnsSubdomain
     """ResourceFlavor name (DNS-1123 subdomain); node pools name it in their resourceFlavor."""
     node_labels: Optional[dict[str, str]] = Field(default=None, max_length=8)
     """ResourceFlavor spec.nodeLabels: Kueue puts them on the nodeSelector of the pods it admits in this flavor
     (at most 8). Omitted: the labels every node pool of this flavor has in common."""
+    node_taints: list[Taint] = Field(default_factory=list, max_length=8)
+    """ResourceFlavor spec.nodeTaints (at most 8)."""
+    tolerations: list[Toleration] = Field(default_factory=list, max_length=8)
+    """ResourceFlavor spec.tolerations, added to admitted pods (at most 8)."""
 
 
 class FlavorFungibility(Model):

@@ -16,7 +16,6 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from components import quantity
 from components.errors import Problem
-from policy.rules.resource_values import quantity_problem
 from components.plans import shared_pool_totals
 from components.settings import (
     DEFAULT_FRAMEWORKS,
@@ -30,6 +29,7 @@ from components.settings import (
     Settings,
     config_key,
 )
+from policy.rules.resource_values import quantity_problem
 
 IT = "inferenceTraining"
 SP = "sharedPool"

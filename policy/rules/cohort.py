@@ -30,9 +30,10 @@ class _Scope:
     parts: dict = field(default_factory=lambda: defaultdict(list))
     largest: dict = field(default_factory=dict)  # resource -> (value, owner, entry): the biggest reservation
     binary: set = field(default_factory=set)
-    by_flavor: dict = field(default_factory=lambda: defaultdict(Decimal))  # (flavor, resource) -> total
-    flavor_parts: dict = field(default_factory=lambda: defaultdict(list))
-    flavor_largest: dict = field(default_factory=dict)  # (flavor, resource) -> (value, owner, entry)
+    by_flavor: dict[tuple[str, str], Decimal] = field(default_factory=lambda: defaultdict(Decimal))
+    flavor_parts: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))
+    # (flavor, resource) -> (value, owner, entry): the biggest reservation in that flavor
+    flavor_largest: dict[tuple[str, str], tuple[Decimal, Any, Any]] = field(default_factory=dict)
 
 
 def _root_cohort(name: str, parents: Mapping[str, str]) -> str:

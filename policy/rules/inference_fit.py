@@ -15,8 +15,8 @@ from typing import Iterable
 from .kueue import flavor_fit, quota_entries
 from .objects import QUEUE_NAME_LABEL, KubeObject, guarded, unknown_violation, violation
 from .quantities import parse, show
-from .resources import effective_request_fields
 from .queues import QueueIndex
+from .resources import effective_request_fields
 from .values import MISSING, UnknownValueError, Violation, as_list, as_map, get, is_map
 
 KSERVE_GROUP = "serving.kserve.io"

@@ -70,7 +70,7 @@ class FlavorFit:
     """
 
     fits: bool
-    uncovered: frozenset
+    uncovered: frozenset[str]
     short: Mapping[str, tuple[Decimal, str]]
     flavors: Mapping[int, str]
 

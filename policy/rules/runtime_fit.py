@@ -13,14 +13,14 @@ is not judged.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Iterable, Optional
+from typing import Iterable
 
 from .checkpoint import RUNTIME_KINDS, TRAINER_GROUP, _trainer_jobs
 from .kueue import QuotaEntry, flavor_fit, quota_entries
 from .objects import KubeObject, guarded, unknown_violation, violation
 from .quantities import parse, show
-from .resources import effective_request_fields
 from .queues import QueueIndex
+from .resources import effective_request_fields
 from .values import MISSING, UnknownValueError, Violation, as_list, get
 
 POLICY = "training-runtime-fits-queue"
@@ -117,7 +117,7 @@ def check_training_runtime_fits_queue(objects: Iterable[KubeObject]) -> list[Vio
                     continue
                 # The closest queue: the one with the fewest resources missing (first on a tie).
                 index = min(range(len(fits)), key=lambda i: len(fits[i].uncovered) + len(fits[i].short))
-                fit, (cq_name, quota) = fits[index], usable[index]
+                fit, (_, quota) = fits[index], usable[index]
                 several = len({e.flavor for e in quota_entries(cqs[index])}) > 1
                 for resource, (per_node, where, raw) in sorted(requests.items()):
                     total = totals[resource]

@@ -58,7 +58,7 @@ def flavor_capacity_from_node_pools(node_pools: Any) -> Optional[dict[str, dict[
     """
     if capacity_from_node_pools(node_pools) is None:
         return None
-    by_flavor: dict[str, list] = {}
+    by_flavor: dict[str, list[Any]] = {}
     for pool in node_pools:
         flavor = pool.get("resourceFlavor")
         if isinstance(flavor, str) and flavor:

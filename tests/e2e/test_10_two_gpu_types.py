@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Mapping, Optional
 
 import pytest
+from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, admitted_in, borrowed, condition, is_true, wait_for
 from kubernetes import client as k8s
 
-from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, admitted_in, borrowed, condition, is_true, wait_for
 from sandbox.cluster import stack_file
 from sandbox.kwok import node_name
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import copy
 
 import pytest
-from hypothesis import given, settings as hsettings
+from hypothesis import given
+from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from components.pack_config import pack_config
