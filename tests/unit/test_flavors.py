@@ -242,3 +242,17 @@ def test_pack_config_carries_the_capacity_of_each_flavor_and_single_flavor_stack
     for stack in ("dev", "staging", "prod"):
         dev = validate(stack_raw(stack)).settings
         assert "flavorCapacity" not in pack_config(dev)["cohort-nominal-within-capacity"]
+
+
+def test_the_max_replicas_warning_counts_every_flavor_of_the_inference_queue():
+    from components.inference import quota_fit
+    from components.plans import plan_inference_training
+    from components.settings import InferenceServiceSettings
+
+    settings = validate(_mixed()).settings
+    plan = plan_inference_training(settings.inference_training, "h100")
+    isvc = InferenceServiceSettings(name="llm", model_format="hf", storage_uri="pvc://m",
+                                    requests={GPU: "2"}, max_replicas=2)
+    assert quota_fit(isvc, plan.cluster_queues[0]) == ([], [])  # one replica per flavor: 2 x 2 GPUs fit 2 + 2
+    errors, warnings = quota_fit(isvc.model_copy(update={"max_replicas": 3}), plan.cluster_queues[0])
+    assert errors == [] and "nominalQuota 4" in warnings[0]
