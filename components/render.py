@@ -172,7 +172,10 @@ def _inference_training(settings: Settings) -> list[Rendered]:
         base: KeyPath = (top, "inference", "services", index)
         namespace = service.namespace or inf.namespaces[0]
         priority = service.priority_class or inf.priority_class.name
-        manifest = inference_service_manifest(service, namespace, inf.local_queue, priority, inf.nominal_quota)
+        # With flavors: the first flavor's nominalQuota bounds the update surge (where Kueue tries a replica first).
+        nominal = inf.nominal_quota if inf.nominal_quota is not None else dict(inf.flavors[0].nominal_quota) \
+            if inf.flavors else {}
+        manifest = inference_service_manifest(service, namespace, inf.local_queue, priority, nominal)
         fields: dict[str, KeyPath] = {
             "spec.predictor.deploymentStrategy": base + ("rollout",),
             "spec.predictor.deploymentStrategy.rollingUpdate.maxSurge": base + ("rollout", "maxSurge"),
