@@ -21,23 +21,28 @@ from components.settings import InferenceServiceSettings
 
 
 def quota_fit(isvc: InferenceServiceSettings, cluster_queue: ClusterQueueSpec) -> tuple[list[str], list[str]]:
-    """Check per-replica requests against the ClusterQueue's nominalQuota.
+    """Check per-replica requests against the ClusterQueue's nominalQuota (largest flavor for one replica,
+    all flavors together for maxReplicas).
 
     Returns: (errors, warnings): an error per resource whose one-replica request exceeds the nominalQuota (with
     borrowingLimit 0 it can never be admitted) or is not covered; a warning per resource where maxReplicas x request
     exceeds it (replicas beyond the quota stay pending, by design).
     """
     errors, warnings = [], []
+    flavors = cluster_queue.flavor_names()
     for resource, amount in isvc.requests.items():
         try:
-            nominal = quantity.parse(cluster_queue.quota(resource).nominal_quota)
+            per_flavor = [quantity.parse(cluster_queue.quota(resource, f).nominal_quota) for f in flavors]
         except KeyError:
             errors.append(f"'{resource}' is not covered by ClusterQueue '{cluster_queue.name}'")
             continue
         request = quantity.parse(amount)
-        if request > nominal:
+        # One replica in the largest flavor (the rule book's inference-fits-nominal judges whole replicas per
+        # flavor); maxReplicas against every flavor together (replicas may land in different flavors).
+        largest, nominal = max(per_flavor), sum(per_flavor, Decimal(0))
+        if request > largest:
             errors.append(f"one replica requests {amount} of '{resource}', above the nominalQuota "
-                          f"{quantity.canonical(nominal)} of ClusterQueue '{cluster_queue.name}'")
+                          f"{quantity.canonical(largest)} of ClusterQueue '{cluster_queue.name}'")
         elif request * Decimal(isvc.max_replicas) > nominal:
             warnings.append(f"maxReplicas {isvc.max_replicas} x {amount} of '{resource}' exceeds the nominalQuota "
                             f"{quantity.canonical(nominal)}: replicas beyond it stay pending")

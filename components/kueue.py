@@ -124,6 +124,19 @@ class PreemptionSpec:
 
 
 @dataclass(frozen=True)
+class FlavorFungibilitySpec:
+    """`spec.flavorFungibility`: whenCanBorrow and whenCanPreempt, each MayStopSearch or TryNextFlavor (Kueue's
+    defaults: MayStopSearch and TryNextFlavor). Both are written when the stack sets the block."""
+
+    when_can_borrow: str
+    when_can_preempt: str
+
+    def manifest(self) -> dict[str, Any]:
+        """Return `{"whenCanBorrow", "whenCanPreempt"}`."""
+        return {"whenCanBorrow": self.when_can_borrow, "whenCanPreempt": self.when_can_preempt}
+
+
+@dataclass(frozen=True)
 class ResourceFlavorSpec:
     """ResourceFlavor (cluster-scoped): nodeLabels, nodeTaints, tolerations (each at most 8)."""
 
@@ -159,6 +172,7 @@ class ClusterQueueSpec:
     role: str
     queueing_strategy: Optional[str] = None
     stop_policy: Optional[str] = None
+    flavor_fungibility: Optional[FlavorFungibilitySpec] = None
 
     def manifest(self) -> dict[str, Any]:
         """Return the ClusterQueue manifest. Raises ValueError on an empty namespaceSelector."""
@@ -174,6 +188,8 @@ class ClusterQueueSpec:
             spec["queueingStrategy"] = self.queueing_strategy
         if self.stop_policy is not None:
             spec["stopPolicy"] = self.stop_policy
+        if self.flavor_fungibility is not None:
+            spec["flavorFungibility"] = self.flavor_fungibility.manifest()
         return {
             "apiVersion": API_VERSION,
             "kind": "ClusterQueue",
@@ -181,12 +197,17 @@ class ClusterQueueSpec:
             "spec": spec,
         }
 
-    def quota(self, resource: str) -> ResourceQuota:
-        """The ResourceQuota for `resource` in the first group that covers it. Raises KeyError."""
+    def quota(self, resource: str, flavor: Optional[str] = None) -> ResourceQuota:
+        """The ResourceQuota for `resource` in the first group that covers it, in `flavor` (default: the group's
+        first flavor). Raises KeyError."""
         for group in self.resource_groups:
             if resource in group.covered_resources:
-                return group.quota(resource)
+                return group.quota(resource, flavor)
         raise KeyError(resource)
+
+    def flavor_names(self) -> tuple[str, ...]:
+        """The ResourceFlavor names of every resource group, in declared order, each once."""
+        return tuple(dict.fromkeys(f.flavor for g in self.resource_groups for f in g.flavors))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ settings check (which runs the same rule book in-process with this same config) 
   or a patch, without our role label, is still judged as inference);
 - `inferencePriorityClasses` / `trainingPriorityClasses`: the WorkloadPriorityClass names of each side;
 - `capacity`: the physical capacity per resource from `nodePools`;
+- `flavorCapacity`: the capacity per ResourceFlavor, from the node pools that name their `resourceFlavor` (only
+  written when some pool does);
 - `kueueNamespace`: Kueue's namespace.
 """
 from __future__ import annotations
@@ -16,7 +18,7 @@ import json
 from typing import Any
 
 from components.settings import Settings
-from policy.rules.stack_capacity import capacity_from_node_pools
+from policy.rules.stack_capacity import capacity_from_node_pools, flavor_capacity_from_node_pools
 from policy.rules.system_namespaces import DEFAULT_PROTECTED_NAMESPACES
 
 ROLE_AWARE_RULES = ("inference-borrowing-limit-zero", "inference-reclaim-any", "inference-namespace-selector",
@@ -32,10 +34,20 @@ def capacity(settings: Settings) -> dict[str, str]:
     return capacity_from_node_pools(pools) or {}
 
 
+def flavor_capacity(settings: Settings) -> dict[str, dict[str, str]]:
+    """Physical capacity per ResourceFlavor and resource: the node pools of each flavor
+    (`policy.rules.stack_capacity.flavor_capacity_from_node_pools`). A stack whose pools name no flavor: {}."""
+    pools = [pool.model_dump(by_alias=True) for pool in settings.node_pools]
+    return flavor_capacity_from_node_pools(pools) or {}
+
+
 def pack_config(settings: Settings) -> dict[str, Any]:
     """The policy pack config for `settings`: policy name -> options (only options that differ from the schema
     defaults, in a stable order)."""
     config: dict[str, Any] = {"cohort-nominal-within-capacity": {"capacity": capacity(settings)}}
+    by_flavor = flavor_capacity(settings)
+    if by_flavor:
+        config["cohort-nominal-within-capacity"]["flavorCapacity"] = by_flavor
     roles: dict[str, str] = {}
     it, sp = settings.inference_training, settings.shared_pool
     if sp is not None:

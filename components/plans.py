@@ -13,6 +13,7 @@ from components.kueue import (
     BorrowWithinCohortSpec,
     ClusterQueueSpec,
     CohortSpec,
+    FlavorFungibilitySpec,
     FlavorQuotas,
     LocalQueueSpec,
     NamespaceSpec,
@@ -24,12 +25,16 @@ from components.kueue import (
 )
 from components.settings import (
     CheckpointSettings,
+    FlavorDeclaration,
+    FlavorFungibility,
     InferenceTrainingSettings,
     NamespacePolicy,
     Preemption,
     PriorityClass,
     ResourceFlavorSettings,
+    Settings,
     SharedPoolSettings,
+    TenantSettings,
 )
 
 ROLE_INFERENCE = "inference"
@@ -63,14 +68,93 @@ class CohortPlan:
         raise KeyError(name)
 
 
-def flavor_spec(settings: ResourceFlavorSettings) -> ResourceFlavorSpec:
-    """The stack's ResourceFlavor from `kueue-cohorts:resourceFlavor`."""
+def flavor_spec(settings: ResourceFlavorSettings | FlavorDeclaration, node_labels: Optional[Mapping[str, str]] = None
+                ) -> ResourceFlavorSpec:
+    """A ResourceFlavor from `kueue-cohorts:resourceFlavor` (or one entry of `resourceFlavors`); `node_labels`
+    stands in for settings whose nodeLabels are omitted (None)."""
+    labels = settings.node_labels if settings.node_labels is not None else (node_labels or {})
     return ResourceFlavorSpec(
         name=settings.name,
-        node_labels=dict(settings.node_labels),
+        node_labels=dict(labels),
         node_taints=tuple(t.model_dump(by_alias=True, exclude_none=True) for t in settings.node_taints),
         tolerations=tuple(t.model_dump(by_alias=True, exclude_none=True) for t in settings.tolerations),
     )
+
+
+def common_labels(settings: Settings, flavor: str) -> dict[str, str]:
+    """The node labels every node pool of ResourceFlavor `flavor` has (same key and value), in the first pool's
+    order; {} when the flavor has no pool."""
+    pools = settings.pools_of(flavor)
+    if not pools:
+        return {}
+    return {k: v for k, v in pools[0].labels.items() if all(p.labels.get(k) == v for p in pools[1:])}
+
+
+def flavor_specs(settings: Settings) -> tuple[ResourceFlavorSpec, ...]:
+    """Every ResourceFlavor of the stack in declared order: the entries of `resourceFlavors` (nodeLabels omitted:
+    the labels its node pools share), else the one `resourceFlavor` as written."""
+    if settings.resource_flavors:
+        return tuple(flavor_spec(f, common_labels(settings, f.name)) for f in settings.resource_flavors)
+    return (flavor_spec(settings.resource_flavor),)
+
+
+@dataclass(frozen=True)
+class QueueFlavor:
+    """One flavor of one queue's quota as planned: the flavor name and resource -> quantity maps (borrowing /
+    lending None = not written)."""
+
+    flavor: str
+    nominal: Mapping[str, str]
+    borrowing: Optional[Mapping[str, str]] = None
+    lending: Optional[Mapping[str, str]] = None
+
+
+def inference_flavors(layout: InferenceTrainingSettings, flavor: str) -> tuple[QueueFlavor, ...]:
+    """The inference quota per flavor, in declared order: `inference.flavors`, else the single-flavor keys in
+    `flavor` (the stack's one ResourceFlavor)."""
+    inf = layout.inference
+    if inf.flavors:
+        return tuple(QueueFlavor(f.name, dict(f.nominal_quota), f.borrowing_limit, f.lending_limit)
+                     for f in inf.flavors)
+    return (QueueFlavor(flavor, dict(inf.nominal_quota or {}), inf.borrowing_limit, inf.lending_limit),)
+
+
+def training_flavors(layout: InferenceTrainingSettings, flavor: str) -> tuple[QueueFlavor, ...]:
+    """What training may borrow per flavor, in declared order: `training.flavors` (borrowingLimit omitted: the
+    inference nominalQuota of that flavor), else the inference flavors, each borrowing up to the inference
+    nominalQuota there (the single-flavor `training.borrowingLimit` overrides it)."""
+    inference = {f.flavor: f for f in inference_flavors(layout, flavor)}
+    trn = layout.training
+    if trn.flavors:
+        return tuple(QueueFlavor(f.name, {}, {**(inference[f.name].nominal if f.name in inference else {}),
+                                                **(f.borrowing_limit or {})}) for f in trn.flavors)
+    return tuple(QueueFlavor(f.flavor, {}, {**f.nominal, **(trn.borrowing_limit or {})})
+                 for f in inference.values())
+
+
+def tenant_flavors(tenant: TenantSettings, flavor: str) -> tuple[QueueFlavor, ...]:
+    """A tenant's quota per flavor: `flavors`, else its floor / borrowingLimit / lendingLimit in `flavor`."""
+    if tenant.flavors:
+        return tuple(QueueFlavor(f.name, dict(f.nominal_quota), f.borrowing_limit, f.lending_limit)
+                     for f in tenant.flavors)
+    return (QueueFlavor(flavor, dict(tenant.floor or {}), tenant.borrowing_limit, tenant.lending_limit),)
+
+
+def cohort_flavors(layout: InferenceTrainingSettings | SharedPoolSettings, flavor: str) -> tuple[QueueFlavor, ...]:
+    """The Cohort object's nominalQuota per flavor: `cohortFlavors`, else `cohortQuota` in `flavor`; () for none."""
+    if layout.cohort_flavors:
+        return tuple(QueueFlavor(f.name, dict(f.nominal_quota)) for f in layout.cohort_flavors)
+    if layout.cohort_quota:
+        return (QueueFlavor(flavor, dict(layout.cohort_quota)),)
+    return ()
+
+
+def _fungibility(*choices: Optional[FlavorFungibility]) -> Optional[FlavorFungibilitySpec]:
+    """The first flavorFungibility set (queue's, then layout's), or None (not written: Kueue's defaults)."""
+    for choice in choices:
+        if choice is not None:
+            return FlavorFungibilitySpec(choice.when_can_borrow.value, choice.when_can_preempt.value)
+    return None
 
 
 def _preemption(p: Preemption) -> PreemptionSpec:
@@ -84,23 +168,26 @@ def _preemption(p: Preemption) -> PreemptionSpec:
     )
 
 
-def _group(
-    flavor: str,
-    covered: tuple[str, ...],
-    nominal: Mapping[str, str],
-    borrowing: Optional[Mapping[str, str]] = None,
-    lending: Optional[Mapping[str, str]] = None,
-) -> ResourceGroup:
-    resources = tuple(
-        ResourceQuota(
-            name=r,
-            nominal_quota=nominal.get(r, "0"),
-            borrowing_limit=None if borrowing is None else borrowing.get(r),
-            lending_limit=None if lending is None else lending.get(r),
-        )
-        for r in covered
-    )
-    return ResourceGroup(covered_resources=covered, flavors=(FlavorQuotas(flavor=flavor, resources=resources),))
+def _group(covered: tuple[str, ...], flavors: Sequence[QueueFlavor]) -> ResourceGroup:
+    """One resource group: `covered` resources, and per flavor (in the given order) a quota for each of them
+    (nominalQuota 0 where a flavor leaves a resource out; limits only where given)."""
+    return ResourceGroup(covered_resources=covered, flavors=tuple(
+        FlavorQuotas(flavor=f.flavor, resources=tuple(
+            ResourceQuota(
+                name=r,
+                nominal_quota=f.nominal.get(r, "0"),
+                borrowing_limit=None if f.borrowing is None else f.borrowing.get(r),
+                lending_limit=None if f.lending is None else f.lending.get(r),
+            )
+            for r in covered
+        ))
+        for f in flavors
+    ))
+
+
+def _covered(*flavor_lists: Sequence[QueueFlavor]) -> tuple[str, ...]:
+    """The union of the nominalQuota keys of every flavor, in first-seen order."""
+    return tuple(dict.fromkeys(r for flavors in flavor_lists for f in flavors for r in f.nominal))
 
 
 NAME_LABEL = "kubernetes.io/metadata.name"
@@ -125,24 +212,39 @@ def _q(value: Optional[str]) -> Decimal:
     return quantity.parse(value) if value is not None else Decimal(0)
 
 
-def inference_training_nominal(layout: InferenceTrainingSettings) -> dict[str, Decimal]:
+def inference_training_nominal(layout: InferenceTrainingSettings, flavor: str = "",
+                               only: Optional[str] = None) -> dict[str, Decimal]:
     """Total nominalQuota of the asymmetric cohort per resource (base units): inference + the Cohort object's
-    cohortQuota (training owns 0)."""
-    total = {resource: _q(amount) for resource, amount in layout.inference.nominal_quota.items()}
-    for resource, amount in (layout.cohort_quota or {}).items():
-        total[resource] = total.get(resource, Decimal(0)) + _q(amount)
+    (training owns 0), over every flavor, or only in flavor `only`. `flavor`: the stack's one ResourceFlavor (the
+    single-flavor keys' flavor)."""
+    total: dict[str, Decimal] = {}
+    for entry in inference_flavors(layout, flavor) + cohort_flavors(layout, flavor):
+        if only is None or entry.flavor == only:
+            for resource, amount in entry.nominal.items():
+                total[resource] = total.get(resource, Decimal(0)) + _q(amount)
     return total
 
 
-def shared_pool_total(layout: SharedPoolSettings) -> dict[str, Decimal]:
-    """Pool total per resource of the symmetric cohort (base units): sum of the tenants' floors + the Cohort object's
-    cohortQuota, in first-seen resource order. Linear in the number of tenants."""
-    total: dict[str, Decimal] = {}
-    for tenant in layout.tenants:
-        for resource, amount in tenant.floor.items():
+def shared_pool_totals(layout: SharedPoolSettings, flavor: str = "") -> dict[str, dict[str, Decimal]]:
+    """Pool total per flavor and resource of the symmetric cohort (base units): the tenants' nominalQuota (floor)
+    in that flavor + the Cohort object's, flavors and resources in first-seen order. Linear in the number of
+    tenants. `flavor`: the stack's one ResourceFlavor (the single-flavor keys' flavor)."""
+    totals: dict[str, dict[str, Decimal]] = {}
+    entries = [e for tenant in layout.tenants for e in tenant_flavors(tenant, flavor)]
+    for entry in entries + list(cohort_flavors(layout, flavor)):
+        total = totals.setdefault(entry.flavor, {})
+        for resource, amount in entry.nominal.items():
             total[resource] = total.get(resource, Decimal(0)) + _q(amount)
-    for resource, amount in (layout.cohort_quota or {}).items():
-        total[resource] = total.get(resource, Decimal(0)) + _q(amount)
+    return totals
+
+
+def shared_pool_total(layout: SharedPoolSettings) -> dict[str, Decimal]:
+    """Pool total per resource of the symmetric cohort (base units), summed over its flavors: the tenants' floors
+    + the Cohort object's quota, in first-seen resource order. Linear in the number of tenants."""
+    total: dict[str, Decimal] = {}
+    for per_flavor in shared_pool_totals(layout).values():
+        for resource, amount in per_flavor.items():
+            total[resource] = total.get(resource, Decimal(0)) + amount
     return total
 
 
@@ -151,35 +253,41 @@ def plan_inference_training(layout: InferenceTrainingSettings, flavor: str) -> C
 
     Inference owns the nominalQuota of every covered resource with an explicit borrowingLimit 0 on each; training
     has nominalQuota 0 and a borrowingLimit defaulting to the inference nominalQuota. Covered resources are the
-    keys of inference.nominalQuota, in config order.
+    keys of inference.nominalQuota, in config order. With `flavors`, each flavor is planned that way, in the
+    declared order (`resourceGroups[0].flavors[]`). `flavor`: the stack's one ResourceFlavor, which the
+    single-flavor keys mean.
     """
     inf, trn = layout.inference, layout.training
-    covered = tuple(inf.nominal_quota)
+    inference = inference_flavors(layout, flavor)
+    covered = _covered(inference)
     zero = {r: "0" for r in covered}
+    inference = tuple(QueueFlavor(f.flavor, f.nominal, {**zero, **(f.borrowing or {})}, f.lending)
+                      for f in inference)
+    training = tuple(QueueFlavor(f.flavor, {}, {**zero, **(f.borrowing or {})})
+                     for f in training_flavors(layout, flavor))
     inf_tenant = inf.tenant or inf.cluster_queue
     trn_tenant = trn.tenant or trn.cluster_queue
     inference_cq = ClusterQueueSpec(
         name=inf.cluster_queue,
         cohort_name=layout.cohort,
-        resource_groups=(_group(flavor, covered, inf.nominal_quota, {**zero, **(inf.borrowing_limit or {})},
-                                inf.lending_limit),),
+        resource_groups=(_group(covered, inference),),
         preemption=_preemption(inf.preemption),
         namespace_selector=_selector(layout.namespace_label, inf_tenant, inf.namespaces),
         role=ROLE_INFERENCE,
         queueing_strategy=layout.queueing_strategy.value if layout.queueing_strategy else None,
         stop_policy=layout.stop_policy.value if layout.stop_policy else None,
+        flavor_fungibility=_fungibility(inf.flavor_fungibility, layout.flavor_fungibility),
     )
-    borrowing = dict(inf.nominal_quota)
-    borrowing.update(trn.borrowing_limit or {})
     training_cq = ClusterQueueSpec(
         name=trn.cluster_queue,
         cohort_name=layout.cohort,
-        resource_groups=(_group(flavor, covered, zero, borrowing),),
+        resource_groups=(_group(covered, training),),
         preemption=_preemption(trn.preemption),
         namespace_selector=_selector(layout.namespace_label, trn_tenant, trn.namespaces),
         role=ROLE_TRAINING,
         queueing_strategy=layout.queueing_strategy.value if layout.queueing_strategy else None,
         stop_policy=layout.stop_policy.value if layout.stop_policy else None,
+        flavor_fungibility=_fungibility(trn.flavor_fungibility, layout.flavor_fungibility),
     )
     namespaces = tuple(NamespaceSpec(ns, {layout.namespace_label: inf_tenant}) for ns in inf.namespaces) + tuple(
         NamespaceSpec(ns, {layout.namespace_label: trn_tenant}) for ns in trn.namespaces
@@ -188,10 +296,9 @@ def plan_inference_training(layout: InferenceTrainingSettings, flavor: str) -> C
         LocalQueueSpec(trn.local_queue, ns, training_cq) for ns in trn.namespaces
     )
     cohort_object = None
-    if layout.cohort_quota:
-        cohort_object = CohortSpec(
-            name=layout.cohort, resource_groups=(_group(flavor, covered, layout.cohort_quota),)
-        )
+    cohort = cohort_flavors(layout, flavor)
+    if cohort:
+        cohort_object = CohortSpec(name=layout.cohort, resource_groups=(_group(covered, cohort),))
     return CohortPlan(
         cohort=layout.cohort,
         layout="inference-training",
@@ -207,36 +314,50 @@ def plan_inference_training(layout: InferenceTrainingSettings, flavor: str) -> C
 
 def plan_shared_pool(layout: SharedPoolSettings, flavor: str) -> CohortPlan:
     """Plan the symmetric cohort: per tenant a floor (nominalQuota), a borrowingLimit defaulting to pool total minus
-    floor, an optional lendingLimit. Covered resources: the union of the floors' keys, in first-seen order."""
-    pool = shared_pool_total(layout)
-    covered = tuple(pool)
+    floor, an optional lendingLimit. Covered resources: the union of the floors' keys, in first-seen order. With
+    `flavors`, each flavor is planned that way against the pool total of that flavor, in the tenant's declared
+    order. `flavor`: the stack's one ResourceFlavor, which the single-flavor keys mean."""
+    pools = shared_pool_totals(layout, flavor)
+    covered = tuple(dict.fromkeys(r for total in pools.values() for r in total))
     cluster_queues, namespaces, local_queues = [], [], []
     # Computed once (not per tenant): planning stays linear in the number of tenants.
-    binary = {r: any(quantity.is_binary(t.floor.get(r, "")) for t in layout.tenants) for r in covered}
+    entries = {tenant.name: tenant_flavors(tenant, flavor) for tenant in layout.tenants}
+    binary = {(f.flavor, r): False for es in entries.values() for f in es for r in covered}
+    for es in entries.values():
+        for f in es:
+            for r in covered:
+                binary[(f.flavor, r)] = binary[(f.flavor, r)] or quantity.is_binary(f.nominal.get(r, ""))
     for tenant in layout.tenants:
         cq_name = tenant.cluster_queue or f"{tenant.name}-cq"
-        borrowing = {
-            r: quantity.canonical(pool[r] - quantity.parse(tenant.floor.get(r, "0")), binary=binary[r])
-            for r in covered
-        }
-        borrowing.update(tenant.borrowing_limit or {})
+        planned = []
+        for f in entries[tenant.name]:
+            pool = pools.get(f.flavor, {})
+            borrowing = {
+                r: quantity.canonical(pool.get(r, Decimal(0)) - quantity.parse(f.nominal.get(r, "0")),
+                                      binary=binary[(f.flavor, r)])
+                for r in covered
+            }
+            borrowing.update(f.borrowing or {})
+            planned.append(QueueFlavor(f.flavor, f.nominal, borrowing, f.lending))
         cq = ClusterQueueSpec(
             name=cq_name,
             cohort_name=layout.cohort,
-            resource_groups=(_group(flavor, covered, tenant.floor, borrowing, tenant.lending_limit),),
+            resource_groups=(_group(covered, planned),),
             preemption=_preemption(layout.preemption),
             namespace_selector=_selector(layout.namespace_label, tenant.name, tenant.namespaces or [tenant.name]),
             role=ROLE_TENANT,
             queueing_strategy=layout.queueing_strategy.value if layout.queueing_strategy else None,
             stop_policy=layout.stop_policy.value if layout.stop_policy else None,
+            flavor_fungibility=_fungibility(tenant.flavor_fungibility, layout.flavor_fungibility),
         )
         cluster_queues.append(cq)
         for ns in tenant.namespaces or [tenant.name]:
             namespaces.append(NamespaceSpec(ns, {layout.namespace_label: tenant.name}))
             local_queues.append(LocalQueueSpec(tenant.local_queue or f"{tenant.name}-lq", ns, cq))
     cohort_object = None
-    if layout.cohort_quota:
-        cohort_object = CohortSpec(name=layout.cohort, resource_groups=(_group(flavor, covered, layout.cohort_quota),))
+    cohort = cohort_flavors(layout, flavor)
+    if cohort:
+        cohort_object = CohortSpec(name=layout.cohort, resource_groups=(_group(covered, cohort),))
     return CohortPlan(
         cohort=layout.cohort,
         layout="shared-pool",
@@ -251,10 +372,12 @@ def plan_shared_pool(layout: SharedPoolSettings, flavor: str) -> CohortPlan:
 
 def max_usage(cq: ClusterQueueSpec) -> dict[str, Decimal]:
     """What a ClusterQueue can ever use per resource: nominalQuota + borrowingLimit (None counts as unbounded,
-    returned as Decimal('Infinity')). Used to refuse requests that could never be admitted."""
+    returned as Decimal('Infinity')), the largest over its flavors. Used to refuse requests that could never be
+    admitted."""
     out: dict[str, Decimal] = {}
     for group in cq.resource_groups:
-        for rq in group.flavors[0].resources:
-            limit = Decimal("Infinity") if rq.borrowing_limit is None else quantity.parse(rq.borrowing_limit)
-            out[rq.name] = quantity.parse(rq.nominal_quota) + limit
+        for fq in group.flavors:
+            for rq in fq.resources:
+                limit = Decimal("Infinity") if rq.borrowing_limit is None else quantity.parse(rq.borrowing_limit)
+                out[rq.name] = max(out.get(rq.name, Decimal(0)), quantity.parse(rq.nominal_quota) + limit)
     return out

@@ -9,12 +9,12 @@ so a rule's finding on a field is reported at the exact key the user wrote.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 import yaml
 
 from components.kueue_config import MANAGER_CONFIG_KEY, manager_configuration
-from components.plans import CohortPlan, flavor_spec, plan_inference_training, plan_shared_pool
+from components.plans import CohortPlan, flavor_spec, flavor_specs, plan_inference_training, plan_shared_pool
 from components.runtime_manifests import MANAGED_BY, configmap_name, render_runtime, trainer_sources
 from components.service_manifests import inference_service_manifest
 from components.settings import NamespacePolicy, Settings
@@ -56,25 +56,37 @@ class Rendered:
         return self.manifest["metadata"].get("namespace")
 
 
-def _quota_fields(manifest: Mapping[str, Any], keys: Mapping[str, KeyPath]) -> dict[str, KeyPath]:
-    """Map every quota field of a ClusterQueue/Cohort manifest: `keys` gives, per quota field name (nominalQuota,
-    borrowingLimit, lendingLimit), the config key path of its resource map."""
+def _quota_fields(manifest: Mapping[str, Any], keys: Sequence[Mapping[str, KeyPath]]) -> dict[str, KeyPath]:
+    """Map every quota field of a ClusterQueue/Cohort manifest: `keys[f]` gives, for `flavors[f]` of each resource
+    group and per quota field name (nominalQuota, borrowingLimit, lendingLimit), the config key path of its resource
+    map (a flavor without keys of its own takes the last one's)."""
     out: dict[str, KeyPath] = {}
     for g, group in enumerate(manifest["spec"].get("resourceGroups", [])):
         for f, flavor in enumerate(group["flavors"]):
+            flavor_keys = keys[min(f, len(keys) - 1)] if keys else {}
             for r, res in enumerate(flavor["resources"]):
                 path = ["spec", "resourceGroups", g, "flavors", f, "resources", r]
-                if "nominalQuota" in keys:
-                    out[format_path(path)] = keys["nominalQuota"] + (res["name"],)
-                for name, base in keys.items():
+                if "nominalQuota" in flavor_keys:
+                    out[format_path(path)] = flavor_keys["nominalQuota"] + (res["name"],)
+                for name, base in flavor_keys.items():
                     out[format_path(path + [name])] = base + (res["name"],)
     return out
 
 
+def _flavor_keys(base: KeyPath, flavors: Optional[Sequence[Any]],
+                 single: Mapping[str, str]) -> list[dict[str, KeyPath]]:
+    """Per flavor, quota field name -> config key path: `base.flavors[i].<field>` when the queue declares
+    `flavors`, else `base.<single key>` for the single-flavor keys (`single`: field name -> key name, e.g.
+    {"nominalQuota": "floor"})."""
+    if flavors:
+        return [{name: base + ("flavors", i, name) for name in single} for i in range(len(flavors))]
+    return [{name: base + (key,) for name, key in single.items()}]
+
+
 def _cohort_objects(plan: CohortPlan, top: str, queue_keys: Mapping[str, KeyPath],
                     namespace_keys: Mapping[str, KeyPath], local_queue_keys: Mapping[str, KeyPath],
-                    priority_keys: Mapping[str, KeyPath], quota_keys: Mapping[str, Mapping[str, KeyPath]]
-                    ) -> list[Rendered]:
+                    priority_keys: Mapping[str, KeyPath], quota_keys: Mapping[str, Mapping[str, Any]],
+                    cohort_keys: Sequence[Mapping[str, KeyPath]] = ()) -> list[Rendered]:
     out: list[Rendered] = []
     layout: KeyPath = (top,)
     for ns in plan.namespaces:
@@ -85,8 +97,9 @@ def _cohort_objects(plan: CohortPlan, top: str, queue_keys: Mapping[str, KeyPath
         out.append(Rendered(pc.manifest(), base, {"value": base + ("value",), "metadata.name": base + ("name",)}))
     if plan.cohort_object is not None:
         manifest = plan.cohort_object.manifest()
-        out.append(Rendered(manifest, layout + ("cohortQuota",),
-                            _quota_fields(manifest, {"nominalQuota": layout + ("cohortQuota",)})))
+        keys = list(cohort_keys) or [{"nominalQuota": layout + ("cohortQuota",)}]
+        source = layout + ("cohortFlavors",) if cohort_keys else layout + ("cohortQuota",)
+        out.append(Rendered(manifest, source, _quota_fields(manifest, keys)))
     for cq in plan.cluster_queues:
         manifest = cq.manifest()
         base = queue_keys[cq.name]
@@ -98,9 +111,11 @@ def _cohort_objects(plan: CohortPlan, top: str, queue_keys: Mapping[str, KeyPath
             "spec.stopPolicy": layout + ("stopPolicy",),
             "metadata.name": base,
         }
-        if "nominalQuota" in quota_keys[cq.name]:
-            fields["spec.resourceGroups"] = quota_keys[cq.name]["nominalQuota"]
-        fields.update(_quota_fields(manifest, {k: v for k, v in quota_keys[cq.name].items() if k != "preemption"}))
+        if "resourceGroups" in quota_keys[cq.name]:
+            fields["spec.resourceGroups"] = quota_keys[cq.name]["resourceGroups"]
+        if "flavorFungibility" in quota_keys[cq.name]:
+            fields["spec.flavorFungibility"] = quota_keys[cq.name]["flavorFungibility"]
+        fields.update(_quota_fields(manifest, quota_keys[cq.name]["flavors"]))
         out.append(Rendered(manifest, base[:-1] if base[-1] == "clusterQueue" else base, fields))
     for lq in plan.local_queues:
         base = local_queue_keys[f"{lq.namespace}/{lq.name}"]
@@ -112,7 +127,7 @@ def _cohort_objects(plan: CohortPlan, top: str, queue_keys: Mapping[str, KeyPath
 def _inference_training(settings: Settings) -> list[Rendered]:
     layout = settings.inference_training
     assert layout is not None
-    plan = plan_inference_training(layout, settings.resource_flavor.name)
+    plan = plan_inference_training(layout, settings.flavor_names()[0])
     top = "inferenceTraining"
     inf, trn = layout.inference, layout.training
     queue_keys = {inf.cluster_queue: (top, "inference", "clusterQueue"),
@@ -125,15 +140,30 @@ def _inference_training(settings: Settings) -> list[Rendered]:
             local_queue_keys.setdefault(f"{ns}/{queue.local_queue}", (top, side, "localQueue"))
     priority_keys = {inf.priority_class.name: (top, "inference", "priorityClass"),
                      trn.priority_class.name: (top, "training", "priorityClass")}
-    quota_keys = {
-        inf.cluster_queue: {"nominalQuota": (top, "inference", "nominalQuota"),
-                            "borrowingLimit": (top, "inference", "borrowingLimit"),
-                            "lendingLimit": (top, "inference", "lendingLimit"),
-                            "preemption": (top, "inference", "preemption")},
-        trn.cluster_queue: {"borrowingLimit": (top, "training", "borrowingLimit"),
-                            "preemption": (top, "training", "preemption")},
+    inf_base: KeyPath = (top, "inference")
+    trn_base: KeyPath = (top, "training")
+    inf_flavors = _flavor_keys(inf_base, inf.flavors, {"nominalQuota": "nominalQuota",
+                                                       "borrowingLimit": "borrowingLimit",
+                                                       "lendingLimit": "lendingLimit"})
+    if trn.flavors or not inf.flavors:
+        trn_flavors = _flavor_keys(trn_base, trn.flavors, {"borrowingLimit": "borrowingLimit"})
+    else:  # training borrows in the inference flavors, up to their nominalQuota: that key wrote it
+        trn_flavors = [{"borrowingLimit": keys["nominalQuota"]} for keys in inf_flavors]
+    quota_keys: dict[str, dict[str, Any]] = {
+        inf.cluster_queue: {"resourceGroups": inf_base + (("flavors",) if inf.flavors else ("nominalQuota",)),
+                            "flavors": inf_flavors, "preemption": inf_base + ("preemption",),
+                            "flavorFungibility": inf_base + ("flavorFungibility",) if inf.flavor_fungibility
+                            else (top, "flavorFungibility")},
+        trn.cluster_queue: {"flavors": trn_flavors, "preemption": trn_base + ("preemption",),
+                            "flavorFungibility": trn_base + ("flavorFungibility",) if trn.flavor_fungibility
+                            else (top, "flavorFungibility")},
     }
-    out = _cohort_objects(plan, top, queue_keys, namespace_keys, local_queue_keys, priority_keys, quota_keys)
+    if trn.flavors:
+        quota_keys[trn.cluster_queue]["resourceGroups"] = trn_base + ("flavors",)
+    cohort_keys = [{"nominalQuota": (top, "cohortFlavors", i, "nominalQuota")}
+                   for i in range(len(layout.cohort_flavors or []))]
+    out = _cohort_objects(plan, top, queue_keys, namespace_keys, local_queue_keys, priority_keys, quota_keys,
+                          cohort_keys)
     for namespace, ckpt in plan.checkpoints:
         out.append(Rendered(checkpoint_claim(namespace, ckpt.claim_name, ckpt.storage_class_name, ckpt.size),
                             (top, "training", "checkpoint"),
@@ -142,7 +172,10 @@ def _inference_training(settings: Settings) -> list[Rendered]:
         base: KeyPath = (top, "inference", "services", index)
         namespace = service.namespace or inf.namespaces[0]
         priority = service.priority_class or inf.priority_class.name
-        manifest = inference_service_manifest(service, namespace, inf.local_queue, priority, inf.nominal_quota)
+        # With flavors: the first flavor's nominalQuota bounds the update surge (where Kueue tries a replica first).
+        nominal = inf.nominal_quota if inf.nominal_quota is not None else dict(inf.flavors[0].nominal_quota) \
+            if inf.flavors else {}
+        manifest = inference_service_manifest(service, namespace, inf.local_queue, priority, nominal)
         fields: dict[str, KeyPath] = {
             "spec.predictor.deploymentStrategy": base + ("rollout",),
             "spec.predictor.deploymentStrategy.rollingUpdate.maxSurge": base + ("rollout", "maxSurge"),
@@ -164,18 +197,24 @@ def _inference_training(settings: Settings) -> list[Rendered]:
 def _shared_pool(settings: Settings) -> list[Rendered]:
     layout = settings.shared_pool
     assert layout is not None
-    plan = plan_shared_pool(layout, settings.resource_flavor.name)
+    plan = plan_shared_pool(layout, settings.flavor_names()[0])
     top = "sharedPool"
     queue_keys: dict[str, KeyPath] = {}
     namespace_keys: dict[str, KeyPath] = {}
     local_queue_keys: dict[str, KeyPath] = {}
-    quota_keys: dict[str, dict[str, KeyPath]] = {}
+    quota_keys: dict[str, dict[str, Any]] = {}
     for index, tenant in enumerate(layout.tenants):
         base: KeyPath = (top, "tenants", index)
         cq = tenant.cluster_queue or f"{tenant.name}-cq"
         queue_keys.setdefault(cq, base + ("clusterQueue",) if tenant.cluster_queue else base + ("name",))
-        quota_keys.setdefault(cq, {"nominalQuota": base + ("floor",), "borrowingLimit": base + ("borrowingLimit",),
-                                   "lendingLimit": base + ("lendingLimit",), "preemption": (top, "preemption")})
+        quota_keys.setdefault(cq, {
+            "resourceGroups": base + (("flavors",) if tenant.flavors else ("floor",)),
+            "flavors": _flavor_keys(base, tenant.flavors, {"nominalQuota": "floor" if not tenant.flavors
+                                                           else "nominalQuota", "borrowingLimit": "borrowingLimit",
+                                                           "lendingLimit": "lendingLimit"}),
+            "preemption": (top, "preemption"),
+            "flavorFungibility": base + ("flavorFungibility",) if tenant.flavor_fungibility
+            else (top, "flavorFungibility")})
         for ns_index, ns in enumerate(tenant.namespaces or [tenant.name]):
             ns_key = base + ("namespaces", ns_index) if tenant.namespaces else base + ("name",)
             namespace_keys.setdefault(ns, ns_key)
@@ -183,7 +222,10 @@ def _shared_pool(settings: Settings) -> list[Rendered]:
             lq_key = base + ("localQueue",) if tenant.local_queue else base + ("name",)
             local_queue_keys.setdefault(f"{ns}/{lq}", lq_key)
     priority_keys = {pc.name: (top, "priorityClasses", i) for i, pc in enumerate(layout.priority_classes)}
-    rendered = _cohort_objects(plan, top, queue_keys, namespace_keys, local_queue_keys, priority_keys, quota_keys)
+    cohort_keys = [{"nominalQuota": (top, "cohortFlavors", i, "nominalQuota")}
+                   for i in range(len(layout.cohort_flavors or []))]
+    rendered = _cohort_objects(plan, top, queue_keys, namespace_keys, local_queue_keys, priority_keys, quota_keys,
+                               cohort_keys)
     # A tenant's ClusterQueue is the tenant as a whole (its namespaceSelector comes from its name and namespaces).
     return [Rendered(r.manifest, r.source[:3] if r.source[:2] == (top, "tenants") else r.source,
                      {**r.fields, "spec.namespaceSelector": r.source[:3] + ("namespaces",)}
@@ -257,8 +299,25 @@ def manager_config_map(settings: Settings) -> dict[str, Any]:
     }
 
 
+def _flavors(settings: Settings) -> list[Rendered]:
+    """The ResourceFlavors in declared order: `resourceFlavors[i]` (nodeLabels omitted: from its node pools), or
+    the one `resourceFlavor`."""
+    if not settings.resource_flavors:
+        flavor = flavor_spec(settings.resource_flavor).manifest()
+        return [Rendered(flavor, ("resourceFlavor",), {"metadata.name": ("resourceFlavor", "name")})]
+    out = []
+    for index, spec in enumerate(flavor_specs(settings)):
+        base: KeyPath = ("resourceFlavors", index)
+        declared = settings.resource_flavors[index]
+        labels = base + ("nodeLabels",) if declared.node_labels is not None else ("nodePools",)
+        out.append(Rendered(spec.manifest(), base, {"metadata.name": base + ("name",), "spec.nodeLabels": labels,
+                                                    "spec.nodeTaints": base + ("nodeTaints",),
+                                                    "spec.tolerations": base + ("tolerations",)}))
+    return out
+
+
 def render_stack(settings: Settings) -> list[Rendered]:
-    """Every object of the stack, in registration order: the ResourceFlavor, each layout's Namespaces,
+    """Every object of the stack, in registration order: the ResourceFlavors, each layout's Namespaces,
     WorkloadPriorityClasses, Cohort, ClusterQueues, LocalQueues, checkpoint PVCs and InferenceServices, the
     TrainingRuntimes with their ConfigMaps, and the Kueue manager Configuration's ConfigMap (registered by the Kueue
     chart when `kueue.install`, judged in every case).
@@ -268,8 +327,7 @@ def render_stack(settings: Settings) -> list[Rendered]:
     Returns:
         The Rendered objects. Linear in the number of tenants.
     """
-    flavor = flavor_spec(settings.resource_flavor).manifest()
-    out = [Rendered(flavor, ("resourceFlavor",), {"metadata.name": ("resourceFlavor", "name")})]
+    out = _flavors(settings)
     if settings.inference_training is not None:
         out += _inference_training(settings)
     if settings.shared_pool is not None:

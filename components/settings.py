@@ -111,6 +111,14 @@ class StopPolicy(str, Enum):
     HOLD_AND_DRAIN = "HoldAndDrain"
 
 
+class FlavorFungibilityPolicy(str, Enum):
+    """ClusterQueue `spec.flavorFungibility.whenCanBorrow` / `whenCanPreempt` (kueue.x-k8s.io/v1beta2
+    FlavorFungibilityPolicy, clusterqueue_types.go v0.19.2)."""
+
+    MAY_STOP_SEARCH = "MayStopSearch"  # stop at the first flavor where the workload fits by borrowing / preempting
+    TRY_NEXT_FLAVOR = "TryNextFlavor"  # try the next flavor before borrowing / preempting in this one
+
+
 class ClusterMode(str, Enum):
     """Where the kubernetes provider sends the stack's objects."""
 
@@ -167,6 +175,10 @@ class NodePool(Model):
     labels: dict[str, str] = Field(default_factory=dict)
     """Node labels (the sandbox puts them on its kwok nodes; on a real cluster they document which nodes the
     ResourceFlavor selects)."""
+    resource_flavor: Optional[DnsSubdomain] = None
+    """The ResourceFlavor these nodes are (a name of resourceFlavors, or of the one resourceFlavor). Its capacity
+    counts toward that flavor only: every cohort's nominalQuota in a flavor must fit the pools of that flavor.
+    Omitted: the stack's one flavor (required when the stack declares several resourceFlavors)."""
 
 
 class Taint(Model):
@@ -204,6 +216,62 @@ class ResourceFlavorSettings(Model):
     """ResourceFlavor spec.nodeTaints (at most 8)."""
     tolerations: list[Toleration] = Field(default_factory=list, max_length=8)
     """ResourceFlavor spec.tolerations, added to admitted pods (at most 8)."""
+
+
+class FlavorDeclaration(Model):
+    """One entry of `kueue-cohorts:resourceFlavors`: a ResourceFlavor of a stack with several GPU types
+    (kueue.x-k8s.io/v1beta2 ResourceFlavor, resourceflavor_types.go).
+
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
+    """
+
+    name: DnsSubdomain
+    """ResourceFlavor name (DNS-1123 subdomain); node pools name it in their resourceFlavor."""
+    node_labels: Optional[dict[str, str]] = Field(default=None, max_length=8)
+    """ResourceFlavor spec.nodeLabels: Kueue puts them on the nodeSelector of the pods it admits in this flavor
+    (at most 8). Omitted: the labels every node pool of this flavor has in common."""
+    node_taints: list[Taint] = Field(default_factory=list, max_length=8)
+    """ResourceFlavor spec.nodeTaints (at most 8)."""
+    tolerations: list[Toleration] = Field(default_factory=list, max_length=8)
+    """ResourceFlavor spec.tolerations, added to admitted pods (at most 8)."""
+
+
+class FlavorFungibility(Model):
+    """ClusterQueue `spec.flavorFungibility` (kueue.x-k8s.io/v1beta2 FlavorFungibility): whether a workload tries
+    the next flavor before borrowing or preempting in the current one.
+
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
+    """
+
+    when_can_borrow: FlavorFungibilityPolicy = FlavorFungibilityPolicy.MAY_STOP_SEARCH
+    """MayStopSearch (stop at the first flavor where the workload fits, borrowing if needed) or TryNextFlavor
+    (try the next flavor before borrowing). Default MayStopSearch (Kueue's)."""
+    when_can_preempt: FlavorFungibilityPolicy = FlavorFungibilityPolicy.TRY_NEXT_FLAVOR
+    """MayStopSearch (stop at the first flavor where the workload fits by preempting) or TryNextFlavor (try the
+    next flavor before preempting). Default TryNextFlavor (Kueue's)."""
+
+
+class FlavorQuota(Model):
+    """One flavor of a ClusterQueue's quota (`resourceGroups[].flavors[]`): the flavor and, per resource, its
+    nominalQuota, borrowingLimit and lendingLimit. The list order is the order Kueue tries the flavors in.
+
+    Every field's meaning, unit and default is its own docstring (the configuration reference is
+    generated from them: `python -m components.docs`).
+    """
+
+    name: DnsSubdomain
+    """The ResourceFlavor (a name of resourceFlavors)."""
+    nominal_quota: ResourceList = Field(default_factory=dict)
+    """The quota the ClusterQueue owns in this flavor (resource -> quantity). Its keys, over every flavor, are the
+    covered resources; a resource a flavor leaves out gets 0 there. Default none (training)."""
+    borrowing_limit: Optional[ResourceList] = None
+    """How much the queue may borrow in this flavor, per resource. Inference: 0 on every resource (omitted: the
+    component writes 0). Training: omitted means the inference nominalQuota of this flavor. Tenants: omitted
+    means the pool total of this flavor minus the tenant's nominalQuota."""
+    lending_limit: Optional[ResourceList] = None
+    """At most nominalQuota per resource. Omitted: lend all idle quota of this flavor."""
 
 
 class BorrowWithinCohort(Model):
@@ -359,13 +427,19 @@ class InferenceQueueSettings(Model):
     """Inference namespaces (>= 1); a namespace belongs to one ClusterQueue only."""
     tenant: Optional[DnsLabel] = None
     """Value of the namespace selector label. Omitted: the ClusterQueue name."""
-    nominal_quota: ResourceList = Field(min_length=1)
-    """The quota inference owns (resource -> quantity, each > 0). Its keys are the cohort's covered resources."""
+    nominal_quota: Optional[ResourceList] = Field(default=None, min_length=1)
+    """The quota inference owns in the stack's one flavor (resource -> quantity, each > 0). Its keys are the
+    cohort's covered resources. Required unless `flavors` is given (then refused)."""
     borrowing_limit: Optional[ResourceList] = None
     """Must be 0 on every covered resource (Kueue reads a missing borrowingLimit as unlimited). Omitted: the
     component writes 0."""
     lending_limit: Optional[ResourceList] = None
     """At most nominalQuota per resource. Omitted: lend all idle quota."""
+    flavors: Optional[list[FlavorQuota]] = Field(default=None, min_length=1)
+    """The quota per ResourceFlavor, in the order Kueue tries them (instead of nominalQuota / borrowingLimit /
+    lendingLimit). Every flavor names every covered resource with a nominalQuota > 0; borrowingLimit 0."""
+    flavor_fungibility: Optional[FlavorFungibility] = None
+    """spec.flavorFungibility of the inference ClusterQueue. Omitted: the layout's, else Kueue's defaults."""
     preemption: Preemption = Preemption()
     """Preemption of the inference ClusterQueue; reclaimWithinCohort must be Any."""
     priority_class: PriorityClass
@@ -391,6 +465,12 @@ class TrainingQueueSettings(Model):
     """Value of the namespace selector label. Omitted: the ClusterQueue name."""
     borrowing_limit: Optional[ResourceList] = None
     """How much training may borrow, per covered resource. Omitted: the inference nominalQuota."""
+    flavors: Optional[list[FlavorQuota]] = Field(default=None, min_length=1)
+    """What training may borrow per ResourceFlavor, in the order Kueue tries them (each entry: name,
+    borrowingLimit; nominalQuota stays 0). Omitted: the inference flavors in their order, each borrowing up to the
+    inference nominalQuota of that flavor."""
+    flavor_fungibility: Optional[FlavorFungibility] = None
+    """spec.flavorFungibility of the training ClusterQueue. Omitted: the layout's, else Kueue's defaults."""
     preemption: Preemption = Preemption()
     """Preemption of the training ClusterQueue."""
     priority_class: PriorityClass
@@ -422,6 +502,12 @@ class InferenceTrainingSettings(Model):
     """StrictFIFO or BestEffortFIFO on both ClusterQueues. Omitted: Kueue's (BestEffortFIFO)."""
     stop_policy: Optional[StopPolicy] = None
     """None, Hold or HoldAndDrain on both ClusterQueues. Omitted: Kueue's (None)."""
+    flavor_fungibility: Optional[FlavorFungibility] = None
+    """spec.flavorFungibility of both ClusterQueues (a queue's own flavorFungibility wins). Omitted: Kueue's
+    defaults (whenCanBorrow MayStopSearch, whenCanPreempt TryNextFlavor), not written."""
+    cohort_flavors: Optional[list[FlavorQuota]] = Field(default=None, min_length=1)
+    """The Cohort object's nominalQuota per ResourceFlavor (instead of cohortQuota; only nominalQuota is used).
+    Omitted: cohortQuota."""
     inference: InferenceQueueSettings
     """The inference side: owns the quota, never borrows, reclaims with Any."""
     training: TrainingQueueSettings
@@ -446,13 +532,18 @@ class TenantSettings(Model):
     """LocalQueue name. Omitted: <name>-lq."""
     namespaces: Optional[list[DnsLabel]] = None
     """The tenant's namespaces. Omitted: [<name>]."""
-    floor: ResourceList = Field(min_length=1)
-    """The tenant's nominalQuota (guaranteed; reclaimed with reclaimWithinCohort Any). Every tenant names the
-    same resources."""
+    floor: Optional[ResourceList] = Field(default=None, min_length=1)
+    """The tenant's nominalQuota in the stack's one flavor (guaranteed; reclaimed with reclaimWithinCohort Any).
+    Every tenant names the same resources. Required unless `flavors` is given (then refused)."""
     borrowing_limit: Optional[ResourceList] = None
     """At most pool total minus floor per resource. Omitted: pool total minus floor."""
     lending_limit: Optional[ResourceList] = None
     """At most the floor. Omitted: lend all idle quota."""
+    flavors: Optional[list[FlavorQuota]] = Field(default=None, min_length=1)
+    """The tenant's quota per ResourceFlavor, in the order Kueue tries them (instead of floor / borrowingLimit /
+    lendingLimit): nominalQuota is the floor in that flavor. Every tenant names the same resources."""
+    flavor_fungibility: Optional[FlavorFungibility] = None
+    """spec.flavorFungibility of the tenant's ClusterQueue. Omitted: the layout's, else Kueue's defaults."""
     priority_class: Optional[DnsSubdomain] = None
     """One of sharedPool.priorityClasses. Omitted: none."""
 
@@ -478,6 +569,12 @@ class SharedPoolSettings(Model):
     """StrictFIFO or BestEffortFIFO. Omitted: Kueue's."""
     stop_policy: Optional[StopPolicy] = None
     """None, Hold or HoldAndDrain. Omitted: Kueue's."""
+    flavor_fungibility: Optional[FlavorFungibility] = None
+    """spec.flavorFungibility of every tenant ClusterQueue (a tenant's own wins). Omitted: Kueue's defaults, not
+    written."""
+    cohort_flavors: Optional[list[FlavorQuota]] = Field(default=None, min_length=1)
+    """The Cohort object's nominalQuota per ResourceFlavor (instead of cohortQuota; only nominalQuota is used),
+    part of the pool total of each flavor. Omitted: cohortQuota."""
     priority_classes: list[PriorityClass] = Field(default_factory=list)
     """WorkloadPriorityClasses the tenants may reference. Default none."""
     tenants: list[TenantSettings] = Field(min_length=1)
@@ -705,7 +802,10 @@ class Settings(Model):
     node_pools: list[NodePool] = Field(min_length=1)
     """The physical capacity (>= 1 pool); the sandbox builds its nodes from it."""
     resource_flavor: ResourceFlavorSettings = ResourceFlavorSettings()
-    """The stack's one ResourceFlavor."""
+    """The stack's one ResourceFlavor (stacks with one GPU type)."""
+    resource_flavors: Optional[list[FlavorDeclaration]] = Field(default=None, min_length=1)
+    """The ResourceFlavors of a stack with several GPU types (instead of resourceFlavor), in the stack's
+    declared order; each node pool names its flavor. Omitted: the one resourceFlavor."""
     inference_training: Optional[InferenceTrainingSettings] = None
     """The asymmetric layout: inference owns the quota, training borrows it. At least one layout per stack."""
     shared_pool: Optional[SharedPoolSettings] = None
@@ -726,6 +826,19 @@ class Settings(Model):
     admission: AdmissionSettings = AdmissionSettings()
     """The in-cluster guardrails (ValidatingAdmissionPolicies generated from the rule book) and who runs the
     stack. Default: validationActions [Deny], the sandbox's admin."""
+
+    def flavor_names(self) -> list[str]:
+        """The stack's ResourceFlavor names in declared order: resourceFlavors, else [resourceFlavor.name]."""
+        if self.resource_flavors:
+            return [flavor.name for flavor in self.resource_flavors]
+        return [self.resource_flavor.name]
+
+    def pools_of(self, flavor: str) -> list[NodePool]:
+        """The node pools of ResourceFlavor `flavor`: those naming it, plus those naming none when the stack has
+        one flavor."""
+        single = len(self.flavor_names()) == 1
+        return [pool for pool in self.node_pools
+                if pool.resource_flavor == flavor or (pool.resource_flavor is None and single)]
 
     def capacity(self) -> dict[str, Decimal]:
         """Physical capacity per resource: sum over node pools of count x capacity (base units, Decimal)."""

@@ -16,8 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from components import quantity
 from components.errors import Problem
-from policy.rules.resource_values import quantity_problem
-from components.plans import shared_pool_total
+from components.plans import shared_pool_totals
 from components.settings import (
     DEFAULT_FRAMEWORKS,
     KUEUE_FRAMEWORKS,
@@ -26,9 +25,11 @@ from components.settings import (
     ClusterMode,
     Preemption,
     ReclaimWithinCohort,
+    ResourceFlavorSettings,
     Settings,
     config_key,
 )
+from policy.rules.resource_values import quantity_problem
 
 IT = "inferenceTraining"
 SP = "sharedPool"
@@ -128,33 +129,59 @@ def _uncovered(parts: tuple[Any, ...], values: Optional[Mapping[str, str]], cove
             for resource, amount in (values or {}).items() if resource not in covered]
 
 
+def _inference_bases(it: Any) -> list[tuple[tuple[Any, ...], Any, Optional[Mapping[str, str]],
+                                             Optional[Mapping[str, str]], Optional[Mapping[str, str]]]]:
+    """(key base, flavor name or None, nominalQuota, borrowingLimit, lendingLimit) per inference flavor."""
+    inf = it.inference
+    if inf.flavors:
+        return [((IT, "inference", "flavors", i), f.name, f.nominal_quota, f.borrowing_limit, f.lending_limit)
+                for i, f in enumerate(inf.flavors)]
+    return [((IT, "inference"), None, inf.nominal_quota or {}, inf.borrowing_limit, inf.lending_limit)]
+
+
 def check_inference_training_keys(settings: Settings) -> list[Problem]:
-    """The asymmetric layout's quota keys name covered resources; inference owns (nominalQuota > 0) each of them;
-    lendingLimit <= nominalQuota; services have minReplicas <= maxReplicas."""
+    """The asymmetric layout's quota keys name covered resources; inference owns (nominalQuota > 0) each of them
+    (in every flavor); lendingLimit <= nominalQuota; services have minReplicas <= maxReplicas."""
     it = settings.inference_training
     if it is None:
         return []
     inf, trn = it.inference, it.training
-    covered = set(inf.nominal_quota)
-    problems = _uncovered((IT, "inference", "borrowingLimit"), inf.borrowing_limit, covered)
-    problems += _uncovered((IT, "inference", "lendingLimit"), inf.lending_limit, covered)
+    bases = _inference_bases(it)
+    covered = {r for _, _, nominal, _, _ in bases for r in nominal}
+    problems: list[Problem] = []
+    for base, _, _, borrowing, lending in bases:
+        problems += _uncovered(base + ("borrowingLimit",), borrowing, covered)
+        problems += _uncovered(base + ("lendingLimit",), lending, covered)
     problems += _uncovered((IT, "training", "borrowingLimit"), trn.borrowing_limit, covered)
+    for i, flavor in enumerate(trn.flavors or []):
+        problems += _uncovered((IT, "training", "flavors", i, "borrowingLimit"), flavor.borrowing_limit, covered)
     problems += _uncovered((IT, "cohortQuota"), it.cohort_quota, covered)
-    for resource, amount in inf.nominal_quota.items():
-        if _q(amount) == 0:
-            on_cohort = bool(it.cohort_quota) and _q((it.cohort_quota or {}).get(resource)) > 0
-            problems.append(Problem(
-                key(IT, "inference", "nominalQuota", resource), amount,
-                "inference's guaranteed quota must be the inference ClusterQueue's own nominalQuota: reclaim only "
-                "protects a queue's own nominalQuota and a 0-nominal queue always counts as borrowing"
-                + (" (the quota sits on the Cohort object's cohortQuota instead)" if on_cohort else ""),
-                "move the quota from cohortQuota to inference.nominalQuota" if on_cohort
-                else "give inference a nominalQuota above 0, or drop the resource from the cohort"))
-    for resource, amount in (inf.lending_limit or {}).items():
-        if resource in covered and _q(amount) > _q(inf.nominal_quota[resource]):
-            problems.append(Problem(key(IT, "inference", "lendingLimit", resource), amount,
-                                    f"lendingLimit cannot exceed the nominalQuota {inf.nominal_quota[resource]}",
-                                    f"lower it to at most {inf.nominal_quota[resource]}"))
+    for i, flavor in enumerate(it.cohort_flavors or []):
+        problems += _uncovered((IT, "cohortFlavors", i, "nominalQuota"), flavor.nominal_quota, covered)
+    for base, flavor_name, nominal, _, lending in bases:
+        if flavor_name is not None:
+            for resource in sorted(covered - set(nominal)):
+                problems.append(Problem(
+                    key(*base, "nominalQuota", resource), "<absent>",
+                    "every inference flavor must name every covered resource of the cohort with a nominalQuota "
+                    "above 0 (Kueue lists each covered resource in each flavor; inference never borrows, so a "
+                    "missing one would be 0)", f"add '{resource}' to this flavor's nominalQuota"))
+        for resource, amount in nominal.items():
+            if _q(amount) == 0:
+                on_cohort = flavor_name is None and bool(it.cohort_quota) and \
+                    _q((it.cohort_quota or {}).get(resource)) > 0
+                problems.append(Problem(
+                    key(*base, "nominalQuota", resource), amount,
+                    "inference's guaranteed quota must be the inference ClusterQueue's own nominalQuota: reclaim only "
+                    "protects a queue's own nominalQuota and a 0-nominal queue always counts as borrowing"
+                    + (" (the quota sits on the Cohort object's cohortQuota instead)" if on_cohort else ""),
+                    "move the quota from cohortQuota to inference.nominalQuota" if on_cohort
+                    else "give inference a nominalQuota above 0, or drop the resource from the cohort"))
+        for resource, amount in (lending or {}).items():
+            if resource in covered and _q(amount) > _q(nominal.get(resource)):
+                problems.append(Problem(key(*base, "lendingLimit", resource), amount,
+                                        f"lendingLimit cannot exceed the nominalQuota {nominal.get(resource, '0')}",
+                                        f"lower it to at most {nominal.get(resource, '0')}"))
     for index, service in enumerate(inf.services):
         if service.min_replicas > service.max_replicas:
             problems.append(Problem(key(IT, "inference", "services", index, "minReplicas"), service.min_replicas,
@@ -163,46 +190,161 @@ def check_inference_training_keys(settings: Settings) -> list[Problem]:
     return problems
 
 
+def _tenant_bases(sp: Any, index: int, tenant: Any) -> list[tuple[tuple[Any, ...], str, str, Mapping[str, str],
+                                                                  Optional[Mapping[str, str]],
+                                                                  Optional[Mapping[str, str]]]]:
+    """(key base, flavor, name of the nominal key, nominal, borrowingLimit, lendingLimit) per tenant flavor."""
+    base = (SP, "tenants", index)
+    if tenant.flavors:
+        return [(base + ("flavors", i), f.name, "nominalQuota", f.nominal_quota, f.borrowing_limit, f.lending_limit)
+                for i, f in enumerate(tenant.flavors)]
+    return [(base, "", "floor", tenant.floor or {}, tenant.borrowing_limit, tenant.lending_limit)]
+
+
 def check_shared_pool_keys(settings: Settings) -> list[Problem]:
     """Every tenant's floor names the same resources; lendingLimit <= floor; floor + borrowingLimit <= pool total;
-    borrowingLimit names covered resources; a tenant's priorityClass is one of sharedPool.priorityClasses."""
+    borrowingLimit names covered resources; a tenant's priorityClass is one of sharedPool.priorityClasses. With
+    `flavors`, each per flavor (the pool total of that flavor)."""
     sp = settings.shared_pool
     if sp is None:
         return []
-    pool = shared_pool_total(sp)
-    covered = set(pool)
+    pools = shared_pool_totals(sp)
+    covered = {r for total in pools.values() for r in total}
     defined = {pc.name for pc in sp.priority_classes}
     problems: list[Problem] = _uncovered((SP, "cohortQuota"), sp.cohort_quota, covered)
     for index, tenant in enumerate(sp.tenants):
         base = (SP, "tenants", index)
-        for resource in sorted(covered - set(tenant.floor)):
-            problems.append(Problem(key(*base, "floor", resource), "<absent>",
-                                    "every tenant's floor must name the same resources (the cohort's covered "
-                                    "resources)", f"add '{resource}': 0 to this tenant's floor"))
-        for resource, amount in (tenant.lending_limit or {}).items():
-            floor = _q(tenant.floor.get(resource))
-            if _q(amount) > floor:
-                problems.append(Problem(key(*base, "lendingLimit", resource), amount,
-                                        f"lendingLimit cannot exceed the floor (nominalQuota) "
-                                        f"{quantity.canonical(floor)}",
-                                        f"lower it to at most {quantity.canonical(floor)}"))
-        problems += _uncovered(base + ("borrowingLimit",),
-                               {r: a for r, a in (tenant.borrowing_limit or {}).items()}, covered)
-        for resource, amount in (tenant.borrowing_limit or {}).items():
-            if resource not in covered:
-                continue
-            headroom = pool[resource] - _q(tenant.floor.get(resource))
-            if _q(amount) > headroom:
-                problems.append(Problem(
-                    key(*base, "borrowingLimit", resource), amount,
-                    f"floor + borrowingLimit cannot exceed the pool total {quantity.canonical(pool[resource])}",
-                    f"lower it to at most {quantity.canonical(headroom)} (pool total minus floor), or omit it for that "
-                    "default"))
+        for where, flavor, nominal_key, nominal, borrowing, lending in _tenant_bases(sp, index, tenant):
+            pool = pools.get(flavor, {})
+            for resource in sorted(covered - set(nominal)):
+                problems.append(Problem(key(*where, nominal_key, resource), "<absent>",
+                                        "every tenant's floor must name the same resources (the cohort's covered "
+                                        "resources)", f"add '{resource}': 0 to this tenant's {nominal_key}"
+                                        if nominal_key != "floor" else f"add '{resource}': 0 to this tenant's floor"))
+            for resource, amount in (lending or {}).items():
+                floor = _q(nominal.get(resource))
+                if _q(amount) > floor:
+                    problems.append(Problem(key(*where, "lendingLimit", resource), amount,
+                                            f"lendingLimit cannot exceed the floor (nominalQuota) "
+                                            f"{quantity.canonical(floor)}",
+                                            f"lower it to at most {quantity.canonical(floor)}"))
+            problems += _uncovered(where + ("borrowingLimit",), dict(borrowing or {}), covered)
+            for resource, amount in (borrowing or {}).items():
+                if resource not in covered:
+                    continue
+                total = pool.get(resource, Decimal(0))
+                headroom = total - _q(nominal.get(resource))
+                if _q(amount) > headroom:
+                    problems.append(Problem(
+                        key(*where, "borrowingLimit", resource), amount,
+                        f"floor + borrowingLimit cannot exceed the pool total {quantity.canonical(total)}"
+                        + (f" of flavor '{flavor}'" if tenant.flavors else ""),
+                        f"lower it to at most {quantity.canonical(headroom)} (pool total minus floor), or omit it for "
+                        "that default"))
         if tenant.priority_class is not None and tenant.priority_class not in defined:
             problems.append(Problem(key(*base, "priorityClass"), tenant.priority_class,
                                     "names a WorkloadPriorityClass the stack does not define",
                                     f"define it under kueue-cohorts:sharedPool.priorityClasses, or use one of "
                                     f"{sorted(defined)}"))
+    return problems
+
+
+def _one_of(parts: tuple[Any, ...], single: dict[str, Any], flavors: Any, required: str) -> list[Problem]:
+    """The single-flavor keys (`single`: key -> value) and `flavors` are alternatives; `required` must be set
+    unless `flavors` is."""
+    problems = []
+    if flavors:
+        for name, value in single.items():
+            if value is not None:
+                problems.append(Problem(key(*parts, name), value,
+                                        f"{name} is a single-flavor key and this queue lists its quota per flavor",
+                                        f"move it into the matching flavors[] entry (flavors[].{name})"
+                                        if name != "floor" else "move it into flavors[].nominalQuota"))
+    elif single.get(required) is None:
+        problems.append(Problem(key(*parts, required), "<absent>", "the queue needs its quota",
+                                f"add {required} (the stack's one flavor), or flavors (quota per ResourceFlavor)"))
+    return problems
+
+
+def _flavor_list(parts: tuple[Any, ...], flavors: Any, declared: list[str], owns: bool = True,
+                 limits: bool = True) -> list[Problem]:
+    """A `flavors` list names declared ResourceFlavors, each once; `owns`/`limits`: whether nominalQuota /
+    borrowingLimit and lendingLimit mean anything there."""
+    problems = []
+    seen: dict[str, int] = {}
+    for i, flavor in enumerate(flavors or []):
+        where = parts + (i,)
+        if flavor.name not in declared:
+            problems.append(Problem(key(*where, "name"), flavor.name, "not a ResourceFlavor of the stack",
+                                    f"use one of {', '.join(declared)} (kueue-cohorts:resourceFlavors)"))
+        if flavor.name in seen:
+            problems.append(Problem(key(*where, "name"), flavor.name,
+                                    f"the flavor is already listed at {key(*parts, seen[flavor.name], 'name')} "
+                                    "(Kueue: each flavor once per resource group)", "list each flavor once"))
+        seen.setdefault(flavor.name, i)
+        if not owns and any(_q(v) != 0 for v in flavor.nominal_quota.values()):
+            problems.append(Problem(key(*where, "nominalQuota"), dict(flavor.nominal_quota),
+                                    "training owns nothing: it borrows the idle inference quota",
+                                    "remove nominalQuota (give the quota to inference in this flavor)"))
+        if not limits:
+            for name, value in (("borrowingLimit", flavor.borrowing_limit), ("lendingLimit", flavor.lending_limit)):
+                if value is not None:
+                    problems.append(Problem(key(*where, name), value,
+                                            "a Cohort object's flavors only carry nominalQuota here",
+                                            f"remove {name}"))
+    return problems
+
+
+def check_flavors(settings: Settings) -> list[Problem]:
+    """ResourceFlavors: resourceFlavor or resourceFlavors (not both), names unique; each node pool names a declared
+    flavor (required with several); every `flavors` list names declared flavors once; the single-flavor quota keys
+    and `flavors` are alternatives; training owns nothing in its flavors; cohortQuota or cohortFlavors."""
+    problems: list[Problem] = []
+    declared = settings.flavor_names()
+    several = len(declared) > 1
+    # Pulumi.yaml declares resourceFlavor with the default {}: the engine always passes it, so only a non-default
+    # value is a second declaration.
+    if settings.resource_flavors and settings.resource_flavor != ResourceFlavorSettings():
+        problems.append(Problem(key("resourceFlavor"), settings.resource_flavor.name,
+                                "a stack declares either one resourceFlavor or the list resourceFlavors",
+                                "move it into kueue-cohorts:resourceFlavors"))
+    for name, parts, first in _repeats((f.name, ("resourceFlavors", i, "name"))
+                                       for i, f in enumerate(settings.resource_flavors or [])):
+        problems.append(Problem(key(*parts), name, f"the ResourceFlavor name '{name}' is already used at "
+                                f"{key(*first)}", "rename one of the ResourceFlavors"))
+    for i, pool in enumerate(settings.node_pools):
+        if pool.resource_flavor is None and several:
+            problems.append(Problem(key("nodePools", i, "resourceFlavor"), "<absent>",
+                                    "the stack declares several ResourceFlavors: each node pool's capacity counts "
+                                    "toward the flavor its nodes are", f"name one of {', '.join(declared)}"))
+        elif pool.resource_flavor is not None and pool.resource_flavor not in declared:
+            problems.append(Problem(key("nodePools", i, "resourceFlavor"), pool.resource_flavor,
+                                    "not a ResourceFlavor of the stack", f"use one of {', '.join(declared)}"))
+    it, sp = settings.inference_training, settings.shared_pool
+    if it is not None:
+        inf, trn = it.inference, it.training
+        problems += _one_of((IT, "inference"), {"nominalQuota": inf.nominal_quota,
+                                                "borrowingLimit": inf.borrowing_limit,
+                                                "lendingLimit": inf.lending_limit}, inf.flavors, "nominalQuota")
+        if trn.flavors and trn.borrowing_limit is not None:
+            problems += _one_of((IT, "training"), {"borrowingLimit": trn.borrowing_limit}, trn.flavors,
+                                "borrowingLimit")
+        problems += _flavor_list((IT, "inference", "flavors"), inf.flavors, declared)
+        problems += _flavor_list((IT, "training", "flavors"), trn.flavors, declared, owns=False)
+        problems += _flavor_list((IT, "cohortFlavors"), it.cohort_flavors, declared, limits=False)
+        if it.cohort_flavors and it.cohort_quota:
+            problems.append(Problem(key(IT, "cohortQuota"), dict(it.cohort_quota),
+                                    "cohortQuota is the single-flavor form of cohortFlavors", "keep one of them"))
+    if sp is not None:
+        for i, tenant in enumerate(sp.tenants):
+            base = (SP, "tenants", i)
+            problems += _one_of(base, {"floor": tenant.floor, "borrowingLimit": tenant.borrowing_limit,
+                                       "lendingLimit": tenant.lending_limit}, tenant.flavors, "floor")
+            problems += _flavor_list(base + ("flavors",), tenant.flavors, declared)
+        problems += _flavor_list((SP, "cohortFlavors"), sp.cohort_flavors, declared, limits=False)
+        if sp.cohort_flavors and sp.cohort_quota:
+            problems.append(Problem(key(SP, "cohortQuota"), dict(sp.cohort_quota),
+                                    "cohortQuota is the single-flavor form of cohortFlavors", "keep one of them"))
     return problems
 
 
@@ -276,7 +418,8 @@ def check_training_runtime_home(settings: Settings) -> list[Problem]:
 
 
 CHECKS: tuple[Check, ...] = (
-    check_cluster_target, check_node_capacity, check_some_layout, check_preemption, check_inference_training_keys, check_shared_pool_keys,
+    check_cluster_target, check_node_capacity, check_some_layout, check_flavors, check_preemption,
+    check_inference_training_keys, check_shared_pool_keys,
     check_unique_names, check_kueue_integrations, check_training_runtime_home,
 )
 """Every settings-only check, in config order."""

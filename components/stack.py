@@ -18,7 +18,7 @@ from components.layouts import (
     SharedPoolCohort,
     SharedPoolCohortArgs,
 )
-from components.plans import flavor_spec
+from components.plans import flavor_specs
 from components.resources import ManifestResource
 from components.settings import ClusterMode, ClusterSettings, Settings
 from components.training import PreemptibleTrainingRuntime, PreemptibleTrainingRuntimeArgs
@@ -81,9 +81,14 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
     # The cohorts wait for the guardrails: an update of both priority classes (or new ClusterQueue names) is then
     # judged by the policies of the new config, never by the old ones.
     opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[admission]))
-    flavor = ManifestResource("resource-flavor", flavor_spec(settings.resource_flavor).manifest(), opts)
+    flavors = [ManifestResource("resource-flavor" if i == 0 else f"resource-flavor-{spec.name}", spec.manifest(), opts)
+               for i, spec in enumerate(flavor_specs(settings))]
+    flavor = flavors[0]  # the single-flavor keys' flavor; the cohorts' ClusterQueues wait for it
     outputs: dict[str, Any] = {"resourceFlavor": flavor.object_name,
                                "admissionPolicies": sorted(rail.name for rail in rails)}
+    if len(flavors) > 1:
+        outputs["resourceFlavors"] = [f.object_name for f in flavors]
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=flavors[1:]))
     if settings.inference_training is not None:
         cohort = InferenceTrainingCohort(
             settings.inference_training.cohort,

@@ -2,7 +2,9 @@
 
 A snapshot lists, per cohort, every ClusterQueue (and the Cohort object, if any) with nominalQuota,
 borrowingLimit and lendingLimit per covered resource, exactly as `components.plans` would write them into
-kueue.x-k8s.io/v1beta2 `spec.resourceGroups[].flavors[].resources[]` (first flavor: our stacks have one).
+kueue.x-k8s.io/v1beta2 `spec.resourceGroups[].flavors[].resources[]`. A queue with one flavor keys its rows by
+resource (`nvidia.com/gpu`); one with several ResourceFlavors by resource and flavor (`nvidia.com/gpu [h100]`), in
+the declared flavor order, so the tables and the diagram show every flavor.
 """
 from __future__ import annotations
 
@@ -44,15 +46,23 @@ class CohortQuotas:
     queues: tuple[QueueQuotas, ...]
 
 
+def row_key(resource: str, flavor: str, several: bool) -> str:
+    """The row key of `resource` in `flavor`: the resource alone when the queue has one flavor, else
+    `<resource> [<flavor>]`."""
+    return f"{resource} [{flavor}]" if several else resource
+
+
 def _group_quotas(groups: tuple[ResourceGroup, ...]) -> dict[str, dict[str, Optional[str]]]:
     out: dict[str, dict[str, Optional[str]]] = {}
+    several = len({f.flavor for group in groups for f in group.flavors}) > 1
     for group in groups:
-        for rq in group.flavors[0].resources:
-            out[rq.name] = {
-                "nominalQuota": rq.nominal_quota,
-                "borrowingLimit": rq.borrowing_limit,
-                "lendingLimit": rq.lending_limit,
-            }
+        for fq in group.flavors:
+            for rq in fq.resources:
+                out[row_key(rq.name, fq.flavor, several)] = {
+                    "nominalQuota": rq.nominal_quota,
+                    "borrowingLimit": rq.borrowing_limit,
+                    "lendingLimit": rq.lending_limit,
+                }
     return out
 
 
@@ -66,7 +76,7 @@ def _cohort_object(obj: CohortSpec) -> QueueQuotas:
 
 def plans(settings: Settings) -> list[CohortPlan]:
     """The stack's cohort plans in layout order (inferenceTraining, then sharedPool); absent layouts skipped."""
-    flavor = settings.resource_flavor.name
+    flavor = settings.flavor_names()[0]
     out = []
     if settings.inference_training is not None:
         out.append(plan_inference_training(settings.inference_training, flavor))

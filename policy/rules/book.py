@@ -107,8 +107,9 @@ RULES: tuple[Rule, ...] = (
          _per_queue(check_inference_reclaim_any)),
     Rule("cohort-nominal-within-capacity",
          "The nominalQuota of a cohort stays within the physical capacity of the cluster.", True, True,
-         lambda objs, o: check_cohort_nominal_within_capacity(objs, option("cohort-nominal-within-capacity", o,
-                                                                           "capacity"))),
+         lambda objs, o: check_cohort_nominal_within_capacity(
+             objs, option("cohort-nominal-within-capacity", o, "capacity"),
+             option("cohort-nominal-within-capacity", o, "flavorCapacity"))),
     Rule("inference-namespace-selector",
          "Inference ClusterQueues select their tenant namespaces (no missing or empty namespaceSelector).", True, True,
          _per_queue(lambda obj, names: check_namespace_selector(obj, True, names))),

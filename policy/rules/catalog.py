@@ -27,7 +27,7 @@ from pulumi_policy import (
 from .book import RULES, Rule, judge
 from .config import SCHEMAS, option
 from .objects import KubeObject, from_resource
-from .stack_capacity import capacity_from_stack_config
+from .stack_capacity import capacity_from_stack_config, flavor_capacity_from_stack_config
 from .values import UnknownValueError, Violation, format_path
 
 PACK_NAME = "kueue-cohorts"
@@ -110,9 +110,19 @@ def capacity(config: Mapping[str, Any], config_env: Optional[Mapping[str, Any]] 
     return capacity_from_stack_config(env) or {}
 
 
+def flavor_capacity(config: Mapping[str, Any], config_env: Optional[Mapping[str, Any]] = None) -> Mapping[str, Any]:
+    """The per-flavor capacity: the policy config's `flavorCapacity` when set, else the one derived from the node
+    pools that name their `resourceFlavor` in the stack's config, else {} (only the total is checked)."""
+    explicit = option("cohort-nominal-within-capacity", config, "flavorCapacity")
+    if explicit:
+        return explicit
+    env = pulumi_config_env() if config_env is None else config_env
+    return flavor_capacity_from_stack_config(env) or {}
+
+
 def _options(rule: Rule, config: Mapping[str, Any]) -> Mapping[str, Any]:
     if rule.name == "cohort-nominal-within-capacity":
-        return {**config, "capacity": capacity(config)}
+        return {**config, "capacity": capacity(config), "flavorCapacity": flavor_capacity(config)}
     return config
 
 

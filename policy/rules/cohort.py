@@ -30,6 +30,10 @@ class _Scope:
     parts: dict = field(default_factory=lambda: defaultdict(list))
     largest: dict = field(default_factory=dict)  # resource -> (value, owner, entry): the biggest reservation
     binary: set = field(default_factory=set)
+    by_flavor: dict[tuple[str, str], Decimal] = field(default_factory=lambda: defaultdict(Decimal))
+    flavor_parts: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))
+    # (flavor, resource) -> (value, owner, entry): the biggest reservation in that flavor
+    flavor_largest: dict[tuple[str, str], tuple[Decimal, Any, Any]] = field(default_factory=dict)
 
 
 def _root_cohort(name: str, parents: Mapping[str, str]) -> str:
@@ -54,15 +58,20 @@ def _nominal(owner: KubeObject, entry: QuotaEntry, found: list[Violation]) -> Op
     return value
 
 
-def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity: Mapping[str, Any]) -> list[Violation]:
+def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity: Mapping[str, Any],
+                                         flavor_capacity: Optional[Mapping[str, Mapping[str, Any]]] = None
+                                         ) -> list[Violation]:
     """cohort-nominal-within-capacity: per cohort tree and resource, the nominalQuota of its ClusterQueues plus
-    that of its Cohort objects stays within the physical capacity.
+    that of its Cohort objects stays within the physical capacity; with `flavor_capacity`, also per ResourceFlavor
+    (the nominalQuota in a flavor within the node pools of that flavor).
 
     Args:
         objects: every Kubernetes object of the stack (ClusterQueues and Cohorts of any Kueue version are read;
             a ClusterQueue in no cohort is checked on its own).
         capacity: policy config `capacity`, resource name -> quantity (e.g. {"cpu": "8", "memory": "32Gi"}):
             the physical capacity of the cluster, summed over all flavors.
+        flavor_capacity: policy config `flavorCapacity`, flavor -> resource -> quantity (the node pools of each
+            flavor). Empty or None: only the total is checked (single-flavor stacks).
     Returns:
         Violations for: a sum above capacity; a resource with nominalQuota above 0 but no configured capacity
         (fails, it is not passed unchecked); an unparsable capacity or nominalQuota; a quota value unknown at
@@ -130,6 +139,12 @@ def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity
                     best = scope.largest.get(entry.resource)
                     if best is None or value > best[0]:
                         scope.largest[entry.resource] = (value, owner, entry)
+                    pair = (entry.flavor, entry.resource)
+                    scope.by_flavor[pair] += value
+                    scope.flavor_parts[pair].append(f"{owner.kind} '{owner.name}' {raw}")
+                    best = scope.flavor_largest.get(pair)
+                    if best is None or value > best[0]:
+                        scope.flavor_largest[pair] = (value, owner, entry)
         except UnknownValueError as err:
             found.append(unknown_violation(owner, err))
 
@@ -167,6 +182,51 @@ def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity
                     f"({parts}) but the physical capacity is {show(limits[resource], binary)}; lower the nominalQuota "
                     f"values, or raise capacity['{resource}'] in the {CAPACITY_POLICY} config if the cluster really "
                     f"grew."))
+    if flavor_capacity:
+        found += _per_flavor(scopes.values(), flavor_capacity, capacity)
+    return found
+
+
+def _per_flavor(scopes: Iterable[_Scope], flavor_capacity: Mapping[str, Mapping[str, Any]],
+                capacity: Mapping[str, Any]) -> list[Violation]:
+    """The per-flavor half of cohort-nominal-within-capacity: per scope, flavor and resource, the nominalQuota
+    within the capacity of that flavor's node pools. A flavor or resource without capacity fails."""
+    found: list[Violation] = []
+    limits: dict[tuple[str, str], Optional[Decimal]] = {}
+    for flavor, resources in flavor_capacity.items():
+        for resource, raw in (resources or {}).items():
+            limits[(flavor, resource)] = parse(raw)
+    for scope in scopes:
+        for (flavor, resource), total in scope.by_flavor.items():
+            if total <= 0:
+                continue
+            _, owner, entry = scope.flavor_largest[(flavor, resource)]
+            binary = resource in scope.binary or is_binary(capacity.get(resource))
+            where = f"{entry.path}.nominalQuota"
+            parts = ", ".join(scope.flavor_parts[(flavor, resource)][:5])
+            limit = limits.get((flavor, resource))
+            if limit is None:
+                if (flavor, resource) in limits:
+                    rule = (f"the capacity of '{resource}' in flavor '{flavor}' is not a Kubernetes quantity, so "
+                            f"the {scope.label}'s reservation cannot be checked")
+                    fix = f"write flavorCapacity['{flavor}']['{resource}'] as a quantity such as \"8\""
+                elif flavor not in flavor_capacity:
+                    rule = (f"the {scope.label} reserves {show(total, binary)} of '{resource}' in flavor '{flavor}' "
+                            f"but no node pool is of flavor '{flavor}', so the reservation has no nodes")
+                    fix = f"set resourceFlavor: {flavor} on the node pools of those nodes, or drop the flavor"
+                else:
+                    rule = (f"the {scope.label} reserves {show(total, binary)} of '{resource}' in flavor '{flavor}' "
+                            f"but no node pool of flavor '{flavor}' declares '{resource}'")
+                    fix = f"add '{resource}' to the capacity of the '{flavor}' node pools, or drop it from the flavor"
+            elif total > limit:
+                rule = (f"the {scope.label} sums to {show(total, binary)} of '{resource}' in flavor '{flavor}' "
+                        f"({parts}), above the capacity {show(limit, binary)} of the node pools of that flavor: "
+                        "reservations are guarantees and must exist on nodes of their flavor")
+                fix = f"lower the nominalQuota in flavor '{flavor}' to at most {show(limit, binary)} in total, or " \
+                      f"add '{flavor}' nodes"
+            else:
+                continue
+            found.append(violation(owner, CAPACITY_POLICY, where, entry.field("nominalQuota"), rule, fix))
     return found
 
 

@@ -65,6 +65,15 @@ SCHEMAS: dict[str, dict[str, dict]] = {
                            "flavors, as Kubernetes quantities (e.g. {\"cpu\": \"8\", \"memory\": \"32Gi\"}). A "
                            "resource with nominalQuota but no capacity here fails the policy.",
         },
+        "flavorCapacity": {
+            "type": "object",
+            "additionalProperties": {"type": "object", "additionalProperties": {"type": ["string", "number"]}},
+            "default": {},
+            "description": "Physical capacity per ResourceFlavor and resource: the node pools of that flavor "
+                           "(e.g. {\"h100\": {\"nvidia.com/gpu\": \"8\"}, \"a100\": {\"nvidia.com/gpu\": \"4\"}}). "
+                           "When set, every cohort's nominalQuota in each flavor must fit that flavor's capacity; a "
+                           "flavor with nominalQuota but no entry here fails. Empty: only the total is checked.",
+        },
     },
     "workload-priority-class": {
         **ROLE_OPTIONS,

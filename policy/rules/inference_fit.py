@@ -12,11 +12,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Iterable
 
-from .kueue import quota_entries
+from .kueue import flavor_fit, quota_entries
 from .objects import QUEUE_NAME_LABEL, KubeObject, guarded, unknown_violation, violation
 from .quantities import parse, show
-from .resources import effective_request_fields
 from .queues import QueueIndex
+from .resources import effective_request_fields
 from .values import MISSING, UnknownValueError, Violation, as_list, as_map, get, is_map
 
 KSERVE_GROUP = "serving.kserve.io"
@@ -64,8 +64,9 @@ def check_inference_fits_nominal(objects: Iterable[KubeObject]) -> list[Violatio
             (metadata.labels or spec.predictor.labels) are judged.
     Returns:
         Violations for: a LocalQueue or ClusterQueue that is not in the stack (fail closed: the quota cannot be
-        checked); a requested resource the ClusterQueue does not cover; a per-replica request above the
-        ClusterQueue's nominalQuota for that resource (largest over its flavors); unknown values.
+        checked); a requested resource the ClusterQueue does not cover; a replica that fits no flavor: per resource
+        group, no flavor whose nominalQuota holds every requested resource of the group (Kueue assigns one flavor per
+        resource group), reported per resource that misses in the closest flavor; unknown values.
     """
     objects = list(objects)
     queues = QueueIndex.build(objects)
@@ -94,34 +95,35 @@ def check_inference_fits_nominal(objects: Iterable[KubeObject]) -> list[Violatio
                     f"so its nominalQuota cannot be checked and the policy fails closed; define the queue in this "
                     f"stack or queue the InferenceService to one that is.")]
             cq = queues.cluster_queues[cq_name]
-            nominal: dict[str, Decimal] = {}
-            try:
-                for entry in quota_entries(cq):
-                    value = parse(entry.field("nominalQuota"))
-                    if value is not None:
-                        nominal[entry.resource] = max(nominal.get(entry.resource, value), value)
-            except UnknownValueError as err:
-                return [unknown_violation(cq, err)]
             try:
                 requests = replica_requests_with_fields(isvc)
             except ValueError as err:
                 return [violation(isvc, POLICY, "spec.predictor", MISSING, f"has {err}", "fix the quantity",
                                   message=f"The {isvc.describe()} has {err}; fix the quantity.")]
+            try:
+                fit = flavor_fit(cq, {r: a for r, (a, _) in requests.items()},
+                                 lambda entry: parse(entry.field("nominalQuota")))
+            except UnknownValueError as err:
+                return [unknown_violation(cq, err)]
+            several = len({e.flavor for e in quota_entries(cq)}) > 1
             found = []
             for resource, (amount, where) in sorted(requests.items()):
                 binary = resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-")
-                if resource not in nominal:
+                if resource in fit.uncovered:
                     shown = f"'{resource}' {show(amount, binary)} (the ClusterQueue covers no such resource)"
                     rule = (f"'{resource}' is not covered by ClusterQueue '{cq_name}', so Kueue can never admit a "
                             f"replica (a limit without a request requests its limit)")
                     fix = f"add '{resource}' to the ClusterQueue's nominalQuota, or drop it from the replica"
-                elif amount > nominal[resource]:
-                    shown = f"'{resource}' {show(amount, binary)} (nominalQuota {show(nominal[resource], binary)})"
+                elif resource in fit.short:
+                    limit, flavor = fit.short[resource]
+                    in_flavor = f" in its closest flavor '{flavor}' (no flavor holds the whole replica)" \
+                        if several else ""
+                    shown = f"'{resource}' {show(amount, binary)} (nominalQuota {show(limit, binary)}{in_flavor})"
                     rule = (f"one replica asks for {show(amount, binary)}, more than the nominalQuota "
-                            f"{show(nominal[resource], binary)} of ClusterQueue '{cq_name}'; with borrowingLimit 0 it "
+                            f"{show(limit, binary)} of ClusterQueue '{cq_name}'{in_flavor}; with borrowingLimit 0 it "
                             "can never be admitted, and it does not trigger reclaim")
-                    fix = (f"request at most {show(nominal[resource], binary)} per replica, or raise the "
-                           "nominalQuota")
+                    fix = (f"request at most {show(limit, binary)} per replica, or raise the "
+                           "nominalQuota" + (f" of flavor '{flavor}'" if several else ""))
                 else:
                     continue
                 found.append(violation(

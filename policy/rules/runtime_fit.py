@@ -13,14 +13,14 @@ is not judged.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Iterable, Optional
+from typing import Iterable
 
 from .checkpoint import RUNTIME_KINDS, TRAINER_GROUP, _trainer_jobs
-from .kueue import quota_entries
+from .kueue import QuotaEntry, flavor_fit, quota_entries
 from .objects import KubeObject, guarded, unknown_violation, violation
 from .quantities import parse, show
-from .resources import effective_request_fields
 from .queues import QueueIndex
+from .resources import effective_request_fields
 from .values import MISSING, UnknownValueError, Violation, as_list, get
 
 POLICY = "training-runtime-fits-queue"
@@ -40,6 +40,19 @@ def usable_quota(cq: KubeObject) -> dict[str, Decimal]:
             limit = parse(raw) or Decimal(0)
         out[entry.resource] = max(out.get(entry.resource, Decimal(0)), nominal + limit)
     return out
+
+
+def _ever_usable(cq: KubeObject):
+    """Per quota entry of `cq`: nominalQuota + borrowingLimit (unbounded without a borrowingLimit in a cohort)."""
+    in_cohort = get(cq.spec, "cohortName") not in (MISSING, "")
+
+    def usable(entry: QuotaEntry) -> Decimal:
+        nominal = parse(entry.field("nominalQuota")) or Decimal(0)
+        raw = entry.field("borrowingLimit")
+        if raw is MISSING:
+            return nominal + (Decimal("Infinity") if in_cohort else Decimal(0))
+        return nominal + (parse(raw) or Decimal(0))
+    return usable
 
 
 def _node_requests(pod: object, pod_path: str) -> dict[str, tuple[Decimal, str, object]]:
@@ -70,8 +83,10 @@ def check_training_runtime_fits_queue(objects: Iterable[KubeObject]) -> list[Vio
     Args:
         objects: every Kubernetes object of the stack (TrainingRuntimes, LocalQueues, ClusterQueues are read).
     Returns:
-        One Violation per (runtime, resource) that fits none of the ClusterQueues behind the LocalQueues of the
-        runtime's namespace: uncovered by all, or numNodes x per-node request above nominalQuota + borrowingLimit.
+        One Violation per (runtime, resource) when the TrainJob fits none of the ClusterQueues behind the
+        LocalQueues of the runtime's namespace (fits: per resource group, one flavor whose nominalQuota +
+        borrowingLimit holds numNodes x every per-node request of the group; Kueue assigns one flavor per group):
+        the resources uncovered by all, or missing in the closest queue's closest flavor.
         Fail-closed violations for unknown values.
     """
     objects = list(objects)
@@ -95,25 +110,37 @@ def check_training_runtime_fits_queue(objects: Iterable[KubeObject]) -> list[Vio
             for job_path, job in _trainer_jobs(runtime):
                 pod_path = f"{job_path}.template.spec.template.spec"
                 pod = get(job, "template", "spec", "template", "spec")
-                for resource, (per_node, where, raw) in sorted(_node_requests(pod, pod_path).items()):
-                    total = per_node * nodes
-                    if total == 0 or any(total <= quota.get(resource, Decimal(-1)) for _, quota in usable):
+                requests = _node_requests(pod, pod_path)
+                totals = {resource: per_node * nodes for resource, (per_node, _, _) in requests.items()}
+                fits = [flavor_fit(cq, totals, _ever_usable(cq)) for cq in cqs]
+                if any(fit.fits for fit in fits):
+                    continue
+                # The closest queue: the one with the fewest resources missing (first on a tie).
+                index = min(range(len(fits)), key=lambda i: len(fits[i].uncovered) + len(fits[i].short))
+                fit, (_, quota) = fits[index], usable[index]
+                several = len({e.flavor for e in quota_entries(cqs[index])}) > 1
+                for resource, (per_node, where, raw) in sorted(requests.items()):
+                    total = totals[resource]
+                    if total == 0 or (resource not in fit.uncovered and resource not in fit.short):
                         continue
                     binary = resource in ("memory", "ephemeral-storage")
-                    best: Optional[Decimal] = max((q[resource] for _, q in usable if resource in q), default=None)
                     names = ", ".join(f"'{n}'" for n, _ in usable)
-                    if best is None:
+                    if resource in fit.uncovered and all(resource not in q for _, q in usable):
                         rule = (f"the ClusterQueue {names} behind this namespace's LocalQueue covers no '{resource}', "
                                 "so Kueue can never admit a TrainJob of this runtime")
                         fix = f"remove '{resource}' from the runtime, or cover it in the ClusterQueue"
                     else:
+                        best, flavor = fit.short.get(resource, (quota.get(resource, Decimal(0)), ""))
+                        in_flavor = f" in its closest flavor '{flavor}' (no flavor holds the whole TrainJob)" \
+                            if several and flavor else ""
                         per = best / nodes
                         rule = (f"numNodes ({nodes}) x {show(per_node, binary)} = {show(total, binary)} of "
-                                f"'{resource}' exceeds what ClusterQueue {names} can ever use, "
+                                f"'{resource}' exceeds what ClusterQueue {names} can ever use{in_flavor}, "
                                 f"{show(best, binary)} (nominalQuota + borrowingLimit), so Kueue can never admit a "
                                 "TrainJob of this runtime")
                         fix = (f"lower it to at most {show(per, binary)} per node, or raise the training "
-                               "ClusterQueue's borrowingLimit (within the cohort's capacity)")
+                               "ClusterQueue's borrowingLimit" + (f" in flavor '{flavor}'" if in_flavor else "")
+                               + " (within the cohort's capacity)")
                     out.append(violation(runtime, POLICY, where, raw, rule, fix))
             return out
 

@@ -46,6 +46,44 @@ def capacity_from_node_pools(node_pools: Any) -> Optional[dict[str, str]]:
     return {resource: show(total, resource in binary) for resource, total in totals.items()}
 
 
+def flavor_capacity_from_node_pools(node_pools: Any) -> Optional[dict[str, dict[str, str]]]:
+    """Sum count x capacity over the node pools of each ResourceFlavor (a pool's `resourceFlavor`).
+
+    Args:
+        node_pools: the decoded `kueue-cohorts:nodePools` value.
+    Returns:
+        flavor -> resource -> total quantity text, for the pools that name their flavor; {} when none does (a
+        single-flavor stack: only the total capacity is checked); None when the value is not a list of pools with
+        parsable quantities (nothing is derived).
+    """
+    if capacity_from_node_pools(node_pools) is None:
+        return None
+    by_flavor: dict[str, list[Any]] = {}
+    for pool in node_pools:
+        flavor = pool.get("resourceFlavor")
+        if isinstance(flavor, str) and flavor:
+            by_flavor.setdefault(flavor, []).append(pool)
+    return {flavor: capacity_from_node_pools(pools) or {} for flavor, pools in by_flavor.items()}
+
+
+def _node_pools(config_env: Mapping[str, Any]) -> Any:
+    for key in NODE_POOLS_KEYS:
+        if key in config_env:
+            raw = config_env[key]
+            if isinstance(raw, str):
+                try:
+                    raw = json.loads(raw)
+                except ValueError:
+                    return None
+            return raw
+    return None
+
+
+def flavor_capacity_from_stack_config(config_env: Mapping[str, Any]) -> Optional[dict[str, dict[str, str]]]:
+    """The derived per-flavor capacity from the engine's stack config map (see module docstring), or None."""
+    return flavor_capacity_from_node_pools(_node_pools(config_env))
+
+
 def capacity_from_stack_config(config_env: Mapping[str, Any]) -> Optional[dict[str, str]]:
     """The derived capacity from the engine's stack config map (see module docstring), or None."""
     for key in NODE_POOLS_KEYS:

@@ -28,7 +28,7 @@ from policy.rules.catalog import PACK_NAME, build_policies
 from policy.rules.objects import from_resource
 from tests.helpers import stack_raw
 
-STACKS = ("dev", "staging", "prod")
+STACKS = ("dev", "staging", "prod", "mixed")
 PATCH = "__registered_as_patch__"  # test marker: register this manifest as its kind's <Kind>Patch
 Mutation = Callable[[dict], None]
 
@@ -37,8 +37,19 @@ def _inference(raw: dict) -> dict:
     return raw["inferenceTraining"]["inference"]
 
 
+def _quotas(raw: dict) -> list[dict]:
+    """The inference quota entries (a queue's single-flavor keys, or each of its `flavors`)."""
+    inference = _inference(raw)
+    return inference["flavors"] if "flavors" in inference else [inference]
+
+
+def _nominal(raw: dict) -> dict:
+    """The inference nominalQuota of the last flavor (the one flavor of a single-flavor stack)."""
+    return _quotas(raw)[-1]["nominalQuota"]
+
+
 def _first_resource(raw: dict) -> str:
-    return next(r for r in _inference(raw)["nominalQuota"] if "/" in r)
+    return next(r for r in _nominal(raw) if "/" in r)
 
 
 def _with_runtime(raw: dict) -> dict:
@@ -50,7 +61,7 @@ def _with_runtime(raw: dict) -> dict:
         "integrations", ["batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod", "deployment"])
     if "trainer.kubeflow.org/trainjob" not in integrations:
         integrations.append("trainer.kubeflow.org/trainjob")
-    limits = {r: v for r, v in _inference(raw)["nominalQuota"].items()}
+    limits = {r: v for r, v in _nominal(raw).items()}
     raw["trainingRuntime"].setdefault("requests", {})
     raw["trainingRuntime"].setdefault("limits", limits)
     return raw["trainingRuntime"]
@@ -83,11 +94,10 @@ def _same_cohort(raw: dict) -> None:
 
 # policy -> how a stack config breaks it
 CONFIG_BREAKS: dict[str, Mutation] = {
-    "inference-borrowing-limit-zero": lambda raw: _inference(raw).update(borrowingLimit={_first_resource(raw): "1"}),
+    "inference-borrowing-limit-zero": lambda raw: _quotas(raw)[-1].update(borrowingLimit={_first_resource(raw): "1"}),
     "inference-reclaim-any": lambda raw: _inference(raw).setdefault("preemption", {}).update(
         reclaimWithinCohort="LowerPriority", borrowWithinCohort=None),
-    "cohort-nominal-within-capacity": lambda raw: _inference(raw)["nominalQuota"].update(
-        {_first_resource(raw): "100000"}),
+    "cohort-nominal-within-capacity": lambda raw: _nominal(raw).update({_first_resource(raw): "100000"}),
     "workload-priority-class": lambda raw: raw["inferenceTraining"]["training"]["priorityClass"].update(
         value=_inference(raw)["priorityClass"]["value"]),
     "inference-fits-nominal": _big_service,
@@ -98,10 +108,10 @@ CONFIG_BREAKS: dict[str, Mutation] = {
     "kueue-manager-config": lambda raw: raw.setdefault("kueue", {}).update(manageJobsWithoutQueueName=True,
                                                                             managedJobsNamespaceSelector=None),
     "single-layout-per-cohort": _same_cohort,
-    "cluster-queue-covers-pod-resources": lambda raw: [_inference(raw)["nominalQuota"].pop(r, None)
+    "cluster-queue-covers-pod-resources": lambda raw: [q["nominalQuota"].pop(r, None) for q in _quotas(raw)
                                                        for r in ("cpu", "memory")],
     "protected-namespaces": lambda raw: raw["inferenceTraining"]["training"]["namespaces"].append("kube-system"),
-    "quantities": lambda raw: _inference(raw)["nominalQuota"].update({_first_resource(raw): "1.5"}),
+    "quantities": lambda raw: _nominal(raw).update({_first_resource(raw): "1.5"}),
 }
 
 

@@ -81,3 +81,22 @@ def test_cohort_object_quota_is_a_row():
     snap = _snap(raw)
     cohort_rows = [q for q in snap["research"].queues if q.role == quotas.COHORT_ROLE]
     assert [(q.name, q.quotas["cpu"]["nominalQuota"]) for q in cohort_rows] == [("research", "2")]
+
+
+def test_a_stack_with_two_gpu_types_shows_every_flavor_in_tables_and_diagram():
+    from prsummary.diagram import render_diagram
+    from prsummary.tables import render_table
+
+    before = stack_raw("mixed")
+    after = stack_raw("mixed")
+    after["inferenceTraining"]["inference"]["flavors"][1]["nominalQuota"]["nvidia.com/gpu"] = "1"
+    [table] = quotas.compare(_snap(before), _snap(after))
+    assert table.changed_cells() == {
+        ("mixed-inference-cq", "nvidia.com/gpu [a100]", "nominalQuota"),
+        ("mixed-training-cq", "nvidia.com/gpu [a100]", "borrowingLimit")}  # training borrows inference's a100 quota
+    rows = [(r.queue, r.resource) for r in table.rows if r.queue == "mixed-training-cq"]
+    assert [res for _, res in rows] == ["cpu [h100]", "memory [h100]", "nvidia.com/gpu [h100]",
+                                        "cpu [a100]", "memory [a100]", "nvidia.com/gpu [a100]"]
+    assert "`nvidia.com/gpu [a100]`" in render_table(table)
+    diagram = render_diagram(table.after, table.changed_cells())
+    assert "gpu [h100]" in diagram and "gpu [a100]" in diagram
