@@ -81,7 +81,7 @@ def _surging_service(raw: dict) -> None:
     _big_service(raw)
     resource = _first_resource(raw)
     _inference(raw)["services"] = [{"name": "surging", "modelFormat": "huggingface", "storageUri": "pvc://m",
-                                    "requests": {resource: _inference(raw)["nominalQuota"][resource]},
+                                    "requests": {resource: _nominal(raw)[resource]},
                                     "rollout": {"maxSurge": 1, "maxUnavailable": 0}}]
 
 
