@@ -70,7 +70,9 @@ def test_render_up_writes_the_guide_cluster_queues(rendered_dev):
     assert inference["metadata"]["labels"] == {**MANAGED, "kueue-cohorts/role": "inference"}
     assert inference["spec"] == {
         "cohortName": "c12-shared",
-        "namespaceSelector": {"matchLabels": {"kueue.x-k8s.io/queue": "c12-inference-cq"}},
+        "namespaceSelector": {"matchLabels": {"kueue.x-k8s.io/queue": "c12-inference-cq"},
+                              "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In",
+                                                    "values": ["c12-inference"]}]},
         "resourceGroups": [{"coveredResources": C12, "flavors": [{"name": "c12-default", "resources": [
             {"name": "cpu", "nominalQuota": "4", "borrowingLimit": "0"},
             {"name": "memory", "nominalQuota": "8Gi", "borrowingLimit": "0"},
@@ -86,7 +88,9 @@ def test_render_up_writes_the_guide_cluster_queues(rendered_dev):
     assert training["metadata"]["labels"] == {**MANAGED, "kueue-cohorts/role": "training"}
     assert training["spec"] == {
         "cohortName": "c12-shared",
-        "namespaceSelector": {"matchLabels": {"kueue.x-k8s.io/queue": "c12-training-cq"}},
+        "namespaceSelector": {"matchLabels": {"kueue.x-k8s.io/queue": "c12-training-cq"},
+                              "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In",
+                                                    "values": ["c12-training"]}]},
         "resourceGroups": [{"coveredResources": C12, "flavors": [{"name": "c12-default", "resources": [
             {"name": "cpu", "nominalQuota": "0", "borrowingLimit": "4"},
             {"name": "memory", "nominalQuota": "0", "borrowingLimit": "8Gi"},
