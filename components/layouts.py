@@ -65,7 +65,10 @@ class _CohortComponent(pulumi.ComponentResource):
             self.local_queues[f"{lq.namespace}/{lq.name}"] = ManifestResource(
                 f"{name}-lq-{lq.namespace}-{lq.name}",
                 lq.manifest(),
-                pulumi.ResourceOptions(parent=self, depends_on=deps, replace_on_changes=["spec.clusterQueue"]),
+                # spec.clusterQueue is immutable, so a new ClusterQueue replaces the LocalQueue; its name stays, so
+                # the old one must go first (create-before-delete would fail: "already exists").
+                pulumi.ResourceOptions(parent=self, depends_on=deps, replace_on_changes=["spec.clusterQueue"],
+                                       delete_before_replace=True),
             )
         self.checkpoints: dict[str, CheckpointVolume] = {}
         for namespace, ckpt in plan.checkpoints:
