@@ -67,8 +67,8 @@ def _deployment(replicas: int) -> k8s.V1Deployment:
 
 def measure(root: Path, work: Path, round_trips: int) -> dict:
     """Run ``round_trips`` reclaim/return cycles on the sandbox at ``root``; return the figures in seconds."""
-    from components.validation import load_stack_file
     from components.training import render_trainjob
+    from components.validation import load_stack_file
 
     stack, pulumi_up = apply_dev_stack(work)
     api = kconfig.new_client_from_config(config_file=str(root / "kubeconfig"))

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.plans import CohortPlan, plan_inference_training, plan_shared_pool
 from components.admission_manifests import render_admission
+from components.plans import CohortPlan, plan_inference_training, plan_shared_pool
 from components.render import render_stack
 from components.settings import NamespacePolicy, Settings
 

@@ -9,7 +9,7 @@ of failing the whole view.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Callable
 
 from kubernetes import client as k8s
@@ -56,7 +56,7 @@ def read_snapshot(api: k8s.ApiClient) -> Snapshot:
         not served, or forbidden), since nothing else makes sense without them.
     """
     custom, core = k8s.CustomObjectsApi(api), k8s.CoreV1Api(api)
-    snap = Snapshot(time=datetime.now(timezone.utc))
+    snap = Snapshot(time=datetime.now(UTC))
     try:
         snap.cluster_queues = custom.list_cluster_custom_object(*KUEUE, "clusterqueues")["items"]
     except k8s.ApiException as exc:

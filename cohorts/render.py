@@ -3,8 +3,16 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from cohorts.view import (PREEMPTION_REASONS, CohortView, Preemption, QueueView, ResourceRow, StatusView, WorkloadRef,
-                          WorkloadRow)
+from cohorts.view import (
+    PREEMPTION_REASONS,
+    CohortView,
+    Preemption,
+    QueueView,
+    ResourceRow,
+    StatusView,
+    WorkloadRef,
+    WorkloadRow,
+)
 
 #: The ``kind`` of the JSON document, versioned so that scripts can check what they parse.
 JSON_KIND = "kueue-cohorts/status/v1"

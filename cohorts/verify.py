@@ -25,10 +25,10 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequenc
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError, ResourceNotFoundError
 
+from cohorts.expected import expected_objects
 from components import quantity
 from components.kueue import ROLE_LABEL
 from components.settings import Settings
-from cohorts.expected import expected_objects
 
 QUANTITY_KEYS = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit"})
 #: Keys whose whole value must be equal (no extra keys on the cluster): a label selector changes meaning with any

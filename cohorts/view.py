@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Iterable, Mapping, Optional
 
+from cohorts.live import Snapshot
 from components import quantity
 from components.kueue import ROLE_LABEL
-from cohorts.live import Snapshot
 
 #: Kueue's HumanReadablePreemptionReasons (pkg/scheduler/preemption/preemption.go, v0.19.2), inverted.
 PREEMPTION_REASONS = {
@@ -171,8 +171,8 @@ def rfc3339(value: Any) -> Optional[str]:
         except ValueError:
             return None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _seconds(text: Optional[str]) -> float:

@@ -174,13 +174,13 @@ class WebhookReadiness:
     interval_s: float = 1.0
 
     @classmethod
-    def through_apiserver(cls, access: ClusterAccess, timeout_s: float = DEFAULT_WEBHOOK_TIMEOUT_S) -> "WebhookReadiness":
+    def through_apiserver(cls, access: ClusterAccess, timeout_s: float = DEFAULT_WEBHOOK_TIMEOUT_S) -> WebhookReadiness:
         """Probe through the cluster's apiserver (:func:`probe_through_apiserver`): the check for a real cluster."""
         return cls(probe_through_apiserver(access), "a dry-run ResourceFlavor through the apiserver", timeout_s)
 
     @classmethod
     def of_manager(cls, manager: OutOfClusterManager,
-                   timeout_s: float = DEFAULT_WEBHOOK_TIMEOUT_S) -> "WebhookReadiness":
+                   timeout_s: float = DEFAULT_WEBHOOK_TIMEOUT_S) -> WebhookReadiness:
         """Probe the out-of-cluster manager's webhook server itself (:func:`probe_out_of_cluster_manager`)."""
         return cls(probe_out_of_cluster_manager(manager),
                    f"an AdmissionReview to {manager.webhook_base_url}{VALIDATE_FLAVOR_PATH}", timeout_s)

@@ -21,8 +21,16 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Optional
 
 import yaml
-from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator,
-                      model_validator)
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
@@ -754,7 +762,7 @@ class StackIdentities(Model):
     """Group names (request.userInfo.groups). Default none. At least one user or group."""
 
     @model_validator(mode="after")
-    def _someone(self) -> "StackIdentities":
+    def _someone(self) -> StackIdentities:
         if not self.users and not self.groups:
             raise PydanticCustomError(
                 "no_identity", "no user or group may change the tenant label, so pulumi up could not label its own "

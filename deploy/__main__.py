@@ -28,8 +28,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 import tempfile
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path

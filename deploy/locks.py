@@ -18,7 +18,7 @@ import json
 import os
 import socket
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
 from typing import Optional
@@ -79,7 +79,7 @@ def _parse_time(text: str) -> Optional[datetime]:
             digits = "".join(c for c in rest if c.isdigit())
             text = f"{head}.{digits[:6]}{rest[len(digits):]}"
         parsed = datetime.fromisoformat(text)
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     except ValueError:
         return None
 
@@ -101,9 +101,9 @@ def process_start(pid: int) -> Optional[datetime]:
         ticks = int(stat.rsplit(")", 1)[1].split()[19])  # field 22: starttime, in clock ticks since boot
         btime = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
                      if line.startswith("btime "))
-        return datetime.fromtimestamp(btime + ticks / os.sysconf("SC_CLK_TCK"), tz=timezone.utc)
+        return datetime.fromtimestamp(btime + ticks / os.sysconf("SC_CLK_TCK"), tz=UTC)
     except (OSError, ValueError, IndexError, StopIteration):
-        return datetime.fromtimestamp(0, tz=timezone.utc)
+        return datetime.fromtimestamp(0, tz=UTC)
 
 
 def holder_of(pid: int, hostname: str, timestamp: Optional[datetime], this_host: Optional[str] = None) -> Holder:

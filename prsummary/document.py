@@ -10,8 +10,8 @@ from typing import Optional
 
 from prsummary.diagram import render_diagram
 from prsummary.events import PolicyViolation, PreviewReport, ResourceChange
-from prsummary.tables import LEGEND, render_table
 from prsummary.quotas import CohortTable
+from prsummary.tables import LEGEND, render_table
 
 MAX_PATHS = 4
 """Changed property paths listed per resource before `…`."""

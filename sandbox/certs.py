@@ -65,7 +65,7 @@ def _name(common_name: str, organizations: Iterable[str] = ()) -> x509.Name:
 
 def new_ca(common_name: str = "kueue-cohorts-sandbox-ca", now: dt.datetime | None = None) -> KeyPair:
     """Create a self-signed CA (basicConstraints CA:true, keyCertSign) valid for :data:`VALIDITY` from ``now``."""
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     key = _new_key()
     name = _name(common_name, ["kueue-cohorts"])
     cert = (
@@ -110,7 +110,7 @@ def issue(
     """
     if not (server or client):
         raise ValueError(f"certificate {common_name!r}: request server=True and/or client=True")
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     ca_cert = ca.certificate()
     ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
     key = _new_key()
@@ -289,7 +289,7 @@ def ensure(pki: Path, now: dt.datetime | None = None) -> Certificates:
     the :class:`Certificates` paths. ``pki`` (and its ``etcd`` subdirectory) are made 0700 and every private key is
     written 0600 from its first byte. Raises OSError when ``pki`` is not writable.
     """
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     certs = Certificates(pki)
     files.private_dir(pki)
     if _still_valid(certs, now):

@@ -11,9 +11,9 @@ from collections import deque
 from pathlib import Path
 
 from components.errors import SettingsError
-from toolchain import ToolchainError
 from sandbox.apply import SandboxError
 from sandbox.cluster import COMPONENTS, Sandbox, stack_file
+from toolchain import ToolchainError
 
 
 def _parser() -> argparse.ArgumentParser:

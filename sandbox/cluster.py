@@ -27,8 +27,20 @@ import yaml
 
 from sandbox import certs as certs_mod
 from sandbox import controlplane, files, jobcontrollers, kubeconfig, kueue, kwok, process
-from sandbox.apply import (SandboxError, annotations_of, apply_cluster_scoped, crds_established, delete, get_json,
-                           load_documents, names_of, nodes_ready, request_json, served, wait_until)
+from sandbox.apply import (
+    SandboxError,
+    annotations_of,
+    apply_cluster_scoped,
+    crds_established,
+    delete,
+    get_json,
+    load_documents,
+    names_of,
+    nodes_ready,
+    request_json,
+    served,
+    wait_until,
+)
 from sandbox.health import Probe
 from sandbox.paths import SandboxPaths
 from sandbox.ports import LOOPBACK, allocate
@@ -197,9 +209,8 @@ class Sandbox:
         Kueue's webhooks): ``up`` then neither waits for it nor for its webhooks.
         """
         import toolchain
-        from toolchain import versions as tv
-
         from components.validation import load_stack_file
+        from toolchain import versions as tv
 
         t = time.monotonic()
         settings = load_stack_file(stack_path)

@@ -28,9 +28,8 @@ from typing import Iterable, Mapping
 
 import yaml
 
-from sandbox.apply import SAFE_LOADER
-
 from sandbox import files, webhooks
+from sandbox.apply import SAFE_LOADER
 from sandbox.ports import LOOPBACK
 
 NAMESPACE = "kueue-system"

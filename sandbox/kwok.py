@@ -13,7 +13,6 @@ from typing import Iterable, Mapping, Protocol, Sequence
 import yaml
 
 from sandbox.apply import SAFE_LOADER
-
 from sandbox.ports import LOOPBACK
 
 #: Annotation kwok's ``--manage-nodes-with-annotation-selector`` matches (kwok docs, "kwok out of cluster").

@@ -51,7 +51,7 @@ class SandboxPaths:
     root: Path
 
     @classmethod
-    def default(cls, environ: Mapping[str, str] | None = None) -> "SandboxPaths":
+    def default(cls, environ: Mapping[str, str] | None = None) -> SandboxPaths:
         """Return the paths under :func:`state_dir` for ``environ`` (default ``os.environ``)."""
         return cls(state_dir(environ))
 

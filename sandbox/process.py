@@ -37,7 +37,7 @@ class ProcessRecord:
         return data
 
     @classmethod
-    def from_json(cls, data: Mapping) -> "ProcessRecord":
+    def from_json(cls, data: Mapping) -> ProcessRecord:
         """Inverse of :meth:`to_json`."""
         return cls(data["name"], int(data["pid"]), int(data["start_ticks"]), tuple(data["argv"]), data["log"])
 

@@ -24,7 +24,7 @@ class State:
     versions: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: Path) -> "State":
+    def load(cls, path: Path) -> State:
         """Read ``path``; a missing file gives an empty state. Raises ValueError on a corrupt file."""
         if not path.exists():
             return cls()

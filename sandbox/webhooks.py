@@ -18,7 +18,6 @@ import jsonpatch
 import yaml
 
 from sandbox.apply import SAFE_LOADER
-
 from sandbox.ports import LOOPBACK
 
 KINDS = ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")

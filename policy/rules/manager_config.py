@@ -20,7 +20,7 @@ import yaml
 
 from . import durations, selectors
 from .objects import KubeObject, guarded, violation
-from .values import MISSING, UnknownValueError, Violation, as_list, as_map, get, is_map
+from .values import MISSING, UnknownValueError, Violation, get, is_map
 
 CONFIG_GROUP = "config.kueue.x-k8s.io"
 NAME_LABEL = "kubernetes.io/metadata.name"

@@ -31,8 +31,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
-from .objects import (INFERENCE_ROLE, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, ROLE_LABEL, TRAINING_ROLE, KubeObject,
-                      cohort_of, violation)
+from .objects import (
+    INFERENCE_ROLE,
+    PRIORITY_CLASS_LABEL,
+    QUEUE_NAME_LABEL,
+    ROLE_LABEL,
+    TRAINING_ROLE,
+    KubeObject,
+    cohort_of,
+    violation,
+)
 from .queues import QueueIndex, label_sets
 from .values import MISSING, UnknownValueError, Violation, format_path, get
 

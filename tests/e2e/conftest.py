@@ -8,9 +8,9 @@ import os
 from pathlib import Path
 
 import pytest
+from e2e_support import REPO, Cluster, Project, wait_for
 from kubernetes import config as kconfig
 
-from e2e_support import REPO, Cluster, Project, wait_for
 from sandbox import cli
 from sandbox.cluster import Sandbox
 from sandbox.paths import STATE_DIR_ENV, SandboxPaths

@@ -51,7 +51,7 @@ class Project:
     backend: str
 
     @classmethod
-    def create(cls, root: Path) -> "Project":
+    def create(cls, root: Path) -> Project:
         """Create the project directory under ``root`` (Pulumi.yaml copied from the repository)."""
         (root / "stacks").mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / "Pulumi.yaml", root / "Pulumi.yaml")

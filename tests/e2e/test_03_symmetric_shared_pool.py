@@ -3,8 +3,8 @@ borrowing ns-b's idle floor (4); when ns-b submits 4 one-GPU Jobs, ns-a is cut b
 and, with both at their floors, nothing is borrowed."""
 
 import pytest
-
 from e2e_support import admitted_in, borrowed, condition, is_true, used, wait_for
+
 from sandbox.cluster import stack_file
 
 GPU = "nvidia.com/gpu"

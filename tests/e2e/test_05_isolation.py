@@ -1,7 +1,7 @@
 """(d) Isolation: a LocalQueue in a namespace that the inference ClusterQueue's namespaceSelector does not match,
 pointing at that ClusterQueue, gets none of its workloads admitted (while a matching namespace's are)."""
 
-from e2e_support import SLICE, KUEUE, admitted_in, condition, wait_for
+from e2e_support import KUEUE, SLICE, admitted_in, condition, wait_for
 
 OUTSIDER = "e2e-outsider"
 

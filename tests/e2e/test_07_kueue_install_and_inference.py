@@ -23,14 +23,24 @@ import os
 
 import pytest
 import yaml
+from e2e_support import (
+    PRIORITY_LABEL,
+    QUEUE_LABEL,
+    REPO,
+    SLICE,
+    Cluster,
+    Project,
+    admitted_in,
+    condition,
+    is_true,
+    wait_for,
+)
 from kubernetes import client as k8s
 from kubernetes import config as kconfig
 from pulumi import automation as auto
 
 from components.service_manifests import inference_service_manifest
 from components.validation import load_settings
-from e2e_support import (PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, Cluster, Project, admitted_in, condition, is_true,
-                         wait_for)
 from sandbox import cli
 from sandbox.cluster import Sandbox
 from sandbox.endpoints import kueue_webhook_endpoint

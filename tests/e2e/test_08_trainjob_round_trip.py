@@ -21,12 +21,11 @@ import copy
 import json
 
 import pytest
+from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, admitted_in, borrowed, condition, is_true, wait_for
 from kubernetes import client as k8s
 
-from components.validation import load_stack_file
 from components.runtime_manifests import render_runtime, render_trainjob
-from e2e_support import (PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, admitted_in, borrowed, condition, is_true,
-                         wait_for)
+from components.validation import load_stack_file
 
 TRAINER = ("trainer.kubeflow.org", "v1alpha1")
 JOBSET = ("jobset.x-k8s.io", "v1alpha2")

@@ -10,14 +10,16 @@ import json
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from e2e_support import KUEUE, REPO, wait_for
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 from kubernetes import client as k8s
 from kubernetes import config as kconfig
 
 from components.admission_manifests import stack_guardrails
 from components.render import render_stack
 from components.settings import SANDBOX_ADMIN, parse_settings, raw_from_stack_file
-from e2e_support import KUEUE, REPO, wait_for
 from policy.rules.admission import Request, judge, kube_object
 
 DEV = parse_settings(raw_from_stack_file(REPO / "stacks" / "Pulumi.dev.yaml"))

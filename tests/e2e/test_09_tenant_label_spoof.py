@@ -3,7 +3,7 @@
 inference ClusterQueue gets nothing admitted there: the selector also pins kubernetes.io/metadata.name to the
 declared namespaces, a label no owner can change."""
 
-from e2e_support import SLICE, KUEUE, admitted_in, condition, wait_for
+from e2e_support import KUEUE, SLICE, admitted_in, condition, wait_for
 
 SPOOF = "e2e-spoofer"
 TENANT_LABEL = "kueue.x-k8s.io/queue"

@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 from e2e_support import KUEUE, REPO, SLICE, wait_for
+
 from cohorts import cli
 from sandbox.paths import STATE_DIR_ENV
 

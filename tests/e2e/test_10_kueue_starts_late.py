@@ -17,13 +17,12 @@ import datetime as dt
 import os
 import re
 import signal
-import time
 
 import pytest
 import yaml
+from e2e_support import REPO, Cluster, Project, is_true, wait_for
 from kubernetes import config as kconfig
 
-from e2e_support import REPO, Cluster, Project, is_true, wait_for
 from sandbox import cli, process
 from sandbox.cluster import Sandbox
 from sandbox.paths import STATE_DIR_ENV, SandboxPaths
@@ -90,14 +89,14 @@ def test_one_up_with_kueue_install_waits_for_a_manager_that_starts_late(late_box
     assert not late_box.health()["kueue"][1], "the manager must not answer yet"
     project = Project.create(tmp_path / "project")
     project.add_stack(STACK, _stack_config())
-    began = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    began = dt.datetime.now(dt.UTC).replace(microsecond=0)
 
     result = project.run(STACK, "up")
 
     assert result.summary.result == "succeeded", result.stdout
     log = late_box.paths.log("kueue").read_text()
     started = dt.datetime.strptime(re.findall(r"=== kueue-delay over at (\S+): starting", log)[-1],
-                                   "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
+                                   "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
     assert started >= began, "the manager started before the up: nothing was waited for"
     # The installation's gate was written only once the late manager answered, and the cohort's objects after it.
     gate = cluster.core.read_namespaced_config_map("kueue-cohorts-webhooks-ready", "kueue-system")

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 from e2e_support import REPO
+
 from sandbox import process
 from sandbox.cluster import COMPONENTS
 from sandbox.paths import STATE_DIR_ENV
@@ -41,9 +42,8 @@ def test_status_then_down_leaves_no_process(sandbox, dev_stack):
 def test_up_after_down_hands_the_nodes_to_the_new_kwok_at_once(sandbox, cluster):
     """kwok takes over a node only when its Lease is free; ``up`` releases the Leases the stopped kwok held, so the
     restarted kwok holds gpu-0 and runs Pods right away instead of after the 40 s lease duration."""
-    from kubernetes import client as k8s
-
     from e2e_support import wait_for
+    from kubernetes import client as k8s
 
     up = _cli(sandbox, "up", "--stack", "dev")
     assert up.returncode == 0, up.stdout + up.stderr

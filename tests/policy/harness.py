@@ -9,8 +9,13 @@ import json
 from pathlib import Path
 from typing import Iterable, Optional
 
-from pulumi_policy import PolicyResource, PolicyResourceOptions, ResourceValidationArgs, StackValidationArgs
-from pulumi_policy import StackValidationPolicy
+from pulumi_policy import (
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
 from pulumi_policy.proxy import unknown_checking_proxy
 
 from policy.rules.catalog import build_policies

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 from policy.rules.cohort import check_cohort_nominal_within_capacity, check_single_layout_per_cohort
-from tests.policy.fixtures import (DEV_CAPACITY, GPU_RESOURCES, UNKNOWN, cluster_queue, compliant, messages, stack,
-                                   urn)
+from tests.policy.fixtures import DEV_CAPACITY, GPU_RESOURCES, UNKNOWN, cluster_queue, compliant, messages, stack, urn
 
 
 def _res(m):

@@ -2,10 +2,16 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from policy.rules.durations import (MAX_DURATION, MIN_DURATION, format_go_duration, parse_go_duration,
-                                    positive_duration_problem)
+from policy.rules.durations import (
+    MAX_DURATION,
+    MIN_DURATION,
+    format_go_duration,
+    parse_go_duration,
+    positive_duration_problem,
+)
 
 NS, US, MS, S, M, H = 1, 1_000, 1_000_000, 1_000_000_000, 60_000_000_000, 3_600_000_000_000
 

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from policy.rules.namespaces import DEFAULT_PROTECTED_NAMESPACES, check_protected_namespaces, namespace_labels
 from policy.rules.objects import ObjectRef

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from policy.rules.objects import ObjectRef
 from policy.rules.overlap import check_pinned_selector, check_selector_overlap

@@ -4,15 +4,24 @@ from __future__ import annotations
 import copy
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from policy.rules.cluster_queue import check_inference_borrowing_limit_zero, check_inference_reclaim_any
 from policy.rules.manager_config import check_kueue_manager_config
 from policy.rules.namespaces import DEFAULT_PROTECTED_NAMESPACES, check_protected_namespaces
 from policy.rules.objects import KubeObject, ObjectRef, from_resource
-from policy.rules.patches import (_merge, as_target, check_helm_release, check_patches, effective_objects, is_patch,
-                                  patch_problem, resolve_patches)
+from policy.rules.patches import (
+    _merge,
+    as_target,
+    check_helm_release,
+    check_patches,
+    effective_objects,
+    is_patch,
+    patch_problem,
+    resolve_patches,
+)
 from policy.rules.values import MISSING
 from tests.policy.fixtures import GPU_RESOURCES, UNKNOWN, compliant, stack
 

@@ -1,7 +1,8 @@
 """policy/rules/plain.py: plain values behind the SDK's proxies."""
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from pulumi_policy.proxy import unknown_checking_proxy
 
 from policy.rules.plain import plain

@@ -2,7 +2,6 @@
 reported by the existing stack policies, never raised (they parse with quantities.parse)."""
 from __future__ import annotations
 
-
 import pytest
 
 from policy.rules.cohort import check_cohort_nominal_within_capacity, check_single_layout_per_cohort

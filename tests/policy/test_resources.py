@@ -5,12 +5,21 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from policy.rules.objects import ObjectRef, from_resource
 from policy.rules.quantities import parse
-from policy.rules.resources import (MAX_QUANTITY, check_quantities, effective_requests, is_extended_resource,
-                                    parse_quantity_strict, pod_requests, quantity_fields, quantity_problem)
+from policy.rules.resources import (
+    MAX_QUANTITY,
+    check_quantities,
+    effective_requests,
+    is_extended_resource,
+    parse_quantity_strict,
+    pod_requests,
+    quantity_fields,
+    quantity_problem,
+)
 from policy.rules.values import MISSING
 from tests.policy.fixtures import UNKNOWN, compliant, kube
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 import copy
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from policy.rules.cluster_queue import check_inference_borrowing_limit_zero, check_inference_reclaim_any
 from policy.rules.objects import ObjectRef
 from policy.rules.roles import check_undecided, classify, cohort_roots
 from policy.rules.values import MISSING
-from tests.policy.fixtures import (GPU_RESOURCES, UNKNOWN, cluster_queue, compliant, local_queue, priority_class,
-                                   stack)
+from tests.policy.fixtures import GPU_RESOURCES, UNKNOWN, cluster_queue, compliant, local_queue, priority_class, stack
 
 POLICY = "cluster-queue-role"
 ROLE = "kueue-cohorts/role"

@@ -6,8 +6,17 @@ import pytest
 from policy.rules.api_version import check_kueue_api_version
 from policy.rules.checkpoint import check_checkpoint_safe_runtime, shell_wrapper_problem
 from policy.rules.manager_config import check_kueue_manager_config, duration_problem, selector_matches
-from tests.policy.fixtures import (SAFE_MANAGER_CONFIG, UNKNOWN, checkpoint_pvc, compliant, kube, kueue_config_map,
-                                   messages, stack, urn)
+from tests.policy.fixtures import (
+    SAFE_MANAGER_CONFIG,
+    UNKNOWN,
+    checkpoint_pvc,
+    compliant,
+    kube,
+    kueue_config_map,
+    messages,
+    stack,
+    urn,
+)
 
 RUNTIME = "The TrainingRuntime 'c12-training/c12-checkpoint-runtime'"
 POD = "spec.template.spec.replicatedJobs[0].template.spec.template.spec"

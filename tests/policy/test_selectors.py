@@ -5,11 +5,20 @@ import copy
 import itertools
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
-from policy.rules.selectors import (NAME_LABEL, can_overlap, is_label_key, is_label_value, label_key_problem,
-                                    matches, pins_names, selector_problems)
+from policy.rules.selectors import (
+    NAME_LABEL,
+    can_overlap,
+    is_label_key,
+    is_label_value,
+    label_key_problem,
+    matches,
+    pins_names,
+    selector_problems,
+)
 from tests.policy.fixtures import UNKNOWN
 
 COMPLIANT = {

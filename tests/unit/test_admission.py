@@ -10,7 +10,9 @@ import json
 import pytest
 from cryptography import x509
 from cryptography.x509.oid import NameOID
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from components.admission_manifests import admission_manifests, layout_scopes, render_admission, stack_guardrails
 from components.errors import SettingsError
@@ -73,7 +75,7 @@ def test_a_stack_that_nobody_may_label_is_refused():
 
 
 def test_the_default_identity_is_the_sandbox_admin_certificate(tmp_path):
-    issued = certs.ensure(tmp_path, now=dt.datetime.now(dt.timezone.utc))
+    issued = certs.ensure(tmp_path, now=dt.datetime.now(dt.UTC))
     cert = x509.load_pem_x509_certificate(issued.admin_crt.read_bytes())
     assert cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == SANDBOX_ADMIN
     assert _dev().admission.identities.users == [SANDBOX_ADMIN]

@@ -7,7 +7,8 @@ from typing import Callable
 
 import pytest
 import yaml
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from components.errors import SettingsError
 from components.validation import load_settings, validate

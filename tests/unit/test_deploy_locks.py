@@ -12,7 +12,7 @@ import os
 import socket
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -33,7 +33,7 @@ def write_lock(backend: Path, stack: str, pid: int, host: str = HOST, when: date
     path = backend / ".pulumi" / "locks" / "organization" / "kueue-cohorts" / stack / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"pid": pid, "username": "root", "hostname": host,
-                                "timestamp": _go_time(when or datetime.now(timezone.utc))}))
+                                "timestamp": _go_time(when or datetime.now(UTC))}))
     return path
 
 
@@ -53,7 +53,7 @@ def live_pid():
 
 
 def test_holder_of_each_kind(dead_pid, live_pid):
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     assert locks.holder_of(live_pid, HOST, now) is locks.Holder.LIVE
     assert locks.holder_of(dead_pid, HOST, now) is locks.Holder.GONE
     assert locks.holder_of(live_pid, HOST + "-elsewhere", now) is locks.Holder.OTHER_HOST

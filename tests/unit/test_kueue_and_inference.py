@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 import yaml
 
 from components.inference import quota_fit

@@ -13,9 +13,18 @@ import threading
 import pulumi
 import pytest
 
-from components.kueue_install import (READY_CONFIGMAP, VALIDATE_FLAVOR_PATH, ChartReference, KueueInstallation,
-                                      KueueInstallationArgs, KueueWebhooksNotAnswering, OutOfClusterManager,
-                                      WebhookReadiness, probe_out_of_cluster_manager, wait_for_webhooks)
+from components.kueue_install import (
+    READY_CONFIGMAP,
+    VALIDATE_FLAVOR_PATH,
+    ChartReference,
+    KueueInstallation,
+    KueueInstallationArgs,
+    KueueWebhooksNotAnswering,
+    OutOfClusterManager,
+    WebhookReadiness,
+    probe_out_of_cluster_manager,
+    wait_for_webhooks,
+)
 from components.resources import ManifestResource
 from components.settings import KueueSettings
 from sandbox import certs

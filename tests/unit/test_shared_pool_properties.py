@@ -1,7 +1,8 @@
 """Property tests: for any valid symmetric config, floor + borrowingLimit <= pool and the floors fit the capacity."""
 from decimal import Decimal
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from components.errors import SettingsError
 from components.plans import plan_shared_pool

@@ -2,7 +2,7 @@
 the Trainer v2.2.1 CRDs from the Go module cache), and the component under Pulumi mocks."""
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from types import SimpleNamespace
 
 import pulumi
@@ -11,13 +11,13 @@ import yaml
 from pydantic import ValidationError
 
 import toolchain
-from toolchain import versions
 from components import runtime_manifests, runtime_settings, training
 from components.checkpoint import CheckpointVolume, CheckpointVolumeArgs
 from components.errors import SettingsError
-from components.validation import load_settings
 from components.settings import CheckpointSettings
+from components.validation import load_settings
 from tests.helpers import run_with_mocks, stack_raw
+from toolchain import versions
 
 # The guide's published training-runtime.yaml resources (assets/kueue/preemption/training-runtime.yaml).
 GUIDE_RESOURCES = {
@@ -192,7 +192,7 @@ def test_configmap_carries_the_whole_entrypoint_package():
 # --- conformance with the pinned Trainer CRDs ------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _crd_schema(plural: str) -> dict:
     (path,) = [p for p in toolchain.crd_files("trainer") if p.name == f"trainer.kubeflow.org_{plural}.yaml"]
     crd = yaml.safe_load(path.read_text())

@@ -2,12 +2,12 @@
 view's unit tests. The messages are Kueue v0.19.2's (pkg/scheduler/preemption/preemption.go)."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from cohorts.live import Snapshot
 
 GPU = "nvidia.com/gpualloc"
-T0 = datetime(2026, 11, 30, 21, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 30, 21, 0, 0, tzinfo=UTC)
 
 
 def cq(name, cohort, role, quotas, usage=None, reservation=None, flavor="c12-default", counts=(0, 0, 0)):

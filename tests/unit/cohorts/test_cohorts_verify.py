@@ -2,11 +2,11 @@
 import copy
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cohorts.expected import expected_objects
-from cohorts.verify import (CHECKS, Context, Difference, KindNotServed, Unreadable, compare_fields, selects,
-                            verify)
+from cohorts.verify import CHECKS, Context, Difference, KindNotServed, Unreadable, compare_fields, selects, verify
 from components.settings import raw_from_stack_file
 from components.validation import load_settings, load_stack_file
 from tests.helpers import STACKS

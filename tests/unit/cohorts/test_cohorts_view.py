@@ -1,13 +1,23 @@
 """The status view from fixed Kueue objects: quotas, usage, borrowed, derived lent, Workloads and preemptions."""
 from decimal import Decimal
 
-from hypothesis import given, settings, strategies as st
+from cohorts_fixtures import (
+    GPU,
+    T0,
+    borrowing_snapshot,
+    cond,
+    cq,
+    event,
+    preempted_message,
+    preempted_snapshot,
+    workload,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cohorts.live import Snapshot
-from components.quantity import parse
 from cohorts.view import build_view, preemptions, rfc3339
-from cohorts_fixtures import (GPU, T0, borrowing_snapshot, cond, cq, event, preempted_message, preempted_snapshot,
-                              workload)
+from components.quantity import parse
 
 
 def _rows(view, queue):

@@ -44,7 +44,7 @@ def test_ensure_writes_a_chain_the_apiserver_and_kueue_accept(tmp_path):
 def test_ensure_reuses_a_valid_set_and_renews_an_expiring_one(tmp_path):
     first = certs.ensure(tmp_path).ca_crt.read_bytes()
     assert certs.ensure(tmp_path).ca_crt.read_bytes() == first
-    later = dt.datetime.now(dt.timezone.utc) + certs.VALIDITY - certs.RENEW_BEFORE + dt.timedelta(days=1)
+    later = dt.datetime.now(dt.UTC) + certs.VALIDITY - certs.RENEW_BEFORE + dt.timedelta(days=1)
     assert certs.ensure(tmp_path, now=later).ca_crt.read_bytes() != first
 
 

@@ -91,12 +91,11 @@ def test_nodes_carry_the_pool_capacity_and_labels():
 
 @pytest.mark.parametrize("seconds", [0.3, 1])
 def test_a_delayed_manager_starts_late_under_the_recorded_pid(tmp_path, seconds):
+    import re
     import sys
     import time as _time
 
     from sandbox import process
-
-    import re
 
     argv = kueue.delayed([sys.executable, "-c", "import os; print('pid=%d' % os.getpid(), flush=True)"], seconds)
     t0 = _time.monotonic()
