@@ -327,8 +327,19 @@ def bench_size(tenants: int, variants: list[str], work: Path, kubectl_bin: Path,
 def growth(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Return, for each pair of measured sizes (smaller, larger), how much each figure grew and how that compares
     with linear growth in the number of objects (``vs_linear`` 1.0 = linear, above = superlinear)."""
-    keys = ["pulumi_up", "pulumi_preview_no_change", "kubectl_apply", "kubectl_diff", "pulumi_destroy", "kubectl_delete",
-            *[k for k in rows[0] if k.startswith("pulumi_up_")]] if rows else []
+    keys = (
+        [
+            "pulumi_up",
+            "pulumi_preview_no_change",
+            "kubectl_apply",
+            "kubectl_diff",
+            "pulumi_destroy",
+            "kubectl_delete",
+            *[k for k in rows[0] if k.startswith("pulumi_up_")],
+        ]
+        if rows
+        else []
+    )
     out = []
     for i, a in enumerate(rows):
         for b in rows[i + 1:]:
@@ -367,10 +378,15 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tenants", type=int, nargs="+", default=[100, 500, 1000],
                         help="sizes to measure (default 100 500 1000)")
-    parser.add_argument("--variant", nargs="*", choices=sorted(VARIANTS), default=[],
-                        help="extra pulumi up runs per size, under fresh names: every-step "
-                             "(PULUMI_SKIP_CHECKPOINTS=false), no-policy (--no-policy), parallel-32 (PULUMI_PARALLEL=32), "
-                             "qps-200 (the kubernetes provider's client at 200 QPS, burst 400; its default is 50/120)")
+    parser.add_argument(
+        "--variant",
+        nargs="*",
+        choices=sorted(VARIANTS),
+        default=[],
+        help="extra pulumi up runs per size, under fresh names: every-step "
+        "(PULUMI_SKIP_CHECKPOINTS=false), no-policy (--no-policy), parallel-32 (PULUMI_PARALLEL=32), "
+        "qps-200 (the kubernetes provider's client at 200 QPS, burst 400; its default is 50/120)",
+    )
     parser.add_argument("--variant-max-tenants", type=int, default=None, metavar="N",
                         help="run the variants only for sizes up to N (every-step grows quadratically)")
     parser.add_argument("--destroy", action="store_true",

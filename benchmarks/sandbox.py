@@ -64,7 +64,9 @@ def _job(ns: str, name: str, queue: str, prio: str) -> k8s.V1Job:
 
 
 def _admitted(wl: dict) -> bool:
-    return any(c["type"] == "Admitted" and c["status"] == "True" for c in (wl.get("status") or {}).get("conditions") or [])
+    return any(
+        c["type"] == "Admitted" and c["status"] == "True" for c in (wl.get("status") or {}).get("conditions") or []
+    )
 
 
 def _wait_admitted(custom: k8s.CustomObjectsApi, ns: str, job_uid: str, start: float | None = None,

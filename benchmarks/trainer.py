@@ -228,7 +228,9 @@ def measure_distributed(preemptions: int, seed: int, nodes: int = 2) -> dict:
                 resumed = checkpoints.newest_complete(run_dir, world_size=nodes)
                 lost.append(stopped[0] - (resumed.step if resumed else 0))
                 index = [i for i, line in enumerate(group[0].lines) if "SIGTERM received" in line][0]
-                saves_after.append(sum(1 for line in group[0].lines[index:] if re.search(r"\] saved checkpoint-", line)))
+                saves_after.append(
+                    sum(1 for line in group[0].lines[index:] if re.search(r"\] saved checkpoint-", line))
+                )
             final = start_nodes(root, "preempted", nodes, **env)
             started += final
             for node in final + reference:
@@ -238,7 +240,9 @@ def measure_distributed(preemptions: int, seed: int, nodes: int = 2) -> dict:
             kill_all(started)
         last = f"checkpoint-{DIST_MAX_STEPS}"
         layout = checkpoints.detect_layout(run_dir / last)
-        expected, actual = (load_file(str(root / run / last / "model.safetensors")) for run in ("reference", "preempted"))
+        expected, actual = (
+            load_file(str(root / run / last / "model.safetensors")) for run in ("reference", "preempted")
+        )
         equal = expected.keys() == actual.keys() and all(torch.equal(expected[k], actual[k]) for k in expected)
         per_node = bytes_per_node(root / "reference" / last, nodes)
     return {

@@ -313,15 +313,24 @@ def ensure(pki: Path, now: dt.datetime | None = None) -> Certificates:
                         ip_addresses=LOOPBACK_IPS, now=now)
     etcd_client = issue(etcd_ca, "kube-apiserver-etcd-client", client=True, now=now)
     for path, data, private in (
-        (certs.ca_crt, ca.cert_pem, False), (certs.ca_key, ca.key_pem, True),
-        (certs.apiserver_crt, apiserver.cert_pem, False), (certs.apiserver_key, apiserver.key_pem, True),
-        (certs.admin_crt, admin.cert_pem, False), (certs.admin_key, admin.key_pem, True),
-        (certs.sa_pub, sa.cert_pem, False), (certs.sa_key, sa.key_pem, True),
-        (certs.webhook_dir / "tls.crt", webhook.cert_pem, False), (certs.webhook_dir / "tls.key", webhook.key_pem, True),
-        (certs.metrics_dir / "tls.crt", metrics.cert_pem, False), (certs.metrics_dir / "tls.key", metrics.key_pem, True),
-        (certs.etcd_ca_crt, etcd_ca.cert_pem, False), (certs.etcd_ca_key, etcd_ca.key_pem, True),
-        (certs.etcd_server_crt, etcd_server.cert_pem, False), (certs.etcd_server_key, etcd_server.key_pem, True),
-        (certs.etcd_client_crt, etcd_client.cert_pem, False), (certs.etcd_client_key, etcd_client.key_pem, True),
+        (certs.ca_crt, ca.cert_pem, False),
+        (certs.ca_key, ca.key_pem, True),
+        (certs.apiserver_crt, apiserver.cert_pem, False),
+        (certs.apiserver_key, apiserver.key_pem, True),
+        (certs.admin_crt, admin.cert_pem, False),
+        (certs.admin_key, admin.key_pem, True),
+        (certs.sa_pub, sa.cert_pem, False),
+        (certs.sa_key, sa.key_pem, True),
+        (certs.webhook_dir / "tls.crt", webhook.cert_pem, False),
+        (certs.webhook_dir / "tls.key", webhook.key_pem, True),
+        (certs.metrics_dir / "tls.crt", metrics.cert_pem, False),
+        (certs.metrics_dir / "tls.key", metrics.key_pem, True),
+        (certs.etcd_ca_crt, etcd_ca.cert_pem, False),
+        (certs.etcd_ca_key, etcd_ca.key_pem, True),
+        (certs.etcd_server_crt, etcd_server.cert_pem, False),
+        (certs.etcd_server_key, etcd_server.key_pem, True),
+        (certs.etcd_client_crt, etcd_client.cert_pem, False),
+        (certs.etcd_client_key, etcd_client.key_pem, True),
     ):
         _write(path, data, private)
     return certs

@@ -27,9 +27,15 @@ def render(server: str, certs: Certificates) -> dict:
     return {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": CONTEXT, "cluster": {"server": server, "certificate-authority-data": _b64(certs.ca_crt)}}],
-        "users": [{"name": CONTEXT, "user": {
-            "client-certificate-data": _b64(certs.admin_crt), "client-key-data": _b64(certs.admin_key)}}],
+        "clusters": [
+            {"name": CONTEXT, "cluster": {"server": server, "certificate-authority-data": _b64(certs.ca_crt)}}
+        ],
+        "users": [
+            {
+                "name": CONTEXT,
+                "user": {"client-certificate-data": _b64(certs.admin_crt), "client-key-data": _b64(certs.admin_key)},
+            }
+        ],
         "contexts": [{"name": CONTEXT, "context": {"cluster": CONTEXT, "user": CONTEXT}}],
         "current-context": CONTEXT,
         "preferences": {},

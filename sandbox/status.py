@@ -31,7 +31,9 @@ def render(sandbox: Sandbox) -> tuple[str, bool]:
     if health["kube-apiserver"][1]:
         api = sandbox._client()
         nodes = k8s.CoreV1Api(api).list_node().items
-        ready = sum(1 for n in nodes if any(c.type == "Ready" and c.status == "True" for c in n.status.conditions or []))
+        ready = sum(
+            1 for n in nodes if any(c.type == "Ready" and c.status == "True" for c in n.status.conditions or [])
+        )
         lines.append(f"nodes: {ready}/{len(nodes)} Ready")
         try:
             lines += ["", status_view(api)]

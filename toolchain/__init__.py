@@ -42,7 +42,17 @@ def _versions() -> versions.Versions:
 
 def all_binaries() -> list[str]:
     """Return every pinned executable name, in build order (sandbox binaries first, then pulumi and the rest)."""
-    order = ["etcd", "kubernetes", "kwok", "kueue", "jobset", "trainer", "pulumi", "pulumi-resource-kubernetes", "actionlint"]
+    order = [
+        "etcd",
+        "kubernetes",
+        "kwok",
+        "kueue",
+        "jobset",
+        "trainer",
+        "pulumi",
+        "pulumi-resource-kubernetes",
+        "actionlint",
+    ]
     entries = _versions().entries
     names = [n for n in order if n in entries] + [n for n in entries if n not in order]
     return [o for n in names for o in entries[n].outputs]

@@ -144,7 +144,9 @@ def _scan(path: Path) -> dict[str, os.DirEntry]:
 
 def _regular_non_empty(entry: Optional[os.DirEntry]) -> bool:
     try:
-        return entry is not None and entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_size > 0
+        return (
+            entry is not None and entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_size > 0
+        )
     except OSError:
         return False
 
@@ -215,8 +217,9 @@ def _per_rank_problems(entries: dict[str, os.DirEntry], regex: re.Pattern, label
     found = {n: regex.fullmatch(n) for n in entries}
     found = {n: m for n, m in found.items() if m}
     problems = [f"{n} is missing or empty" for n in sorted(found) if not _regular_non_empty(entries[n])]
-    return problems + [f"{label} of rank {rank} is missing" for rank in _ranks((int(m.group(1)) for m in found.values()),
-                                                                              world_size)]
+    return problems + [
+        f"{label} of rank {rank} is missing" for rank in _ranks((int(m.group(1)) for m in found.values()), world_size)
+    ]
 
 
 def _index_problems(path: Path, entries: dict[str, os.DirEntry], index: str) -> list[str]:

@@ -99,7 +99,9 @@ def distributed_env(env: dict) -> dict[str, str]:
         return {}
     missing = [name for name in ("PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT") if not env.get(name)]
     if missing:
-        raise ConfigError(f"PET_NNODES={nodes} but {', '.join(missing)} unset: the TrainingRuntime must use mlPolicy.torch")
+        raise ConfigError(
+            f"PET_NNODES={nodes} but {', '.join(missing)} unset: the TrainingRuntime must use mlPolicy.torch"
+        )
     return {
         "WORLD_SIZE": str(nodes),
         "RANK": env["PET_NODE_RANK"],
@@ -149,7 +151,11 @@ def _prepare(trainer, run_dir: Path, save_steps: Optional[int]) -> Optional[int]
             log.info("save_strategy=steps, save_steps=%d (KUEUE_COHORTS_SAVE_STEPS overrides the recipe)", save_steps)
         args.save_strategy = SaveStrategy.STEPS
         args.save_steps = save_steps
-        if args.load_best_model_at_end and args.eval_strategy == IntervalStrategy.STEPS and args.eval_steps != save_steps:
+        if (
+            args.load_best_model_at_end
+            and args.eval_strategy == IntervalStrategy.STEPS
+            and args.eval_steps != save_steps
+        ):
             log.info("eval_steps=%d: load_best_model_at_end evaluates every checkpoint", save_steps)
             args.eval_steps = save_steps
     if args.save_on_each_node:

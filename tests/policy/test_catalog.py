@@ -27,12 +27,28 @@ from policy.rules.config import SCHEMAS, option
 from tests.policy.fixtures import DEV_CAPACITY, UNKNOWN, compliant, type_token, urn
 
 REPO = Path(__file__).resolve().parents[2]
-MANDATORY = {"inference-borrowing-limit-zero", "inference-reclaim-any", "cohort-nominal-within-capacity",
-             "inference-namespace-selector", "workload-priority-class", "inference-fits-nominal",
-             "checkpoint-safe-runtime", "training-runtime-fits-queue", "cluster-queue-covers-pod-resources", "kueue-manager-config", "kueue-api-version",
-             "single-layout-per-cohort", "cluster-queue-role", "protected-namespaces", "cluster-queue-selector-overlap",
-             "cluster-queue-pinned-selector", "quantities", "judgeable-patches", "no-helm-release",
-             "inference-rollout-fits-nominal"}
+MANDATORY = {
+    "inference-borrowing-limit-zero",
+    "inference-reclaim-any",
+    "cohort-nominal-within-capacity",
+    "inference-namespace-selector",
+    "workload-priority-class",
+    "inference-fits-nominal",
+    "checkpoint-safe-runtime",
+    "training-runtime-fits-queue",
+    "cluster-queue-covers-pod-resources",
+    "kueue-manager-config",
+    "kueue-api-version",
+    "single-layout-per-cohort",
+    "cluster-queue-role",
+    "protected-namespaces",
+    "cluster-queue-selector-overlap",
+    "cluster-queue-pinned-selector",
+    "quantities",
+    "judgeable-patches",
+    "no-helm-release",
+    "inference-rollout-fits-nominal",
+}
 ADVISORY = {"cluster-queue-namespace-selector", "inference-peak-fits-nominal"}
 
 

@@ -130,7 +130,9 @@ def test_owner_mixed_with_floor_and_borrow_queue_is_reported():
         "The cohort 'c12-shared' mixes owner ClusterQueues with borrowingLimit 0 ('c12-inference-cq') and symmetric "
         "floor-and-borrow ClusterQueues ('team-a-cq'); use one layout per cohort: either give the other queues "
         "nominalQuota 0 so they only borrow (asymmetric), or let every queue borrow above its floor (symmetric)."]
-    assert violations[0].urn == urn("tenant", manifests["tenant"])  # the floor-and-borrow queue joined the owner's cohort
+    assert violations[0].urn == urn(
+        "tenant", manifests["tenant"]
+    )  # the floor-and-borrow queue joined the owner's cohort
 
 
 def test_symmetric_cohort_alone_is_fine():

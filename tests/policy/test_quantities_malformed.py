@@ -20,7 +20,10 @@ def test_malformed_nominal_quota_is_reported_by_the_capacity_policy(raw):
     check_single_layout_per_cohort(stack(m))
     [v] = found
     assert (v.subject.name, v.field, v.policy) == (
-        "c12-inference-cq", "spec.resourceGroups[0].flavors[0].resources[2].nominalQuota", "cohort-nominal-within-capacity")
+        "c12-inference-cq",
+        "spec.resourceGroups[0].flavors[0].resources[2].nominalQuota",
+        "cohort-nominal-within-capacity",
+    )
     assert f"nominalQuota {raw!r}, which is not a Kubernetes quantity" in v.message
 
 

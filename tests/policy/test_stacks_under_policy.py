@@ -55,7 +55,9 @@ def test_the_harness_does_catch_a_broken_stack():
     hand-written resource next to our components could look like."""
     mocks = run_main(_config(stack_raw("dev")))
     resources = [(r.typ, r.urn, r.name, copy.deepcopy(r.inputs)) for r in mocks.registered]
-    [cq] = [p for t, _, _, p in resources if t.endswith(":ClusterQueue") and p["metadata"]["name"] == "c12-inference-cq"]
+    [cq] = [
+        p for t, _, _, p in resources if t.endswith(":ClusterQueue") and p["metadata"]["name"] == "c12-inference-cq"
+    ]
     cq["spec"]["preemption"]["reclaimWithinCohort"] = "LowerPriority"
     found = evaluate(resources, pack_config(REPO / "policy" / "config" / "dev.json"))
     assert list(found) == ["inference-reclaim-any"]

@@ -34,7 +34,9 @@ def make(run: Path, step: int, drop: tuple[str, ...] = (), empty: tuple[str, ...
         if name not in drop:
             (path / name).write_bytes(b"" if name in empty else data)
     if "trainer_state.json" not in drop:
-        (path / "trainer_state.json").write_text(json.dumps({"global_step": step if state_step is None else state_step}))
+        (path / "trainer_state.json").write_text(
+            json.dumps({"global_step": step if state_step is None else state_step})
+        )
     return path
 
 
@@ -85,7 +87,9 @@ def test_each_missing_or_broken_file_makes_a_checkpoint_incomplete(tmp_path, kwa
 def test_truncated_trainer_state_is_incomplete(tmp_path):
     path = make(tmp_path, 5)
     (path / "trainer_state.json").write_text('{"global_st')
-    assert checkpoints.completeness_problems(Checkpoint(5, path)) == ["trainer_state.json is not valid trainer state JSON"]
+    assert checkpoints.completeness_problems(Checkpoint(5, path)) == [
+        "trainer_state.json is not valid trainer state JSON"
+    ]
 
 
 def test_sharded_weights_need_every_shard(tmp_path):

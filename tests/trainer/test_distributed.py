@@ -110,7 +110,9 @@ def test_two_nodes_preempted_three_times_lose_no_step_and_end_with_the_uninterru
         final = start_nodes(tmp_path, "job", **TWO_NODES)
         started += final
         wait_all(final)
-        assert f"resuming from {run_dir / f'checkpoint-{resumed_from}'} at global step {resumed_from}" in final[0].ours()
+        assert (
+            f"resuming from {run_dir / f'checkpoint-{resumed_from}'} at global step {resumed_from}" in final[0].ours()
+        )
         assert "training finished at global step 30" in final[0].ours()
         wait_all(reference)
     finally:

@@ -48,7 +48,12 @@ def test_configuration_errors_exit_2_with_the_variable_and_fix(tmp_path, env, me
 def test_flags_override_the_environment(tmp_path):
     ns = entrypoint.parse_args(["--run-name", "flag", "--save-steps", "7"],
                                {"KUEUE_COHORTS_CHECKPOINT_ROOT": str(tmp_path), "KUEUE_COHORTS_RUN_NAME": "env"})
-    assert (ns.run_name, ns.save_steps, ns.checkpoint_root, ns.recipe) == ("flag", 7, tmp_path, entrypoint.DEFAULT_RECIPE)
+    assert (ns.run_name, ns.save_steps, ns.checkpoint_root, ns.recipe) == (
+        "flag",
+        7,
+        tmp_path,
+        entrypoint.DEFAULT_RECIPE,
+    )
 
 
 @pytest.fixture

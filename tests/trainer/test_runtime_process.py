@@ -66,13 +66,19 @@ def kubelet_start(manifest: dict, config_map: dict[str, str], host: Path, pod_la
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(host / "home")}
     for item in container["env"]:
         if "valueFrom" in item:
-            (label,) = re.fullmatch(r"metadata\.labels\['([^']+)'\]", item["valueFrom"]["fieldRef"]["fieldPath"]).groups()
+            (label,) = re.fullmatch(
+                r"metadata\.labels\['([^']+)'\]", item["valueFrom"]["fieldRef"]["fieldPath"]
+            ).groups()
             env[item["name"]] = pod_labels[label]
         else:
             env[item["name"]] = to_host(_expand(item["value"], env))
     unshare = shutil.which("unshare")
     assert unshare, "util-linux unshare is needed to run the command as PID 1 in a new PID namespace"
-    argv = [unshare, "--pid", "--fork", "--kill-child", "--mount-proc", "--"] + container["command"] + container.get("args", [])
+    argv = (
+        [unshare, "--pid", "--fork", "--kill-child", "--mount-proc", "--"]
+        + container["command"]
+        + container.get("args", [])
+    )
     return TrainerProcess(argv, env, cwd=Path(to_host(container["workingDir"])))
 
 

@@ -42,11 +42,13 @@ def test_sandbox_usage_and_config_errors_exit_2(tmp_path):
 
 
 def test_sandbox_component_failure_puts_the_components_error_lines_first():
-    message = ("timed out after 180s waiting for kube-apiserver at https://127.0.0.1:6443/readyz\n"
-               "--- last lines of /s/logs/kube-apiserver.log ---\n"
-               "I1130 21:00:00.000000  1 server.go:150] Version: v1.36.3\n"
-               "W1130 21:00:01.000000  1 logging.go:55] grpc: addrConn.createTransport failed\n"
-               "E1130 21:00:02.000000  1 run.go:72] \"command failed\" err=\"open /s/pki/apiserver.crt: no such file\"\n")
+    message = (
+        "timed out after 180s waiting for kube-apiserver at https://127.0.0.1:6443/readyz\n"
+        "--- last lines of /s/logs/kube-apiserver.log ---\n"
+        "I1130 21:00:00.000000  1 server.go:150] Version: v1.36.3\n"
+        "W1130 21:00:01.000000  1 logging.go:55] grpc: addrConn.createTransport failed\n"
+        'E1130 21:00:02.000000  1 run.go:72] "command failed" err="open /s/pki/apiserver.crt: no such file"\n'
+    )
     assert error_first(message, "sandbox up failed: ") == [
         "  E1130 21:00:02.000000  1 run.go:72] \"command failed\" err=\"open /s/pki/apiserver.crt: no such file\"",
         "sandbox up failed: timed out after 180s waiting for kube-apiserver at https://127.0.0.1:6443/readyz",

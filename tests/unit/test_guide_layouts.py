@@ -36,13 +36,20 @@ def test_guide_inference_cluster_queue(dev):
     assert cq == {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "ClusterQueue",
-        "metadata": {"name": "c12-inference-cq", "labels": {**MANAGED, "kueue-cohorts/role": "inference"},
-                     "annotations": {"pulumi.com/patchForce": "true"}},
+        "metadata": {
+            "name": "c12-inference-cq",
+            "labels": {**MANAGED, "kueue-cohorts/role": "inference"},
+            "annotations": {"pulumi.com/patchForce": "true"},
+        },
         "spec": {
             "cohortName": "c12-shared",
             # the tenant label AND the declared names: a copied label on another namespace selects nothing
-            "namespaceSelector": {"matchLabels": {"kueue.x-k8s.io/queue": "c12-inference-cq"},
-                                  "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["c12-inference"]}]},
+            "namespaceSelector": {
+                "matchLabels": {"kueue.x-k8s.io/queue": "c12-inference-cq"},
+                "matchExpressions": [
+                    {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["c12-inference"]}
+                ],
+            },
             "resourceGroups": [
                 {
                     "coveredResources": C12_RESOURCES,
@@ -74,8 +81,10 @@ def test_guide_training_cluster_queue(dev):
     assert cq["metadata"]["labels"]["kueue-cohorts/role"] == "training"
     assert cq["spec"]["cohortName"] == "c12-shared"
     assert cq["spec"]["preemption"] == {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
-    assert cq["spec"]["namespaceSelector"] == {"matchLabels": {"kueue.x-k8s.io/queue": "c12-training-cq"},
-                                               "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["c12-training"]}]}
+    assert cq["spec"]["namespaceSelector"] == {
+        "matchLabels": {"kueue.x-k8s.io/queue": "c12-training-cq"},
+        "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["c12-training"]}],
+    }
     assert cq["spec"]["resourceGroups"] == [
         {
             "coveredResources": C12_RESOURCES,
@@ -130,8 +139,10 @@ def test_guide_shared_pool():
     for name, floor, borrow, tenant in [("ns-a-cq", "2", "4", "ns-a"), ("ns-b-cq", "4", "2", "ns-b")]:
         spec = cqs[name]["spec"]
         assert spec["cohortName"] == "shared-pool"
-        assert spec["namespaceSelector"] == {"matchLabels": {"kueue.x-k8s.io/queue": tenant},
-                                             "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": [tenant]}]}
+        assert spec["namespaceSelector"] == {
+            "matchLabels": {"kueue.x-k8s.io/queue": tenant},
+            "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": [tenant]}],
+        }
         assert spec["preemption"] == {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
         assert spec["resourceGroups"] == [
             {

@@ -105,8 +105,16 @@ def test_out_of_cluster_transform_points_webhooks_and_conversion_at_the_manager(
     from components.kueue_install import OutOfClusterManager, point_webhooks_at
 
     transform = point_webhooks_at(OutOfClusterManager("https://127.0.0.1:9443", b"PEM"))
-    hook = {"name": "vclusterqueue.kb.io", "clientConfig": {"service": {
-        "name": "kueue-webhook-service", "namespace": "kueue-system", "path": "/validate-kueue-x-k8s-io-v1beta2-clusterqueue"}}}
+    hook = {
+        "name": "vclusterqueue.kb.io",
+        "clientConfig": {
+            "service": {
+                "name": "kueue-webhook-service",
+                "namespace": "kueue-system",
+                "path": "/validate-kueue-x-k8s-io-v1beta2-clusterqueue",
+            }
+        },
+    }
     args = pulumi.ResourceTransformArgs(
         custom=True, type_="kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration",
         name="x", props={"webhooks": [hook]}, opts=pulumi.ResourceOptions())
@@ -123,8 +131,12 @@ def test_out_of_cluster_transform_points_webhooks_and_conversion_at_the_manager(
     assert converted["webhook"]["clientConfig"]["url"] == "https://127.0.0.1:9443/convert"
     assert converted["webhook"]["conversionReviewVersions"] == ["v1"]
     deployment = pulumi.ResourceTransformArgs(
-        custom=True, type_="kubernetes:apps/v1:Deployment", name="d",
-        props={"metadata": {"name": "kueue-controller-manager"}, "spec": {"replicas": 0}}, opts=pulumi.ResourceOptions())
+        custom=True,
+        type_="kubernetes:apps/v1:Deployment",
+        name="d",
+        props={"metadata": {"name": "kueue-controller-manager"}, "spec": {"replicas": 0}},
+        opts=pulumi.ResourceOptions(),
+    )
     changed = transform(deployment).props
     assert changed["metadata"] == {"name": "kueue-controller-manager", "annotations": {"pulumi.com/patchForce": "true"}}
     assert changed["spec"] == {"replicas": 0}

@@ -60,7 +60,9 @@ def _imports(path: Path) -> list[tuple[str, bool]]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
             names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in LAYERS else base for alias in node.names]
         else:
             continue

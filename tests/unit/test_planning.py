@@ -45,7 +45,11 @@ def test_grace_period_not_longer_than_the_save_is_refused_with_value_rule_and_fi
     with pytest.raises(planning.PlanningError) as err:
         planning.check_grace_period(grace, 30)
     message = str(err.value)
-    assert f"terminationGracePeriodSeconds = {grace}:" in message and "(30 s)" in message and "Fix: set it above 30" in message
+    assert (
+        f"terminationGracePeriodSeconds = {grace}:" in message
+        and "(30 s)" in message
+        and "Fix: set it above 30" in message
+    )
 
 
 def test_grace_period_floor_applies_only_when_save_plus_step_is_shorter():

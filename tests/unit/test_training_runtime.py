@@ -117,7 +117,9 @@ def test_quantities_compare_by_value_not_by_text():
 def test_num_nodes_multiplies_the_per_node_request():
     keys = {p.key for p in _runtime_problems({"numNodes": 2})}
     # 2 x gpualloc 1 > 1, 2 x gpucores 20 > 20, 2 x gpumem 2048 > 2048; cpu 2 x 1 and memory 2 x 2Gi fit
-    assert keys == {f'kueue-cohorts:trainingRuntime.limits["nvidia.com/{r}"]' for r in ("gpualloc", "gpucores", "gpumem")}
+    assert keys == {
+        f'kueue-cohorts:trainingRuntime.limits["nvidia.com/{r}"]' for r in ("gpualloc", "gpucores", "gpumem")
+    }
 
 
 def test_a_resource_the_cluster_queue_does_not_cover_is_refused():
@@ -151,7 +153,9 @@ def test_runtime_has_the_trainer_v2_2_shape():
 
 
 def test_runtime_execs_python_directly_so_it_is_pid_1():
-    _, _, container = _container(runtime_manifests.render_runtime(runtime_settings.TrainingRuntimeSettings(), "ns", "pvc"))
+    _, _, container = _container(
+        runtime_manifests.render_runtime(runtime_settings.TrainingRuntimeSettings(), "ns", "pvc")
+    )
     assert container["command"] == ["python", "-m", "trainer"]
     assert "args" not in container  # no `bash -c` wrapper anywhere
 
@@ -176,7 +180,9 @@ def test_runtime_mounts_the_rwx_claim_and_scopes_checkpoints_by_trainjob_name():
 
 
 def test_runtime_resources_and_pull_secrets_come_from_settings():
-    s = runtime_settings.TrainingRuntimeSettings.model_validate({**GUIDE_RESOURCES, "imagePullSecrets": ["harbor-mlops-regcred"]})
+    s = runtime_settings.TrainingRuntimeSettings.model_validate(
+        {**GUIDE_RESOURCES, "imagePullSecrets": ["harbor-mlops-regcred"]}
+    )
     _, pod, container = _container(runtime_manifests.render_runtime(s, "ns", "pvc"))
     assert container["resources"]["limits"]["nvidia.com/gpucores"] == "50"
     assert container["resources"]["requests"] == {"cpu": "1", "memory": "2Gi"}
@@ -244,8 +250,14 @@ def test_the_schema_check_catches_the_guides_numprocpernode():
 
 
 def test_rendered_trainjob_conforms_and_carries_queue_and_priority_labels():
-    m = runtime_manifests.render_trainjob("c12-training-run", "c12-training", "c12-checkpoint-runtime", "c12-training-lq",
-                                 "c12-training-prio", num_nodes=1)
+    m = runtime_manifests.render_trainjob(
+        "c12-training-run",
+        "c12-training",
+        "c12-checkpoint-runtime",
+        "c12-training-lq",
+        "c12-training-prio",
+        num_nodes=1,
+    )
     assert m["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "c12-training-lq"
     assert m["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "c12-training-prio"
     assert m["spec"]["runtimeRef"] == {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime",
@@ -275,8 +287,11 @@ def test_component_registers_configmap_and_runtime_as_parented_children():
         built["runtime"] = runtime
         pulumi.Output.all(runtime.config_map.urn, runtime.runtime.urn).apply(lambda urns: built.update(urns=urns))
         lq = SimpleNamespace(name="c12-training-lq", namespace="c12-training")
-        training.train_job("job", training.TrainJobArgs("c12-run", runtime, lq, SimpleNamespace(name="c12-training-prio")),
-                           pulumi.ResourceOptions(parent=runtime))
+        training.train_job(
+            "job",
+            training.TrainJobArgs("c12-run", runtime, lq, SimpleNamespace(name="c12-training-prio")),
+            pulumi.ResourceOptions(parent=runtime),
+        )
 
     mocks = run_with_mocks(build)
     by_type = {}
@@ -328,11 +343,14 @@ def test_default_runtime_passes_the_policy_packs_checkpoint_safe_runtime_rule():
            "metadata": {"name": "c12-ckpt", "namespace": "c12-training"},
            "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "5Gi"}}}}
     runtime = runtime_manifests.render_runtime(runtime_settings.TrainingRuntimeSettings(), "c12-training", "c12-ckpt")
-    job = runtime_manifests.render_trainjob("run", "c12-training", "c12-checkpoint-runtime", "c12-training-lq", "c12-training-prio")
+    job = runtime_manifests.render_trainjob(
+        "run", "c12-training", "c12-checkpoint-runtime", "c12-training-lq", "c12-training-prio"
+    )
     assert check_checkpoint_safe_runtime([obj(runtime), obj(pvc), obj(job)]) == []
     # and the rule does read what the component declares: a grace period under the policy's minimum fails
-    short = runtime_manifests.render_runtime(runtime_settings.TrainingRuntimeSettings(termination_grace_period_seconds=31),
-                                    "c12-training", "c12-ckpt")
+    short = runtime_manifests.render_runtime(
+        runtime_settings.TrainingRuntimeSettings(termination_grace_period_seconds=31), "c12-training", "c12-ckpt"
+    )
     (violation,) = check_checkpoint_safe_runtime([obj(short), obj(pvc)])
     assert "checkpoint save time of 30 seconds" in violation.message
     assert violation.field.endswith(".terminationGracePeriodSeconds")

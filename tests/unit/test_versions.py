@@ -114,7 +114,9 @@ def test_wrapper_gomod_for_kubernetes():
 
 def test_wrapper_gomod_for_scratch_copy_replaces_module_with_src():
     entry = V.entries["pulumi-resource-kubernetes"]
-    text = build.wrapper_gomod(entry, "module x\n\ngo 1.24.7\n\nreplace github.com/pulumi/pulumi-kubernetes/sdk/v4 => ../sdk\n")
+    text = build.wrapper_gomod(
+        entry, "module x\n\ngo 1.24.7\n\nreplace github.com/pulumi/pulumi-kubernetes/sdk/v4 => ../sdk\n"
+    )
     assert f"\t{entry.module} => ./src\n" in text
     assert "\tgithub.com/pulumi/pulumi-kubernetes/sdk/v4 v4.25.0\n" in text
     assert "=> ../sdk" not in text
@@ -201,5 +203,8 @@ def test_wrapper_gomod_aligned_with_kueue_keeps_its_graph_but_builds_only_the_en
     entry = V.entries["trainer"]
     text = build.wrapper_gomod(entry, "module github.com/kubeflow/trainer/v2\n\ngo 1.26.0\n")
     assert "\tgithub.com/kubeflow/trainer/v2 v2.2.1\n\tsigs.k8s.io/kueue v0.19.2\n" in text
-    assert "tool (\n\tgithub.com/kubeflow/trainer/v2/cmd/trainer-controller-manager\n\tsigs.k8s.io/kueue/cmd/kueue\n)" in text
+    assert (
+        "tool (\n\tgithub.com/kubeflow/trainer/v2/cmd/trainer-controller-manager\n\tsigs.k8s.io/kueue/cmd/kueue\n)"
+        in text
+    )
     assert entry.packages == ("github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",)

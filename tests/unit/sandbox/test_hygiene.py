@@ -123,7 +123,9 @@ def test_state_directories_are_0700_also_when_an_older_sandbox_made_them_0755(tm
     assert stat.S_IMODE(root.stat().st_mode) == 0o700
     State().save(tmp_path / "fresh" / "state.json")
     assert stat.S_IMODE((tmp_path / "fresh").stat().st_mode) == 0o700
-    rec = process.spawn("t", [sys.executable, "-c", "pass"], tmp_path / "new-logs" / "t.log", cwd=tmp_path / "run" / "t")
+    rec = process.spawn(
+        "t", [sys.executable, "-c", "pass"], tmp_path / "new-logs" / "t.log", cwd=tmp_path / "run" / "t"
+    )
     process.stop(rec)
     for d in (tmp_path / "new-logs", tmp_path / "run", tmp_path / "run" / "t"):
         assert stat.S_IMODE(d.stat().st_mode) == 0o700, d
