@@ -13,7 +13,7 @@ stack; resource rules one object at a time. `options` is the rule's own section 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .api_version import check_kueue_api_version
 from .checkpoint import check_checkpoint_safe_runtime
@@ -77,7 +77,7 @@ def roles_of(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> Roles
     return roles
 
 
-def inference_queue_names(objects: Iterable[KubeObject], options: Mapping[str, Any]) -> set[str]:
+def inference_queue_names(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> set[str]:
     """The ClusterQueues judged as inference (see `roles_of`)."""
     return roles_of(objects, options).inference()
 

@@ -103,7 +103,7 @@ def capacity(config: Mapping[str, Any], config_env: Optional[Mapping[str, Any]] 
     """The capacity cohort-nominal-within-capacity checks against: the policy config's `capacity` when set, else
     the one derived from the stack's `kueue-cohorts:nodePools` (`config_env` defaults to the engine's PULUMI_CONFIG,
     which the analyzer process receives), else {} (every quota'd resource then fails)."""
-    explicit = option("cohort-nominal-within-capacity", config, "capacity")
+    explicit: Mapping[str, Any] = option("cohort-nominal-within-capacity", config, "capacity")
     if explicit:
         return explicit
     env = pulumi_config_env() if config_env is None else config_env
@@ -126,12 +126,18 @@ def _options(rule: Rule, config: Mapping[str, Any]) -> Mapping[str, Any]:
     return config
 
 
-def build_policies() -> list:
+def _judged(rule: Rule) -> Callable[[Any, Mapping[str, Any]], list[Violation]]:
+    """`rule` as a pack rule: `judge` with the rule's options (see `_options`)."""
+    def check(subject: Any, config: Mapping[str, Any]) -> list[Violation]:
+        return judge(rule, subject, _options(rule, config))
+    return check
+
+
+def build_policies() -> list[Any]:
     """Return every policy of the pack (one per rule of `book.RULES`, in README order) with its default level."""
-    policies: list = []
+    policies: list[Any] = []
     for rule in RULES:
         level = MANDATORY if rule.mandatory else ADVISORY
         adapter = stack_policy if rule.stack else resource_policy
-        policies.append(adapter(rule.name, rule.description, level,
-                                lambda subject, c, rule=rule: judge(rule, subject, _options(rule, c))))
+        policies.append(adapter(rule.name, rule.description, level, _judged(rule)))
     return policies

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .objects import KubeObject, guarded, unknown_violation, violation
 from .values import MISSING, UnknownValueError, Violation, as_list, as_map, get
@@ -122,7 +122,9 @@ def _rwx_claims(objects: Sequence[KubeObject], found: list[Violation]) -> dict[s
     return claims
 
 
-def _check_runtime(runtime: KubeObject, claims, min_grace: int) -> list[Violation]:
+def _check_runtime(
+    runtime: KubeObject, claims: Mapping[str, list[tuple[Optional[str], bool]]], min_grace: int
+) -> list[Violation]:
     found = []
     what = f"The {runtime.describe()}"
     jobs = _trainer_jobs(runtime)
@@ -233,8 +235,9 @@ def check_checkpoint_safe_runtime(objects: Iterable[KubeObject], min_grace_secon
         if obj.group != TRAINER_GROUP:
             continue
         if obj.kind in RUNTIME_KINDS:
-            found.extend(guarded(obj, lambda obj=obj: [] if obj.name in exempt
-                                 else _check_runtime(obj, claims, min_grace_seconds)))
+            def check_runtime(obj: KubeObject = obj) -> list[Violation]:
+                return [] if obj.name in exempt else _check_runtime(obj, claims, min_grace_seconds)
+            found.extend(guarded(obj, check_runtime))
         elif obj.kind == "TrainJob":
             def check_trainjob(obj: KubeObject = obj) -> list[Violation]:
                 trainer = as_map(get(obj.spec, "trainer"))

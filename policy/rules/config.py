@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-INFERENCE_CLUSTER_QUEUES: dict = {
+INFERENCE_CLUSTER_QUEUES: dict[str, Any] = {
     "type": "array",
     "items": {"type": "string"},
     "default": [],
@@ -18,14 +18,14 @@ INFERENCE_CLUSTER_QUEUES: dict = {
                    "kueue-cohorts/role: inference.",
 }
 
-CLUSTER_QUEUE_ROLES: dict = {
+CLUSTER_QUEUE_ROLES: dict[str, Any] = {
     "type": "object",
     "additionalProperties": {"type": "string", "enum": ["inference", "training", "tenant"]},
     "default": {},
     "description": "ClusterQueue name -> role, generated from the stack file (python -m components.validation "
                    "--stack NAME --pack-config --write).",
 }
-INFERENCE_PRIORITY_CLASSES: dict = {
+INFERENCE_PRIORITY_CLASSES: dict[str, Any] = {
     "type": "array",
     "items": {"type": "string"},
     "default": [],
@@ -36,7 +36,7 @@ ROLE_OPTIONS = {"inferenceClusterQueues": INFERENCE_CLUSTER_QUEUES, "clusterQueu
                 "inferencePriorityClasses": INFERENCE_PRIORITY_CLASSES}
 """The options every role-aware policy takes: how the pack knows which ClusterQueues are inference."""
 
-SCHEMAS: dict[str, dict[str, dict]] = {
+SCHEMAS: dict[str, dict[str, dict[str, Any]]] = {
     "inference-borrowing-limit-zero": ROLE_OPTIONS,
     "inference-reclaim-any": ROLE_OPTIONS,
     "inference-namespace-selector": ROLE_OPTIONS,

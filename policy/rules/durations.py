@@ -82,7 +82,9 @@ def _leading_fraction(s: bytes) -> tuple[int, float, bytes]:
             else:
                 x, scale = y, scale * 10
         if overflow:  # the remaining digits only get consumed
-            i = _DIGIT_RUN.match(s, i).end()
+            run = _DIGIT_RUN.match(s, i)
+            assert run is not None  # s[i] is a digit: the run has at least it
+            i = run.end()
             break
         i += 1
     return x, scale, s[i:]

@@ -10,7 +10,7 @@ without borrowing).
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Iterable
+from typing import Any, Iterable, Mapping
 
 from .kueue import flavor_fit, quota_entries
 from .objects import QUEUE_NAME_LABEL, KubeObject, guarded, unknown_violation, violation
@@ -22,7 +22,7 @@ from .values import MISSING, UnknownValueError, Violation, as_list, as_map, get,
 KSERVE_GROUP = "serving.kserve.io"
 
 
-def _containers(predictor) -> list[tuple[str, object]]:
+def _containers(predictor: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """(path, container) for the predictor's model, its inline containers and legacy framework specs."""
     found = []
     for key in list(predictor):

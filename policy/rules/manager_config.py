@@ -79,7 +79,7 @@ class ConfigProblem:
     text: str
 
 
-def check_configuration(config: Mapping, default_namespace: str) -> list[ConfigProblem]:
+def check_configuration(config: Mapping[str, Any], default_namespace: str) -> list[ConfigProblem]:
     """The problems of one parsed Configuration (config.kueue.x-k8s.io v1beta1 or v1beta2).
 
     Args:

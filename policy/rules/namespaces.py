@@ -11,6 +11,7 @@ Pass `patches.effective_objects(objects)` so that a `NamespacePatch` that labels
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Iterable, Mapping, Optional
 
 from .objects import KubeObject, guarded, violation
@@ -97,11 +98,11 @@ def check_protected_namespaces(objects: Iterable[KubeObject], protected: Iterabl
 
     for obj in objects:
         if _is_namespace(obj):
-            found.extend(guarded(obj, lambda obj=obj: _check_namespace(obj, protected_names, selector_keys, policy)))
+            found.extend(guarded(obj, partial(_check_namespace, obj, protected_names, selector_keys, policy)))
         elif obj.is_kueue("LocalQueue"):
-            found.extend(guarded(obj, lambda obj=obj: _check_local_queue(obj, protected_names, policy)))
+            found.extend(guarded(obj, partial(_check_local_queue, obj, protected_names, policy)))
         elif obj.is_kueue("ClusterQueue"):
-            found.extend(guarded(obj, lambda obj=obj: _check_cluster_queue(obj, protected_names, known, policy)))
+            found.extend(guarded(obj, partial(_check_cluster_queue, obj, protected_names, known, policy)))
     return found
 
 

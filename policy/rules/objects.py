@@ -12,7 +12,7 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from .values import MISSING, ObjectRef, UnknownValueError, Violation, as_map, format_path, get
 
@@ -46,7 +46,7 @@ class KubeObject:
     group: str
     version: str
     kind: str
-    props: Mapping
+    props: Mapping[str, Any]
 
     @property
     def api_version(self) -> str:
@@ -66,17 +66,17 @@ class KubeObject:
         return None if value is MISSING else str(value)
 
     @property
-    def labels(self) -> Mapping:
+    def labels(self) -> Mapping[str, Any]:
         """metadata.labels (empty when not set)."""
         return as_map(get(self.props, "metadata", "labels"))
 
     @property
-    def annotations(self) -> Mapping:
+    def annotations(self) -> Mapping[str, Any]:
         """metadata.annotations (empty when not set)."""
         return as_map(get(self.props, "metadata", "annotations"))
 
     @property
-    def spec(self) -> Mapping:
+    def spec(self) -> Mapping[str, Any]:
         """spec (empty when not set)."""
         return as_map(get(self.props, "spec"))
 
@@ -114,7 +114,9 @@ def parse_type_token(type_token: str) -> Optional[tuple[str, str, str]]:
     return group, version, parts[2]
 
 
-def from_resource(type_token: str, props: Mapping, urn: str = "", resource_name: str = "") -> Optional[KubeObject]:
+def from_resource(
+    type_token: str, props: Mapping[str, Any], urn: str = "", resource_name: str = ""
+) -> Optional[KubeObject]:
     """Build a KubeObject from what the policy SDK passes (`args.resource_type`, `args.props`, ...).
 
     The type token decides group, version and kind; a CustomResource's token is built from its apiVersion and kind,

@@ -53,7 +53,7 @@ def is_patch(obj: KubeObject) -> bool:
     """
     if not obj.kind.endswith(PATCH_SUFFIX) or obj.kind == PATCH_SUFFIX:
         return False
-    return get(obj.props, "kind") != obj.kind
+    return bool(get(obj.props, "kind") != obj.kind)
 
 
 def patch_problem(obj: KubeObject) -> Optional[tuple[str, Any, str]]:
@@ -160,7 +160,7 @@ class Resolution:
     unjudgeable: list[tuple[KubeObject, str, Any, str]] = field(default_factory=list)
 
 
-def _key(obj: KubeObject) -> Optional[tuple]:
+def _key(obj: KubeObject) -> Optional[tuple[Any, ...]]:
     try:
         return obj.group, obj.kind, obj.namespace, obj.name
     except UnknownValueError:
@@ -171,7 +171,7 @@ def resolve_patches(objects: Iterable[KubeObject]) -> Resolution:
     """Turn every patch of the stack into the object it produces (see `Resolution`)."""
     objects = list(objects)
     out: list[Optional[KubeObject]] = []
-    position: dict[tuple, int] = {}
+    position: dict[tuple[Any, ...], int] = {}
     unjudgeable: list[tuple[KubeObject, str, Any, str]] = []
     patches: list[KubeObject] = []
     for obj in objects:

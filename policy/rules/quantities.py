@@ -30,7 +30,7 @@ def parse(value: Any) -> Optional[Decimal]:
     if isinstance(value, float) and value.is_integer():
         value = int(value)  # JSON numbers arrive as floats through the gRPC Struct
     try:
-        parsed = Decimal(parse_quantity(str(value).strip()))
+        parsed = Decimal(parse_quantity(str(value).strip()))  # type: ignore[no-untyped-call]  # kubernetes.utils is untyped
     except (ValueError, ArithmeticError):
         return None
     if not parsed.is_finite() or parsed.copy_abs() > _MAX_QUANTITY:
@@ -39,7 +39,8 @@ def parse(value: Any) -> Optional[Decimal]:
     # string of zeros to print. 2^63 with nine decimals fits the 40 digits.
     with localcontext() as ctx:
         ctx.prec = 40
-        return parsed.quantize(_NANO, rounding=ROUND_UP) if parsed.as_tuple().exponent < -9 else parsed
+        exponent = parsed.as_tuple().exponent  # an int: parsed is finite
+        return parsed.quantize(_NANO, rounding=ROUND_UP) if isinstance(exponent, int) and exponent < -9 else parsed
 
 
 def is_binary(text: Any) -> bool:

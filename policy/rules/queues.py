@@ -63,7 +63,7 @@ class QueueIndex:
         return None
 
 
-def label_sets(props: Any, path: tuple = ()) -> Iterator[tuple[str, Mapping]]:
+def label_sets(props: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Yield (field path, labels) for every label set of an object: `metadata.labels` at the root and in every
     nested template (Job/Deployment/StatefulSet pod templates, JobSet replicatedJobs, CronJob jobTemplate, ...)
     and KServe's `spec.predictor.labels`.

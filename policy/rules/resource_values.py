@@ -100,7 +100,9 @@ def parse_quantity_strict(raw: Any) -> Decimal:
         value = mantissa.scaleb(max(exponent, -10 * _EXPONENT_BOUND))
         if match.group("binary"):
             value *= Decimal(2 ** _BINARY_POWERS[match.group("binary")])
-        if value.as_tuple().exponent < -9:  # the apiserver rounds up to the next nano: 1e-10 -> 1n
+        # The apiserver rounds up to the next nano: 1e-10 -> 1n (the exponent is an int: value is finite).
+        value_exponent = value.as_tuple().exponent
+        if isinstance(value_exponent, int) and value_exponent < -9:
             value = value.quantize(_NANO, rounding=ROUND_UP)
         if match.group("sign") == "-":
             value = -value

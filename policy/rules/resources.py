@@ -44,7 +44,7 @@ def _parsed(raw: Any, where: str) -> Decimal:
         raise ValueError(f"{where} {err}") from None
 
 
-def effective_requests(container: Mapping, path: str = "") -> dict[str, Decimal]:
+def effective_requests(container: Mapping[str, Any], path: str = "") -> dict[str, Decimal]:
     """A container's requests after Kubernetes defaulting: a resource with a limit and no request requests its limit.
 
     Args:
@@ -87,7 +87,7 @@ def _max(a: Mapping[str, Decimal], b: Mapping[str, Decimal]) -> dict[str, Decima
     return out
 
 
-def pod_requests(pod_spec: Mapping, path: str = "spec") -> dict[str, Decimal]:
+def pod_requests(pod_spec: Mapping[str, Any], path: str = "spec") -> dict[str, Decimal]:
     """The effective requests of one pod, as the scheduler and Kueue count them (component-helpers PodRequests).
 
     Args:
@@ -162,14 +162,14 @@ def quantity_fields(obj: KubeObject) -> Iterator[tuple[str, str, Any]]:
         UnknownValueError: a quantity, a resource name or a structure that may hold them is unknown at preview.
     """
     # Stack items: (path, value, emit) where emit=True means `value` is a quantity map to yield.
-    stack: list[tuple[tuple, Any, bool]] = [((), obj.props, False)]
+    stack: list[tuple[tuple[Any, ...], Any, bool]] = [((), obj.props, False)]
     while stack:
         path, value, emit = stack.pop()
         if emit:
             for name in list(value):
                 yield format_path(path + (str(name),)), str(name), value[name]
             continue
-        items: list[tuple[tuple, Any, bool]] = []
+        items: list[tuple[tuple[Any, ...], Any, bool]] = []
         for key, child in _children(value, path[-1] if path else None):
             here = path + (key,)
             quantity_map = (

@@ -186,7 +186,7 @@ def selector_problems(value: Any) -> list[tuple[str, str]]:
     return problems
 
 
-def _expression_problems(expr: Any, path: list) -> list[tuple[str, str]]:
+def _expression_problems(expr: Any, path: list[Any]) -> list[tuple[str, str]]:
     if not _is_map(expr):
         return [(format_path(path), f"must be a map {{key, operator, values}}, not {type(expr).__name__} "
                                     f"{_show(expr)}")]
@@ -236,7 +236,7 @@ class Requirement:
 
     key: str
     operator: str
-    values: frozenset
+    values: frozenset[str]
 
     def holds(self, labels: Mapping[str, str]) -> bool:
         """True when the label set `labels` satisfies this requirement."""
@@ -355,7 +355,7 @@ def can_overlap(a: Any, b: Any, namespaces: bool = False) -> bool:
     return _satisfiable(ra + rb + extra)
 
 
-def pins_names(selector: Any) -> Optional[frozenset]:
+def pins_names(selector: Any) -> Optional[frozenset[str]]:
     """The namespace names a selector can select at most, judged on `kubernetes.io/metadata.name` only.
 
     Args:

@@ -129,12 +129,12 @@ def get(obj: Any, *path: Any) -> Any:
     return current
 
 
-def as_map(value: Any) -> Mapping:
+def as_map(value: Any) -> Mapping[str, Any]:
     """Return `value` if it is a mapping, else an empty dict (absent, null or wrong shape)."""
     return value if is_map(value) else {}
 
 
-def as_list(value: Any) -> Sequence:
+def as_list(value: Any) -> Sequence[Any]:
     """Return `value` if it is a list, else an empty list (absent, null or wrong shape)."""
     return value if is_list(value) else []
 
