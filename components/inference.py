@@ -77,6 +77,7 @@ class InferenceService(pulumi.ComponentResource):
         for warning in warnings:
             pulumi.log.warn(f"InferenceService '{args.settings.name}': {warning}", resource=self)
         namespace = args.local_queue.object_namespace
+        assert namespace is not None  # a LocalQueue is namespaced
         nominal = {r: args.cluster_queue.quota(r).nominal_quota
                    for group in args.cluster_queue.resource_groups for r in group.covered_resources}
         self.manifest = inference_service_manifest(

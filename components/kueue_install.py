@@ -22,7 +22,7 @@ import time
 import urllib.request
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -52,7 +52,7 @@ class OutOfClusterManager:
     ca_bundle_pem: bytes
 
 
-def _service_to_url(client_config: dict, manager: OutOfClusterManager) -> dict:
+def _service_to_url(client_config: dict[str, Any], manager: OutOfClusterManager) -> dict[str, Any]:
     service = client_config.get("service")
     if not service:
         return client_config
@@ -68,7 +68,7 @@ def point_webhooks_at(manager: OutOfClusterManager) -> Callable[[pulumi.Resource
     marks every object `pulumi.com/patchForce` (the sandbox already applied the same CRDs and webhooks)."""
 
     def transform(args: pulumi.ResourceTransformArgs) -> Optional[pulumi.ResourceTransformResult]:
-        props = dict(args.props)
+        props: dict[str, Any] = dict(args.props)
         if args.custom and isinstance(props.get("metadata"), dict):
             # The sandbox applied the same CRDs and webhook configurations with its own field manager: take them over.
             metadata = dict(props["metadata"])
@@ -96,7 +96,7 @@ def point_webhooks_at(manager: OutOfClusterManager) -> Callable[[pulumi.Resource
 #: A ResourceFlavor that is never stored: the probes create it as a dry run (through the apiserver) or only ask
 #: the validating webhook about it (out-of-cluster manager). Kueue validates and defaults ResourceFlavors with
 #: `mresourceflavor.kb.io` / `vresourceflavor.kb.io` (config/components/webhook/manifests.yaml, v0.19.2).
-PROBE_FLAVOR = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+PROBE_FLAVOR: dict[str, Any] = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
                 "metadata": {"name": "kueue-cohorts-webhook-probe"}, "spec": {}}
 VALIDATE_FLAVOR_PATH = "/validate-kueue-x-k8s-io-v1beta2-resourceflavor"
 #: The marker child that dependents wait for (see the module docstring).
@@ -126,7 +126,8 @@ def probe_through_apiserver(access: ClusterAccess) -> Callable[[], None]:
     def probe() -> None:
         from kubernetes import client, config
 
-        api = config.new_client_from_config(config_file=access.kubeconfig, context=access.context)
+        api = config.new_client_from_config(  # type: ignore[no-untyped-call]  # the kubernetes client is untyped
+            config_file=access.kubeconfig, context=access.context)
         try:
             client.CustomObjectsApi(api).create_cluster_custom_object(
                 "kueue.x-k8s.io", "v1beta2", "resourceflavors", PROBE_FLAVOR, dry_run="All")
@@ -254,7 +255,7 @@ class KueueInstallation(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         values = chart_values(args.settings)
-        transforms = []
+        transforms: list[pulumi.ResourceTransform] = []
         if args.out_of_cluster_manager is not None:
             values["controllerManager"] = {"replicas": 0}
             transforms.append(point_webhooks_at(args.out_of_cluster_manager))
@@ -273,7 +274,7 @@ class KueueInstallation(pulumi.ComponentResource):
         self.webhooks_ready: Optional[k8s.core.v1.ConfigMap] = None
         readiness = args.readiness()
         if readiness is not None:
-            answered = self.chart.urn.apply(lambda _: _answered(readiness))
+            answered: pulumi.Output[str] = self.chart.urn.apply(lambda _: _answered(readiness))
             self.webhooks_ready = k8s.core.v1.ConfigMap(
                 f"{name}-webhooks-ready",
                 metadata=k8s.meta.v1.ObjectMetaArgs(name=READY_CONFIGMAP, namespace=self.namespace,

@@ -7,7 +7,7 @@ and borrows the rest of the pool. Both build their objects from the pure plans i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -44,7 +44,7 @@ class _CohortComponent(pulumi.ComponentResource):
             elif plan.namespace_policy == NamespacePolicy.LABEL:
                 self.namespaces[ns.name] = k8s.core.v1.NamespacePatch(
                     f"{name}-ns-{ns.name}",
-                    metadata=k8s.meta.v1.ObjectMetaArgs(name=ns.name, labels=dict(ns.labels)),
+                    metadata=k8s.meta.v1.ObjectMetaPatchArgs(name=ns.name, labels=dict(ns.labels)),
                     opts=child,
                 )
         self.priority_classes = {
@@ -59,7 +59,7 @@ class _CohortComponent(pulumi.ComponentResource):
         }
         self.local_queues: dict[str, ManifestResource] = {}
         for lq in plan.local_queues:
-            deps = [self.cluster_queues[lq.cluster_queue.name]]
+            deps: list[pulumi.Resource] = [self.cluster_queues[lq.cluster_queue.name]]
             if lq.namespace in self.namespaces:
                 deps.append(self.namespaces[lq.namespace])
             self.local_queues[f"{lq.namespace}/{lq.name}"] = ManifestResource(
@@ -79,7 +79,7 @@ class _CohortComponent(pulumi.ComponentResource):
                 pulumi.ResourceOptions(parent=self, depends_on=deps),
             )
 
-    def _outputs(self) -> dict:
+    def _outputs(self) -> dict[str, Any]:
         return {
             "cohort": self.plan.cohort,
             "clusterQueues": sorted(self.cluster_queues),

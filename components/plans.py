@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from components import quantity
 from components.kueue import (
@@ -194,7 +194,7 @@ NAME_LABEL = "kubernetes.io/metadata.name"
 """The immutable label the API server puts on every Namespace (its name): the selectors pin it."""
 
 
-def _selector(label: str, tenant: str, namespaces: Sequence[str]) -> dict:
+def _selector(label: str, tenant: str, namespaces: Sequence[str]) -> dict[str, Any]:
     """The namespaceSelector of a ClusterQueue: the tenant label AND the declared namespace names. The name pin makes
     a copied tenant label on any other namespace select nothing (a namespace owner may edit its labels, never its
     kubernetes.io/metadata.name)."""

@@ -27,7 +27,8 @@ def require_kueue_api(kubeconfig: Optional[Path], context: Optional[str], pinned
         PreflightError: the cluster is unreachable, or does not serve kueue.x-k8s.io/v1beta2.
     """
     try:
-        api = config.new_client_from_config(config_file=str(kubeconfig) if kubeconfig else None, context=context)
+        api = config.new_client_from_config(  # type: ignore[no-untyped-call]  # the kubernetes client is untyped
+            config_file=str(kubeconfig) if kubeconfig else None, context=context)
         groups = client.ApisApi(api).get_api_versions(_request_timeout=timeout_seconds).groups
     except Exception as err:  # noqa: BLE001 - any failure here means we cannot check the cluster
         raise PreflightError(

@@ -53,7 +53,8 @@ class Rendered:
     @property
     def namespace(self) -> Optional[str]:
         """metadata.namespace, or None for cluster-scoped objects."""
-        return self.manifest["metadata"].get("namespace")
+        namespace: Optional[str] = self.manifest["metadata"].get("namespace")
+        return namespace
 
 
 def _quota_fields(manifest: Mapping[str, Any], keys: Sequence[Mapping[str, KeyPath]]) -> dict[str, KeyPath]:

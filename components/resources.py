@@ -25,7 +25,8 @@ class ManifestResource(pulumi.CustomResource):
     """
 
     def __init__(self, resource_name: str, manifest: Mapping[str, Any], opts: Optional[pulumi.ResourceOptions] = None):
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=k8s_utilities.get_version()))
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+            version=k8s_utilities.get_version()))  # type: ignore[no-untyped-call]  # pulumi_kubernetes.utilities is untyped
         props = dict(manifest)
         # Plain-string twins of the manifest (the SDK turns every manifest key into an Output attribute).
         self.object_api_version: str = props["apiVersion"]

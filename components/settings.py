@@ -18,7 +18,7 @@ import re
 from decimal import Decimal
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Literal, Mapping, Optional
+from typing import Annotated, Any, Literal, Mapping, Optional, Sequence
 
 import yaml
 from pydantic import (
@@ -914,8 +914,8 @@ def _value_at(raw: Mapping[str, Any], loc: tuple[Any, ...]) -> Any:
     return node
 
 
-def _by_parent(errors: list[dict], kind: str) -> dict[tuple, list[str]]:
-    out: dict[tuple, list[str]] = {}
+def _by_parent(errors: Sequence[Mapping[str, Any]], kind: str) -> dict[tuple[Any, ...], list[str]]:
+    out: dict[tuple[Any, ...], list[str]] = {}
     for item in errors:
         if item["type"] == kind and item["loc"]:
             out.setdefault(tuple(item["loc"][:-1]), []).append(str(item["loc"][-1]))
@@ -947,7 +947,9 @@ def _shape_problems(err: ValidationError, raw: Mapping[str, Any]) -> list[Proble
             if close:
                 rule, fix = "unknown key (a typo?)", f"did you mean '{close[0]}'? Rename the key"
         if item["type"] == "string_pattern_mismatch":
-            rule, fix = _PATTERNS.get(item.get("ctx", {}).get("pattern"), (rule, fix))
+            pattern = item.get("ctx", {}).get("pattern")
+            if pattern in _PATTERNS:
+                rule, fix = _PATTERNS[pattern]
         problems.append(Problem(_key_path(top, rest), value, rule, fix))
     return problems
 

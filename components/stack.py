@@ -38,6 +38,7 @@ def kubernetes_provider(cluster: ClusterSettings, project_root: Path, kubeconfig
         ValueError: sandbox mode without the sandbox's kubeconfig path.
     """
     if cluster.mode == ClusterMode.RENDER:
+        assert cluster.render_dir is not None  # settings_rules.check_cluster_target requires it in render mode
         target = Path(cluster.render_dir)
         if not target.is_absolute():
             target = project_root / target
@@ -118,6 +119,7 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
 def _inference_services(settings: Settings, cohort: InferenceTrainingCohort,
                         provider: pulumi.ProviderResource) -> dict[str, InferenceService]:
     """One InferenceService component per `inferenceTraining.inference.services[]`, after the cohort's queues."""
+    assert settings.inference_training is not None  # called for a stack with inferenceTraining only
     inference = settings.inference_training.inference
     services = {}
     for isvc in inference.services:

@@ -97,7 +97,7 @@ def value_at(raw: Mapping[str, Any], parts: KeyPath) -> Any:
     return node
 
 
-def _problem(raw: Mapping[str, Any], rendered: Sequence[Rendered], by_ref: Mapping[tuple, int],
+def _problem(raw: Mapping[str, Any], rendered: Sequence[Rendered], by_ref: Mapping[tuple[Any, ...], int],
              violation: Violation) -> Problem:
     subject = violation.subject
     index = by_ref.get((subject.kind, subject.namespace, subject.name)) if subject else None
@@ -119,8 +119,8 @@ def judge(settings: Settings, raw: Mapping[str, Any]) -> tuple[list[Problem], li
     except (ValueError, KeyError) as err:
         return [Problem(f"{PROJECT}:*", "<stack>", f"the stack cannot be rendered: {err}",
                         "correct the stack config")], []
-    by_ref: dict[tuple, int] = {}
-    twice: set[tuple] = set()
+    by_ref: dict[tuple[Any, ...], int] = {}
+    twice: set[tuple[Any, ...]] = set()
     for index, item in enumerate(rendered):
         ref = (item.kind, item.namespace, item.name)
         if ref in by_ref:
