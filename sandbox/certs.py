@@ -19,11 +19,15 @@ import datetime as dt
 import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, cast
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.types import (
+    CertificateIssuerPrivateKeyTypes,
+    CertificateIssuerPublicKeyTypes,
+)
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from sandbox import files
@@ -112,7 +116,8 @@ def issue(
         raise ValueError(f"certificate {common_name!r}: request server=True and/or client=True")
     now = now or dt.datetime.now(dt.UTC)
     ca_cert = ca.certificate()
-    ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
+    # our CAs carry EC keys (`_new_key`)
+    ca_key = cast(CertificateIssuerPrivateKeyTypes, serialization.load_pem_private_key(ca.key_pem, password=None))
     key = _new_key()
     usages = ([ExtendedKeyUsageOID.SERVER_AUTH] if server else []) + (
         [ExtendedKeyUsageOID.CLIENT_AUTH] if client else []
@@ -128,15 +133,25 @@ def issue(
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
             x509.KeyUsage(
-                digital_signature=True, key_encipherment=False, key_cert_sign=False, crl_sign=False,
-                content_commitment=False, data_encipherment=False, key_agreement=False, encipher_only=False,
+                digital_signature=True,
+                key_encipherment=False,
+                key_cert_sign=False,
+                crl_sign=False,
+                content_commitment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
                 decipher_only=False,
             ),
             critical=True,
         )
         .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
         .add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()), critical=False
+            # our CAs carry EC keys (`_new_key`)
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(
+                cast(CertificateIssuerPublicKeyTypes, ca_cert.public_key())
+            ),
+            critical=False,
         )
     )
     sans: list[x509.GeneralName] = [x509.DNSName(d) for d in dns_names]

@@ -14,7 +14,7 @@ import subprocess
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from sandbox import files
 
@@ -30,14 +30,14 @@ class ProcessRecord:
     argv: tuple[str, ...]
     log: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """Return a JSON-serialisable dict (argv as a list)."""
         data = asdict(self)
         data["argv"] = list(self.argv)
         return data
 
     @classmethod
-    def from_json(cls, data: Mapping) -> ProcessRecord:
+    def from_json(cls, data: Mapping[str, Any]) -> ProcessRecord:
         """Inverse of :meth:`to_json`."""
         return cls(data["name"], int(data["pid"]), int(data["start_ticks"]), tuple(data["argv"]), data["log"])
 

@@ -22,8 +22,9 @@ import functools
 import shutil
 import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from toolchain import build, gocmd, paths, plugins, versions
 from toolchain.paths import cache_root, pulumi_home
@@ -104,7 +105,7 @@ def _install_analyzer_shim() -> Path:
 
 
 @contextlib.contextmanager
-def _build_lock(entry: versions.Entry):
+def _build_lock(entry: versions.Entry) -> Iterator[None]:
     """Hold an exclusive lock per entry and version (fcntl.flock on a file in the cache) while it is built."""
     lock_dir = cache_root() / "locks"
     lock_dir.mkdir(parents=True, exist_ok=True)
@@ -189,7 +190,7 @@ def crd_files(name: str) -> list[Path]:
     return files
 
 
-def crd_documents(name: str) -> list[dict]:
+def crd_documents(name: str) -> list[dict[str, Any]]:
     """Return the CustomResourceDefinition documents of :func:`crd_files` ``(name)``, parsed, in file order.
 
     Parsing the Trainer's and KServe's 2 MB of YAML takes seconds on a busy machine, and the files in the module
@@ -208,7 +209,8 @@ def crd_documents(name: str) -> list[dict]:
     key = hashlib.sha256(json.dumps([src.module, src.version, list(src.paths)] if src else [name]).encode())
     cached = cache_root() / "crds" / f"{name}-{key.hexdigest()[:16]}.json"
     if cached.is_file():
-        return json.loads(cached.read_text())
+        cached_docs: list[dict[str, Any]] = json.loads(cached.read_text())
+        return cached_docs
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     docs = [doc for path in files for doc in yaml.load_all(path.read_text(), Loader=loader)
             if doc and doc.get("kind") == "CustomResourceDefinition"]

@@ -16,6 +16,7 @@ import shutil
 import stat
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from toolchain import gocmd, paths
@@ -105,7 +106,9 @@ def _make_writable_copy(src: Path, dst: Path) -> None:
 
 
 def _rmtree(path: Path) -> None:
-    def onerror(func, p, _exc):  # module-cache copies are read-only: make writable and retry
+    def onerror(
+        func: Callable[[str], object], p: str, _exc: object
+    ) -> None:  # module-cache copies are read-only: make writable and retry
         os.chmod(Path(p).parent, stat.S_IRWXU)
         os.chmod(p, stat.S_IRWXU)
         func(p)

@@ -37,7 +37,7 @@ def go_binary() -> str:
 PROGRESS_EVERY_S = 15.0
 
 
-def _wait_with_progress(proc: subprocess.Popen, label: str, start: float, every: float) -> int:
+def _wait_with_progress(proc: subprocess.Popen[bytes], label: str, start: float, every: float) -> int:
     """Wait for ``proc``, printing ``[toolchain]   <label>: still running, <n> s elapsed`` every ``every`` seconds
     (to stdout, flushed); return its exit status. On any interruption (Ctrl-C) the go command is killed first."""
     try:
