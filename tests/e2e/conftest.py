@@ -82,4 +82,4 @@ def clean_dev_jobs(cluster, dev_stack):
         for job in cluster.batch.list_namespaced_job(ns).items:
             cluster.delete_job(job)
     for ns in DEV_NAMESPACES:
-        wait_for(lambda: not cluster.kueue_objects("workloads", ns), 60, f"Workloads in {ns} to be gone")
+        wait_for(lambda ns=ns: not cluster.kueue_objects("workloads", ns), 60, f"Workloads in {ns} to be gone")

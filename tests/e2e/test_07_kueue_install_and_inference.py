@@ -87,8 +87,8 @@ def bare_sandbox(tmp_path_factory):
         for crd in ext.list_custom_resource_definition().items:
             if crd.spec.group == KUEUE_GROUP:
                 ext.delete_custom_resource_definition(crd.metadata.name)
-        # Measured: about 250 s on 2 loaded cores (probably: the apiserver finishes deleting a CRD only after its in-flight
-        # requests, the running Kueue manager's watches, drain; not verified). 600 s keeps it inside the
+        # Measured: about 250 s on 2 loaded cores (probably: the apiserver finishes deleting a CRD only after its
+        # in-flight requests, the running Kueue manager's watches, drain; not verified). 600 s keeps it inside the
         # per-test timeout.
         wait_for(lambda: not _serves_kueue(cluster.api), 600, "the apiserver to stop serving kueue.x-k8s.io")
         yield box, cluster

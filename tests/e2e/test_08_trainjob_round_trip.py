@@ -98,7 +98,7 @@ def clean_trainjob(cluster, dev_stack):
             if exc.status != 404:
                 raise
     for ns in (TRAINING_NS, INFERENCE_NS):
-        wait_for(lambda: not cluster.kueue_objects("workloads", ns), 120, f"Workloads in {ns} to be gone")
+        wait_for(lambda ns=ns: not cluster.kueue_objects("workloads", ns), 120, f"Workloads in {ns} to be gone")
     wait_for(lambda: not _training_pods(cluster) and _jobset(cluster) is None, 120,
              "the TrainJob's JobSet and Pods to be garbage-collected")
 

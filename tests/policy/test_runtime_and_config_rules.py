@@ -143,7 +143,8 @@ def test_unknown_grace_period_fails_closed():
 
 # --- kueue-manager-config --------------------------------------------------------------------------------------------
 
-CM = "The Kueue Configuration in data['controller_manager_config.yaml'] of the ConfigMap 'kueue-system/kueue-manager-config'"
+CM = ("The Kueue Configuration in data['controller_manager_config.yaml'] of the ConfigMap "
+      "'kueue-system/kueue-manager-config'")
 
 
 def _config(text):

@@ -219,7 +219,7 @@ selector = st.one_of(
 
 def _witnesses():
     for combo in itertools.product(WITNESS_VALUES, repeat=len(KEYS)):
-        yield {k: v for k, v in zip(KEYS, combo) if v is not None}
+        yield {k: v for k, v in zip(KEYS, combo, strict=True) if v is not None}
 
 
 @settings(max_examples=400)

@@ -6,8 +6,9 @@ mid-evaluation or mid-save without any timing guesswork. Selected by KUEUE_COHOR
 <where> one of step | eval | save. A hold that never sees the signal fails the run after 120 s.
 
 Two more knobs: KUEUE_COHORTS_TEST_EVAL_LOSS="<step>:<loss>,..." replaces the evaluation's eval_loss at those global
-steps by the given values (so a test decides which checkpoint is the best one), and KUEUE_COHORTS_TEST_SAVE_ON_EACH_NODE=1
-sets TrainingArguments.save_on_each_node, as a recipe written for node-local disks would.
+steps by the given values (so a test decides which checkpoint is the best one), and
+KUEUE_COHORTS_TEST_SAVE_ON_EACH_NODE=1 sets TrainingArguments.save_on_each_node, as a recipe written for node-local
+disks would.
 """
 from __future__ import annotations
 

@@ -114,7 +114,7 @@ def test_rendered_runtime_runs_python_as_pid_1_and_sigterm_flushes_a_checkpoint(
     finally:
         if process.proc.poll() is None:
             process.proc.kill()
-    (line,) = [l for l in process.ours() if l.startswith("preempted:")]
+    (line,) = [ln for ln in process.ours() if ln.startswith("preempted:")]
     step = int(re.match(r"preempted: stopped at global step (\d+) with checkpoint-\1 complete", line).group(1))
     run_dir = tmp_path / "mnt" / "checkpoints" / TRAINJOB  # <checkpoint root>/<TrainJob name>
     assert checkpoints.newest_complete(run_dir).step == step

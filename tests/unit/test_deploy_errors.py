@@ -7,8 +7,10 @@ from deploy import errors
 PROVIDER_FAILURE = """\
 Updating (norender):
  +  pulumi:pulumi:Stack kueue-cohorts-norender creating (0s)
- +  kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor resource-flavor creating (0s) error: failed to write YAML file: "/x/1-manifest/rf.yaml": open /x/1-manifest/rf.yaml: not a directory
- +  kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor resource-flavor **creating failed** error: failed to write YAML file: "/x/1-manifest/rf.yaml": open /x/1-manifest/rf.yaml: not a directory
+ +  kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor resource-flavor creating (0s) error: failed to write YAML file: \
+"/x/1-manifest/rf.yaml": open /x/1-manifest/rf.yaml: not a directory
+ +  kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor resource-flavor **creating failed** error: failed to write YAML \
+file: "/x/1-manifest/rf.yaml": open /x/1-manifest/rf.yaml: not a directory
  +  pulumi:pulumi:Stack kueue-cohorts-norender creating (0s) error: update failed
 Diagnostics:
   pulumi:pulumi:Stack (kueue-cohorts-norender):

@@ -35,7 +35,7 @@ def project(tmp_path_factory) -> Path:
                    else None)
         if name != "kms":
             doc = (root / "stacks" / f"Pulumi.{name}.yaml")
-            doc.write_text("\n".join(l for l in doc.read_text().splitlines() if not l.startswith("encryptionsalt")))
+            doc.write_text("\n".join(ln for ln in doc.read_text().splitlines() if not ln.startswith("encryptionsalt")))
     # A secret elsewhere in the file (set with --secret --path) never crashes the reader.
     edit_stack(root, "marked", {"trainingRuntime": {"env": {"HF_TOKEN": SECRET}}})
     return root

@@ -74,5 +74,5 @@ def test_default_borrowing_limit_is_pool_minus_floor(tenant_floors):
         "kueue": GPU_ONLY,
     }
     plan = plan_shared_pool(load_settings(raw).shared_pool, "f")
-    for floor, cq in zip(tenant_floors, plan.cluster_queues):
+    for floor, cq in zip(tenant_floors, plan.cluster_queues, strict=False):
         assert parse(cq.quota("nvidia.com/gpu").borrowing_limit) == Decimal(sum(tenant_floors) - floor)

@@ -53,7 +53,7 @@ def test_json_document_names_every_field_as_kueue_does():
 
 
 def _cells(text: str, first: str) -> list[str]:
-    line = next(l for l in text.splitlines() if l.strip().startswith(first))
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith(first))
     return line.split()
 
 
@@ -84,8 +84,8 @@ def test_table_lists_workloads_preemptions_and_what_could_not_be_read():
 
 def test_columns_line_up_whatever_the_name_lengths():
     text = table(_view())
-    header = next(l for l in text.splitlines() if l.strip().startswith("CLUSTERQUEUE  "))
-    rows = [l for l in text.splitlines() if "c12-default" in l]
+    header = next(ln for ln in text.splitlines() if ln.strip().startswith("CLUSTERQUEUE  "))
+    rows = [ln for ln in text.splitlines() if "c12-default" in ln]
     end_of_lent = header.index("LENT") + len("LENT")
     assert rows and all(len(r) == end_of_lent for r in rows)  # right-aligned numbers end under their header
 

@@ -150,7 +150,7 @@ def test_lent_adds_up_to_what_is_borrowed_and_no_lender_lends_more_than_it_has_i
     rows = [_rows(build_view(snap), name)[GPU] for name, *_ in queues]
     nano = Decimal("1e-9")  # a split share is shown rounded up to nano units, as apimachinery does
     assert abs(sum(parse(r.lent) for r in rows) - extra) <= len(rows) * nano
-    for (name, nominal, lending, used), row in zip(queues, rows):
+    for (_name, nominal, lending, used), row in zip(queues, rows, strict=False):
         lendable = nominal if lending is None else lending
         assert parse(row.lent) <= max(0, lendable - max(0, min(used, nominal) - (nominal - lendable))) + nano
         assert parse(row.borrowed) == max(0, used - nominal)
