@@ -2,7 +2,8 @@
 ``kubectl apply --server-side`` of the same objects, and a no-change ``preview`` against ``kubectl diff --server-side``.
 
 Run: ``python -m benchmarks.engine [--tenants 100 500 1000] [--variant every-step no-policy parallel-32]
-[--variant-max-tenants N] [--destroy] [--write]``. Prints a table (seconds, ratios, growth, load average); ``--write`` rewrites benchmarks/results/engine.json.
+[--variant-max-tenants N] [--destroy] [--write]``. Prints a table (seconds, ratios, growth, load average);
+``--write`` rewrites benchmarks/results/engine.json.
 
 Per size N, in a fresh sandbox (real kube-apiserver, etcd, Kueue with its webhooks; ``python -m sandbox up``):
 
@@ -143,9 +144,9 @@ def _label(pid: str, marker: bytes) -> str | None:
 class CpuSampler(threading.Thread):
     """Samples the CPU time (user + system) of every process every ``period`` seconds while running.
 
-    ``stop()`` returns CPU seconds per process label (see ``_label``; ``marker`` tells this run's processes) used between ``start()`` and ``stop()``:
-    approximate (a process's last ``period`` before it exits, and processes living less than ``period``, are
-    missed), enough to see which process the time goes to.
+    ``stop()`` returns CPU seconds per process label (see ``_label``; ``marker`` tells this run's processes) used
+    between ``start()`` and ``stop()``: approximate (a process's last ``period`` before it exits, and processes
+    living less than ``period``, are missed), enough to see which process the time goes to.
     """
 
     def __init__(self, marker: str, period: float = 0.25):

@@ -112,7 +112,6 @@ def measure(preemptions: int, seed: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-trainer-") as tmp:
         root = Path(tmp)
         reference = _start(root, "reference")
-        resumed_from = 0
         for _ in range(preemptions):
             process = _start(root, "preempted")
             process.wait_for(r"saved checkpoint-\d+ ", timeout=600)
@@ -147,7 +146,7 @@ def measure(preemptions: int, seed: int) -> dict:
         size = sum(p.stat().st_size for p in checkpoint.iterdir())
         parameters = sum(t.numel() for t in expected.values())
     return {
-        "command": "python -m benchmarks.trainer --preemptions %d --seed %d" % (preemptions, seed),
+        "command": f"python -m benchmarks.trainer --preemptions {preemptions:d} --seed {seed:d}",
         "model": "GPT-2 from config: 2 layers, n_embd 32, 2 heads, vocab 64, 32 positions (trainer/demo.py)",
         "parameters": parameters,
         "checkpoint_bytes": size,
@@ -287,8 +286,8 @@ def main(argv: list[str] | None = None) -> int:
             results["distributed"] = previous["distributed"]
     else:
         results["distributed"] = measure_distributed(ns.distributed_preemptions, ns.seed)
-    results["command"] = ("python -m benchmarks.trainer --preemptions %d --seed %d --distributed-preemptions %d"
-                          % (ns.preemptions, ns.seed, ns.distributed_preemptions))
+    results["command"] = (f"python -m benchmarks.trainer --preemptions {ns.preemptions:d} --seed {ns.seed:d} "
+                          f"--distributed-preemptions {ns.distributed_preemptions:d}")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print(f"steps lost per preemption: {results['steps_lost_per_preemption']} (goal 0; periodic saves only: "

@@ -79,7 +79,7 @@ def _grid(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
 
     def line(cells: Sequence[str]) -> str:
-        padded = (c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+        padded = (c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=False)))
         return "  ".join(padded).rstrip()
 
     return [line(headers)] + [line(r) for r in rows]

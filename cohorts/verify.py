@@ -208,7 +208,7 @@ def compare_fields(want: Any, have: Any, path: str = "", key: str = "", strict: 
             return out
         if len(want) != len(have):
             return [(path, want, have, "differs", item)]
-        for index, (w, h) in enumerate(zip(want, have)):
+        for index, (w, h) in enumerate(zip(want, have, strict=False)):
             out += compare_fields(w, h, f"{path}[{index}]", key, strict, item)
         return out
     if not _equal(key, want, have):

@@ -27,7 +27,7 @@ def side_by_side(boxes: list[list[str]], gap: int = 2) -> list[str]:
         return []
     height = max(len(b) for b in boxes)
     padded = [b + [" " * len(b[0])] * (height - len(b)) for b in boxes]
-    return [(" " * gap).join(parts).rstrip() for parts in zip(*padded)]
+    return [(" " * gap).join(parts).rstrip() for parts in zip(*padded, strict=False)]
 
 
 def short(resource: str) -> str:

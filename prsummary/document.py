@@ -128,8 +128,8 @@ def quota_section(quotas: QuotaSide, base: str) -> list[str]:
 def render(stack: str, base: str, report: PreviewReport, quotas: QuotaSide) -> str:
     """The whole summary of one stack as markdown (ends with a newline).
 
-    Unchanged (report.unchanged and no quota change): ONE line (the marker comment, then the sentence). Otherwise a heading, then the
-    policy, resource-change and quota sections in that order.
+    Unchanged (report.unchanged and no quota change): ONE line (the marker comment, then the sentence). Otherwise a
+    heading, then the policy, resource-change and quota sections in that order.
     """
     if report.unchanged and not quotas.changed:
         return (f"{marker(stack)} **`{stack}`**: no changes against `{base}` — the preview changes no resource, "

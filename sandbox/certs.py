@@ -226,7 +226,8 @@ class Certificates:
 
     @property
     def etcd_ca_crt(self) -> Path:
-        """etcd's own CA certificate (``--trusted-ca-file``, ``--peer-trusted-ca-file``, apiserver ``--etcd-cafile``)."""
+        """etcd's own CA certificate (``--trusted-ca-file``, ``--peer-trusted-ca-file``, apiserver
+        ``--etcd-cafile``)."""
         return self.pki / "etcd" / "ca.crt"
 
     @property

@@ -176,7 +176,8 @@ def crd_files(name: str) -> list[Path]:
     try:
         src = _versions().crds[name]
     except KeyError:
-        raise ToolchainError(f"unknown CRD source {name!r}; versions.toml [crds] has {sorted(_versions().crds)}")
+        raise ToolchainError(
+            f"unknown CRD source {name!r}; versions.toml [crds] has {sorted(_versions().crds)}") from None
     root = module_dir(src.module, src.version)
     files: list[Path] = []
     for rel in src.paths:
@@ -229,7 +230,8 @@ def chart_dir(name: str) -> Path:
     try:
         spec = _versions().charts[name]
     except KeyError:
-        raise ToolchainError(f"unknown chart {name!r}; versions.toml [charts] has {sorted(_versions().charts)}")
+        raise ToolchainError(
+            f"unknown chart {name!r}; versions.toml [charts] has {sorted(_versions().charts)}") from None
     path = module_dir(spec["module"], spec["module_version"]) / spec["path"]
     if not (path / "Chart.yaml").is_file():
         raise ToolchainError(f"{spec['module']}@{spec['module_version']} has no chart at {spec['path']}")

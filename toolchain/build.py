@@ -174,7 +174,7 @@ def build(entry: Entry, *, prepare_only: bool = False) -> dict[str, float]:
     go_version = subprocess.run([gocmd.go_binary(), "env", "GOVERSION"], capture_output=True, text=True,
                                 env=gocmd.go_env()).stdout.strip()
     steps["total"] = time.monotonic() - total_start
-    for output, package in zip(entry.outputs, entry.packages):
+    for output, package in zip(entry.outputs, entry.packages, strict=False):
         built = out / output
         if len(entry.packages) > 1 and not built.exists():
             built = out / package.rstrip("/").split("/")[-1]

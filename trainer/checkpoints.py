@@ -17,12 +17,24 @@ and, per layout (`detect_layout`):
 
 | layout | weights | optimizer (unless save_only_model) | training_args.bin |
 |---|---|---|---|
-| `single` (plain / safetensors / PEFT adapter) | `model.safetensors`, `pytorch_model.bin`, `adapter_model.safetensors` or `adapter_model.bin` (`Trainer._save` -> `save_pretrained`) | `optimizer.pt` + `scheduler.pt` | yes |
-| `sharded` (sharded safetensors / bin) | `model.safetensors.index.json` or `pytorch_model.bin.index.json` and every shard its `weight_map` names (`save_pretrained`, models over `max_shard_size`) | `optimizer.pt` + `scheduler.pt` | yes |
-| `fsdp-sharded` (FSDP SHARDED_STATE_DICT, torch.distributed.checkpoint) | `pytorch_model_fsdp_0/` holding `.metadata` and `__<rank>_<n>.distcp` files (`save_fsdp_model`, `use_dcp=True`); `save_model` writes nothing else for this state dict type | `optimizer_0/` (same format, `save_fsdp_optimizer`) + `scheduler.pt` | no (`save_model` skips `_save`) |
-| `fsdp-local` (FSDP LOCAL_STATE_DICT or `use_dcp=False`) | `pytorch_model_fsdp_rank<r>.bin` / `pytorch_model_fsdp_0_rank<r>.bin` for every rank | `optimizer_0/` or `optimizer_0_rank<r>.bin` for every rank + `scheduler.pt` | no |
-| `fsdp-full` (FSDP FULL_STATE_DICT) | `pytorch_model_fsdp.bin` (what resume loads) and the gathered `model.safetensors` (`save_model` -> `_save`) | `optimizer.bin` + `scheduler.pt` | yes |
-| `deepspeed` | `latest` (the tag, written by rank 0 after every rank's files) naming a directory `global_step<N>/` inside the checkpoint with `*_model_states.pt` (ZeRO-3: `zero_pp_rank_<r>_mp_rank_<m>_model_states.pt` for every data-parallel rank); with ZeRO, `*zero_pp_rank_<r>_mp_rank_<m>_optim_states.pt` for every data-parallel rank; `model.safetensors` only when DeepSpeed could gather the weights | inside the tag directory (`scheduler.pt` only for a custom scheduler) | yes |
+| `single` (plain / safetensors / PEFT adapter) | `model.safetensors`, `pytorch_model.bin`, \
+`adapter_model.safetensors` or `adapter_model.bin` (`Trainer._save` -> `save_pretrained`) | `optimizer.pt` + \
+`scheduler.pt` | yes |
+| `sharded` (sharded safetensors / bin) | `model.safetensors.index.json` or `pytorch_model.bin.index.json` and every \
+shard its `weight_map` names (`save_pretrained`, models over `max_shard_size`) | `optimizer.pt` + `scheduler.pt` | yes |
+| `fsdp-sharded` (FSDP SHARDED_STATE_DICT, torch.distributed.checkpoint) | `pytorch_model_fsdp_0/` holding `.metadata` \
+and `__<rank>_<n>.distcp` files (`save_fsdp_model`, `use_dcp=True`); `save_model` writes nothing else for this state \
+dict type | `optimizer_0/` (same format, `save_fsdp_optimizer`) + `scheduler.pt` | no (`save_model` skips `_save`) |
+| `fsdp-local` (FSDP LOCAL_STATE_DICT or `use_dcp=False`) | `pytorch_model_fsdp_rank<r>.bin` / \
+`pytorch_model_fsdp_0_rank<r>.bin` for every rank | `optimizer_0/` or `optimizer_0_rank<r>.bin` for every rank + \
+`scheduler.pt` | no |
+| `fsdp-full` (FSDP FULL_STATE_DICT) | `pytorch_model_fsdp.bin` (what resume loads) and the gathered \
+`model.safetensors` (`save_model` -> `_save`) | `optimizer.bin` + `scheduler.pt` | yes |
+| `deepspeed` | `latest` (the tag, written by rank 0 after every rank's files) naming a directory `global_step<N>/` \
+inside the checkpoint with `*_model_states.pt` (ZeRO-3: `zero_pp_rank_<r>_mp_rank_<m>_model_states.pt` for every \
+data-parallel rank); with ZeRO, `*zero_pp_rank_<r>_mp_rank_<m>_optim_states.pt` for every data-parallel rank; \
+`model.safetensors` only when DeepSpeed could gather the weights | inside the tag directory (`scheduler.pt` only for a \
+custom scheduler) | yes |
 
 No file may be zero-length or a symbolic link, and file names read from the checkpoint (shard names, the DeepSpeed
 tag) must be single path components. Incomplete checkpoints are reported and skipped, never deleted: they may be the

@@ -12,8 +12,11 @@ runs without a model hub or a data set, and it is the model of the trainer tests
 | KUEUE_COHORTS_DEMO_EVAL_STEPS | 0 | evaluate every N steps on a held-out synthetic set (0: never) |
 | KUEUE_COHORTS_DEMO_SEED | 42 | TrainingArguments.seed and the data generator's seed |
 | KUEUE_COHORTS_DEMO_WIDTH | 32 | n_embd of the GPT-2 (2 layers, 2 heads, vocabulary 64, 32 positions) |
-| KUEUE_COHORTS_DEMO_BEST_MODEL | 0 | 1: the best-model recipe: evaluate at every save (eval_steps = save_steps), `load_best_model_at_end` on `eval_loss`; the entrypoint's rotation keeps the best checkpoint |
-| KUEUE_COHORTS_DEMO_FSDP | 0 | 1: FSDP2 full sharding (`TrainingArguments.fsdp=True`, `FSDP_CONFIG`), checkpointed as a sharded state dict (`pytorch_model_fsdp_0/`, `optimizer_0/`). GPUs only: accelerate 1.15.0 applies an FSDP plugin only to multi-accelerator runs (`accelerate/state.py`, `AcceleratorState.__init__`); on CPU it trains with DDP instead |
+| KUEUE_COHORTS_DEMO_BEST_MODEL | 0 | 1: the best-model recipe: evaluate at every save (eval_steps = save_steps), \
+`load_best_model_at_end` on `eval_loss`; the entrypoint's rotation keeps the best checkpoint |
+| KUEUE_COHORTS_DEMO_FSDP | 0 | 1: FSDP2 full sharding (`TrainingArguments.fsdp=True`, `FSDP_CONFIG`), checkpointed as \
+a sharded state dict (`pytorch_model_fsdp_0/`, `optimizer_0/`). GPUs only: accelerate 1.15.0 applies an FSDP plugin \
+only to multi-accelerator runs (`accelerate/state.py`, `AcceleratorState.__init__`); on CPU it trains with DDP instead |
 """
 from __future__ import annotations
 
@@ -26,8 +29,9 @@ VOCAB = 64
 SEQUENCE = 32
 
 
-# FSDP settings of the demo's sharded recipe (TrainingArguments.fsdp_config keys, accelerate FullyShardedDataParallelPlugin):
-# a sharded state dict, so every rank writes its own shard of the model and optimizer into the checkpoint.
+# FSDP settings of the demo's sharded recipe (TrainingArguments.fsdp_config keys, accelerate
+# FullyShardedDataParallelPlugin): a sharded state dict, so every rank writes its own shard of the model and
+# optimizer into the checkpoint.
 FSDP_CONFIG = {
     "version": 2,
     "state_dict_type": "SHARDED_STATE_DICT",

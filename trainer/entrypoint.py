@@ -4,11 +4,15 @@ Configuration (environment, set by the PreemptibleTrainingRuntime; each has a co
 
 | env | flag | meaning |
 |---|---|---|
-| KUEUE_COHORTS_RECIPE | --recipe | `module:function`; `function(output_dir: str) -> transformers.Trainer`, built but not trained, with `TrainingArguments(output_dir=output_dir, ...)`. Default `trainer.demo:build_trainer`. |
+| KUEUE_COHORTS_RECIPE | --recipe | `module:function`; `function(output_dir: str) -> transformers.Trainer`, built but \
+not trained, with `TrainingArguments(output_dir=output_dir, ...)`. Default `trainer.demo:build_trainer`. |
 | KUEUE_COHORTS_CHECKPOINT_ROOT | --checkpoint-root | the RWX checkpoint PVC's mount path (required) |
-| KUEUE_COHORTS_RUN_NAME | --run-name | the TrainJob name (the pod's `jobset.sigs.k8s.io/jobset-name` label via the downward API; required) |
-| KUEUE_COHORTS_SAVE_STEPS | --save-steps | if set, overrides the recipe: save_strategy "steps" every N optimizer steps (components.planning.save_steps) |
-| PET_NNODES, PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT | | set by the Trainer's torch plugin; with more than one node they become torch.distributed's WORLD_SIZE, RANK, MASTER_ADDR, MASTER_PORT (`distributed_env`) |
+| KUEUE_COHORTS_RUN_NAME | --run-name | the TrainJob name (the pod's `jobset.sigs.k8s.io/jobset-name` label via the \
+downward API; required) |
+| KUEUE_COHORTS_SAVE_STEPS | --save-steps | if set, overrides the recipe: save_strategy "steps" every N optimizer \
+steps (components.planning.save_steps) |
+| PET_NNODES, PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT | | set by the Trainer's torch plugin; with more than \
+one node they become torch.distributed's WORLD_SIZE, RANK, MASTER_ADDR, MASTER_PORT (`distributed_env`) |
 
 Flow: the run directory `<root>/<run name>` is created; the recipe builds its Trainer there; the newest complete
 checkpoint of this run (trainer.checkpoints) is resumed from, with a log line naming it and every newer incomplete
@@ -143,7 +147,8 @@ def _prepare(trainer, run_dir: Path, save_steps: Optional[int]) -> Optional[int]
     args = trainer.args
     if Path(args.output_dir).resolve() != run_dir.resolve():
         raise ConfigError(
-            f"the recipe's TrainingArguments.output_dir is {args.output_dir!r}, not the run directory {str(run_dir)!r}: "
+            f"the recipe's TrainingArguments.output_dir is {args.output_dir!r}, not the run directory "
+            f"{str(run_dir)!r}: "
             "pass the output_dir the entrypoint gives the recipe to TrainingArguments"
         )
     if save_steps is not None:

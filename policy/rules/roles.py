@@ -7,9 +7,9 @@ when any of these holds (the evidence is kept, see `Roles.why`):
 
 1. it is labelled `kueue-cohorts/role: inference`;
 2. the pack config declares it inference (generated from the stack file);
-3. an InferenceService or LLMInferenceService (`serving.kserve.io`, any version) is queued to it: its `kueue.x-k8s.io/queue-name`
-   (metadata.labels or spec.predictor.labels, which KServe copies onto the predictor pods) names a LocalQueue of
-   the stack whose `spec.clusterQueue` is this queue;
+3. an InferenceService or LLMInferenceService (`serving.kserve.io`, any version) is queued to it: its
+   `kueue.x-k8s.io/queue-name` (metadata.labels or spec.predictor.labels, which KServe copies onto the predictor
+   pods) names a LocalQueue of the stack whose `spec.clusterQueue` is this queue;
 4. any workload queued to it (any label set with the queue-name label: object metadata, pod templates of Jobs,
    Deployments, JobSets, TrainJobs, ...) names an inference priority class in `kueue.x-k8s.io/priority-class`:
    one declared in the pack config, or a WorkloadPriorityClass labelled `kueue-cohorts/role: inference`;
