@@ -46,9 +46,11 @@ SP = "kueue-cohorts:sharedPool"
 
 # (case id, base config, mutation, expected key, expected words in the rule)
 CASES = [
-    ("inference-borrowing-nonzero", _dev, _set("inferenceTraining|inference|borrowingLimit", {"nvidia.com/gpualloc": "1"}),
+    ("inference-borrowing-nonzero", _dev, _set("inferenceTraining|inference|borrowingLimit",
+                                               {"nvidia.com/gpualloc": "1"}),
      f'{IT}.inference.borrowingLimit["nvidia.com/gpualloc"]', "must never borrow"),
-    ("inference-reclaim-lower", _dev, _set("inferenceTraining|inference|preemption|reclaimWithinCohort", "LowerPriority"),
+    ("inference-reclaim-lower", _dev, _set("inferenceTraining|inference|preemption|reclaimWithinCohort",
+                                           "LowerPriority"),
      f"{IT}.inference.preemption.reclaimWithinCohort", "reclaim"),
     ("nominal-above-capacity", _dev, _set("nodePools|0|capacity|nvidia.com/gpucores", "10"),
      f'{IT}.inference.nominalQuota["nvidia.com/gpucores"]', "above the physical capacity 10"),
@@ -111,16 +113,19 @@ CASES = [
     ("unknown-integration", _dev, _set("kueue", {"integrations": ["batch/job", "kserve"]}),
      "kueue-cohorts:kueue.integrations[1]", "not a Kueue integration"),
     ("runtime-asks-more-than-training-can-borrow", _dev, _set("trainingRuntime", {"limits": {
-        "cpu": "2", "memory": "4Gi", "nvidia.com/gpualloc": "1", "nvidia.com/gpucores": "50", "nvidia.com/gpumem": "4096"}}),
+        "cpu": "2", "memory": "4Gi", "nvidia.com/gpualloc": "1", "nvidia.com/gpucores": "50",
+        "nvidia.com/gpumem": "4096"}}),
      'kueue-cohorts:trainingRuntime.limits["nvidia.com/gpucores"]', "Kueue can never admit a TrainJob"),
     ("runtime-without-checkpoint", _dev, _set("inferenceTraining|training|checkpoint", _DELETE),
      "kueue-cohorts:trainingRuntime", "mounts their checkpoint PVC"),
     ("guide-pool-without-cpu-memory", _pool, _set("kueue", _DELETE),
      f'{SP}.tenants[0].floor', "every pod requests cpu and memory"),
     # issue 13: each input below once got through, or crashed the check
-    ("system-namespace-as-tenant", _prod, _set("inferenceTraining|training|namespaces", ["training-prod", "kube-system"]),
+    ("system-namespace-as-tenant", _prod, _set("inferenceTraining|training|namespaces",
+                                               ["training-prod", "kube-system"]),
      f"{IT}.training.namespaces[1]", "'kube-system' is a protected system or controller namespace"),
-    ("kueues-namespace-as-tenant", _dev, _set("inferenceTraining|training|namespaces", ["c12-training", "kueue-system"]),
+    ("kueues-namespace-as-tenant", _dev, _set("inferenceTraining|training|namespaces",
+                                              ["c12-training", "kueue-system"]),
      f"{IT}.training.namespaces[1]", "'kueue-system' is a protected"),
     ("extra-protected-namespace", _dev, lambda r: r.update(protectedNamespaces=["c12-training"]),
      f"{IT}.training.namespaces[0]", "'c12-training' is a protected"),
@@ -139,14 +144,17 @@ CASES = [
         {"name": "s", "modelFormat": "hf", "storageUri": "pvc://m", "requests": {"cpu": "1", "memory": "2Gi"},
          "limits": {"nvidia.com/gpualloc": "2", "ephemeral-storage": "10Gi"}}]),
      f'{IT}.inference.services[0].limits["nvidia.com/gpualloc"]', "one replica asks for 2"),
-    ("zero-timeout", _dev, _set("kueue", {"waitForPodsReady": {"timeout": "0s", "requeuingStrategy": {"backoffLimitCount": 3}}}),
+    ("zero-timeout", _dev, _set("kueue", {"waitForPodsReady": {"timeout": "0s",
+                                                               "requeuingStrategy": {"backoffLimitCount": 3}}}),
      "kueue-cohorts:kueue.waitForPodsReady.timeout", "is not positive"),
-    ("timeout-beyond-go", _dev, _set("kueue", {"waitForPodsReady": {"timeout": "9999999h", "requeuingStrategy": {"backoffLimitCount": 3}}}),
+    ("timeout-beyond-go", _dev, _set("kueue", {"waitForPodsReady": {"timeout": "9999999h",
+                                                                    "requeuingStrategy": {"backoffLimitCount": 3}}}),
      "kueue-cohorts:kueue.waitForPodsReady.timeout", 'time: invalid duration "9999999h"'),
     ("selector-labels-not-a-map", _dev, _set("kueue", {"manageJobsWithoutQueueName": True,
                                                       "managedJobsNamespaceSelector": {"matchLabels": "yes"}}),
      "kueue-cohorts:kueue.managedJobsNamespaceSelector", "matchLabels must be a map"),
-    ("selector-a-list", _dev, _set("kueue", {"manageJobsWithoutQueueName": True, "managedJobsNamespaceSelector": ["oops"]}),
+    ("selector-a-list", _dev, _set("kueue", {"manageJobsWithoutQueueName": True,
+                                             "managedJobsNamespaceSelector": ["oops"]}),
      "kueue-cohorts:kueue.managedJobsNamespaceSelector", "valid dictionary"),
     ("namespace-label-not-a-label-key", _dev, _set("inferenceTraining|namespaceLabel", "not a label!"),
      f"{IT}.namespaceLabel", "label key"),
@@ -190,7 +198,8 @@ EXPECTED = {
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"]',
          'move the quota from cohortQuota to inference.nominalQuota'),
         ('kueue-cohorts:trainingRuntime.limits["nvidia.com/gpualloc"]',
-         "lower it to at most 0 per node, or raise the training ClusterQueue's borrowingLimit (within the cohort's capacity)"),
+         "lower it to at most 0 per node, or raise the training ClusterQueue's borrowingLimit (within the cohort's "
+         "capacity)"),
     ],
     'inference-workload-too-big': [
         ('kueue-cohorts:inferenceTraining.inference.services[0].requests["nvidia.com/gpucores"]',
@@ -230,13 +239,15 @@ EXPECTED = {
     ],
     'duplicate-tenant': [
         ('kueue-cohorts:sharedPool.tenants[2].name',
-         'give each ClusterQueue its own tenant value (two ClusterQueues selecting the same tenant label would share its namespaces)'),
+         'give each ClusterQueue its own tenant value (two ClusterQueues selecting the same tenant label would share '
+         'its namespaces)'),
     ],
     'duplicate-cluster-queue': [
         ('kueue-cohorts:inferenceTraining.training.clusterQueue',
          'rename one of the ClusterQueues'),
         ('kueue-cohorts:inferenceTraining.training.clusterQueue',
-         'give each ClusterQueue its own tenant value (two ClusterQueues selecting the same tenant label would share its namespaces)'),
+         'give each ClusterQueue its own tenant value (two ClusterQueues selecting the same tenant label would share '
+         'its namespaces)'),
     ],
     'typo-key': [
         ('kueue-cohorts:inferenceTraining.training.borowingLimit',
@@ -264,11 +275,13 @@ EXPECTED = {
     ],
     'manage-jobs-without-selector': [
         ('kueue-cohorts:kueue.managedJobsNamespaceSelector',
-         'add managedJobsNamespaceSelector {matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, kueue-system]}]}, or set manageJobsWithoutQueueName to false'),
+         'add managedJobsNamespaceSelector {matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, '
+         'values: [kube-system, kueue-system]}]}, or set manageJobsWithoutQueueName to false'),
     ],
     'manage-jobs-selector-keeps-kube-system': [
         ('kueue-cohorts:kueue.managedJobsNamespaceSelector',
-         'exclude them, e.g. {matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, kueue-system]}]}, or use an opt-in selector'),
+         'exclude them, e.g. {matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: '
+         '[kube-system, kueue-system]}]}, or use an opt-in selector'),
     ],
     'wait-for-pods-ready-needs-backoff-limit': [
         ('kueue-cohorts:kueue.waitForPodsReady.requeuingStrategy',
@@ -280,15 +293,21 @@ EXPECTED = {
     ],
     'unknown-integration': [
         ('kueue-cohorts:kueue.integrations[1]',
-         'use one of batch/job, kubeflow.org/mpijob, ray.io/rayjob, ray.io/rayservice, ray.io/raycluster, jobset.x-k8s.io/jobset, kubeflow.org/paddlejob, kubeflow.org/pytorchjob, kubeflow.org/tfjob, kubeflow.org/xgboostjob, kubeflow.org/jaxjob, trainer.kubeflow.org/trainjob, workload.codeflare.dev/appwrapper, sparkoperator.k8s.io/sparkapplication, pod, deployment, statefulset, leaderworkerset.x-k8s.io/leaderworkerset'),
+         'use one of batch/job, kubeflow.org/mpijob, ray.io/rayjob, ray.io/rayservice, ray.io/raycluster, '
+         'jobset.x-k8s.io/jobset, kubeflow.org/paddlejob, kubeflow.org/pytorchjob, kubeflow.org/tfjob, '
+         'kubeflow.org/xgboostjob, kubeflow.org/jaxjob, trainer.kubeflow.org/trainjob, '
+         'workload.codeflare.dev/appwrapper, sparkoperator.k8s.io/sparkapplication, pod, deployment, statefulset, '
+         'leaderworkerset.x-k8s.io/leaderworkerset'),
         ('kueue-cohorts:kueue.integrations',
          'add trainer.kubeflow.org/trainjob to integrations'),
     ],
     'runtime-asks-more-than-training-can-borrow': [
         ('kueue-cohorts:trainingRuntime.limits["nvidia.com/gpucores"]',
-         "lower it to at most 20 per node, or raise the training ClusterQueue's borrowingLimit (within the cohort's capacity)"),
+         "lower it to at most 20 per node, or raise the training ClusterQueue's borrowingLimit (within the cohort's "
+         "capacity)"),
         ('kueue-cohorts:trainingRuntime.limits["nvidia.com/gpumem"]',
-         "lower it to at most 2048 per node, or raise the training ClusterQueue's borrowingLimit (within the cohort's capacity)"),
+         "lower it to at most 2048 per node, or raise the training ClusterQueue's borrowingLimit (within the cohort's "
+         "capacity)"),
     ],
     'runtime-without-checkpoint': [
         ('kueue-cohorts:trainingRuntime',
@@ -296,37 +315,61 @@ EXPECTED = {
     ],
     'guide-pool-without-cpu-memory': [
         ('kueue-cohorts:sharedPool.tenants[0].floor',
-         "cover cpu and memory in the quota (e.g. nominalQuota {cpu: ..., memory: ...}), or exclude them from Kueue's accounting with kueue.resources.excludeResourcePrefixes ['cpu', 'memory'] (the manager Configuration's resources.excludeResourcePrefixes)"),
+         "cover cpu and memory in the quota (e.g. nominalQuota {cpu: ..., memory: ...}), or exclude them from Kueue's "
+         "accounting with kueue.resources.excludeResourcePrefixes ['cpu', 'memory'] (the manager Configuration's "
+         "resources.excludeResourcePrefixes)"),
         ('kueue-cohorts:sharedPool.tenants[1].floor',
-         "cover cpu and memory in the quota (e.g. nominalQuota {cpu: ..., memory: ...}), or exclude them from Kueue's accounting with kueue.resources.excludeResourcePrefixes ['cpu', 'memory'] (the manager Configuration's resources.excludeResourcePrefixes)"),
+         "cover cpu and memory in the quota (e.g. nominalQuota {cpu: ..., memory: ...}), or exclude them from Kueue's "
+         "accounting with kueue.resources.excludeResourcePrefixes ['cpu', 'memory'] (the manager Configuration's "
+         "resources.excludeResourcePrefixes)"),
     ],
     'system-namespace-as-tenant': [
         ('kueue-cohorts:inferenceTraining.training.namespaces[1]',
-         'remove the label and keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve)'),
+         'remove the label and keep system and controller namespaces out of the tenants: list only your workload '
+         'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
+         'kubeflow-system, kserve)'),
         ('kueue-cohorts:inferenceTraining.training.namespaces',
-         'pin the tenants by name with matchExpressions [{key: kubernetes.io/metadata.name, operator: In, values: [<your namespaces>]}] and keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve)'),
+         'pin the tenants by name with matchExpressions [{key: kubernetes.io/metadata.name, operator: In, values: '
+         '[<your namespaces>]}] and keep system and controller namespaces out of the tenants: list only your workload '
+         'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
+         'kubeflow-system, kserve)'),
         ('kueue-cohorts:inferenceTraining.training.namespaces[1]',
-         'keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve)'),
+         'keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: '
+         'kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve)'),
     ],
     'kueues-namespace-as-tenant': [
         ('kueue-cohorts:inferenceTraining.training.namespaces[1]',
-         'remove the label and keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve)'),
+         'remove the label and keep system and controller namespaces out of the tenants: list only your workload '
+         'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
+         'kubeflow-system, kserve)'),
         ('kueue-cohorts:inferenceTraining.training.namespaces',
-         'pin the tenants by name with matchExpressions [{key: kubernetes.io/metadata.name, operator: In, values: [<your namespaces>]}] and keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve)'),
+         'pin the tenants by name with matchExpressions [{key: kubernetes.io/metadata.name, operator: In, values: '
+         '[<your namespaces>]}] and keep system and controller namespaces out of the tenants: list only your workload '
+         'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
+         'kubeflow-system, kserve)'),
         ('kueue-cohorts:inferenceTraining.training.namespaces[1]',
-         'keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve)'),
+         'keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: '
+         'kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve)'),
     ],
     'extra-protected-namespace': [
         ('kueue-cohorts:inferenceTraining.training.namespaces[0]',
-         'remove the label and keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve, c12-training)'),
+         'remove the label and keep system and controller namespaces out of the tenants: list only your workload '
+         'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
+         'kubeflow-system, kserve, c12-training)'),
         ('kueue-cohorts:inferenceTraining.training.namespaces',
-         'pin the tenants by name with matchExpressions [{key: kubernetes.io/metadata.name, operator: In, values: [<your namespaces>]}] and keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve, c12-training)'),
+         'pin the tenants by name with matchExpressions [{key: kubernetes.io/metadata.name, operator: In, values: '
+         '[<your namespaces>]}] and keep system and controller namespaces out of the tenants: list only your workload '
+         'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
+         'kubeflow-system, kserve, c12-training)'),
         ('kueue-cohorts:inferenceTraining.training.namespaces[0]',
-         'keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve, c12-training)'),
+         'keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: '
+         'kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve, '
+         'c12-training)'),
     ],
     'two-queues-one-tenant-label': [
         ('kueue-cohorts:inferenceTraining.training.tenant',
-         'give each ClusterQueue its own tenant value (two ClusterQueues selecting the same tenant label would share its namespaces)'),
+         'give each ClusterQueue its own tenant value (two ClusterQueues selecting the same tenant label would share '
+         'its namespaces)'),
     ],
     'half-a-gpu-nominal': [
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"]',
@@ -366,7 +409,8 @@ EXPECTED = {
     ],
     'selector-labels-not-a-map': [
         ('kueue-cohorts:kueue.managedJobsNamespaceSelector',
-         'write {matchLabels: {<key>: <value>}} and/or {matchExpressions: [{key, operator: In|NotIn|Exists|DoesNotExist, values}]}'),
+         'write {matchLabels: {<key>: <value>}} and/or {matchExpressions: [{key, operator: '
+         'In|NotIn|Exists|DoesNotExist, values}]}'),
     ],
     'selector-a-list': [
         ('kueue-cohorts:kueue.managedJobsNamespaceSelector',
@@ -374,7 +418,8 @@ EXPECTED = {
     ],
     'namespace-label-not-a-label-key': [
         ('kueue-cohorts:inferenceTraining.namespaceLabel',
-         "use a label key such as kueue.x-k8s.io/queue (an optional DNS subdomain prefix and '/', then at most 63 alphanumerics, '-', '_' or '.')"),
+         "use a label key such as kueue.x-k8s.io/queue (an optional DNS subdomain prefix and '/', then at most 63 "
+         "alphanumerics, '-', '_' or '.')"),
     ],
     'nan-quantity': [
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota.cpu',
