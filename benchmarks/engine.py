@@ -43,6 +43,7 @@ import yaml
 
 import toolchain
 from benchmarks import add_write_flag, load_average, save, utc_now
+from deploy import engine
 from toolchain import versions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -244,7 +245,6 @@ class Run:
 
     def state_resources(self) -> list[dict[str, Any]]:
         """Return the resources of the bench stack's state (``pulumi stack export`` through deploy.engine)."""
-        from deploy import engine
 
         stack = engine.open_stack(STACK, work_dir=self.project, backend=self.env["PULUMI_BACKEND_URL"],
                                   create=False)
@@ -252,7 +252,6 @@ class Run:
 
     def fresh_stack(self) -> None:
         """Remove the bench stack from the backend (the cluster keeps its objects), so the next up starts empty."""
-        from deploy import engine
 
         stack = engine.open_stack(STACK, work_dir=self.project, backend=self.env["PULUMI_BACKEND_URL"],
                                   create=False)

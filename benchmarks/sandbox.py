@@ -40,6 +40,12 @@ from kubernetes import client as k8s
 from kubernetes import config as kconfig
 from kubernetes import watch
 
+from deploy import engine
+from deploy.scratch import Project
+from sandbox.cluster import Sandbox, stack_file
+from sandbox.paths import STATE_DIR_ENV, SandboxPaths
+from toolchain import versions
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "sandbox.json"
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
@@ -109,8 +115,6 @@ def measure_start(root: Path, starts: int = 1) -> dict:
     ``up`` of the same directory (between two rounds ``down --purge`` empties it; the last one stays up); return
     ``{"cold": [...], "warm": [...]}``, one dict per start with the seconds per phase (``Sandbox.up``'s report),
     ``total`` and the load averages before and after."""
-    from sandbox.cluster import Sandbox, stack_file
-    from sandbox.paths import SandboxPaths
 
     out: dict[str, list[dict]] = {"cold": [], "warm": []}
     box = Sandbox(SandboxPaths(root))
@@ -138,8 +142,6 @@ def _median_start(runs: list[dict]) -> dict:
 def apply_dev_stack(work: Path):
     """``pulumi up`` the dev stack from a scratch copy of the project under ``work`` (own file backend) into the
     sandbox named by ``$KUEUE_COHORTS_SANDBOX_DIR``; return ``(Automation API stack, seconds the up took)``."""
-    from deploy import engine
-    from deploy.scratch import Project
 
     work.mkdir(parents=True, exist_ok=True)
     stack = Project(work).open("dev")
@@ -268,7 +270,6 @@ def breakdown(rounds: list[dict]) -> dict:
 def measure_latency(root: Path, work: Path, round_trips: int) -> dict:
     """Apply the dev stack with pulumi up into the running sandbox at ``root``; return admission latencies, their
     breakdown into milestones (:data:`MILESTONES`) and the load averages before and after."""
-    from deploy import engine
 
     stack, pulumi_up = apply_dev_stack(work)
 
@@ -322,8 +323,6 @@ def scratch_dirs() -> Iterator[tuple[Path, Path]]:
     """Yield ``(sandbox state dir, project dir)`` in a temporary directory, with ``$KUEUE_COHORTS_SANDBOX_DIR``
     set to the first (the inline Pulumi program reads the kubeconfig path from it); the sandbox, if started
     there, is stopped and everything removed afterwards."""
-    from sandbox.cluster import Sandbox
-    from sandbox.paths import STATE_DIR_ENV, SandboxPaths
 
     with tempfile.TemporaryDirectory(prefix="kueue-cohorts-bench-") as tmp:
         root = Path(tmp) / "sandbox"
@@ -342,7 +341,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", choices=("all", "start", "latency"), default="all")
     parser.add_argument("--write", action="store_true", help=f"rewrite {RESULTS.relative_to(REPO)}")
     args = parser.parse_args(argv)
-    from toolchain import versions
 
     load_before = os.getloadavg()
     start = latency = None
@@ -351,8 +349,6 @@ def main(argv: list[str] | None = None) -> int:
             start = measure_start(root, args.starts)
         if args.part in ("all", "latency"):
             if start is None:
-                from sandbox.cluster import Sandbox, stack_file
-                from sandbox.paths import SandboxPaths
 
                 Sandbox(SandboxPaths(root)).up(stack_file("dev"))
             latency = measure_latency(root, work, args.round_trips)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import re
@@ -35,6 +36,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from tests.trainer.process import TrainerProcess, kill_all, start_nodes, trainer_env
+from trainer import checkpoints
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "trainer.json"
@@ -50,9 +54,9 @@ _RANK_FILE = re.compile(r"(?:__(\d+)_\d+\.distcp|rng_state_(\d+)\.pth|.*_rank(\d
 
 def build_trainer(output_dir: str):
     """The demo recipe with `_save_checkpoint` timed: prints `[bench] save checkpoint-N <seconds>` to stderr."""
-    from transformers import Trainer
+    from transformers import Trainer  # noqa: PLC0415  # optional trainer dependency: loaded late
 
-    from trainer import demo
+    from trainer import demo  # noqa: PLC0415  # optional trainer dependency: loaded late
 
     class TimedSaveTrainer(Trainer):
         def _save_checkpoint(self, model, trial):
@@ -69,7 +73,6 @@ def build_trainer(output_dir: str):
 
 
 def _env() -> dict[str, str]:
-    from tests.trainer.process import trainer_env
 
     return trainer_env(
         KUEUE_COHORTS_RECIPE="benchmarks.trainer:build_trainer",
@@ -81,7 +84,6 @@ def _env() -> dict[str, str]:
 
 
 def _start(root: Path, run: str):
-    from tests.trainer.process import TrainerProcess
 
     argv = [sys.executable, "-m", "trainer", "--checkpoint-root", str(root), "--run-name", run]
     return TrainerProcess(argv, _env(), cwd=ROOT)
@@ -102,10 +104,8 @@ def _summary(values: list[float]) -> dict:
 
 def measure(preemptions: int, seed: int) -> dict:
     """Run the benchmark; return the results document (also the JSON written to benchmarks/results/trainer.json)."""
-    import torch
-    from safetensors.torch import load_file
-
-    from trainer import checkpoints
+    import torch  # noqa: PLC0415  # optional trainer dependency: loaded late
+    from safetensors.torch import load_file  # noqa: PLC0415  # optional trainer dependency: loaded late
 
     chooser = random.Random(seed)
     lost, latency, flush, save, stops = [], [], [], [], []
@@ -181,13 +181,9 @@ def bytes_per_node(checkpoint: Path, nodes: int) -> list[int]:
 
 def measure_distributed(preemptions: int, seed: int, nodes: int = 2) -> dict:
     """The two-node part: returns the `distributed` section of the results document."""
-    import os
 
-    import torch
-    from safetensors.torch import load_file
-
-    from tests.trainer.process import kill_all, start_nodes
-    from trainer import checkpoints
+    import torch  # noqa: PLC0415  # optional trainer dependency: loaded late
+    from safetensors.torch import load_file  # noqa: PLC0415  # optional trainer dependency: loaded late
 
     env = {"KUEUE_COHORTS_RECIPE": "tests.trainer.recipes:build_trainer",
            "KUEUE_COHORTS_DEMO_MAX_STEPS": str(DIST_MAX_STEPS), "KUEUE_COHORTS_DEMO_SAVE_STEPS": str(DIST_SAVE_STEPS),

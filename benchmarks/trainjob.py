@@ -29,6 +29,12 @@ from kubernetes import config as kconfig
 
 from benchmarks import add_write_flag, save
 from benchmarks.sandbox import SLICE, _percentile, apply_dev_stack, machine, scratch_dirs
+from components.training import render_trainjob
+from components.validation import load_stack_file
+from deploy import engine
+from sandbox.cluster import Sandbox, stack_file
+from sandbox.paths import SandboxPaths
+from toolchain import versions
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "trainjob.json"
@@ -67,8 +73,6 @@ def _deployment(replicas: int) -> k8s.V1Deployment:
 
 def measure(root: Path, work: Path, round_trips: int) -> dict:
     """Run ``round_trips`` reclaim/return cycles on the sandbox at ``root``; return the figures in seconds."""
-    from components.training import render_trainjob
-    from components.validation import load_stack_file
 
     stack, pulumi_up = apply_dev_stack(work)
     api = kconfig.new_client_from_config(config_file=str(root / "kubeconfig"))
@@ -109,7 +113,6 @@ def measure(root: Path, work: Path, round_trips: int) -> dict:
         rounds.append(r)
     apps.delete_namespaced_deployment(JOB, INFERENCE_NS)
     custom.delete_namespaced_custom_object(*TRAINER, TRAINING_NS, "trainjobs", JOB)
-    from deploy import engine
 
     stack.destroy(**engine.run_kwargs(stack, policy=False, color="never"))
     summary = {}
@@ -128,9 +131,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--round-trips", type=int, default=10)
     add_write_flag(parser)
     args = parser.parse_args(argv)
-    from sandbox.cluster import Sandbox, stack_file
-    from sandbox.paths import SandboxPaths
-    from toolchain import versions
 
     load_before = os.getloadavg()
     with scratch_dirs() as (root, work):

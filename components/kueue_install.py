@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
+from kubernetes import client, config
 
 from components.kueue_config import chart_values, manager_configuration
 from components.settings import KueueSettings
@@ -124,7 +125,6 @@ def probe_through_apiserver(access: ClusterAccess) -> Callable[[], None]:
     (kubernetes.client.ApiException, OSError, ...) while the CRD is not served or a webhook does not answer."""
 
     def probe() -> None:
-        from kubernetes import client, config
 
         api = config.new_client_from_config(  # type: ignore[no-untyped-call]  # the kubernetes client is untyped
             config_file=access.kubeconfig, context=access.context)

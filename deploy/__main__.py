@@ -37,7 +37,10 @@ from pathlib import Path
 from pulumi import automation as auto
 
 import toolchain
+from components.validation import load_stack_file
 from deploy import engine, errors, locks, preflight, protection, recovery, settings, stackfile
+from deploy.scratch import Project, manifests
+from sandbox.paths import kubeconfig_path
 
 COMMANDS = ("up", "preview", "destroy", "refresh", "cancel", "render")
 
@@ -53,11 +56,6 @@ class Failure(Exception):
 
 def _sandbox_hint(stack: str) -> str | None:
     """Return a hint if ``stack`` targets the sandbox and its kubeconfig is missing, else None (best effort)."""
-    try:
-        from components.validation import load_stack_file
-        from sandbox.paths import kubeconfig_path
-    except ImportError:
-        return None
     try:
         settings_ = load_stack_file(engine.stack_config_file(stack))
     except Exception:  # noqa: BLE001 - the engine run reports settings errors properly
@@ -202,8 +200,6 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, echo: Ca
 
 def render(args: argparse.Namespace, echo: Callable[[str], None]) -> int:
     """``render``: ``pulumi up`` of a scratch copy of the stack in render mode into ``--out`` (see the module doc)."""
-    from deploy.scratch import Project, manifests
-
     if args.out is None:
         raise Failure(2, "deploy: render needs --out DIR")
     if not engine.stack_config_file(args.stack).is_file():

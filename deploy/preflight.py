@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from kubernetes import client, config
+
 from deploy.stackfile import KUBECONFIG_MODE, StackTarget
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
@@ -52,7 +54,6 @@ def check(target: StackTarget, environ: Mapping[str, str], timeout_seconds: floa
     """
     if target.mode != KUBECONFIG_MODE or any(k.endswith((".kubeconfig", ".context")) for k in target.secret_keys):
         return None
-    from kubernetes import client, config  # the official client: kubeconfig loading and /version
 
     files = kubeconfig_files(target, environ)
     shown = os.pathsep.join(str(f) for f in files)
@@ -95,7 +96,6 @@ def check(target: StackTarget, environ: Mapping[str, str], timeout_seconds: floa
 
 def _server_of(config_file: str, context: str) -> Optional[str]:
     """The ``server`` URL of ``context``'s cluster in ``config_file`` (None if it cannot be read)."""
-    from kubernetes import config
 
     try:
         loader = config.kube_config.KubeConfigLoader(

@@ -11,8 +11,10 @@ from collections import deque
 from pathlib import Path
 
 from components.errors import SettingsError
+from components.settings import raw_from_stack_file
 from sandbox.apply import SandboxError
 from sandbox.cluster import COMPONENTS, Sandbox, stack_file
+from sandbox.status import render
 from toolchain import ToolchainError
 
 
@@ -124,7 +126,6 @@ def _main(args: argparse.Namespace) -> int:
             print(f"sandbox: no stack file {path} (stacks/Pulumi.<stack>.yaml)", file=sys.stderr)
             return 2
         if args.only_if_sandbox:
-            from components.settings import raw_from_stack_file
 
             # Only the target matters here; the stack's config is validated (and reported) by the program.
             mode = (raw_from_stack_file(Path(path)).get("cluster") or {}).get("mode", "sandbox")
@@ -152,7 +153,6 @@ def _main(args: argparse.Namespace) -> int:
                   "`python -m deploy refresh --stack dev` (or `destroy`) before `make up`, or it finds nothing to do")
         return 0
     if args.command == "status":
-        from sandbox.status import render
 
         text, ok = render(sandbox)
         print(text)

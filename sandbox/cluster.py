@@ -24,7 +24,10 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 import yaml
+from kubernetes import config as kconfig
 
+import toolchain
+from components.validation import load_stack_file
 from sandbox import certs as certs_mod
 from sandbox import controlplane, files, jobcontrollers, kubeconfig, kueue, kwok, process
 from sandbox.apply import (
@@ -45,6 +48,7 @@ from sandbox.health import Probe
 from sandbox.paths import SandboxPaths
 from sandbox.ports import LOOPBACK, allocate
 from sandbox.state import State, locked
+from toolchain import versions as tv
 
 #: Components in start order (stopped in reverse).
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kueue",
@@ -208,9 +212,6 @@ class Sandbox:
         ``kueue_delay`` > 0 starts the Kueue manager that many seconds late (a test of clients that must wait for
         Kueue's webhooks): ``up`` then neither waits for it nor for its webhooks.
         """
-        import toolchain
-        from components.validation import load_stack_file
-        from toolchain import versions as tv
 
         t = time.monotonic()
         settings = load_stack_file(stack_path)
@@ -370,7 +371,6 @@ class Sandbox:
             self._log(f"released the node Leases of the previous kwok: {', '.join(released)}")
 
     def _client(self):
-        from kubernetes import config as kconfig
 
         api = kconfig.new_client_from_config(config_file=str(self.paths.kubeconfig))
         api.configuration.retries = 3
@@ -389,7 +389,6 @@ class Sandbox:
                          applied: bool = False) -> None:
         """Apply one kwok node per node of the stack's nodePools (unless ``applied``: the caller did), delete kwok
         nodes no longer in it, wait until they are Ready."""
-        from components.validation import load_stack_file
 
         settings = settings or load_stack_file(stack_path)
         api = api or self._client()

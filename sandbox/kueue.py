@@ -20,6 +20,7 @@ switched off with feature gate ``VisibilityOnDemand: false``.
 
 from __future__ import annotations
 
+import base64
 import copy
 import os
 import shutil
@@ -132,7 +133,6 @@ def conversion_webhook_crds(module_dir: Path) -> set[str]:
 
 def with_conversion_webhook(crd: Mapping, port: int, ca_bundle_pem: bytes) -> dict:
     """Return a copy of ``crd`` with ``spec.conversion`` = Webhook at ``https://127.0.0.1:<port>/convert``."""
-    import base64
 
     out = copy.deepcopy(dict(crd))
     out["spec"]["conversion"] = {

@@ -19,12 +19,17 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
+import hashlib
+import json
+import os
 import shutil
 import subprocess
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from toolchain import build, gocmd, paths, plugins, versions
 from toolchain.paths import cache_root, pulumi_home
@@ -199,11 +204,6 @@ def crd_documents(name: str) -> list[dict[str, Any]]:
     ``<cache>/crds/<name>-<sha256 of module, version and paths>.json`` (written atomically) and read from there
     afterwards (milliseconds). Raises ToolchainError as crd_files does.
     """
-    import hashlib
-    import json
-    import os
-
-    import yaml
 
     src = _versions().crds[name] if name in _versions().crds else None
     files = crd_files(name)
