@@ -73,7 +73,7 @@ lint: venv
 	$(PY) -m mypy $(LINTED)
 
 # Every suite: unit, policy, trainer, integration (real pulumi CLI), e2e (real kube-apiserver + Kueue).
-test: toolchain trainer-deps
+test: toolchain trainer-deps lint
 	$(PY) -m pytest
 
 test-unit: venv
