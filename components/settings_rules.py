@@ -129,7 +129,7 @@ def _uncovered(parts: tuple[Any, ...], values: Optional[Mapping[str, str]], cove
             for resource, amount in (values or {}).items() if resource not in covered]
 
 
-def _inference_bases(it: Any) -> list[tuple[tuple[Any, ...], Any, Optional[Mapping[str, str]],
+def _inference_bases(it: Any) -> list[tuple[tuple[Any, ...], Any, Mapping[str, str],
                                              Optional[Mapping[str, str]], Optional[Mapping[str, str]]]]:
     """(key base, flavor name or None, nominalQuota, borrowingLimit, lendingLimit) per inference flavor."""
     inf = it.inference

@@ -113,7 +113,7 @@ def capacity(config: Mapping[str, Any], config_env: Optional[Mapping[str, Any]] 
 def flavor_capacity(config: Mapping[str, Any], config_env: Optional[Mapping[str, Any]] = None) -> Mapping[str, Any]:
     """The per-flavor capacity: the policy config's `flavorCapacity` when set, else the one derived from the node
     pools that name their `resourceFlavor` in the stack's config, else {} (only the total is checked)."""
-    explicit = option("cohort-nominal-within-capacity", config, "flavorCapacity")
+    explicit: Mapping[str, Any] = option("cohort-nominal-within-capacity", config, "flavorCapacity")
     if explicit:
         return explicit
     env = pulumi_config_env() if config_env is None else config_env

@@ -26,10 +26,11 @@ class _Scope:
 
     label: str
     urn: Optional[str] = None
-    totals: dict = field(default_factory=lambda: defaultdict(Decimal))
-    parts: dict = field(default_factory=lambda: defaultdict(list))
-    largest: dict = field(default_factory=dict)  # resource -> (value, owner, entry): the biggest reservation
-    binary: set = field(default_factory=set)
+    totals: dict[str, Decimal] = field(default_factory=lambda: defaultdict(Decimal))
+    parts: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    largest: dict[str, tuple[Decimal, KubeObject, Any]] = field(default_factory=dict)  # resource -> (value, owner,
+    # entry): the biggest reservation
+    binary: set[str] = field(default_factory=set)
     by_flavor: dict[tuple[str, str], Decimal] = field(default_factory=lambda: defaultdict(Decimal))
     flavor_parts: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))
     # (flavor, resource) -> (value, owner, entry): the biggest reservation in that flavor
@@ -115,12 +116,12 @@ def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity
                 root = _root_cohort(owner.name, parents)
                 scope = scope_for(f"cohort/{root}", f"cohort '{root}'", owner.urn)
             else:
-                cohort = cohort_of(owner)
-                if cohort is None:
+                cohort_name = cohort_of(owner)
+                if cohort_name is None:
                     scope = scope_for(f"cq/{owner.name}", f"ClusterQueue '{owner.name}', which is in no cohort,",
                                       owner.urn)
                 else:
-                    root = _root_cohort(cohort, parents)
+                    root = _root_cohort(cohort_name, parents)
                     scope = scope_for(f"cohort/{root}", f"cohort '{root}'", owner.urn)
             for entry in quota_entries(owner):
                 try:

@@ -30,7 +30,7 @@ class QuotaEntry:
     flavor: str
     resource: str
     path: str
-    entry: Mapping
+    entry: Mapping[str, Any]
     group: int = 0
 
     def field(self, name: str) -> Any:

@@ -13,7 +13,7 @@ is not judged.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .checkpoint import RUNTIME_KINDS, TRAINER_GROUP, _trainer_jobs
 from .kueue import QuotaEntry, flavor_fit, quota_entries
@@ -42,7 +42,7 @@ def usable_quota(cq: KubeObject) -> dict[str, Decimal]:
     return out
 
 
-def _ever_usable(cq: KubeObject):
+def _ever_usable(cq: KubeObject) -> Callable[[QuotaEntry], Decimal]:
     """Per quota entry of `cq`: nominalQuota + borrowingLimit (unbounded without a borrowingLimit in a cohort)."""
     in_cohort = get(cq.spec, "cohortName") not in (MISSING, "")
 
