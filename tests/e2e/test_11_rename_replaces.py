@@ -5,7 +5,6 @@ succeeds, after which a queued Job is admitted in the renamed ClusterQueue."""
 import copy
 
 import yaml
-
 from e2e_support import REPO, SLICE, admitted_in, wait_for
 
 
