@@ -155,6 +155,10 @@ def cancel(args: argparse.Namespace, backend_url: str) -> int:
 # --- the engine run --------------------------------------------------------------------------------------------------
 
 
+UP_STARTS = "deploy: up starts (changes from here on)"
+"""Printed right before the engine's `up`: what follows may change the cluster (the preview before it does not)."""
+
+
 def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, echo: Callable[[str], None]) -> int:
     """Open the stack, reconcile an interrupted run before ``up``, run the command. Raises Failure."""
     output: list[str] = []
@@ -187,6 +191,7 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, echo: Ca
                 # change (it costs one more engine run; issue 13 item 12).
                 print("deploy: preview with the policy pack before up", flush=True)
                 stack.preview(**kwargs)
+            print(UP_STARTS, flush=True)
             stack.up(expect_no_changes=args.expect_no_changes or None, **kwargs)
         elif args.command == "refresh":
             stack.refresh(**kwargs)

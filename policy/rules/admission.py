@@ -151,12 +151,13 @@ class Guardrail:
             spec["variables"] = [{"name": n, "expression": e} for n, e in variables]
         spec["validations"] = validations
         return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy",
-                "metadata": {"name": self.name, "labels": self.labels()}, "spec": spec}
+                "metadata": {"name": self.name, "labels": self.labels(), "annotations": dict(PATCH_FORCE)},
+                "spec": spec}
 
     def binding_manifest(self, actions: Sequence[str]) -> dict[str, Any]:
         """The ValidatingAdmissionPolicyBinding of this policy with `actions` (validate_actions first)."""
         return {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicyBinding",
-                "metadata": {"name": self.name, "labels": self.labels()},
+                "metadata": {"name": self.name, "labels": self.labels(), "annotations": dict(PATCH_FORCE)},
                 "spec": {"policyName": self.name, "validationActions": list(validate_actions(actions))}}
 
 
@@ -187,6 +188,11 @@ def cel_string(text: str) -> str:
 def cel_list(items: Iterable[str]) -> str:
     """A CEL list of string literals, sorted: `["a", "b"]`."""
     return "[" + ", ".join(cel_string(i) for i in sorted(set(items))) + "]"
+
+
+PATCH_FORCE = {"pulumi.com/patchForce": "true"}
+"""pulumi-kubernetes annotation (as on every object of the stack): server-side apply takes the fields back from
+another field manager, so an `up` after an interrupted one (whose objects carry the killed run's manager) succeeds."""
 
 
 def _label_is(var: str, key: str, value: str) -> str:

@@ -13,7 +13,9 @@ import os
 import subprocess
 import sys
 
+import pytest
 from e2e_support import KUEUE, REPO, SLICE, wait_for
+from kubernetes.client import ApiException
 
 from cohorts import cli
 from sandbox.paths import STATE_DIR_ENV
@@ -141,25 +143,24 @@ def test_verify_names_every_hand_edited_quota_until_up_with_refresh_repairs_it(s
     cpu, gpu = _index(cluster, "c12-inference-cq", "cpu"), _index(cluster, "c12-inference-cq", GPU)
     tgpu = _index(cluster, "c12-training-cq", GPU)
     path = "/spec/resourceGroups/0/flavors/0/resources/{}/{}"
-    _patch(cluster, "c12-inference-cq", [
-        {"op": "replace", "path": path.format(cpu, "nominalQuota"), "value": "6"},
-        {"op": "replace", "path": path.format(gpu, "borrowingLimit"), "value": "1"}])
+    # The stack's admission policy (issue 17, item 1) refuses a borrowing inference queue at the API server itself.
+    with pytest.raises(ApiException) as denied:
+        _patch(cluster, "c12-inference-cq", [{"op": "replace", "path": path.format(gpu, "borrowingLimit"),
+                                             "value": "1"}])
+    assert denied.value.status == 422 and "inference-borrowing-limit-zero" in denied.value.body
+    _patch(cluster, "c12-inference-cq", [{"op": "replace", "path": path.format(cpu, "nominalQuota"), "value": "6"}])
     _patch(cluster, "c12-training-cq", [{"op": "add", "path": path.format(tgpu, "lendingLimit"), "value": "0"}])
 
     bad = _cli(sandbox, "verify", "--stack", "dev")
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert bad.stdout.splitlines()[0].endswith(": 3 differences")
+    assert bad.stdout.splitlines()[0].endswith(": 2 differences")
     field = "spec.resourceGroups[0].flavors[0].resources[{}].{}"
     assert (f'  - ClusterQueue c12-inference-cq: {field.format(cpu, "nominalQuota")} (cpu): differs: '
             'expected "4", live "6"') in bad.stdout.splitlines()
-    assert (f"  - ClusterQueue c12-inference-cq: {field.format(gpu, 'borrowingLimit')} ({GPU}): the inference "
-            'ClusterQueue must never borrow (an absent borrowingLimit means unlimited): expected "0", live "1"'
-            ) in bad.stdout.splitlines()
     added = ("c12-training-cq", field.format(tgpu, "lendingLimit"))
     assert (f"  - ClusterQueue c12-training-cq: {field.format(tgpu, 'lendingLimit')} ({GPU}): set on the cluster, "
             'not in the stack: expected absent, live "0"') in bad.stdout.splitlines()
-    edited = sorted([("c12-inference-cq", field.format(cpu, "nominalQuota")),
-                     ("c12-inference-cq", field.format(gpu, "borrowingLimit")), added])
+    edited = sorted([("c12-inference-cq", field.format(cpu, "nominalQuota")), added])
     assert _differences(sandbox) == edited
 
     project.run(dev_stack, "up")
