@@ -43,14 +43,18 @@ def kill_mid_run(project: Path, env: dict[str, str], log: Path, ready: Callable[
                                 cwd=project, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + timeout
+        before_up: set[int] = set()  # the pids of the preview deploy runs first (its lock may linger)
         while time.monotonic() < deadline:
-            locks = lock_files(state, stack)
             text = log.read_text()
-            # deploy previews with the policy pack before up: the kill points are counted in the up's own output
-            if locks and UP_STARTS in text and ready(text.split(UP_STARTS, 1)[1]):
-                pid = json.loads(locks[0].read_text())["pid"]
-                os.kill(pid, signal.SIGKILL)
-                return pid
+            pids = [_lock_pid(lock) for lock in lock_files(state, stack)]
+            if UP_STARTS not in text:
+                before_up.update(pid for pid in pids if pid is not None)
+            # deploy previews with the policy pack before up: the kill points are counted in the up's own output,
+            # and the pid killed is the up's (a live lock holder that is not the preview)
+            live = [pid for pid in pids if pid is not None and pid not in before_up and _alive(pid)]
+            if live and UP_STARTS in text and ready(text.split(UP_STARTS, 1)[1]):
+                os.kill(live[0], signal.SIGKILL)
+                return live[0]
             assert proc.poll() is None, f"the run ended before the kill point:\n{log.read_text()}"
             time.sleep(0.05)
         pytest.fail(f"the kill point did not come within {timeout} s:\n{log.read_text()}")
@@ -61,6 +65,21 @@ def kill_mid_run(project: Path, env: dict[str, str], log: Path, ready: Callable[
             pass
         proc.wait()
         kill_orphans(project)
+
+
+def _lock_pid(lock: Path) -> int | None:
+    try:
+        return int(json.loads(lock.read_text())["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # removed or half-written while we read it
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def kill_orphans(project: Path) -> None:
