@@ -98,6 +98,8 @@ def process_start(pid: int) -> Optional[datetime]:
         pass  # exists, another user's
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
+        if stat.rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+            return None  # a zombie (killed, not yet reaped) or dead process holds nothing
         ticks = int(stat.rsplit(")", 1)[1].split()[19])  # field 22: starttime, in clock ticks since boot
         btime = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
                      if line.startswith("btime "))

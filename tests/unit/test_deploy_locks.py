@@ -137,3 +137,22 @@ def test_cancel_on_another_backend_prints_the_engines_advice(project, tmp_path):
     proc = deploy(project, "cancel", "--stack", "dev", env=env, timeout=120)
     assert proc.returncode == 1
     assert "s3://team-bucket/kueue-cohorts" in proc.stderr and "`pulumi cancel --stack dev`" in proc.stderr
+
+
+def test_a_killed_process_not_yet_reaped_holds_no_lock():
+    """A SIGKILLed engine whose parent died too stays a zombie until init reaps it: it holds nothing."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from deploy.locks import process_start
+
+    child = subprocess.Popen(["sleep", "30"])
+    os.kill(child.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and process_start(child.pid) is not None:
+        time.sleep(0.05)
+    assert process_start(child.pid) is None  # a zombie until child.wait() below
+    child.wait()
+    assert process_start(os.getpid()) is not None
