@@ -20,6 +20,8 @@ STACK = {"config": {
          "labels": {"kueue-cohorts/pool": "e2e-a100"}},
     ],
     "kueue-cohorts:resourceFlavor": {"name": "e2e-a100", "nodeLabels": {"kueue-cohorts/pool": "e2e-a100"}},
+    # GPU-only floors: cpu and memory declared out of Kueue's accounting (cluster-queue-covers-pod-resources).
+    "kueue-cohorts:kueue": {"resources": {"excludeResourcePrefixes": ["cpu", "memory"]}},
     "kueue-cohorts:sharedPool": {
         "cohort": "e2e-shared",
         "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
