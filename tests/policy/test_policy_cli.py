@@ -352,6 +352,7 @@ k8s.apiextensions.CustomResourcePatch(
     kind="ClusterQueue",
     metadata={{"name": "c12-inference-cq", "annotations": {{"pulumi.com/patchForce": "true"}}}},
     spec={{
+        "cohortName": "c12-shared",
         "resourceGroups": [{{"coveredResources": ["nvidia.com/gpualloc"], "flavors": [{{"name": "c12-default",
             "resources": [{{"name": "nvidia.com/gpualloc", "nominalQuota": "1", "borrowingLimit": "100"}}]}}]}}],
         "preemption": {{"reclaimWithinCohort": "Never"}},

@@ -57,8 +57,9 @@ def test_sigterm_mid_step_checkpoints_that_step_exits_0_and_resumes_to_the_same_
     resumed = run(tmp_path, "preempted", **KNOBS)
     assert f"resuming from {run_dir / 'checkpoint-13'} at global step 13" in resumed.ours()
     assert "training finished at global step 30" in resumed.ours()
-    # save_total_limit 2: checkpoint-13 (resumed from) is never rotated away, checkpoint-30 (just written) neither.
-    assert steps(run_dir) == [13, 20, 30]
+    # save_total_limit 2, counted the Trainer's way (issue 16: the protected checkpoints count toward the limit):
+    # checkpoint-13 (resumed from) and checkpoint-30 (just written) are kept, so checkpoint-20 is rotated away.
+    assert steps(run_dir) == [13, 30]
 
     assert reference.wait() == 0, reference.log()
     assert steps(tmp_path / "reference") == [20, 30]
