@@ -42,16 +42,6 @@ TRAINER_PARENT = "/opt/kueue-cohorts"  # on PYTHONPATH; the ConfigMap is mounted
 COMMAND = ["python", "-m", "trainer"]
 TRAINER_SOURCE_DIR = Path(__file__).resolve().parents[1] / "trainer"
 
-_DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-_RECIPE = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
-_ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
-RESERVED_ENV = frozenset(
-    {"PYTHONPATH", "KUEUE_COHORTS_RUN_NAME", "KUEUE_COHORTS_CHECKPOINT_ROOT", "KUEUE_COHORTS_RECIPE",
-     "KUEUE_COHORTS_SAVE_STEPS"}
-)
-
-
-
 def trainer_sources(source_dir: Path = TRAINER_SOURCE_DIR) -> dict[str, str]:
     """The entrypoint package as ConfigMap data: {"<file>.py": text} for every .py file of trainer/ (sorted).
 
