@@ -25,7 +25,8 @@ from .queues import QueueIndex, label_sets
 from .values import MISSING, UnknownValueError, Violation, get
 
 
-def _priority_value(raw: Any) -> Optional[int]:
+def priority_value(raw: Any) -> Optional[int]:
+    """A WorkloadPriorityClass value as an int (JSON numbers arrive as floats; digit strings accepted), or None."""
     if isinstance(raw, bool):
         return None
     if isinstance(raw, (int, float)) and float(raw).is_integer():
@@ -68,7 +69,7 @@ def check_workload_priority_class(objects: Iterable[KubeObject], inference_names
     # role -> [(value, description, object, field)]: the priorities each side runs at
     ranked: dict[str, list[tuple[int, str, KubeObject, str]]] = {INFERENCE_ROLE: [], TRAINING_ROLE: []}
     for name, raw in (priority_classes or {}).items():
-        value = _priority_value(raw)
+        value = priority_value(raw)
         if value is None:
             found.append(Violation(
                 f"The workload-priority-class policy config gives priorityClasses['{name}'] the value {raw!r}; "
@@ -78,7 +79,7 @@ def check_workload_priority_class(objects: Iterable[KubeObject], inference_names
 
     for wpc in (o for o in objects if o.is_kueue("WorkloadPriorityClass")):
         try:
-            value = _priority_value(get(wpc.props, "value"))
+            value = priority_value(get(wpc.props, "value"))
             if value is None:
                 found.append(violation(
                     wpc, POLICY, "value", get(wpc.props, "value"), "a WorkloadPriorityClass value is an int32",

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Iterable, Optional
 
 from .objects import (
     INFERENCE_ROLE,
@@ -41,6 +41,7 @@ from .objects import (
     cohort_of,
     violation,
 )
+from .priority import priority_value as _priority_value
 from .queues import QueueIndex, label_sets
 from .values import MISSING, UnknownValueError, Violation, format_path, get
 
@@ -91,18 +92,6 @@ class Roles:
     def why(self, cq_name: str) -> list[str]:
         """The evidence for the role of `cq_name` (empty when undecided)."""
         return list(self.reasons.get(cq_name, []))
-
-
-def _priority_value(raw: Any) -> Optional[int]:
-    if isinstance(raw, bool):
-        return None
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, float) and raw.is_integer():
-        return int(raw)
-    if isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
-        return int(raw)
-    return None
 
 
 def classify(objects: Iterable[KubeObject], declared: Mapping[str, str] | None = None,
