@@ -56,7 +56,7 @@ class Rule:
     check: Callable[..., list[Violation]]
 
 
-_ROLES_MEMO: list[tuple[Sequence[KubeObject], tuple[Any, ...], Roles]] = []
+_ROLES_MEMO: list[tuple[Sequence[KubeObject], dict[tuple[Any, ...], Roles]]] = []
 
 
 def roles_of(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> Roles:
@@ -70,11 +70,13 @@ def roles_of(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> Roles
     key = (tuple(sorted(declared.items())), tuple(classes))
     # Every role-aware rule of one judgement asks for the same stack: classify it once (the memo keeps the list, so
     # its identity cannot be reused by another one while it is remembered).
-    if _ROLES_MEMO and _ROLES_MEMO[0][0] is objects and _ROLES_MEMO[0][1] == key:
-        return _ROLES_MEMO[0][2]
-    roles = classify(objects, declared, classes)
-    _ROLES_MEMO[:] = [(objects, key, roles)]
-    return roles
+    # Rules pass different options (the same facts under each policy's name), so remember each key's answer.
+    if not _ROLES_MEMO or _ROLES_MEMO[0][0] is not objects:
+        _ROLES_MEMO[:] = [(objects, {})]
+    known = _ROLES_MEMO[0][1]
+    if key not in known:
+        known[key] = classify(objects, declared, classes)
+    return known[key]
 
 
 def inference_queue_names(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> set[str]:

@@ -5,6 +5,7 @@ name fields without loading the SDK.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Sequence
 
 
@@ -16,6 +17,20 @@ def format_path(parts: Sequence[Any]) -> str:
     Returns:
         The dotted path, e.g. "spec.resourceGroups[0].flavors[0].resources[2].nominalQuota".
     """
+    key = tuple(parts)
+    try:
+        return _format_cached(key)
+    except TypeError:  # an unhashable part: format it without the cache
+        return _format(key)
+
+
+@lru_cache(maxsize=8192)
+def _format_cached(parts: tuple[Any, ...]) -> str:
+    """`_format`, remembered: a stack repeats the same few hundred paths over thousands of objects."""
+    return _format(parts)
+
+
+def _format(parts: tuple[Any, ...]) -> str:
     out = ""
     for part in parts:
         text = str(part)

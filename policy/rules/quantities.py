@@ -6,6 +6,7 @@ Upstream grammar: k8s.io/apimachinery/pkg/api/resource (Quantity). The pack does
 from __future__ import annotations
 
 from decimal import ROUND_UP, Decimal, localcontext
+from functools import lru_cache
 from typing import Any, Optional
 
 from kubernetes.utils import parse_quantity
@@ -29,8 +30,15 @@ def parse(value: Any) -> Optional[Decimal]:
         return None
     if isinstance(value, float) and value.is_integer():
         value = int(value)  # JSON numbers arrive as floats through the gRPC Struct
+    return _parse_text(str(value).strip())
+
+
+@lru_cache(maxsize=4096)
+def _parse_text(text: str) -> Optional[Decimal]:
+    """`parse` of a stripped text, remembered (Decimals are immutable; a stack repeats a few quantities thousands
+    of times)."""
     try:
-        parsed = Decimal(parse_quantity(str(value).strip()))  # type: ignore[no-untyped-call]  # kubernetes.utils is untyped
+        parsed = Decimal(parse_quantity(text))  # type: ignore[no-untyped-call]  # kubernetes.utils is untyped
     except (ValueError, ArithmeticError):
         return None
     if not parsed.is_finite() or parsed.copy_abs() > _MAX_QUANTITY:

@@ -66,28 +66,42 @@ class QueueIndex:
 def label_sets(props: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Yield (field path, labels) for every label set of an object: `metadata.labels` at the root and in every
     nested template (Job/Deployment/StatefulSet pod templates, JobSet replicatedJobs, CronJob jobTemplate, ...)
-    and KServe's `spec.predictor.labels`.
+    and KServe's `spec.predictor.labels`, in document order.
 
-    Unknown values elsewhere in the object are skipped; an unknown `metadata` or `labels` value raises
-    UnknownValueError (it could hide a queue label).
+    Walked iteratively (deep nesting never reaches Python's recursion limit, and a stack of thousands of objects
+    costs one pass each). Unknown values elsewhere in the object are skipped; an unknown `metadata` or `labels`
+    value raises UnknownValueError (it could hide a queue label).
     """
-    if is_map(props):
-        for key in list(props):
-            try:
-                value = props[key]
-            except UnknownValueError:
-                if key in ("metadata", "labels"):
-                    raise
-                continue
-            here = path + (key,)
-            if key == "labels" and path and path[-1] in _LABEL_PARENTS and is_map(value):
-                yield format_path(here), value
-            else:
-                yield from label_sets(value, here)
-    elif is_list(props):
-        for i in range(len(props)):
-            try:
-                value = props[i]
-            except UnknownValueError:
-                continue
-            yield from label_sets(value, path + (i,))
+    stack: list[tuple[tuple[Any, ...], Any]] = [(path, props)]
+    while stack:
+        here, node = stack.pop()
+        children: list[tuple[tuple[Any, ...], Any]] = []
+        if type(node) is dict:  # plain JSON (the program's objects): no value can be unknown
+            for key, value in node.items():
+                if key == "labels" and here and here[-1] in _LABEL_PARENTS and is_map(value):
+                    yield format_path(here + (key,)), value
+                elif type(value) not in _PLAIN:
+                    children.append((here + (key,), value))
+        elif is_map(node):
+            for key in list(node):
+                try:
+                    value = node[key]
+                except UnknownValueError:
+                    if key in ("metadata", "labels"):
+                        raise
+                    continue
+                if key == "labels" and here and here[-1] in _LABEL_PARENTS and is_map(value):
+                    yield format_path(here + (key,)), value
+                else:
+                    children.append((here + (key,), value))
+        elif is_list(node):
+            for i in range(len(node)):
+                try:
+                    children.append((here + (i,), node[i]))
+                except UnknownValueError:
+                    continue
+        stack.extend(reversed(children))
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+"""Scalar types a label set can never hide in."""

@@ -93,14 +93,28 @@ class Violation:
     policy: str = ""
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None), bytes})
+"""Exact types that are never a map or a list (a subclass still goes through the ABC checks)."""
+
+
 def is_map(value: Any) -> bool:
     """Return True for a JSON object (a dict or the SDK's dict proxy)."""
-    return type(value) is dict or isinstance(value, Mapping)  # dict first: the ABC check is slow
+    kind = type(value)  # plain JSON types first: the ABC checks are slow, and these are nearly every value
+    if kind is dict:
+        return True
+    if kind in _SCALARS or kind is list:
+        return False
+    return isinstance(value, Mapping)
 
 
 def is_list(value: Any) -> bool:
     """Return True for a JSON array (a list or the SDK's list proxy); strings are not lists."""
-    return type(value) is list or (isinstance(value, Sequence) and not isinstance(value, (str, bytes)))
+    kind = type(value)
+    if kind is list:
+        return True
+    if kind in _SCALARS or kind is dict:
+        return False
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
 
 
 def get(obj: Any, *path: Any) -> Any:
