@@ -3,21 +3,36 @@
 The live preview of a pull request (.github/workflows/preview.yml, job ``live-preview``) runs the pull request's
 own program against the real cluster. It does so as a separate identity (a user or group of the cluster's
 authenticator, or a ServiceAccount) whose kubeconfig lives in the GitHub environment ``preview-<stack>``, never with
-the deploy credentials. ``preview_rbac`` returns the ClusterRole and ClusterRoleBinding that give that identity
-read access (verbs ``get``, ``list``, ``watch``) to exactly the (apiGroup, resource) pairs the stack manages, and
-nothing else: no write verb, no wildcard, no ``secrets`` unless the stack itself manages Secrets.
+the deploy credentials. The stack setting ``previewIdentity`` (components/settings.py) makes the stack register
+that identity's RBAC itself (components/preview_identity.py); ``identity_plan`` is the pure plan of it:
 
-Upstream: Kubernetes RBAC (``rbac.authorization.k8s.io/v1``, ClusterRole ``rules[].apiGroups/resources/verbs``,
-ClusterRoleBinding ``roleRef`` / ``subjects``); the kind -> resource rule of ``resource_of`` is apimachinery's
-``meta.UnsafeGuessKindToResource`` (k8s.io/apimachinery pkg/api/meta/restmapper.go), exact for every kind whose
-CRD or built-in type uses the conventional plural (all the kinds this project manages).
+- a ClusterRole and ClusterRoleBinding with get, list, watch on the stack's cluster-scoped kinds (ClusterQueue,
+  ResourceFlavor, Namespace, ValidatingAdmissionPolicy, the RBAC kinds themselves, the CRDs and webhook
+  configurations of Kueue's chart, ...);
+- per namespace the stack writes objects to, a Role and RoleBinding with get, list, watch on the kinds of those
+  objects there, and nowhere else (Kueue's chart has a Secret in Kueue's namespace: the identity reads Secrets
+  there, not in every namespace);
+- for a ServiceAccount the stack creates, the account and (when asked) its namespace.
+
+No write verb, no wildcard. The kinds come from the stack's own render (``components.render.render_stack`` and
+``admission_manifests.render_admission``), Kueue's chart (``KUEUE_CHART_OBJECTS``, the kinds of the pinned chart
+with our values) when the stack installs Kueue, and the identity's own objects.
+
+Upstream: Kubernetes RBAC (``rbac.authorization.k8s.io/v1``, ClusterRole/Role ``rules[].apiGroups/resources/verbs``,
+ClusterRoleBinding/RoleBinding ``roleRef`` / ``subjects``); the kind -> resource rule of ``resource_of`` is
+apimachinery's ``meta.UnsafeGuessKindToResource`` (k8s.io/apimachinery pkg/api/meta/restmapper.go), exact for every
+kind whose CRD or built-in type uses the conventional plural (all the kinds this project manages).
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
+
+from components.admission_manifests import render_admission
+from components.render import render_stack
+from components.settings import PreviewIdentityCreate, Settings
 
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
 READ_VERBS = ("get", "list", "watch")
@@ -104,35 +119,219 @@ def _rules(kinds: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
             for group, resources in sorted(by_group.items())]
 
 
-def preview_rbac(kinds: Iterable[tuple[str, str]], subject: Subject, name: str = DEFAULT_NAME,
+#: Cluster-scoped kinds, (apiGroup, kind), that a stack of this project may register. A manifest of one of these
+#: kinds is cluster-scoped even when it carries a namespace (Helm charts put the release namespace on every object,
+#: and the API server ignores it for a cluster-scoped kind); any other kind is namespaced when it has a namespace.
+CLUSTER_SCOPED_KINDS: frozenset[tuple[str, str]] = frozenset({
+    ("", "Namespace"), ("", "PersistentVolume"),
+    ("rbac.authorization.k8s.io", "ClusterRole"), ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"), ("apiregistration.k8s.io", "APIService"),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"), ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+    ("scheduling.k8s.io", "PriorityClass"), ("storage.k8s.io", "StorageClass"),
+    ("kueue.x-k8s.io", "ClusterQueue"), ("kueue.x-k8s.io", "Cohort"), ("kueue.x-k8s.io", "ResourceFlavor"),
+    ("kueue.x-k8s.io", "WorkloadPriorityClass"), ("kueue.x-k8s.io", "Topology"), ("kueue.x-k8s.io", "AdmissionCheck"),
+    ("kueue.x-k8s.io", "MultiKueueCluster"), ("kueue.x-k8s.io", "MultiKueueConfig"),
+    ("kueue.x-k8s.io", "ProvisioningRequestConfig"), ("trainer.kubeflow.org", "ClusterTrainingRuntime"),
+})
+
+#: The chart version ``KUEUE_CHART_OBJECTS`` was read from (toolchain/versions.toml [charts] kueue; a unit test fails
+#: when the pin moves, and tests/integration/test_preview_identity_cli.py compares the table with the real render).
+KUEUE_CHART_VERSION = "0.19.2"
+#: Placeholder namespace of ``KUEUE_CHART_OBJECTS``: the release namespace (kueue.namespace).
+RELEASE_NAMESPACE = "<release>"
+#: (apiVersion, kind, namespace) of every kind Kueue's chart renders with our values (only managerConfig set:
+#: no cert-manager, Prometheus, KueueViz, visibility APF or MutatingAdmissionPolicy; helm template of charts/kueue at
+#: KUEUE_CHART_VERSION). The visibility API's RoleBinding lives in kube-system (extension-apiserver-authentication-
+#: reader); the webhook configurations carry the release namespace but are cluster-scoped.
+KUEUE_CHART_OBJECTS: tuple[tuple[str, str, Optional[str]], ...] = (
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", RELEASE_NAMESPACE),
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", RELEASE_NAMESPACE),
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition", None),
+    ("apiregistration.k8s.io/v1", "APIService", None),
+    ("apps/v1", "Deployment", RELEASE_NAMESPACE),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole", None),
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", None),
+    ("rbac.authorization.k8s.io/v1", "Role", RELEASE_NAMESPACE),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding", RELEASE_NAMESPACE),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding", "kube-system"),
+    ("v1", "ConfigMap", RELEASE_NAMESPACE),
+    ("v1", "Secret", RELEASE_NAMESPACE),
+    ("v1", "Service", RELEASE_NAMESPACE),
+    ("v1", "ServiceAccount", RELEASE_NAMESPACE),
+)
+
+
+def _group(api_version: str) -> str:
+    return api_version.split("/", 1)[0] if "/" in api_version else ""
+
+
+@dataclass(frozen=True)
+class ReadAccess:
+    """The kinds a stack manages, by scope, as (apiGroup, resource) pairs.
+
+    cluster: the kinds of its cluster-scoped objects. namespaced: namespace -> the kinds of its objects in that
+    namespace (namespaces in which the stack has no object are absent).
+    """
+
+    cluster: frozenset[tuple[str, str]]
+    namespaced: Mapping[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
+
+    def all_kinds(self) -> list[tuple[str, str]]:
+        """Every (apiGroup, resource) pair, of either scope, sorted and distinct."""
+        return sorted(self.cluster.union(*self.namespaced.values()))
+
+
+def read_access(manifests: Iterable[Mapping[str, Any]]) -> ReadAccess:
+    """Split the kinds of rendered objects by scope: a manifest whose (apiGroup, kind) is in CLUSTER_SCOPED_KINDS, or
+    that has no ``metadata.namespace``, is cluster-scoped; any other counts in its namespace.
+
+    Raises ValueError for a manifest without apiVersion or kind."""
+    cluster: set[tuple[str, str]] = set()
+    namespaced: dict[str, set[tuple[str, str]]] = {}
+    for manifest in manifests:
+        [pair] = kinds_of([manifest])
+        namespace = (manifest.get("metadata") or {}).get("namespace")
+        if (_group(str(manifest["apiVersion"])), str(manifest["kind"])) in CLUSTER_SCOPED_KINDS or not namespace:
+            cluster.add(pair)
+        else:
+            namespaced.setdefault(str(namespace), set()).add(pair)
+    return ReadAccess(frozenset(cluster), {ns: frozenset(kinds) for ns, kinds in sorted(namespaced.items())})
+
+
+def preview_rbac(access: ReadAccess, subject: Subject, name: str = DEFAULT_NAME,
                  labels: Optional[Mapping[str, str]] = None) -> list[dict[str, Any]]:
-    """Return ``[ClusterRole, ClusterRoleBinding]`` manifests giving ``subject`` read-only access to ``kinds``.
+    """Return the RBAC manifests giving ``subject`` read-only access to exactly ``access``.
 
     Args:
-        kinds: (apiGroup, resource) pairs the stack manages, e.g. ``("kueue.x-k8s.io", "clusterqueues")``,
-            ``("", "namespaces")``; duplicates are merged. ``kinds_of(manifests)`` derives them from rendered
-            objects.
+        access: the kinds to read (``read_access(manifests)``), e.g. cluster ``{("kueue.x-k8s.io",
+            "clusterqueues")}`` and namespaced ``{"team-a": {("kueue.x-k8s.io", "localqueues")}}``.
         subject: the preview identity (Subject).
-        name: metadata.name of both objects (a DNS subdomain; default ``kueue-cohorts-preview``).
-        labels: metadata.labels of both objects (default none).
+        name: metadata.name of every object (a DNS subdomain; default ``kueue-cohorts-preview``).
+        labels: metadata.labels of every object (default none).
     Returns:
-        Two manifests (``rbac.authorization.k8s.io/v1``): a ClusterRole with one rule per API group (verbs
-        get, list, watch only) and a ClusterRoleBinding of that role to ``subject``.
+        ``rbac.authorization.k8s.io/v1`` manifests: a ClusterRole (one rule per API group, verbs get, list, watch
+        only) and its ClusterRoleBinding to ``subject`` when ``access.cluster`` is not empty; then per namespace of
+        ``access.namespaced``, in name order, a Role in it with that namespace's kinds and its RoleBinding.
     Raises:
-        ValueError: no kinds, a wildcard, a malformed group or resource, an invalid subject or name.
+        ValueError: no kinds at all, a wildcard, a malformed group or resource, an invalid subject or name.
     """
     if not _DNS_SUBDOMAIN.match(name) or len(name) > 253:
         raise ValueError(f"name {name!r}: must be a DNS subdomain")
+    who = [subject.manifest()]
+    if not access.all_kinds():
+        _rules(())  # raises: the identity would read nothing
 
-    def metadata() -> dict[str, Any]:
-        return {"name": name, **({"labels": dict(labels)} if labels else {})}
+    def metadata(namespace: Optional[str] = None) -> dict[str, Any]:
+        return {"name": name, **({"namespace": namespace} if namespace else {}),
+                **({"labels": dict(labels)} if labels else {})}
 
-    role = {"apiVersion": RBAC_API_VERSION, "kind": "ClusterRole", "metadata": metadata(), "rules": _rules(kinds)}
-    binding = {
-        "apiVersion": RBAC_API_VERSION,
-        "kind": "ClusterRoleBinding",
-        "metadata": metadata(),
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-        "subjects": [subject.manifest()],
-    }
-    return [role, binding]
+    def role_ref(kind: str) -> dict[str, str]:
+        return {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name}
+
+    out: list[dict[str, Any]] = []
+    if access.cluster:
+        out += [{"apiVersion": RBAC_API_VERSION, "kind": "ClusterRole", "metadata": metadata(),
+                 "rules": _rules(access.cluster)},
+                {"apiVersion": RBAC_API_VERSION, "kind": "ClusterRoleBinding", "metadata": metadata(),
+                 "roleRef": role_ref("ClusterRole"), "subjects": who}]
+    for namespace, kinds in sorted(access.namespaced.items()):
+        if not _DNS_SUBDOMAIN.match(namespace):
+            raise ValueError(f"namespace {namespace!r}: must be a DNS label")
+        out += [{"apiVersion": RBAC_API_VERSION, "kind": "Role", "metadata": metadata(namespace),
+                 "rules": _rules(kinds)},
+                {"apiVersion": RBAC_API_VERSION, "kind": "RoleBinding", "metadata": metadata(namespace),
+                 "roleRef": role_ref("Role"), "subjects": who}]
+    return out
+
+
+MANAGED_BY = {"app.kubernetes.io/managed-by": "kueue-cohorts", "kueue-cohorts/role": "preview-identity"}
+"""Labels of every object of the preview identity."""
+
+
+@dataclass(frozen=True)
+class IdentityPlan:
+    """The preview identity's objects, in registration order.
+
+    subject: the RBAC subject. namespace: the Namespace manifest the stack creates for the ServiceAccount, or None.
+    service_account: the ServiceAccount manifest the stack creates, or None. rbac: ``preview_rbac``'s manifests
+    (ClusterRole, ClusterRoleBinding, then a Role and RoleBinding per namespace). access: the kinds they grant.
+    """
+
+    subject: Subject
+    namespace: Optional[dict[str, Any]]
+    service_account: Optional[dict[str, Any]]
+    rbac: list[dict[str, Any]]
+    access: ReadAccess
+
+    def manifests(self) -> list[dict[str, Any]]:
+        """Every object of the plan, in registration order."""
+        return [m for m in (self.namespace, self.service_account) if m is not None] + self.rbac
+
+
+def kueue_install_manifests(settings: Settings) -> list[dict[str, Any]]:
+    """Stand-ins for what ``KueueInstallation`` registers (kueue.install true): Kueue's Namespace, one object per
+    kind of ``KUEUE_CHART_OBJECTS`` in its namespace, and the webhook-readiness ConfigMap. Only apiVersion, kind and
+    metadata are meaningful (for ``read_access``). Empty when the stack does not install Kueue."""
+    if not settings.kueue.install:
+        return []
+    namespace = settings.kueue.namespace
+    out: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}]
+    for api_version, kind, where in KUEUE_CHART_OBJECTS:
+        metadata = {"name": f"kueue-chart-{kind.lower()}"}
+        if where is not None:
+            metadata["namespace"] = namespace if where == RELEASE_NAMESPACE else where
+        out.append({"apiVersion": api_version, "kind": kind, "metadata": metadata})
+    out.append({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "kueue-cohorts-webhooks-ready", "namespace": namespace}})
+    return out
+
+
+def stack_manifests(settings: Settings) -> list[dict[str, Any]]:
+    """Every object the stack registers apart from the preview identity: ``render_stack`` (registered objects
+    only), the admission guardrails (``render_admission``) and the Kueue installation (``kueue_install_manifests``)."""
+    rendered = [r.manifest for r in render_stack(settings) + render_admission(settings) if r.registered]
+    return [dict(m) for m in rendered] + kueue_install_manifests(settings)
+
+
+def identity_plan(settings: Settings) -> Optional[IdentityPlan]:
+    """The preview identity of a stack (``previewIdentity``), or None when the stack has none.
+
+    The RBAC grants get, list, watch on the kinds of ``stack_manifests(settings)`` plus the identity's own objects:
+    its Namespace and ServiceAccount when created, the ClusterRole and ClusterRoleBinding, and a Role and RoleBinding
+    in every namespace that holds an object of the stack (so the identity also reads its own RBAC).
+
+    Args:
+        settings: shape-valid Settings whose previewIdentity passed ``settings_rules.check_preview_identity``.
+    Returns:
+        The IdentityPlan. Linear in the number of objects of the stack.
+    Raises:
+        ValueError: an invalid subject (``Subject.manifest``).
+    """
+    identity = settings.preview_identity
+    if identity is None:
+        return None
+    subject = Subject(identity.kind.value, identity.name, identity.namespace)
+    create = identity.effective_create()
+    labels = dict(MANAGED_BY)
+    namespace = service_account = None
+    if create == PreviewIdentityCreate.SERVICE_ACCOUNT_AND_NAMESPACE:
+        namespace = {"apiVersion": "v1", "kind": "Namespace",
+                     "metadata": {"name": identity.namespace, "labels": dict(labels)}}
+    if create != PreviewIdentityCreate.NOTHING:
+        service_account = {"apiVersion": "v1", "kind": "ServiceAccount",
+                           "metadata": {"name": identity.name, "namespace": identity.namespace,
+                                        "labels": dict(labels)}}
+    own = [m for m in (namespace, service_account) if m is not None]
+    base = read_access(stack_manifests(settings) + own)
+    rbac_group = "rbac.authorization.k8s.io"
+    access = ReadAccess(
+        base.cluster | {(rbac_group, "clusterroles"), (rbac_group, "clusterrolebindings")},
+        {ns: kinds | {(rbac_group, "roles"), (rbac_group, "rolebindings")} for ns, kinds in base.namespaced.items()})
+    rbac = preview_rbac(access, subject, name=identity.role_name, labels=labels)
+    return IdentityPlan(subject, namespace, service_account, rbac, access)

@@ -2,7 +2,8 @@
 
 `pulumi_kubernetes.apiextensions.CustomResource` accepts only apiVersion, kind, metadata and spec, but a
 WorkloadPriorityClass carries `value` and `description` at the top level. `ManifestResource` registers any manifest
-under the same type token the provider and the policy pack use: `kubernetes:<apiVersion>:<kind>`.
+under the same type token the provider and the policy pack use: `kubernetes:<apiVersion>:<kind>`
+(`kubernetes:core/v1:<kind>` for the core group).
 """
 from __future__ import annotations
 
@@ -33,4 +34,6 @@ class ManifestResource(pulumi.CustomResource):
         self.object_kind: str = props["kind"]
         self.object_name: str = props["metadata"]["name"]
         self.object_namespace: Optional[str] = props["metadata"].get("namespace")
-        super().__init__(f"kubernetes:{self.object_api_version}:{self.object_kind}", resource_name, props, opts)
+        # The provider's tokens name the core group "core" (kubernetes:core/v1:Namespace), the API's apiVersion not.
+        token_api = self.object_api_version if "/" in self.object_api_version else f"core/{self.object_api_version}"
+        super().__init__(f"kubernetes:{token_api}:{self.object_kind}", resource_name, props, opts)

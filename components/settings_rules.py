@@ -11,6 +11,7 @@ Semantics: Kueue kueue.x-k8s.io/v1beta2 (site/content/en/docs/concepts/cluster_q
 """
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any, Callable, Iterable, Mapping, Optional
 
@@ -24,12 +25,15 @@ from components.settings import (
     BorrowWithinCohortPolicy,
     ClusterMode,
     Preemption,
+    PreviewIdentityCreate,
+    PreviewSubjectKind,
     ReclaimWithinCohort,
     ResourceFlavorSettings,
     Settings,
     config_key,
 )
 from policy.rules.resource_values import quantity_problem
+from policy.rules.system_namespaces import DEFAULT_PROTECTED_NAMESPACES
 
 IT = "inferenceTraining"
 SP = "sharedPool"
@@ -417,10 +421,83 @@ def check_training_runtime_home(settings: Settings) -> list[Problem]:
     return []
 
 
+def _tenant_namespaces(settings: Settings) -> list[str]:
+    """Every tenant namespace of the stack's layouts (inference, training, shared-pool tenants)."""
+    found: list[str] = []
+    it, sp = settings.inference_training, settings.shared_pool
+    if it is not None:
+        found += list(it.inference.namespaces) + list(it.training.namespaces)
+    if sp is not None:
+        for tenant in sp.tenants:
+            found += list(tenant.namespaces or [tenant.name])
+    return found
+
+
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_SA_NAMESPACE_FIX = "give the ServiceAccount a namespace of its own, e.g. kueue-cohorts-preview"
+
+
+def check_preview_identity(settings: Settings) -> list[Problem]:
+    """`previewIdentity` names a valid RBAC subject: a ServiceAccount has a DNS-1123 name and a namespace of its own
+    (not a tenant namespace nor Kueue's, where whoever runs pods could use it; not a system namespace when the stack
+    creates it); a User or Group has no namespace, creates nothing and is not one of Kubernetes' own `system:`
+    names (Group system:authenticated is every signed-in user)."""
+    identity = settings.preview_identity
+    if identity is None:
+        return []
+    base = ("previewIdentity",)
+    problems: list[Problem] = []
+    create = identity.effective_create()
+    if not identity.name.strip():
+        problems.append(Problem(key(*base, "name"), identity.name, "an RBAC subject needs a name",
+                                f"write the {identity.kind.value}'s name"))
+    if identity.kind != PreviewSubjectKind.SERVICE_ACCOUNT:
+        if identity.namespace is not None:
+            problems.append(Problem(key(*base, "namespace"), identity.namespace,
+                                    f"only a ServiceAccount has a namespace, a {identity.kind.value} does not",
+                                    "remove namespace"))
+        if create != PreviewIdentityCreate.NOTHING:
+            problems.append(Problem(key(*base, "create"), create.value,
+                                    f"the stack can create only a ServiceAccount; a {identity.kind.value} comes from "
+                                    "the cluster's authenticator", "remove create, or use kind: ServiceAccount"))
+        if identity.name.startswith("system:"):
+            problems.append(Problem(key(*base, "name"), identity.name,
+                                    "names starting with system: are Kubernetes' own users and groups (Group "
+                                    "system:authenticated is every signed-in user): the read access would go to them",
+                                    "name a user or group of your authenticator that only the preview uses, or use "
+                                    "kind: ServiceAccount"))
+        elif identity.name.strip() and (identity.name != identity.name.strip()
+                                        or any(ord(c) < 32 for c in identity.name)):
+            problems.append(Problem(key(*base, "name"), identity.name,
+                                    "a user or group name has no surrounding spaces or control characters",
+                                    "write the name exactly as the authenticator reports it"))
+        return problems
+    if identity.name and not _DNS_SUBDOMAIN.fullmatch(identity.name):
+        problems.append(Problem(key(*base, "name"), identity.name,
+                                "a ServiceAccount name must be a DNS-1123 subdomain (RFC 1123)",
+                                "use lower-case letters, digits and '-', starting and ending with a letter or digit"))
+    if identity.namespace is None:
+        problems.append(Problem(key(*base, "namespace"), "<absent>", "a ServiceAccount lives in a namespace",
+                                "add namespace: one of its own for the ServiceAccount, e.g. kueue-cohorts-preview"))
+        return problems
+    tenants = _tenant_namespaces(settings)
+    if identity.namespace in tenants or identity.namespace == settings.kueue.namespace:
+        what = "a tenant namespace of this stack" if identity.namespace in tenants else "Kueue's namespace"
+        problems.append(Problem(key(*base, "namespace"), identity.namespace,
+                                f"the preview ServiceAccount must not live in {what}: whoever runs pods or creates "
+                                "tokens there could act as the preview identity", _SA_NAMESPACE_FIX))
+    elif create == PreviewIdentityCreate.SERVICE_ACCOUNT_AND_NAMESPACE and identity.namespace in (
+            *DEFAULT_PROTECTED_NAMESPACES, *settings.protected_namespaces):
+        problems.append(Problem(key(*base, "namespace"), identity.namespace,
+                                "with create ServiceAccountAndNamespace the stack creates (and on destroy deletes) "
+                                "the namespace, and this one is a system or protected namespace", _SA_NAMESPACE_FIX))
+    return problems
+
+
 CHECKS: tuple[Check, ...] = (
     check_cluster_target, check_node_capacity, check_some_layout, check_flavors, check_preemption,
     check_inference_training_keys, check_shared_pool_keys,
-    check_unique_names, check_kueue_integrations, check_training_runtime_home,
+    check_unique_names, check_kueue_integrations, check_training_runtime_home, check_preview_identity,
 )
 """Every settings-only check, in config order."""
 

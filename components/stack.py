@@ -19,6 +19,8 @@ from components.layouts import (
     SharedPoolCohortArgs,
 )
 from components.plans import flavor_specs
+from components.preview_identity import PreviewIdentity, PreviewIdentityArgs
+from components.preview_rbac import identity_plan
 from components.resources import ManifestResource
 from components.settings import ClusterMode, ClusterSettings, Settings
 from components.training import PreemptibleTrainingRuntime, PreemptibleTrainingRuntimeArgs
@@ -52,8 +54,9 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
                 kueue_chart: Optional[ChartReference] = None,
                 out_of_cluster_manager: Optional[OutOfClusterManager] = None) -> dict[str, Any]:
     """Register Kueue (when `settings.kueue.install`), the admission guardrails, the ResourceFlavor, every configured
-    cohort layout and the inference services, with `provider`. Kueue objects depend on the KueueInstallation, so its
-    CRDs come first, and on the guardrails (AdmissionGuardrails), so that the policies of this config judge them.
+    cohort layout and the inference services, then the preview identity (when `settings.preview_identity`), with
+    `provider`. Kueue objects depend on the KueueInstallation, so its CRDs come first, and on the guardrails
+    (AdmissionGuardrails), so that the policies of this config judge them.
 
     Args:
         settings: validated Settings. provider: the kubernetes provider.
@@ -63,8 +66,8 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         ValueError: install requested without a chart reference, or an InferenceService that cannot fit.
     Returns:
         The stack outputs: {"resourceFlavor": name, "admissionPolicies": [names], "inferenceTraining": {...},
-        "sharedPool": {...}} (layout keys only for configured layouts), plus the component objects under
-        "_components" for callers that wire further components (not exported).
+        "sharedPool": {...}, "previewIdentity": {...}} (layout and identity keys only when configured), plus the
+        component objects under "_components" for callers that wire further components (not exported).
     """
     opts = pulumi.ResourceOptions(provider=provider)
     components: dict[str, Any] = {}
@@ -112,6 +115,14 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         )
         components["sharedPool"] = pool
         outputs["sharedPool"] = pool._outputs()
+    plan = identity_plan(settings)
+    if plan is not None:  # last: its Roles live in the namespaces the components above create
+        before = [c for key in ("kueue", "inferenceTraining", "sharedPool") if (c := components.get(key)) is not None]
+        identity = PreviewIdentity("preview-identity", PreviewIdentityArgs(plan),
+                                   pulumi.ResourceOptions(provider=provider, depends_on=before))
+        components["previewIdentity"] = identity
+        outputs["previewIdentity"] = {"subject": plan.subject.manifest(),
+                                      "roleNamespaces": sorted(plan.access.namespaced)}
     outputs["_components"] = components
     return outputs
 

@@ -1,20 +1,37 @@
-"""The preview identity against the sandbox's real API server (issue 14.2 and 20.3): the RBAC of
-components/preview_rbac.py lets it get/list/watch exactly the stack's kinds and nothing else (SubjectAccessReview,
-the API server's own authorizer), and the cluster preflight of the deploy CLI passes for a kubeconfig-mode stack
-whose API server answers."""
+"""The preview identity against the sandbox's real API server (issue 14.2 and 20.3): a stack that sets
+previewIdentity creates, through `python -m deploy up`, its ServiceAccount and read-only RBAC, and the API server's
+own authorizer (SubjectAccessReview) lets that ServiceAccount get/list/watch exactly the kinds the stack manages,
+each namespaced kind only in the namespaces the stack writes it to, and nothing else; and the cluster preflight of the
+deploy CLI passes for a kubeconfig-mode stack whose API server answers."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 from kubernetes import client as k8s
 
-from components.preview_rbac import Subject, kinds_of, preview_rbac
-from deploy.scratch import manifests
+from components.preview_rbac import identity_plan
+from components.validation import load_settings
 from tests.deploycli import bare_env, clone, deploy
 
-SUBJECT = Subject("Group", "kueue-cohorts-preview-e2e")
+STACK = "e2e-preview"
+IDENTITY = {"kind": "ServiceAccount", "name": "preview", "namespace": "e2e-preview-identity",
+            "roleName": "kueue-cohorts-preview-e2e"}
+#: A small stack of its own (names the dev stack of the other tests does not use): two tenants, the guardrails.
+CONFIG = {
+    "kueue-cohorts:cluster": {"mode": "sandbox"},
+    "kueue-cohorts:nodePools": [{"name": "pool", "count": 1, "capacity": {"cpu": "8", "memory": "32Gi"}}],
+    "kueue-cohorts:resourceFlavor": {"name": "e2e-preview-flavor"},
+    "kueue-cohorts:sharedPool": {"cohort": "e2e-preview-pool", "tenants": [
+        {"name": "e2e-preview-a", "floor": {"cpu": "4", "memory": "16Gi"}},
+        {"name": "e2e-preview-b", "floor": {"cpu": "4", "memory": "16Gi"}}]},
+    "kueue-cohorts:previewIdentity": IDENTITY,
+}
+USER = f"system:serviceaccount:{IDENTITY['namespace']}:{IDENTITY['name']}"
+GROUPS = ["system:serviceaccounts", f"system:serviceaccounts:{IDENTITY['namespace']}", "system:authenticated"]
+WRITES = ("create", "update", "patch", "delete", "deletecollection")
 
 
 @pytest.fixture(scope="module")
@@ -23,44 +40,56 @@ def project(sandbox, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def stack_kinds(project, tmp_path_factory) -> list[tuple[str, str]]:
-    """The kinds of the dev stack, from `python -m deploy render` (offline, throwaway state)."""
-    out = tmp_path_factory.mktemp("rendered")
-    proc = deploy(project, "render", "--stack", "dev", "--out", str(out), env=bare_env(out))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    kinds = kinds_of(manifests(out))
-    assert ("kueue.x-k8s.io", "clusterqueues") in kinds and ("", "namespaces") in kinds
-    return kinds
+def deployed(project, cluster, tmp_path_factory):
+    """The stack `up` through the deploy CLI (policy pack on); destroyed after the module. Yields its plan."""
+    (project / "stacks" / f"Pulumi.{STACK}.yaml").write_text(yaml.safe_dump({"config": CONFIG}, sort_keys=False))
+    env = bare_env(tmp_path_factory.mktemp("state"))
+    up = deploy(project, "up", "--stack", STACK, env=env)
+    assert up.returncode == 0, up.stdout + up.stderr
+    plan = identity_plan(load_settings({k.split(":", 1)[1]: v for k, v in CONFIG.items()}))
+    assert plan is not None
+    yield plan
+    down = deploy(project, "destroy", "--stack", STACK, env=env)
+    assert down.returncode == 0, down.stdout + down.stderr
 
 
-def allowed(cluster, verb: str, group: str, resource: str) -> bool:
+def allowed(cluster, verb: str, group: str, resource: str, namespace: str | None = None) -> bool:
     review = k8s.V1SubjectAccessReview(spec=k8s.V1SubjectAccessReviewSpec(
-        groups=[SUBJECT.name], user="preview-user",
-        resource_attributes=k8s.V1ResourceAttributes(verb=verb, group=group, resource=resource)))
+        user=USER, groups=GROUPS, resource_attributes=k8s.V1ResourceAttributes(
+            verb=verb, group=group, resource=resource, namespace=namespace)))
     return k8s.AuthorizationV1Api(cluster.api).create_subject_access_review(review).status.allowed
 
 
-def test_the_preview_identity_reads_exactly_the_stacks_kinds(cluster, stack_kinds):
-    role, binding = preview_rbac(stack_kinds, SUBJECT, name="kueue-cohorts-preview-e2e")
+def test_the_stack_creates_an_identity_that_reads_exactly_its_kinds(cluster, deployed):
+    plan = deployed
+    # What the stack created is what its plan says: the ServiceAccount, the ClusterRole's rules, a Role per namespace.
+    assert cluster.core.read_namespaced_service_account(IDENTITY["name"], IDENTITY["namespace"])
     rbac = k8s.RbacAuthorizationV1Api(cluster.api)
-    rbac.create_cluster_role(role)
-    rbac.create_cluster_role_binding(binding)
-    try:
-        import time
-        deadline = time.monotonic() + 30  # the RBAC authorizer's informer catches up
-        while not allowed(cluster, "list", *stack_kinds[0]) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        for group, resource in stack_kinds:
+    live = rbac.read_cluster_role(IDENTITY["roleName"])
+    assert [cluster.api.sanitize_for_serialization(r) for r in live.rules] == plan.rbac[0]["rules"]
+    assert sorted(plan.access.namespaced) == sorted(
+        r.metadata.namespace for r in rbac.list_role_for_all_namespaces(
+            field_selector=f"metadata.name={IDENTITY['roleName']}").items)
+    assert {"e2e-preview-a", "e2e-preview-b", IDENTITY["namespace"]} <= set(plan.access.namespaced)
+
+    deadline = time.monotonic() + 30  # the RBAC authorizer's informer catches up
+    while not allowed(cluster, "list", "kueue.x-k8s.io", "clusterqueues") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for group, resource in sorted(plan.access.cluster):
+        for verb in ("get", "list", "watch"):
+            assert allowed(cluster, verb, group, resource), (verb, group, resource)
+        for verb in WRITES:
+            assert not allowed(cluster, verb, group, resource), (verb, group, resource)
+    for namespace, kinds in sorted(plan.access.namespaced.items()):
+        for group, resource in sorted(kinds):
             for verb in ("get", "list", "watch"):
-                assert allowed(cluster, verb, group, resource), (verb, group, resource)
-            for verb in ("create", "update", "patch", "delete", "deletecollection"):
-                assert not allowed(cluster, verb, group, resource), (verb, group, resource)
-        assert not allowed(cluster, "get", "", "secrets")
-        assert not allowed(cluster, "list", "kueue.x-k8s.io", "workloads") or \
-            ("kueue.x-k8s.io", "workloads") in stack_kinds
-    finally:
-        rbac.delete_cluster_role_binding(binding["metadata"]["name"])
-        rbac.delete_cluster_role(role["metadata"]["name"])
+                assert allowed(cluster, verb, group, resource, namespace), (verb, group, resource, namespace)
+            assert not allowed(cluster, "patch", group, resource, namespace), (group, resource, namespace)
+            assert not allowed(cluster, "list", group, resource, "default"), (group, resource)  # not elsewhere
+            assert not allowed(cluster, "list", group, resource), (group, resource)  # nor across namespaces
+    for namespace in plan.access.namespaced:
+        assert not allowed(cluster, "get", "", "secrets", namespace)
+    assert not allowed(cluster, "list", "kueue.x-k8s.io", "workloads", "e2e-preview-a")  # not a kind of the stack
 
 
 def test_preflight_passes_when_the_api_server_answers(project, sandbox, tmp_path):

@@ -1,60 +1,74 @@
-"""components.preview_rbac: the read-only ClusterRole and ClusterRoleBinding of the pull-request preview identity."""
+"""components.preview_rbac: the read-only RBAC of the pull-request preview identity (ClusterRole for cluster-scoped
+kinds, a Role per namespace for namespaced ones)."""
 from __future__ import annotations
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.preview_rbac import Subject, kinds_of, preview_rbac, resource_of
+from components.preview_rbac import ReadAccess, Subject, kinds_of, preview_rbac, read_access, resource_of
 
-KUEUE = [("kueue.x-k8s.io", "clusterqueues"), ("kueue.x-k8s.io", "localqueues"), ("", "namespaces"),
-         ("kueue.x-k8s.io", "clusterqueues")]
+CLUSTER = frozenset({("kueue.x-k8s.io", "clusterqueues"), ("", "namespaces")})
+ACCESS = ReadAccess(CLUSTER, {"team-a": frozenset({("kueue.x-k8s.io", "localqueues")})})
+READ = ["get", "list", "watch"]
 
 
 def test_exact_manifests_for_a_group_subject():
-    role, binding = preview_rbac(KUEUE, Subject("Group", "kueue-cohorts-preview-prod"))
+    role, binding, ns_role, ns_binding = preview_rbac(ACCESS, Subject("Group", "kueue-cohorts-preview-prod"))
     assert role == {
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": "kueue-cohorts-preview"},
         "rules": [
-            {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list", "watch"]},
-            {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues", "localqueues"],
-             "verbs": ["get", "list", "watch"]},
+            {"apiGroups": [""], "resources": ["namespaces"], "verbs": READ},
+            {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": READ},
         ],
     }
+    subjects = [{"kind": "Group", "name": "kueue-cohorts-preview-prod", "apiGroup": "rbac.authorization.k8s.io"}]
     assert binding == {
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
         "metadata": {"name": "kueue-cohorts-preview"},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kueue-cohorts-preview"},
-        "subjects": [{"kind": "Group", "name": "kueue-cohorts-preview-prod", "apiGroup": "rbac.authorization.k8s.io"}],
+        "subjects": subjects,
+    }
+    assert ns_role == {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": "kueue-cohorts-preview", "namespace": "team-a"},
+        "rules": [{"apiGroups": ["kueue.x-k8s.io"], "resources": ["localqueues"], "verbs": READ}],
+    }
+    assert ns_binding == {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "kueue-cohorts-preview", "namespace": "team-a"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "kueue-cohorts-preview"},
+        "subjects": subjects,
     }
 
 
 def test_service_account_subject_and_labels():
-    role, binding = preview_rbac(KUEUE, Subject("ServiceAccount", "preview", "ci"), name="prod-preview",
-                                 labels={"app.kubernetes.io/managed-by": "pulumi"})
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "preview", "namespace": "ci"}]
-    assert role["metadata"] == binding["metadata"] == {"name": "prod-preview",
-                                                       "labels": {"app.kubernetes.io/managed-by": "pulumi"}}
-    assert role["metadata"] is not binding["metadata"]
-    assert binding["roleRef"]["name"] == "prod-preview"
+    manifests = preview_rbac(ACCESS, Subject("ServiceAccount", "preview", "ci"), name="prod-preview",
+                             labels={"app.kubernetes.io/managed-by": "pulumi"})
+    assert [m["subjects"] for m in manifests if "subjects" in m] == \
+        [[{"kind": "ServiceAccount", "name": "preview", "namespace": "ci"}]] * 2
+    assert {m["metadata"]["name"] for m in manifests} == {"prod-preview"}
+    assert all(m["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "pulumi"} for m in manifests)
+    assert manifests[0]["metadata"] is not manifests[1]["metadata"]
 
 
-@pytest.mark.parametrize("kinds, subject, name", [
-    ([], Subject("User", "u"), "p"),                                  # reads nothing
-    ([("kueue.x-k8s.io", "*")], Subject("User", "u"), "p"),           # wildcard resource
-    ([("*", "pods")], Subject("User", "u"), "p"),                     # wildcard group
-    ([("kueue.x-k8s.io", "ClusterQueue")], Subject("User", "u"), "p"),  # a kind, not a resource
-    ([("Kueue_X", "clusterqueues")], Subject("User", "u"), "p"),      # malformed group
-    (KUEUE, Subject("ServiceAccount", "sa"), "p"),                    # ServiceAccount without namespace
-    (KUEUE, Subject("User", "u", "ns"), "p"),                         # namespace on a user
-    (KUEUE, Subject("Robot", "u"), "p"),                              # unknown subject kind
-    (KUEUE, Subject("User", ""), "p"),                                # empty name
-    (KUEUE, Subject("User", "u"), "Bad_Name"),                        # metadata.name not a DNS subdomain
+@pytest.mark.parametrize("access, subject, name", [
+    (ReadAccess(frozenset()), Subject("User", "u"), "p"),                                # reads nothing
+    (ReadAccess(frozenset({("kueue.x-k8s.io", "*")})), Subject("User", "u"), "p"),       # wildcard resource
+    (ReadAccess(frozenset({("*", "pods")})), Subject("User", "u"), "p"),                 # wildcard group
+    (ReadAccess(frozenset({("kueue.x-k8s.io", "ClusterQueue")})), Subject("User", "u"), "p"),  # a kind
+    (ReadAccess(frozenset({("Kueue_X", "clusterqueues")})), Subject("User", "u"), "p"),  # malformed group
+    (ReadAccess(frozenset(), {"Bad_NS": frozenset({("", "configmaps")})}), Subject("User", "u"), "p"),
+    (ACCESS, Subject("ServiceAccount", "sa"), "p"),                                      # SA without namespace
+    (ACCESS, Subject("User", "u", "ns"), "p"),                                           # namespace on a user
+    (ACCESS, Subject("Robot", "u"), "p"),  # type: ignore[arg-type]                     # unknown subject kind
+    (ACCESS, Subject("User", ""), "p"),                                                  # empty name
+    (ACCESS, Subject("User", "u"), "Bad_Name"),                                          # not a DNS subdomain
 ])
-def test_refused_inputs(kinds, subject, name):
+def test_refused_inputs(access, subject, name):
     with pytest.raises(ValueError):
-        preview_rbac(kinds, subject, name=name)
+        preview_rbac(access, subject, name=name)
 
 
 @pytest.mark.parametrize("kind, resource", [
@@ -79,16 +93,47 @@ def test_kinds_of_rendered_objects():
         kinds_of([{"kind": "ClusterQueue"}])
 
 
+def test_read_access_splits_by_scope():
+    """A Helm chart puts its release namespace on cluster-scoped objects too: the kind decides, and a Secret counts in
+    its own namespace only."""
+    manifests = [
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+         "metadata": {"name": "w", "namespace": "kueue-system"}},
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "cert", "namespace": "kueue-system"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "q", "namespace": "a"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"}},
+    ]
+    assert read_access(manifests) == ReadAccess(
+        frozenset({("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+                   ("kueue.x-k8s.io", "clusterqueues")}),
+        {"a": frozenset({("kueue.x-k8s.io", "localqueues")}), "kueue-system": frozenset({("", "secrets")})})
+
+
 groups = st.sampled_from(["", "kueue.x-k8s.io", "trainer.kubeflow.org", "serving.kserve.io", "apps"])
 resources = st.from_regex(r"[a-z][a-z0-9]{0,20}", fullmatch=True)
+namespaces = st.from_regex(r"[a-z][a-z0-9-]{0,20}[a-z0-9]", fullmatch=True)
+pairs = st.frozensets(st.tuples(groups, resources), max_size=20)
 
 
-@given(st.lists(st.tuples(groups, resources), min_size=1, max_size=30),
+@given(pairs, st.dictionaries(namespaces, pairs.filter(bool), max_size=5),
        st.sampled_from(["User", "Group"]), st.from_regex(r"[a-z][a-z0-9:@.-]{0,30}", fullmatch=True))
-def test_grants_exactly_the_given_kinds_read_only(kinds, kind, name):
-    role, binding = preview_rbac(kinds, Subject(kind, name))
-    granted = {(g, r) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
-    assert granted == set(kinds)
-    assert all(rule["verbs"] == ["get", "list", "watch"] for rule in role["rules"])
-    assert len({tuple(rule["apiGroups"]) for rule in role["rules"]}) == len(role["rules"])  # one rule per group
-    assert binding["subjects"][0]["name"] == name and binding["roleRef"]["name"] == role["metadata"]["name"]
+def test_grants_exactly_the_given_kinds_read_only(cluster, namespaced, kind, name):
+    access = ReadAccess(cluster, namespaced)
+    if not access.all_kinds():
+        with pytest.raises(ValueError):
+            preview_rbac(access, Subject(kind, name))
+        return
+    manifests = preview_rbac(access, Subject(kind, name))
+    roles = [m for m in manifests if m["kind"] in ("ClusterRole", "Role")]
+    bindings = [m for m in manifests if m["kind"].endswith("Binding")]
+
+    def granted(role: dict) -> set[tuple[str, str]]:
+        return {(g, r) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
+
+    assert {m["metadata"].get("namespace"): granted(m) for m in roles} == \
+        {**({None: set(cluster)} if cluster else {}), **{ns: set(k) for ns, k in namespaced.items()}}
+    assert all(rule["verbs"] == READ for role in roles for rule in role["rules"])
+    assert all(len({tuple(r["apiGroups"]) for r in role["rules"]}) == len(role["rules"]) for role in roles)
+    assert [(b["metadata"].get("namespace"), b["roleRef"]["kind"]) for b in bindings] == \
+        [(r["metadata"].get("namespace"), r["kind"]) for r in roles]
+    assert all(b["subjects"][0]["name"] == name for b in bindings)

@@ -14,6 +14,7 @@ import json
 import pytest
 
 from components.admission_manifests import admission_manifests
+from components.preview_rbac import identity_plan
 from components.settings import parse_settings
 from tests.helpers import FIXTURES, registered_objects, stack_raw
 
@@ -63,4 +64,16 @@ def test_every_stack_registers_what_it_did_before_plus_the_name_pins(stack):
 
     assert sorted((o["inputs"] for o in admission), key=key) == sorted(
         json.loads(json.dumps(expected, sort_keys=True)), key=key)
-    assert [o for o in now if o not in admission] == _with_rollout_strategies(_with_name_pins(before))
+    # Issue 14.2 adds the preview identity: exactly the objects of its plan (staging and prod set previewIdentity).
+    identity = [o for o in now if (o["inputs"]["metadata"].get("labels") or {}).get("kueue-cohorts/role")
+                == "preview-identity"]
+    plan = identity_plan(settings)
+
+    def ref(manifest: dict) -> tuple:
+        return manifest["kind"], manifest["metadata"].get("namespace", ""), manifest["metadata"]["name"]
+
+    assert sorted((o["inputs"] for o in identity), key=ref) == sorted(
+        json.loads(json.dumps(plan.manifests() if plan else [], sort_keys=True)), key=ref)
+    assert bool(identity) == (stack in ("staging", "prod"))
+    assert [o for o in now if o not in admission and o not in identity] == \
+        _with_rollout_strategies(_with_name_pins(before))
