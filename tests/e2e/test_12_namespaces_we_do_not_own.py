@@ -1,26 +1,25 @@
 """Issue 14 (3): namespaces we do not own, through `python -m deploy` on the sandbox.
 
-The dev stack with names of its own (beside the session's dev stack): its namespaces made by hand first, the
-training one holding a ConfigMap, so that
+The dev stack with names of its own (beside the session's dev stack), plus a one-tenant shared pool whose namespace
+the stack creates itself. The dev layout's namespaces are made by hand first, the training one holding a ConfigMap:
 - `up` with namespacePolicy Create is refused in one message naming every such namespace, its key and both policies
   of the fix, and registers nothing;
-- with Label, `up` only labels them and `destroy` removes the label and keeps the namespaces and what is in them;
-- on namespaces the stack created itself, External is refused (it would delete them), and Create -> Label hands
-  them over in place: same namespace (uid), contents kept, the stack's mark gone, only the label left.
+- with Label, `up` only labels them; on the namespace the stack created (Create, marked kueue-cohorts/owner),
+  External is refused (it would delete it), and Create -> Label hands it over in place: same namespace (uid),
+  contents kept, the mark gone, only the label left;
+- `destroy` removes the labels and keeps every namespace and what is in it.
 """
 from __future__ import annotations
 
-import copy
-
 import pytest
 import yaml
-from e2e_support import REPO, wait_for
+from e2e_support import REPO
 from kubernetes import client as k8s
 
 from tests.deploycli import bare_env, clone, deploy, edit_stack
 
 STACK = "adopt"
-INFERENCE, TRAINING = "adopt-inference", "adopt-training"
+INFERENCE, TRAINING, OWN = "adopt-inference", "adopt-training", "adopt-own"
 QUEUE_LABEL = "kueue.x-k8s.io/queue"
 OWNER = "kueue-cohorts/owner"
 FIX = ("Fix: set kueue-cohorts:inferenceTraining.namespacePolicy to Label (the stack only adds its selector label; "
@@ -29,7 +28,8 @@ FIX = ("Fix: set kueue-cohorts:inferenceTraining.namespacePolicy to Label (the s
 
 
 def _stack() -> dict:
-    """The dev stack renamed (cohort, queues, classes, flavor, namespaces), without services and training runtime."""
+    """The dev stack renamed (cohort, queues, classes, flavor, namespaces), without services and training runtime,
+    and a shared pool of one tenant, `adopt-own`, with a cpu floor."""
     doc = yaml.safe_load((REPO / "stacks" / "Pulumi.dev.yaml").read_text())
     config = doc["config"]
     it = config["kueue-cohorts:inferenceTraining"]
@@ -42,6 +42,8 @@ def _stack() -> dict:
     it["training"].pop("checkpoint", None)
     config.pop("kueue-cohorts:trainingRuntime", None)
     config["kueue-cohorts:resourceFlavor"] = {"name": "adopt-flavor"}
+    config["kueue-cohorts:sharedPool"] = {"cohort": "adopt-pool", "tenants": [
+        {"name": OWN, "floor": {"cpu": "1", "memory": "1Gi"}}]}
     return {"config": config}
 
 
@@ -50,7 +52,7 @@ def project(sandbox, cluster, tmp_path):
     root = clone(tmp_path / "kueue-cohorts")
     (root / "stacks" / f"Pulumi.{STACK}.yaml").write_text(yaml.safe_dump(_stack(), sort_keys=False))
     yield root
-    for name in (INFERENCE, TRAINING):
+    for name in (INFERENCE, TRAINING, OWN):
         try:
             cluster.core.delete_namespace(name)
         except k8s.ApiException as exc:
@@ -58,11 +60,12 @@ def project(sandbox, cluster, tmp_path):
                 raise
 
 
-def _policy(root, policy: str) -> None:
-    it = copy.deepcopy(yaml.safe_load((root / "stacks" / f"Pulumi.{STACK}.yaml").read_text())["config"][
-        "kueue-cohorts:inferenceTraining"])
-    it["namespacePolicy"] = policy
-    edit_stack(root, STACK, {"inferenceTraining": it})
+def _policies(root, inference_training: str, shared_pool: str) -> None:
+    config = yaml.safe_load((root / "stacks" / f"Pulumi.{STACK}.yaml").read_text())["config"]
+    layouts = {layout: config[f"kueue-cohorts:{layout}"] for layout in ("inferenceTraining", "sharedPool")}
+    layouts["inferenceTraining"]["namespacePolicy"] = inference_training
+    layouts["sharedPool"]["namespacePolicy"] = shared_pool
+    edit_stack(root, STACK, layouts)
 
 
 def _run(root, env, command: str, code: int = 0):
@@ -81,23 +84,27 @@ def _stack_objects(cluster) -> list[str]:
     found = [f"{plural}/{o['metadata']['name']}" for plural in ("clusterqueues", "resourceflavors",
                                                                   "workloadpriorityclasses")
              for o in cluster.kueue_objects(plural) if o["metadata"]["name"].startswith("adopt-")]
-    found += [f"localqueues/{ns}/{o['metadata']['name']}" for ns in (INFERENCE, TRAINING)
+    found += [f"localqueues/{ns}/{o['metadata']['name']}" for ns in (INFERENCE, TRAINING, OWN)
               for o in cluster.kueue_objects("localqueues", ns)]
     found += [f"vap/{o['metadata']['name']}" for o in cluster.custom.list_cluster_custom_object(
         "admissionregistration.k8s.io", "v1", "validatingadmissionpolicies")["items"]
-        if o["metadata"]["name"].startswith("kueue-cohorts.adopt-shared.")]
+        if o["metadata"]["name"].startswith("kueue-cohorts.adopt-")]
     return found
 
 
-def _precious(cluster) -> dict:
-    return cluster.core.read_namespaced_config_map("precious", TRAINING).data
+def _precious(cluster, namespace: str) -> dict:
+    return cluster.core.read_namespaced_config_map("precious", namespace).data
+
+
+def _put_precious(cluster, namespace: str) -> None:
+    cluster.core.create_namespaced_config_map(namespace, {"metadata": {"name": "precious"}, "data": {"keep": "me"}})
 
 
 def test_namespaces_we_did_not_create_are_refused_labelled_or_handed_over_never_deleted(project, cluster, tmp_path):
     env = bare_env(tmp_path)
     for name in (INFERENCE, TRAINING):
         cluster.ensure_namespace(name)
-    cluster.core.create_namespaced_config_map(TRAINING, {"metadata": {"name": "precious"}, "data": {"keep": "me"}})
+    _put_precious(cluster, TRAINING)
 
     # Create on namespaces made by hand: refused, every one named at its key, nothing registered.
     refused = _run(project, env, "up", code=1)
@@ -111,45 +118,39 @@ def test_namespaces_we_did_not_create_are_refused_labelled_or_handed_over_never_
                 f"config, would then delete it with everything in it. {FIX}") in lines, refused.stderr
     assert _stack_objects(cluster) == []
     assert QUEUE_LABEL not in (_namespace(cluster, TRAINING).metadata.labels or {})
+    assert [ns.metadata.name for ns in cluster.core.list_namespace().items if ns.metadata.name == OWN] == []
 
-    # Label: up adds only the label; destroy removes it and keeps the namespaces and their contents.
-    _policy(project, "Label")
+    # Label: up adds only the label to the namespaces made by hand; the pool's namespace is created and marked.
+    _policies(project, "Label", "Create")
     _run(project, env, "up")
     for side, name in (("inference", INFERENCE), ("training", TRAINING)):
         meta = _namespace(cluster, name).metadata
         assert meta.labels[QUEUE_LABEL] == f"adopt-{side}-cq" and OWNER not in (meta.annotations or {})
+    created = _namespace(cluster, OWN)
+    assert created.metadata.annotations[OWNER] == f"kueue-cohorts/{STACK}"
+    _put_precious(cluster, OWN)
+
+    # External on the namespace the stack created: refused (the engine would delete it).
+    _policies(project, "Label", "External")
+    refused = _run(project, env, "up", code=1)
+    assert (f'- kueue-cohorts:sharedPool.tenants[0].name = "{OWN}": this stack created the namespace '
+            f"(kueue-cohorts/owner=kueue-cohorts/{STACK}); with namespacePolicy External the stack stops declaring "
+            "it, and up would delete it with everything in it. Fix: set kueue-cohorts:sharedPool.namespacePolicy to "
+            "Label and run up first") in refused.stderr
+
+    # Create -> Label: handed over in place.
+    _policies(project, "Label", "Label")
+    _run(project, env, "up")
+    ns = _namespace(cluster, OWN)
+    assert ns.metadata.uid == created.metadata.uid and ns.status.phase == "Active"
+    assert OWNER not in (ns.metadata.annotations or {}) and ns.metadata.labels[QUEUE_LABEL] == OWN
+    assert _precious(cluster, OWN) == {"keep": "me"}
+
+    # destroy: every label goes, every namespace and what is in it stays.
     _run(project, env, "destroy")
-    for name in (INFERENCE, TRAINING):
+    for name in (INFERENCE, TRAINING, OWN):
         ns = _namespace(cluster, name)
         assert ns.status.phase == "Active" and QUEUE_LABEL not in (ns.metadata.labels or {}), ns.metadata
-    assert _precious(cluster) == {"keep": "me"}
+    assert _namespace(cluster, OWN).metadata.uid == created.metadata.uid
+    assert _precious(cluster, TRAINING) == _precious(cluster, OWN) == {"keep": "me"}
     assert _stack_objects(cluster) == []
-
-    # Namespaces the stack creates carry its mark; External on them is refused; Label hands them over in place.
-    for name in (INFERENCE, TRAINING):
-        cluster.core.delete_namespace(name)
-    wait_for(lambda: not [ns for ns in cluster.core.list_namespace().items
-                          if ns.metadata.name in (INFERENCE, TRAINING)], 120, "the namespaces to be deleted")
-    _policy(project, "Create")
-    _run(project, env, "up")
-    created = _namespace(cluster, TRAINING)
-    assert created.metadata.annotations[OWNER] == f"kueue-cohorts/{STACK}"
-    cluster.core.create_namespaced_config_map(TRAINING, {"metadata": {"name": "precious"}, "data": {"keep": "me"}})
-
-    _policy(project, "External")
-    refused = _run(project, env, "up", code=1)
-    assert (f'- kueue-cohorts:inferenceTraining.training.namespaces[0] = "{TRAINING}": this stack created the '
-            f"namespace (kueue-cohorts/owner=kueue-cohorts/{STACK}); with namespacePolicy External the stack stops "
-            "declaring it, and up would delete it with everything in it. Fix: set "
-            "kueue-cohorts:inferenceTraining.namespacePolicy to Label and run up first") in refused.stderr
-
-    _policy(project, "Label")
-    _run(project, env, "up")
-    ns = _namespace(cluster, TRAINING)
-    assert ns.metadata.uid == created.metadata.uid and ns.status.phase == "Active"
-    assert OWNER not in (ns.metadata.annotations or {}) and ns.metadata.labels[QUEUE_LABEL] == "adopt-training-cq"
-    assert _precious(cluster) == {"keep": "me"}
-    _run(project, env, "destroy")
-    ns = _namespace(cluster, TRAINING)
-    assert ns.metadata.uid == created.metadata.uid and QUEUE_LABEL not in (ns.metadata.labels or {})
-    assert _precious(cluster) == {"keep": "me"}
