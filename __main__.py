@@ -9,6 +9,7 @@ import pulumi
 
 from components.environment import resolve
 from components.errors import SettingsError
+from components.kueue import namespace_owner
 from components.preflight import PreflightError
 from components.settings import PROJECT, config_keys
 from components.stack import build_stack, kubernetes_provider
@@ -21,11 +22,15 @@ for warning in result.warnings:
     pulumi.log.warn(str(warning))
 if result.problems or result.settings is None:
     raise pulumi.RunError(str(SettingsError(result.problems)))  # the message alone, no Python traceback
+owner = namespace_owner(pulumi.get_project(), pulumi.get_stack())  # the mark on the Namespaces this stack creates
 try:
-    target = resolve(result.settings)
+    target = resolve(result.settings, owner)  # cluster preflight: Kueue's API, namespaces this stack did not create
 except PreflightError as err:
     raise pulumi.RunError(str(err)) from None
+for line in target.warnings:
+    pulumi.log.warn(line)
 provider = kubernetes_provider(result.settings.cluster, Path(__file__).resolve().parent, target.kubeconfig)
-for key, value in build_stack(result.settings, provider, target.chart, target.manager).items():
+for key, value in build_stack(result.settings, provider, target.chart, target.manager,
+                              namespace_owner=owner).items():
     if not key.startswith("_"):
         pulumi.export(key, value)

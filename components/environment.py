@@ -2,8 +2,9 @@
 
 Takes validated Settings and returns a `Target`: the kubeconfig path (the sandbox's in sandbox mode), the Kueue chart
 reference when the stack installs Kueue (published OCI chart, or the chart directory of the pinned Go module), the
-sandbox's out-of-cluster Kueue manager endpoint, and it runs the preflight (the cluster serves
-kueue.x-k8s.io/v1beta2) when the stack relies on an existing Kueue.
+sandbox's out-of-cluster Kueue manager endpoint, and it runs the preflight: the cluster serves
+kueue.x-k8s.io/v1beta2 (when the stack relies on an existing Kueue), and the stack adopts no namespace it did not
+create (components/preflight.py `check_namespaces`). Render mode has no cluster: no preflight.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Optional
 
 import toolchain
 from components.kueue_install import ChartReference, OutOfClusterManager
-from components.preflight import require_kueue_api
+from components.preflight import check_namespaces, require_kueue_api
 from components.settings import ChartSource, ClusterMode, Settings
 from sandbox.endpoints import kueue_webhook_endpoint
 from sandbox.paths import kubeconfig_path
@@ -22,11 +23,13 @@ from sandbox.paths import kubeconfig_path
 @dataclass(frozen=True)
 class Target:
     """What the provider and the Kueue installation need: `kubeconfig` (None: the client's default), `chart`
-    (None unless kueue.install), `manager` (the sandbox's out-of-cluster Kueue manager, sandbox + install only)."""
+    (None unless kueue.install), `manager` (the sandbox's out-of-cluster Kueue manager, sandbox + install only);
+    `warnings`: the preflight's advisory lines (namespaces this stack created that it no longer declares)."""
 
     kubeconfig: Optional[Path]
     chart: Optional[ChartReference]
     manager: Optional[OutOfClusterManager]
+    warnings: tuple[str, ...] = ()
 
 
 def kueue_chart(source: ChartSource) -> ChartReference:
@@ -38,11 +41,16 @@ def kueue_chart(source: ChartSource) -> ChartReference:
     return ChartReference(chart=pinned["repo"], version=pinned["version"])
 
 
-def resolve(settings: Settings) -> Target:
+def resolve(settings: Settings, namespace_owner: str) -> Target:
     """Resolve the target of `settings` and run the preflight.
 
+    Args:
+        settings: validated Settings. namespace_owner: this stack's ownership mark
+            (`components.kueue.namespace_owner(project, stack)`).
     Raises:
-        PreflightError: the cluster does not serve Kueue's v1beta2 API (and the stack does not install Kueue).
+        PreflightError: the cluster does not serve Kueue's v1beta2 API (and the stack does not install Kueue), or
+            its Namespaces cannot be listed.
+        NamespacePreflightError: a namespace the stack must not adopt or delete (every one listed at once).
         OSError: the sandbox's state cannot be read (sandbox mode with kueue.install).
     """
     cluster = settings.cluster
@@ -53,6 +61,9 @@ def resolve(settings: Settings) -> Target:
     manager = None
     if settings.kueue.install and cluster.mode == ClusterMode.SANDBOX:
         manager = OutOfClusterManager(*kueue_webhook_endpoint())
-    if cluster.mode != ClusterMode.RENDER and not settings.kueue.install:
+    if cluster.mode == ClusterMode.RENDER:
+        return Target(kubeconfig, chart, manager)
+    if not settings.kueue.install:
         require_kueue_api(kubeconfig, cluster.context, toolchain.versions.load().entries["kueue"].version)
-    return Target(kubeconfig, chart, manager)
+    warnings = check_namespaces(settings, namespace_owner, kubeconfig, cluster.context)
+    return Target(kubeconfig, chart, manager, tuple(warnings))

@@ -17,6 +17,19 @@ MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY = "kueue-cohorts"
 
 
+OWNER_ANNOTATION = "kueue-cohorts/owner"
+"""Annotation on every Namespace a stack creates (namespacePolicy Create): the stack's `namespace_owner` name. The
+namespace preflight (components/preflight.py) lets a stack create, or keep creating, only a namespace that is absent
+or carries its own name here: the kubernetes provider 4.25.0 creates by server-side apply, which would take any
+existing namespace over silently."""
+
+
+def namespace_owner(project: str, stack: str) -> str:
+    """The value of OWNER_ANNOTATION for stack `stack` of Pulumi project `project`: `<project>/<stack>` (unambiguous:
+    neither a project nor a stack name may contain '/'). E.g. `kueue-cohorts/dev`."""
+    return f"{project}/{stack}"
+
+
 PATCH_FORCE = {"pulumi.com/patchForce": "true"}
 """pulumi-kubernetes annotation: on server-side apply, take back fields another manager (kubectl edit) changed, so
 that `pulumi up` restores a hand-edited quota instead of failing on a field conflict. The stack owns these objects."""

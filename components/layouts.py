@@ -13,9 +13,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.checkpoint import CheckpointVolume, CheckpointVolumeArgs
+from components.kueue import OWNER_ANNOTATION
 from components.plans import CohortPlan, plan_inference_training, plan_shared_pool
 from components.resources import ManifestResource
 from components.settings import InferenceTrainingSettings, NamespacePolicy, SharedPoolSettings
+
+NAMESPACE_TYPE = "kubernetes:core/v1:Namespace"
+"""The type token of k8s.core.v1.Namespace (the alias target of a layout's NamespacePatch)."""
 
 
 class _CohortComponent(pulumi.ComponentResource):
@@ -24,11 +28,17 @@ class _CohortComponent(pulumi.ComponentResource):
     Children: Namespaces (per namespace_policy), WorkloadPriorityClasses, an optional Cohort object, the
     ClusterQueues, the LocalQueues (each depending on its namespace; replaced, not updated, when its ClusterQueue
     changes, since spec.clusterQueue is immutable) and the checkpoint PVCs.
+    Namespaces: Create registers a Namespace carrying `kueue-cohorts/owner: <namespace_owner>` (the mark the namespace
+    preflight checks on later runs); Label registers a NamespacePatch of the selector label only, aliased to the
+    Namespace of the same name, so that switching a layout from Create to Label turns the stack's Namespace into a
+    patch in place (server-side apply under the same field manager drops every other field the stack wrote, the
+    mark included) instead of deleting the namespace; deleting a NamespacePatch (destroy, a removed tenant)
+    relinquishes its fields and keeps the namespace (provider 4.25.0 `ssa.Relinquish`). External registers nothing.
     Attributes: `plan`, `cluster_queues` / `local_queues` / `priority_classes` / `namespaces` / `checkpoints`
     (dicts keyed by object name; local queues and checkpoints by "namespace/name").
     """
 
-    def __init__(self, type_token: str, name: str, plan: CohortPlan, flavor: ManifestResource,
+    def __init__(self, type_token: str, name: str, plan: CohortPlan, flavor: ManifestResource, namespace_owner: str,
                  opts: Optional[pulumi.ResourceOptions]):
         super().__init__(type_token, name, None, opts)
         self.plan = plan
@@ -38,14 +48,16 @@ class _CohortComponent(pulumi.ComponentResource):
             if plan.namespace_policy == NamespacePolicy.CREATE:
                 self.namespaces[ns.name] = k8s.core.v1.Namespace(
                     f"{name}-ns-{ns.name}",
-                    metadata=k8s.meta.v1.ObjectMetaArgs(name=ns.name, labels=ns.manifest()["metadata"]["labels"]),
+                    metadata=k8s.meta.v1.ObjectMetaArgs(name=ns.name, labels=ns.manifest()["metadata"]["labels"],
+                                                        annotations={OWNER_ANNOTATION: namespace_owner}),
                     opts=child,
                 )
             elif plan.namespace_policy == NamespacePolicy.LABEL:
                 self.namespaces[ns.name] = k8s.core.v1.NamespacePatch(
                     f"{name}-ns-{ns.name}",
                     metadata=k8s.meta.v1.ObjectMetaPatchArgs(name=ns.name, labels=dict(ns.labels)),
-                    opts=child,
+                    # Create -> Label: the same resource, updated in place (never a delete of the Namespace).
+                    opts=pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(type_=NAMESPACE_TYPE)]),
                 )
         self.priority_classes = {
             pc.name: ManifestResource(f"{name}-wpc-{pc.name}", pc.manifest(), child) for pc in plan.priority_classes
@@ -93,11 +105,13 @@ class InferenceTrainingCohortArgs:
     """Inputs of InferenceTrainingCohort.
 
     settings: the validated `kueue-cohorts:inferenceTraining` block. flavor: the stack's ResourceFlavor resource
-    (every ClusterQueue quota refers to it, so the queues are created after it).
+    (every ClusterQueue quota refers to it, so the queues are created after it). namespace_owner: the stack's name for
+    the ownership mark of the Namespaces it creates (`components.kueue.namespace_owner(project, stack)`).
     """
 
     settings: InferenceTrainingSettings
     flavor: ManifestResource
+    namespace_owner: str
 
 
 class InferenceTrainingCohort(_CohortComponent):
@@ -111,7 +125,8 @@ class InferenceTrainingCohort(_CohortComponent):
 
     def __init__(self, name: str, args: InferenceTrainingCohortArgs, opts: Optional[pulumi.ResourceOptions] = None):
         plan = plan_inference_training(args.settings, args.flavor.object_name)
-        super().__init__("kueue-cohorts:cohorts:InferenceTrainingCohort", name, plan, args.flavor, opts)
+        super().__init__("kueue-cohorts:cohorts:InferenceTrainingCohort", name, plan, args.flavor,
+                         args.namespace_owner, opts)
         s = args.settings
         self.inference_spec = plan.cluster_queue(s.inference.cluster_queue)
         self.training_spec = plan.cluster_queue(s.training.cluster_queue)
@@ -128,10 +143,12 @@ class InferenceTrainingCohort(_CohortComponent):
 
 @dataclass(frozen=True)
 class SharedPoolCohortArgs:
-    """Inputs of SharedPoolCohort: the validated `kueue-cohorts:sharedPool` block and the stack's ResourceFlavor."""
+    """Inputs of SharedPoolCohort: the validated `kueue-cohorts:sharedPool` block, the stack's ResourceFlavor and the
+    stack's namespace_owner (as for InferenceTrainingCohortArgs)."""
 
     settings: SharedPoolSettings
     flavor: ManifestResource
+    namespace_owner: str
 
 
 class SharedPoolCohort(_CohortComponent):
@@ -143,7 +160,8 @@ class SharedPoolCohort(_CohortComponent):
 
     def __init__(self, name: str, args: SharedPoolCohortArgs, opts: Optional[pulumi.ResourceOptions] = None):
         plan = plan_shared_pool(args.settings, args.flavor.object_name)
-        super().__init__("kueue-cohorts:cohorts:SharedPoolCohort", name, plan, args.flavor, opts)
+        super().__init__("kueue-cohorts:cohorts:SharedPoolCohort", name, plan, args.flavor, args.namespace_owner,
+                         opts)
         self.tenant_cluster_queues = {
             t.name: self.cluster_queues[t.cluster_queue or f"{t.name}-cq"] for t in args.settings.tenants
         }

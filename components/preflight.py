@@ -1,10 +1,25 @@
-"""Preflight: before any Kueue object is created, make sure the target cluster serves Kueue's API."""
+"""Preflight: before any resource is registered, check the target cluster.
+
+`require_kueue_api`: the cluster serves Kueue's API. `check_namespaces`: the stack adopts no namespace it did not
+create (pulumi-kubernetes 4.25.0 creates by server-side apply, which takes an existing object over silently, and a
+later destroy, or removing the namespace from the config, would delete it with everything inside), labels only
+namespaces that exist, and never stops declaring a namespace it created in a way that would delete it. The decision
+is the pure `namespace_problems`; `live_namespaces` is the one cluster read (a list of Namespaces). Both run in the
+program (`components.environment.resolve`), so every `pulumi up` / `preview` of the stack is guarded; render mode has
+no cluster and no preflight.
+"""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Mapping, Optional, Sequence
 
-from kubernetes import client, config  # the official client: discovery of API groups
+from kubernetes import client, config  # the official client: discovery of API groups, the Namespace list
+
+from components.errors import Problem
+from components.kueue import MANAGED_BY, MANAGED_BY_LABEL, OWNER_ANNOTATION
+from components.render import render_stack
+from components.settings import PROJECT, NamespacePolicy, Settings, config_key
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_VERSION = "v1beta2"
@@ -44,3 +59,184 @@ def require_kueue_api(kubeconfig: Optional[Path], context: Optional[str], pinned
             f"({KUEUE_VERSION} is the storage version since {MINIMUM_KUEUE}; this project pins {pinned_kueue}), or set "
             "kueue-cohorts:kueue.install: true to install it with this stack."
         )
+
+
+# --- namespaces this stack did not create -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeclaredNamespace:
+    """A tenant namespace of the stack config.
+
+    name: the namespace. key: its config key path (`kueue-cohorts:inferenceTraining.training.namespaces[0]`,
+    `kueue-cohorts:sharedPool.tenants[3].name` when the tenant's namespace is its name). policy: its layout's
+    namespacePolicy. policy_key: that setting's key path (`kueue-cohorts:sharedPool.namespacePolicy`).
+    """
+
+    name: str
+    key: str
+    policy: NamespacePolicy
+    policy_key: str
+
+
+@dataclass(frozen=True)
+class LiveNamespace:
+    """A Namespace as the cluster has it: `owner` is its `kueue-cohorts/owner` annotation (None: absent),
+    `managed_by_us` whether it carries `app.kubernetes.io/managed-by: kueue-cohorts` (a namespace an earlier version
+    of a kueue-cohorts stack created, before the ownership mark)."""
+
+    name: str
+    owner: Optional[str] = None
+    managed_by_us: bool = False
+
+
+class NamespacePreflightError(PreflightError):
+    """The stack would adopt, or delete, a namespace it must not. `problems`: one Problem per namespace (key path,
+    namespace, rule, fix); str() is one message, a header and one line each, like SettingsError."""
+
+    def __init__(self, problems: Sequence[Problem]):
+        self.problems = tuple(problems)
+        count = len(self.problems)
+        lines = [f"namespace preflight: {count} problem{'s' if count != 1 else ''}; nothing was registered"]
+        lines += [f"  - {problem}" for problem in self.problems]
+        super().__init__("\n".join(lines))
+
+
+def declared_namespaces(settings: Settings) -> list[DeclaredNamespace]:
+    """Every tenant namespace of `settings` (both layouts), with the config key that declares it: the key that wrote
+    the `metadata.namespace` of its LocalQueue (every tenant namespace has one) in the rendered stack. In config
+    order, each namespace once."""
+    policies = {"inferenceTraining": settings.inference_training, "sharedPool": settings.shared_pool}
+    out: dict[str, DeclaredNamespace] = {}
+    for item in render_stack(settings):
+        layout = policies.get(str(item.source[0])) if item.source else None
+        if item.kind != "LocalQueue" or layout is None or item.namespace is None or item.namespace in out:
+            continue
+        key = item.fields.get("metadata.namespace", item.source)
+        out[item.namespace] = DeclaredNamespace(
+            item.namespace, config_key(f"{PROJECT}:{key[0]}", *key[1:]), layout.namespace_policy,
+            config_key(f"{PROJECT}:{key[0]}", "namespacePolicy"))
+    return list(out.values())
+
+
+def _policy_fix(ns: DeclaredNamespace) -> str:
+    return (f"set {ns.policy_key} to Label (the stack only adds its selector label; destroy, or removing the "
+            "namespace from the config, removes that label and keeps the namespace) or External (the stack leaves "
+            "the namespace alone and you manage the label)")
+
+
+def namespace_problems(declared: Sequence[DeclaredNamespace], live: Mapping[str, LiveNamespace],
+                       owner: str) -> list[Problem]:
+    """Judge the declared namespaces against the live ones. Pure.
+
+    Args:
+        declared: `declared_namespaces(settings)`. live: the cluster's Namespaces by name (absent = not there).
+        owner: this stack's mark, `components.kueue.namespace_owner(project, stack)`.
+    Returns:
+        One Problem per namespace (in `declared` order), empty when the stack may go ahead:
+        - Create, the namespace exists and does not carry this stack's mark: it would be taken over (and deleted with
+          everything in it on destroy); fix Label or External;
+        - Label, the namespace does not exist: the provider's server-side apply would create it, unmarked, and its
+          delete only relinquishes the label, so nothing would ever delete it; fix: create it, or Create;
+        - External, the namespace does not exist: the LocalQueue in it could not be created (half an `up`);
+        - External, the namespace carries this stack's mark: the stack created it, and no longer declaring it makes
+          the engine delete it; fix: go through Label (which hands the namespace over in place) first.
+    """
+    problems = []
+    for ns in declared:
+        have = live.get(ns.name)
+        if ns.policy == NamespacePolicy.CREATE and have is not None and have.owner != owner:
+            if have.owner:
+                who = f"stack {have.owner} created it (annotation {OWNER_ANNOTATION})"
+            else:
+                who = f"it has no {OWNER_ANNOTATION} annotation, so this stack did not create it"
+            legacy = ""
+            if have.owner is None and have.managed_by_us:
+                legacy = (f"; if an earlier version of this stack did create it (it carries {MANAGED_BY_LABEL}="
+                          f"{MANAGED_BY}), mark it instead: kubectl annotate namespace {ns.name} "
+                          f"{OWNER_ANNOTATION}={owner}")
+            problems.append(Problem(
+                ns.key, ns.name,
+                f"the namespace already exists and {who}; with namespacePolicy Create the kubernetes provider would "
+                "take it over silently, and destroy, or removing it from the config, would then delete it with "
+                "everything in it",
+                _policy_fix(ns) + legacy))
+        elif ns.policy == NamespacePolicy.LABEL and have is None:
+            problems.append(Problem(
+                ns.key, ns.name,
+                "namespacePolicy Label labels an existing namespace, and this one does not exist (the provider's "
+                "server-side apply would create it, and nothing would ever delete it)",
+                f"create the namespace first, or set {ns.policy_key} to Create"))
+        elif ns.policy == NamespacePolicy.EXTERNAL and have is None:
+            problems.append(Problem(
+                ns.key, ns.name,
+                "namespacePolicy External leaves the namespace to you, and it does not exist, so its LocalQueue "
+                "could not be created",
+                f"create the namespace with the layout's selector label first, or set {ns.policy_key} to Create"))
+        elif ns.policy == NamespacePolicy.EXTERNAL and have is not None and have.owner == owner:
+            problems.append(Problem(
+                ns.key, ns.name,
+                f"this stack created the namespace ({OWNER_ANNOTATION}={owner}); with namespacePolicy External the "
+                "stack stops declaring it, and up would delete it with everything in it",
+                f"set {ns.policy_key} to Label and run up first (the stack keeps the namespace, drops its mark and "
+                "keeps only its selector label), then External (that up removes the label: put it on yourself "
+                "first); or, if this stack no longer holds the namespace, remove the mark: kubectl annotate "
+                f"namespace {ns.name} {OWNER_ANNOTATION}-"))
+    return problems
+
+
+def undeclared_owned(declared: Sequence[DeclaredNamespace], live: Mapping[str, LiveNamespace],
+                     owner: str) -> list[str]:
+    """The live namespaces that carry this stack's mark but that no layout declares any more, sorted: a tenant
+    removed from a Create layout, whose Namespace the engine deletes (with everything in it) in this `up`. Pure."""
+    names = {ns.name for ns in declared}
+    return sorted(name for name, have in live.items() if have.owner == owner and name not in names)
+
+
+def live_namespaces(kubeconfig: Optional[Path], context: Optional[str],
+                    timeout_seconds: float = 15.0) -> dict[str, LiveNamespace]:
+    """The cluster's Namespaces by name (one list call, official kubernetes client).
+
+    Raises:
+        PreflightError: the Namespaces cannot be listed (unreachable cluster, no permission to list namespaces).
+    """
+    try:
+        api = config.new_client_from_config(  # type: ignore[no-untyped-call]  # the kubernetes client is untyped
+            config_file=str(kubeconfig) if kubeconfig else None, context=context)
+        items = client.CoreV1Api(api).list_namespace(_request_timeout=timeout_seconds).items
+    except Exception as err:  # noqa: BLE001 - any failure here means we cannot check the namespaces
+        raise PreflightError(
+            f"Cannot list the Namespaces of the cluster (kubeconfig {kubeconfig or 'default'}, context "
+            f"{context or 'current'}): {err}. The stack checks that it adopts no namespace it did not create; give "
+            "its identity list on namespaces, or use cluster mode render to work offline."
+        ) from None
+    out = {}
+    for item in items:
+        meta = item.metadata
+        if meta is None or meta.name is None:
+            continue
+        out[meta.name] = LiveNamespace(meta.name, (meta.annotations or {}).get(OWNER_ANNOTATION),
+                                       (meta.labels or {}).get(MANAGED_BY_LABEL) == MANAGED_BY)
+    return out
+
+
+def check_namespaces(settings: Settings, owner: str, kubeconfig: Optional[Path], context: Optional[str]
+                     ) -> list[str]:
+    """The namespace preflight of `settings` on the cluster of `kubeconfig` / `context`.
+
+    Returns:
+        Warnings (one line each): namespaces this stack created that no layout declares any more (the engine deletes
+        them in this `up`, with everything in them).
+    Raises:
+        NamespacePreflightError: one message listing every namespace problem (`namespace_problems`).
+        PreflightError: the Namespaces cannot be listed.
+    """
+    declared = declared_namespaces(settings)
+    live = live_namespaces(kubeconfig, context)
+    problems = namespace_problems(declared, live, owner)
+    if problems:
+        raise NamespacePreflightError(problems)
+    return [f"namespace {name} carries this stack's mark ({OWNER_ANNOTATION}={owner}) and no layout declares it any "
+            "more: if this stack still holds it, this up deletes it with everything in it. To keep it, declare it "
+            "again with namespacePolicy Label for one up (the stack hands it over in place), then remove it"
+            for name in undeclared_owned(declared, live, owner)]

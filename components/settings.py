@@ -138,7 +138,7 @@ class ClusterMode(str, Enum):
 class NamespacePolicy(str, Enum):
     """What the layout does with the tenant namespaces that its LocalQueues live in."""
 
-    CREATE = "Create"      # create the Namespace, labelled so that the ClusterQueue's namespaceSelector matches it
+    CREATE = "Create"      # create the Namespace (labelled for the namespaceSelector, marked kueue-cohorts/owner)
     LABEL = "Label"        # the Namespace exists: only patch the selector label onto it (server-side apply)
     EXTERNAL = "External"  # someone else manages the Namespace and its label; nothing is created or patched
 
@@ -501,8 +501,13 @@ class InferenceTrainingSettings(Model):
     """nominalQuota of a Cohort object: shared quota added on top, never guaranteed to inference; counts toward
     capacity. Omitted: no Cohort object."""
     namespace_policy: NamespacePolicy = NamespacePolicy.CREATE
-    """Create (make the tenant namespaces with the selector label), Label (only patch the label on) or External
-    (leave them alone). Default Create."""
+    """What the stack does with the tenant namespaces. Create: it creates each one with the selector label and its
+    mark `kueue-cohorts/owner: <project>/<stack>`, and owns it (destroy, or removing it from the config, deletes it
+    with everything in it); a namespace that exists without this stack's mark is refused before any change. Label:
+    the namespace must exist; the stack only adds the selector label, and destroy (or removing the namespace) removes
+    only that label. External: the namespace must exist; the stack leaves it and its label alone. Create -> Label
+    hands the stack's namespaces over in place (kept, mark dropped); Create -> External is refused (it would delete
+    them): go through Label. Default Create."""
     namespace_label: LabelKey = "kueue.x-k8s.io/queue"
     """The label key the namespaceSelectors match, besides the pinned kubernetes.io/metadata.name. Default
     kueue.x-k8s.io/queue."""
@@ -568,7 +573,8 @@ class SharedPoolSettings(Model):
     cohort_quota: Optional[ResourceList] = None
     """nominalQuota of a Cohort object, part of the pool total. Omitted: none."""
     namespace_policy: NamespacePolicy = NamespacePolicy.CREATE
-    """Create, Label or External (as for inferenceTraining). Default Create."""
+    """Create, Label or External, as for inferenceTraining (Create refuses a namespace that exists without this
+    stack's mark; Label and External need the namespace to exist). Default Create."""
     namespace_label: LabelKey = "kueue.x-k8s.io/queue"
     """The label key the namespaceSelectors match. Default kueue.x-k8s.io/queue."""
     preemption: Preemption = Preemption()

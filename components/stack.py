@@ -52,7 +52,8 @@ def kubernetes_provider(cluster: ClusterSettings, project_root: Path, kubeconfig
 
 def build_stack(settings: Settings, provider: pulumi.ProviderResource,
                 kueue_chart: Optional[ChartReference] = None,
-                out_of_cluster_manager: Optional[OutOfClusterManager] = None) -> dict[str, Any]:
+                out_of_cluster_manager: Optional[OutOfClusterManager] = None, *,
+                namespace_owner: str) -> dict[str, Any]:
     """Register Kueue (when `settings.kueue.install`), the admission guardrails, the ResourceFlavor, every configured
     cohort layout and the inference services, then the preview identity (when `settings.preview_identity`), with
     `provider`. Kueue objects depend on the KueueInstallation, so its CRDs come first, and on the guardrails
@@ -62,6 +63,8 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         settings: validated Settings. provider: the kubernetes provider.
         kueue_chart: where the Kueue chart comes from; required when settings.kueue.install is true.
         out_of_cluster_manager: the sandbox's Kueue manager, which the chart's webhooks then point at.
+        namespace_owner: the stack's ownership mark for the Namespaces it creates
+            (`components.kueue.namespace_owner(project, stack)`; the namespace preflight checks it).
     Raises:
         ValueError: install requested without a chart reference, or an InferenceService that cannot fit.
     Returns:
@@ -96,7 +99,8 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
     if settings.inference_training is not None:
         cohort = InferenceTrainingCohort(
             settings.inference_training.cohort,
-            InferenceTrainingCohortArgs(settings=settings.inference_training, flavor=flavor),
+            InferenceTrainingCohortArgs(settings=settings.inference_training, flavor=flavor,
+                                        namespace_owner=namespace_owner),
             opts,
         )
         components["inferenceTraining"] = cohort
@@ -111,7 +115,8 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
             outputs["inferenceServices"] = sorted(services)
     if settings.shared_pool is not None:
         pool = SharedPoolCohort(
-            settings.shared_pool.cohort, SharedPoolCohortArgs(settings=settings.shared_pool, flavor=flavor), opts
+            settings.shared_pool.cohort,
+            SharedPoolCohortArgs(settings=settings.shared_pool, flavor=flavor, namespace_owner=namespace_owner), opts
         )
         components["sharedPool"] = pool
         outputs["sharedPool"] = pool._outputs()

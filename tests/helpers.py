@@ -11,6 +11,7 @@ import pulumi
 import pulumi.runtime
 import pulumi_kubernetes as k8s
 
+from components.kueue import namespace_owner
 from components.kueue_install import ChartReference
 from components.settings import raw_from_stack_file
 from components.stack import build_stack
@@ -84,7 +85,8 @@ def registered_objects(stack: str) -> list[dict]:
 
     def build() -> None:
         provider = k8s.Provider("k8s", render_yaml_to_directory="/tmp/unused")
-        build_stack(settings, provider, ChartReference(chart="/chart") if settings.kueue.install else None, None)
+        build_stack(settings, provider, ChartReference(chart="/chart") if settings.kueue.install else None, None,
+                    namespace_owner=namespace_owner(pulumi.get_project(), pulumi.get_stack()))
 
     out = []
     for item in run_with_mocks(build).registered:

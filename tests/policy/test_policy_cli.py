@@ -139,7 +139,7 @@ def drop_inference_borrowing_limit(args):
 flavor = ManifestResource("resource-flavor", flavor_spec(settings.resource_flavor).manifest(), opts)
 InferenceTrainingCohort(
     "c12-shared",
-    InferenceTrainingCohortArgs(settings=settings.inference_training, flavor=flavor),
+    InferenceTrainingCohortArgs(settings=settings.inference_training, flavor=flavor, namespace_owner="policy/cli"),
     pulumi.ResourceOptions(provider=provider, transformations=[drop_inference_borrowing_limit]),
 )
 """

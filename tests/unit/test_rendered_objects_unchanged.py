@@ -36,6 +36,17 @@ def _with_name_pins(before: list[dict]) -> list[dict]:
     return after
 
 
+def _with_owner_marks(before: list[dict]) -> list[dict]:
+    """Issue 14 (3): every Namespace a stack creates (namespacePolicy Create) carries the stack's ownership mark,
+    `kueue-cohorts/owner: <project>/<stack>` (the mocks' stack is kueue-cohorts/test); NamespacePatches and Kueue's
+    own namespace (`kueue-ns`, KueueInstallation) do not."""
+    after = copy.deepcopy(before)
+    for obj in after:
+        if obj["type"] == "kubernetes:core/v1:Namespace" and "-ns-" in obj["name"]:
+            obj["inputs"]["metadata"]["annotations"] = {"kueue-cohorts/owner": "kueue-cohorts/test"}
+    return after
+
+
 #: Issue 21: services whose rolling update with KServe's default 25% surge would not fit the inference nominalQuota
 #: (staging: 4 x 1 GPU of 4; prod: the 3 replicas that fit 900Gi at 300Gi each, + 1 surge pod).
 NO_SURGE = {"llama-8b", "llama-70b"}
@@ -76,4 +87,4 @@ def test_every_stack_registers_what_it_did_before_plus_the_name_pins(stack):
         json.loads(json.dumps(plan.manifests() if plan else [], sort_keys=True)), key=ref)
     assert bool(identity) == (stack in ("staging", "prod"))
     assert [o for o in now if o not in admission and o not in identity] == \
-        _with_rollout_strategies(_with_name_pins(before))
+        _with_owner_marks(_with_rollout_strategies(_with_name_pins(before)))
