@@ -19,7 +19,7 @@ from kubernetes import client, config  # the official client: discovery of API g
 from components.errors import Problem
 from components.kueue import MANAGED_BY, MANAGED_BY_LABEL, OWNER_ANNOTATION
 from components.render import render_stack
-from components.settings import PROJECT, NamespacePolicy, Settings, config_key
+from components.settings import PROJECT, NamespacePolicy, PreviewIdentityCreate, Settings, config_key
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_VERSION = "v1beta2"
@@ -77,6 +77,8 @@ class DeclaredNamespace:
     key: str
     policy: NamespacePolicy
     policy_key: str
+    create_fix: Optional[str] = None
+    """The fix of a Create problem when it is not "Label or External" (the preview identity's own namespace)."""
 
 
 @dataclass(frozen=True)
@@ -104,8 +106,9 @@ class NamespacePreflightError(PreflightError):
 
 def declared_namespaces(settings: Settings) -> list[DeclaredNamespace]:
     """Every tenant namespace of `settings` (both layouts), with the config key that declares it: the key that wrote
-    the `metadata.namespace` of its LocalQueue (every tenant namespace has one) in the rendered stack. In config
-    order, each namespace once."""
+    the `metadata.namespace` of its LocalQueue (every tenant namespace has one) in the rendered stack; then the
+    preview identity's own namespace when the stack creates it (`previewIdentity.create`
+    ServiceAccountAndNamespace). In config order, each namespace once."""
     policies = {"inferenceTraining": settings.inference_training, "sharedPool": settings.shared_pool}
     out: dict[str, DeclaredNamespace] = {}
     for item in render_stack(settings):
@@ -116,6 +119,15 @@ def declared_namespaces(settings: Settings) -> list[DeclaredNamespace]:
         out[item.namespace] = DeclaredNamespace(
             item.namespace, config_key(f"{PROJECT}:{key[0]}", *key[1:]), layout.namespace_policy,
             config_key(f"{PROJECT}:{key[0]}", "namespacePolicy"))
+    identity = settings.preview_identity
+    if (identity is not None and identity.namespace and identity.namespace not in out
+            and identity.effective_create() == PreviewIdentityCreate.SERVICE_ACCOUNT_AND_NAMESPACE):
+        create_key = config_key(f"{PROJECT}:previewIdentity", "create")
+        out[identity.namespace] = DeclaredNamespace(
+            identity.namespace, config_key(f"{PROJECT}:previewIdentity", "namespace"), NamespacePolicy.CREATE,
+            create_key,
+            f"set {create_key} to ServiceAccount (the stack creates only the ServiceAccount, in the existing "
+            f"namespace) or Nothing, or give previewIdentity a namespace of its own")
     return list(out.values())
 
 
@@ -160,7 +172,7 @@ def namespace_problems(declared: Sequence[DeclaredNamespace], live: Mapping[str,
                 f"the namespace already exists and {who}; with namespacePolicy Create the kubernetes provider would "
                 "take it over silently, and destroy, or removing it from the config, would then delete it with "
                 "everything in it",
-                _policy_fix(ns) + legacy))
+                (ns.create_fix or _policy_fix(ns)) + legacy))
         elif ns.policy == NamespacePolicy.LABEL and have is None:
             problems.append(Problem(
                 ns.key, ns.name,

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
 from components.admission_manifests import render_admission
+from components.kueue import OWNER_ANNOTATION
 from components.render import render_stack
 from components.settings import PreviewIdentityCreate, Settings
 
@@ -299,15 +300,21 @@ def stack_manifests(settings: Settings) -> list[dict[str, Any]]:
     return [dict(m) for m in rendered] + kueue_install_manifests(settings)
 
 
-def identity_plan(settings: Settings) -> Optional[IdentityPlan]:
+def identity_plan(settings: Settings, namespace_owner: Optional[str] = None) -> Optional[IdentityPlan]:
     """The preview identity of a stack (``previewIdentity``), or None when the stack has none.
 
     The RBAC grants get, list, watch on the kinds of ``stack_manifests(settings)`` plus the identity's own objects:
     its Namespace and ServiceAccount when created, the ClusterRole and ClusterRoleBinding, and a Role and RoleBinding
     in every namespace that holds an object of the stack (so the identity also reads its own RBAC).
 
+    Namespaces are always readable cluster-wide: the program's namespace preflight lists them on every preview
+    (`components.preflight.check_namespaces`), also for a stack whose layouts create none (namespacePolicy External).
+
     Args:
         settings: shape-valid Settings whose previewIdentity passed ``settings_rules.check_preview_identity``.
+        namespace_owner: the stack's ownership mark (`components.kueue.namespace_owner`), set as the
+            `kueue-cohorts/owner` annotation of the Namespace the identity creates, so that the namespace preflight
+            knows this stack created it; None leaves it out (plans compared without a stack).
     Returns:
         The IdentityPlan. Linear in the number of objects of the stack.
     Raises:
@@ -321,8 +328,10 @@ def identity_plan(settings: Settings) -> Optional[IdentityPlan]:
     labels = dict(MANAGED_BY)
     namespace = service_account = None
     if create == PreviewIdentityCreate.SERVICE_ACCOUNT_AND_NAMESPACE:
-        namespace = {"apiVersion": "v1", "kind": "Namespace",
-                     "metadata": {"name": identity.namespace, "labels": dict(labels)}}
+        metadata: dict[str, Any] = {"name": identity.namespace, "labels": dict(labels)}
+        if namespace_owner is not None:
+            metadata["annotations"] = {OWNER_ANNOTATION: namespace_owner}
+        namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}
     if create != PreviewIdentityCreate.NOTHING:
         service_account = {"apiVersion": "v1", "kind": "ServiceAccount",
                            "metadata": {"name": identity.name, "namespace": identity.namespace,
@@ -331,7 +340,7 @@ def identity_plan(settings: Settings) -> Optional[IdentityPlan]:
     base = read_access(stack_manifests(settings) + own)
     rbac_group = "rbac.authorization.k8s.io"
     access = ReadAccess(
-        base.cluster | {(rbac_group, "clusterroles"), (rbac_group, "clusterrolebindings")},
+        base.cluster | {("", "namespaces"), (rbac_group, "clusterroles"), (rbac_group, "clusterrolebindings")},
         {ns: kinds | {(rbac_group, "roles"), (rbac_group, "rolebindings")} for ns, kinds in base.namespaced.items()})
     rbac = preview_rbac(access, subject, name=identity.role_name, labels=labels)
     return IdentityPlan(subject, namespace, service_account, rbac, access)

@@ -120,7 +120,7 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         )
         components["sharedPool"] = pool
         outputs["sharedPool"] = pool._outputs()
-    plan = identity_plan(settings)
+    plan = identity_plan(settings, namespace_owner)
     if plan is not None:  # last: its Roles live in the namespaces the components above create
         before = [c for key in ("kueue", "inferenceTraining", "sharedPool") if (c := components.get(key)) is not None]
         identity = PreviewIdentity("preview-identity", PreviewIdentityArgs(plan),

@@ -162,3 +162,28 @@ def test_every_namespace_is_judged_by_its_policy_and_state_at_its_own_key(case):
             assert problem.fix.endswith(f"kubectl annotate namespace {ns.name} {OWNER_ANNOTATION}={OWNER}")
     # A stray namespace this stack created and no longer declares is a warning, never a problem.
     assert undeclared_owned(declared, live, OWNER) == sorted(n for n, s in strays.items() if s == "ours")
+
+
+def test_the_preview_identity_namespace_is_not_adopted_either():
+    """previewIdentity with create ServiceAccountAndNamespace (the default for a ServiceAccount) creates its
+    namespace: an existing one without this stack's mark is refused at previewIdentity.namespace, with a fix of its
+    own; with create ServiceAccount the stack only creates the ServiceAccount in it, and the preflight lets it be."""
+    raw = stack_raw("staging")
+    raw["previewIdentity"] = {"kind": "ServiceAccount", "name": "preview", "namespace": "team-preview"}
+    declared = declared_namespaces(load_settings(raw))
+    assert [(d.name, d.key) for d in declared if d.name == "team-preview"] == \
+        [("team-preview", "kueue-cohorts:previewIdentity.namespace")]
+    for state in STATES:
+        problems = namespace_problems(declared, {"team-preview": live} if (live := _live("team-preview", state))
+                                      else {}, OWNER)
+        if state in ("absent", "ours"):
+            assert problems == []
+        else:
+            [problem] = problems
+            assert problem.key == "kueue-cohorts:previewIdentity.namespace"
+            assert problem.value == "team-preview"
+            assert problem.fix.startswith(
+                "set kueue-cohorts:previewIdentity.create to ServiceAccount (the stack creates only the "
+                "ServiceAccount, in the existing namespace) or Nothing, or give previewIdentity a namespace of its own")
+    raw["previewIdentity"]["create"] = "ServiceAccount"
+    assert "team-preview" not in [d.name for d in declared_namespaces(load_settings(raw))]

@@ -41,7 +41,8 @@ def _registered_manifests(settings) -> list[dict]:
     mocks (tests/integration/test_preview_identity_cli.py checks them against the real chart)."""
     def build() -> None:
         provider = k8s.Provider("k8s", render_yaml_to_directory="/tmp/unused")
-        build_stack(settings, provider, ChartReference(chart="/chart") if settings.kueue.install else None, None)
+        build_stack(settings, provider, ChartReference(chart="/chart") if settings.kueue.install else None, None,
+                    namespace_owner="kueue-cohorts/test")
 
     out = []
     for item in run_with_mocks(build).registered:
@@ -191,3 +192,28 @@ def test_any_subject_is_either_refused_at_its_own_keys_or_bound_read_only(kind, 
         assert manifest["kind"] in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
         assert all(rule["verbs"] == READ for rule in manifest.get("rules", []))
         assert manifest.get("subjects", [subject]) == [subject]
+
+
+@pytest.mark.parametrize("identity", [SA, {**SA, "create": "Nothing"}, {"kind": "Group", "name": "oidc:preview"}])
+@pytest.mark.parametrize("stack", STACK_NAMES)
+def test_the_identity_can_list_namespaces_for_the_namespace_preflight(stack, identity):
+    """The program's namespace preflight lists Namespaces on every preview, also when the stack creates none
+    (namespacePolicy External everywhere, the identity's namespace not created): the ClusterRole always reads them."""
+    raw = _raw(stack, False, identity)
+    for layout in ("inferenceTraining", "sharedPool"):
+        if layout in raw:
+            raw[layout]["namespacePolicy"] = "External"
+    plan = identity_plan(load_settings(raw))
+    assert plan is not None
+    assert ("", "namespaces") in plan.access.cluster
+    [cluster_role] = [m for m in plan.rbac if m["kind"] == "ClusterRole"]
+    assert any("" in rule["apiGroups"] and "namespaces" in rule["resources"] and rule["verbs"] == READ
+               for rule in cluster_role["rules"])
+
+
+def test_the_identity_namespace_carries_the_stack_ownership_mark():
+    """The Namespace the identity creates is marked like the tenant namespaces, so the namespace preflight lets this
+    stack's later runs through and refuses to adopt one it did not create."""
+    plan = identity_plan(load_settings(_raw("staging", False, SA)), "kueue-cohorts/staging")
+    assert plan is not None and plan.namespace is not None
+    assert plan.namespace["metadata"]["annotations"] == {"kueue-cohorts/owner": "kueue-cohorts/staging"}

@@ -78,7 +78,7 @@ def test_every_stack_registers_what_it_did_before_plus_the_name_pins(stack):
     # Issue 14.2 adds the preview identity: exactly the objects of its plan (staging and prod set previewIdentity).
     identity = [o for o in now if (o["inputs"]["metadata"].get("labels") or {}).get("kueue-cohorts/role")
                 == "preview-identity"]
-    plan = identity_plan(settings)
+    plan = identity_plan(settings, "kueue-cohorts/test")  # the mocks' project/stack, as _with_owner_marks
 
     def ref(manifest: dict) -> tuple:
         return manifest["kind"], manifest["metadata"].get("namespace", ""), manifest["metadata"]["name"]
