@@ -114,7 +114,8 @@ def shared_pool_stack(tenants: int, prefix: str) -> dict[str, Any]:
 
 def copy_project(dest: Path) -> Path:
     """Copy the checkout's tracked files (``git ls-files``, as they are in the working tree) to ``dest``, link its
-    .venv, and return ``dest``: ``python -m deploy`` there runs this code on stacks that never touch ``stacks/``."""
+    .venv (also as the policy pack's ``policy/venv``, as ``make venv`` does), and return ``dest``: ``python -m
+    deploy`` there runs this code on stacks that never touch ``stacks/``."""
     files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
     for rel in filter(None, files.decode().split("\0")):
         src = ROOT / rel
@@ -122,6 +123,7 @@ def copy_project(dest: Path) -> Path:
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
     (dest / ".venv").symlink_to(ROOT / ".venv")
+    (dest / "policy" / "venv").symlink_to(ROOT / ".venv")  # the pack's own virtualenv, as `make venv` links it
     return dest
 
 
@@ -270,15 +272,10 @@ def manifests_from_state(resources: list[dict[str, Any]], old: str, new: str) ->
 
 
 def kubectl() -> Path:
-    """Return the kubectl to compare with: the toolchain's (the API server's version) if pinned, else PATH's.
-    Raises toolchain.ToolchainError when there is none."""
-    try:
-        return toolchain.binary("kubectl")
-    except toolchain.ToolchainError:
-        found = shutil.which("kubectl")
-        if found is None:
-            raise toolchain.ToolchainError("no kubectl: neither in the toolchain nor on PATH") from None
-        return Path(found)
+    """Return the kubectl to compare with: the toolchain's, built from the same ``k8s.io/kubernetes`` module and
+    version as the sandbox's kube-apiserver (``[binaries.kubernetes]``), never whatever ``kubectl`` is on PATH.
+    Raises toolchain.ToolchainError when it is not built (``python -m toolchain ensure kubectl``)."""
+    return toolchain.binary("kubectl")
 
 
 def bench_size(tenants: int, variants: list[str], work: Path, kubectl_bin: Path,
@@ -395,8 +392,8 @@ def main(argv: list[str] | None = None) -> int:
     add_write_flag(parser)
     args = parser.parse_args(argv)
     try:
-        toolchain.ensure(["pulumi", "pulumi-resource-kubernetes", "etcd", "kube-apiserver", "kwok", "kueue",
-                          "jobset-controller-manager", "trainer-controller-manager"])
+        toolchain.ensure(["pulumi", "pulumi-resource-kubernetes", "etcd", "kube-apiserver", "kubectl", "kwok",
+                          "kueue", "jobset-controller-manager", "trainer-controller-manager"])
         kubectl_bin = kubectl()
     except toolchain.ToolchainError as exc:
         print(f"benchmarks.engine: {exc}", file=sys.stderr)
