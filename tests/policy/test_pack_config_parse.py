@@ -1,0 +1,104 @@
+"""The pack parses the engine's PULUMI_CONFIG once, not on every call the SDK serves (issue 15 item 3).
+
+pulumi-policy's analyzer servicer re-reads the whole stack config (`pulumi.runtime.get_config_env()`, a JSON parse
+of PULUMI_CONFIG, which lists every tenant) at the start of each Analyze and Remediate call, i.e. twice per resource:
+tenants x resources. These tests drive the SDK's own servicer and count the parses (no timing); they restore
+`pulumi.runtime.get_config_env` afterwards (monkeypatch).
+"""
+from __future__ import annotations
+
+import json
+
+import pulumi.runtime
+import pytest
+from google.protobuf import struct_pb2
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pulumi.runtime import proto
+from pulumi_policy import EnforcementLevel
+from pulumi_policy.policy import _PolicyAnalyzerServicer
+
+from policy.rules import catalog
+from policy.rules.catalog import PACK_NAME, build_policies, parse_config_env_once
+from tests.policy.fixtures import type_token, urn
+
+
+def _stack_config(tenants: int) -> str:
+    """PULUMI_CONFIG as the engine sets it: key -> the JSON text of the value."""
+    pool = {"cohort": "pool", "tenants": [{"name": f"t{i:04d}", "floor": {"cpu": "1"}} for i in range(tenants)]}
+    return json.dumps({"kueue-cohorts:sharedPool": json.dumps(pool), "kueue-cohorts:cluster": '{"mode":"sandbox"}'})
+
+
+@pytest.fixture
+def parses(monkeypatch):
+    """Count json.loads calls on the exact PULUMI_CONFIG text (the SDK's and ours); PULUMI_* of a preview set."""
+    counted: list[str] = []
+    real = json.loads
+
+    def counting(text, *args, **kwargs):
+        if isinstance(text, str) and text == counting.config:  # type: ignore[attr-defined]
+            counted.append(text)
+        return real(text, *args, **kwargs)
+
+    counting.config = None  # type: ignore[attr-defined]
+    monkeypatch.setattr(json, "loads", counting)
+    monkeypatch.setattr(pulumi.runtime, "get_config_env", pulumi.runtime.get_config_env)  # restored after the test
+    catalog._parsed_config_env.cache_clear()
+    for key, value in {"PULUMI_PROJECT": "kueue-cohorts", "PULUMI_STACK": "bench", "PULUMI_DRY_RUN": "true"}.items():
+        monkeypatch.setenv(key, value)
+
+    def use(config: str) -> list[str]:
+        monkeypatch.setenv("PULUMI_CONFIG", config)
+        counting.config = config  # type: ignore[attr-defined]
+        counted.clear()
+        return counted
+
+    return use
+
+
+def _requests(n: int) -> list:
+    requests = []
+    for i in range(n):
+        manifest = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                    "metadata": {"name": f"q{i}", "namespace": f"t{i:04d}"}, "spec": {"clusterQueue": f"t{i:04d}"}}
+        props = struct_pb2.Struct()
+        props.update(manifest)
+        requests.append(proto.AnalyzeRequest(type=type_token(manifest), properties=props, urn=urn(f"q{i}", manifest),
+                                             name=f"q{i}"))
+    return requests
+
+
+# `parses(...)` resets the counter and PULUMI_CONFIG for every example, so the function-scoped fixture is safe here.
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tenants=st.integers(min_value=1, max_value=300), resources=st.integers(min_value=2, max_value=12))
+def test_analyze_and_remediate_parse_the_stack_config_once(parses, tenants, resources):
+    counted = parses(_stack_config(tenants))
+    parse_config_env_once()
+    servicer = _PolicyAnalyzerServicer(PACK_NAME, "0.0.1", build_policies(), EnforcementLevel.MANDATORY)
+    for request in _requests(resources):
+        servicer.Remediate(request, None)
+        assert not servicer.Analyze(request, None).diagnostics
+    assert len(counted) == 1
+    # what the SDK put in the ambient config is the stack's config, as without the change
+    assert pulumi.runtime.get_config_env() == json.JSONDecoder().decode(_stack_config(tenants))
+
+
+def test_a_new_config_value_is_parsed_and_callers_get_their_own_copy(parses):
+    expected = {n: json.loads(_stack_config(n)) for n in (3, 7)}
+    first = parses(_stack_config(3))
+    parse_config_env_once()
+    parse_config_env_once()  # idempotent
+    env = pulumi.runtime.get_config_env()
+    env["kueue-cohorts:sharedPool"] = "changed by a caller"
+    assert pulumi.runtime.get_config_env() == expected[3]
+    assert len(first) == 1
+    second = parses(_stack_config(7))
+    assert pulumi.runtime.get_config_env() == expected[7]
+    assert len(second) == 1
+
+
+def test_no_config_is_an_empty_mapping(parses, monkeypatch):
+    parses("{}")
+    monkeypatch.delenv("PULUMI_CONFIG")
+    parse_config_env_once()
+    assert pulumi.runtime.get_config_env() == {}
