@@ -11,14 +11,21 @@ Per size N, in a fresh sandbox (real kube-apiserver, etcd, Kueue with its webhoo
    .venv), exactly what ``make up`` runs: policy pack on, the engine settings of ``deploy``, a fresh file backend.
    The stack is a symmetric cohort of N tenants (a Namespace, a ClusterQueue and a LocalQueue each: 3N + 4
    resources with the stack, the provider, the ResourceFlavor and the cohort component).
-2. ``preview``: ``python -m deploy preview --stack bench --expect-no-changes`` right after.
+2. ``preview``: ``python -m deploy preview --stack bench --expect-no-changes`` right after; then the same preview
+   once more with ``PULUMI_DEBUG_GRPC`` (the engine logs every gRPC call with its duration): the breakdown of where a
+   preview's time goes, seconds and calls per method (the program's ``Run`` and ``RegisterResource``, the provider's
+   ``Check`` and ``Diff``, the pack's ``Remediate``, ``Analyze`` and ``AnalyzeStack``); not a timed figure (the log
+   costs time itself).
 3. ``kubectl apply --server-side``: the very objects Pulumi sent (the ``inputs`` of every kubernetes resource in
    the stack's state) under fresh names (every name's prefix ``<size>p-`` becomes ``<size>k-``), from one file,
    Namespaces first; then ``kubectl diff --server-side`` of the same file (no changes: exit code 0).
 4. ``--variant every-step``: ``pulumi up`` again under fresh names with ``PULUMI_SKIP_CHECKPOINTS=false`` (a state
    checkpoint per step, Pulumi's default); ``no-policy``: with ``--no-policy``; ``parallel-32``: with
    ``PULUMI_PARALLEL=32`` (the CLI's default is 4 per CPU); ``qps-200``: the kubernetes provider's client-side
-   rate limit raised from 50 QPS (burst 120) to 200 (burst 400) with PULUMI_K8S_CLIENT_QPS / _BURST.
+   rate limit raised from 50 QPS (burst 120) to 200 (burst 400) with PULUMI_K8S_CLIENT_QPS / _BURST;
+   ``preview-parallel-diff``: the no-change preview again with ``PULUMI_PARALLEL_DIFF=true`` (the engine computes
+   the providers' Diffs concurrently instead of one after another in its step generator); ``preview-no-policy``: the
+   no-change preview with ``--no-policy``.
 5. ``--destroy``: ``python -m deploy destroy`` against ``kubectl delete --wait`` of kubectl's objects.
 
 Every figure is one wall-clock run (commands start as processes, as a user runs them) with the 1-minute load
@@ -58,6 +65,14 @@ VARIANTS: dict[str, tuple[str, dict[str, str], list[str]]] = {
     "parallel-32": ("q", {"PULUMI_PARALLEL": "32"}, []),
     "qps-200": ("r", {"PULUMI_K8S_CLIENT_QPS": "200", "PULUMI_K8S_CLIENT_BURST": "400"}, []),
 }
+#: Optional extra no-change previews of the main stack: label -> (extra environment, extra ``python -m deploy``
+#: arguments).
+PREVIEW_VARIANTS: dict[str, tuple[dict[str, str], list[str]]] = {
+    "preview-parallel-diff": ({"PULUMI_PARALLEL_DIFF": "true"}, []),
+    "preview-no-policy": ({}, ["--no-policy"]),
+}
+#: gRPC methods that stream or wait for the whole run (their durations are not time spent on one call).
+LONG_LIVED = ("RegisterResourceOutputs", "GetDeploymentInfo", "SignalAndWaitForShutdown", "Attach", "Log")
 
 #: The API resources of the bench stack (and Events, which the kubernetes provider watches while it awaits a
 #: create), whose requests are counted from the API server's apiserver_request_total.
@@ -92,6 +107,29 @@ def request_delta(before: dict[str, float], after: dict[str, float]) -> dict[str
     """Return ``after - before`` per counter (counters that did not move left out), largest first."""
     delta = {k: int(v - before.get(k, 0)) for k, v in after.items() if v - before.get(k, 0) > 0}
     return dict(sorted(delta.items(), key=lambda kv: -kv[1]))
+
+
+def grpc_breakdown(log: Path) -> dict[str, dict[str, float]]:
+    """Return ``{method: {"calls": n, "s": seconds}}`` (largest first) from a ``PULUMI_DEBUG_GRPC`` log (one JSON
+    object per line; ``duration`` in nanoseconds on completed calls). Calls that last the whole run
+    (:data:`LONG_LIVED`) are left out; ``RegisterResource`` lasts until the engine has checked, diffed and analysed
+    the resource, so it overlaps the provider's and the pack's calls."""
+    totals: dict[str, list[float]] = {}
+    for line in log.read_text(errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if entry.get("progress") == "request_started" or "method" not in entry:
+            continue
+        method = entry["method"].rsplit("/", 1)[-1]
+        if method in LONG_LIVED:
+            continue
+        total = totals.setdefault(method, [0, 0.0])
+        total[0] += 1
+        total[1] += entry.get("duration", 0) / 1e9
+    ordered = sorted(totals.items(), key=lambda kv: -kv[1][1])
+    return {m: {"calls": int(n), "s": round(t, 2)} for m, (n, t) in ordered}
 
 
 def shared_pool_stack(tenants: int, prefix: str) -> dict[str, Any]:
@@ -293,6 +331,15 @@ def bench_size(tenants: int, variants: list[str], work: Path, kubectl_bin: Path,
                                                 capture_output=True, text=True).stdout.split("\n")[:3]
         row["pulumi_up"] = run.deploy("pulumi-up", "up", pul)
         row["pulumi_preview_no_change"] = run.deploy("pulumi-preview", "preview", pul, extra=["--expect-no-changes"])
+        grpc_log = run.logs / "pulumi-preview-grpc.jsonl"
+        traced = run.deploy("pulumi-preview-traced", "preview", pul, env={"PULUMI_DEBUG_GRPC": str(grpc_log)},
+                            extra=["--expect-no-changes"])
+        row["pulumi_preview_breakdown"] = {"s": traced["s"], "load1_before": traced["load1_before"],
+                                           "grpc_s": grpc_breakdown(grpc_log)}
+        for variant in [v for v in variants if v in PREVIEW_VARIANTS]:
+            env, extra = PREVIEW_VARIANTS[variant]
+            row[f"pulumi_{variant.replace('-', '_')}"] = run.deploy(f"pulumi-{variant}", "preview", pul, env=env,
+                                                                    extra=["--expect-no-changes", *extra])
         resources = run.state_resources()
         row["resources"] = len(resources)
         objects = manifests_from_state(resources, pul, kub)
@@ -304,7 +351,7 @@ def bench_size(tenants: int, variants: list[str], work: Path, kubectl_bin: Path,
         # kubectl diff: exit 0 = no differences, 1 = differences (recorded), >1 = error
         row["kubectl_diff"] = run.timed("kubectl-diff", [*base, "diff", "--server-side", "-f", str(manifest)],
                                         ok_codes=(0, 1))
-        for variant in variants:
+        for variant in [v for v in variants if v in VARIANTS]:
             letter, env, extra = VARIANTS[variant]
             run.fresh_stack()
             row[f"pulumi_up_{variant}"] = run.deploy(f"pulumi-up-{variant}", "up", f"b{tenants}{letter}-",
@@ -332,7 +379,8 @@ def growth(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "kubectl_diff",
             "pulumi_destroy",
             "kubectl_delete",
-            *[k for k in rows[0] if k.startswith("pulumi_up_")],
+            *[k for k in rows[0] if k.startswith(("pulumi_up_", "pulumi_preview_")) and "s" in rows[0][k]
+              and k != "pulumi_preview_breakdown"],
         ]
         if rows
         else []
@@ -362,7 +410,16 @@ def _print_row(row: dict[str, Any], variants: list[str]) -> None:
     print(f"   kubectl diff --server-side                {fig('kubectl_diff')}   "
           f"ratio {row['preview_vs_kubectl_diff']:.2f}")
     for variant in variants:
-        print(f"   pulumi up [{variant}]{' ' * (29 - len(variant))}{fig(f'pulumi_up_{variant}')}")
+        if variant in PREVIEW_VARIANTS:
+            key = "pulumi_" + variant.replace("-", "_")
+            print(f"   pulumi {variant}{' ' * (34 - len(variant))}{fig(key)}")
+        else:
+            print(f"   pulumi up [{variant}]{' ' * (29 - len(variant))}{fig(f'pulumi_up_{variant}')}")
+    breakdown = row.get("pulumi_preview_breakdown")
+    if breakdown:
+        calls = ", ".join(f"{m} {v['s']:.1f} s/{v['calls']}" for m, v in list(breakdown["grpc_s"].items())[:9])
+        print(f"   where a preview's time goes (traced run {breakdown['s']:.1f} s, seconds/calls per gRPC method): "
+              f"{calls}")
     if "pulumi_destroy" in row:
         print(f"   pulumi destroy                            {fig('pulumi_destroy')}")
         print(f"   kubectl delete --wait                     {fig('kubectl_delete')}   "
@@ -378,11 +435,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--variant",
         nargs="*",
-        choices=sorted(VARIANTS),
+        choices=sorted([*VARIANTS, *PREVIEW_VARIANTS]),
         default=[],
         help="extra pulumi up runs per size, under fresh names: every-step "
         "(PULUMI_SKIP_CHECKPOINTS=false), no-policy (--no-policy), parallel-32 (PULUMI_PARALLEL=32), "
-        "qps-200 (the kubernetes provider's client at 200 QPS, burst 400; its default is 50/120)",
+        "qps-200 (the kubernetes provider's client at 200 QPS, burst 400; its default is 50/120); no-change "
+        "previews: preview-parallel-diff (PULUMI_PARALLEL_DIFF=true), preview-no-policy (--no-policy)",
     )
     parser.add_argument("--variant-max-tenants", type=int, default=None, metavar="N",
                         help="run the variants only for sizes up to N (every-step grows quadratically)")

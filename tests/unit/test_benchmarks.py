@@ -1,5 +1,6 @@
 """The benchmarks' pure parts: results are rewritten only with --write, `python -m benchmarks` passes --write on,
-the engine benchmark gives kubectl Pulumi's own objects under fresh names and reports growth against linear."""
+the engine benchmark gives kubectl Pulumi's own objects under fresh names, reports growth against linear and where a
+preview's time goes from the engine's gRPC log."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 import benchmarks
 from benchmarks import __main__ as bench_main
-from benchmarks.engine import growth, manifests_from_state, shared_pool_stack
+from benchmarks.engine import grpc_breakdown, growth, manifests_from_state, shared_pool_stack
 
 
 def test_save_writes_only_when_asked(tmp_path, monkeypatch, capsys):
@@ -95,3 +96,27 @@ def test_growth_compares_with_linear(base, power):
     assert g["kubectl_apply"]["vs_linear"] == 1.0
     assert g["pulumi_up"]["vs_linear"] == pytest.approx(5 ** (power - 1), abs=0.01)
     assert g["kubectl_diff"]["vs_linear"] == 0.2
+
+
+@given(st.lists(st.tuples(st.sampled_from(["/pulumirpc.ResourceProvider/Check", "/pulumirpc.ResourceProvider/Diff",
+                                           "/pulumirpc.Analyzer/Analyze", "/pulumirpc.ResourceMonitor/RegisterResource",
+                                           "/pulumirpc.Engine/Log", "/pulumirpc.Analyzer/AnalyzeStack"]),
+                          st.integers(min_value=0, max_value=5 * 10**9)), max_size=40))
+def test_grpc_breakdown_sums_completed_calls_per_method(tmp_path_factory, calls):
+    log = tmp_path_factory.mktemp("grpc") / "grpc.jsonl"
+    lines = ["not json", json.dumps({"no": "method"})]
+    for method, nanos in calls:
+        lines.append(json.dumps({"method": method, "progress": "request_started", "timestamp": "t"}))
+        lines.append(json.dumps({"method": method, "progress": "response_completed", "duration": nanos}))
+    log.write_text("\n".join(lines) + "\n")
+    expected: dict[str, list] = {}
+    for method, nanos in calls:
+        name = method.rsplit("/", 1)[-1]
+        if name != "Log":  # lasts the whole run
+            expected.setdefault(name, [0, 0.0])
+            expected[name][0] += 1
+            expected[name][1] += nanos / 1e9
+    found = grpc_breakdown(log)
+    assert {m: v["calls"] for m, v in found.items()} == {m: n for m, (n, _) in expected.items()}
+    assert all(abs(found[m]["s"] - round(t, 2)) < 0.011 for m, (_, t) in expected.items())
+    assert [v["s"] for v in found.values()] == sorted((v["s"] for v in found.values()), reverse=True)
