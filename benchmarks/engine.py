@@ -73,6 +73,8 @@ PREVIEW_VARIANTS: dict[str, tuple[dict[str, str], list[str]]] = {
 }
 #: gRPC methods that stream or wait for the whole run (their durations are not time spent on one call).
 LONG_LIVED = ("RegisterResourceOutputs", "GetDeploymentInfo", "SignalAndWaitForShutdown", "Attach", "Log")
+#: The duration the engine's gRPC log gives a call it did not time (Go's maximum time.Duration, in nanoseconds).
+UNMEASURED = 2**63 - 1
 
 #: The API resources of the bench stack (and Events, which the kubernetes provider watches while it awaits a
 #: create), whose requests are counted from the API server's apiserver_request_total.
@@ -112,8 +114,8 @@ def request_delta(before: dict[str, float], after: dict[str, float]) -> dict[str
 def grpc_breakdown(log: Path) -> dict[str, dict[str, float]]:
     """Return ``{method: {"calls": n, "s": seconds}}`` (largest first) from a ``PULUMI_DEBUG_GRPC`` log (one JSON
     object per line; ``duration`` in nanoseconds on completed calls). Calls that last the whole run
-    (:data:`LONG_LIVED`) are left out; ``RegisterResource`` lasts until the engine has checked, diffed and analysed
-    the resource, so it overlaps the provider's and the pack's calls."""
+    (:data:`LONG_LIVED`) and calls logged without a measured duration (:data:`UNMEASURED`: the engine logs
+    ``RegisterResource`` so) are left out."""
     totals: dict[str, list[float]] = {}
     for line in log.read_text(errors="replace").splitlines():
         try:
@@ -123,11 +125,12 @@ def grpc_breakdown(log: Path) -> dict[str, dict[str, float]]:
         if entry.get("progress") == "request_started" or "method" not in entry:
             continue
         method = entry["method"].rsplit("/", 1)[-1]
-        if method in LONG_LIVED:
+        nanos = entry.get("duration", 0)
+        if method in LONG_LIVED or nanos >= UNMEASURED:
             continue
         total = totals.setdefault(method, [0, 0.0])
         total[0] += 1
-        total[1] += entry.get("duration", 0) / 1e9
+        total[1] += nanos / 1e9
     ordered = sorted(totals.items(), key=lambda kv: -kv[1][1])
     return {m: {"calls": int(n), "s": round(t, 2)} for m, (n, t) in ordered}
 

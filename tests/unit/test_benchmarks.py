@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import benchmarks
 from benchmarks import __main__ as bench_main
-from benchmarks.engine import grpc_breakdown, growth, manifests_from_state, shared_pool_stack
+from benchmarks.engine import growth, grpc_breakdown, manifests_from_state, shared_pool_stack
 
 
 def test_save_writes_only_when_asked(tmp_path, monkeypatch, capsys):
@@ -104,7 +104,8 @@ def test_growth_compares_with_linear(base, power):
                           st.integers(min_value=0, max_value=5 * 10**9)), max_size=40))
 def test_grpc_breakdown_sums_completed_calls_per_method(tmp_path_factory, calls):
     log = tmp_path_factory.mktemp("grpc") / "grpc.jsonl"
-    lines = ["not json", json.dumps({"no": "method"})]
+    lines = ["not json", json.dumps({"no": "method"}),
+             json.dumps({"method": "/pulumirpc.ResourceMonitor/RegisterResource", "duration": 2**63 - 1})]
     for method, nanos in calls:
         lines.append(json.dumps({"method": method, "progress": "request_started", "timestamp": "t"}))
         lines.append(json.dumps({"method": method, "progress": "response_completed", "duration": nanos}))
