@@ -31,11 +31,12 @@ from components.validation import load_stack_file
 from sandbox import certs as certs_mod
 from sandbox import controlplane, files, jobcontrollers, kubeconfig, kueue, kwok, process
 from sandbox.apply import (
+    CRDS,
     SandboxError,
     annotations_of,
     apply_cluster_scoped,
-    crds_established,
     delete,
+    established,
     get_json,
     load_documents,
     names_of,
@@ -43,6 +44,7 @@ from sandbox.apply import (
     request_json,
     served,
     wait_until,
+    watch_until,
 )
 from sandbox.health import Probe
 from sandbox.paths import SandboxPaths
@@ -325,11 +327,13 @@ class Sandbox:
                 future.result()
 
     def _wait_crds_served(self, api, crds: list[dict], timeout: float) -> None:
-        """Wait until every CRD of ``crds`` is Established and listed by discovery (envtest's ``WaitForCRDs``)."""
+        """Wait until every CRD of ``crds`` is Established (watched, :func:`sandbox.apply.watch_until`) and listed by
+        discovery (envtest's ``WaitForCRDs``)."""
         names = [crd["metadata"]["name"] for crd in crds]
         kinds = {(f"{crd['spec']['group']}/{next(v['name'] for v in crd['spec']['versions'] if v.get('storage'))}",
                   crd["spec"]["names"]["plural"]) for crd in crds}
-        wait_until(lambda: crds_established(api, names), timeout, f"{len(names)} CRDs Established")
+        watch_until(api, CRDS, lambda seen: all(established(seen.get(name, {})) for name in names), timeout,
+                    f"{len(names)} CRDs Established")
         wait_until(lambda: all(served(api, gv, plural) for gv, plural in kinds), timeout,
                    "CRDs served by discovery")
 
