@@ -1,4 +1,5 @@
-"""The pack parses the engine's PULUMI_CONFIG once, not on every call the SDK serves (issue 15 item 3).
+"""The pack's per-call cost (issue 15 item 3): it parses the engine's PULUMI_CONFIG once, not on every call the SDK
+serves, and it judges a stack once per AnalyzeStack call, not once per stack policy.
 
 pulumi-policy's analyzer servicer re-reads the whole stack config (`pulumi.runtime.get_config_env()`, a JSON parse
 of PULUMI_CONFIG, which lists every tenant) at the start of each Analyze and Remediate call, i.e. twice per resource:
@@ -18,9 +19,9 @@ from pulumi.runtime import proto
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-from policy.rules import catalog
-from policy.rules.catalog import PACK_NAME, build_policies, parse_config_env_once
-from tests.policy.fixtures import type_token, urn
+from policy.rules import book, catalog
+from policy.rules.catalog import PACK_NAME, build_policies, judge_each_stack_once, parse_config_env_once
+from tests.policy.fixtures import compliant, type_token, urn
 
 
 def _stack_config(tenants: int) -> str:
@@ -102,3 +103,56 @@ def test_no_config_is_an_empty_mapping(parses, monkeypatch):
     monkeypatch.delenv("PULUMI_CONFIG")
     parse_config_env_once()
     assert pulumi.runtime.get_config_env() == {}
+
+
+@pytest.fixture
+def classified(monkeypatch):
+    """Count the rule book's classifications of ClusterQueue roles (a per-stack computation); restore the SDK."""
+    calls: list[int] = []
+    real = book.classify
+
+    def counting(objects, *args, **kwargs):
+        calls.append(len(objects))
+        return real(objects, *args, **kwargs)
+
+    monkeypatch.setattr(book, "classify", counting)
+    monkeypatch.setattr(_PolicyAnalyzerServicer, "AnalyzeStack", _PolicyAnalyzerServicer.AnalyzeStack)
+    return calls
+
+
+def _stack_request(manifests: dict) -> proto.AnalyzeStackRequest:
+    resources = []
+    for name, manifest in manifests.items():
+        props = struct_pb2.Struct()
+        props.update(json.loads(json.dumps(manifest)))
+        resources.append(proto.AnalyzerResource(type=type_token(manifest), properties=props, urn=urn(name, manifest),
+                                                name=name))
+    return proto.AnalyzeStackRequest(resources=resources)
+
+
+def _violations(response) -> set[tuple[str, str]]:
+    return {(d.policyName, d.urn) for d in response.diagnostics}
+
+
+@pytest.mark.parametrize("borrowing", ["1", "4"])
+def test_one_analyze_stack_classifies_the_stack_once_and_a_new_call_judges_anew(classified, borrowing):
+    servicer = _PolicyAnalyzerServicer(PACK_NAME, "0.0.1", build_policies(), EnforcementLevel.MANDATORY)
+    good = compliant()
+    before = _violations(servicer.AnalyzeStack(_stack_request(good), None))
+    unpatched = len(classified)
+    assert unpatched > 1  # the SDK alone: once per role-aware stack policy
+
+    judge_each_stack_once()
+    judge_each_stack_once()  # idempotent
+    classified.clear()
+    assert _violations(servicer.AnalyzeStack(_stack_request(good), None)) == before
+    assert len(classified) == 1
+
+    # the next call (same URNs, other content) is judged on its own content, not on the previous call's objects
+    bad = compliant()
+    bad["inference-cq"]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][2]["borrowingLimit"] = borrowing
+    classified.clear()
+    found = _violations(servicer.AnalyzeStack(_stack_request(bad), None))
+    assert ("inference-borrowing-limit-zero", urn("inference-cq", bad["inference-cq"])) in found - before
+    assert len(classified) == 1
+    assert _violations(servicer.AnalyzeStack(_stack_request(good), None)) == before
