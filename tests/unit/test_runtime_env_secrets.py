@@ -57,6 +57,25 @@ def test_secret_and_config_map_references_render_as_value_from_exactly():
     assert env["LEVEL"] == {"name": "LEVEL", "value": "info"}
 
 
+def test_a_runtime_with_references_conforms_to_the_pinned_trainer_crd():
+    """The API server keeps every field of valueFrom (name, key, optional): nothing pruned, nothing mistyped, per the
+    TrainingRuntime CRD of Trainer v2.2.1 (toolchain/versions.toml)."""
+    from tests.unit.test_training_runtime import _crd_schema, _pruned_or_mistyped
+
+    runtime = TrainingRuntimeSettings.model_validate({"env": {
+        "HF_TOKEN": {"secretKeyRef": {"name": "hf", "key": "token", "optional": False}},
+        "HUB": {"configMapKeyRef": {"name": "hub", "key": "url", "optional": True}}}})
+    manifest = render_runtime(runtime, "c12-training", "c12-ckpt")
+    schema = _crd_schema("trainingruntimes")["properties"]["spec"]
+    assert _pruned_or_mistyped(manifest["spec"], schema, "spec") == []
+    broken = json.loads(json.dumps(manifest["spec"]))
+    container = broken["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+        "containers"][0]
+    (token,) = [e for e in container["env"] if e["name"] == "HF_TOKEN"]
+    token["valueFrom"]["secretKeyRef"]["secret"] = "x"
+    assert len(_pruned_or_mistyped(broken, schema, "spec")) == 1, "the check sees a field the CRD does not have"
+
+
 def _problems(raw: dict) -> list:
     with pytest.raises(SettingsError) as caught:
         load_settings(raw)
@@ -247,7 +266,8 @@ def test_masking_copies_and_never_changes_the_input():
     out = secrets.masked(raw, [("trainingRuntime", "env", "A"), ("nodePools", 0, "labels", "z"), ("nope", "x"),
                                ("trainingRuntime", "env", "A", "deeper"), ("nodePools", 5)])
     assert json.dumps(raw) == before
-    assert out == {"trainingRuntime": {"env": {"A": "[secret]", "B": "b"}}, "nodePools": [{"labels": {"z": "[secret]"}}]}
+    assert out == {"trainingRuntime": {"env": {"A": "[secret]", "B": "b"}},
+                   "nodePools": [{"labels": {"z": "[secret]"}}]}
 
 
 def test_locate_finds_the_nested_path_in_the_stack_file_else_names_the_whole_key(tmp_path):
