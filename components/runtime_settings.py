@@ -107,7 +107,8 @@ class EnvVarSource(BaseModel):
 
 
 LITERAL, SOURCE = "<value>", "<valueFrom>"
-"""The union tags of EnvValue (components.settings drops `<...>` parts from error locations)."""
+ENV_VALUE_TAGS = frozenset({LITERAL, SOURCE})
+"""The union tags of EnvValue: pydantic puts them in error locations, components.settings drops them."""
 
 
 def _env_kind(value: Any) -> Optional[str]:

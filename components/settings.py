@@ -36,7 +36,7 @@ from pydantic_core import PydanticCustomError
 
 from components import quantity
 from components.errors import Problem, SettingsError
-from components.runtime_settings import CONFIG_KEY, TrainingRuntimeSettings
+from components.runtime_settings import CONFIG_KEY, ENV_VALUE_TAGS, TrainingRuntimeSettings
 from policy.rules import durations, selectors
 
 PROJECT = "kueue-cohorts"
@@ -989,9 +989,9 @@ def _by_parent(errors: Sequence[Mapping[str, Any]], kind: str) -> dict[tuple[Any
 
 
 def _internal(part: Any) -> bool:
-    """A part of pydantic's error location that is no config key: a validator's `function-...` or a union tag
-    `<...>` (runtime_settings.EnvValue)."""
-    return isinstance(part, str) and (part.startswith("function-") or (part.startswith("<") and part.endswith(">")))
+    """A part of pydantic's error location that is no config key: a validator's `function-...` or a union tag of
+    runtime_settings.EnvValue."""
+    return isinstance(part, str) and (part.startswith("function-") or part in ENV_VALUE_TAGS)
 
 
 def _shape_problems(err: ValidationError, raw: Mapping[str, Any]) -> list[Problem]:
