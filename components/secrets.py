@@ -45,24 +45,23 @@ def is_secret(value: Any) -> bool:
     return isinstance(value, Mapping) and set(value) == {SECURE}
 
 
-def secure_paths(raw: Mapping[str, Any]) -> list[KeyPath]:
+def secure_paths(raw: Mapping[str, Any], budget: int = 200_000, max_depth: int = 64) -> list[KeyPath]:
     """The key paths (top-level key first, then mapping keys and list indices) of every `{secure: ...}` value in a
-    stack file's `kueue-cohorts:*` config `raw` (prefix stripped), in document order. Call it after
-    components.validation.size_problems (the walk is proportional to the config's size)."""
-    found: list[KeyPath] = []
+    stack file's `kueue-cohorts:*` config `raw` (prefix stripped), in document order.
 
-    def walk(node: Any, path: KeyPath) -> None:
+    Bounded whatever the input: the walk visits at most `budget` values and `max_depth` levels (a YAML alias bomb or
+    pathological nesting is components.validation.size_problems' to report) and returns what it found by then."""
+    found: list[KeyPath] = []
+    todo: list[tuple[Any, KeyPath]] = [(value, (top,)) for top, value in reversed(list(raw.items()))]
+    while todo and budget > 0:
+        node, path = todo.pop()
+        budget -= 1
         if is_secret(node):
             found.append(path)
-        elif isinstance(node, Mapping):
-            for key, child in node.items():
-                walk(child, path + (key,))
-        elif isinstance(node, list):
-            for index, child in enumerate(node):
-                walk(child, path + (index,))
-
-    for top, value in raw.items():
-        walk(value, (top,))
+        elif len(path) < max_depth and isinstance(node, Mapping):
+            todo += [(child, path + (key,)) for key, child in reversed(list(node.items()))]
+        elif len(path) < max_depth and isinstance(node, list):
+            todo += [(child, path + (index,)) for index, child in reversed(list(enumerate(node)))]
     return found
 
 

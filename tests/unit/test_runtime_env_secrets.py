@@ -387,3 +387,15 @@ def test_the_pr_summary_names_the_secret_and_runs_no_preview(tmp_path):
     text = summary.build(repo.path, "dev", "HEAD")
     assert f"Not run: the stack file holds secret values ({TR}.env.HF_TOKEN)" in text, text
     assert f'{TR}.env.HF_TOKEN = "[secret]"' in text and "v1:AAAA" not in text
+
+
+@pytest.mark.timeout(20)
+def test_finding_secure_values_is_bounded_for_an_alias_bomb_or_deep_nesting():
+    from tests.unit.test_bad_configs import _alias_bomb, _deep
+
+    deep: object = dict(SECURE)
+    for _ in range(5000):
+        deep = [deep]
+    assert secrets.secure_paths({"a": _alias_bomb(), "b": _deep(5000), "c": deep}) == []
+    assert secrets.secure_paths({"a": [[dict(SECURE)], {"x": dict(SECURE)}], "b": dict(SECURE)}) == [
+        ("a", 0, 0), ("a", 1, "x"), ("b",)]
