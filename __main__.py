@@ -11,13 +11,19 @@ from components.environment import resolve
 from components.errors import SettingsError
 from components.kueue import namespace_owner
 from components.preflight import PreflightError
+from components.secrets import locate
 from components.settings import PROJECT, config_keys
 from components.stack import build_stack, kubernetes_provider
 from components.validation import validate
 
 config = pulumi.Config(PROJECT)
 raw = {key: value for key in config_keys() if (value := config.get_object(key)) is not None}
-result = validate(raw)  # every problem at once; nothing is registered before this
+# A secret (pulumi config set --secret, also nested with --path) arrives decrypted inside its top-level key, which
+# the engine marks secret; the stack file shows where it is nested. No setting takes a secret (components.secrets).
+project_dir = Path(globals().get("PROJECT_DIR") or pulumi.get_root_directory() or Path(__file__).resolve().parent)
+secret = locate([key for key in raw if pulumi.runtime.is_config_secret(f"{PROJECT}:{key}")],
+                project_dir / "stacks" / f"Pulumi.{pulumi.get_stack()}.yaml")
+result = validate(raw, secret)  # every problem at once; nothing is registered before this
 for warning in result.warnings:
     pulumi.log.warn(str(warning))
 if result.problems or result.settings is None:

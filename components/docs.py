@@ -47,17 +47,33 @@ def _base(annotation: Any) -> Any:
     return annotation
 
 
-def _model_of(annotation: Any) -> tuple[Optional[type[BaseModel]], bool]:
-    """(the model a field holds, whether it is a list of them)."""
+def _member_model(annotation: Any) -> Optional[type[BaseModel]]:
+    """The model `annotation` is, or the model member of a union of a model and scalars (an env value)."""
+    annotation = _base(annotation)
+    union = typing.get_origin(annotation) in (Union, types.UnionType)
+    members = typing.get_args(annotation) if union else (annotation,)
+    for member in members:
+        member = _base(member)
+        if isinstance(member, type) and issubclass(member, BaseModel):
+            return member
+    return None
+
+
+def _model_of(annotation: Any) -> tuple[Optional[type[BaseModel]], str]:
+    """(the model a field holds, "" when it is one, "[]" when a list of them, ".<name>" when a map of them)."""
     annotation = _base(annotation)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation, False
+        return annotation, ""
     if typing.get_origin(annotation) is list:
         (item,) = typing.get_args(annotation)
         item = _base(item)
         if isinstance(item, type) and issubclass(item, BaseModel):
-            return item, True
-    return None, False
+            return item, "[]"
+    if typing.get_origin(annotation) is dict:
+        model = _member_model(typing.get_args(annotation)[1])
+        if model is not None:
+            return model, ".<name>"
+    return None, ""
 
 
 def type_name(annotation: Any) -> str:
@@ -73,6 +89,8 @@ def type_name(annotation: Any) -> str:
     if origin is list:
         model, _ = _model_of(annotation)
         return "list of objects" if model else f"list of {type_name(typing.get_args(annotation)[0])}"
+    if origin is dict and _member_model(typing.get_args(annotation)[1]) is not None:
+        return "map of string \\| object"
     if origin is dict:
         key, value = typing.get_args(annotation)
         if "Quantity" in str(value) or "canonical" in str(value):
@@ -103,9 +121,9 @@ def rows(model: type[BaseModel] = Settings, prefix: str = "") -> Iterator[tuple[
         key = f"{prefix}.{field.alias or name}" if prefix else (field.alias or name)
         text = " ".join((field.description or "").split()).replace("|", "\\|")
         yield f"`{key}`", type_name(field.annotation), default_text(field), text
-        nested, is_list = _model_of(field.annotation)
+        nested, suffix = _model_of(field.annotation)
         if nested is not None:
-            yield from rows(nested, f"{key}[]" if is_list else key)
+            yield from rows(nested, key + suffix)
 
 
 def reference_table() -> str:

@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional
 
-from components.runtime_settings import TrainingRuntimeSettings
+from components.runtime_settings import EnvVarSource, TrainingRuntimeSettings
 
 SETTINGS_KEY = "kueue-cohorts:trainingRuntime"
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
@@ -51,6 +51,14 @@ def trainer_sources(source_dir: Path = TRAINER_SOURCE_DIR) -> dict[str, str]:
     if "__main__.py" not in files:
         raise FileNotFoundError(f"{source_dir} has no __main__.py: the trainer package is missing")
     return files
+
+
+def _env_var(name: str, value: str | EnvVarSource) -> dict[str, Any]:
+    """One core/v1 EnvVar: {name, value} for a literal, {name, valueFrom: {secretKeyRef | configMapKeyRef}} for a
+    reference to a Secret or ConfigMap key (the value itself never appears in the manifest)."""
+    if isinstance(value, EnvVarSource):
+        return {"name": name, "valueFrom": value.manifest()}
+    return {"name": name, "value": value}
 
 
 def configmap_name(settings: TrainingRuntimeSettings) -> str:
@@ -83,7 +91,7 @@ def render_runtime(settings: TrainingRuntimeSettings, namespace: str, claim_name
         {"name": "KUEUE_COHORTS_CHECKPOINT_ROOT", "value": root},
         {"name": "KUEUE_COHORTS_RECIPE", "value": settings.recipe},
         {"name": "KUEUE_COHORTS_SAVE_STEPS", "value": str(settings.save_steps)},
-    ] + [{"name": name, "value": value} for name, value in sorted(settings.env.items())]
+    ] + [_env_var(name, value) for name, value in sorted(settings.env.items())]
     container: dict[str, Any] = {
         "name": NODE,
         "image": settings.image,

@@ -7,9 +7,9 @@ Kubeflow Trainer v2.2.1 TrainingRuntime (`trainer.kubeflow.org/v1alpha1`); the r
 from __future__ import annotations
 
 import posixpath
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 from pydantic.alias_generators import to_camel
 
 from components import planning, quantity
@@ -19,6 +19,9 @@ MIN_GRACE_SECONDS = 60  # the guide's terminationGracePeriodSeconds; policy chec
 _DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 _RECIPE = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+CONFIG_KEY = r"^[-._a-zA-Z0-9]+$"
+"""A key of a Secret or ConfigMap: k8s.io/apimachinery pkg/util/validation IsConfigMapKey (`[-._a-zA-Z0-9]+`, at most
+253 characters, not `.` or `..` and not starting with `..`)."""
 RESERVED_ENV = frozenset(
     {"PYTHONPATH", "KUEUE_COHORTS_RUN_NAME", "KUEUE_COHORTS_CHECKPOINT_ROOT", "KUEUE_COHORTS_RECIPE",
      "KUEUE_COHORTS_SAVE_STEPS"}
@@ -46,6 +49,83 @@ def _mount_path(path: str) -> str:
             raise ValueError(f"{path!r} overlaps {reserved}, which the runtime's container already uses (its code, "
                              "working directory or shared memory)" + fix)
     return path
+
+
+def _config_map_key(key: str) -> str:
+    """Refuse the keys IsConfigMapKey refuses beyond its charset: `.`, `..` and anything starting with `..`."""
+    if key in (".", "..") or key.startswith(".."):
+        raise ValueError(f"{key!r} is not a valid Secret or ConfigMap key: it must not be '.' or '..' nor start with "
+                         "'..' (Kubernetes IsConfigMapKey) Fix: use the key's name as it appears in the Secret's "
+                         "data, e.g. token")
+    return key
+
+
+ConfigKey = Annotated[str, Field(pattern=CONFIG_KEY, max_length=253), AfterValidator(_config_map_key)]
+"""A key of a Secret's or ConfigMap's data (Kubernetes IsConfigMapKey)."""
+
+
+class KeySelector(BaseModel):
+    """core/v1 SecretKeySelector / ConfigMapKeySelector: one key of a Secret or ConfigMap in the pod's namespace
+    (the training namespace). Validated as the API server validates them (core/validation
+    validateSecretKeySelector, validateConfigMapKeySelector)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True,
+                              use_attribute_docstrings=True)
+
+    name: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)]
+    """The Secret's (ConfigMap's) name in each training namespace (DNS-1123 subdomain)."""
+    key: ConfigKey
+    """The key in its data (letters, digits, '-', '_', '.'; at most 253; not '.', '..' or starting with '..')."""
+    optional: Optional[bool] = None
+    """true: the pod starts without the variable when the Secret or key is missing. Omitted: Kubernetes' false
+    (the pod does not start until it exists)."""
+
+
+class EnvVarSource(BaseModel):
+    """core/v1 EnvVarSource restricted to secretKeyRef and configMapKeyRef: where an environment variable's value
+    comes from, instead of a literal. Exactly one of them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True,
+                              use_attribute_docstrings=True)
+
+    secret_key_ref: Optional[KeySelector] = None
+    """valueFrom.secretKeyRef: a key of a Secret of the training namespace (credentials such as HF_TOKEN: the value
+    never enters the stack config, the Pulumi state or the rendered objects)."""
+    config_map_key_ref: Optional[KeySelector] = None
+    """valueFrom.configMapKeyRef: a key of a ConfigMap of the training namespace."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> EnvVarSource:
+        if (self.secret_key_ref is None) == (self.config_map_key_ref is None):
+            raise ValueError("an env source must name exactly one of secretKeyRef and configMapKeyRef (core/v1 "
+                             "EnvVarSource) Fix: write {secretKeyRef: {name: <secret>, key: <key>}}")
+        return self
+
+    def manifest(self) -> dict[str, Any]:
+        """The container's `valueFrom` (core/v1 EnvVarSource), camelCase, without the fields left out."""
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
+LITERAL, SOURCE = "<value>", "<valueFrom>"
+ENV_VALUE_TAGS = frozenset({LITERAL, SOURCE})
+"""The union tags of EnvValue: pydantic puts them in error locations, components.settings drops them."""
+
+
+def _env_kind(value: Any) -> Optional[str]:
+    if isinstance(value, str):
+        return LITERAL
+    if isinstance(value, (dict, EnvVarSource)):
+        return SOURCE
+    return None
+
+
+EnvValue = Annotated[
+    Union[Annotated[str, Tag(LITERAL)], Annotated[EnvVarSource, Tag(SOURCE)]],
+    Discriminator(_env_kind, custom_error_type="env_value",
+                  custom_error_message="an env value must be a string (the literal value) or a mapping "
+                                       "{secretKeyRef: {name, key}} or {configMapKeyRef: {name, key}}"),
+]
+"""One env entry's value: a literal string, or an EnvVarSource (rendered as `valueFrom`)."""
 
 
 class TrainingRuntimeSettings(BaseModel):
@@ -94,9 +174,12 @@ class TrainingRuntimeSettings(BaseModel):
     step, rounded up, at least 60."""
     image_pull_secrets: list[Annotated[str, Field(pattern=_DNS_SUBDOMAIN)]] = Field(default_factory=list)
     """Secrets in the training namespace for pulling the image. Default none."""
-    env: dict[Annotated[str, Field(pattern=_ENV_NAME)], str] = Field(default_factory=dict)
-    """Extra environment for the recipe; the runtime's own variables and the Trainer's PET_* are refused. Default
-    none."""
+    env: dict[Annotated[str, Field(pattern=_ENV_NAME)], EnvValue] = Field(default_factory=dict)
+    """Extra environment for the recipe, name -> a literal string, or {secretKeyRef: {name, key}} /
+    {configMapKeyRef: {name, key}} for a key of a Secret / ConfigMap of the training namespace (rendered as the
+    container's valueFrom). Credentials go through secretKeyRef: a secret config value (`pulumi config set
+    --secret`) is refused here, as a literal would put it in plain text into the TrainingRuntime, the Pulumi state
+    and the rendered objects. The runtime's own variables and the Trainer's PET_* are refused. Default none."""
 
     @model_validator(mode="after")
     def _plan(self) -> TrainingRuntimeSettings:

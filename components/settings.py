@@ -36,7 +36,7 @@ from pydantic_core import PydanticCustomError
 
 from components import quantity
 from components.errors import Problem, SettingsError
-from components.runtime_settings import TrainingRuntimeSettings
+from components.runtime_settings import CONFIG_KEY, ENV_VALUE_TAGS, TrainingRuntimeSettings
 from policy.rules import durations, selectors
 
 PROJECT = "kueue-cohorts"
@@ -50,6 +50,8 @@ _DNS_FIX = "lower-case letters, digits and '-', starting and ending with a lette
 _PATTERNS = {
     _DNS_LABEL: ("must be a DNS-1123 label (RFC 1123, at most 63 characters)", f"use {_DNS_FIX}"),
     _DNS_SUBDOMAIN: ("must be a DNS-1123 subdomain (RFC 1123)", f"use {_DNS_FIX}, dot-separated"),
+    CONFIG_KEY: ("must be a Secret or ConfigMap key (Kubernetes IsConfigMapKey): letters, digits, '-', '_' or '.'",
+                 "use the key's name as it appears in the Secret's data, e.g. token"),
 }
 
 DnsLabel = Annotated[str, Field(pattern=_DNS_LABEL, max_length=63)]
@@ -943,6 +945,8 @@ _FIXES = {
     "string_type": "write a string (quote it)",
     "float_type": "write a number", "float_parsing": "write a number",
     "int_or_percent": "write a pod count such as 0 or 1, or a percentage such as \"25%\"",
+    "env_value": "write the value as a string (quoted), or reference a Secret: {secretKeyRef: {name: <secret>, "
+    "key: <key>}}",
     "rolling_update": "use maxSurge 0 with maxUnavailable 1 (one replica down while it is replaced), or keep a "
     "surge with maxUnavailable 0 and reserve its headroom in nominalQuota",
 }
@@ -984,6 +988,12 @@ def _by_parent(errors: Sequence[Mapping[str, Any]], kind: str) -> dict[tuple[Any
     return out
 
 
+def _internal(part: Any) -> bool:
+    """A part of pydantic's error location that is no config key: a validator's `function-...` or a union tag of
+    runtime_settings.EnvValue."""
+    return isinstance(part, str) and (part.startswith("function-") or part in ENV_VALUE_TAGS)
+
+
 def _shape_problems(err: ValidationError, raw: Mapping[str, Any]) -> list[Problem]:
     """Turn pydantic's errors into Problems. A misspelt required key (an unknown key next to a missing one of a
     similar name) is reported once, with the key it probably meant."""
@@ -991,7 +1001,7 @@ def _shape_problems(err: ValidationError, raw: Mapping[str, Any]) -> list[Proble
     errors = err.errors()
     missing, extra = _by_parent(errors, "missing"), _by_parent(errors, "extra_forbidden")
     for item in errors:
-        loc = tuple(part for part in item["loc"] if not (isinstance(part, str) and part.startswith("function-")))
+        loc = tuple(part for part in item["loc"] if not _internal(part))
         if not loc:
             problems.append(Problem(f"{PROJECT}:*", raw, item["msg"], "check the stack config"))
             continue

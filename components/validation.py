@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from components import settings_rules
+from components import secrets, settings_rules
 from components.errors import Problem, SettingsError
 from components.pack_config import pack_config
 from components.pack_config import render as render_pack_config
@@ -175,21 +175,32 @@ def size_problems(raw: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
-def validate(raw: Mapping[str, Any]) -> Validation:
+def validate(raw: Mapping[str, Any], secret_paths: Sequence[KeyPath] = ()) -> Validation:
     """Check a stack's raw `kueue-cohorts:*` config (key without prefix -> parsed YAML value) completely.
 
-    Returns: a Validation. Raises nothing for any input: malformed values become problems.
+    Args:
+        raw: the config; a stack file's `{secure: ...}` values are found in it (components.secrets).
+        secret_paths: further key paths (top-level key first) whose values are secret although `raw` holds their
+            plaintext (the program's decrypted config: components.secrets.locate).
+    Returns: a Validation; every secret value is one problem (components.secrets.problem), and the rest of the
+    config is checked with the secret values masked, so no message shows a secret's text. Raises nothing for any
+    input: malformed values become problems.
     """
     too_big = size_problems(raw)
     if too_big:
         return Validation(None, tuple(too_big), ())
+    paths = list(dict.fromkeys([*secrets.secure_paths(raw), *secret_paths]))
+    refused = [secrets.problem(path) for path in paths]
+    if paths:
+        raw = secrets.masked(raw, paths)
     try:
         settings = parse_settings(raw)
     except SettingsError as err:
-        return Validation(None, err.problems, ())
+        return Validation(None, tuple(refused + [p for p in err.problems if not secrets.covers(paths, p.key)]), ())
     problems = settings_rules.check(settings)
     found, warnings = judge(settings, raw)
-    return Validation(settings, tuple(problems + found), tuple(warnings))
+    problems = refused + [p for p in problems + found if not secrets.covers(paths, p.key)]
+    return Validation(settings, tuple(problems), tuple(w for w in warnings if not secrets.covers(paths, w.key)))
 
 
 def load_settings(raw: Mapping[str, Any]) -> Settings:

@@ -33,17 +33,20 @@ def policy_pack_dir(project_dir: Path | None = None) -> Path | None:
     return pack if (pack / "PulumiPolicy.yaml").is_file() else None
 
 
-def inline_program(main: Path) -> Callable[[], None]:
+def inline_program(main: Path, project_dir: Path | None = None) -> Callable[[], None]:
     """Return a Pulumi program function that runs ``main`` (a __main__.py) as ``__main__`` via runpy.
 
     The program's directory is put on sys.path first, so ``import components...`` resolves as under the CLI.
+    ``project_dir`` (the directory of Pulumi.yaml and stacks/, default main's) reaches the program as the global
+    ``PROJECT_DIR``: the Automation API's inline host does not pass the engine's root directory on
+    (``pulumi.get_root_directory()`` is None there), and the program reads its stack file to locate secrets.
     """
 
     def program() -> None:
         folder = str(main.parent)
         if folder not in sys.path:
             sys.path.insert(0, folder)
-        runpy.run_path(str(main), run_name="__main__")
+        runpy.run_path(str(main), init_globals={"PROJECT_DIR": str(project_dir or main.parent)}, run_name="__main__")
 
     return program
 
@@ -92,7 +95,7 @@ def open_stack(
     env.update(extra_env or {})
     workspace = auto.LocalWorkspace(
         work_dir=str(project),
-        program=inline_program(program or repo_root() / "__main__.py"),
+        program=inline_program(program or repo_root() / "__main__.py", project),
         env_vars=env,
         secrets_provider=settings.secrets_provider(),
         pulumi_command=pulumi_command(),

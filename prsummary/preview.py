@@ -82,6 +82,10 @@ def preview_against_base(repo: Path, stack: str, base: str, *, policy: bool = Tr
     """
     head_doc = stackfile.parse((repo / "stacks" / f"Pulumi.{stack}.yaml").read_text())
     base_doc = stackfile.parse(gitbase.file_at(repo, base, f"stacks/Pulumi.{stack}.yaml"))
+    hidden = stackfile.secret_keys(head_doc)
+    if hidden:  # not readable without the passphrase (the summary holds none), and refused by the program anyway
+        return PreviewReport(ran=False, note=f"the stack file holds secret values ({', '.join(hidden)}), which no "
+                                             "kueue-cohorts setting takes: see the stack config problems below")
     toolchain.binary("pulumi")
     with tempfile.TemporaryDirectory(prefix="prsummary-") as tmp_name:
         tmp = Path(tmp_name)

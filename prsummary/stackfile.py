@@ -7,8 +7,9 @@ from typing import Any, Optional
 
 import yaml
 
+from components import secrets
 from components.errors import SettingsError
-from components.settings import PROJECT, Settings
+from components.settings import PROJECT, Settings, config_key
 from components.validation import load_settings
 
 CLUSTER_KEY = f"{PROJECT}:cluster"
@@ -29,8 +30,18 @@ def raw_config(doc: dict[str, Any]) -> dict[str, Any]:
     return {k[len(PROJECT) + 1:]: v for k, v in config.items() if k.startswith(f"{PROJECT}:")}
 
 
+def secret_keys(doc: Optional[dict[str, Any]]) -> list[str]:
+    """The config key paths (e.g. `kueue-cohorts:trainingRuntime.env.HF_TOKEN`) of the `{secure: ...}` values
+    (`pulumi config set --secret`) among the `kueue-cohorts:*` keys of a document, in document order. Nothing
+    offline can read them, and no kueue-cohorts setting takes one (components.secrets)."""
+    if doc is None:
+        return []
+    return [config_key(f"{PROJECT}:{path[0]}", *path[1:]) for path in secrets.secure_paths(raw_config(doc))]
+
+
 def load(doc: Optional[dict[str, Any]]) -> tuple[Optional[Settings], Optional[str]]:
-    """Validate a document: (Settings, None), (None, SettingsError text) or (None, None) for an absent file."""
+    """Validate a document: (Settings, None), (None, SettingsError text) or (None, None) for an absent file. A
+    `secure:` value is one problem of that text, naming its key (components.validation)."""
     if doc is None:
         return None, None
     try:

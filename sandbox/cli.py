@@ -11,6 +11,7 @@ from collections import deque
 from pathlib import Path
 
 from components.errors import SettingsError
+from components.secrets import is_secret
 from components.settings import raw_from_stack_file
 from sandbox.apply import SandboxError
 from sandbox.cluster import COMPONENTS, Sandbox, stack_file
@@ -127,9 +128,11 @@ def _main(args: argparse.Namespace) -> int:
             return 2
         if args.only_if_sandbox:
 
-            # Only the target matters here; the stack's config is validated (and reported) by the program.
-            mode = (raw_from_stack_file(Path(path)).get("cluster") or {}).get("mode", "sandbox")
-            if mode != "sandbox":
+            # Only the target matters here; the stack's config is validated (and reported) by the program. A
+            # secret (`secure:`) cluster or mode cannot be read offline: up then refuses it, naming the key.
+            cluster = raw_from_stack_file(Path(path)).get("cluster") or {}
+            mode = cluster.get("mode", "sandbox") if isinstance(cluster, dict) and not is_secret(cluster) else None
+            if isinstance(mode, str) and mode != "sandbox":
                 print(f"stack {Path(path).name} targets cluster mode {mode}: no sandbox needed")
                 return 0
         try:
