@@ -50,7 +50,7 @@ import yaml
 
 import toolchain
 from benchmarks import add_write_flag, load_average, save, utc_now
-from deploy import engine
+from deploy import engine, scratch
 from toolchain import versions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -153,21 +153,6 @@ def shared_pool_stack(tenants: int, prefix: str) -> dict[str, Any]:
     }}
 
 
-def copy_project(dest: Path) -> Path:
-    """Copy the checkout's tracked files (``git ls-files``, as they are in the working tree) to ``dest``, link its
-    .venv (also as the policy pack's ``policy/venv``, as ``make venv`` does), and return ``dest``: ``python -m
-    deploy`` there runs this code on stacks that never touch ``stacks/``."""
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    for rel in filter(None, files.decode().split("\0")):
-        src = ROOT / rel
-        if src.is_file():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
-    (dest / ".venv").symlink_to(ROOT / ".venv")
-    (dest / "policy" / "venv").symlink_to(ROOT / ".venv")  # the pack's own virtualenv, as `make venv` links it
-    return dest
-
-
 def _label(pid: str, marker: bytes) -> str | None:
     """Name a process for the CPU breakdown: the executable's name for processes of this run (``marker``, the
     run's scratch directory, in their environment or command line; the policy pack's Python told apart), else
@@ -240,7 +225,7 @@ class Run:
 
     def __init__(self, work: Path, tenants: int, kubectl_bin: Path | None = None):
         self.work, self.tenants, self.kubectl = work, tenants, kubectl_bin
-        self.project = copy_project(work / "project")
+        self.project = scratch.clone(work / "project", venv=ROOT / ".venv")
         self.logs = work / "logs"
         self.logs.mkdir()
         self.sandbox_dir = work / "sandbox"

@@ -1,15 +1,20 @@
-"""A scratch copy of the Pulumi project with its own file backend, for tests, benchmarks and experiments.
+"""Scratch copies of the project, for tests, benchmarks and experiments: the one place that copies it.
 
-The copy never writes under the repository's ``stacks/`` nor into the user's Pulumi state: Pulumi.yaml and every
-``stacks/Pulumi.<stack>.yaml`` are copied into ``<tmp>/project`` and the backend is ``file://<tmp>/state``.
+- ``Project``: the Pulumi project alone (Pulumi.yaml and every ``stacks/Pulumi.<stack>.yaml`` copied into
+  ``<tmp>/project``) with its own file backend ``file://<tmp>/state``, driven through the Automation API. It never
+  writes under the repository's ``stacks/`` nor into the user's Pulumi state.
+- ``clone``: the whole checkout as a clone gets it (the files git tracks), with its virtualenvs linked as
+  ``make venv`` links them, for running the project's command lines (``python -m deploy``) from another directory.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Optional
 
 import yaml
 from pulumi import automation as auto
@@ -64,6 +69,16 @@ class Project:
         doc["config"] = offline_config(doc.get("config") or {}, directory)
         self.stack_file(name).write_text(yaml.safe_dump(doc, sort_keys=False))
 
+    def add_stack(self, name: str, config: Mapping[str, Any] | Path) -> Path:
+        """Write the copy's ``stacks/Pulumi.<name>.yaml`` from a stack file (copied as it is) or a
+        ``{"config": {...}}`` mapping (written as YAML); return the file."""
+        target = self.stack_file(name)
+        if isinstance(config, Path):
+            shutil.copy2(config, target)
+        else:
+            target.write_text(yaml.safe_dump(dict(config), sort_keys=False))
+        return target
+
     def open(self, name: str) -> auto.Stack:
         """Return the Automation API stack ``name`` of this copy (created in this copy's backend if missing)."""
         return engine.open_stack(name, work_dir=self.root, backend=self.backend)
@@ -71,6 +86,16 @@ class Project:
     def kwargs(self, stack: auto.Stack, policy: bool = True) -> dict[str, Any]:
         """Return deploy.engine.run_kwargs for ``stack`` (output collected for failure messages)."""
         return engine.run_kwargs(stack, policy=policy, color="never")
+
+    def run(self, name: str, op: str, *, policy: bool = False, **kwargs: Any) -> Any:
+        """Run ``op`` (``up``, ``preview``, ``refresh`` or ``destroy``) on stack ``name`` of the copy with
+        deploy.engine.run_kwargs (policy pack only with ``policy``), ``kwargs`` on top (e.g. ``refresh=True``);
+        return the Automation API result (UpResult, PreviewResult, ...). Raises auto.CommandError when the
+        engine fails."""
+        stack = self.open(name)
+        args = engine.run_kwargs(stack, policy=policy, color="never", operation=op)
+        args.update(kwargs)
+        return getattr(stack, op)(**args)
 
     def checkpoint(self, name: str) -> Path:
         """Return the stack's checkpoint file in this copy's backend."""
@@ -107,3 +132,23 @@ def manifests(directory: Path) -> list[dict[str, Any]]:
         docs += [d for d in yaml.safe_load_all(path.read_text()) if d]
     return docs
 
+
+
+def clone(dest: Path, venv: Optional[Path] = None) -> Path:
+    """Copy the files git tracks in this checkout (as they are in the working tree) to ``dest``, link its ``.venv``
+    and ``policy/venv`` (the policy pack's virtualenv) to ``venv`` as ``make venv`` links them, and return ``dest``.
+
+    ``venv``: the virtualenv to link (default: the running one, ``sys.prefix``). Untracked files (state, caches,
+    build output) are not copied. Raises subprocess.CalledProcessError when git cannot list the files.
+    """
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for rel in filter(None, files.decode().split("\0")):
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    venv = venv or Path(sys.prefix)
+    (dest / ".venv").symlink_to(venv)
+    if (dest / "policy").is_dir():
+        (dest / "policy" / "venv").symlink_to(venv)
+    return dest

@@ -1,36 +1,21 @@
 """Running ``python -m deploy`` as a user does, on a copy of the project whose stack files a test may edit.
 
-The copy holds exactly the files git tracks (what a clone gets) and links .venv to the running venv; commands get
+The copy is deploy.scratch.clone's (exactly the files git tracks, .venv linked to the running venv); commands get
 a bare environment (HOME, PATH, LANG) plus what the test passes, so the developer's own PULUMI_* variables never
 leak in, and a temporary PULUMI_BACKEND_URL unless the test sets another.
 """
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Optional
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from deploy.scratch import clone
 
-
-def clone(dest: Path) -> Path:
-    """Copy the git-tracked files of the working tree to ``dest`` (with .venv and policy/venv -> this venv, as
-    ``make venv`` makes them); return ``dest``."""
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    for rel in filter(None, files.decode().split("\0")):
-        src = ROOT / rel
-        if src.is_file():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
-    (dest / ".venv").symlink_to(Path(sys.prefix))
-    if (dest / "policy").is_dir():
-        (dest / "policy" / "venv").symlink_to(Path(sys.prefix))  # what `make venv` links for the policy pack
-    return dest
+__all__ = ["bare_env", "clone", "deploy", "edit_stack"]
 
 
 def bare_env(tmp: Path, **extra: str) -> dict[str, str]:

@@ -4,16 +4,14 @@ real pulumi CLI. A sandbox that cannot start FAILS the suite: it is never skippe
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-from e2e_support import REPO, Cluster, Project, wait_for
+from e2e_support import REPO, Cluster, sandbox_in, start_sandbox, wait_for
 from kubernetes import config as kconfig
 
-from sandbox import cli
+from deploy.scratch import Project
 from sandbox.cluster import Sandbox
-from sandbox.paths import STATE_DIR_ENV, SandboxPaths
 
 #: Namespaces of the dev stack whose Jobs each test removes when it ends.
 DEV_NAMESPACES = ("c12-inference", "c12-training")
@@ -36,22 +34,9 @@ def pytest_collection_modifyitems(items):
 def sandbox(tmp_path_factory) -> Sandbox:
     """A fresh sandbox in a temporary state dir, up with the dev stack's nodePools; stopped after the session
     (its logs stay in the temporary directory). Fails when it cannot start."""
-    root = tmp_path_factory.mktemp("sandbox")
-    old = os.environ.get(STATE_DIR_ENV)
-    os.environ[STATE_DIR_ENV] = str(root)  # __main__.py (inline program, same process) finds the kubeconfig here
-    box = Sandbox(SandboxPaths(root))
-    try:
-        code = cli.main(["up", "--stack", "dev"])  # the entry point of `python -m sandbox up`
-    except Exception as exc:  # noqa: BLE001 - any failure to start is a failure of the suite
-        pytest.fail(f"the sandbox did not start: {exc}", pytrace=False)
-    if code != 0:
-        pytest.fail(f"`python -m sandbox up` exited {code}; logs in {box.paths.logs}", pytrace=False)
-    yield box
-    box.down()
-    if old is None:
-        os.environ.pop(STATE_DIR_ENV, None)
-    else:
-        os.environ[STATE_DIR_ENV] = old
+    with sandbox_in(tmp_path_factory.mktemp("sandbox")) as box:
+        start_sandbox(box)
+        yield box
 
 
 @pytest.fixture(scope="session")
@@ -63,7 +48,7 @@ def cluster(sandbox) -> Cluster:
 @pytest.fixture(scope="session")
 def project(tmp_path_factory) -> Project:
     """A temporary copy of the Pulumi project with its own file backend."""
-    return Project.create(tmp_path_factory.mktemp("project"))
+    return Project(tmp_path_factory.mktemp("project"))
 
 
 @pytest.fixture(scope="session")

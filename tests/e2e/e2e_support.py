@@ -1,4 +1,5 @@
-"""Helpers of the end-to-end suite: a Pulumi project copy per stack, Jobs in Kueue's shape, Workload conditions.
+"""Helpers of the end-to-end suite: Jobs in Kueue's shape, Workload conditions (the Pulumi project copy is
+deploy.scratch.Project).
 
 Every assertion of the suite is made on real objects of the sandbox's kube-apiserver, written by the real Kueue
 manager; waits poll the API until a condition holds (never a sleep whose length decides the outcome).
@@ -6,16 +7,18 @@ manager; waits poll the API until a condition holds (never a sleep whose length 
 
 from __future__ import annotations
 
-import shutil
+import contextlib
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, TypeVar
+from typing import Callable, Iterator, Mapping, TypeVar
 
-import yaml
+import pytest
 from kubernetes import client as k8s
+from kubernetes.utils import parse_quantity
 
-from deploy import engine
+from sandbox import cli
+from sandbox.cluster import Sandbox
+from sandbox.paths import STATE_DIR_ENV, SandboxPaths
 
 REPO = Path(__file__).resolve().parents[2]
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
@@ -42,42 +45,30 @@ def wait_for(fn: Callable[[], T], timeout: float, what: str, interval: float = 0
         time.sleep(interval)
 
 
-@dataclass
-class Project:
-    """A temporary copy of the Pulumi project (Pulumi.yaml + one stack file) with its own file backend, so that the
-    suite never writes into the repository's stacks/ nor into the user's Pulumi state."""
+@contextlib.contextmanager
+def sandbox_in(root: Path) -> Iterator[Sandbox]:
+    """Yield the Sandbox whose state dir is ``root``, with ``$KUEUE_COHORTS_SANDBOX_DIR`` pointed at ``root`` meanwhile
+    (the inline Pulumi program, in this process, finds the sandbox's kubeconfig and webhook port there); on the way
+    out the sandbox is stopped (``down``), then the variable is restored. Starts nothing: see ``start_sandbox``."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(STATE_DIR_ENV, str(root))
+        box = Sandbox(SandboxPaths(root))
+        try:
+            yield box
+        finally:
+            box.down()
 
-    work_dir: Path
-    backend: str
 
-    @classmethod
-    def create(cls, root: Path) -> Project:
-        """Create the project directory under ``root`` (Pulumi.yaml copied from the repository)."""
-        (root / "stacks").mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / "Pulumi.yaml", root / "Pulumi.yaml")
-        (root / "state").mkdir(exist_ok=True)
-        return cls(root, f"file://{root / 'state'}")
-
-    def add_stack(self, name: str, config: Mapping | Path) -> Path:
-        """Write ``stacks/Pulumi.<name>.yaml`` from a stack file path or a ``{"config": {...}}`` mapping."""
-        target = self.work_dir / "stacks" / f"Pulumi.{name}.yaml"
-        if isinstance(config, Path):
-            shutil.copy2(config, target)
-        else:
-            target.write_text(yaml.safe_dump(dict(config), sort_keys=False))
-        return target
-
-    def stack(self, name: str):
-        """Return the Automation API stack ``name`` of this project (the real pulumi CLI, offline engine)."""
-        return engine.open_stack(name, work_dir=self.work_dir, backend=self.backend)
-
-    def run(self, name: str, op: str, **kwargs):
-        """Run ``op`` (up, preview, refresh, destroy) on stack ``name`` with the deploy package's arguments
-        (policy pack off: the copy has no policy/ directory) and return the Automation API result."""
-        stack = self.stack(name)
-        args = engine.run_kwargs(stack, policy=False, on_output=None, color="never")
-        args.update(kwargs)
-        return getattr(stack, op)(**args)
+def start_sandbox(box: Sandbox, *args: str) -> None:
+    """Start ``box`` through the entry point of ``python -m sandbox up --stack dev ARGS`` (the dev stack's
+    nodePools); a sandbox that cannot start fails the test (pytest.fail, no traceback), it is never skipped."""
+    argv = ["up", "--stack", "dev", *args]
+    try:
+        code = cli.main(argv)
+    except Exception as exc:  # noqa: BLE001 - any failure to start is a failure of the test
+        pytest.fail(f"the sandbox did not start: {exc}", pytrace=False)
+    if code != 0:
+        pytest.fail(f"`python -m sandbox {' '.join(argv)}` exited {code}; logs in {box.paths.logs}", pytrace=False)
 
 
 class Cluster:
@@ -181,23 +172,44 @@ def admitted_in(workload: Mapping | None) -> str | None:
 
 def borrowed(cq: Mapping, resource: str) -> int:
     """Return how much of ``resource`` ClusterQueue ``cq`` borrows now, summed over flavors (status.flavorsUsage)."""
-    from kubernetes.utils import parse_quantity
-
-    total = 0
-    for flavor in (cq.get("status") or {}).get("flavorsUsage") or []:
-        for res in flavor.get("resources") or []:
-            if res["name"] == resource:
-                total += parse_quantity(res.get("borrowed", "0"))
-    return int(total)
+    return _usage(cq, resource, "borrowed")
 
 
 def used(cq: Mapping, resource: str) -> int:
     """Return how much of ``resource`` ClusterQueue ``cq`` uses now (status.flavorsUsage[].resources[].total)."""
-    from kubernetes.utils import parse_quantity
+    return _usage(cq, resource, "total")
 
+
+def _usage(cq: Mapping, resource: str, field: str) -> int:
+    """Sum ``status.flavorsUsage[].resources[<resource>].<field>`` of ClusterQueue ``cq`` over its flavors."""
     total = 0
     for flavor in (cq.get("status") or {}).get("flavorsUsage") or []:
         for res in flavor.get("resources") or []:
             if res["name"] == resource:
-                total += parse_quantity(res.get("total", "0"))
+                total += parse_quantity(res.get(field, "0"))
     return int(total)
+
+
+def assert_outside_namespace_gets_nothing(cluster: Cluster, namespace: str, labels: Mapping[str, str]) -> None:
+    """The inference ClusterQueue c12-inference-cq of the dev stack admits nothing from a namespace it does not
+    declare: ``namespace`` is created with ``labels`` (deleted afterwards) and given a LocalQueue pointing at
+    c12-inference-cq; its Job's Workload is refused for its namespace (QuotaReserved False), while a Job of the
+    declared c12-inference is admitted, and stays unadmitted even so, with free quota. AssertionError otherwise."""
+    cluster.ensure_namespace(namespace, labels)
+    cluster.custom.create_namespaced_custom_object(*KUEUE, namespace, "localqueues", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+        "metadata": {"name": "outsider-lq", "namespace": namespace}, "spec": {"clusterQueue": "c12-inference-cq"}})
+    try:
+        outsider = cluster.submit_job(namespace, "outsider", "outsider-lq", SLICE, priority_class="c12-inference-prio")
+        refused = wait_for(
+            lambda: (w := cluster.workload_of(outsider)) and (c := condition(w, "QuotaReserved"))
+            and c["status"] == "False" and "namespace" in c.get("message", "").lower() and w,
+            90, f"Kueue to refuse the Workload of {namespace} for its namespace")
+        assert not admitted_in(refused)
+        legit = cluster.submit_job("c12-inference", "serve", "c12-inference-lq", SLICE,
+                                   priority_class="c12-inference-prio")
+        wait_for(lambda: admitted_in(cluster.workload_of(legit)) == "c12-inference-cq", 90,
+                 "the declared namespace's Workload to be admitted")
+        assert not admitted_in(cluster.workload_of(outsider)), f"free inference quota still does not reach {namespace}"
+    finally:
+        cluster.core.delete_namespace(namespace)

@@ -19,7 +19,6 @@ The sandbox of the session (conftest.py) is not touched; this module's sandbox i
 from __future__ import annotations
 
 import base64
-import os
 
 import pytest
 import yaml
@@ -29,10 +28,11 @@ from e2e_support import (
     REPO,
     SLICE,
     Cluster,
-    Project,
     admitted_in,
     condition,
     is_true,
+    sandbox_in,
+    start_sandbox,
     wait_for,
 )
 from kubernetes import client as k8s
@@ -41,10 +41,8 @@ from pulumi import automation as auto
 
 from components.service_manifests import inference_service_manifest
 from components.validation import load_settings
-from sandbox import cli
-from sandbox.cluster import Sandbox
+from deploy.scratch import Project
 from sandbox.endpoints import kueue_webhook_endpoint
-from sandbox.paths import STATE_DIR_ENV, SandboxPaths
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 STACK = "kueue-install"
@@ -71,17 +69,8 @@ def _serves_kueue(api: k8s.ApiClient) -> bool:
 def bare_sandbox(tmp_path_factory):
     """A sandbox of this module whose apiserver serves no Kueue API (its Kueue CRDs deleted); yields
     (Sandbox, Cluster). Fails when it cannot start; stopped at the end of the module, the environment restored."""
-    root = tmp_path_factory.mktemp("sandbox-kueue-install")
-    old = os.environ.get(STATE_DIR_ENV)
-    os.environ[STATE_DIR_ENV] = str(root)  # the inline program finds this sandbox's kubeconfig and webhook port
-    box = Sandbox(SandboxPaths(root))
-    try:
-        try:
-            code = cli.main(["up", "--stack", "dev"])
-        except Exception as exc:  # noqa: BLE001 - any failure to start is a failure of the module
-            pytest.fail(f"the sandbox did not start: {exc}", pytrace=False)
-        if code != 0:
-            pytest.fail(f"`python -m sandbox up` exited {code}; logs in {box.paths.logs}", pytrace=False)
+    with sandbox_in(tmp_path_factory.mktemp("sandbox-kueue-install")) as box:
+        start_sandbox(box)
         cluster = Cluster(kconfig.new_client_from_config(config_file=str(box.paths.kubeconfig)))
         ext = k8s.ApiextensionsV1Api(cluster.api)
         for crd in ext.list_custom_resource_definition().items:
@@ -92,18 +81,12 @@ def bare_sandbox(tmp_path_factory):
         # per-test timeout.
         wait_for(lambda: not _serves_kueue(cluster.api), 600, "the apiserver to stop serving kueue.x-k8s.io")
         yield box, cluster
-    finally:
-        box.down()
-        if old is None:
-            os.environ.pop(STATE_DIR_ENV, None)
-        else:
-            os.environ[STATE_DIR_ENV] = old
 
 
 @pytest.fixture(scope="module")
 def install_project(tmp_path_factory) -> Project:
     """A temporary project copy for this module's stacks."""
-    return Project.create(tmp_path_factory.mktemp("project-kueue-install"))
+    return Project(tmp_path_factory.mktemp("project-kueue-install"))
 
 
 def test_without_installation_a_cluster_without_kueue_fails_with_the_version_message(bare_sandbox, install_project):

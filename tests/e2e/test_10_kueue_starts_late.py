@@ -20,12 +20,11 @@ import signal
 
 import pytest
 import yaml
-from e2e_support import REPO, Cluster, Project, is_true, wait_for
+from e2e_support import REPO, Cluster, is_true, sandbox_in, start_sandbox, wait_for
 from kubernetes import config as kconfig
 
-from sandbox import cli, process
-from sandbox.cluster import Sandbox
-from sandbox.paths import STATE_DIR_ENV, SandboxPaths
+from deploy.scratch import Project
+from sandbox import process
 
 STACK = "kueue-late"
 #: Seconds the manager starts late in the ``up`` test: longer than ``pulumi up`` needs to reach the cohorts (the
@@ -37,25 +36,8 @@ LATE_S = 90
 def late_box(tmp_path_factory):
     """This module's sandbox directory (``$KUEUE_COHORTS_SANDBOX_DIR`` pointed at it for the inline program);
     stopped at the end, the environment restored."""
-    root = tmp_path_factory.mktemp("sandbox-kueue-late")
-    old = os.environ.get(STATE_DIR_ENV)
-    os.environ[STATE_DIR_ENV] = str(root)
-    box = Sandbox(SandboxPaths(root))
-    try:
+    with sandbox_in(tmp_path_factory.mktemp("sandbox-kueue-late")) as box:
         yield box
-    finally:
-        box.down()
-        if old is None:
-            os.environ.pop(STATE_DIR_ENV, None)
-        else:
-            os.environ[STATE_DIR_ENV] = old
-
-
-def _up(box: Sandbox, delay: float) -> None:
-    code = cli.main(["up", "--stack", "dev", "--kueue-delay", str(delay)])
-    if code != 0:
-        pytest.fail(f"`python -m sandbox up --kueue-delay {delay}` exited {code}; logs in {box.paths.logs}",
-                    pytrace=False)
 
 
 def _group(pgid: int) -> list[int]:
@@ -63,7 +45,7 @@ def _group(pgid: int) -> list[int]:
 
 
 def test_down_stops_the_group_of_a_component_whose_leader_died(late_box):
-    _up(late_box, 3600)
+    start_sandbox(late_box, "--kueue-delay", "3600")
     rec = late_box.state().processes["kueue"]
     members = wait_for(lambda: [p for p in _group(rec.pid) if p != rec.pid], 30, "the delay's sleep to start")
     os.kill(rec.pid, signal.SIGKILL)  # the leader (the shell waiting to exec the manager) dies ...
@@ -84,10 +66,10 @@ def _stack_config() -> dict:
 
 
 def test_one_up_with_kueue_install_waits_for_a_manager_that_starts_late(late_box, tmp_path):
-    _up(late_box, LATE_S)
+    start_sandbox(late_box, "--kueue-delay", str(LATE_S))
     cluster = Cluster(kconfig.new_client_from_config(config_file=str(late_box.paths.kubeconfig)))
     assert not late_box.health()["kueue"][1], "the manager must not answer yet"
-    project = Project.create(tmp_path / "project")
+    project = Project(tmp_path / "project")
     project.add_stack(STACK, _stack_config())
     began = dt.datetime.now(dt.UTC).replace(microsecond=0)
 

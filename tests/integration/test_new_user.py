@@ -10,30 +10,21 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.integration.project import ROOT, STACKS, offline_config
+from deploy import scratch
+from tests.integration.project import STACKS, offline_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory, engine_binaries) -> Path:
-    """A copy of the git-tracked files of the working tree, with .venv linked to the project venv."""
-    dest = tmp_path_factory.mktemp("clone") / "kueue-cohorts"
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    for rel in filter(None, files.decode().split("\0")):
-        src = ROOT / rel
-        if src.is_file():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
-    (dest / ".venv").symlink_to(Path(sys.prefix))
-    (dest / "policy" / "venv").symlink_to(Path(sys.prefix))  # the pack's own virtualenv (make venv links it)
-    return dest
+    """A copy of the git-tracked files of the working tree, with .venv and policy/venv linked to the project venv."""
+    return scratch.clone(tmp_path_factory.mktemp("clone") / "kueue-cohorts")
 
 
 def _bare_env(tmp: Path) -> dict[str, str]:
