@@ -16,7 +16,7 @@ contrast, a Trainer with periodic saves only loses save_steps/2 steps per preemp
 Distributed part (`distributed` in the JSON): the demo recipe as two nodes (two `python -m trainer` processes
 configured by PET_* like the Kubeflow Trainer's torch plugin, torch.distributed over gloo on CPU), preempted
 `--distributed-preemptions` times at global steps drawn with `--seed`: each attempt is held at the start of the drawn
-step (tests/trainer/recipes.py) and both nodes get SIGTERM there, as when Kueue deletes the TrainJob's pods. The
+step (trainer/local/recipes.py) and both nodes get SIGTERM there, as when Kueue deletes the TrainJob's pods. The
 layout is DDP's, the most sharded one the pinned stack trains on CPU (accelerate 1.15.0 attaches FSDP only to
 multi-accelerator runs): every rank writes its `rng_state_<rank>.pth`, rank 0 the shared files. Per node: the bytes
 of one checkpoint that node wrote and the seconds it spent flushing (fsync, every node flushes the whole checkpoint)
@@ -37,8 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.trainer.process import TrainerProcess, kill_all, start_nodes, trainer_env
 from trainer import checkpoints
+from trainer.local.process import TrainerProcess, kill_all, start_nodes, trainer_env
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "trainer.json"
@@ -185,7 +185,7 @@ def measure_distributed(preemptions: int, seed: int, nodes: int = 2) -> dict:
     import torch  # noqa: PLC0415  # optional trainer dependency: loaded late
     from safetensors.torch import load_file  # noqa: PLC0415  # optional trainer dependency: loaded late
 
-    env = {"KUEUE_COHORTS_RECIPE": "tests.trainer.recipes:build_trainer",
+    env = {"KUEUE_COHORTS_RECIPE": "trainer.local.recipes:build_trainer",
            "KUEUE_COHORTS_DEMO_MAX_STEPS": str(DIST_MAX_STEPS), "KUEUE_COHORTS_DEMO_SAVE_STEPS": str(DIST_SAVE_STEPS),
            "KUEUE_COHORTS_DEMO_SAVE_TOTAL_LIMIT": "2"}
     holds = sorted(random.Random(seed).sample(range(1, DIST_MAX_STEPS - 1), preemptions))

@@ -1,15 +1,15 @@
 """The best-model recipe (trainer.demo with KUEUE_COHORTS_DEMO_BEST_MODEL=1: evaluation at every save,
 load_best_model_at_end) preempted twice: the best checkpoint survives every rotation and is the one loaded at the end.
 
-The evaluation loss is scripted at the periodic saves (tests/trainer/recipes.py) so that checkpoint-10 is the best and
+The evaluation loss is scripted at the periodic saves (trainer/local/recipes.py) so that checkpoint-10 is the best and
 every later one is worse: the case where the Trainer's rotation keeps one checkpoint more than save_total_limit."""
 from __future__ import annotations
 
 import json
 import signal
 
-from tests.trainer.process import run, start
 from tests.trainer.test_preemption import complete, saves_after_signal, steps
+from trainer.local.process import run, start
 
 BEST = {
     "KUEUE_COHORTS_DEMO_MAX_STEPS": "40",

@@ -10,8 +10,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
-from tests.trainer.process import run, start
 from trainer import checkpoints
+from trainer.local.process import run, start
 
 KNOBS = {
     "KUEUE_COHORTS_DEMO_MAX_STEPS": "30",

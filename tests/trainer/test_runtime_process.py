@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from components import training
-from tests.trainer.process import ROOT, TrainerProcess
 from trainer import checkpoints
+from trainer.local.process import ROOT, TrainerProcess
 
 TRAINJOB = "c12-run-e"
 

@@ -6,6 +6,7 @@ into a function to dodge a cycle fails here.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -96,3 +97,28 @@ def test_settings_and_plans_do_not_load_the_pulumi_sdk(module):
     code = f"import sys, {module}; print(sorted(m for m in ('pulumi', 'pulumi_policy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+#: A module (and optional attribute) named in a string, e.g. a recipe "pkg.module:function" handed to a subprocess.
+_MODULE_REFERENCE = re.compile(r"[A-Za-z_]\w*(\.\w+)+(:\w+)?")
+
+
+def _modules_used(path: Path) -> list[tuple[int, str]]:
+    """(line, module) for every import in ``path`` (at any depth) and every string that is a module reference."""
+    used = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            used += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            used.append((node.lineno, node.module or ""))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE_REFERENCE.fullmatch(node.value):
+            used.append((node.lineno, node.value))
+    return used
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "benchmarks").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_benchmarks_use_nothing_from_tests(path):
+    """A benchmark runs what a user runs: code it needs from tests/ belongs in a runtime package (trainer/, deploy/)."""
+    for line, module in _modules_used(path):
+        assert module.split(".")[0] != "tests", (
+            f"{path.relative_to(ROOT)}:{line} uses {module}: move what it needs from tests/ into a runtime package")

@@ -1,9 +1,15 @@
-"""Run `python -m trainer` as a separate process, the way the container runs it, and watch its stderr."""
+"""Run `python -m trainer` as a separate process, the way the container runs it, and watch its stderr.
+
+`start` runs one process; `start_nodes` runs the nodes of one TrainJob, configured only through the PET_* variables
+that the Kubeflow Trainer's torch plugin sets. Every run gets `trainer_env`: the recipe of `trainer.local.recipes`
+(the demo with its hold points) unless the caller names another in KUEUE_COHORTS_RECIPE.
+"""
 from __future__ import annotations
 
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -15,8 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def trainer_env(**overrides: str) -> dict[str, str]:
-    """The environment of a trainer run: the repo on PYTHONPATH, the test recipe, one CPU thread (two cores are
-    shared by the whole suite; more threads only contend), plus `overrides` (None values remove a variable)."""
+    """The environment of a trainer run: the repo on PYTHONPATH, the recipe with hold points
+    (trainer.local.recipes), one CPU thread (two cores are shared by the whole machine; more threads only contend),
+    plus `overrides` (None values remove a variable). Variables of this process named KUEUE_COHORTS_* or PET_* are
+    left out."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KUEUE_COHORTS_", "PET_"))}
     env.update(
         PYTHONPATH=str(ROOT),
@@ -25,7 +33,7 @@ def trainer_env(**overrides: str) -> dict[str, str]:
         MKL_NUM_THREADS="1",
         TOKENIZERS_PARALLELISM="false",
         HF_HUB_OFFLINE="1",
-        KUEUE_COHORTS_RECIPE="tests.trainer.recipes:build_trainer",
+        KUEUE_COHORTS_RECIPE="trainer.local.recipes:build_trainer",
     )
     for key, value in overrides.items():
         if value is None:
@@ -107,8 +115,6 @@ def run(root: Path, run_name: str, **env: str) -> TrainerProcess:
 
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now (for MASTER_PORT)."""
-    import socket
-
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -125,7 +131,7 @@ def start_nodes(root: Path, run_name: str, nodes: int = 2, per_node: Optional[li
 
 
 def kill_all(processes: Sequence[TrainerProcess]) -> None:
-    """SIGKILL every process still running (test cleanup)."""
+    """SIGKILL every process still running (cleanup after a test or a benchmark)."""
     for process in processes:
         if process.proc.poll() is None:
             process.proc.kill()

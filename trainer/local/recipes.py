@@ -1,7 +1,8 @@
-"""Recipes for the trainer tests: the demo recipe plus a hold point where the test delivers SIGTERM.
+"""The recipe of local runs (the trainer tests, the trainer benchmark): the demo recipe plus a hold point where the
+caller delivers SIGTERM.
 
 Each hold prints `HOLD <where> <global step>` to stderr and then blocks until the entrypoint's SIGTERM latch is
-set (the test sends the signal from outside, as the kubelet would), so the signal lands exactly mid-step,
+set (the caller sends the signal from outside, as the kubelet would), so the signal lands exactly mid-step,
 mid-evaluation or mid-save without any timing guesswork. Selected by KUEUE_COHORTS_TEST_HOLD=<where>:<step> with
 <where> one of step | eval | save. A hold that never sees the signal fails the run after 120 s.
 
