@@ -13,9 +13,9 @@ from decimal import Decimal
 from typing import Any, Iterable, Mapping, Optional
 
 from .kueue import QuotaEntry, quota_entries
-from .objects import KubeObject, cohort_of, unknown_violation, violation
+from .objects import KubeObject, cohort_of, cohort_parents, cohort_root, unknown_violation, violation
 from .quantities import is_binary, parse, show
-from .values import MISSING, UnknownValueError, Violation, get
+from .values import MISSING, UnknownValueError, Violation
 
 CAPACITY_POLICY = "cohort-nominal-within-capacity"
 
@@ -35,15 +35,6 @@ class _Scope:
     flavor_parts: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))
     # (flavor, resource) -> (value, owner, entry): the biggest reservation in that flavor
     flavor_largest: dict[tuple[str, str], tuple[Decimal, Any, Any]] = field(default_factory=dict)
-
-
-def _root_cohort(name: str, parents: Mapping[str, str]) -> str:
-    """Follow Cohort `spec.parentName` links to the root (stops on a cycle)."""
-    seen = {name}
-    while name in parents and parents[name] not in seen:
-        name = parents[name]
-        seen.add(name)
-    return name
 
 
 def _nominal(owner: KubeObject, entry: QuotaEntry, found: list[Violation]) -> Optional[Decimal]:
@@ -90,17 +81,8 @@ def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity
         else:
             limits[resource] = value
 
-    parents: dict[str, str] = {}
     cohorts = [o for o in objects if o.is_kueue("Cohort")]
-    for cohort in cohorts:
-        try:
-            parent = get(cohort.spec, "parentName")
-            if parent is MISSING:
-                parent = get(cohort.spec, "parent")  # v1alpha1 name
-            if parent not in (MISSING, ""):
-                parents[cohort.name] = str(parent)
-        except UnknownValueError as err:
-            found.append(unknown_violation(cohort, err))
+    parents = cohort_parents(cohorts, found)
 
     scopes: dict[str, _Scope] = {}
 
@@ -113,7 +95,7 @@ def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity
     for owner in owners:
         try:
             if owner.kind == "Cohort":
-                root = _root_cohort(owner.name, parents)
+                root = cohort_root(owner.name, parents)
                 scope = scope_for(f"cohort/{root}", f"cohort '{root}'", owner.urn)
             else:
                 cohort_name = cohort_of(owner)
@@ -121,7 +103,7 @@ def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity
                     scope = scope_for(f"cq/{owner.name}", f"ClusterQueue '{owner.name}', which is in no cohort,",
                                       owner.urn)
                 else:
-                    root = _root_cohort(cohort_name, parents)
+                    root = cohort_root(cohort_name, parents)
                     scope = scope_for(f"cohort/{root}", f"cohort '{root}'", owner.urn)
             for entry in quota_entries(owner):
                 try:

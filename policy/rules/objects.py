@@ -150,6 +150,38 @@ def cohort_of(cluster_queue: KubeObject) -> Optional[str]:
     return None
 
 
+def cohort_parents(objects: Iterable[KubeObject], unknown: Optional[list[Violation]] = None) -> dict[str, str]:
+    """Cohort name -> its parent cohort, for every Cohort object (any version) that names one: v1beta2
+    `spec.parentName`, or v1alpha1's `spec.parent`.
+
+    A parent unknown at preview is left out; with `unknown`, an unknown_violation for it is appended there.
+    """
+    parents: dict[str, str] = {}
+    for obj in objects:
+        if not obj.is_kueue("Cohort"):
+            continue
+        try:
+            parent = get(obj.spec, "parentName")
+            if parent is MISSING:
+                parent = get(obj.spec, "parent")
+            if parent not in (MISSING, ""):
+                parents[obj.name] = str(parent)
+        except UnknownValueError as err:
+            if unknown is not None:
+                unknown.append(unknown_violation(obj, err))
+    return parents
+
+
+def cohort_root(name: str, parents: Mapping[str, str]) -> str:
+    """The root of cohort `name`'s tree: `parents` (see cohort_parents) followed upwards; a cycle stops at the
+    first repeated name. A cohort without a parent is its own root."""
+    seen = {name}
+    while name in parents and parents[name] not in seen:
+        name = parents[name]
+        seen.add(name)
+    return name
+
+
 def index(objects: Iterable[KubeObject], group: str, kind: str) -> list[KubeObject]:
     """All objects of (group, kind), any version, in stack order."""
     return [o for o in objects if o.is_kind(group, kind)]

@@ -39,6 +39,8 @@ from .objects import (
     TRAINING_ROLE,
     KubeObject,
     cohort_of,
+    cohort_parents,
+    cohort_root,
     violation,
 )
 from .priority import priority_value as _priority_value
@@ -198,28 +200,11 @@ def classify(objects: Iterable[KubeObject], declared: Mapping[str, str] | None =
 
 
 def cohort_roots(objects: Iterable[KubeObject]) -> dict[str, str]:
-    """Cohort name -> the root of its cohort tree (Cohort `spec.parentName` followed upwards; a cycle stops at the
-    first repeated name). Cohorts without a Cohort object are their own root. Unknown parents are skipped."""
-    parents: dict[str, str] = {}
-    for obj in objects:
-        if obj.is_kueue("Cohort"):
-            try:
-                parent = get(obj.spec, "parentName")
-                if parent is MISSING:
-                    parent = get(obj.spec, "parent")
-                if isinstance(parent, str) and parent:
-                    parents[obj.name] = parent
-            except UnknownValueError:
-                continue
-
-    def root(name: str) -> str:
-        seen = {name}
-        while name in parents and parents[name] not in seen:
-            name = parents[name]
-            seen.add(name)
-        return name
-
-    return {name: root(name) for name in set(parents) | set(parents.values())}
+    """Cohort name -> the root of its cohort tree (objects.cohort_parents followed upwards by objects.cohort_root),
+    for every cohort that has a parent or is one. Cohorts without a Cohort object are their own root. Parents
+    unknown at preview are skipped."""
+    parents = cohort_parents(objects)
+    return {name: cohort_root(name, parents) for name in set(parents) | set(parents.values())}
 
 
 def check_undecided(objects: Iterable[KubeObject], roles: Roles, policy: str = "cluster-queue-role") -> list[Violation]:
