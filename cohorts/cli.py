@@ -16,12 +16,12 @@ from typing import Any, Callable, Iterable, Optional, TextIO
 import urllib3
 from kubernetes import client as k8s
 
-from cohorts.expected import cohort_plans
 from cohorts.live import ClusterUnreachable, read_snapshot
 from cohorts.render import as_json, table
 from cohorts.target import Target, TargetError, load_stack, stack_file, target_of
 from cohorts.verify import ClusterObjects, verify
 from cohorts.view import build_view
+from components.plans import stack_plans
 
 
 def _positive_int(text: str) -> int:
@@ -100,7 +100,7 @@ def _settings_and_target(args) -> tuple[Any, Target, str]:
 def _status(args, out: TextIO, sleep: Callable[[float], None]) -> int:
     settings, target, name = _settings_and_target(args)
     api = target.api_client()
-    cohorts = None if args.all else [plan.cohort for plan in cohort_plans(settings)]
+    cohorts = None if args.all else [plan.cohort for plan in stack_plans(settings)]
     header = {"stack": name, "cluster": target.describe()}
     views = 0
     try:

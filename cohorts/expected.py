@@ -1,8 +1,8 @@
 """What the stack puts on the cluster, as manifests: the one place ``cohorts`` asks the program for them.
 
-``verify`` compares the live cluster with exactly this list, and ``status --stack`` scopes its view to the stack's
-cohorts (``cohort_plans``). The objects come from ``components.render.render_stack`` (the same render functions the
-components register and the settings check judges), so a kind the stack gains there (e.g. the
+``verify`` compares the live cluster with exactly this list (``status --stack`` scopes its view to the cohorts of
+``components.plans.stack_plans``). The objects come from ``components.render.render_stack`` (the same render
+functions the components register and the settings check judges), so a kind the stack gains there (e.g. the
 ValidatingAdmissionPolicies and their bindings) is verified without a change here: ``cohorts.verify`` compares any
 kind the cluster serves, and its ``admission_policies_bound`` check picks up every ``ValidatingAdmissionPolicy``.
 """
@@ -11,26 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from components.admission_manifests import render_admission
-from components.plans import CohortPlan, plan_inference_training, plan_shared_pool
+from components.plans import stack_plans
 from components.render import render_stack
 from components.settings import NamespacePolicy, Settings
-
-
-def cohort_plans(settings: Settings) -> list[CohortPlan]:
-    """The stack's cohort plans, in stack order (inferenceTraining, then sharedPool). Pure."""
-    flavor = settings.resource_flavor.name
-    plans = []
-    if settings.inference_training is not None:
-        plans.append(plan_inference_training(settings.inference_training, flavor))
-    if settings.shared_pool is not None:
-        plans.append(plan_shared_pool(settings.shared_pool, flavor))
-    return plans
 
 
 def _label_only(settings: Settings) -> dict[str, dict[str, str]]:
     """Namespaces of a `namespacePolicy: Label` layout -> the selector label the stack patches on (its only part
     of the Namespace: the component is a NamespacePatch of metadata.labels)."""
-    return {ns.name: dict(ns.labels) for plan in cohort_plans(settings)
+    return {ns.name: dict(ns.labels) for plan in stack_plans(settings)
             if plan.namespace_policy == NamespacePolicy.LABEL for ns in plan.namespaces}
 
 

@@ -204,6 +204,25 @@ def _selector(label: str, tenant: str, namespaces: Sequence[str]) -> dict[str, A
     }
 
 
+def _cluster_queue(layout: InferenceTrainingSettings | SharedPoolSettings, name: str, role: str, tenant: str,
+                   namespaces: Sequence[str], group: ResourceGroup, preemption: Preemption,
+                   fungibility: Optional[FlavorFungibility]) -> ClusterQueueSpec:
+    """A ClusterQueue of `layout`'s cohort: its one resource `group`, `preemption`, the namespaceSelector of `tenant`
+    (the layout's namespace label) pinned to `namespaces`, the layout's queueingStrategy and stopPolicy, and the
+    queue's own flavorFungibility `fungibility`, else the layout's (None: Kueue's defaults, not written)."""
+    return ClusterQueueSpec(
+        name=name,
+        cohort_name=layout.cohort,
+        resource_groups=(group,),
+        preemption=_preemption(preemption),
+        namespace_selector=_selector(layout.namespace_label, tenant, namespaces),
+        role=role,
+        queueing_strategy=layout.queueing_strategy.value if layout.queueing_strategy else None,
+        stop_policy=layout.stop_policy.value if layout.stop_policy else None,
+        flavor_fungibility=_fungibility(fungibility, layout.flavor_fungibility),
+    )
+
+
 def _priority(pc: PriorityClass) -> WorkloadPriorityClassSpec:
     return WorkloadPriorityClassSpec(name=pc.name, value=pc.value, description=pc.description)
 
@@ -267,28 +286,10 @@ def plan_inference_training(layout: InferenceTrainingSettings, flavor: str) -> C
                      for f in training_flavors(layout, flavor))
     inf_tenant = inf.tenant or inf.cluster_queue
     trn_tenant = trn.tenant or trn.cluster_queue
-    inference_cq = ClusterQueueSpec(
-        name=inf.cluster_queue,
-        cohort_name=layout.cohort,
-        resource_groups=(_group(covered, inference),),
-        preemption=_preemption(inf.preemption),
-        namespace_selector=_selector(layout.namespace_label, inf_tenant, inf.namespaces),
-        role=ROLE_INFERENCE,
-        queueing_strategy=layout.queueing_strategy.value if layout.queueing_strategy else None,
-        stop_policy=layout.stop_policy.value if layout.stop_policy else None,
-        flavor_fungibility=_fungibility(inf.flavor_fungibility, layout.flavor_fungibility),
-    )
-    training_cq = ClusterQueueSpec(
-        name=trn.cluster_queue,
-        cohort_name=layout.cohort,
-        resource_groups=(_group(covered, training),),
-        preemption=_preemption(trn.preemption),
-        namespace_selector=_selector(layout.namespace_label, trn_tenant, trn.namespaces),
-        role=ROLE_TRAINING,
-        queueing_strategy=layout.queueing_strategy.value if layout.queueing_strategy else None,
-        stop_policy=layout.stop_policy.value if layout.stop_policy else None,
-        flavor_fungibility=_fungibility(trn.flavor_fungibility, layout.flavor_fungibility),
-    )
+    inference_cq = _cluster_queue(layout, inf.cluster_queue, ROLE_INFERENCE, inf_tenant, inf.namespaces,
+                                  _group(covered, inference), inf.preemption, inf.flavor_fungibility)
+    training_cq = _cluster_queue(layout, trn.cluster_queue, ROLE_TRAINING, trn_tenant, trn.namespaces,
+                                 _group(covered, training), trn.preemption, trn.flavor_fungibility)
     namespaces = tuple(NamespaceSpec(ns, {layout.namespace_label: inf_tenant}) for ns in inf.namespaces) + tuple(
         NamespaceSpec(ns, {layout.namespace_label: trn_tenant}) for ns in trn.namespaces
     )
@@ -339,17 +340,8 @@ def plan_shared_pool(layout: SharedPoolSettings, flavor: str) -> CohortPlan:
             }
             borrowing.update(f.borrowing or {})
             planned.append(QueueFlavor(f.flavor, f.nominal, borrowing, f.lending))
-        cq = ClusterQueueSpec(
-            name=cq_name,
-            cohort_name=layout.cohort,
-            resource_groups=(_group(covered, planned),),
-            preemption=_preemption(layout.preemption),
-            namespace_selector=_selector(layout.namespace_label, tenant.name, tenant.namespaces or [tenant.name]),
-            role=ROLE_TENANT,
-            queueing_strategy=layout.queueing_strategy.value if layout.queueing_strategy else None,
-            stop_policy=layout.stop_policy.value if layout.stop_policy else None,
-            flavor_fungibility=_fungibility(tenant.flavor_fungibility, layout.flavor_fungibility),
-        )
+        cq = _cluster_queue(layout, cq_name, ROLE_TENANT, tenant.name, tenant.namespaces or [tenant.name],
+                            _group(covered, planned), layout.preemption, tenant.flavor_fungibility)
         cluster_queues.append(cq)
         for ns in tenant.namespaces or [tenant.name]:
             namespaces.append(NamespaceSpec(ns, {layout.namespace_label: tenant.name}))
@@ -368,6 +360,19 @@ def plan_shared_pool(layout: SharedPoolSettings, flavor: str) -> CohortPlan:
         priority_classes=tuple(_priority(pc) for pc in layout.priority_classes),
         cohort_object=cohort_object,
     )
+
+
+def stack_plans(settings: Settings) -> list[CohortPlan]:
+    """The stack's cohort plans in layout order (inferenceTraining, then sharedPool; absent layouts skipped). The
+    single-flavor keys of a layout mean the stack's first ResourceFlavor (`Settings.flavor_names()[0]`), as in the
+    rendered objects. Pure."""
+    flavor = settings.flavor_names()[0]
+    plans = []
+    if settings.inference_training is not None:
+        plans.append(plan_inference_training(settings.inference_training, flavor))
+    if settings.shared_pool is not None:
+        plans.append(plan_shared_pool(settings.shared_pool, flavor))
+    return plans
 
 
 def max_usage(cq: ClusterQueueSpec) -> dict[str, Decimal]:

@@ -13,7 +13,7 @@ from typing import Optional
 
 from components import quantity
 from components.kueue import ClusterQueueSpec, CohortSpec, ResourceGroup
-from components.plans import CohortPlan, plan_inference_training, plan_shared_pool
+from components.plans import stack_plans
 from components.settings import Settings
 
 FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")
@@ -74,23 +74,12 @@ def _cohort_object(obj: CohortSpec) -> QueueQuotas:
     return QueueQuotas(obj.name, COHORT_ROLE, _group_quotas(obj.resource_groups))
 
 
-def plans(settings: Settings) -> list[CohortPlan]:
-    """The stack's cohort plans in layout order (inferenceTraining, then sharedPool); absent layouts skipped."""
-    flavor = settings.flavor_names()[0]
-    out = []
-    if settings.inference_training is not None:
-        out.append(plan_inference_training(settings.inference_training, flavor))
-    if settings.shared_pool is not None:
-        out.append(plan_shared_pool(settings.shared_pool, flavor))
-    return out
-
-
 def snapshot(settings: Optional[Settings]) -> dict[str, CohortQuotas]:
     """Cohort name -> CohortQuotas for a validated stack; `{}` for None (the stack does not exist at that ref)."""
     if settings is None:
         return {}
     out = {}
-    for plan in plans(settings):
+    for plan in stack_plans(settings):
         queues = [_queue(cq) for cq in plan.cluster_queues]
         if plan.cohort_object is not None:
             queues.append(_cohort_object(plan.cohort_object))

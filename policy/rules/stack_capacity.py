@@ -86,13 +86,4 @@ def flavor_capacity_from_stack_config(config_env: Mapping[str, Any]) -> Optional
 
 def capacity_from_stack_config(config_env: Mapping[str, Any]) -> Optional[dict[str, str]]:
     """The derived capacity from the engine's stack config map (see module docstring), or None."""
-    for key in NODE_POOLS_KEYS:
-        if key in config_env:
-            raw = config_env[key]
-            if isinstance(raw, str):
-                try:
-                    raw = json.loads(raw)
-                except ValueError:
-                    return None
-            return capacity_from_node_pools(raw)
-    return None
+    return capacity_from_node_pools(_node_pools(config_env))

@@ -168,6 +168,22 @@ CASES = [
 ]
 
 
+#: A protected namespace (kube-system, kueue-system, ...) as the second training namespace: the same three fixes.
+PROTECTED_TENANT_FIXES = [
+    ('kueue-cohorts:inferenceTraining.training.namespaces[1]',
+     'remove the label and keep system and controller namespaces out of the tenants: list only your workload '
+     'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
+     'kubeflow-system, kserve)'),
+    ('kueue-cohorts:inferenceTraining.training.namespaces',
+     'pin the tenants by name with matchExpressions [{key: kubernetes.io/metadata.name, operator: In, values: '
+     '[<your namespaces>]}] and keep system and controller namespaces out of the tenants: list only your workload '
+     'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
+     'kubeflow-system, kserve)'),
+    ('kueue-cohorts:inferenceTraining.training.namespaces[1]',
+     'keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: '
+     'kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve)'),
+]
+
 # Every problem of each case, in order: its exact key path (list indexes included) and its own fix.
 EXPECTED = {
     'inference-borrowing-nonzero': [
@@ -323,34 +339,8 @@ EXPECTED = {
          "accounting with kueue.resources.excludeResourcePrefixes ['cpu', 'memory'] (the manager Configuration's "
          "resources.excludeResourcePrefixes)"),
     ],
-    'system-namespace-as-tenant': [
-        ('kueue-cohorts:inferenceTraining.training.namespaces[1]',
-         'remove the label and keep system and controller namespaces out of the tenants: list only your workload '
-         'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
-         'kubeflow-system, kserve)'),
-        ('kueue-cohorts:inferenceTraining.training.namespaces',
-         'pin the tenants by name with matchExpressions [{key: kubernetes.io/metadata.name, operator: In, values: '
-         '[<your namespaces>]}] and keep system and controller namespaces out of the tenants: list only your workload '
-         'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
-         'kubeflow-system, kserve)'),
-        ('kueue-cohorts:inferenceTraining.training.namespaces[1]',
-         'keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: '
-         'kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve)'),
-    ],
-    'kueues-namespace-as-tenant': [
-        ('kueue-cohorts:inferenceTraining.training.namespaces[1]',
-         'remove the label and keep system and controller namespaces out of the tenants: list only your workload '
-         'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
-         'kubeflow-system, kserve)'),
-        ('kueue-cohorts:inferenceTraining.training.namespaces',
-         'pin the tenants by name with matchExpressions [{key: kubernetes.io/metadata.name, operator: In, values: '
-         '[<your namespaces>]}] and keep system and controller namespaces out of the tenants: list only your workload '
-         'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
-         'kubeflow-system, kserve)'),
-        ('kueue-cohorts:inferenceTraining.training.namespaces[1]',
-         'keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: '
-         'kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve)'),
-    ],
+    'system-namespace-as-tenant': PROTECTED_TENANT_FIXES,
+    'kueues-namespace-as-tenant': PROTECTED_TENANT_FIXES,
     'extra-protected-namespace': [
         ('kueue-cohorts:inferenceTraining.training.namespaces[0]',
          'remove the label and keep system and controller namespaces out of the tenants: list only your workload '
