@@ -223,6 +223,14 @@ def _cluster_queue(layout: InferenceTrainingSettings | SharedPoolSettings, name:
     )
 
 
+def _cohort_object(layout: InferenceTrainingSettings | SharedPoolSettings, flavor: str,
+                   covered: tuple[str, ...]) -> Optional[CohortSpec]:
+    """The layout's Cohort object (its cohortFlavors or cohortQuota as nominalQuota over `covered`), or None when
+    the layout declares no Cohort quota. `flavor`: the stack's one ResourceFlavor (the single-flavor keys')."""
+    cohort = cohort_flavors(layout, flavor)
+    return CohortSpec(name=layout.cohort, resource_groups=(_group(covered, cohort),)) if cohort else None
+
+
 def _priority(pc: PriorityClass) -> WorkloadPriorityClassSpec:
     return WorkloadPriorityClassSpec(name=pc.name, value=pc.value, description=pc.description)
 
@@ -296,10 +304,6 @@ def plan_inference_training(layout: InferenceTrainingSettings, flavor: str) -> C
     local_queues = tuple(LocalQueueSpec(inf.local_queue, ns, inference_cq) for ns in inf.namespaces) + tuple(
         LocalQueueSpec(trn.local_queue, ns, training_cq) for ns in trn.namespaces
     )
-    cohort_object = None
-    cohort = cohort_flavors(layout, flavor)
-    if cohort:
-        cohort_object = CohortSpec(name=layout.cohort, resource_groups=(_group(covered, cohort),))
     return CohortPlan(
         cohort=layout.cohort,
         layout="inference-training",
@@ -308,7 +312,7 @@ def plan_inference_training(layout: InferenceTrainingSettings, flavor: str) -> C
         cluster_queues=(inference_cq, training_cq),
         local_queues=local_queues,
         priority_classes=(_priority(inf.priority_class), _priority(trn.priority_class)),
-        cohort_object=cohort_object,
+        cohort_object=_cohort_object(layout, flavor, covered),
         checkpoints=tuple((ns, trn.checkpoint) for ns in trn.namespaces) if trn.checkpoint else (),
     )
 
@@ -346,10 +350,6 @@ def plan_shared_pool(layout: SharedPoolSettings, flavor: str) -> CohortPlan:
         for ns in tenant.namespaces or [tenant.name]:
             namespaces.append(NamespaceSpec(ns, {layout.namespace_label: tenant.name}))
             local_queues.append(LocalQueueSpec(tenant.local_queue or f"{tenant.name}-lq", ns, cq))
-    cohort_object = None
-    cohort = cohort_flavors(layout, flavor)
-    if cohort:
-        cohort_object = CohortSpec(name=layout.cohort, resource_groups=(_group(covered, cohort),))
     return CohortPlan(
         cohort=layout.cohort,
         layout="shared-pool",
@@ -358,7 +358,7 @@ def plan_shared_pool(layout: SharedPoolSettings, flavor: str) -> CohortPlan:
         cluster_queues=tuple(cluster_queues),
         local_queues=tuple(local_queues),
         priority_classes=tuple(_priority(pc) for pc in layout.priority_classes),
-        cohort_object=cohort_object,
+        cohort_object=_cohort_object(layout, flavor, covered),
     )
 
 
