@@ -74,6 +74,15 @@ def shown(value: Any, limit: int = 120) -> str:
     return "".join(out)
 
 
+def problems_message(what: str, problems: Sequence[Problem], note: str = "") -> str:
+    """One message for a list of problems: a header `<what>: <N> problem(s)<note>`, then `  - <problem>` per
+    problem (each Problem's str: key path, value, rule and fix), lines joined by newlines."""
+    count = len(problems)
+    lines = [f"{what}: {count} problem{'s' if count != 1 else ''}{note}"]
+    lines += [f"  - {problem}" for problem in problems]
+    return "\n".join(lines)
+
+
 class SettingsError(ValueError):
     """The stack config is invalid. `problems` lists every problem; str() is one message with one line each.
 
@@ -82,7 +91,4 @@ class SettingsError(ValueError):
 
     def __init__(self, problems: Sequence[Problem]):
         self.problems = tuple(problems)
-        count = len(self.problems)
-        lines = [f"invalid stack config: {count} problem{'s' if count != 1 else ''}"]
-        lines += [f"  - {problem}" for problem in self.problems]
-        super().__init__("\n".join(lines))
+        super().__init__(problems_message("invalid stack config", self.problems))

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence, TypeVar
 
 from kubernetes import client, config  # the official client: discovery of API groups, the Namespace list
 
-from components.errors import Problem
+from components.errors import Problem, problems_message
 from components.kueue import MANAGED_BY, MANAGED_BY_LABEL, OWNER_ANNOTATION
 from components.render import render_stack
 from components.settings import PROJECT, NamespacePolicy, PreviewIdentityCreate, Settings, config_key
@@ -24,10 +24,26 @@ from components.settings import PROJECT, NamespacePolicy, PreviewIdentityCreate,
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_VERSION = "v1beta2"
 MINIMUM_KUEUE = "0.16"
+T = TypeVar("T")
 
 
 class PreflightError(RuntimeError):
     """The cluster cannot take this stack as configured; the message says what to install or change."""
+
+
+def _read_cluster(kubeconfig: Optional[Path], context: Optional[str], read: Callable[[client.ApiClient], T],
+                  failed: str, advice: str) -> T:
+    """Return `read(api)` for an API client of `kubeconfig` / `context` (None: the client's default file, the file's
+    current context). Raises PreflightError "<failed> (kubeconfig ..., context ...): <error>. <advice>" on any
+    failure (unreachable cluster, bad kubeconfig, no permission): then the cluster cannot be checked."""
+    try:
+        api = config.new_client_from_config(  # type: ignore[no-untyped-call]  # the kubernetes client is untyped
+            config_file=str(kubeconfig) if kubeconfig else None, context=context)
+        return read(api)
+    except Exception as err:  # noqa: BLE001 - any failure here means we cannot check the cluster
+        raise PreflightError(
+            f"{failed} (kubeconfig {kubeconfig or 'default'}, context {context or 'current'}): {err}. {advice}"
+        ) from None
 
 
 def require_kueue_api(kubeconfig: Optional[Path], context: Optional[str], pinned_kueue: str,
@@ -41,15 +57,10 @@ def require_kueue_api(kubeconfig: Optional[Path], context: Optional[str], pinned
     Raises:
         PreflightError: the cluster is unreachable, or does not serve kueue.x-k8s.io/v1beta2.
     """
-    try:
-        api = config.new_client_from_config(  # type: ignore[no-untyped-call]  # the kubernetes client is untyped
-            config_file=str(kubeconfig) if kubeconfig else None, context=context)
-        groups = client.ApisApi(api).get_api_versions(_request_timeout=timeout_seconds).groups
-    except Exception as err:  # noqa: BLE001 - any failure here means we cannot check the cluster
-        raise PreflightError(
-            f"Cannot read the API groups of the cluster (kubeconfig {kubeconfig or 'default'}, context "
-            f"{context or 'current'}): {err}. Check the kubeconfig, or use cluster mode render to work offline."
-        ) from None
+    groups = _read_cluster(
+        kubeconfig, context, lambda api: client.ApisApi(api).get_api_versions(_request_timeout=timeout_seconds).groups,
+        "Cannot read the API groups of the cluster",
+        "Check the kubeconfig, or use cluster mode render to work offline.")
     served = sorted(v.version for g in groups if g.name == KUEUE_GROUP for v in g.versions)
     if KUEUE_VERSION not in served:
         have = f"it serves {KUEUE_GROUP} {', '.join(served)}" if served else "it has no Kueue API"
@@ -98,10 +109,7 @@ class NamespacePreflightError(PreflightError):
 
     def __init__(self, problems: Sequence[Problem]):
         self.problems = tuple(problems)
-        count = len(self.problems)
-        lines = [f"namespace preflight: {count} problem{'s' if count != 1 else ''}; nothing was registered"]
-        lines += [f"  - {problem}" for problem in self.problems]
-        super().__init__("\n".join(lines))
+        super().__init__(problems_message("namespace preflight", self.problems, "; nothing was registered"))
 
 
 def declared_namespaces(settings: Settings) -> list[DeclaredNamespace]:
@@ -212,16 +220,11 @@ def live_namespaces(kubeconfig: Optional[Path], context: Optional[str],
     Raises:
         PreflightError: the Namespaces cannot be listed (unreachable cluster, no permission to list namespaces).
     """
-    try:
-        api = config.new_client_from_config(  # type: ignore[no-untyped-call]  # the kubernetes client is untyped
-            config_file=str(kubeconfig) if kubeconfig else None, context=context)
-        items = client.CoreV1Api(api).list_namespace(_request_timeout=timeout_seconds).items
-    except Exception as err:  # noqa: BLE001 - any failure here means we cannot check the namespaces
-        raise PreflightError(
-            f"Cannot list the Namespaces of the cluster (kubeconfig {kubeconfig or 'default'}, context "
-            f"{context or 'current'}): {err}. The stack checks that it adopts no namespace it did not create; give "
-            "its identity list on namespaces, or use cluster mode render to work offline."
-        ) from None
+    items = _read_cluster(
+        kubeconfig, context, lambda api: client.CoreV1Api(api).list_namespace(_request_timeout=timeout_seconds).items,
+        "Cannot list the Namespaces of the cluster",
+        "The stack checks that it adopts no namespace it did not create; give its identity list on namespaces, or use "
+        "cluster mode render to work offline.")
     out = {}
     for item in items:
         meta = item.metadata

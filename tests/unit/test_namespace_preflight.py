@@ -7,6 +7,8 @@ over both layouts, many tenants and every state a live namespace can be in.
 """
 from __future__ import annotations
 
+import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,8 +18,11 @@ from components.preflight import (
     DeclaredNamespace,
     LiveNamespace,
     NamespacePreflightError,
+    PreflightError,
     declared_namespaces,
+    live_namespaces,
     namespace_problems,
+    require_kueue_api,
     undeclared_owned,
 )
 from components.settings import NamespacePolicy
@@ -187,3 +192,26 @@ def test_the_preview_identity_namespace_is_not_adopted_either():
                 "ServiceAccount, in the existing namespace) or Nothing, or give previewIdentity a namespace of its own")
     raw["previewIdentity"]["create"] = "ServiceAccount"
     assert "team-preview" not in [d.name for d in declared_namespaces(load_settings(raw))]
+
+
+@pytest.mark.parametrize("read, failed, advice", [
+    (lambda kubeconfig: live_namespaces(kubeconfig, None, timeout_seconds=5),
+     "Cannot list the Namespaces of the cluster",
+     "The stack checks that it adopts no namespace it did not create; give its identity list on namespaces, or use "
+     "cluster mode render to work offline."),
+    (lambda kubeconfig: require_kueue_api(kubeconfig, None, "0.19.2", timeout_seconds=5),
+     "Cannot read the API groups of the cluster",
+     "Check the kubeconfig, or use cluster mode render to work offline."),
+])
+def test_a_cluster_that_cannot_be_read_is_one_preflight_error_naming_the_kubeconfig(tmp_path, read, failed, advice):
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],  # nothing listens on port 1
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}]}))
+    with pytest.raises(PreflightError) as caught:
+        read(kubeconfig)
+    message = str(caught.value)
+    assert message.startswith(f"{failed} (kubeconfig {kubeconfig}, context current): ") and message.endswith(
+        f". {advice}"), message
