@@ -2,7 +2,7 @@
 
 Kubeflow Trainer v2.2.1 TrainingRuntime (`trainer.kubeflow.org/v1alpha1`); the runtime's manifests are rendered by
 `components/runtime_manifests.py` and its rules (quota fit, grace period, exec form) live in the rule book
-(`policy/rules/`).
+(`policy/rules/`). As in `components/settings.py`, every field's meaning, unit and default is its own docstring.
 """
 from __future__ import annotations
 
@@ -129,11 +129,7 @@ EnvValue = Annotated[
 
 
 class TrainingRuntimeSettings(BaseModel):
-    """`kueue-cohorts:trainingRuntime`: the preemptible TrainingRuntime of the training namespaces.
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    """`kueue-cohorts:trainingRuntime`: the preemptible TrainingRuntime of the training namespaces."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True,
                               use_attribute_docstrings=True)

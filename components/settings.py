@@ -9,7 +9,9 @@ Validation happens in two passes, both before any resource is registered:
    capacity, priorities ordered, ...) to the parsed object.
 
 Every problem names the config key path, the value, the rule and the fix. Field names follow Kueue's API
-(kueue.x-k8s.io/v1beta2): snake_case here, camelCase in the stack file and in manifests.
+(kueue.x-k8s.io/v1beta2): snake_case here, camelCase in the stack file and in manifests. Every field's meaning, unit
+and default is its own docstring: the configuration reference (README) and the JSON Schema are generated from them
+(`python -m components.docs`).
 """
 from __future__ import annotations
 
@@ -149,11 +151,7 @@ class NamespacePolicy(str, Enum):
 
 
 class ClusterSettings(Model):
-    """`kueue-cohorts:cluster`: the provider's target.
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    """`kueue-cohorts:cluster`: the provider's target."""
 
     mode: ClusterMode = ClusterMode.SANDBOX
     """Where the kubernetes provider sends objects: `sandbox` (the local sandbox, `python -m sandbox up`),
@@ -168,11 +166,7 @@ class ClusterSettings(Model):
 
 
 class NodePool(Model):
-    """One entry of `kueue-cohorts:nodePools`: identical nodes that make up the physical capacity.
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    """One entry of `kueue-cohorts:nodePools`: identical nodes that make up the physical capacity."""
 
     name: DnsLabel
     """Pool name (DNS-1123 label)."""
@@ -230,11 +224,7 @@ class ResourceFlavorSettings(Model):
 
 class FlavorDeclaration(Model):
     """One entry of `kueue-cohorts:resourceFlavors`: a ResourceFlavor of a stack with several GPU types
-    (kueue.x-k8s.io/v1beta2 ResourceFlavor, resourceflavor_types.go).
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    (kueue.x-k8s.io/v1beta2 ResourceFlavor, resourceflavor_types.go)."""
 
     name: DnsSubdomain
     """ResourceFlavor name (DNS-1123 subdomain); node pools name it in their resourceFlavor."""
@@ -249,11 +239,7 @@ class FlavorDeclaration(Model):
 
 class FlavorFungibility(Model):
     """ClusterQueue `spec.flavorFungibility` (kueue.x-k8s.io/v1beta2 FlavorFungibility): whether a workload tries
-    the next flavor before borrowing or preempting in the current one.
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    the next flavor before borrowing or preempting in the current one."""
 
     when_can_borrow: FlavorFungibilityPolicy = FlavorFungibilityPolicy.MAY_STOP_SEARCH
     """MayStopSearch (stop at the first flavor where the workload fits, borrowing if needed) or TryNextFlavor
@@ -265,11 +251,7 @@ class FlavorFungibility(Model):
 
 class FlavorQuota(Model):
     """One flavor of a ClusterQueue's quota (`resourceGroups[].flavors[]`): the flavor and, per resource, its
-    nominalQuota, borrowingLimit and lendingLimit. The list order is the order Kueue tries the flavors in.
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    nominalQuota, borrowingLimit and lendingLimit. The list order is the order Kueue tries the flavors in."""
 
     name: DnsSubdomain
     """The ResourceFlavor (a name of resourceFlavors)."""
@@ -319,11 +301,7 @@ class PriorityClass(Model):
 
 
 class CheckpointSettings(Model):
-    """The ReadWriteMany PVC that training checkpoints go to, one per training namespace.
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    """The ReadWriteMany PVC that training checkpoints go to, one per training namespace."""
 
     claim_name: DnsSubdomain
     """Name of the ReadWriteMany PVC made in every training namespace."""
@@ -378,11 +356,7 @@ class RolloutSettings(Model):
 
 
 class InferenceServiceSettings(Model):
-    """A KServe InferenceService (serving.kserve.io/v1beta1) served from the inference LocalQueue.
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    """A KServe InferenceService (serving.kserve.io/v1beta1) served from the inference LocalQueue."""
 
     name: DnsLabel
     """InferenceService name (DNS-1123 label)."""
@@ -423,11 +397,7 @@ class InferenceServiceSettings(Model):
 
 
 class InferenceQueueSettings(Model):
-    """The inference side of `kueue-cohorts:inferenceTraining`.
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    """The inference side of `kueue-cohorts:inferenceTraining`."""
 
     cluster_queue: DnsSubdomain
     """The inference ClusterQueue name."""
@@ -459,11 +429,7 @@ class InferenceQueueSettings(Model):
 
 
 class TrainingQueueSettings(Model):
-    """The training side of `kueue-cohorts:inferenceTraining`: nominalQuota 0, borrows idle inference quota.
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    """The training side of `kueue-cohorts:inferenceTraining`: nominalQuota 0, borrows idle inference quota."""
 
     cluster_queue: DnsSubdomain
     """The training ClusterQueue name."""
@@ -491,11 +457,7 @@ class TrainingQueueSettings(Model):
 
 
 class InferenceTrainingSettings(Model):
-    """`kueue-cohorts:inferenceTraining`: the asymmetric cohort of our guide.
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    """`kueue-cohorts:inferenceTraining`: the asymmetric cohort of our guide."""
 
     cohort: DnsSubdomain
     """The cohortName both ClusterQueues share."""
@@ -533,11 +495,7 @@ class InferenceTrainingSettings(Model):
 
 
 class TenantSettings(Model):
-    """One tenant of `kueue-cohorts:sharedPool`.
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    """One tenant of `kueue-cohorts:sharedPool`."""
 
     name: DnsLabel
     """Tenant name (DNS-1123 label): the selector label's value."""
@@ -564,11 +522,7 @@ class TenantSettings(Model):
 
 
 class SharedPoolSettings(Model):
-    """`kueue-cohorts:sharedPool`: the symmetric cohort, each tenant a floor plus borrowing.
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    """`kueue-cohorts:sharedPool`: the symmetric cohort, each tenant a floor plus borrowing."""
 
     cohort: DnsSubdomain
     """The cohortName of every tenant ClusterQueue."""
@@ -653,11 +607,7 @@ _PATTERNS[_RESOURCE_NAME] = ("must be a Kubernetes resource name such as cpu or 
 
 
 class RequeuingStrategy(Model):
-    """`waitForPodsReady.requeuingStrategy`: how an evicted (pods not ready) Workload is requeued.
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    """`waitForPodsReady.requeuingStrategy`: how an evicted (pods not ready) Workload is requeued."""
 
     timestamp: Literal["Eviction", "Creation"] = "Eviction"
     """Eviction or Creation: which time orders a requeued Workload. Default Eviction."""
@@ -671,11 +621,7 @@ class RequeuingStrategy(Model):
 
 
 class WaitForPodsReady(Model):
-    """`waitForPodsReady` of the Kueue manager Configuration: evict a Workload whose pods are not ready in time.
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    """`waitForPodsReady` of the Kueue manager Configuration: evict a Workload whose pods are not ready in time."""
 
     timeout: GoDuration
     """Positive Go duration (10m, 90s, 1h30m) after which an admitted Workload whose pods are not ready is
@@ -689,11 +635,7 @@ class WaitForPodsReady(Model):
 
 
 class KueueResources(Model):
-    """`kueue.resources` of the Kueue manager Configuration (config.kueue.x-k8s.io/v1beta2 Resources).
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    """`kueue.resources` of the Kueue manager Configuration (config.kueue.x-k8s.io/v1beta2 Resources)."""
 
     exclude_resource_prefixes: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
     """Resource name prefixes Kueue leaves out of quota accounting (resources.excludeResourcePrefixes), e.g.
@@ -708,11 +650,7 @@ class ChartSource(str, Enum):
 
 
 class KueueSettings(Model):
-    """`kueue-cohorts:kueue`: Kueue itself.
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    """`kueue-cohorts:kueue`: Kueue itself."""
 
     install: bool = False
     """Install Kueue with its Helm chart before the cohorts. False: the cluster already runs Kueue >= 0.16
@@ -826,11 +764,7 @@ class PreviewIdentitySettings(Model):
     """`kueue-cohorts:previewIdentity`: the read-only identity the pull-request live preview runs as (README
     "Pull-request previews"). The stack grants it get, list and watch on exactly the kinds it manages: cluster-scoped
     kinds through a ClusterRole, namespaced kinds through a Role in each namespace the stack writes to (so a Secret
-    of Kueue's chart is readable in Kueue's namespace only), and nothing else.
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    of Kueue's chart is readable in Kueue's namespace only), and nothing else."""
 
     kind: PreviewSubjectKind
     """ServiceAccount, User or Group (RBAC subject kind; User and Group as the cluster's authenticator names them,
@@ -860,11 +794,7 @@ class PreviewIdentitySettings(Model):
 
 
 class Settings(Model):
-    """Everything a stack config says, validated. Keys are `kueue-cohorts:<camelCaseName>`.
-
-    Every field's meaning, unit and default is its own docstring (the configuration reference is
-    generated from them: `python -m components.docs`).
-    """
+    """Everything a stack config says, validated. Keys are `kueue-cohorts:<camelCaseName>`."""
 
     cluster: ClusterSettings = ClusterSettings()
     """Where the stack's objects go."""
