@@ -18,7 +18,7 @@ def project(tmp_path_factory, engine_binaries) -> Path:
     root = clone(tmp_path_factory.mktemp("clone") / "kueue-cohorts")
     for name in ("bad", "stopped"):
         (root / "stacks" / f"Pulumi.{name}.yaml").write_text((root / "stacks" / "Pulumi.dev.yaml").read_text())
-    # bad: training priority above inference's, refused by the program's settings check (inside the engine run).
+    # bad: training priority above inference's, refused by the program's settings check (deploy runs it before the engine; the program again inside it).
     path = root / "stacks" / "Pulumi.bad.yaml"
     doc = yaml.safe_load(path.read_text())
     doc["config"]["kueue-cohorts:cluster"] = {"mode": "render", "renderDir": "rendered"}
@@ -44,17 +44,19 @@ def _stopped_sandbox(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("command", ["preview", "up"])
-def test_a_settings_error_in_the_program_comes_first_without_traceback(project, tmp_path, command):
-    proc = deploy(project, command, "--stack", "bad", env=bare_env(tmp_path))
-    assert proc.returncode == 1
-    out = proc.stdout + proc.stderr
-    assert "Traceback" not in out and "grpc" not in out.lower(), out
-    lines = proc.stderr.splitlines()
-    assert lines[0] == f"deploy: pulumi {command} --stack bad failed:"
-    assert "invalid stack config" in lines[1], proc.stderr
-    assert "priorityClass.value = 5000" in proc.stderr
-    verbose = deploy(project, command, "--stack", "bad", "--verbose", env=bare_env(tmp_path))
-    assert verbose.returncode == 1 and "deploy: the engine's full output:" in verbose.stderr
+def test_a_settings_error_stops_before_the_engine_with_a_usage_exit(project, tmp_path, command):
+    """Issue 19 (6): a config error is exit 2 at every entry point. `deploy` runs the program's settings check on
+    the stack file before any engine call: the same one message (every problem, key, value, rule, fix), no engine
+    output, no traceback, with or without --verbose."""
+    for extra in ((), ("--verbose",)):
+        proc = deploy(project, command, "--stack", "bad", *extra, env=bare_env(tmp_path))
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        out = proc.stdout + proc.stderr
+        assert "Traceback" not in out and "grpc" not in out.lower(), out
+        lines = proc.stderr.splitlines()
+        assert lines[0] == f"deploy: {command} --stack bad: nothing was run: invalid stack config: 1 problem", lines
+        assert "priorityClass.value = 5000" in proc.stderr
+        assert "pulumi" not in proc.stdout.lower() and "deploy: preview with the policy pack" not in out
 
 
 def test_an_unreachable_cluster_comes_first_without_traceback(project, tmp_path):

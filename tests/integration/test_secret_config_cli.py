@@ -68,7 +68,7 @@ def test_a_secret_config_value_is_refused_wherever_it_is_and_never_shown(setup, 
     assert token not in stack_file and "secure: v1:" in stack_file
     for command in ("preview", "up"):
         proc = deploy(root, command, "--stack", STACK, env=env)
-        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert proc.returncode == 2, proc.stdout + proc.stderr  # the settings check of deploy, before the engine
         out = proc.stdout + proc.stderr
         assert "invalid stack config: 3 problems" in proc.stderr, out
         assert 'kueue-cohorts:trainingRuntime.env.HF_TOKEN = "[secret]"' in proc.stderr
