@@ -100,14 +100,19 @@ def test_a_kms_secrets_provider_needs_no_passphrase(project, tmp_path):
     assert "is protected" not in proc.stderr, proc.stderr
 
 
-@pytest.mark.parametrize("stack", ["marked", "marked-string", "marked-secret", "kms"])
-def test_a_protected_stack_with_team_settings_passes_the_guard(project, tmp_path, stack):
-    """Past the guard these sandbox-mode copies stop at a later step: the sandbox check (no sandbox running) once
-    the settings schema knows `protected`, else the engine's setup (the empty toolchain cache has no CLI)."""
+@pytest.mark.parametrize("stack, stop", [
+    ("marked", 'invalid stack config: 1 problem\n  - kueue-cohorts:trainingRuntime.env.HF_TOKEN = "[secret]"'),
+    ("marked-string", "targets the local sandbox, which is not running"),
+    ("marked-secret", 'invalid stack config: 1 problem\n  - kueue-cohorts:protected = "[secret]"'),
+    ("kms", "targets the local sandbox, which is not running"),
+])
+def test_a_protected_stack_with_team_settings_passes_the_guard(project, tmp_path, stack, stop):
+    """Past the guard these sandbox-mode copies stop at a later step, still before any engine call: the settings
+    check (a secret config value is refused: issue 14.6) or the sandbox check (no sandbox running)."""
     proc = _run(project, tmp_path, "preview", "--stack", stack, **GOOD)
     assert "is protected" not in proc.stderr, proc.stderr
-    assert (proc.returncode, proc.stderr.count("\n")) in ((1, 1), (2, 1)), proc.stderr
-    assert "targets the local sandbox, which is not running" in proc.stderr or "is not built yet" in proc.stderr
+    assert stop in proc.stderr, proc.stderr
+    assert proc.returncode == (2 if "invalid stack config" in stop else 1), proc.stderr
 
 
 def test_a_typo_in_the_mark_is_warned_and_the_stack_stays_protected(project, tmp_path):
