@@ -18,7 +18,8 @@ def project(tmp_path_factory, engine_binaries) -> Path:
     root = clone(tmp_path_factory.mktemp("clone") / "kueue-cohorts")
     for name in ("bad", "stopped"):
         (root / "stacks" / f"Pulumi.{name}.yaml").write_text((root / "stacks" / "Pulumi.dev.yaml").read_text())
-    # bad: training priority above inference's, refused by the program's settings check (deploy runs it before the engine; the program again inside it).
+    # bad: training priority above inference's, refused by the program's settings check (deploy runs it before the
+    # engine; the program again inside it).
     path = root / "stacks" / "Pulumi.bad.yaml"
     doc = yaml.safe_load(path.read_text())
     doc["config"]["kueue-cohorts:cluster"] = {"mode": "render", "renderDir": "rendered"}
