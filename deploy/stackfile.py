@@ -18,21 +18,18 @@ from typing import Any, Optional
 
 import yaml
 
-PROJECT = "kueue-cohorts"
+from components.secrets import is_secret  # Pulumi's `{secure: ...}` form, one definition
+from components.settings import PROJECT
+
 CLUSTER_KEY = f"{PROJECT}:cluster"
 #: The stack-file key that marks a stack protected (a bool; ``"true"``/``"false"`` strings as ``pulumi config set``
-#: writes them are accepted). Not yet in components/settings.py's schema: see the README, "Engine settings".
+#: writes them are accepted); the setting `protected` of components/settings.py, read here before any engine call.
 PROTECTED_KEY = f"{PROJECT}:protected"
 KUBECONFIG_MODE = "kubeconfig"
 
 
 class StackFileError(ValueError):
     """The stack file cannot be read (missing, not YAML, or a key the driver needs has the wrong type)."""
-
-
-def is_secret(value: Any) -> bool:
-    """Return True if ``value`` is Pulumi's encrypted form of a config value: a mapping ``{secure: <ciphertext>}``."""
-    return isinstance(value, dict) and set(value) == {"secure"}
 
 
 @dataclass(frozen=True)
