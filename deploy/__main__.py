@@ -40,6 +40,7 @@ from pulumi import automation as auto
 
 import toolchain
 from components.errors import SettingsError
+from components.settings import Settings
 from components.validation import load_stack_file
 from deploy import engine, errors, locks, preflight, protection, recovery, settings, stackfile
 from deploy.scratch import Project, manifests
@@ -57,28 +58,31 @@ class Failure(Exception):
         self.lines = lines
 
 
-def check_settings(command: str, stack: str, path: Path) -> None:
+def check_settings(command: str, stack: str, path: Path) -> Settings:
     """The program's settings check on the stack file, before any engine call (``components.validation``: shape,
     settings rules and the rule book on the rendered stack; a ``secure:`` value is a problem of its own).
 
+    Returns: the stack's Settings.
     Raises:
         Failure: exit code 2 with the one message that lists every problem (key path, value, rule, fix), as the
             program would raise it at the start of the engine run (which then never starts).
     """
     try:
-        load_stack_file(path)
+        return load_stack_file(path)
     except SettingsError as err:
         raise Failure(2, f"deploy: {command} --stack {stack}: nothing was run: {err}") from None
     except (OSError, ValueError, yaml.YAMLError) as err:  # a file that cannot be read as a stack file
         raise Failure(2, f"deploy: {command} --stack {stack}: cannot read {path}: {err}") from None
 
 
-def _sandbox_hint(stack: str) -> str | None:
-    """Return a hint if ``stack`` targets the sandbox and its kubeconfig is missing, else None (best effort)."""
-    try:
-        settings_ = load_stack_file(engine.stack_config_file(stack))
-    except Exception:  # noqa: BLE001 - check_settings reports settings errors
-        return None
+def _sandbox_hint(stack: str, settings_: Settings | None) -> str | None:
+    """Return a hint if ``stack`` (its checked ``settings_``, or None: read here, best effort) targets the sandbox and
+    its kubeconfig is missing, else None."""
+    if settings_ is None:
+        try:
+            settings_ = load_stack_file(engine.stack_config_file(stack))
+        except Exception:  # noqa: BLE001 - the engine run reports settings errors (refresh runs no check here)
+            return None
     if settings_.cluster.mode == "sandbox" and not kubeconfig_path().exists():  # ClusterMode is a str Enum
         return (f"stack {stack!r} targets the local sandbox, which is not running ({kubeconfig_path()} is "
                 f"missing): run `make sandbox-up STACK={stack}` first")
@@ -115,10 +119,9 @@ def check_target(args: argparse.Namespace, environ: dict[str, str]) -> stackfile
     found = protection.problems(target, environ, no_policy=args.no_policy, policy_pack=engine.policy_pack_dir())
     if found:
         raise Failure(2, f"deploy: {protection.message(target, found)}")
-    if args.command in ("up", "preview"):
-        check_settings(args.command, args.stack, path)
+    checked = check_settings(args.command, args.stack, path) if args.command in ("up", "preview") else None
     if args.command in ("up", "preview", "refresh"):
-        hint = _sandbox_hint(args.stack)
+        hint = _sandbox_hint(args.stack, checked)
         if hint:
             raise Failure(1, f"deploy: {hint}")
     if args.command != "cancel":
