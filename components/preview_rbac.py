@@ -33,12 +33,13 @@ from typing import Any, Literal, Optional
 from components.admission_manifests import render_admission
 from components.kueue import OWNER_ANNOTATION
 from components.render import render_stack
+from components.runtime_settings import DNS_SUBDOMAIN
 from components.settings import PreviewIdentityCreate, Settings
 
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
 READ_VERBS = ("get", "list", "watch")
 DEFAULT_NAME = "kueue-cohorts-preview"
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS_SUBDOMAIN = re.compile(DNS_SUBDOMAIN)
 _RESOURCE = re.compile(r"^[a-z][a-z0-9]*(/[a-z]+)?$")  # a resource, or resource/subresource (e.g. pods/log)
 _UNPLURALIZED_SUFFIXES = ("endpoints",)
 

@@ -16,7 +16,8 @@ from components import planning, quantity
 
 GUIDE_IMAGE = "build-harbor.alauda.cn/mlops/llamafactory0.9-cu126-amd64:v0.1.0"
 MIN_GRACE_SECONDS = 60  # the guide's terminationGracePeriodSeconds; policy checkpoint-safe-runtime's default minimum
-_DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+"""A DNS-1123 subdomain (RFC 1123; at most 253 characters, checked apart): the names of most Kubernetes objects."""
 _RECIPE = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 CONFIG_KEY = r"^[-._a-zA-Z0-9]+$"
@@ -72,7 +73,7 @@ class KeySelector(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True,
                               use_attribute_docstrings=True)
 
-    name: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)]
+    name: Annotated[str, Field(pattern=DNS_SUBDOMAIN, max_length=253)]
     """The Secret's (ConfigMap's) name in each training namespace (DNS-1123 subdomain)."""
     key: ConfigKey
     """The key in its data (letters, digits, '-', '_', '.'; at most 253; not '.', '..' or starting with '..')."""
@@ -134,7 +135,7 @@ class TrainingRuntimeSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True,
                               use_attribute_docstrings=True)
 
-    name: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)] = "c12-checkpoint-runtime"
+    name: Annotated[str, Field(pattern=DNS_SUBDOMAIN, max_length=253)] = "c12-checkpoint-runtime"
     """TrainingRuntime name (TrainJobs reference it). Default c12-checkpoint-runtime."""
     image: Annotated[str, Field(min_length=1)] = GUIDE_IMAGE
     """The training image; must bring python, torch and transformers. Default: the guide's image."""
@@ -168,7 +169,7 @@ class TrainingRuntimeSettings(BaseModel):
     termination_grace_period_seconds: Optional[int] = Field(default=None, ge=0)
     """Pod grace period in seconds; must be above checkpointSaveSeconds and at least 60. Omitted: save + one
     step, rounded up, at least 60."""
-    image_pull_secrets: list[Annotated[str, Field(pattern=_DNS_SUBDOMAIN)]] = Field(default_factory=list)
+    image_pull_secrets: list[Annotated[str, Field(pattern=DNS_SUBDOMAIN)]] = Field(default_factory=list)
     """Secrets in the training namespace for pulling the image. Default none."""
     env: dict[Annotated[str, Field(pattern=_ENV_NAME)], EnvValue] = Field(default_factory=dict)
     """Extra environment for the recipe, name -> a literal string, or {secretKeyRef: {name, key}} /

@@ -38,7 +38,7 @@ from pydantic_core import PydanticCustomError
 
 from components import quantity
 from components.errors import Problem, SettingsError
-from components.runtime_settings import CONFIG_KEY, ENV_VALUE_TAGS, TrainingRuntimeSettings
+from components.runtime_settings import CONFIG_KEY, DNS_SUBDOMAIN, ENV_VALUE_TAGS, TrainingRuntimeSettings
 from policy.rules import durations, selectors
 
 PROJECT = "kueue-cohorts"
@@ -46,7 +46,7 @@ PROJECT = "kueue-cohorts"
 # --- constrained scalar types ---------------------------------------------------------------------------------------
 
 _DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-_DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+_DNS_SUBDOMAIN = DNS_SUBDOMAIN
 
 _DNS_FIX = "lower-case letters, digits and '-', starting and ending with a letter or digit"
 _PATTERNS = {

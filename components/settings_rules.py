@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 from components import quantity
 from components.errors import Problem
 from components.plans import shared_pool_totals
+from components.runtime_settings import DNS_SUBDOMAIN
 from components.settings import (
     DEFAULT_FRAMEWORKS,
     KUEUE_FRAMEWORKS,
@@ -433,7 +434,6 @@ def _tenant_namespaces(settings: Settings) -> list[str]:
     return found
 
 
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _SA_NAMESPACE_FIX = "give the ServiceAccount a namespace of its own, e.g. kueue-cohorts-preview"
 
 
@@ -472,7 +472,7 @@ def check_preview_identity(settings: Settings) -> list[Problem]:
                                     "a user or group name has no surrounding spaces or control characters",
                                     "write the name exactly as the authenticator reports it"))
         return problems
-    if identity.name and not _DNS_SUBDOMAIN.fullmatch(identity.name):
+    if identity.name and not re.match(DNS_SUBDOMAIN, identity.name):  # its length: the shape's max_length
         problems.append(Problem(key(*base, "name"), identity.name,
                                 "a ServiceAccount name must be a DNS-1123 subdomain (RFC 1123)",
                                 "use lower-case letters, digits and '-', starting and ending with a letter or digit"))

@@ -136,6 +136,8 @@ OWN = "give the ServiceAccount a namespace of its own, e.g. kueue-cohorts-previe
     ({"kind": "ServiceAccount", "name": "Preview_1", "namespace": "kueue-cohorts-preview"},
      [(f"{P}.name", "Preview_1",
        "use lower-case letters, digits and '-', starting and ending with a letter or digit")]),
+    ({**SA, "name": "p" * 254},  # a DNS-1123 subdomain has at most 253 characters (the shape's limit)
+     [(f"{P}.name", "p" * 254, "shorten the value")]),
     ({**SA, "namespace": "c12-training"},
      [(f"{P}.namespace", "c12-training", OWN)]),
     ({**SA, "namespace": "kueue-system", "create": "ServiceAccount"},
