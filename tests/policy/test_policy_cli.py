@@ -290,8 +290,12 @@ def test_a_copy_of_policy_with_its_own_venv_refuses_an_unsafe_queue(binaries, tm
     pack = tmp_path / "pack"
     shutil.copytree(PACK, pack, ignore=shutil.ignore_patterns("venv", "__pycache__"))
     subprocess.run([sys.executable, "-m", "venv", str(pack / "venv")], check=True)
-    subprocess.run([str(pack / "venv" / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
-                    "-r", str(pack / "requirements.txt")], check=True, timeout=600)
+    # PyPI through the machine's registry proxy: pip retries a dropped connection (a CI run once failed here
+    # without saying why), and its own words are kept for the failure message.
+    pip = subprocess.run([str(pack / "venv" / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
+                          "--retries", "10", "--timeout", "60", "-r", str(pack / "requirements.txt")],
+                         capture_output=True, text=True, timeout=900)
+    assert pip.returncode == 0, f"pip install -r policy/requirements.txt failed:\n{pip.stdout}\n{pip.stderr}"
     run = _program_preview(tmp_path / "run", V1BETA1_PROGRAM, pack=pack)
     assert run.error is not None and "kueue-api-version" in run.policies("mandatory"), run.text()
 
