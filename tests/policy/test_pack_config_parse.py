@@ -21,7 +21,7 @@ from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from policy.rules import book, catalog
 from policy.rules.catalog import PACK_NAME, build_policies, judge_each_stack_once, parse_config_env_once
-from tests.policy.fixtures import compliant, type_token, urn
+from tests.policy.fixtures import UNKNOWN, compliant, type_token, urn
 
 
 def _stack_config(tenants: int) -> str:
@@ -156,3 +156,105 @@ def test_one_analyze_stack_classifies_the_stack_once_and_a_new_call_judges_anew(
     assert ("inference-borrowing-limit-zero", urn("inference-cq", bad["inference-cq"])) in found - before
     assert len(classified) == 1
     assert _violations(servicer.AnalyzeStack(_stack_request(good), None)) == before
+
+
+@pytest.fixture
+def conversions(monkeypatch):
+    """Count pulumi-policy's per-resource conversions (`deserialize_properties` of a resource's properties) as its
+    analyzer module calls them; every name `judge_each_stack_once` patches is restored after the test."""
+    import pulumi_policy.policy as policy_sdk
+
+    calls: list[int] = []
+    real = policy_sdk.deserialize_properties
+
+    def counting(props, *args):
+        calls.append(1)
+        return real(props, *args)
+
+    monkeypatch.setattr(policy_sdk, "deserialize_properties", counting)
+    for name in ("json_format", "unknown_checking_proxy"):
+        monkeypatch.setattr(policy_sdk, name, getattr(policy_sdk, name))
+    monkeypatch.setattr(_PolicyAnalyzerServicer, "AnalyzeStack", _PolicyAnalyzerServicer.AnalyzeStack)
+    return calls
+
+
+def _analyze_request(name: str, manifest: dict) -> proto.AnalyzeRequest:
+    props = struct_pb2.Struct()
+    props.update(json.loads(json.dumps(manifest)))
+    return proto.AnalyzeRequest(type=type_token(manifest), properties=props, urn=urn(name, manifest), name=name)
+
+
+def _diagnostics(response) -> list[tuple[str, int, str, str]]:
+    return [(d.policyName, d.enforcementLevel, d.urn, d.message) for d in response.diagnostics]
+
+
+def test_one_analyze_stack_deserializes_each_resource_once_with_the_same_findings(conversions):
+    """pulumi-policy converts every resource once per stack policy (17 of them); patched, once per call, and every
+    diagnostic (policy, level, URN, message) is the same, the unknown-at-preview one included."""
+    servicer = _PolicyAnalyzerServicer(PACK_NAME, "0.0.1", build_policies(), EnforcementLevel.MANDATORY)
+    manifests = compliant()
+    manifests["inference-cq"]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][2]["borrowingLimit"] = "2"
+    manifests["training-cq"]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = UNKNOWN
+    stack_policies = sum(1 for rule in book.RULES if rule.stack)
+    before = _diagnostics(servicer.AnalyzeStack(_stack_request(manifests), None))
+    assert len(conversions) == stack_policies * len(manifests)  # the SDK alone
+    conversions.clear()
+    servicer.Analyze(_analyze_request("inference-cq", manifests["inference-cq"]), None)
+    per_analyze = len(conversions)
+    conversions.clear()
+    remediations = list(servicer.Remediate(_analyze_request("inference-cq", manifests["inference-cq"]), None)
+                        .remediations)
+    per_remediate = len(conversions)
+
+    judge_each_stack_once()
+    judge_each_stack_once()  # idempotent
+    conversions.clear()
+    assert _diagnostics(servicer.AnalyzeStack(_stack_request(manifests), None)) == before
+    assert len(conversions) == len(manifests)
+    # the next call converts its own request anew; Analyze (one resource) is not remembered across calls
+    conversions.clear()
+    servicer.AnalyzeStack(_stack_request(manifests), None)
+    assert len(conversions) == len(manifests)
+    conversions.clear()
+    for _ in range(2):
+        servicer.Analyze(_analyze_request("inference-cq", manifests["inference-cq"]), None)
+    assert len(conversions) == 2 * per_analyze
+    # Remediate converts with proxy_secrets=True, as it did
+    conversions.clear()
+    response = servicer.Remediate(_analyze_request("inference-cq", manifests["inference-cq"]), None)
+    assert len(conversions) == per_remediate and list(response.remediations) == remediations
+
+
+_QUOTA = st.sampled_from(["0", "1", "2", "100", UNKNOWN])
+
+
+# `conversions` holds the SDK's original names for the whole test; each example swaps patched and original in.
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=st.sets(st.sampled_from(sorted(compliant())), min_size=1), inference_borrowing=_QUOTA,
+       training_nominal=_QUOTA, inference_nominal=_QUOTA)
+def test_findings_are_the_same_with_each_resource_deserialized_once(conversions, names, inference_borrowing,
+                                                                    training_nominal, inference_nominal):
+    """Any stack (a subset of the compliant objects, quotas changed or unknown at preview): AnalyzeStack reports
+    exactly the same diagnostics whether the SDK converts each resource once per call or once per stack policy."""
+    import pulumi_policy.policy as policy_sdk
+
+    manifests = {name: manifest for name, manifest in compliant().items() if name in names}
+    if "inference-cq" in manifests:
+        gpu = manifests["inference-cq"]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][2]
+        gpu["borrowingLimit"], gpu["nominalQuota"] = inference_borrowing, inference_nominal
+    if "training-cq" in manifests:
+        manifests["training-cq"]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = (
+            training_nominal)
+    names_patched = ("json_format", "deserialize_properties", "unknown_checking_proxy")
+    original = {name: getattr(policy_sdk, name) for name in names_patched}
+    analyze_stack = _PolicyAnalyzerServicer.AnalyzeStack
+    servicer = _PolicyAnalyzerServicer(PACK_NAME, "0.0.1", build_policies(), EnforcementLevel.MANDATORY)
+    try:
+        unpatched = _diagnostics(servicer.AnalyzeStack(_stack_request(manifests), None))
+        judge_each_stack_once()
+        patched = _diagnostics(servicer.AnalyzeStack(_stack_request(manifests), None))
+    finally:
+        for name, value in original.items():
+            setattr(policy_sdk, name, value)
+        _PolicyAnalyzerServicer.AnalyzeStack = analyze_stack  # type: ignore[method-assign]
+    assert patched == unpatched
