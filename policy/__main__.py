@@ -1,6 +1,7 @@
 """Entry of the kueue-cohorts policy pack: assembles the PolicyPack and nothing else (after making the SDK parse the
 stack config once per run instead of on every call, and judge each stack once per AnalyzeStack call instead of once
-per stack policy: `rules.catalog.parse_config_env_once`, `judge_each_stack_once`).
+per stack policy, each resource converted once per call: `rules.catalog.parse_config_env_once`,
+`judge_each_stack_once`).
 
 The analyzer runs this file with `policy/` first on sys.path, so the rules import as `rules`. Constructing
 `PolicyPack` starts the gRPC server and blocks forever: tests import `rules.catalog` (as `policy.rules.catalog`),

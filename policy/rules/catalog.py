@@ -180,7 +180,8 @@ def judge_each_stack_once() -> None:
     its list, missed for all but one policy (measured: 901 resources, ClusterQueue roles classified 8 times, 16
     merges of patches). This wraps AnalyzeStack so that each call is one judgement (a context variable); inside it
     the stack policies share the list the first one built (the same URNs; the props are the same request's). A new
-    call judges anew. Idempotent; called by `policy/__main__.py` before the server starts.
+    call judges anew. The SDK's conversion of each resource is shared the same way
+    (`_deserialize_each_resource_once`). Idempotent; called by `policy/__main__.py` before the server starts.
     """
     servicer = _PolicyAnalyzerServicer
     if getattr(servicer.AnalyzeStack, "_judges_once", False):
