@@ -16,7 +16,7 @@ from typing import Iterable, Mapping, Optional
 
 from .objects import KubeObject, guarded, violation
 from .plain import plain
-from .selectors import NAME_LABEL, matches, requirements
+from .selectors import NAME_LABEL, requirements, selects
 from .system_namespaces import DEFAULT_PROTECTED_NAMESPACES
 from .values import MISSING, UnknownValueError, Violation, format_path, get
 
@@ -137,7 +137,8 @@ def _check_cluster_queue(obj: KubeObject, protected: list[str], known: Mapping[s
     selector = get(obj.spec, "namespaceSelector")
     if selector is MISSING:
         return []  # selects nothing (the namespace-selector policies report a missing selector)
-    caught = [ns for ns in protected if matches(selector, known.get(ns, {NAME_LABEL: ns}))]
+    reqs = requirements(selector)  # parsed once, tested against every protected namespace
+    caught = [ns for ns in protected if selects(reqs, known.get(ns, {NAME_LABEL: ns}))]
     if not caught:
         return []
     names = ", ".join(f"'{ns}'" for ns in caught)

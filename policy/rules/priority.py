@@ -21,7 +21,7 @@ from .objects import (
     unknown_violation,
     violation,
 )
-from .queues import QueueIndex, label_sets
+from .queues import QueueIndex, queued_label_sets
 from .values import MISSING, UnknownValueError, Violation, get
 
 
@@ -103,10 +103,7 @@ def check_workload_priority_class(objects: Iterable[KubeObject], inference_names
     known = ", ".join(f"'{n}'" for n in sorted(classes)) or "none"
     for obj in objects:
         try:
-            for path, labels in label_sets(obj.props):
-                queue = get(labels, QUEUE_NAME_LABEL)
-                if queue is MISSING:
-                    continue
+            for path, labels, queue in queued_label_sets(obj):
                 priority = get(labels, PRIORITY_CLASS_LABEL)
                 label_field = f"{path}[\"{PRIORITY_CLASS_LABEL}\"]"
                 if priority is MISSING:

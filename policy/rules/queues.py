@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Optional
 
-from .objects import KubeObject
-from .values import UnknownValueError, format_path, get, is_list, is_map
+from . import memo
+from .objects import QUEUE_NAME_LABEL, KubeObject
+from .values import MISSING, UnknownValueError, format_path, get, is_list, is_map
 
 # Keys whose `labels` child is a label set of a workload or pod template: object/template metadata and KServe's
 # ComponentExtensionSpec (predictor, transformer, explainer).
@@ -34,6 +35,12 @@ class QueueIndex:
     def build(cls, objects: Iterable[KubeObject]) -> QueueIndex:
         """Index every LocalQueue and ClusterQueue of the stack (objects with unknown names or references are left
         out; the per-queue policies report those)."""
+        objects = objects if isinstance(objects, list) else list(objects)
+        # Built once per stack within a judgement (several rules resolve queues): the same objects, the same index.
+        return memo.once_over("queue_index", objects, lambda: cls._build(objects))
+
+    @classmethod
+    def _build(cls, objects: list[KubeObject]) -> QueueIndex:
         local: dict[tuple[Optional[str], str], str] = {}
         cluster: dict[str, KubeObject] = {}
         for obj in objects:
@@ -82,6 +89,10 @@ def label_sets(props: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[str, Ma
                     yield format_path(here + (key,)), value
                 elif type(value) not in _PLAIN:
                     children.append((here + (key,), value))
+        elif type(node) is list:  # plain JSON: scalars hold no label set
+            for i, value in enumerate(node):
+                if type(value) not in _PLAIN:
+                    children.append((here + (i,), value))
         elif is_map(node):
             for key in list(node):
                 try:
@@ -101,6 +112,24 @@ def label_sets(props: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[str, Ma
                 except UnknownValueError:
                     continue
         stack.extend(reversed(children))
+
+
+def queued_label_sets(obj: KubeObject) -> Iterator[tuple[str, Mapping[str, Any], Any]]:
+    """The label sets of `obj` that carry the `kueue.x-k8s.io/queue-name` label, as (field path, labels, queue
+    name), in `label_sets` order: what workload-priority-class and the role classification read of every object.
+
+    Walked once per object per judgement (`memo.replay`; every role-aware rule and workload-priority-class ask), so
+    the same triples come in the same order and an UnknownValueError (of the walk, or of an unknown queue-name
+    label) is raised after the same triples, as reading `label_sets(obj.props)` directly would.
+    """
+    return memo.replay("queued_label_sets", obj.props, lambda: _queued(obj.props))
+
+
+def _queued(props: Any) -> Iterator[tuple[str, Mapping[str, Any], Any]]:
+    for path, labels in label_sets(props):
+        queue = get(labels, QUEUE_NAME_LABEL)
+        if queue is not MISSING:
+            yield path, labels, queue
 
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})
