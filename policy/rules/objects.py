@@ -56,19 +56,30 @@ class KubeObject:
     @property
     def name(self) -> str:
         """metadata.name, else the Pulumi resource name. Raises UnknownValueError if the name is unknown."""
-        value = get(self.props, "metadata", "name")
+        value = self._metadata("name")
         return str(value) if value is not MISSING else self.resource_name
 
     @property
     def namespace(self) -> Optional[str]:
         """metadata.namespace, or None when not set (cluster-scoped, or the provider's default namespace)."""
-        value = get(self.props, "metadata", "namespace")
+        value = self._metadata("namespace")
         return None if value is MISSING else str(value)
 
     @property
     def labels(self) -> Mapping[str, Any]:
         """metadata.labels (empty when not set)."""
-        return as_map(get(self.props, "metadata", "labels"))
+        return as_map(self._metadata("labels"))
+
+    def _metadata(self, key: str) -> Any:
+        """`get(self.props, "metadata", key)`, read directly when the properties are plain JSON (the program's
+        objects; every rule reads names and namespaces, so this is the pack's most frequent read)."""
+        props = self.props
+        if type(props) is dict:
+            metadata = props.get("metadata")
+            if type(metadata) is dict:
+                value = metadata.get(key)
+                return MISSING if value is None else value
+        return get(props, "metadata", key)
 
     @property
     def annotations(self) -> Mapping[str, Any]:

@@ -128,6 +128,10 @@ _STRUCTURAL = {"spec", "template", "containers", "initContainers", "resources", 
                "podTemplateOverrides", "worker", "workerSpec", "headGroupSpec", "workerGroupSpecs"}
 _QUOTA_FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")
 _NODE_MAPS = ("capacity", "allocatable")
+_MAP_KEYS = frozenset({"requests", "limits", "overhead", "hard", *_NODE_MAPS})
+"""The keys under which a quantity map can sit (see `quantity_fields`)."""
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""Exact types of values that are neither maps nor lists."""
 
 
 def _children(value: Any, key: Any) -> list[tuple[Any, Any]]:
@@ -163,6 +167,8 @@ def quantity_fields(obj: KubeObject) -> Iterator[tuple[str, str, Any]]:
     """
     # Stack items: (path, value, emit) where emit=True means `value` is a quantity map to yield.
     stack: list[tuple[tuple[Any, ...], Any, bool]] = [((), obj.props, False)]
+    quota = obj.kind == "ResourceQuota" and not obj.group
+    node = obj.kind == "Node" and not obj.group
     while stack:
         path, value, emit = stack.pop()
         if emit:
@@ -170,18 +176,25 @@ def quantity_fields(obj: KubeObject) -> Iterator[tuple[str, str, Any]]:
                 yield format_path(path + (str(name),)), str(name), value[name]
             continue
         items: list[tuple[tuple[Any, ...], Any, bool]] = []
-        for key, child in _children(value, path[-1] if path else None):
-            here = path + (key,)
-            quantity_map = (
-                (key in ("requests", "limits") and bool(path) and path[-1] in ("resources", "resourcesPerNode"))
+        parent = path[-1] if path else None
+        kind = type(value)
+        # Plain JSON (the program's objects) holds no unknown value: its items are read directly.
+        pairs = value.items() if kind is dict else enumerate(value) if kind is list else _children(value, parent)
+        for key, child in pairs:
+            if type(child) in _SCALARS:
+                continue  # neither a quantity map nor a structure holding one
+            quantity_map = key in _MAP_KEYS and (
+                (key in ("requests", "limits") and parent in ("resources", "resourcesPerNode"))
                 or (key == "overhead" and is_map(value) and "containers" in value)
-                or (key == "hard" and path == ("spec",) and obj.kind == "ResourceQuota" and not obj.group)
-                or (key in _NODE_MAPS and path == ("status",) and obj.kind == "Node" and not obj.group))
+                or (key == "hard" and quota and path == ("spec",))
+                or (key in _NODE_MAPS and node and path == ("status",)))
             if quantity_map and is_map(child):
-                items.append((here, child, True))
+                items.append((path + (key,), child, True))
             elif is_map(child) or is_list(child):
-                items.append((here, child, False))
-        stack.extend(reversed(items))
+                items.append((path + (key,), child, False))
+        if items:
+            items.reverse()
+            stack.extend(items)
     if obj.is_kueue("ClusterQueue") or obj.is_kueue("Cohort"):
         yield from _quota_fields(obj)
 
