@@ -332,16 +332,22 @@ def plan_shared_pool(layout: SharedPoolSettings, flavor: str) -> CohortPlan:
         for f in es:
             for r in covered:
                 binary[(f.flavor, r)] = binary[(f.flavor, r)] or quantity.is_binary(f.nominal.get(r, ""))
+    # Pool total minus floor, per (flavor, resource, floor as written): tenants with the same floor (most of a big
+    # pool) share one computation.
+    remainder: dict[tuple[str, str, str], str] = {}
+
+    def default_borrowing(flavor_name: str, resource: str, floor: str) -> str:
+        key = (flavor_name, resource, floor)
+        if key not in remainder:
+            total = pools.get(flavor_name, {}).get(resource, Decimal(0))
+            remainder[key] = quantity.canonical(total - quantity.parse(floor), binary=binary[(flavor_name, resource)])
+        return remainder[key]
+
     for tenant in layout.tenants:
         cq_name = tenant.cluster_queue or f"{tenant.name}-cq"
         planned = []
         for f in entries[tenant.name]:
-            pool = pools.get(f.flavor, {})
-            borrowing = {
-                r: quantity.canonical(pool.get(r, Decimal(0)) - quantity.parse(f.nominal.get(r, "0")),
-                                      binary=binary[(f.flavor, r)])
-                for r in covered
-            }
+            borrowing = {r: default_borrowing(f.flavor, r, f.nominal.get(r, "0")) for r in covered}
             borrowing.update(f.borrowing or {})
             planned.append(QueueFlavor(f.flavor, f.nominal, borrowing, f.lending))
         cq = _cluster_queue(layout, cq_name, ROLE_TENANT, tenant.name, tenant.namespaces or [tenant.name],
