@@ -14,6 +14,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Iterable, Mapping, Optional
 
+from . import memo
 from .objects import KubeObject, guarded, violation
 from .plain import plain
 from .selectors import NAME_LABEL, requirements, selects
@@ -53,7 +54,14 @@ def namespace_labels(objects: Iterable[KubeObject]) -> dict[str, dict[str, str]]
     labels are not listed (callers use `{kubernetes.io/metadata.name: <name>}` for them).
 
     Namespace objects whose labels are unknown at preview are left out (the rule on the Namespace reports them).
+    Found once per stack within a judgement (`memo.once_over`: protected-namespaces and the overlap rule ask); the
+    result is shared there, so callers must not modify it.
     """
+    objects = list(objects)
+    return memo.once_over("namespace_labels", objects, lambda: _namespace_labels(objects))
+
+
+def _namespace_labels(objects: list[KubeObject]) -> dict[str, dict[str, str]]:
     labels: dict[str, dict[str, str]] = {}
     for obj in objects:
         if not _is_namespace(obj):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 from . import memo
 from .objects import QUEUE_NAME_LABEL, KubeObject
@@ -123,6 +123,25 @@ def queued_label_sets(obj: KubeObject) -> Iterator[tuple[str, Mapping[str, Any],
     label) is raised after the same triples, as reading `label_sets(obj.props)` directly would.
     """
     return memo.replay("queued_label_sets", obj.props, lambda: _queued(obj.props))
+
+
+def queued_objects(objects: Sequence[KubeObject]) -> list[KubeObject]:
+    """The objects of `objects` (in order) that `queued_label_sets` yields anything for, or whose namespace or label
+    sets cannot be read (unknown at preview): every other object has no queued workload, so the rules that resolve
+    workloads to queues (role classification, workload-priority-class) skip it. Found once per stack within a
+    judgement (`memo.once_over`); outside one (where the label sets are not remembered, so filtering would walk
+    every object twice) all of `objects`."""
+    if not memo.active():
+        return list(objects)
+    return memo.once_over("queued_objects", objects, lambda: [obj for obj in objects if _may_be_queued(obj)])
+
+
+def _may_be_queued(obj: KubeObject) -> bool:
+    try:
+        _ = obj.namespace  # classify reads it first: an unknown namespace is a finding
+        return any(True for _ in queued_label_sets(obj))
+    except UnknownValueError:
+        return True
 
 
 def _queued(props: Any) -> Iterator[tuple[str, Mapping[str, Any], Any]]:

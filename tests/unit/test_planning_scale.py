@@ -15,7 +15,7 @@ from components.pack_config import pack_config
 from components.render import render_stack
 from components.settings import parse_settings
 from components.validation import as_objects, validate
-from policy.rules import book, kueue, memo, overlap, patches, queues, selectors
+from policy.rules import book, kueue, memo, namespaces, overlap, patches, queues, selectors
 from policy.rules.objects import KubeObject
 
 
@@ -77,13 +77,14 @@ def test_the_rule_book_derives_each_objects_facts_once_per_run(monkeypatch):
     parses = _tally(monkeypatch, selectors, "_requirements", key=lambda selector: id(selector))
     entries = _tally(monkeypatch, kueue, "_quota_entries", key=lambda obj: id(obj.props))
     merges = _tally(monkeypatch, patches, "_resolve")
+    namespace_labels = _tally(monkeypatch, namespaces, "_namespace_labels")
 
     assert book.run(objects, pack_config(settings)) == []
 
     assert sorted(walks) == sorted(id(o.props) for o in objects) and set(walks.values()) == {1}
     assert [parses[id(cq.props["spec"]["namespaceSelector"])] for cq in cluster_queues] == [1] * len(cluster_queues)
     assert len(entries) == len(cluster_queues) and set(entries.values()) == {1}
-    assert merges[None] == 1
+    assert merges[None] == 1 and namespace_labels[None] == 1
 
 
 def test_outside_a_run_nothing_is_remembered(monkeypatch):
