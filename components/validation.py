@@ -149,6 +149,9 @@ MAX_DEPTH = 32
 """The deepest nesting a stack config may have (ours is at most 8 deep)."""
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def size_problems(raw: Mapping[str, Any]) -> list[Problem]:
     """One problem per top-level key whose value is too big or too deep to check: a YAML alias bomb (shared
     references that expand to billions of values) or pathological nesting. The walk stops at the first limit, so this
@@ -170,6 +173,8 @@ def size_problems(raw: Mapping[str, Any]) -> list[Problem]:
                     fix = "write the key in the shape the configuration reference shows"
                 problems.append(Problem(config_key(f"{PROJECT}:{top}"), "<too large to show>", rule, fix))
                 return problems
+            if type(node) in _SCALARS:
+                continue  # typing.Mapping's isinstance is slow, and nearly every value is a scalar
             if isinstance(node, Mapping):
                 stack.extend((child, depth + 1) for child in node.values())
             elif isinstance(node, (list, tuple)):
