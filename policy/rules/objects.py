@@ -12,6 +12,7 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Optional
 
 from .values import MISSING, ObjectRef, UnknownValueError, Violation, as_map, format_path, get
@@ -106,6 +107,7 @@ class KubeObject:
         return f"{self.kind} '{qualified}'"
 
 
+@lru_cache(maxsize=1024)  # a stack has a few dozen type tokens over thousands of objects; the answer is immutable
 def parse_type_token(type_token: str) -> Optional[tuple[str, str, str]]:
     """Split a pulumi-kubernetes type token into (group, version, kind).
 

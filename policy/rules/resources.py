@@ -157,7 +157,8 @@ def _children(value: Any, key: Any) -> list[tuple[Any, Any]]:
 def quantity_fields(obj: KubeObject) -> Iterator[tuple[str, str, Any]]:
     """Yield (field path, resource name, raw value) for every resource quantity `obj` carries, in document order.
 
-    Found anywhere in the object (iteratively, so deep nesting never hits Python's recursion limit):
+    Found anywhere in the object (iteratively, so deep nesting never hits Python's recursion limit; plain JSON of
+    ordinary depth, the program's objects, by a faster recursive walk that gives up on anything else):
     - `requests`/`limits` maps of any `resources` or `resourcesPerNode` map (containers of every pod template: Pods,
       Jobs, Deployments, JobSets, TrainingRuntimes, TrainJobs, KServe predictor `model`/`containers`, ...);
     - `overhead` of a pod spec; `spec.hard` of a ResourceQuota; `status.capacity`/`status.allocatable` of a Node;
@@ -165,10 +166,53 @@ def quantity_fields(obj: KubeObject) -> Iterator[tuple[str, str, Any]]:
     Raises:
         UnknownValueError: a quantity, a resource name or a structure that may hold them is unknown at preview.
     """
-    # Stack items: (path, value, emit) where emit=True means `value` is a quantity map to yield.
-    stack: list[tuple[tuple[Any, ...], Any, bool]] = [((), obj.props, False)]
     quota = obj.kind == "ResourceQuota" and not obj.group
     node = obj.kind == "Node" and not obj.group
+    plain: list[tuple[str, str, Any]] = []
+    if type(obj.props) is dict and _plain_quantity_fields(obj.props, (), plain, 0, quota, node):
+        yield from plain  # plain JSON of ordinary depth (the program's objects), read by the faster recursive walk
+    else:
+        yield from _walked_quantity_fields(obj, quota, node)
+    if obj.is_kueue("ClusterQueue") or obj.is_kueue("Cohort"):
+        yield from _quota_fields(obj)
+
+
+_PLAIN_DEPTH = 64
+"""How deep the recursive walk of plain JSON goes before handing the object to the iterative walk."""
+
+
+def _plain_quantity_fields(value: Any, path: tuple[Any, ...], out: list[tuple[str, str, Any]], depth: int,
+                           quota: bool, node: bool) -> bool:
+    """Append what the walk of `quantity_fields` yields for the map or list `value` (at field path `path`) to `out`,
+    in the same order, when `value` is plain JSON (dicts, lists and scalars only) at most `_PLAIN_DEPTH` deep; False
+    (and `out` unusable) otherwise. `quota`/`node`: the object is a core ResourceQuota / Node."""
+    if depth > _PLAIN_DEPTH:
+        return False
+    parent = path[-1] if path else None
+    is_dict = type(value) is dict
+    for key, child in (value.items() if is_dict else enumerate(value)):
+        kind = type(child)
+        if kind in _SCALARS:
+            continue
+        if kind is not dict and kind is not list:
+            return False
+        here = path + (key,)
+        if kind is dict and key in _MAP_KEYS and (
+                (key in ("requests", "limits") and parent in ("resources", "resourcesPerNode"))
+                or (key == "overhead" and is_dict and "containers" in value)
+                or (key == "hard" and quota and path == ("spec",))
+                or (key in _NODE_MAPS and node and path == ("status",))):
+            for name in list(child):
+                out.append((format_path(here + (str(name),)), str(name), child[name]))
+        elif not _plain_quantity_fields(child, here, out, depth + 1, quota, node):
+            return False
+    return True
+
+
+def _walked_quantity_fields(obj: KubeObject, quota: bool, node: bool) -> Iterator[tuple[str, str, Any]]:
+    """The walk of `quantity_fields`, iteratively (any depth, the pack's proxies, unknown values)."""
+    # Stack items: (path, value, emit) where emit=True means `value` is a quantity map to yield.
+    stack: list[tuple[tuple[Any, ...], Any, bool]] = [((), obj.props, False)]
     while stack:
         path, value, emit = stack.pop()
         if emit:
@@ -195,8 +239,6 @@ def quantity_fields(obj: KubeObject) -> Iterator[tuple[str, str, Any]]:
         if items:
             items.reverse()
             stack.extend(items)
-    if obj.is_kueue("ClusterQueue") or obj.is_kueue("Cohort"):
-        yield from _quota_fields(obj)
 
 
 def _quota_fields(obj: KubeObject) -> Iterator[tuple[str, str, Any]]:
