@@ -29,7 +29,7 @@ PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 _CORE_GROUP = "core"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KubeObject:
     """One Kubernetes object of the stack.
 
