@@ -98,7 +98,7 @@ def flavor_specs(settings: Settings) -> tuple[ResourceFlavorSpec, ...]:
     return (flavor_spec(settings.resource_flavor),)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QueueFlavor:
     """One flavor of one queue's quota as planned: the flavor name and resource -> quantity maps (borrowing /
     lending None = not written)."""

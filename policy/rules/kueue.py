@@ -16,7 +16,7 @@ from .objects import KubeObject
 from .values import as_list, format_path, get
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QuotaEntry:
     """One `resources[]` entry of one flavor.
 

@@ -227,7 +227,7 @@ def _expression_problems(expr: Any, path: list[Any]) -> list[tuple[str, str]]:
     return problems
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Requirement:
     """One requirement of a selector in normal form: matchLabels `k: v` becomes (k, "In", {v}).
 
