@@ -268,6 +268,8 @@ def requirements(selector: Any) -> Optional[list[Requirement]]:
         return None
     if not _is_map(selector):
         return [Requirement("", "Invalid", frozenset())]
+    if type(selector) is dict and not selector:
+        return []  # `{}`: no requirement (selects everything); nothing to parse or remember
     return memo.once("requirements", selector, lambda: _requirements(selector))
 
 
