@@ -90,7 +90,12 @@ class KubeObject:
     @property
     def spec(self) -> Mapping[str, Any]:
         """spec (empty when not set)."""
-        return as_map(get(self.props, "spec"))
+        props = self.props
+        if type(props) is dict:  # plain JSON: read directly (nearly every rule reads the spec of every object)
+            spec = props.get("spec")
+            if type(spec) is dict:
+                return spec
+        return as_map(get(props, "spec"))
 
     def is_kind(self, group: str, kind: str) -> bool:
         """True when this object is `kind` of API `group` (any version)."""

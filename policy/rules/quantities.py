@@ -27,6 +27,8 @@ def parse(value: Any) -> Optional[Decimal]:
         quantity (booleans, maps, "lots"), is not finite ("NaN", "Infinity", "inf", float nan) or lies beyond the
         2^63-1 the apiserver keeps ("1e999999"): such values would make comparisons raise or printing hang.
     """
+    if type(value) is str:  # the usual wire value
+        return _parse_text(value.strip())
     if isinstance(value, bool) or not isinstance(value, (str, int, float, Decimal)):
         return None
     if isinstance(value, float) and value.is_integer():
