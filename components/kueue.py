@@ -46,7 +46,7 @@ def _metadata(name: str, labels: Mapping[str, str], namespace: Optional[str] = N
     return meta
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ResourceQuota:
     """`resourceGroups[].flavors[].resources[]`: one resource's quota in one flavor.
 
@@ -69,7 +69,7 @@ class ResourceQuota:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FlavorQuotas:
     """`resourceGroups[].flavors[]`: the quotas of one ResourceFlavor, in coveredResources order."""
 
@@ -81,7 +81,7 @@ class FlavorQuotas:
         return {"name": self.flavor, "resources": [r.manifest() for r in self.resources]}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ResourceGroup:
     """`spec.resourceGroups[]`: coveredResources and, per flavor, a quota for each of them (same order)."""
 
@@ -106,7 +106,7 @@ class ResourceGroup:
         raise KeyError(resource)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BorrowWithinCohortSpec:
     """`spec.preemption.borrowWithinCohort`: {policy: Never|LowerPriority, maxPriorityThreshold: int32 | None}."""
 
@@ -120,7 +120,7 @@ class BorrowWithinCohortSpec:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PreemptionSpec:
     """`spec.preemption`: reclaimWithinCohort (Never|LowerPriority|Any), borrowWithinCohort, withinClusterQueue."""
 
@@ -136,7 +136,7 @@ class PreemptionSpec:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FlavorFungibilitySpec:
     """`spec.flavorFungibility`: whenCanBorrow and whenCanPreempt, each MayStopSearch or TryNextFlavor (Kueue's
     defaults: MayStopSearch and TryNextFlavor). Both are written when the stack sets the block."""
@@ -149,7 +149,7 @@ class FlavorFungibilitySpec:
         return {"whenCanBorrow": self.when_can_borrow, "whenCanPreempt": self.when_can_preempt}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ResourceFlavorSpec:
     """ResourceFlavor (cluster-scoped): nodeLabels, nodeTaints, tolerations (each at most 8)."""
 
@@ -169,7 +169,7 @@ class ResourceFlavorSpec:
         return {"apiVersion": API_VERSION, "kind": "ResourceFlavor", "metadata": _metadata(self.name, {}), "spec": spec}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClusterQueueSpec:
     """ClusterQueue (cluster-scoped).
 
@@ -223,7 +223,7 @@ class ClusterQueueSpec:
         return tuple(dict.fromkeys(f.flavor for g in self.resource_groups for f in g.flavors))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CohortSpec:
     """Cohort (cluster-scoped): its own nominalQuota is added on top of its ClusterQueues' as shared quota."""
 
@@ -238,7 +238,7 @@ class CohortSpec:
         return {"apiVersion": API_VERSION, "kind": "Cohort", "metadata": _metadata(self.name, {}), "spec": spec}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LocalQueueSpec:
     """LocalQueue (namespaced): points at a ClusterQueue (spec.clusterQueue is immutable)."""
 
@@ -255,7 +255,7 @@ class LocalQueueSpec:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WorkloadPriorityClassSpec:
     """WorkloadPriorityClass (cluster-scoped): top-level `value` (int32) and `description`; there is no spec."""
 
@@ -275,7 +275,7 @@ class WorkloadPriorityClassSpec:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NamespaceSpec:
     """A tenant Namespace and the label that its ClusterQueue's namespaceSelector matches."""
 

@@ -98,7 +98,7 @@ def flavor_specs(settings: Settings) -> tuple[ResourceFlavorSpec, ...]:
     return (flavor_spec(settings.resource_flavor),)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QueueFlavor:
     """One flavor of one queue's quota as planned: the flavor name and resource -> quantity maps (borrowing /
     lending None = not written)."""
@@ -205,16 +205,17 @@ def _selector(label: str, tenant: str, namespaces: Sequence[str]) -> dict[str, A
 
 
 def _cluster_queue(layout: InferenceTrainingSettings | SharedPoolSettings, name: str, role: str, tenant: str,
-                   namespaces: Sequence[str], group: ResourceGroup, preemption: Preemption,
+                   namespaces: Sequence[str], group: ResourceGroup, preemption: Preemption | PreemptionSpec,
                    fungibility: Optional[FlavorFungibility]) -> ClusterQueueSpec:
-    """A ClusterQueue of `layout`'s cohort: its one resource `group`, `preemption`, the namespaceSelector of `tenant`
+    """A ClusterQueue of `layout`'s cohort: its one resource `group`, `preemption` (as configured, or already planned
+    to share one spec among many queues), the namespaceSelector of `tenant`
     (the layout's namespace label) pinned to `namespaces`, the layout's queueingStrategy and stopPolicy, and the
     queue's own flavorFungibility `fungibility`, else the layout's (None: Kueue's defaults, not written)."""
     return ClusterQueueSpec(
         name=name,
         cohort_name=layout.cohort,
         resource_groups=(group,),
-        preemption=_preemption(preemption),
+        preemption=preemption if isinstance(preemption, PreemptionSpec) else _preemption(preemption),
         namespace_selector=_selector(layout.namespace_label, tenant, namespaces),
         role=role,
         queueing_strategy=layout.queueing_strategy.value if layout.queueing_strategy else None,
@@ -332,20 +333,27 @@ def plan_shared_pool(layout: SharedPoolSettings, flavor: str) -> CohortPlan:
         for f in es:
             for r in covered:
                 binary[(f.flavor, r)] = binary[(f.flavor, r)] or quantity.is_binary(f.nominal.get(r, ""))
+    # Pool total minus floor, per (flavor, resource, floor as written): tenants with the same floor (most of a big
+    # pool) share one computation.
+    remainder: dict[tuple[str, str, str], str] = {}
+
+    def default_borrowing(flavor_name: str, resource: str, floor: str) -> str:
+        key = (flavor_name, resource, floor)
+        if key not in remainder:
+            total = pools.get(flavor_name, {}).get(resource, Decimal(0))
+            remainder[key] = quantity.canonical(total - quantity.parse(floor), binary=binary[(flavor_name, resource)])
+        return remainder[key]
+
+    preemption = _preemption(layout.preemption)  # the layout's, the same for every tenant
     for tenant in layout.tenants:
         cq_name = tenant.cluster_queue or f"{tenant.name}-cq"
         planned = []
         for f in entries[tenant.name]:
-            pool = pools.get(f.flavor, {})
-            borrowing = {
-                r: quantity.canonical(pool.get(r, Decimal(0)) - quantity.parse(f.nominal.get(r, "0")),
-                                      binary=binary[(f.flavor, r)])
-                for r in covered
-            }
+            borrowing = {r: default_borrowing(f.flavor, r, f.nominal.get(r, "0")) for r in covered}
             borrowing.update(f.borrowing or {})
             planned.append(QueueFlavor(f.flavor, f.nominal, borrowing, f.lending))
         cq = _cluster_queue(layout, cq_name, ROLE_TENANT, tenant.name, tenant.namespaces or [tenant.name],
-                            _group(covered, planned), layout.preemption, tenant.flavor_fungibility)
+                            _group(covered, planned), preemption, tenant.flavor_fungibility)
         cluster_queues.append(cq)
         for ns in tenant.namespaces or [tenant.name]:
             namespaces.append(NamespaceSpec(ns, {layout.namespace_label: tenant.name}))

@@ -7,6 +7,7 @@ in canonical form ("2048Mi" is stored as "2Gi", "1000m" as "1"), so we emit the 
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import lru_cache
 from typing import Annotated, Any, Union
 
 from pydantic import BeforeValidator
@@ -16,6 +17,7 @@ from policy.rules import quantities as rulebook_quantities
 QuantityInput = Union[str, int, float, Decimal]
 
 _BINARY = [("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)]
+_BINARY_SUFFIXES = tuple(suffix for suffix, _ in _BINARY)
 _DECIMAL = [("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3), ("", 0), ("m", -3), ("u", -6), ("n", -9)]
 
 
@@ -34,7 +36,7 @@ def parse(value: QuantityInput) -> Decimal:
     if isinstance(value, Decimal) and value.is_finite():
         return value
     text = value if isinstance(value, (int, float, Decimal)) else str(value)
-    if isinstance(value, str) and (not value.strip() or any(ch.isspace() for ch in value.strip())):
+    if isinstance(value, str) and len(value.split()) != 1:  # empty, or whitespace inside the text
         raise ValueError(f"{value!r} is not a Kubernetes quantity")
     parsed = rulebook_quantities.parse(text)
     if parsed is None:
@@ -48,7 +50,7 @@ def is_binary(text: str) -> bool:
 
 
 def _is_binary(text: str) -> bool:
-    return any(text.endswith(suffix) for suffix, _ in _BINARY)
+    return text.endswith(_BINARY_SUFFIXES)
 
 
 def canonical(value: QuantityInput, binary: bool = False) -> str:
@@ -57,7 +59,8 @@ def canonical(value: QuantityInput, binary: bool = False) -> str:
     Binary-suffixed input (Ki..Ei) keeps a binary suffix when the value is an integer of at least 1024 and a
     whole multiple of that suffix ("2048Mi" -> "2Gi"); everything else is printed in decimal SI with the largest
     exponent (a multiple of 3) that leaves an integer mantissa ("1000m" -> "1", "8000" -> "8k", "0.5" -> "500m").
-    Values are rounded up to nano units as apimachinery does.
+    Values are rounded up to nano units as apimachinery does. A repeated (value, binary) pair is printed once (a
+    stack repeats a few quantities thousands of times: every tenant's floor, the planner's pool remainders).
 
     Args:
         value: any quantity accepted by `parse`.
@@ -68,6 +71,19 @@ def canonical(value: QuantityInput, binary: bool = False) -> str:
     Raises:
         ValueError: not a quantity.
     """
+    if type(value) in (str, int, float) or (type(value) is Decimal and value.is_finite()):  # hashable inputs
+        return _canonical_cached(value, binary)
+    return _canonical(value, binary)
+
+
+@lru_cache(maxsize=4096, typed=True)  # typed: "1", 1, 1.0 and Decimal(1) are remembered apart
+def _canonical_cached(value: QuantityInput, binary: bool) -> str:
+    """`_canonical`, remembered (a string: immutable; a ValueError is raised again, never remembered)."""
+    return _canonical(value, binary)
+
+
+def _canonical(value: QuantityInput, binary: bool = False) -> str:
+    """`canonical`, computed."""
     number = parse(value)
     if number == 0:
         return "0"

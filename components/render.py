@@ -9,6 +9,7 @@ so a rule's finding on a field is reported at the exact key the user wrote.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Mapping, Optional, Sequence
 
 import yaml
@@ -24,7 +25,7 @@ KeyPath = tuple[Any, ...]
 """A config key path without the project prefix: ("inferenceTraining", "inference", "borrowingLimit", "cpu")."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rendered:
     """One object of the stack.
 
@@ -66,12 +67,19 @@ def _quota_fields(manifest: Mapping[str, Any], keys: Sequence[Mapping[str, KeyPa
         for f, flavor in enumerate(group["flavors"]):
             flavor_keys = keys[min(f, len(keys) - 1)] if keys else {}
             for r, res in enumerate(flavor["resources"]):
-                path = ["spec", "resourceGroups", g, "flavors", f, "resources", r]
                 if "nominalQuota" in flavor_keys:
-                    out[format_path(path)] = flavor_keys["nominalQuota"] + (res["name"],)
+                    out[_resource_path(g, f, r)] = flavor_keys["nominalQuota"] + (res["name"],)
                 for name, base in flavor_keys.items():
-                    out[format_path(path + [name])] = base + (res["name"],)
+                    out[_resource_path(g, f, r, name)] = base + (res["name"],)
     return out
+
+
+@lru_cache(maxsize=4096)
+def _resource_path(group: int, flavor: int, resource: int, name: Optional[str] = None) -> str:
+    """The field path of `resources[resource]` of `flavors[flavor]` of `resourceGroups[group]` (and of its field
+    `name`), remembered: every ClusterQueue of a pool has the same few."""
+    path: list[Any] = ["spec", "resourceGroups", group, "flavors", flavor, "resources", resource]
+    return format_path(path + [name] if name is not None else path)
 
 
 def _flavor_keys(base: KeyPath, flavors: Optional[Sequence[Any]],

@@ -40,8 +40,13 @@ RULE = ("a secret config value (`pulumi config set --secret`) cannot be used her
         "manifests and the cluster")
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def is_secret(value: Any) -> bool:
     """True if `value` is Pulumi's encrypted form of a config value in a stack file: a mapping `{secure: <str>}`."""
+    if type(value) is dict:  # plain YAML, the common case (typing.Mapping's isinstance is slow)
+        return len(value) == 1 and SECURE in value
     return isinstance(value, Mapping) and set(value) == {SECURE}
 
 
@@ -56,6 +61,8 @@ def secure_paths(raw: Mapping[str, Any], budget: int = 200_000, max_depth: int =
     while todo and budget > 0:
         node, path = todo.pop()
         budget -= 1
+        if type(node) in _SCALARS:
+            continue  # neither a secret nor holding one
         if is_secret(node):
             found.append(path)
         elif len(path) < max_depth and isinstance(node, Mapping):

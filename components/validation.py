@@ -15,11 +15,13 @@ fix. Mandatory rules are errors; advisory ones are returned as warnings.
 from __future__ import annotations
 
 import argparse
+import gc
 import re
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from components import secrets, settings_rules
 from components.errors import Problem, SettingsError
@@ -147,6 +149,9 @@ MAX_DEPTH = 32
 """The deepest nesting a stack config may have (ours is at most 8 deep)."""
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def size_problems(raw: Mapping[str, Any]) -> list[Problem]:
     """One problem per top-level key whose value is too big or too deep to check: a YAML alias bomb (shared
     references that expand to billions of values) or pathological nesting. The walk stops at the first limit, so this
@@ -168,11 +173,34 @@ def size_problems(raw: Mapping[str, Any]) -> list[Problem]:
                     fix = "write the key in the shape the configuration reference shows"
                 problems.append(Problem(config_key(f"{PROJECT}:{top}"), "<too large to show>", rule, fix))
                 return problems
+            if type(node) in _SCALARS:
+                continue  # typing.Mapping's isinstance is slow, and nearly every value is a scalar
             if isinstance(node, Mapping):
                 stack.extend((child, depth + 1) for child in node.values())
             elif isinstance(node, (list, tuple)):
                 stack.extend((child, depth + 1) for child in node)
     return problems
+
+
+@contextmanager
+def _cyclic_collector_paused() -> Iterator[None]:
+    """Suspend Python's cyclic garbage collector (`gc.disable`) for the duration; restore its previous state after,
+    also on an exception.
+
+    Why: the check builds a large graph that lives until it returns (every rendered manifest, its provenance, the
+    rule book's objects and per-run facts: about 50 container objects per tenant) and contains no reference cycles
+    (measured: `gc.collect()` after a check run with the collector paused frees 0 objects), so reference counting
+    frees all of it. Each full collection the allocations trigger meanwhile walks the whole graph and frees nothing:
+    at 10,000 tenants 6-7 of them took 1.2-2.1 s of a 3.7-5.4 s check, and more of it the more tenants (the check
+    was no longer linear). Any cycle made meanwhile is collected by the next automatic collection after.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def validate(raw: Mapping[str, Any], secret_paths: Sequence[KeyPath] = ()) -> Validation:
@@ -184,8 +212,14 @@ def validate(raw: Mapping[str, Any], secret_paths: Sequence[KeyPath] = ()) -> Va
             plaintext (the program's decrypted config: components.secrets.locate).
     Returns: a Validation; every secret value is one problem (components.secrets.problem), and the rest of the
     config is checked with the secret values masked, so no message shows a secret's text. Raises nothing for any
-    input: malformed values become problems.
+    input: malformed values become problems. Python's cyclic collector is paused meanwhile (see
+    `_cyclic_collector_paused`).
     """
+    with _cyclic_collector_paused():
+        return _validate(raw, secret_paths)
+
+
+def _validate(raw: Mapping[str, Any], secret_paths: Sequence[KeyPath]) -> Validation:
     too_big = size_problems(raw)
     if too_big:
         return Validation(None, tuple(too_big), ())

@@ -13,8 +13,9 @@ stack; resource rules one object at a time. `options` is the rule's own section 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
+from . import memo
 from .api_version import check_kueue_api_version
 from .checkpoint import check_checkpoint_safe_runtime
 from .cluster_queue import check_inference_borrowing_limit_zero, check_inference_reclaim_any, check_namespace_selector
@@ -217,8 +218,19 @@ def run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple[
     Returns:
         (rule, violation) pairs in rule order, then object order.
     """
+    try:
+        with memo.judging():  # each object's derived facts (label sets, parsed selectors) computed once for all rules
+            return _run(objects, config)
+    finally:
+        # The per-stack memos served this run's rules; they would keep the whole stack alive until the next run.
+        _ROLES_MEMO.clear()
+        _EFFECTIVE_MEMO.clear()
+
+
+def _run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple[Rule, Violation]]:
     found: list[tuple[Rule, Violation]] = []
     stack = list(objects)  # one list for every stack rule, so the memos above serve them all
+    subjects: Optional[list[KubeObject]] = None
     for rule in RULES:
         options = config.get(rule.name) or {}
         if isinstance(options, str):
@@ -228,5 +240,21 @@ def run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple[
         if rule.stack:
             found += [(rule, v) for v in judge(rule, stack, options)]
         else:
-            found += [(rule, v) for obj in objects for v in judge(rule, obj, options)]
+            if subjects is None:
+                subjects = _resource_subjects(stack)
+            found += [(rule, v) for obj in subjects for v in rule.check(obj, options)]
     return found
+
+
+def _resource_subjects(objects: Sequence[KubeObject]) -> list[KubeObject]:
+    """What `judge` hands a resource rule for each object, worked out once for every resource rule: the object, a
+    judgeable patch as the object it produces (`patches.as_target`), nothing for an unjudgeable patch (judgeable-patches
+    reports it). Raises UnknownValueError as `judge` does (a patch's `kind` unknown at preview)."""
+    out = []
+    for obj in objects:
+        if is_patch(obj):
+            if patch_problem(obj) is not None:
+                continue
+            obj = as_target(obj)
+        out.append(obj)
+    return out

@@ -20,6 +20,10 @@ from .values import MISSING, UnknownValueError, Violation
 CAPACITY_POLICY = "cohort-nominal-within-capacity"
 
 
+_SHOWN = 5
+"""How many reservations a message lists by name (the rest are counted)."""
+
+
 @dataclass
 class _Scope:
     """Quota reserved inside one cohort tree (or by one ClusterQueue that is in no cohort)."""
@@ -27,12 +31,13 @@ class _Scope:
     label: str
     urn: Optional[str] = None
     totals: dict[str, Decimal] = field(default_factory=lambda: defaultdict(Decimal))
-    parts: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    parts: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # the first _SHOWN reservations
+    counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # resource -> how many reservations
     largest: dict[str, tuple[Decimal, KubeObject, Any]] = field(default_factory=dict)  # resource -> (value, owner,
     # entry): the biggest reservation
     binary: set[str] = field(default_factory=set)
     by_flavor: dict[tuple[str, str], Decimal] = field(default_factory=lambda: defaultdict(Decimal))
-    flavor_parts: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))
+    flavor_parts: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))  # first _SHOWN
     # (flavor, resource) -> (value, owner, entry): the biggest reservation in that flavor
     flavor_largest: dict[tuple[str, str], tuple[Decimal, Any, Any]] = field(default_factory=dict)
 
@@ -118,13 +123,16 @@ def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity
                 if is_binary(raw):
                     scope.binary.add(entry.resource)
                 if value != 0:
-                    scope.parts[entry.resource].append(f"{owner.kind} '{owner.name}' {raw}")
+                    scope.counts[entry.resource] += 1
+                    if len(scope.parts[entry.resource]) < _SHOWN:  # a message shows only these (and the count)
+                        scope.parts[entry.resource].append(f"{owner.kind} '{owner.name}' {raw}")
                     best = scope.largest.get(entry.resource)
                     if best is None or value > best[0]:
                         scope.largest[entry.resource] = (value, owner, entry)
                     pair = (entry.flavor, entry.resource)
                     scope.by_flavor[pair] += value
-                    scope.flavor_parts[pair].append(f"{owner.kind} '{owner.name}' {raw}")
+                    if len(scope.flavor_parts[pair]) < _SHOWN:
+                        scope.flavor_parts[pair].append(f"{owner.kind} '{owner.name}' {raw}")
                     best = scope.flavor_largest.get(pair)
                     if best is None or value > best[0]:
                         scope.flavor_largest[pair] = (value, owner, entry)
@@ -133,8 +141,8 @@ def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity
 
     for scope in scopes.values():
         for resource, total in scope.totals.items():
-            shown_parts = scope.parts[resource][:5]
-            more = len(scope.parts[resource]) - len(shown_parts)
+            shown_parts = scope.parts[resource][:_SHOWN]
+            more = scope.counts[resource] - len(shown_parts)
             parts = ", ".join(shown_parts) + (f" and {more} more" if more > 0 else "")
             if total <= 0:
                 continue
@@ -186,7 +194,7 @@ def _per_flavor(scopes: Iterable[_Scope], flavor_capacity: Mapping[str, Mapping[
             _, owner, entry = scope.flavor_largest[(flavor, resource)]
             binary = resource in scope.binary or is_binary(capacity.get(resource))
             where = f"{entry.path}.nominalQuota"
-            parts = ", ".join(scope.flavor_parts[(flavor, resource)][:5])
+            parts = ", ".join(scope.flavor_parts[(flavor, resource)][:_SHOWN])
             limit = limits.get((flavor, resource))
             if limit is None:
                 if (flavor, resource) in limits:

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Callable, Iterator, Optional
 
+from . import memo
 from .objects import KubeObject
 from .values import as_list, format_path, get
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QuotaEntry:
     """One `resources[]` entry of one flavor.
 
@@ -44,9 +45,16 @@ class QuotaEntry:
 def quota_entries(obj: KubeObject) -> Iterator[QuotaEntry]:
     """Yield every (flavor, resource) quota entry of a ClusterQueue or Cohort, in spec order.
 
+    Walked once per object within a judgement of the stack (`memo.replay`: most quota rules read them); the
+    entries are shared there, so callers must not modify them.
     Raises UnknownValueError when a group, flavor or resource list (or a flavor/resource name) is unknown at
     preview.
     """
+    return memo.replay("quota_entries", obj.props, lambda: _quota_entries(obj))
+
+
+def _quota_entries(obj: KubeObject) -> Iterator[QuotaEntry]:
+    """`quota_entries`, walked."""
     for g, group in enumerate(as_list(get(obj.spec, "resourceGroups"))):
         for f, flavor in enumerate(as_list(get(group, "flavors"))):
             flavor_name = str(get(flavor, "name"))

@@ -12,11 +12,12 @@ Pass `patches.effective_objects(objects)` so that a `NamespacePatch` that labels
 from __future__ import annotations
 
 from functools import partial
-from typing import Iterable, Mapping, Optional
+from typing import Iterable, Mapping, Optional, Sequence
 
+from . import memo
 from .objects import KubeObject, guarded, violation
 from .plain import plain
-from .selectors import NAME_LABEL, matches, requirements
+from .selectors import NAME_LABEL, requirements, selects
 from .system_namespaces import DEFAULT_PROTECTED_NAMESPACES
 from .values import MISSING, UnknownValueError, Violation, format_path, get
 
@@ -53,7 +54,14 @@ def namespace_labels(objects: Iterable[KubeObject]) -> dict[str, dict[str, str]]
     labels are not listed (callers use `{kubernetes.io/metadata.name: <name>}` for them).
 
     Namespace objects whose labels are unknown at preview are left out (the rule on the Namespace reports them).
+    Found once per stack within a judgement (`memo.once_over`: protected-namespaces and the overlap rule ask); the
+    result is shared there, so callers must not modify it.
     """
+    objects = list(objects)
+    return memo.once_over("namespace_labels", objects, lambda: _namespace_labels(objects))
+
+
+def _namespace_labels(objects: list[KubeObject]) -> dict[str, dict[str, str]]:
     labels: dict[str, dict[str, str]] = {}
     for obj in objects:
         if not _is_namespace(obj):
@@ -95,6 +103,8 @@ def check_protected_namespaces(objects: Iterable[KubeObject], protected: Iterabl
     except UnknownValueError:
         selector_keys = None  # a ClusterQueue with an unknown selector reports itself below
     known = namespace_labels(objects)
+    # The labels each protected namespace is judged with, built once (not once per ClusterQueue).
+    protected_labels = [(ns, known.get(ns, {NAME_LABEL: ns})) for ns in protected_names]
 
     for obj in objects:
         if _is_namespace(obj):
@@ -102,7 +112,7 @@ def check_protected_namespaces(objects: Iterable[KubeObject], protected: Iterabl
         elif obj.is_kueue("LocalQueue"):
             found.extend(guarded(obj, partial(_check_local_queue, obj, protected_names, policy)))
         elif obj.is_kueue("ClusterQueue"):
-            found.extend(guarded(obj, partial(_check_cluster_queue, obj, protected_names, known, policy)))
+            found.extend(guarded(obj, partial(_check_cluster_queue, obj, protected_names, protected_labels, policy)))
     return found
 
 
@@ -132,12 +142,15 @@ def _check_local_queue(obj: KubeObject, protected: list[str], policy: str) -> li
         _fix_names(protected))]
 
 
-def _check_cluster_queue(obj: KubeObject, protected: list[str], known: Mapping[str, Mapping[str, str]],
-                         policy: str) -> list[Violation]:
+def _check_cluster_queue(obj: KubeObject, protected: list[str],
+                         protected_labels: Sequence[tuple[str, Mapping[str, str]]], policy: str) -> list[Violation]:
+    """protected-namespaces for one ClusterQueue: `protected_labels` is (name, the labels it is known to carry) of
+    every protected namespace, in `protected` order."""
     selector = get(obj.spec, "namespaceSelector")
     if selector is MISSING:
         return []  # selects nothing (the namespace-selector policies report a missing selector)
-    caught = [ns for ns in protected if matches(selector, known.get(ns, {NAME_LABEL: ns}))]
+    reqs = requirements(selector)  # parsed once, tested against every protected namespace
+    caught = [ns for ns, labels in protected_labels if selects(reqs, labels)]
     if not caught:
         return []
     names = ", ".join(f"'{ns}'" for ns in caught)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Optional
 
 from .values import MISSING, ObjectRef, UnknownValueError, Violation, as_map, format_path, get
@@ -28,7 +29,7 @@ PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 _CORE_GROUP = "core"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KubeObject:
     """One Kubernetes object of the stack.
 
@@ -56,19 +57,30 @@ class KubeObject:
     @property
     def name(self) -> str:
         """metadata.name, else the Pulumi resource name. Raises UnknownValueError if the name is unknown."""
-        value = get(self.props, "metadata", "name")
+        value = self._metadata("name")
         return str(value) if value is not MISSING else self.resource_name
 
     @property
     def namespace(self) -> Optional[str]:
         """metadata.namespace, or None when not set (cluster-scoped, or the provider's default namespace)."""
-        value = get(self.props, "metadata", "namespace")
+        value = self._metadata("namespace")
         return None if value is MISSING else str(value)
 
     @property
     def labels(self) -> Mapping[str, Any]:
         """metadata.labels (empty when not set)."""
-        return as_map(get(self.props, "metadata", "labels"))
+        return as_map(self._metadata("labels"))
+
+    def _metadata(self, key: str) -> Any:
+        """`get(self.props, "metadata", key)`, read directly when the properties are plain JSON (the program's
+        objects; every rule reads names and namespaces, so this is the pack's most frequent read)."""
+        props = self.props
+        if type(props) is dict:
+            metadata = props.get("metadata")
+            if type(metadata) is dict:
+                value = metadata.get(key)
+                return MISSING if value is None else value
+        return get(props, "metadata", key)
 
     @property
     def annotations(self) -> Mapping[str, Any]:
@@ -78,7 +90,12 @@ class KubeObject:
     @property
     def spec(self) -> Mapping[str, Any]:
         """spec (empty when not set)."""
-        return as_map(get(self.props, "spec"))
+        props = self.props
+        if type(props) is dict:  # plain JSON: read directly (nearly every rule reads the spec of every object)
+            spec = props.get("spec")
+            if type(spec) is dict:
+                return spec
+        return as_map(get(props, "spec"))
 
     def is_kind(self, group: str, kind: str) -> bool:
         """True when this object is `kind` of API `group` (any version)."""
@@ -95,6 +112,7 @@ class KubeObject:
         return f"{self.kind} '{qualified}'"
 
 
+@lru_cache(maxsize=1024)  # a stack has a few dozen type tokens over thousands of objects; the answer is immutable
 def parse_type_token(type_token: str) -> Optional[tuple[str, str, str]]:
     """Split a pulumi-kubernetes type token into (group, version, kind).
 

@@ -26,6 +26,7 @@ from typing import Any, Iterable, Optional
 
 from pulumi_policy.proxy import unknown_checking_proxy
 
+from . import memo
 from .objects import KubeObject, guarded, violation
 from .plain import plain
 from .values import MISSING, UnknownValueError, Violation, format_path, get, is_map
@@ -168,8 +169,15 @@ def _key(obj: KubeObject) -> Optional[tuple[Any, ...]]:
 
 
 def resolve_patches(objects: Iterable[KubeObject]) -> Resolution:
-    """Turn every patch of the stack into the object it produces (see `Resolution`)."""
+    """Turn every patch of the stack into the object it produces (see `Resolution`). Resolved once per stack within
+    a judgement (`memo.once_over`: judgeable-patches and every stack rule's effective objects); the Resolution is
+    shared there, so callers must not modify it."""
     objects = list(objects)
+    return memo.once_over("resolve_patches", objects, lambda: _resolve(objects))
+
+
+def _resolve(objects: list[KubeObject]) -> Resolution:
+    """`resolve_patches`, computed."""
     out: list[Optional[KubeObject]] = []
     position: dict[tuple[Any, ...], int] = {}
     unjudgeable: list[tuple[KubeObject, str, Any, str]] = []
@@ -205,8 +213,9 @@ def _patch(obj: KubeObject) -> bool:
 
 
 def effective_objects(objects: Iterable[KubeObject]) -> list[KubeObject]:
-    """`resolve_patches(objects).objects`: the stack's objects with every judgeable patch made effective."""
-    return resolve_patches(objects).objects
+    """`resolve_patches(objects).objects`: the stack's objects with every judgeable patch made effective (a new
+    list)."""
+    return list(resolve_patches(objects).objects)
 
 
 def check_patches(objects: Iterable[KubeObject], policy: str = "judgeable-patches") -> list[Violation]:

@@ -21,7 +21,7 @@ from .objects import (
     unknown_violation,
     violation,
 )
-from .queues import QueueIndex, label_sets
+from .queues import QueueIndex, queued_label_sets, queued_objects
 from .values import MISSING, UnknownValueError, Violation, get
 
 
@@ -101,12 +101,9 @@ def check_workload_priority_class(objects: Iterable[KubeObject], inference_names
 
     queues = QueueIndex.build(objects)
     known = ", ".join(f"'{n}'" for n in sorted(classes)) or "none"
-    for obj in objects:
+    for obj in queued_objects(objects):  # the others have no workload queued anywhere
         try:
-            for path, labels in label_sets(obj.props):
-                queue = get(labels, QUEUE_NAME_LABEL)
-                if queue is MISSING:
-                    continue
+            for path, labels, queue in queued_label_sets(obj):
                 priority = get(labels, PRIORITY_CLASS_LABEL)
                 label_field = f"{path}[\"{PRIORITY_CLASS_LABEL}\"]"
                 if priority is MISSING:

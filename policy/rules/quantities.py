@@ -14,6 +14,7 @@ from kubernetes.utils import parse_quantity
 _MAX_QUANTITY = Decimal(2**63 - 1)  # apimachinery quantity.go maxAllowed
 _NANO = Decimal("1e-9")
 _BINARY = [("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)]
+_BINARY_SUFFIXES = tuple(suffix for suffix, _ in _BINARY)
 
 
 def parse(value: Any) -> Optional[Decimal]:
@@ -26,6 +27,8 @@ def parse(value: Any) -> Optional[Decimal]:
         quantity (booleans, maps, "lots"), is not finite ("NaN", "Infinity", "inf", float nan) or lies beyond the
         2^63-1 the apiserver keeps ("1e999999"): such values would make comparisons raise or printing hang.
     """
+    if type(value) is str:  # the usual wire value
+        return _parse_text(value.strip())
     if isinstance(value, bool) or not isinstance(value, (str, int, float, Decimal)):
         return None
     if isinstance(value, float) and value.is_integer():
@@ -53,7 +56,7 @@ def _parse_text(text: str) -> Optional[Decimal]:
 
 def is_binary(text: Any) -> bool:
     """True when a quantity is written with a binary suffix (Ki, Mi, Gi, Ti, Pi, Ei)."""
-    return isinstance(text, str) and text.strip().endswith(tuple(suffix for suffix, _ in _BINARY))
+    return isinstance(text, str) and text.strip().endswith(_BINARY_SUFFIXES)
 
 
 def show(value: Decimal, binary: bool = False) -> str:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
-from .objects import KubeObject
-from .values import UnknownValueError, format_path, get, is_list, is_map
+from . import memo
+from .objects import QUEUE_NAME_LABEL, KubeObject
+from .values import MISSING, UnknownValueError, format_path, get, is_list, is_map
 
 # Keys whose `labels` child is a label set of a workload or pod template: object/template metadata and KServe's
 # ComponentExtensionSpec (predictor, transformer, explainer).
@@ -34,6 +35,12 @@ class QueueIndex:
     def build(cls, objects: Iterable[KubeObject]) -> QueueIndex:
         """Index every LocalQueue and ClusterQueue of the stack (objects with unknown names or references are left
         out; the per-queue policies report those)."""
+        objects = objects if isinstance(objects, list) else list(objects)
+        # Built once per stack within a judgement (several rules resolve queues): the same objects, the same index.
+        return memo.once_over("queue_index", objects, lambda: cls._build(objects))
+
+    @classmethod
+    def _build(cls, objects: list[KubeObject]) -> QueueIndex:
         local: dict[tuple[Optional[str], str], str] = {}
         cluster: dict[str, KubeObject] = {}
         for obj in objects:
@@ -69,9 +76,15 @@ def label_sets(props: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[str, Ma
     and KServe's `spec.predictor.labels`, in document order.
 
     Walked iteratively (deep nesting never reaches Python's recursion limit, and a stack of thousands of objects
-    costs one pass each). Unknown values elsewhere in the object are skipped; an unknown `metadata` or `labels`
-    value raises UnknownValueError (it could hide a queue label).
+    costs one pass each); plain JSON of ordinary depth (the program's objects) is read by a faster recursive walk
+    first, which gives up on anything else. Unknown values elsewhere in the object are skipped; an unknown
+    `metadata` or `labels` value raises UnknownValueError (it could hide a queue label).
     """
+    if type(props) is dict:
+        plain: list[tuple[str, Mapping[str, Any]]] = []
+        if _plain_label_sets(props, path, plain, 0):
+            yield from plain
+            return
     stack: list[tuple[tuple[Any, ...], Any]] = [(path, props)]
     while stack:
         here, node = stack.pop()
@@ -82,6 +95,10 @@ def label_sets(props: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[str, Ma
                     yield format_path(here + (key,)), value
                 elif type(value) not in _PLAIN:
                     children.append((here + (key,), value))
+        elif type(node) is list:  # plain JSON: scalars hold no label set
+            for i, value in enumerate(node):
+                if type(value) not in _PLAIN:
+                    children.append((here + (i,), value))
         elif is_map(node):
             for key in list(node):
                 try:
@@ -101,6 +118,76 @@ def label_sets(props: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[str, Ma
                 except UnknownValueError:
                     continue
         stack.extend(reversed(children))
+
+
+_PLAIN_DEPTH = 64
+"""How deep the recursive walks of plain JSON go before handing the object to the iterative walk."""
+
+
+def _plain_label_sets(node: Any, here: tuple[Any, ...], out: list[tuple[str, Mapping[str, Any]]], depth: int
+                      ) -> bool:
+    """Append what `label_sets` yields for `node` (at field path `here`) to `out`, in the same order, when `node`
+    is plain JSON (dicts, lists and scalars only) at most `_PLAIN_DEPTH` deep; False (and `out` unusable) otherwise."""
+    if depth > _PLAIN_DEPTH:
+        return False
+    if type(node) is dict:
+        own = None
+        if here and here[-1] in _LABEL_PARENTS:  # a node's own label set comes before those of its children
+            labels = node.get("labels")
+            if type(labels) is dict:
+                out.append((format_path(here + ("labels",)), labels))
+                own = labels
+        for key, value in node.items():
+            kind = type(value)
+            if kind in _PLAIN or (key == "labels" and value is own):
+                continue
+            if not ((kind is dict or kind is list) and _plain_label_sets(value, here + (key,), out, depth + 1)):
+                return False
+        return True
+    for i, value in enumerate(node):
+        kind = type(value)
+        if kind in _PLAIN:
+            continue
+        if not ((kind is dict or kind is list) and _plain_label_sets(value, here + (i,), out, depth + 1)):
+            return False
+    return True
+
+
+def queued_label_sets(obj: KubeObject) -> Iterator[tuple[str, Mapping[str, Any], Any]]:
+    """The label sets of `obj` that carry the `kueue.x-k8s.io/queue-name` label, as (field path, labels, queue
+    name), in `label_sets` order: what workload-priority-class and the role classification read of every object.
+
+    Walked once per object per judgement (`memo.replay`; every role-aware rule and workload-priority-class ask), so
+    the same triples come in the same order and an UnknownValueError (of the walk, or of an unknown queue-name
+    label) is raised after the same triples, as reading `label_sets(obj.props)` directly would.
+    """
+    return memo.replay("queued_label_sets", obj.props, lambda: _queued(obj.props))
+
+
+def queued_objects(objects: Sequence[KubeObject]) -> list[KubeObject]:
+    """The objects of `objects` (in order) that `queued_label_sets` yields anything for, or whose namespace or label
+    sets cannot be read (unknown at preview): every other object has no queued workload, so the rules that resolve
+    workloads to queues (role classification, workload-priority-class) skip it. Found once per stack within a
+    judgement (`memo.once_over`); outside one (where the label sets are not remembered, so filtering would walk
+    every object twice) all of `objects`."""
+    if not memo.active():
+        return list(objects)
+    return memo.once_over("queued_objects", objects, lambda: [obj for obj in objects if _may_be_queued(obj)])
+
+
+def _may_be_queued(obj: KubeObject) -> bool:
+    try:
+        _ = obj.namespace  # classify reads it first: an unknown namespace is a finding
+        return any(True for _ in queued_label_sets(obj))
+    except UnknownValueError:
+        return True
+
+
+def _queued(props: Any) -> Iterator[tuple[str, Mapping[str, Any], Any]]:
+    for path, labels in label_sets(props):
+        queue = get(labels, QUEUE_NAME_LABEL)
+        if queue is not MISSING:
+            yield path, labels, queue
 
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_UP, Decimal, localcontext
+from functools import lru_cache
 from typing import Any, Optional
 
 from .selectors import label_key_problem
@@ -120,8 +121,22 @@ def quantity_problem(resource: Any, raw: Any) -> Optional[tuple[str, str]]:
     Returns:
         None, or (rule, fix) clauses for `objects.violation`, for: not a quantity (incl. NaN, Infinity, 1e999999),
         negative, or a fraction of an extended resource ("1.5" or "1500m" of nvidia.com/gpu; "2000m" is 2 and
-        passes). Never raises; runs in microseconds for any input.
+        passes). Never raises; runs in microseconds for any input, and a repeated (resource, text or number) pair is
+        judged once (a stack repeats a few quantities over thousands of objects).
     """
+    if type(resource) is str and type(raw) in (str, int, float):
+        return _quantity_problem_cached(resource, raw)
+    return _quantity_problem(resource, raw)
+
+
+@lru_cache(maxsize=4096, typed=True)  # typed: 1 and 1.0 are distinct wire values
+def _quantity_problem_cached(resource: str, raw: str | int | float) -> Optional[tuple[str, str]]:
+    """`_quantity_problem`, remembered (its answer is a pair of strings or None: immutable)."""
+    return _quantity_problem(resource, raw)
+
+
+def _quantity_problem(resource: Any, raw: Any) -> Optional[tuple[str, str]]:
+    """`quantity_problem`, judged (never raises)."""
     try:
         value = parse_quantity_strict(raw)
     except ValueError as err:

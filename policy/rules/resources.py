@@ -128,6 +128,10 @@ _STRUCTURAL = {"spec", "template", "containers", "initContainers", "resources", 
                "podTemplateOverrides", "worker", "workerSpec", "headGroupSpec", "workerGroupSpecs"}
 _QUOTA_FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")
 _NODE_MAPS = ("capacity", "allocatable")
+_MAP_KEYS = frozenset({"requests", "limits", "overhead", "hard", *_NODE_MAPS})
+"""The keys under which a quantity map can sit (see `quantity_fields`)."""
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""Exact types of values that are neither maps nor lists."""
 
 
 def _children(value: Any, key: Any) -> list[tuple[Any, Any]]:
@@ -153,7 +157,8 @@ def _children(value: Any, key: Any) -> list[tuple[Any, Any]]:
 def quantity_fields(obj: KubeObject) -> Iterator[tuple[str, str, Any]]:
     """Yield (field path, resource name, raw value) for every resource quantity `obj` carries, in document order.
 
-    Found anywhere in the object (iteratively, so deep nesting never hits Python's recursion limit):
+    Found anywhere in the object (iteratively, so deep nesting never hits Python's recursion limit; plain JSON of
+    ordinary depth, the program's objects, by a faster recursive walk that gives up on anything else):
     - `requests`/`limits` maps of any `resources` or `resourcesPerNode` map (containers of every pod template: Pods,
       Jobs, Deployments, JobSets, TrainingRuntimes, TrainJobs, KServe predictor `model`/`containers`, ...);
     - `overhead` of a pod spec; `spec.hard` of a ResourceQuota; `status.capacity`/`status.allocatable` of a Node;
@@ -161,6 +166,51 @@ def quantity_fields(obj: KubeObject) -> Iterator[tuple[str, str, Any]]:
     Raises:
         UnknownValueError: a quantity, a resource name or a structure that may hold them is unknown at preview.
     """
+    quota = obj.kind == "ResourceQuota" and not obj.group
+    node = obj.kind == "Node" and not obj.group
+    plain: list[tuple[str, str, Any]] = []
+    if type(obj.props) is dict and _plain_quantity_fields(obj.props, (), plain, 0, quota, node):
+        yield from plain  # plain JSON of ordinary depth (the program's objects), read by the faster recursive walk
+    else:
+        yield from _walked_quantity_fields(obj, quota, node)
+    if obj.is_kueue("ClusterQueue") or obj.is_kueue("Cohort"):
+        yield from _quota_fields(obj)
+
+
+_PLAIN_DEPTH = 64
+"""How deep the recursive walk of plain JSON goes before handing the object to the iterative walk."""
+
+
+def _plain_quantity_fields(value: Any, path: tuple[Any, ...], out: list[tuple[str, str, Any]], depth: int,
+                           quota: bool, node: bool) -> bool:
+    """Append what the walk of `quantity_fields` yields for the map or list `value` (at field path `path`) to `out`,
+    in the same order, when `value` is plain JSON (dicts, lists and scalars only) at most `_PLAIN_DEPTH` deep; False
+    (and `out` unusable) otherwise. `quota`/`node`: the object is a core ResourceQuota / Node."""
+    if depth > _PLAIN_DEPTH:
+        return False
+    parent = path[-1] if path else None
+    is_dict = type(value) is dict
+    for key, child in (value.items() if is_dict else enumerate(value)):
+        kind = type(child)
+        if kind in _SCALARS:
+            continue
+        if kind is not dict and kind is not list:
+            return False
+        here = path + (key,)
+        if kind is dict and key in _MAP_KEYS and (
+                (key in ("requests", "limits") and parent in ("resources", "resourcesPerNode"))
+                or (key == "overhead" and is_dict and "containers" in value)
+                or (key == "hard" and quota and path == ("spec",))
+                or (key in _NODE_MAPS and node and path == ("status",))):
+            for name in list(child):
+                out.append((format_path(here + (str(name),)), str(name), child[name]))
+        elif not _plain_quantity_fields(child, here, out, depth + 1, quota, node):
+            return False
+    return True
+
+
+def _walked_quantity_fields(obj: KubeObject, quota: bool, node: bool) -> Iterator[tuple[str, str, Any]]:
+    """The walk of `quantity_fields`, iteratively (any depth, the pack's proxies, unknown values)."""
     # Stack items: (path, value, emit) where emit=True means `value` is a quantity map to yield.
     stack: list[tuple[tuple[Any, ...], Any, bool]] = [((), obj.props, False)]
     while stack:
@@ -170,20 +220,25 @@ def quantity_fields(obj: KubeObject) -> Iterator[tuple[str, str, Any]]:
                 yield format_path(path + (str(name),)), str(name), value[name]
             continue
         items: list[tuple[tuple[Any, ...], Any, bool]] = []
-        for key, child in _children(value, path[-1] if path else None):
-            here = path + (key,)
-            quantity_map = (
-                (key in ("requests", "limits") and bool(path) and path[-1] in ("resources", "resourcesPerNode"))
+        parent = path[-1] if path else None
+        kind = type(value)
+        # Plain JSON (the program's objects) holds no unknown value: its items are read directly.
+        pairs = value.items() if kind is dict else enumerate(value) if kind is list else _children(value, parent)
+        for key, child in pairs:
+            if type(child) in _SCALARS:
+                continue  # neither a quantity map nor a structure holding one
+            quantity_map = key in _MAP_KEYS and (
+                (key in ("requests", "limits") and parent in ("resources", "resourcesPerNode"))
                 or (key == "overhead" and is_map(value) and "containers" in value)
-                or (key == "hard" and path == ("spec",) and obj.kind == "ResourceQuota" and not obj.group)
-                or (key in _NODE_MAPS and path == ("status",) and obj.kind == "Node" and not obj.group))
+                or (key == "hard" and quota and path == ("spec",))
+                or (key in _NODE_MAPS and node and path == ("status",)))
             if quantity_map and is_map(child):
-                items.append((here, child, True))
+                items.append((path + (key,), child, True))
             elif is_map(child) or is_list(child):
-                items.append((here, child, False))
-        stack.extend(reversed(items))
-    if obj.is_kueue("ClusterQueue") or obj.is_kueue("Cohort"):
-        yield from _quota_fields(obj)
+                items.append((path + (key,), child, False))
+        if items:
+            items.reverse()
+            stack.extend(items)
 
 
 def _quota_fields(obj: KubeObject) -> Iterator[tuple[str, str, Any]]:

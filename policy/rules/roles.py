@@ -34,7 +34,6 @@ from typing import Iterable, Optional
 from .objects import (
     INFERENCE_ROLE,
     PRIORITY_CLASS_LABEL,
-    QUEUE_NAME_LABEL,
     ROLE_LABEL,
     TRAINING_ROLE,
     KubeObject,
@@ -44,7 +43,7 @@ from .objects import (
     violation,
 )
 from .priority import priority_value as _priority_value
-from .queues import QueueIndex, label_sets
+from .queues import QueueIndex, queued_label_sets, queued_objects
 from .values import MISSING, UnknownValueError, Violation, format_path, get
 
 __all__ = ["ROLES", "TENANT_ROLE", "Roles", "check_undecided", "classify", "cohort_roots"]
@@ -155,13 +154,10 @@ def classify(objects: Iterable[KubeObject], declared: Mapping[str, str] | None =
             mark(name, INFERENCE_ROLE, "the policy pack config declares it inference")
 
     queues = QueueIndex.build(objects)
-    for obj in objects:
+    for obj in queued_objects(objects):  # the others have no workload queued anywhere
         try:
             namespace = obj.namespace
-            for path, labels in label_sets(obj.props):
-                queue = get(labels, QUEUE_NAME_LABEL)
-                if queue is MISSING:
-                    continue
+            for path, labels, queue in queued_label_sets(obj):
                 cq_name = queues.cluster_queue_of(namespace, str(queue))
                 if cq_name is None:
                     continue

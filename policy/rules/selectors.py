@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
+from . import memo
 from .paths import format_path
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "pins_names",
     "requirements",
     "selector_problems",
+    "selects",
 ]
 
 NAME_LABEL = "kubernetes.io/metadata.name"
@@ -225,7 +227,7 @@ def _expression_problems(expr: Any, path: list[Any]) -> list[tuple[str, str]]:
     return problems
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Requirement:
     """One requirement of a selector in normal form: matchLabels `k: v` becomes (k, "In", {v}).
 
@@ -258,12 +260,21 @@ def requirements(selector: Any) -> Optional[list[Requirement]]:
     Malformed parts are read leniently and fail closed towards "matches nothing" only where the apiserver would
     refuse them anyway (selector_problems reports those): a non-map selector or non-map matchLabels -> a
     requirement that never holds; values that are not strings compare by their text.
+    Parsed once per selector within a judgement of the stack (`memo.judging`: several rules read each
+    ClusterQueue's selector); callers must not modify the list.
     Raises UnknownValueError for a value unknown at preview.
     """
     if _missing(selector):
         return None
     if not _is_map(selector):
         return [Requirement("", "Invalid", frozenset())]
+    if type(selector) is dict and not selector:
+        return []  # `{}`: no requirement (selects everything); nothing to parse or remember
+    return memo.once("requirements", selector, lambda: _requirements(selector))
+
+
+def _requirements(selector: Mapping[str, Any]) -> list[Requirement]:
+    """`requirements` of a selector that is a map, parsed."""
     found: list[Requirement] = []
     labels = _get(selector, "matchLabels")
     if labels is not _ABSENT:
@@ -306,7 +317,12 @@ def matches(selector: Any, labels: Mapping[str, str]) -> bool:
     Raises:
         UnknownValueError: a part of the selector is unknown at preview.
     """
-    reqs = requirements(selector)
+    return selects(requirements(selector), labels)
+
+
+def selects(reqs: Optional[Sequence[Requirement]], labels: Mapping[str, str]) -> bool:
+    """`matches` of a selector already parsed with `requirements` (parse it once to test it against many label
+    sets): False for None (a missing selector), else True when every requirement holds for `labels`."""
     if reqs is None:
         return False
     return all(req.holds(labels) for req in reqs)
@@ -369,7 +385,15 @@ def pins_names(selector: Any) -> Optional[frozenset[str]]:
         UnknownValueError: a part of the selector is unknown at preview.
     """
     reqs = requirements(selector)
-    if reqs is None or not _satisfiable(reqs + [Requirement(NAME_LABEL, "Exists", frozenset())]):
+    if reqs is None:
+        return frozenset()
+    # Judged once per selector within a judgement (`memo.once`: the overlap and pinned-selector rules both ask).
+    return memo.once("pins_names", selector, lambda: _pins_names(reqs))
+
+
+def _pins_names(reqs: list[Requirement]) -> Optional[frozenset[str]]:
+    """`pins_names` of a parsed selector."""
+    if not _satisfiable(reqs + [Requirement(NAME_LABEL, "Exists", frozenset())]):
         return frozenset()
     in_sets = [r.values for r in reqs if r.key == NAME_LABEL and r.operator == "In"]
     if not in_sets:

@@ -130,6 +130,11 @@ def get(obj: Any, *path: Any) -> Any:
     """
     current = obj
     for step in path:
+        if type(current) is dict and type(step) is str:  # plain JSON (the program's objects): the common case
+            current = current.get(step)
+            if current is None:
+                return MISSING
+            continue
         if isinstance(step, int):
             if not is_list(current) or not -len(current) <= step < len(current):
                 return MISSING
