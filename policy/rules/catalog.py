@@ -31,6 +31,7 @@ from pulumi_policy import (
 )
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
+from . import memo
 from .book import RULES, Rule, judge
 from .config import SCHEMAS, option
 from .objects import KubeObject, from_resource
@@ -180,7 +181,8 @@ def judge_each_stack_once() -> None:
     its list, missed for all but one policy (measured: 901 resources, ClusterQueue roles classified 8 times, 16
     merges of patches). This wraps AnalyzeStack so that each call is one judgement (a context variable); inside it
     the stack policies share the list the first one built (the same URNs; the props are the same request's). A new
-    call judges anew. The SDK's conversion of each resource is shared the same way
+    call judges anew, inside one `memo.judging()` scope (each object's label sets and parsed selectors once
+    for all stack policies). The SDK's conversion of each resource is shared the same way
     (`_deserialize_each_resource_once`). Idempotent; called by `policy/__main__.py` before the server starts.
     """
     servicer = _PolicyAnalyzerServicer
@@ -192,7 +194,8 @@ def judge_each_stack_once() -> None:
     def analyze_stack(self: Any, request: Any, context: Any) -> Any:
         token = _JUDGEMENT.set(object())
         try:
-            return original(self, request, context)
+            with memo.judging():  # each object's derived facts once for every stack policy, as in `book.run`
+                return original(self, request, context)
         finally:
             _JUDGEMENT.reset(token)
             _STACK_MEMO.clear()

@@ -258,3 +258,26 @@ def test_findings_are_the_same_with_each_resource_deserialized_once(conversions,
             setattr(policy_sdk, name, value)
         _PolicyAnalyzerServicer.AnalyzeStack = analyze_stack  # type: ignore[method-assign]
     assert patched == unpatched
+
+
+def test_one_analyze_stack_walks_each_objects_label_sets_once(conversions, monkeypatch):
+    """Every role-aware stack policy reads each object's label sets: within one AnalyzeStack call (one
+    `memo.judging()` scope over the shared, once-converted resources) each object is walked once, not once per
+    policy; the next call walks its own request again."""
+    from policy.rules import queues
+
+    walks: list[int] = []
+    real = queues.label_sets
+
+    def counting(props, *args):
+        walks.append(id(props))
+        return real(props, *args)
+
+    monkeypatch.setattr(queues, "label_sets", counting)
+    servicer = _PolicyAnalyzerServicer(PACK_NAME, "0.0.1", build_policies(), EnforcementLevel.MANDATORY)
+    manifests = compliant()
+    judge_each_stack_once()
+    for _ in range(2):
+        walks.clear()
+        servicer.AnalyzeStack(_stack_request(manifests), None)
+        assert len(walks) == len(set(walks)) == len(manifests)
