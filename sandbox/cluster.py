@@ -339,13 +339,15 @@ class Sandbox:
 
     def _start_managers(self, st: State, bins: Mapping[str, Path], c: certs_mod.Certificates,
                         kueue_delay: float) -> None:
-        """Write the Kueue, JobSet and Trainer Configurations and start the three managers (without waiting). The
-        Kueue manager is wrapped in ``sleep kueue_delay`` when that is > 0 (same pid: ``exec``)."""
+        """Write the Kueue, JobSet and Trainer Configurations and start the three managers (without waiting), each
+        restarted whenever it exits (``process.restarting``, as a Deployment's pod). The Kueue manager is wrapped in
+        ``sleep kueue_delay`` when that is > 0 (the delay's shell ``exec``s the restart loop)."""
         kc = self.paths.kubeconfig
         cfg = self.paths.config / "kueue.yaml"
         cfg.write_text(yaml.safe_dump(kueue.configuration(st.ports, c.webhook_dir), sort_keys=False))
         upper, work = kueue.prepare_etc_overlay(self.paths.root / "kueue-etc", c.metrics_dir)
-        self._spawn(st, "kueue", kueue.delayed(kueue.manager_args(bins["kueue"], cfg, kc, upper, work), kueue_delay))
+        self._spawn(st, "kueue", kueue.delayed(process.restarting(kueue.manager_args(bins["kueue"], cfg, kc, upper,
+                                                                                     work)), kueue_delay))
         self._start_job_controllers(st, bins, c)
 
     def _start_job_controllers(self, st: State, bins: Mapping[str, Path], c: certs_mod.Certificates) -> None:
@@ -356,10 +358,10 @@ class Sandbox:
         jobset_cfg.write_text(yaml.safe_dump(jobcontrollers.jobset_configuration(st.ports, c.webhook_dir)))
         trainer_cfg.write_text(yaml.safe_dump(jobcontrollers.trainer_configuration(st.ports)))
         tmpdir = jobcontrollers.trainer_tmpdir(self.paths.run / "trainer-controller-manager" / "tmp", c.webhook_dir)
-        self._spawn(st, "jobset-controller-manager", jobcontrollers.manager_args(
-            bins["jobset-controller-manager"], jobset_cfg, kc))
-        self._spawn(st, "trainer-controller-manager", jobcontrollers.manager_args(
-            bins["trainer-controller-manager"], trainer_cfg, kc), env={**os.environ, "TMPDIR": str(tmpdir)})
+        self._spawn(st, "jobset-controller-manager", process.restarting(jobcontrollers.manager_args(
+            bins["jobset-controller-manager"], jobset_cfg, kc)))
+        self._spawn(st, "trainer-controller-manager", process.restarting(jobcontrollers.manager_args(
+            bins["trainer-controller-manager"], trainer_cfg, kc)), env={**os.environ, "TMPDIR": str(tmpdir)})
 
     def _release_node_leases(self, api) -> None:
         """Delete the node Leases (``kube-node-lease/<node>``) of the kwok nodes kept in etcd from a previous run.

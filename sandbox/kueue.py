@@ -168,7 +168,7 @@ def manager_args(binary: Path, config: Path, kubeconfig: Path, upper: Path, work
 
     As root only a mount namespace is needed; otherwise a user namespace maps the caller to root in it
     (``unshare --user --map-root-user``, needs unprivileged user namespaces). ``sh`` mounts the overlay and then
-    ``exec``s the manager, so the recorded pid is the manager's. No fork: ``stop`` signals the process group.
+    ``exec``s the manager (no fork: ``stop`` signals the process group; ``process.restarting`` wraps this argv).
     """
     as_root = os.geteuid() == 0 if as_root is None else as_root
     ns = ["--mount", "--propagation", "private"] if as_root else ["--user", "--map-root-user", "--mount",
@@ -182,7 +182,7 @@ def manager_args(binary: Path, config: Path, kubeconfig: Path, upper: Path, work
 def delayed(argv: list[str], seconds: float) -> list[str]:
     """Return ``argv`` unchanged when ``seconds`` <= 0, else wrapped so that it starts ``seconds`` later:
     ``sh -c 'sleep N; echo ...; exec "$@"'``. The shell ``exec``s the command, so the recorded pid (and process
-    group) is the manager's, and the log gets a line when the wait is over (``python -m sandbox up --kueue-delay``).
+    group) is the command's, and the log gets a line when the wait is over (``python -m sandbox up --kueue-delay``).
     """
     if seconds <= 0:
         return list(argv)

@@ -57,6 +57,29 @@ def start_ticks(pid: int) -> int | None:
     return int(fields[19])
 
 
+#: `restarting`'s loop: run the command; when it exits, log the exit code and start it again after a back-off that
+#: doubles from 1 s to at most 30 s and falls back to 1 s after a run of a minute or more.
+_RESTART_LOOP = (
+    'delay=1; while :; do started=$(date +%s); "$@"; code=$?; '
+    'if [ $(( $(date +%s) - started )) -ge 60 ]; then delay=1; fi; '
+    'echo "=== $(date -u +%Y-%m-%dT%H:%M:%SZ) exited with code $code: restarting in $delay s"; '
+    'sleep "$delay"; delay=$(( delay * 2 > 30 ? 30 : delay * 2 )); done'
+)
+
+
+def restarting(argv: Sequence[str]) -> list[str]:
+    """Return ``argv`` wrapped so that it is started again whenever it exits, as the kubelet restarts a
+    Deployment's container (``restartPolicy: Always``, back-off 1 s doubling to 30 s, reset after a minute's run;
+    each restart logged with the exit code). A controller manager exits on its own when it cannot sync its caches
+    within its timeout, e.g. when its CRDs are deleted and installed again (Kueue's chart, ``kueue.install``): in a
+    cluster its pod comes back; in the sandbox this loop brings it back.
+
+    The loop is a ``sh`` process, the group leader ``spawn`` records; the command runs as its child in the same
+    process group, so ``stop`` (SIGTERM to the group) ends both, and no restart follows.
+    """
+    return ["sh", "-c", _RESTART_LOOP, "sh", *argv]
+
+
 def spawn(name: str, argv: Sequence[str], log: Path, *, env: Mapping[str, str] | None = None,
           cwd: Path | None = None) -> ProcessRecord:
     """Start ``argv`` as a detached process-group leader logging to ``log`` (appended); return its record.

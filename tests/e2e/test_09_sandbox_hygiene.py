@@ -5,14 +5,18 @@ only and opens only to a client certificate of its own CA."""
 
 from __future__ import annotations
 
+import os
+import signal
 import ssl
 import stat
+import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
-from sandbox import controlplane
+from sandbox import controlplane, process
 from sandbox.certs import Certificates
 from sandbox.ports import LOOPBACK
 
@@ -65,3 +69,27 @@ def test_etcd_serves_only_clients_with_a_certificate_of_its_own_ca(sandbox):
     plain = url.replace("https://", "http://")
     with pytest.raises((urllib.error.URLError, ConnectionResetError, OSError)):
         urllib.request.urlopen(plain, timeout=10).read()
+
+
+def test_a_manager_that_dies_is_started_again_as_a_deployment_would(sandbox):
+    """The Kueue manager killed (SIGKILL, as an OOM kill would; or exiting on its own when its caches cannot sync,
+    e.g. while its CRDs are reinstalled) comes back: its restart loop logs the exit code and starts it again, and
+    the sandbox's probes see it healthy again (the webhooks answer)."""
+    rec = sandbox.state().processes["kueue"]
+    binary = next(arg for arg in rec.argv if arg.endswith("/kueue"))  # the manager's binary in its argv
+    managers = [p for p in process._group_members(rec.pid)
+                if p != rec.pid and binary.encode() in Path(f"/proc/{p}/cmdline").read_bytes()]
+    assert len(managers) == 1, (binary, process._group_members(rec.pid))
+    os.kill(managers[0], signal.SIGKILL)
+
+    deadline = time.monotonic() + 120
+    log = Path(rec.log)
+    while time.monotonic() < deadline:
+        back = [p for p in process._group_members(rec.pid)
+                if p != rec.pid and binary.encode() in Path(f"/proc/{p}/cmdline").read_bytes()]
+        if back and back != managers and sandbox.health()["kueue"][1]:
+            break
+        time.sleep(0.5)
+    assert "exited with code 137: restarting in 1 s" in log.read_text()
+    assert sandbox.health()["kueue"][:2] == (True, True), sandbox.health()["kueue"]
+    assert process.alive(rec)  # the same component (its restart loop), not a new one

@@ -67,3 +67,61 @@ def test_wait_until_gives_up_at_once_when_the_awaited_process_exited():
     with pytest.raises(SandboxError, match="exited"):
         wait_until(check, timeout=3600, what="x", interval=0)
     assert len(calls) == 3
+
+
+def _log_lines(path, prefix):
+    return [line for line in path.read_text().splitlines() if line.startswith(prefix)]
+
+
+def test_a_restarting_component_comes_back_after_each_exit_and_stop_ends_the_loop(tmp_path):
+    """`process.restarting`: a command that exits (code 3 here, as a manager whose caches never sync) is started
+    again with a doubling back-off, each exit logged with its code; `stop` ends the loop and the command together,
+    and nothing starts again after it."""
+    log = tmp_path / "manager.log"
+    rec = process.spawn("manager", process.restarting(["sh", "-c", "echo run; exit 3"]), log)
+    try:
+        deadline = time.monotonic() + 30
+        while len(_log_lines(log, "run")) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        exits = _log_lines(log, "===")[1:]  # the first line is spawn's own start line
+        assert len(_log_lines(log, "run")) >= 3, log.read_text()
+        assert [line.split(" ", 2)[2] for line in exits[:2]] == [
+            "exited with code 3: restarting in 1 s", "exited with code 3: restarting in 2 s"], log.read_text()
+    finally:
+        process.stop(rec, grace_seconds=5)
+    assert process._group_members(rec.pid) == []
+    runs = len(_log_lines(log, "run"))
+    time.sleep(2.5)
+    assert len(_log_lines(log, "run")) == runs  # stopped for good: no restart after stop
+
+
+def test_a_restarting_component_that_ran_a_minute_restarts_after_one_second(tmp_path):
+    """The back-off falls back to 1 s after a run of 60 s or more (the loop's clock is `date +%s`: a fake `date` on
+    PATH makes the second run last 'a minute')."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    counter = tmp_path / "calls"
+    fake_date = bin_dir / "date"
+    # `date +%s`: 0 for the first two calls (first run: start and end), then 1000 (second run starts at 1000 ...),
+    # then 2000 (... and ends at 2000: it ran 1000 s); any other use of date goes to the real one.
+    fake_date.write_text(f"""#!/bin/sh
+if [ "$1" = "+%s" ]; then
+  n=$(cat {counter} 2>/dev/null || echo 0); echo $((n + 1)) > {counter}
+  case $n in 0|1) echo 0;; 2) echo 1000;; *) echo 2000;; esac
+else
+  exec /bin/date "$@"
+fi
+""")
+    fake_date.chmod(0o755)
+    log = tmp_path / "manager.log"
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+    rec = process.spawn("manager", process.restarting(["sh", "-c", "echo run; exit 1"]), log, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while len(_log_lines(log, "===")) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        exits = [line.split(" ", 2)[2] for line in _log_lines(log, "===")[1:3]]
+    finally:
+        process.stop(rec, grace_seconds=5)
+    assert exits == ["exited with code 1: restarting in 1 s", "exited with code 1: restarting in 1 s"], \
+        log.read_text()
