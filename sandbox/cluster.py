@@ -187,6 +187,9 @@ class Sandbox:
         def check() -> bool:
             if not process.alive(rec):
                 raise SandboxError(f"{name} exited")
+            exits = process.exits_since_start(Path(rec.log))
+            if exits:  # a restarting manager that exits before it is healthy would crash-loop: report it now
+                raise SandboxError(f"{name} exited before it was healthy ({exits[0].split(' ', 2)[2]})")
             return probe.check()[0]
 
         try:

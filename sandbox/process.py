@@ -80,6 +80,19 @@ def restarting(argv: Sequence[str]) -> list[str]:
     return ["sh", "-c", _RESTART_LOOP, "sh", *argv]
 
 
+def exits_since_start(log: Path) -> list[str]:
+    """Return the lines a `restarting` loop logged ("=== <time> exited with code N: restarting in S s") after the
+    last start line `spawn` wrote to ``log``: how often the component exited since it was started (none when the
+    log is missing)."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except FileNotFoundError:
+        return []
+    starts = [i for i, line in enumerate(lines) if line.startswith("=== ") and " start: " in line]
+    since = lines[starts[-1] + 1:] if starts else lines
+    return [line for line in since if line.startswith("=== ") and " exited with code " in line]
+
+
 def spawn(name: str, argv: Sequence[str], log: Path, *, env: Mapping[str, str] | None = None,
           cwd: Path | None = None) -> ProcessRecord:
     """Start ``argv`` as a detached process-group leader logging to ``log`` (appended); return its record.

@@ -125,3 +125,24 @@ fi
         process.stop(rec, grace_seconds=5)
     assert exits == ["exited with code 1: restarting in 1 s", "exited with code 1: restarting in 1 s"], \
         log.read_text()
+
+
+def test_exits_since_start_counts_only_the_current_start(tmp_path):
+    """`up` fails fast on a restarting manager that exits before it is healthy: the exits its loop logged after the
+    last start line of the (appended) log, none before it."""
+    log = tmp_path / "kueue.log"
+    assert process.exits_since_start(log) == []
+    rec = process.spawn("kueue", process.restarting(["sh", "-c", "exit 2"]), log)
+    try:
+        deadline = time.monotonic() + 10
+        while not process.exits_since_start(log) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [line.split(" ", 2)[2] for line in process.exits_since_start(log)][:1] == [
+            "exited with code 2: restarting in 1 s"]
+    finally:
+        process.stop(rec, grace_seconds=5)
+    rec = process.spawn("kueue", process.restarting(["sleep", "30"]), log)  # the next start, same log
+    try:
+        assert process.exits_since_start(log) == []
+    finally:
+        process.stop(rec, grace_seconds=5)
