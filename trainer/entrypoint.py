@@ -242,4 +242,23 @@ def run(argv: Optional[Sequence[str]] = None, env: Optional[dict] = None) -> int
         )
     else:
         log.info("training finished at global step %d", step)
+    _leave_process_group()
     return 0
+
+
+def _leave_process_group() -> None:
+    """Destroy torch.distributed's default process group if this process joined one (several nodes), once
+    training returned: every rank gets here after the Trainer's last collective, and leaving is local. Without it
+    the group's gloo threads were torn down during interpreter exit and a rank could abort after a finished run
+    ("terminate called without an active exception", exit -6, seen in CI). A failure to leave is logged, never
+    turned into a failed run: the checkpoint is already complete."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return
+    try:
+        dist.destroy_process_group()
+    except Exception as err:  # noqa: BLE001 - the run itself succeeded; report and exit 0
+        log.warning("could not leave the torch.distributed process group: %s", err)
+        return
+    log.info("left the torch.distributed process group")

@@ -52,6 +52,24 @@ def _verdict(call) -> tuple[str, str | None]:
         return "other", message
 
 
+_CONFLICT = "the object has been modified"
+
+
+def _replace_verdict(cluster, plural: str, name: str, body: dict) -> tuple[tuple[str, str | None], dict]:
+    """A dry-run replace of the live cluster-scoped Kueue object `name` with `body` at the live resourceVersion;
+    returns (its `_verdict`, the live object it replaced). A write between the read and the replace (Kueue updates a
+    ClusterQueue's status at any time) is a 409 Conflict, optimistic concurrency and no verdict: read again and
+    retry, up to 10 times."""
+    for _ in range(10):
+        live = cluster.custom.get_cluster_custom_object(*KUEUE, plural, name)
+        body["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
+        api = _verdict(lambda: cluster.custom.replace_cluster_custom_object(*KUEUE, plural, name, body,
+                                                                             dry_run="All"))
+        if not (api[0] == "other" and _CONFLICT in (api[1] or "")):
+            return api, live
+    raise AssertionError(f"{plural}/{name} kept changing under 10 dry-run replaces: {api}")
+
+
 def _python(obj: dict, old: dict | None = None, user: str = SANDBOX_ADMIN, groups=ADMIN_GROUPS) -> set[str]:
     request = Request(kube_object(obj), kube_object(old) if old else None, user, tuple(groups))
     return {rail.name for rail, _ in judge(RAILS, request)}
@@ -128,10 +146,7 @@ def test_cluster_queue_verdicts_equal_the_rule_book(cluster, guarded, name, role
         api = _verdict(lambda: cluster.custom.create_cluster_custom_object(*KUEUE, "clusterqueues", body,
                                                                             dry_run="All"))
     else:
-        live = cluster.cluster_queue(name)
-        body["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
-        api = _verdict(lambda: cluster.custom.replace_cluster_custom_object(*KUEUE, "clusterqueues", name, body,
-                                                                             dry_run="All"))
+        api, live = _replace_verdict(cluster, "clusterqueues", name, body)
     # The apiserver judges the object after defaulting: Kueue's CRD writes reclaimWithinCohort: Never when absent.
     judged = copy.deepcopy(body)
     judged["spec"]["preemption"].setdefault("reclaimWithinCohort", "Never")
@@ -161,10 +176,7 @@ def test_priority_class_verdicts_equal_the_rule_book(cluster, guarded, name, rol
         api = _verdict(lambda: cluster.custom.create_cluster_custom_object(*KUEUE, "workloadpriorityclasses", body,
                                                                             dry_run="All"))
     else:
-        live = cluster.custom.get_cluster_custom_object(*KUEUE, "workloadpriorityclasses", name)
-        body["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
-        api = _verdict(lambda: cluster.custom.replace_cluster_custom_object(
-            *KUEUE, "workloadpriorityclasses", name, body, dry_run="All"))
+        api, live = _replace_verdict(cluster, "workloadpriorityclasses", name, body)
     _assert_parity(api, _python(body, live), body)
 
 
