@@ -183,7 +183,7 @@ def size_problems(raw: Mapping[str, Any]) -> list[Problem]:
 
 
 @contextmanager
-def _cyclic_collector_paused() -> Iterator[None]:
+def cyclic_collector_paused() -> Iterator[None]:
     """Suspend Python's cyclic garbage collector (`gc.disable`) for the duration; restore its previous state after,
     also on an exception.
 
@@ -213,9 +213,9 @@ def validate(raw: Mapping[str, Any], secret_paths: Sequence[KeyPath] = ()) -> Va
     Returns: a Validation; every secret value is one problem (components.secrets.problem), and the rest of the
     config is checked with the secret values masked, so no message shows a secret's text. Raises nothing for any
     input: malformed values become problems. Python's cyclic collector is paused meanwhile (see
-    `_cyclic_collector_paused`).
+    `cyclic_collector_paused`).
     """
-    with _cyclic_collector_paused():
+    with cyclic_collector_paused():
         return _validate(raw, secret_paths)
 
 
