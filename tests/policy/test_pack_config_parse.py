@@ -52,6 +52,9 @@ def parses(monkeypatch):
         monkeypatch.setenv("PULUMI_CONFIG", config)
         counting.config = config  # type: ignore[attr-defined]
         counted.clear()
+        # a fresh analyzer process each time: a hypothesis example drawing the same config as an earlier one
+        # would otherwise find it parsed already (a CI run drew tenants=1 twice and counted 0 parses)
+        catalog._parsed_config_env.cache_clear()
         return counted
 
     return use
