@@ -117,24 +117,14 @@ def _stack_objects(args: StackValidationArgs) -> list[KubeObject]:
     return objects
 
 
-#: Within one AnalyzeStack call: (step, id(input)) -> (input, output) for the SDK's per-resource conversions (the input
-#: is kept so its id stays its own until the call ends). Cleared when the call ends.
-_DESERIALIZED: dict[tuple[str, int], tuple[Any, Any]] = {}
-
-
 def _once_per_judgement(step: str, convert: Callable[..., Any]) -> Callable[..., Any]:
-    """`convert`, remembered per input object within one AnalyzeStack call (`_JUDGEMENT` set) when called with that
-    object alone; a plain call outside one or with more arguments (Remediate's `deserialize_properties(props,
-    True)`)."""
+    """`convert`, remembered per input object (`memo.once`) within one AnalyzeStack call (its `memo.judging()`
+    scope) when called with that object alone; a plain call outside one or with more arguments (Remediate's
+    `deserialize_properties(props, True)`)."""
     def remembered(value: Any, *args: Any, **kwargs: Any) -> Any:
-        if args or kwargs or _JUDGEMENT.get() is None:
+        if args or kwargs:
             return convert(value, *args, **kwargs)
-        hit = _DESERIALIZED.get((step, id(value)))
-        if hit is not None and hit[0] is value:
-            return hit[1]
-        result = convert(value)
-        _DESERIALIZED[(step, id(value))] = (value, result)
-        return result
+        return memo.once(step, value, lambda: convert(value))
     remembered._once = True  # type: ignore[attr-defined]
     return remembered
 
@@ -199,7 +189,6 @@ def judge_each_stack_once() -> None:
         finally:
             _JUDGEMENT.reset(token)
             _STACK_MEMO.clear()
-            _DESERIALIZED.clear()
 
     analyze_stack._judges_once = True  # type: ignore[attr-defined]
     servicer.AnalyzeStack = analyze_stack  # type: ignore[method-assign]
