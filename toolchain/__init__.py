@@ -1,9 +1,10 @@
-"""The pinned toolchain: every binary the project runs, built from the Go module proxy and cached by version.
+"""The pinned toolchain: every binary the project runs, from its official release archive (SHA-256 pinned) or
+built from the Go module proxy, and cached by version.
 
 Public API (used by deploy/, sandbox/, tests and benchmarks):
 
-- ``ensure(names=None) -> dict[str, Path]``: build what is missing (all pinned binaries if ``names`` is None),
-  install the Pulumi plugins; returns executable name -> path.
+- ``ensure(names=None) -> dict[str, Path]``: install (official archive) or build what is missing (all pinned
+  binaries if ``names`` is None), install the Pulumi plugins; returns executable name -> path.
 - ``binary(name) -> Path``: the executable, without building; raises ToolchainError if not built yet.
 - ``module_dir(module, version) -> Path``: read-only directory of a Go module in the module cache.
 - ``crd_files(name) -> list[Path]``, ``crd_documents(name) -> list[dict]``, ``chart_dir(name) -> Path``: CRDs
@@ -31,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from toolchain import build, gocmd, paths, plugins, versions
+from toolchain import archives, build, gocmd, paths, plugins, versions
 from toolchain.paths import cache_root, pulumi_home
 from toolchain.versions import ToolchainError
 
@@ -138,7 +139,7 @@ def _ensure_entry(entry: versions.Entry) -> None:
     with _build_lock(entry):  # another process (a test, a second make) may be building the same entry right now
         if build.outputs_present(entry):
             print(f"[toolchain] {entry.name} {entry.version}: cached", flush=True)
-        else:
+        elif not archives.install(entry, _versions().archives.get(entry.name)):
             build.build(entry)
     if entry.plugin is not None:
         plugins.install(entry.plugin.kind, entry.plugin.name, entry.plugin.version,
@@ -146,9 +147,11 @@ def _ensure_entry(entry: versions.Entry) -> None:
 
 
 def ensure(names: Iterable[str] | None = None) -> dict[str, Path]:
-    """Build every missing pinned binary among ``names`` (executable names; None = all) and return name -> path.
+    """Install every missing pinned binary among ``names`` (executable names; None = all); return name -> path.
 
-    Entries are built one at a time (each go build is niced), progress and seconds per step are printed.
+    An entry with a usable official archive (``toolchain/archives.py``: pinned SHA-256, reachable) is taken from
+    it; every other entry is built from its Go module, one at a time (each go build is niced). Progress and seconds
+    per step are printed.
     Also installs the policy-pack analyzer shim into the plugin cache. A warm cache returns in well under a
     second per binary. Raises ToolchainError for an unknown name or a failed build.
     """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,29 @@ class Entry:
 
 
 @dataclass(frozen=True)
+class Archive:
+    """An ``[archives.<entry>]`` of versions.toml: the official release archive of a ``[binaries.<entry>]``.
+
+    ``url``: the upstream download URL (a gzip-compressed tar); ``sha256``: its pinned SHA-256 (64 lowercase hex
+    digits) or None when no sum could be verified (then the archive is never used); ``platform``: the one
+    ``<os>-<arch>`` it is built for (``linux-amd64``); ``members``: executable name -> path inside the archive, one
+    per output of the entry. The entry is taken from the archive only when the download's SHA-256 equals
+    ``sha256`` (``toolchain/archives.py``); otherwise it is built from its Go module.
+    """
+
+    name: str
+    url: str
+    sha256: str | None
+    platform: str
+    members: dict[str, str]
+
+    @property
+    def file_name(self) -> str:
+        """The archive's file name, the last segment of ``url`` (what a mirror serves under its base URL)."""
+        return self.url.rstrip("/").rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True)
 class CrdSource:
     """A ``[crds]`` entry: files at ``paths`` (dirs or files) inside Go module ``module`` at ``version``."""
 
@@ -61,10 +85,12 @@ class CrdSource:
 
 @dataclass(frozen=True)
 class Versions:
-    """All of versions.toml: PyPI pins (name -> version), build entries, plugins, CRD and chart sources."""
+    """All of versions.toml: PyPI pins (name -> version), build entries, their official archives (entry name ->
+    Archive), plugins, CRD and chart sources."""
 
     pypi: dict[str, str]
     entries: dict[str, Entry]
+    archives: dict[str, Archive]
     plugins: dict[str, dict[str, str]]
     crds: dict[str, CrdSource]
     charts: dict[str, dict[str, str]]
@@ -108,12 +134,33 @@ def _entry(name: str, spec: dict[str, Any]) -> Entry:
     )
 
 
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def _archive(name: str, spec: dict[str, Any], entries: dict[str, Entry]) -> Archive:
+    where = f"versions.toml [archives.{name}]"
+    if name not in entries:
+        raise ToolchainError(f"{where}: no [binaries.{name}] entry builds what it would replace")
+    sha = spec.get("sha256")
+    if sha is not None and not _SHA256.match(sha):
+        raise ToolchainError(f"{where}: sha256 = {sha!r} is not 64 lowercase hex digits")
+    members = dict(spec.get("members", {}))
+    if set(members) != set(entries[name].outputs):
+        raise ToolchainError(f"{where}: members name {sorted(members)}, the entry builds {list(entries[name].outputs)}")
+    url = spec["url"]
+    if not url.startswith("https://"):
+        raise ToolchainError(f"{where}: url = {url!r} is not an https:// URL")
+    return Archive(name=name, url=url, sha256=sha, platform=spec.get("platform", "linux-amd64"), members=members)
+
+
 def load(path: Path = VERSIONS_FILE) -> Versions:
     """Parse versions.toml at ``path`` into a Versions; raises ToolchainError on a malformed entry."""
     raw = tomllib.loads(path.read_text())
+    entries = {name: _entry(name, spec) for name, spec in raw.get("binaries", {}).items()}
     return Versions(
         pypi=dict(raw.get("pypi", {})),
-        entries={name: _entry(name, spec) for name, spec in raw.get("binaries", {}).items()},
+        entries=entries,
+        archives={name: _archive(name, spec, entries) for name, spec in raw.get("archives", {}).items()},
         plugins=dict(raw.get("plugins", {})),
         crds={
             name: CrdSource(name, spec["module"], spec["version"], tuple(spec["paths"]))

@@ -1,0 +1,199 @@
+"""Official release archives: fetch one, check it against its pinned SHA-256, and take the pinned executables out.
+
+The other way to a binary (``toolchain/build.py`` builds every entry from its Go module) costs minutes per entry on
+a cold machine; an archive costs a download. :func:`install` is tried first for an entry with an
+``[archives.<entry>]`` in versions.toml, and answers False (the caller then builds) whenever the archive cannot be
+used: no SHA-256 pinned, another platform, ``KUEUE_COHORTS_ARCHIVES=off``, the host unreachable or answering an
+error, a download larger than :data:`MAX_BYTES` or slower than :data:`DEADLINE_S`, another SHA-256, a member missing
+or not a regular file. Each reason is one printed line.
+
+The archive is untrusted until its sum matches, and its member names are never used as paths: the executables are
+looked up by their exact pinned names and written to the toolchain's own paths (``bin/<output>-<version>/<output>``),
+so a member named ``../x``, an absolute name, a link or a device cannot write anywhere else. Nothing is installed
+unless every member is found: they are extracted into a staging directory first and then renamed into place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import os
+import platform
+import shutil
+import sys
+import tarfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from toolchain import paths
+from toolchain.versions import Archive, Entry
+
+#: Environment variable naming a base URL that serves the archives by file name (``<mirror>/<file name>``).
+MIRROR_ENV = "KUEUE_COHORTS_ARCHIVE_MIRROR"
+#: Environment variable that switches archives off (``off``): every entry is built from its Go module.
+SWITCH_ENV = "KUEUE_COHORTS_ARCHIVES"
+#: Largest download accepted, in bytes (the Kubernetes server archive is about 0.45 GB).
+MAX_BYTES = 2 * 1024**3
+#: Seconds a whole download may take before it is abandoned (each read also times out after READ_TIMEOUT_S).
+DEADLINE_S = 1800.0
+#: Seconds one connect or read may block.
+READ_TIMEOUT_S = 30.0
+#: Seconds between two progress lines of a download.
+PROGRESS_EVERY_S = 5.0
+
+
+class Refused(Exception):
+    """The archive cannot be used; the message says why (printed, then the entry is built from its Go module)."""
+
+
+def machine_platform() -> str:
+    """Return this machine's ``<os>-<arch>`` in release-archive terms, e.g. ``linux-amd64`` or ``linux-arm64``."""
+    arch = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(
+        platform.machine().lower(), platform.machine().lower())
+    return f"{sys.platform}-{arch}"
+
+
+def source_url(archive: Archive) -> str:
+    """Return where ``archive`` is fetched from: ``$KUEUE_COHORTS_ARCHIVE_MIRROR/<file name>`` when the mirror is
+    set, else the archive's upstream ``url``."""
+    mirror = os.environ.get(MIRROR_ENV, "").strip()
+    return f"{mirror.rstrip('/')}/{archive.file_name}" if mirror else archive.url
+
+
+def _say(entry: Entry, text: str) -> None:
+    print(f"[toolchain] {entry.name} {entry.version}: {text}", flush=True)
+
+
+def download(url: str, dest: Path, *, max_bytes: int = MAX_BYTES, deadline_s: float = DEADLINE_S,
+             progress_every: float = PROGRESS_EVERY_S, label: str = "") -> str:
+    """Stream ``url`` into the new file ``dest`` and return the SHA-256 (hex) of what was written.
+
+    Prints ``[toolchain]   <label>: <MB> of <MB> MB`` every ``progress_every`` seconds. Raises Refused when the URL
+    cannot be read (DNS, connection, HTTP status, timeout of :data:`READ_TIMEOUT_S` per read), when it is longer
+    than ``max_bytes`` bytes or takes longer than ``deadline_s`` seconds; ``dest`` is then removed.
+    """
+    start = last = time.monotonic()
+    digest = hashlib.sha256()
+    done = 0
+    request = urllib.request.Request(url, headers={"User-Agent": "kueue-cohorts-toolchain"})
+    try:
+        with urllib.request.urlopen(request, timeout=READ_TIMEOUT_S) as response, open(dest, "xb") as out:
+            length = response.headers.get("Content-Length")
+            total = f" of {int(length) / 1e6:.1f}" if length and length.isdigit() else ""
+            while chunk := response.read1(1 << 20):
+                done += len(chunk)
+                if done > max_bytes:
+                    raise Refused(f"{url} is larger than {max_bytes} bytes")
+                digest.update(chunk)
+                out.write(chunk)
+                now = time.monotonic()
+                if now - start > deadline_s:
+                    raise Refused(f"{url} took longer than {deadline_s:.0f} s")
+                if now - last >= progress_every:
+                    last = now
+                    print(f"[toolchain]   {label or url}: {done / 1e6:.1f}{total} MB", flush=True)
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:  # timeouts are OSErrors
+        dest.unlink(missing_ok=True)
+        if isinstance(exc, urllib.error.HTTPError):
+            reason: object = f"HTTP {exc.code} {exc.reason}"
+        else:
+            reason = getattr(exc, "reason", None) or exc
+        raise Refused(f"{url} could not be read ({reason})") from None
+    except Refused:
+        dest.unlink(missing_ok=True)
+        raise
+    return digest.hexdigest()
+
+
+def extract(archive_file: Path, members: dict[str, str], staging: Path) -> dict[str, Path]:
+    """Write each wanted member of the gzip-compressed tar ``archive_file`` to ``staging/<output>`` (mode 0755).
+
+    ``members`` maps output name -> exact member path in the archive. One pass over the archive; a member's own
+    name is only compared, never used as a path. Returns output name -> staged file. Raises Refused when the
+    archive is not a gzip tar, or a wanted member is missing or is not a regular file (a link, a directory, a
+    device).
+    """
+    wanted = {name: output for output, name in members.items()}
+    staged: dict[str, Path] = {}
+    try:
+        with tarfile.open(archive_file, mode="r|gz") as tar:
+            for member in tar:
+                output = wanted.get(member.name)
+                if output is None or output in staged:
+                    continue
+                if not member.isreg():
+                    raise Refused(f"member {member.name} is not a regular file")
+                source = tar.extractfile(member)
+                if source is None:
+                    raise Refused(f"member {member.name} has no content")
+                target = staging / output
+                with source, open(target, "xb") as out:
+                    shutil.copyfileobj(source, out, 1 << 20)
+                target.chmod(0o755)
+                staged[output] = target
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise Refused(f"{archive_file.name} is not a readable gzip tar ({exc})") from None
+    missing = [members[o] for o in members if o not in staged]
+    if missing:
+        raise Refused(f"{archive_file.name} has no {', '.join(missing)}")
+    return staged
+
+
+def install(entry: Entry, archive: Archive | None) -> bool:
+    """Install every output of ``entry`` from its official ``archive``; return True if it did, False otherwise.
+
+    Takes the versions.toml entry and its ``[archives.<entry>]`` (or None). On success each executable is at
+    ``bin/<output>-<version>/<output>`` with a ``build.json`` saying ``"source": "archive"``, the URL, the SHA-256
+    and the seconds spent. On False nothing was installed, one line printed why, and the caller builds the entry
+    from its Go module. Never raises for a bad or unreachable archive.
+    """
+    if archive is None:
+        return False
+    if os.environ.get(SWITCH_ENV, "").strip().lower() == "off":
+        _say(entry, f"{SWITCH_ENV}=off: building from its Go module")
+        return False
+    if archive.sha256 is None:
+        _say(entry, "no SHA-256 pinned for its official archive (versions.toml [archives]): building from its "
+                    "Go module")
+        return False
+    if archive.platform != machine_platform():
+        _say(entry, f"its official archive is for {archive.platform}, this machine is {machine_platform()}: "
+                    "building from its Go module")
+        return False
+    url = source_url(archive)
+    downloads = paths.cache_root() / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    work = downloads / f"{entry.name}-{entry.version}.{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    start = time.monotonic()
+    try:
+        _say(entry, f"fetching {url}")
+        got = download(url, work / archive.file_name, label=archive.file_name)
+        fetched = time.monotonic() - start
+        if got != archive.sha256:
+            raise Refused(f"{url} has SHA-256 {got}, versions.toml pins {archive.sha256}; not used")
+        staging = work / "staging"
+        staging.mkdir()
+        staged = extract(work / archive.file_name, archive.members, staging)
+    except Refused as exc:
+        _say(entry, f"{exc}: building from its Go module")
+        shutil.rmtree(work, ignore_errors=True)
+        return False
+    seconds = {"download": round(fetched, 1), "extract": round(time.monotonic() - start - fetched, 1)}
+    seconds["total"] = round(time.monotonic() - start, 1)
+    for output, file in staged.items():
+        dest = paths.bin_dir(output, entry.version)
+        dest.mkdir(parents=True, exist_ok=True)
+        os.replace(file, dest / output)
+        (dest / "build.json").write_text(json.dumps({
+            "entry": entry.name, "output": output, "version": entry.version, "source": "archive", "url": url,
+            "sha256": archive.sha256, "member": archive.members[output], "seconds": seconds,
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }, indent=2) + "\n")
+    shutil.rmtree(work, ignore_errors=True)
+    _say(entry, f"installed from its official archive (SHA-256 verified) in {seconds['total']:.1f} s")
+    return True
