@@ -12,7 +12,7 @@ import sys
 import time
 
 #: Every benchmark module, in the order ``make bench`` runs them (cheap ones first).
-BENCHMARKS = ["planning", "policy", "trainer", "engine", "sandbox", "trainjob"]
+BENCHMARKS = ["planning", "policy", "trainer", "toolchain", "engine", "sandbox", "trainjob"]
 
 
 def main(argv: list[str] | None = None) -> int:
