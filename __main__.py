@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pulumi
 
+from components import sdk_runtime
 from components.environment import resolve
 from components.errors import SettingsError
 from components.kueue import namespace_owner
@@ -16,6 +17,7 @@ from components.settings import PROJECT, config_keys
 from components.stack import build_stack, kubernetes_provider
 from components.validation import validate
 
+sdk_runtime.install()  # the SDK's end-of-program wait, linear in the number of outputs (components/sdk_runtime.py)
 config = pulumi.Config(PROJECT)
 raw = {key: value for key in config_keys() if (value := config.get_object(key)) is not None}
 # A secret (pulumi config set --secret, also nested with --path) arrives decrypted inside its top-level key, which

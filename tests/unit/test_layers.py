@@ -31,7 +31,7 @@ LAYERS: dict[str, int] = {
     # 4: components (Pulumi)
     "components.resources": 4, "components.checkpoint": 4, "components.layouts": 4, "components.inference": 4,
     "components.training": 4, "components.kueue_install": 4, "components.preflight": 4, "components.admission": 4,
-    "components.preview_rbac": 2, "components.preview_identity": 4,
+    "components.preview_rbac": 2, "components.preview_identity": 4, "components.sdk_runtime": 4,
     # 5: the stack and its target
     "components.stack": 5, "components.environment": 5,
     # 6: tools over the stack (read-only views of a live cluster)
