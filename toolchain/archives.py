@@ -4,8 +4,9 @@ The other way to a binary (``toolchain/build.py`` builds every entry from its Go
 a cold machine; an archive costs a download. :func:`install` is tried first for an entry with an
 ``[archives.<entry>]`` in versions.toml, and answers False (the caller then builds) whenever the archive cannot be
 used: no SHA-256 pinned, another platform, ``KUEUE_COHORTS_ARCHIVES=off``, the host unreachable or answering an
-error, a download larger than :data:`MAX_BYTES` or slower than :data:`DEADLINE_S`, another SHA-256, a member missing
-or not a regular file. Each reason is one printed line.
+error, a mirror or redirect that is not http(s), a body shorter than its Content-Length, a download larger than
+:data:`MAX_BYTES` or slower than :data:`DEADLINE_S`, another SHA-256, a member missing or not a regular file. Each
+reason is one printed line.
 
 The archive is untrusted until its sum matches, and its member names are never used as paths: the executables are
 looked up by their exact pinned names and written to the toolchain's own paths (``bin/<output>-<version>/<output>``),
@@ -21,10 +22,13 @@ import json
 import os
 import platform
 import shutil
+import socket
 import sys
 import tarfile
+import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -67,44 +71,134 @@ def _say(entry: Entry, text: str) -> None:
     print(f"[toolchain] {entry.name} {entry.version}: {text}", flush=True)
 
 
+class _Watchdog:
+    """Shuts down every socket a download opened once ``deadline_s`` has passed, so a server that drips its status
+    line, headers or TLS handshake a byte at a time cannot hold a read past the deadline (a blocked ``recv``
+    returns at once after ``shutdown``). Name resolution (getaddrinfo) is not covered."""
+
+    def __init__(self, deadline_s: float) -> None:
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(deadline_s, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Watchdog:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def create_connection(self, *args: object, **kwargs: object) -> socket.socket:
+        sock = socket.create_connection(*args, **kwargs)  # type: ignore[arg-type]
+        with self._lock:
+            if self.expired:
+                sock.close()
+                raise TimeoutError("deadline passed")
+            self._sockets.append(sock)
+        return sock
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def opener(self, url: str) -> urllib.request.OpenerDirector:
+        """An opener for http and https only (no file:, ftp:, data:), following redirects only to http(s) URLs
+        (raising Refused naming ``url`` and the target otherwise), every connection watched."""
+        watchdog = self
+
+        class Http(http.client.HTTPConnection):
+            def __init__(self, *args: object, **kwargs: object) -> None:
+                super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+                self._create_connection = watchdog.create_connection
+
+        class Https(http.client.HTTPSConnection):
+            def __init__(self, *args: object, **kwargs: object) -> None:
+                super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+                self._create_connection = watchdog.create_connection
+
+        class HttpHandler(urllib.request.HTTPHandler):
+            def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+                return self.do_open(Http, req)
+
+        class HttpsHandler(urllib.request.HTTPSHandler):
+            def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+                return self.do_open(Https, req)
+
+        class Redirects(urllib.request.HTTPRedirectHandler):
+            def http_error_302(self, req, fp, code, msg, headers):  # type: ignore[no-untyped-def]
+                target = urllib.parse.urljoin(req.full_url, headers.get("location") or headers.get("uri") or "")
+                if urllib.parse.urlsplit(target).scheme not in ("http", "https"):
+                    fp.close()
+                    raise Refused(f"{url} redirects to {target}, not an http(s) URL")
+                return super().http_error_302(req, fp, code, msg, headers)
+
+            http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
+
+        opener = urllib.request.OpenerDirector()
+        for handler in (urllib.request.ProxyHandler(), urllib.request.UnknownHandler(), HttpHandler(),
+                        HttpsHandler(), urllib.request.HTTPDefaultErrorHandler(), Redirects(),
+                        urllib.request.HTTPErrorProcessor()):
+            opener.add_handler(handler)
+        return opener
+
+
 def download(url: str, dest: Path, *, max_bytes: int = MAX_BYTES, deadline_s: float = DEADLINE_S,
              progress_every: float = PROGRESS_EVERY_S, label: str = "") -> str:
-    """Stream ``url`` into the new file ``dest`` and return the SHA-256 (hex) of what was written.
+    """Stream the http(s) ``url`` into the new file ``dest`` and return the SHA-256 (hex) of what was written.
 
-    Prints ``[toolchain]   <label>: <MB> of <MB> MB`` every ``progress_every`` seconds. Raises Refused when the URL
-    cannot be read (DNS, connection, HTTP status, timeout of :data:`READ_TIMEOUT_S` per read), when it is longer
-    than ``max_bytes`` bytes or takes longer than ``deadline_s`` seconds; ``dest`` is then removed.
+    Prints ``[toolchain]   <label>: <MB> of <MB> MB`` every ``progress_every`` seconds. Raises Refused when ``url``
+    or a redirect it answers with is not http(s) (``file:``, ``ftp:``, ``data:``, no scheme), when the URL cannot
+    be read (DNS, connection, HTTP status, timeout of :data:`READ_TIMEOUT_S` per read), when the body ends before
+    its Content-Length, when it is longer than ``max_bytes`` bytes, or when the whole download (connect, TLS,
+    headers, body; not name resolution) takes longer than ``deadline_s`` seconds; ``dest`` is then removed.
     """
+    if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+        raise Refused(f"{url!r} is not an http(s) URL")
     start = last = time.monotonic()
     digest = hashlib.sha256()
     done = 0
     request = urllib.request.Request(url, headers={"User-Agent": "kueue-cohorts-toolchain"})
-    try:
-        with urllib.request.urlopen(request, timeout=READ_TIMEOUT_S) as response, open(dest, "xb") as out:
-            length = response.headers.get("Content-Length")
-            total = f" of {int(length) / 1e6:.1f}" if length and length.isdigit() else ""
-            while chunk := response.read1(1 << 20):
-                done += len(chunk)
-                if done > max_bytes:
-                    raise Refused(f"{url} is larger than {max_bytes} bytes")
-                digest.update(chunk)
-                out.write(chunk)
-                now = time.monotonic()
-                if now - start > deadline_s:
-                    raise Refused(f"{url} took longer than {deadline_s:.0f} s")
-                if now - last >= progress_every:
-                    last = now
-                    print(f"[toolchain]   {label or url}: {done / 1e6:.1f}{total} MB", flush=True)
-    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:  # timeouts are OSErrors
-        dest.unlink(missing_ok=True)
-        if isinstance(exc, urllib.error.HTTPError):
-            reason: object = f"HTTP {exc.code} {exc.reason}"
-        else:
-            reason = getattr(exc, "reason", None) or exc
-        raise Refused(f"{url} could not be read ({reason})") from None
-    except Refused:
-        dest.unlink(missing_ok=True)
-        raise
+    too_slow = Refused(f"{url} took longer than {deadline_s:.0f} s")
+    with _Watchdog(deadline_s) as watchdog:
+        try:
+            with watchdog.opener(url).open(request, timeout=READ_TIMEOUT_S) as response, open(dest, "xb") as out:
+                length = response.headers.get("Content-Length")
+                total = f" of {int(length) / 1e6:.1f}" if length and length.isdigit() else ""
+                while chunk := response.read1(1 << 20):
+                    done += len(chunk)
+                    if done > max_bytes:
+                        raise Refused(f"{url} is larger than {max_bytes} bytes")
+                    digest.update(chunk)
+                    out.write(chunk)
+                    now = time.monotonic()
+                    if now - start > deadline_s:
+                        raise too_slow
+                    if now - last >= progress_every:
+                        last = now
+                        print(f"[toolchain]   {label or url}: {done / 1e6:.1f}{total} MB", flush=True)
+                if watchdog.expired:
+                    raise too_slow
+                if length and length.isdigit() and done < int(length):
+                    raise Refused(f"{url} ended after {done} of {length} bytes")
+        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:  # timeouts: OSError
+            dest.unlink(missing_ok=True)
+            if watchdog.expired:
+                raise too_slow from None
+            if isinstance(exc, urllib.error.HTTPError):
+                reason: object = f"HTTP {exc.code} {exc.reason}"
+            else:
+                reason = getattr(exc, "reason", None) or exc
+            raise Refused(f"{url} could not be read ({reason})") from None
+        except Refused:
+            dest.unlink(missing_ok=True)
+            raise
     return digest.hexdigest()
 
 

@@ -4,6 +4,7 @@ pinned name and a regular file; any other archive, an unreachable host or no pin
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.server
 import io
@@ -13,6 +14,7 @@ import socket
 import subprocess
 import tarfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -311,3 +313,145 @@ def test_a_malformed_archive_pin_is_refused_when_versions_toml_is_read(tmp_path,
 
 def _inline(table: dict[str, str]) -> str:
     return "{ " + ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in table.items()) + " }"
+
+
+class _Raw:
+    """A loopback TCP server answering every connection with ``respond(conn)`` (raw bytes, for answers
+    http.server will not give: redirects to other schemes, a lying Content-Length, a drip); records connections."""
+
+    def __init__(self, respond) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.1)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.connections = 0
+        self.stop = threading.Event()
+        self.respond = respond
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            with conn:
+                conn.settimeout(5)
+                try:
+                    conn.recv(65536)
+                    self.respond(conn, self.stop)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.sock.close()
+
+
+@contextlib.contextmanager
+def _raw(respond) -> Iterator[_Raw]:
+    server = _Raw(respond)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+_NOT_HTTP = st.sampled_from(["file://{root}", "FILE://{root}", "file:{root}", "ftp://127.0.0.1:{port}",
+                             "data:,x", "{root}", "gopher://127.0.0.1:{port}", "garbage", "  file://{root}  "])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(template=_NOT_HTTP)
+def test_a_mirror_that_is_not_http_is_never_opened(mirror, monkeypatch, capsys, template):
+    """A mirror value that is not an http(s) base URL (a local directory, ``file:``, ``ftp:``, ``data:``, no
+    scheme) is refused with one line before anything is opened, even when the file it names is the pinned one."""
+    shutil.rmtree(paths.cache_root() / "bin", ignore_errors=True)
+    capsys.readouterr()
+    sha, _ = _official(mirror)
+    with _raw(lambda conn, stop: None) as other:
+        value = template.format(root=mirror.root, port=other.url.rsplit(":", 1)[1])
+        monkeypatch.setenv(archives.MIRROR_ENV, value)
+        assert archives.install(ENTRY, _archive(sha)) is False
+        assert other.connections == 0
+    assert _installed() == []
+    lines = capsys.readouterr().out.splitlines()
+    assert "is not an http(s) URL: building from its Go module" in lines[-1], lines
+    assert not list((paths.cache_root() / "downloads").iterdir())
+
+
+@pytest.mark.parametrize("scheme", ["file", "ftp", "data"])
+def test_a_redirect_to_another_scheme_is_not_followed(mirror, capsys, scheme):
+    sha, _ = _official(mirror)
+    with _raw(lambda conn, stop: None) as ftp:
+        target = {"file": f"file://{mirror.root}/{FILE}", "ftp": f"{ftp.url.replace('http', 'ftp')}/{FILE}",
+                  "data": "data:,x"}[scheme]
+
+        def redirect(conn, stop):
+            conn.sendall(f"HTTP/1.1 302 Found\r\nLocation: {target}\r\nContent-Length: 0\r\n\r\n".encode())
+
+        with _raw(redirect) as server:
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setenv(archives.MIRROR_ENV, server.url)
+                assert archives.install(ENTRY, _archive(sha)) is False
+        assert ftp.connections == 0
+    assert _installed() == []
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert f"redirects to {target}, not an http(s) URL: building from its Go module" in line, line
+
+
+def test_a_redirect_to_another_http_host_is_followed(mirror):
+    sha, _ = _official(mirror)
+
+    def redirect(conn, stop):
+        conn.sendall(f"HTTP/1.1 302 Found\r\nLocation: {mirror.url}/{FILE}\r\nContent-Length: 0\r\n\r\n".encode())
+
+    with _raw(redirect) as server, pytest.MonkeyPatch.context() as patch:
+        patch.setenv(archives.MIRROR_ENV, server.url)
+        assert archives.install(ENTRY, _archive(sha)) is True
+    assert mirror.requests == [f"/{FILE}"]
+
+
+@pytest.mark.parametrize("where", ["status line", "headers", "body"])
+def test_a_server_that_drips_is_abandoned_at_the_deadline(tmp_path, where):
+    """One byte every 0.1 s keeps every single read under READ_TIMEOUT_S; the whole download still ends at the
+    deadline, wherever the drip is (before the headers are complete, too)."""
+    head = {"status line": b"", "headers": b"HTTP/1.1 200 OK\r\n",
+            "body": b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"}[where]
+
+    def drip(conn, stop):
+        conn.sendall(head)
+        filler = b"HTTP/1.1 200 OK\r\n" if where == "status line" else b"X-Drip: " if where == "headers" else b"x"
+        for _ in range(100):  # 10 s at most, then the server gives up
+            for byte in filler:
+                if stop.is_set():
+                    return
+                conn.sendall(bytes([byte]))
+                time.sleep(0.1)
+
+    dest = tmp_path / "f"
+    with _raw(drip) as server:
+        start = time.monotonic()
+        with pytest.raises(archives.Refused, match=r"took longer than 1 s"):
+            archives.download(f"{server.url}/f", dest, deadline_s=1.0)
+        assert time.monotonic() - start < 4
+    assert not dest.exists()
+
+
+@settings(max_examples=15, deadline=None)
+@given(sent=st.integers(0, 5000), missing=st.integers(1, 5000))
+def test_a_body_shorter_than_its_content_length_is_refused(tmp_path_factory, sent, missing):
+    declared = sent + missing
+
+    def short(conn, stop):
+        conn.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {declared}\r\n\r\n".encode() + b"z" * sent)
+
+    dest = tmp_path_factory.mktemp("short") / "f"
+    with _raw(short) as server:
+        with pytest.raises(archives.Refused, match=rf"/f ended after {sent} of {declared} bytes"):
+            archives.download(f"{server.url}/f", dest)
+    assert not dest.exists()
