@@ -242,7 +242,10 @@ def install(entry: Entry, archive: Archive | None) -> bool:
     Takes the versions.toml entry and its ``[archives.<entry>]`` (or None). On success each executable is at
     ``bin/<output>-<version>/<output>`` with a ``build.json`` saying ``"source": "archive"``, the URL, the SHA-256
     and the seconds spent. On False nothing was installed, one line printed why, and the caller builds the entry
-    from its Go module. Never raises for a bad or unreachable archive.
+    from its Go module. Never raises for a bad or unreachable archive, nor when an executable cannot be placed in
+    the cache (a directory in its way, a full disk). The download's work directory
+    (``downloads/<entry>-<version>.<pid>``) is removed whatever happens, a KeyboardInterrupt (which propagates)
+    included. The caller holds the entry's build lock (``toolchain._build_lock``).
     """
     if archive is None:
         return False
@@ -264,30 +267,46 @@ def install(entry: Entry, archive: Archive | None) -> bool:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     start = time.monotonic()
-    try:
-        _say(entry, f"fetching {url}")
-        got = download(url, work / archive.file_name, label=archive.file_name)
-        fetched = time.monotonic() - start
-        if got != archive.sha256:
-            raise Refused(f"{url} has SHA-256 {got}, versions.toml pins {archive.sha256}; not used")
-        staging = work / "staging"
-        staging.mkdir()
-        staged = extract(work / archive.file_name, archive.members, staging)
-    except Refused as exc:
-        _say(entry, f"{exc}: building from its Go module")
+    try:  # the work directory goes whatever happens, a KeyboardInterrupt included
+        try:
+            _say(entry, f"fetching {url}")
+            got = download(url, work / archive.file_name, label=archive.file_name)
+            fetched = time.monotonic() - start
+            if got != archive.sha256:
+                raise Refused(f"{url} has SHA-256 {got}, versions.toml pins {archive.sha256}; not used")
+            staging = work / "staging"
+            staging.mkdir()
+            staged = extract(work / archive.file_name, archive.members, staging)
+            seconds = {"download": round(fetched, 1), "extract": round(time.monotonic() - start - fetched, 1)}
+            seconds["total"] = round(time.monotonic() - start, 1)
+            _place(entry, archive, url, staged, seconds)
+        except Refused as exc:
+            _say(entry, f"{exc}: building from its Go module")
+            return False
+    finally:
         shutil.rmtree(work, ignore_errors=True)
-        return False
-    seconds = {"download": round(fetched, 1), "extract": round(time.monotonic() - start - fetched, 1)}
-    seconds["total"] = round(time.monotonic() - start, 1)
-    for output, file in staged.items():
-        dest = paths.bin_dir(output, entry.version)
-        dest.mkdir(parents=True, exist_ok=True)
-        os.replace(file, dest / output)
-        (dest / "build.json").write_text(json.dumps({
-            "entry": entry.name, "output": output, "version": entry.version, "source": "archive", "url": url,
-            "sha256": archive.sha256, "member": archive.members[output], "seconds": seconds,
-            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }, indent=2) + "\n")
-    shutil.rmtree(work, ignore_errors=True)
     _say(entry, f"installed from its official archive (SHA-256 verified) in {seconds['total']:.1f} s")
     return True
+
+
+def _place(entry: Entry, archive: Archive, url: str, staged: dict[str, Path], seconds: dict[str, float]) -> None:
+    """Rename each staged executable to ``bin/<output>-<version>/<output>`` and write its build.json. Raises
+    Refused when one cannot be placed (a directory in the way, a read-only or full disk), after removing every
+    executable this call placed, so no entry is left with some outputs from the archive and others missing."""
+    placed: list[Path] = []
+    try:
+        for output, file in staged.items():
+            dest = paths.bin_dir(output, entry.version)
+            dest.mkdir(parents=True, exist_ok=True)
+            os.replace(file, dest / output)
+            placed.append(dest / output)
+            (dest / "build.json").write_text(json.dumps({
+                "entry": entry.name, "output": output, "version": entry.version, "source": "archive", "url": url,
+                "sha256": archive.sha256, "member": archive.members[output], "seconds": seconds,
+                "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }, indent=2) + "\n")
+    except OSError as exc:
+        for exe in placed:
+            exe.unlink(missing_ok=True)
+            (exe.parent / "build.json").unlink(missing_ok=True)
+        raise Refused(f"could not install into {paths.cache_root() / 'bin'} ({exc})") from None

@@ -4,6 +4,7 @@ pinned name and a regular file; any other archive, an unreachable host or no pin
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import hashlib
 import http.server
@@ -455,3 +456,49 @@ def test_a_body_shorter_than_its_content_length_is_refused(tmp_path_factory, sen
         with pytest.raises(archives.Refused, match=rf"/f ended after {sent} of {declared} bytes"):
             archives.download(f"{server.url}/f", dest)
     assert not dest.exists()
+
+
+def test_an_interrupted_download_leaves_no_work_directory(mirror):
+    """Ctrl-C in the middle of a download: the KeyboardInterrupt propagates and the half-written archive and its
+    work directory are gone (a pid-named directory would otherwise stay forever)."""
+    sha, _ = _official(mirror)
+
+    def drip(conn, stop):
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b"x" * 1000)
+        for _ in range(50):
+            if stop.is_set():
+                return
+            conn.sendall(b"x")
+            time.sleep(0.1)
+
+    with _raw(drip) as server, pytest.MonkeyPatch.context() as patch:
+        patch.setenv(archives.MIRROR_ENV, server.url)
+        timer = threading.Timer(0.5, _thread.interrupt_main)
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            archives.install(ENTRY, _archive(sha))
+        timer.cancel()
+    assert list((paths.cache_root() / "downloads").iterdir()) == []
+    assert _installed() == []
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(blocked=st.sampled_from(sorted(MEMBERS)), stale=st.booleans())
+def test_an_output_that_cannot_be_placed_installs_nothing(mirror, capsys, blocked, stale):
+    """A directory where an executable goes (a stale or hand-made ``bin/<output>-<version>/<output>/``): one line,
+    False, none of the entry's executables placed (also not the ones placed before it), no work directory."""
+    shutil.rmtree(paths.cache_root() / "bin", ignore_errors=True)
+    capsys.readouterr()
+    sha, _ = _official(mirror)
+    in_the_way = paths.bin_path(blocked, ENTRY.version)
+    in_the_way.mkdir(parents=True)
+    if stale:
+        (in_the_way.parent / "build.json").write_text('{"source": "go"}\n')
+    assert archives.install(ENTRY, _archive(sha)) is False
+    for output in MEMBERS:
+        assert not paths.bin_path(output, ENTRY.version).is_file()
+        record = paths.bin_dir(output, ENTRY.version) / "build.json"
+        assert not record.exists() or "archive" not in record.read_text()
+    lines = capsys.readouterr().out.splitlines()
+    assert "could not install into" in lines[-1] and lines[-1].endswith(": building from its Go module"), lines
+    assert list((paths.cache_root() / "downloads").iterdir()) == []
