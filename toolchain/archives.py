@@ -129,7 +129,7 @@ class _Watchdog:
 
         class HttpsHandler(urllib.request.HTTPSHandler):
             def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-                return self.do_open(Https, req)
+                return self.do_open(Https, req, context=self._context, check_hostname=self._check_hostname)
 
         class Redirects(urllib.request.HTTPRedirectHandler):
             def http_error_302(self, req, fp, code, msg, headers):  # type: ignore[no-untyped-def]

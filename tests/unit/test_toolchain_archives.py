@@ -502,3 +502,10 @@ def test_an_output_that_cannot_be_placed_installs_nothing(mirror, capsys, blocke
     lines = capsys.readouterr().out.splitlines()
     assert "could not install into" in lines[-1] and lines[-1].endswith(": building from its Go module"), lines
     assert list((paths.cache_root() / "downloads").iterdir()) == []
+
+
+def test_https_goes_through_the_watched_opener_and_verifies(mirror, tmp_path):
+    """An https URL is opened with TLS (here against a plain-HTTP port, so the handshake fails) and refused."""
+    with pytest.raises(archives.Refused, match=r"could not be read \(.*SSL"):
+        archives.download(f"{mirror.url.replace('http', 'https')}/x", tmp_path / "x", deadline_s=10)
+    assert not (tmp_path / "x").exists()
