@@ -120,7 +120,7 @@ class _Watchdog:
 
         class Https(http.client.HTTPSConnection):
             def __init__(self, *args: object, **kwargs: object) -> None:
-                super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+                super().__init__(*args, **kwargs)  # type: ignore[call-overload]
                 self._create_connection = watchdog.create_connection
 
         class HttpHandler(urllib.request.HTTPHandler):
@@ -129,7 +129,8 @@ class _Watchdog:
 
         class HttpsHandler(urllib.request.HTTPSHandler):
             def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-                return self.do_open(Https, req, context=self._context, check_hostname=self._check_hostname)
+                context, check = self._context, self._check_hostname  # type: ignore[attr-defined]
+                return self.do_open(Https, req, context=context, check_hostname=check)
 
         class Redirects(urllib.request.HTTPRedirectHandler):
             def http_error_302(self, req, fp, code, msg, headers):  # type: ignore[no-untyped-def]
