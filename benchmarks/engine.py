@@ -64,6 +64,7 @@ VARIANTS: dict[str, tuple[str, dict[str, str], list[str]]] = {
     "no-policy": ("n", {}, ["--no-policy"]),
     "parallel-32": ("q", {"PULUMI_PARALLEL": "32"}, []),
     "qps-200": ("r", {"PULUMI_K8S_CLIENT_QPS": "200", "PULUMI_K8S_CLIENT_BURST": "400"}, []),
+    "qps-1000": ("s", {"PULUMI_K8S_CLIENT_QPS": "1000", "PULUMI_K8S_CLIENT_BURST": "2000"}, []),
 }
 #: Optional extra no-change previews of the main stack: label -> (extra environment, extra ``python -m deploy``
 #: arguments).

@@ -64,7 +64,8 @@ def _repeats(items: Iterable[tuple[str, tuple[Any, ...]]]) -> list[tuple[str, tu
 
 
 def check_cluster_target(settings: Settings) -> list[Problem]:
-    """renderDir only and always with mode render; kubeconfig/context only with mode kubeconfig."""
+    """renderDir only and always with mode render; kubeconfig/context only with mode kubeconfig; kubeClientSettings
+    only with an API server (not render)."""
     cluster = settings.cluster
     problems = []
     if cluster.mode == ClusterMode.RENDER and not cluster.render_dir:
@@ -79,6 +80,11 @@ def check_cluster_target(settings: Settings) -> list[Problem]:
             problems.append(Problem(key("cluster", name), value,
                                     f"{name} only applies to mode kubeconfig (mode is {cluster.mode.value})",
                                     f"remove {name} or set mode: kubeconfig"))
+    if cluster.mode == ClusterMode.RENDER and cluster.kube_client_settings is not None:
+        problems.append(Problem(key("cluster", "kubeClientSettings"),
+                                cluster.kube_client_settings.model_dump(by_alias=True, exclude_unset=True),
+                                "kubeClientSettings only applies to an API server (mode is render)",
+                                "remove kubeClientSettings or set mode: sandbox or kubeconfig"))
     return problems
 
 

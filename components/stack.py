@@ -22,7 +22,7 @@ from components.plans import flavor_specs
 from components.preview_identity import PreviewIdentity, PreviewIdentityArgs
 from components.preview_rbac import identity_plan
 from components.resources import ManifestResource
-from components.settings import ClusterMode, ClusterSettings, Settings
+from components.settings import ClusterMode, ClusterSettings, KubeClientSettings, Settings
 from components.training import PreemptibleTrainingRuntime, PreemptibleTrainingRuntimeArgs
 
 
@@ -31,7 +31,8 @@ def kubernetes_provider(cluster: ClusterSettings, project_root: Path, kubeconfig
 
     Args:
         cluster: `kueue-cohorts:cluster`. render: manifests go to `<project_root>/<renderDir>` (no cluster needed);
-            kubeconfig and sandbox: the cluster of `kubeconfig` and `cluster.context`.
+            kubeconfig and sandbox: the cluster of `kubeconfig` and `cluster.context`, with the client rate limit
+            of `cluster.kubeClientSettings` (default qps 200, burst 400; the provider's own default is 50/120).
         project_root: the directory of Pulumi.yaml (renderDir is relative to it).
         kubeconfig: kubeconfig path (the sandbox's in sandbox mode; None: the client's default).
     Returns:
@@ -47,7 +48,9 @@ def kubernetes_provider(cluster: ClusterSettings, project_root: Path, kubeconfig
         return k8s.Provider("k8s", render_yaml_to_directory=str(target))
     if cluster.mode == ClusterMode.SANDBOX and kubeconfig is None:
         raise ValueError("sandbox mode needs the sandbox kubeconfig path")
-    return k8s.Provider("k8s", kubeconfig=str(kubeconfig) if kubeconfig else None, context=cluster.context)
+    limit = cluster.kube_client_settings or KubeClientSettings()
+    return k8s.Provider("k8s", kubeconfig=str(kubeconfig) if kubeconfig else None, context=cluster.context,
+                        kube_client_settings=k8s.KubeClientSettingsArgs(qps=limit.qps, burst=limit.burst))
 
 
 def build_stack(settings: Settings, provider: pulumi.ProviderResource,

@@ -1,5 +1,7 @@
 """(f) A fresh sandbox takes the whole dev stack in one `pulumi up`; a second `up` changes nothing; `destroy` leaves
-no Kueue object behind."""
+no Kueue object behind. The provider talks to the API server with the stack's client rate limit (issue 15)."""
+
+import json
 
 from e2e_support import REPO
 
@@ -30,8 +32,22 @@ def test_fresh_sandbox_takes_the_dev_stack_in_one_up_and_destroy_removes_it(sand
         active = [c for c in cluster.cluster_queue(cq)["status"]["conditions"] if c["type"] == "Active"]
         assert active and active[0]["status"] == "True", f"{cq} is not Active: {active}"
 
+    providers = [r for r in project.resources(project.open("lifecycle"))
+                 if r["type"] == "pulumi:providers:kubernetes"]
+    assert len(providers) == 1, providers
+    limit = providers[0]["inputs"]["kubeClientSettings"]
+    assert (json.loads(limit) if isinstance(limit, str) else limit) == {"qps": 200, "burst": 400}
+
     second = project.run("lifecycle", "up")
     assert set(second.summary.resource_changes) == {"same"}, second.summary.resource_changes
+
+    # A new rate limit updates the provider in place: no object is replaced or touched.
+    cluster_config = {**project.config("lifecycle")["cluster"],
+                      "kubeClientSettings": {"qps": 50, "burst": 120}}
+    project.set_config("lifecycle", "cluster", cluster_config)
+    third = project.run("lifecycle", "up")
+    assert third.summary.resource_changes == {"update": 1, "same": second.summary.resource_changes["same"] - 1}, (
+        third.summary.resource_changes)
 
     project.run("lifecycle", "destroy")
     assert not any(_kueue_names(cluster).values()), _kueue_names(cluster)

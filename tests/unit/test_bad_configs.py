@@ -99,6 +99,10 @@ CASES = [
     ("floors-differ-in-resources", _pool, _set("sharedPool|tenants|0|floor|cpu", "1"),
      f'{SP}.tenants[1].floor.cpu', "same resources"),
     ("render-without-dir", _pool, _set("cluster|renderDir", _DELETE), "kueue-cohorts:cluster.renderDir", "render mode"),
+    ("client-settings-in-render-mode", _pool, _set("cluster|kubeClientSettings", {"qps": 100}),
+     "kueue-cohorts:cluster.kubeClientSettings", "only applies to an API server (mode is render)"),
+    ("client-qps-zero-burst-fraction", _dev, _set("cluster|kubeClientSettings", {"qps": 0, "burst": 2.5}),
+     "kueue-cohorts:cluster.kubeClientSettings.qps", "greater than or equal to 1"),
     ("manage-jobs-without-selector", _dev, _set("kueue", {"manageJobsWithoutQueueName": True}),
      "kueue-cohorts:kueue.managedJobsNamespaceSelector", "must exclude kube-system and Kueue's namespace"),
     ("manage-jobs-selector-keeps-kube-system", _dev, _set("kueue", {
@@ -288,6 +292,14 @@ EXPECTED = {
     'render-without-dir': [
         ('kueue-cohorts:cluster.renderDir',
          'set renderDir (relative to the project root)'),
+    ],
+    'client-settings-in-render-mode': [
+        ('kueue-cohorts:cluster.kubeClientSettings',
+         'remove kubeClientSettings or set mode: sandbox or kubeconfig'),
+    ],
+    'client-qps-zero-burst-fraction': [
+        ('kueue-cohorts:cluster.kubeClientSettings.qps', 'raise the value'),
+        ('kueue-cohorts:cluster.kubeClientSettings.burst', 'write a whole number'),
     ],
     'manage-jobs-without-selector': [
         ('kueue-cohorts:kueue.managedJobsNamespaceSelector',
