@@ -1,7 +1,7 @@
 """The engine against kubectl, side by side in one sandbox API server: ``pulumi up`` of N shared-pool tenants against
 ``kubectl apply --server-side`` of the same objects, and a no-change ``preview`` against ``kubectl diff --server-side``.
 
-Run: ``python -m benchmarks.engine [--tenants 100 500 1000] [--variant every-step no-policy parallel-32]
+Run: ``python -m benchmarks.engine [--tenants 100 500 1000] [--variant every-step no-policy qps-50 ...]
 [--variant-max-tenants N] [--destroy] [--write]``. Prints a table (seconds, ratios, growth, load average);
 ``--write`` rewrites benchmarks/results/engine.json.
 
@@ -21,8 +21,9 @@ Per size N, in a fresh sandbox (real kube-apiserver, etcd, Kueue with its webhoo
    Namespaces first; then ``kubectl diff --server-side`` of the same file (no changes: exit code 0).
 4. ``--variant every-step``: ``pulumi up`` again under fresh names with ``PULUMI_SKIP_CHECKPOINTS=false`` (a state
    checkpoint per step, Pulumi's default); ``no-policy``: with ``--no-policy``; ``parallel-32``: with
-   ``PULUMI_PARALLEL=32`` (the CLI's default is 4 per CPU); ``qps-200``: the kubernetes provider's client-side
-   rate limit raised from 50 QPS (burst 120) to 200 (burst 400) with PULUMI_K8S_CLIENT_QPS / _BURST;
+   ``PULUMI_PARALLEL=32`` (the CLI's default is 4 per CPU); ``qps-50`` / ``qps-1000``: the kubernetes provider's
+   client-side rate limit (``cluster.kubeClientSettings``, default 200 QPS, burst 400) at the provider's own
+   default 50 (burst 120) or at 1000 (burst 2000);
    ``preview-parallel-diff``: the no-change preview again with ``PULUMI_PARALLEL_DIFF=true`` (the engine computes
    the providers' Diffs concurrently instead of one after another in its step generator); ``preview-no-policy``: the
    no-change preview with ``--no-policy``.
@@ -58,13 +59,13 @@ PYTHON = ROOT / ".venv" / "bin" / "python"
 STACK = "bench"
 
 #: Optional extra ``pulumi up`` runs: label -> (name prefix letter, extra environment, extra ``python -m deploy``
-#: arguments). The main run's objects use the letter p, kubectl's k.
-VARIANTS: dict[str, tuple[str, dict[str, str], list[str]]] = {
-    "every-step": ("e", {"PULUMI_SKIP_CHECKPOINTS": "false"}, []),
-    "no-policy": ("n", {}, ["--no-policy"]),
-    "parallel-32": ("q", {"PULUMI_PARALLEL": "32"}, []),
-    "qps-200": ("r", {"PULUMI_K8S_CLIENT_QPS": "200", "PULUMI_K8S_CLIENT_BURST": "400"}, []),
-    "qps-1000": ("s", {"PULUMI_K8S_CLIENT_QPS": "1000", "PULUMI_K8S_CLIENT_BURST": "2000"}, []),
+#: arguments, extra ``kueue-cohorts:cluster`` settings). The main run's objects use the letter p, kubectl's k.
+VARIANTS: dict[str, tuple[str, dict[str, str], list[str], dict[str, Any]]] = {
+    "every-step": ("e", {"PULUMI_SKIP_CHECKPOINTS": "false"}, [], {}),
+    "no-policy": ("n", {}, ["--no-policy"], {}),
+    "parallel-32": ("q", {"PULUMI_PARALLEL": "32"}, [], {}),
+    "qps-50": ("r", {}, [], {"kubeClientSettings": {"qps": 50, "burst": 120}}),
+    "qps-1000": ("s", {}, [], {"kubeClientSettings": {"qps": 1000, "burst": 2000}}),
 }
 #: Optional extra no-change previews of the main stack: label -> (extra environment, extra ``python -m deploy``
 #: arguments).
@@ -264,11 +265,13 @@ class Run:
         return figure
 
     def deploy(self, label: str, command: str, prefix: str, env: dict[str, str] | None = None,
-               extra: list[str] | None = None) -> dict[str, Any]:
-        """Write the bench stack with names ``prefix...`` and time ``python -m deploy <command> --stack bench``."""
+               extra: list[str] | None = None, cluster: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Write the bench stack with names ``prefix...`` (``cluster`` merged into ``kueue-cohorts:cluster``) and
+        time ``python -m deploy <command> --stack bench``."""
         stack_file = self.project / "stacks" / f"Pulumi.{STACK}.yaml"
         doc = yaml.safe_load(stack_file.read_text()) if stack_file.is_file() else {}
         doc.update(shared_pool_stack(self.tenants, prefix))  # keeps the encryptionsalt the first run wrote
+        doc["config"]["kueue-cohorts:cluster"].update(cluster or {})
         stack_file.write_text(yaml.safe_dump(doc, sort_keys=False))
         return self.timed(label, [str(PYTHON), "-m", "deploy", command, "--stack", STACK, *(extra or [])], env)
 
@@ -341,10 +344,10 @@ def bench_size(tenants: int, variants: list[str], work: Path, kubectl_bin: Path,
         row["kubectl_diff"] = run.timed("kubectl-diff", [*base, "diff", "--server-side", "-f", str(manifest)],
                                         ok_codes=(0, 1))
         for variant in [v for v in variants if v in VARIANTS]:
-            letter, env, extra = VARIANTS[variant]
+            letter, env, extra, cluster = VARIANTS[variant]
             run.fresh_stack()
             row[f"pulumi_up_{variant}"] = run.deploy(f"pulumi-up-{variant}", "up", f"b{tenants}{letter}-",
-                                                     env=env, extra=extra)
+                                                     env=env, extra=extra, cluster=cluster)
         if destroy:
             row["pulumi_destroy"] = run.timed("pulumi-destroy", [str(PYTHON), "-m", "deploy", "destroy", "--stack",
                                                                  STACK])
