@@ -60,6 +60,8 @@ def _run(wait, specs: list[Spec], rpcs: int) -> tuple[str, set[int]]:
     """Track one task per spec (and their children) and ``rpcs`` pending RPCs the SDK way, call ``wait`` and return
     (outcome: "ok" or the raised exception's type and message, indices of the spec tasks finished by then)."""
     finished: set[int] = set()
+    created: list[asyncio.Future] = []
+    coroutines: list = []
 
     async def task(i: int, spec: Spec) -> None:
         for tick in range(spec.ticks):
@@ -77,6 +79,7 @@ def _run(wait, specs: list[Spec], rpcs: int) -> tuple[str, set[int]]:
             await asyncio.sleep(0)
 
     def _track(fut: asyncio.Future) -> None:
+        created.append(fut)
         with SETTINGS.lock:
             SETTINGS.outputs.add(fut)
 
@@ -87,7 +90,8 @@ def _run(wait, specs: list[Spec], rpcs: int) -> tuple[str, set[int]]:
             SETTINGS.outputs.clear()
         for i, spec in enumerate(specs):
             _track(asyncio.ensure_future(task(i, spec)))
-        manager.rpcs.extend(rpc(n) for n in range(rpcs))
+        coroutines.extend(rpc(n) for n in range(rpcs))
+        manager.rpcs.extend(coroutines)
         try:
             await wait()
         except ValueError as exc:
@@ -109,6 +113,14 @@ def _run(wait, specs: list[Spec], rpcs: int) -> tuple[str, set[int]]:
 
         loop.run_until_complete(drain())
     finally:
+        # Leave nothing for the garbage collector to report later ("Task exception was never retrieved", "coroutine
+        # was never awaited"): such reports run Python code at whatever point the collector runs, e.g. inside
+        # pytest's compile() of a failure report, where CPython 3.11 then raises SystemError.
+        for fut in created:
+            if fut.done() and not fut.cancelled():
+                fut.exception()
+        for coroutine in coroutines:
+            coroutine.close()
         loop.close()
     return outcome, finished
 
@@ -125,10 +137,15 @@ def test_same_outcome_as_the_sdk(specs, rpcs):
                                                                 if s.child is not None and s.child < s.ticks})
     else:
         assert sdk[0] in errors and ours[0] in errors
-        # the first failure raised is one of the earliest-finishing failing tasks in both
+        # Both raise as soon as a failing task has finished, without waiting for slower tasks. The tasks are only
+        # looked at after the RPCs (at most `rpc_turns` loop turns); every failing task finished by then may be the
+        # one raised (both take them from a set, in no fixed order), and so may one that finishes within two turns
+        # of the first failure after that (the SDK's FIRST_COMPLETED wait wakes a turn after a completion).
         first = min(s.ticks for s in specs if s.outcome == "error")
-        earliest = {f"ValueError task {i}" for i, s in enumerate(specs) if s.outcome == "error" and s.ticks == first}
-        assert sdk[0] in earliest and ours[0] in earliest
+        rpc_turns = sum(n % 4 + 1 for n in range(rpcs)) + 1
+        bound = max(first, rpc_turns) + 2
+        prompt = {f"ValueError task {i}" for i, s in enumerate(specs) if s.outcome == "error" and s.ticks <= bound}
+        assert sdk[0] in prompt and ours[0] in prompt, (sdk[0], ours[0], bound)
 
 
 def test_waiting_is_linear_in_the_number_of_tasks(monkeypatch):

@@ -11,6 +11,7 @@ import http.server
 import io
 import json
 import shutil
+import signal
 import socket
 import subprocess
 import tarfile
@@ -471,13 +472,19 @@ def test_an_interrupted_download_leaves_no_work_directory(mirror):
             conn.sendall(b"x")
             time.sleep(0.1)
 
-    with _raw(drip) as server, pytest.MonkeyPatch.context() as patch:
-        patch.setenv(archives.MIRROR_ENV, server.url)
-        timer = threading.Timer(0.5, _thread.interrupt_main)
-        timer.start()
-        with pytest.raises(KeyboardInterrupt):
-            archives.install(ENTRY, _archive(sha))
-        timer.cancel()
+    # Ctrl-C as Python handles it by default: a process started in the background by a non-interactive shell
+    # inherits SIGINT ignored, and then interrupt_main() does nothing (seen in a CI run started with `&`).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with _raw(drip) as server, pytest.MonkeyPatch.context() as patch:
+            patch.setenv(archives.MIRROR_ENV, server.url)
+            timer = threading.Timer(0.5, _thread.interrupt_main)
+            timer.start()
+            with pytest.raises(KeyboardInterrupt):
+                archives.install(ENTRY, _archive(sha))
+            timer.cancel()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert list((paths.cache_root() / "downloads").iterdir()) == []
     assert _installed() == []
 
