@@ -155,12 +155,17 @@ def download(url: str, dest: Path, *, max_bytes: int = MAX_BYTES, deadline_s: fl
     """Stream the http(s) ``url`` into the new file ``dest`` and return the SHA-256 (hex) of what was written.
 
     Prints ``[toolchain]   <label>: <MB> of <MB> MB`` every ``progress_every`` seconds. Raises Refused when ``url``
-    or a redirect it answers with is not http(s) (``file:``, ``ftp:``, ``data:``, no scheme), when the URL cannot
-    be read (DNS, connection, HTTP status, timeout of :data:`READ_TIMEOUT_S` per read), when the body ends before
-    its Content-Length, when it is longer than ``max_bytes`` bytes, or when the whole download (connect, TLS,
-    headers, body; not name resolution) takes longer than ``deadline_s`` seconds; ``dest`` is then removed.
+    cannot be parsed (``http://[::1``), when it or a redirect it answers with is not http(s) (``file:``, ``ftp:``,
+    ``data:``, no scheme), when the URL cannot be read (DNS, connection, HTTP status, timeout of
+    :data:`READ_TIMEOUT_S` per read), when the body ends before its Content-Length, when it is longer than
+    ``max_bytes`` bytes, or when the whole download (connect, TLS, headers, body; not name resolution) takes longer
+    than ``deadline_s`` seconds; ``dest`` is then removed.
     """
-    if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+    try:
+        scheme = urllib.parse.urlsplit(url).scheme
+    except ValueError as exc:  # a malformed authority, e.g. "http://[::1" or "http://[zz]/"
+        raise Refused(f"{url!r} is not a valid URL ({exc})") from None
+    if scheme not in ("http", "https"):
         raise Refused(f"{url!r} is not an http(s) URL")
     start = last = time.monotonic()
     digest = hashlib.sha256()

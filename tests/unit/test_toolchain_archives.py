@@ -386,6 +386,21 @@ def test_a_mirror_that_is_not_http_is_never_opened(mirror, monkeypatch, capsys, 
     assert not list((paths.cache_root() / "downloads").iterdir())
 
 
+@pytest.mark.parametrize("value", ["http://[::1", "http://[zz]/", "https://[127.0.0.1"])
+def test_a_mirror_that_is_no_valid_url_falls_back_with_one_line(mirror, monkeypatch, capsys, value):
+    """A mirror whose authority urllib cannot parse (an unclosed or invalid IPv6 bracket) is refused with one line
+    and the entry falls back to the Go build: install() does not raise ValueError."""
+    shutil.rmtree(paths.cache_root() / "bin", ignore_errors=True)
+    capsys.readouterr()
+    sha, _ = _official(mirror)
+    monkeypatch.setenv(archives.MIRROR_ENV, value)
+    assert archives.install(ENTRY, _archive(sha)) is False
+    assert _installed() == []
+    lines = capsys.readouterr().out.splitlines()
+    assert "is not a valid URL" in lines[-1] and lines[-1].endswith(": building from its Go module"), lines
+    assert not list((paths.cache_root() / "downloads").iterdir())
+
+
 @pytest.mark.parametrize("scheme", ["file", "ftp", "data"])
 def test_a_redirect_to_another_scheme_is_not_followed(mirror, capsys, scheme):
     sha, _ = _official(mirror)
