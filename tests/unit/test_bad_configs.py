@@ -103,6 +103,9 @@ CASES = [
      "kueue-cohorts:cluster.kubeClientSettings", "only applies to an API server (mode is render)"),
     ("client-qps-zero-burst-fraction", _dev, _set("cluster|kubeClientSettings", {"qps": 0, "burst": 2.5}),
      "kueue-cohorts:cluster.kubeClientSettings.qps", "greater than or equal to 1"),
+    # beyond int64 the engine hands the program a float (exit 1 inside the engine); near 2**63 the provider fails
+    ("client-limits-beyond-the-provider", _dev, _set("cluster|kubeClientSettings", {"qps": 10**25, "burst": 2**63}),
+     "kueue-cohorts:cluster.kubeClientSettings.qps", "less than or equal to 1000000"),
     ("manage-jobs-without-selector", _dev, _set("kueue", {"manageJobsWithoutQueueName": True}),
      "kueue-cohorts:kueue.managedJobsNamespaceSelector", "must exclude kube-system and Kueue's namespace"),
     ("manage-jobs-selector-keeps-kube-system", _dev, _set("kueue", {
@@ -300,6 +303,10 @@ EXPECTED = {
     'client-qps-zero-burst-fraction': [
         ('kueue-cohorts:cluster.kubeClientSettings.qps', 'raise the value'),
         ('kueue-cohorts:cluster.kubeClientSettings.burst', 'write a whole number'),
+    ],
+    'client-limits-beyond-the-provider': [
+        ('kueue-cohorts:cluster.kubeClientSettings.qps', 'lower the value'),
+        ('kueue-cohorts:cluster.kubeClientSettings.burst', 'lower the value'),
     ],
     'manage-jobs-without-selector': [
         ('kueue-cohorts:kueue.managedJobsNamespaceSelector',
