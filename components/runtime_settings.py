@@ -9,8 +9,18 @@ from __future__ import annotations
 import posixpath
 from typing import Annotated, Any, Optional, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 from components import planning, quantity
 
@@ -18,6 +28,31 @@ GUIDE_IMAGE = "build-harbor.alauda.cn/mlops/llamafactory0.9-cu126-amd64:v0.1.0"
 MIN_GRACE_SECONDS = 60  # the guide's terminationGracePeriodSeconds; policy checkpoint-safe-runtime's default minimum
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 """A DNS-1123 subdomain (RFC 1123; at most 253 characters, checked apart): the names of most Kubernetes objects."""
+
+
+def _no_boolean(kind: str, message: str) -> BeforeValidator:
+    """A before-validator refusing a YAML boolean where a number is expected: pydantic's lax mode reads `true` as 1
+    (`count: true` was one node, `qps: true` one request a second) while the exported JSON Schema refuses it. Takes
+    pydantic's error type for the number (`int_type`, `float_type`: the settings' fix for it applies) and its
+    message; the validator returns any other value unchanged and raises PydanticCustomError for a bool."""
+
+    def refuse(value: Any) -> Any:
+        if isinstance(value, bool):
+            raise PydanticCustomError(kind, message)
+        return value
+
+    return BeforeValidator(refuse)
+
+
+_NOT_AN_INT = _no_boolean("int_type", "Input should be a valid integer, not a boolean")
+WholeNumber = Annotated[int, _NOT_AN_INT]
+"""An int setting: a whole number (also written as a string such as "4" or as 4.0), never true or false."""
+OptionalWholeNumber = Annotated[Optional[int], _NOT_AN_INT]
+"""An optional int setting (null or omitted, else a WholeNumber). Not Optional[WholeNumber]: pydantic cannot put a
+Field's bounds on a union member that carries a validator (the JSON Schema then shows them as unknown keywords)."""
+Number = Annotated[float, _no_boolean("float_type", "Input should be a valid number, not a boolean")]
+"""A float setting: a number (also written as a string such as "2.5"), never true or false."""
+
 _RECIPE = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 CONFIG_KEY = r"^[-._a-zA-Z0-9]+$"
@@ -143,7 +178,7 @@ class TrainingRuntimeSettings(BaseModel):
     """module:function returning a Hugging Face Trainer. Default trainer.demo:build_trainer."""
     checkpoint_mount_path: Annotated[str, Field(pattern=r"^/[^:]*$"), AfterValidator(_mount_path)] = "/mnt/checkpoints"
     """Absolute path where the checkpoint PVC is mounted. Default /mnt/checkpoints."""
-    num_nodes: int = Field(default=1, ge=1)
+    num_nodes: WholeNumber = Field(default=1, ge=1)
     """mlPolicy.numNodes (>= 1). numNodes x per-node requests must fit the training ClusterQueue's nominalQuota +
     borrowingLimit. Default 1."""
     requests: dict[str, Quantity] = Field(default_factory=lambda: {"cpu": "1", "memory": "2Gi"})
@@ -159,14 +194,14 @@ class TrainingRuntimeSettings(BaseModel):
     )
     """Per-node limits. Default cpu 2, memory 4Gi and the guide's GPU slice sized to the dev cohort (gpualloc 1,
     gpucores 20, gpumem 2048)."""
-    seconds_per_step: float = Field(default=5.0, gt=0)
+    seconds_per_step: Number = Field(default=5.0, gt=0)
     """Measured seconds per optimizer step (> 0). Default 5."""
-    max_lost_work_seconds: float = Field(default=500.0, gt=0)
+    max_lost_work_seconds: Number = Field(default=500.0, gt=0)
     """Hard-stop loss budget in seconds; saveSteps = floor(budget / secondsPerStep). Default 500 (100 steps)."""
-    checkpoint_save_seconds: float = Field(default=30.0, gt=0)
+    checkpoint_save_seconds: Number = Field(default=30.0, gt=0)
     """Seconds to write one checkpoint (> 0), put on the runtime as kueue-cohorts/checkpoint-save-seconds.
     Default 30."""
-    termination_grace_period_seconds: Optional[int] = Field(default=None, ge=0)
+    termination_grace_period_seconds: OptionalWholeNumber = Field(default=None, ge=0)
     """Pod grace period in seconds; must be above checkpointSaveSeconds and at least 60. Omitted: save + one
     step, rounded up, at least 60."""
     image_pull_secrets: list[Annotated[str, Field(pattern=DNS_SUBDOMAIN)]] = Field(default_factory=list)

@@ -38,7 +38,14 @@ from pydantic_core import PydanticCustomError
 
 from components import quantity
 from components.errors import Problem, SettingsError
-from components.runtime_settings import CONFIG_KEY, DNS_SUBDOMAIN, ENV_VALUE_TAGS, TrainingRuntimeSettings
+from components.runtime_settings import (
+    CONFIG_KEY,
+    DNS_SUBDOMAIN,
+    ENV_VALUE_TAGS,
+    OptionalWholeNumber,
+    TrainingRuntimeSettings,
+    WholeNumber,
+)
 from policy.rules import durations, selectors
 
 PROJECT = "kueue-cohorts"
@@ -162,11 +169,11 @@ class KubeClientSettings(Model):
     """`kueue-cohorts:cluster.kubeClientSettings`: the kubernetes provider's client-side rate limit towards the API
     server (the provider's own `kubeClientSettings`, client-go's token bucket)."""
 
-    qps: int = Field(default=200, ge=1, le=CLIENT_LIMIT_MAX)
+    qps: WholeNumber = Field(default=200, ge=1, le=CLIENT_LIMIT_MAX)
     """Requests per second the provider sends the API server (a whole number, 1 to 1,000,000). The provider's own
     default, 50, made a 500-tenant `up` wait on the limit: 83.0 s at 50, 56.9 s at 200 in one run (`python -m
     benchmarks.engine --variant qps-200`). The API server's priority and fairness still protects it."""
-    burst: int = Field(default=400, ge=1, le=CLIENT_LIMIT_MAX)
+    burst: WholeNumber = Field(default=400, ge=1, le=CLIENT_LIMIT_MAX)
     """Requests the provider may send at once above qps (1 to 1,000,000)."""
 
 
@@ -193,7 +200,7 @@ class NodePool(Model):
 
     name: DnsLabel
     """Pool name (DNS-1123 label)."""
-    count: int = Field(default=1, ge=1)
+    count: WholeNumber = Field(default=1, ge=1)
     """Number of identical nodes (>= 1)."""
     capacity: ResourceList
     """Allocatable per node, resource -> Kubernetes quantity (`cpu: 8`, `memory: 32Gi`, `nvidia.com/gpu: 4`).
@@ -295,7 +302,7 @@ class BorrowWithinCohort(Model):
     policy: BorrowWithinCohortPolicy = BorrowWithinCohortPolicy.NEVER
     """Never or LowerPriority: whether a borrowing workload may preempt in the cohort (needs reclaimWithinCohort
     other than Never)."""
-    max_priority_threshold: Optional[int] = Field(default=None, ge=-(2**31), lt=2**31)
+    max_priority_threshold: OptionalWholeNumber = Field(default=None, ge=-(2**31), lt=2**31)
     """Only workloads at or below this priority (int32) may be preempted while borrowing. Omitted: no threshold."""
 
 
@@ -317,7 +324,7 @@ class PriorityClass(Model):
 
     name: DnsSubdomain
     """WorkloadPriorityClass name (DNS-1123 subdomain)."""
-    value: int = Field(ge=-(2**31), lt=2**31)
+    value: WholeNumber = Field(ge=-(2**31), lt=2**31)
     """Priority (int32, higher wins). Training must stay below inference."""
     description: str = Field(default="", max_length=2048)
     """Free text (at most 2048 characters)."""
@@ -398,10 +405,10 @@ class InferenceServiceSettings(Model):
     must fit the inference nominalQuota (borrowingLimit 0: it could never be admitted)."""
     limits: ResourceList = Field(default_factory=dict)
     """Per-replica limits. Default none."""
-    min_replicas: int = Field(default=1, ge=0)
+    min_replicas: WholeNumber = Field(default=1, ge=0)
     """Autoscaling lower bound (>= 0). minReplicas x the per-replica requests must fit the inference nominalQuota
     (those replicas could never all run, and every update would deadlock). Default 1."""
-    max_replicas: int = Field(default=1, ge=1)
+    max_replicas: WholeNumber = Field(default=1, ge=1)
     """Autoscaling upper bound (>= 1, >= minReplicas). Replicas beyond the nominalQuota stay pending, by design (a
     warning), and an update started above the replicas that fit waits until the autoscaler scales down. Default 1."""
     deployment_mode: Literal["RawDeployment", "Standard"] = "RawDeployment"
@@ -634,12 +641,12 @@ class RequeuingStrategy(Model):
 
     timestamp: Literal["Eviction", "Creation"] = "Eviction"
     """Eviction or Creation: which time orders a requeued Workload. Default Eviction."""
-    backoff_limit_count: int = Field(ge=0)
+    backoff_limit_count: WholeNumber = Field(ge=0)
     """Requeues before the Workload is deactivated (required: unset means for ever, and a training pod that
     cannot start would keep taking borrowed quota)."""
-    backoff_base_seconds: int = Field(default=60, ge=1)
+    backoff_base_seconds: WholeNumber = Field(default=60, ge=1)
     """First backoff in seconds, doubling. Default 60."""
-    backoff_max_seconds: int = Field(default=3600, ge=1)
+    backoff_max_seconds: WholeNumber = Field(default=3600, ge=1)
     """Longest backoff in seconds. Default 3600."""
 
 

@@ -554,3 +554,25 @@ def test_any_value_under_any_key_is_problems_never_an_exception(value):
         raw[top] = value
         result = validate(raw)
         assert all(p.key.startswith("kueue-cohorts:") and p.fix for p in result.problems)
+
+
+def test_a_boolean_is_no_number():
+    """A YAML true/false where a number is expected is refused at its key (pydantic's lax mode read true as 1:
+    `qps: true` was one request a second, `count: true` one node); a number written as a string still counts."""
+    raw = _dev()
+    _set("cluster|kubeClientSettings", {"qps": True, "burst": "400"})(raw)
+    _set("nodePools|0|count", False)(raw)
+    _set("inferenceTraining|training|priorityClass|value", True)(raw)
+    _set("trainingRuntime", {"secondsPerStep": True})(raw)
+    with pytest.raises(SettingsError) as caught:
+        load_settings(raw)
+    assert [(p.key, p.value, p.fix) for p in caught.value.problems] == [
+        ("kueue-cohorts:cluster.kubeClientSettings.qps", True, "write a whole number"),
+        ("kueue-cohorts:nodePools[0].count", False, "write a whole number"),
+        ("kueue-cohorts:inferenceTraining.training.priorityClass.value", True, "write a whole number"),
+        ("kueue-cohorts:trainingRuntime.secondsPerStep", True, "write a number"),
+    ]
+    assert all("not a boolean" in p.rule for p in caught.value.problems)
+    raw = _dev()
+    _set("cluster|kubeClientSettings", {"qps": "100", "burst": 200.0})(raw)
+    assert load_settings(raw).cluster.kube_client_settings.qps == 100
