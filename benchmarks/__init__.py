@@ -18,6 +18,12 @@ from typing import Any
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
+def summary(doc: str | None) -> str:
+    """Return the first paragraph of a benchmark module's docstring ``doc`` as one line, for its ``--help``
+    description (its first line alone may stop mid-sentence); "" for None."""
+    return " ".join((doc or "").strip().split("\n\n")[0].split())
+
+
 def add_write_flag(parser: argparse.ArgumentParser) -> None:
     """Add ``--write`` (store_true) to a benchmark's argument parser."""
     parser.add_argument("--write", action="store_true",

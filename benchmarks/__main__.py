@@ -11,13 +11,15 @@ import runpy
 import sys
 import time
 
+from benchmarks import summary
+
 #: Every benchmark module, in the order ``make bench`` runs them (cheap ones first).
 BENCHMARKS = ["planning", "policy", "trainer", "toolchain", "engine", "sandbox", "trainjob"]
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the selected benchmarks with ``--write`` passed on when given; return 0, or 1 if any failed."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=summary(__doc__))
     parser.add_argument("--write", action="store_true", help="let every benchmark rewrite its results file")
     parser.add_argument("--only", nargs="+", choices=BENCHMARKS, default=BENCHMARKS, metavar="NAME",
                         help=f"run only these ({', '.join(BENCHMARKS)})")

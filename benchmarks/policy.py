@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from benchmarks import add_write_flag, load_average, save, utc_now
+from benchmarks import add_write_flag, load_average, save, summary, utc_now
 from deploy import engine
 from deploy.scratch import Project
 
@@ -83,7 +83,7 @@ def measure(runs: int, targets: list[str]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the previews, print the figures; with ``--write`` record them. Returns 0."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.policy", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.policy", description=summary(__doc__))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tenants", type=int, nargs="*", default=[500],
                         help="also preview a symmetric cohort of this many tenants (default 500; none: dev only)")

@@ -40,6 +40,7 @@ from kubernetes import client as k8s
 from kubernetes import config as kconfig
 from kubernetes import watch
 
+from benchmarks import summary
 from deploy import engine
 from deploy.scratch import Project
 from sandbox.cluster import Sandbox, stack_file
@@ -335,7 +336,7 @@ def scratch_dirs() -> Iterator[tuple[Path, Path]]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the measurements, print them, and with ``--write`` rewrite :data:`RESULTS`; return 0."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.sandbox", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.sandbox", description=summary(__doc__))
     parser.add_argument("--round-trips", type=int, default=25)
     parser.add_argument("--starts", type=int, default=1, help="cold+warm start pairs (medians reported)")
     parser.add_argument("--part", choices=("all", "start", "latency"), default="all")

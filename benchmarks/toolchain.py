@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import toolchain
-from benchmarks import add_write_flag, load_average, save, utc_now
+from benchmarks import add_write_flag, load_average, save, summary, utc_now
 from toolchain import archives, build, versions
 
 
@@ -115,7 +115,7 @@ def measure_build(name: str, spec: versions.Versions, scratch: Path) -> dict[str
 def main(argv: list[str] | None = None) -> int:
     """Print (and with --write record) both paths' seconds per entry and their ratio. Exit 0."""
     spec = versions.load()
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.toolchain", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.toolchain", description=summary(__doc__))
     parser.add_argument("--archives", nargs="+", choices=sorted(spec.archives), default=sorted(spec.archives))
     parser.add_argument("--build", nargs="*", choices=sorted(spec.archives), default=["etcd"],
                         help="entries also built cold from their Go module in this run (default: etcd)")

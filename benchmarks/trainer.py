@@ -37,6 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import summary
 from trainer import checkpoints
 from trainer.local.process import TrainerProcess, kill_all, start_nodes, trainer_env
 
@@ -265,7 +266,7 @@ def measure_distributed(preemptions: int, seed: int, nodes: int = 2) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: run, print a summary, write benchmarks/results/trainer.json. Returns 0."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.trainer", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.trainer", description=summary(__doc__))
     parser.add_argument("--preemptions", type=int, default=5)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--distributed-preemptions", type=int, default=3)

@@ -27,7 +27,7 @@ from typing import Callable
 from kubernetes import client as k8s
 from kubernetes import config as kconfig
 
-from benchmarks import add_write_flag, save
+from benchmarks import add_write_flag, save, summary
 from benchmarks.sandbox import SLICE, _percentile, apply_dev_stack, machine, scratch_dirs
 from components.training import render_trainjob
 from components.validation import load_stack_file
@@ -127,7 +127,7 @@ def measure(root: Path, work: Path, round_trips: int) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """Start a sandbox, measure, stop it, print the figures (``--write``: record them in :data:`RESULTS`); return 0."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.trainjob", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.trainjob", description=summary(__doc__))
     parser.add_argument("--round-trips", type=int, default=10)
     add_write_flag(parser)
     args = parser.parse_args(argv)

@@ -121,3 +121,21 @@ def test_grpc_breakdown_sums_completed_calls_per_method(tmp_path_factory, calls)
     assert {m: v["calls"] for m, v in found.items()} == {m: n for m, (n, _) in expected.items()}
     assert all(abs(found[m]["s"] - round(t, 2)) < 0.011 for m, (_, t) in expected.items())
     assert [v["s"] for v in found.values()] == sorted((v["s"] for v in found.values()), reverse=True)
+
+
+@pytest.mark.parametrize("name", ["toolchain", "policy", "planning", "trainjob"])
+def test_help_describes_the_benchmark_in_whole_sentences(name, capsys):
+    """`python -m benchmarks.<name> --help` shows the docstring's whole first paragraph: its first line alone stopped
+    mid-sentence ("an official release archive against a")."""
+    module = __import__(f"benchmarks.{name}", fromlist=["main"])
+    with pytest.raises(SystemExit) as done:
+        module.main(["--help"])
+    assert done.value.code == 0
+    description = " ".join(capsys.readouterr().out.split("\n\n")[1].split())
+    assert description == benchmarks.summary(module.__doc__)
+    assert description.endswith((".", ")")), description
+
+
+def test_summary_is_the_first_paragraph_on_one_line():
+    assert benchmarks.summary("One line\nand its end.\n\nMore.") == "One line and its end."
+    assert benchmarks.summary(None) == ""
