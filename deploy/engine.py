@@ -12,9 +12,12 @@ Policy packs (``--policy-pack policy``) start through the engine's legacy ``pulu
 
 from __future__ import annotations
 
+import atexit
 import os
 import runpy
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -68,6 +71,25 @@ def pulumi_command() -> auto.PulumiCommand:
     return auto.PulumiCommand(root=str(exe.parent))
 
 
+_PRIVATE_TMP: Path | None = None
+
+
+def private_tmpdir() -> Path:
+    """Return this process's private temporary directory for the engine (created 0700 on first use, removed when the
+    process exits): ``$TMPDIR`` of the CLI and so of its plugins.
+
+    The kubernetes provider (4.25.0, ``pkg/provider/util.go`` ``writeKubeconfigToFile``) writes a copy of an explicit
+    kubeconfig, credentials included, to ``os.CreateTemp("", "kubeconfig")`` at every Configure and never deletes it:
+    every sandbox and kubeconfig run left one in the shared ``/tmp``. Under this directory the copies are readable by
+    this user only and go with the process (a process killed with SIGKILL leaves its directory behind, 0700).
+    """
+    global _PRIVATE_TMP
+    if _PRIVATE_TMP is None or not _PRIVATE_TMP.is_dir():
+        _PRIVATE_TMP = Path(tempfile.mkdtemp(prefix=f"kueue-cohorts-engine-{os.getpid()}-"))
+        atexit.register(shutil.rmtree, _PRIVATE_TMP, ignore_errors=True)
+    return _PRIVATE_TMP
+
+
 def open_stack(
     name: str,
     *,
@@ -85,6 +107,8 @@ def open_stack(
     - ``backend``: backend URL (default: settings.backend_url(), i.e. PULUMI_BACKEND_URL or the file backend).
     - ``extra_env``: more variables for the CLI and the program (e.g. KUBECONFIG).
     - ``create``: create the stack in the backend if missing (else select only; StackNotFoundError if absent).
+    - The CLI and its plugins get ``TMPDIR`` = :func:`private_tmpdir` (the provider's kubeconfig copies stay private
+      and are removed at exit).
 
     The stack is created with the secrets provider of settings.secrets_provider(). Raises
     toolchain.ToolchainError if the CLI or provider plugin is missing (run ``python -m toolchain ensure``).
@@ -92,6 +116,7 @@ def open_stack(
     project = work_dir or repo_root()
     env = settings.engine_env(backend=backend)
     env.update(checkpoint_env(env["PULUMI_BACKEND_URL"]))
+    env["TMPDIR"] = str(private_tmpdir())
     env.update(extra_env or {})
     workspace = auto.LocalWorkspace(
         work_dir=str(project),

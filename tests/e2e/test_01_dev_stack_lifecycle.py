@@ -2,8 +2,12 @@
 no Kueue object behind. The provider talks to the API server with the stack's client rate limit (issue 15)."""
 
 import json
+import tempfile
+from pathlib import Path
 
 from e2e_support import REPO
+
+from deploy import engine
 
 KINDS = ("clusterqueues", "resourceflavors", "workloadpriorityclasses", "cohorts")
 
@@ -20,7 +24,13 @@ def test_fresh_sandbox_takes_the_dev_stack_in_one_up_and_destroy_removes_it(sand
     assert not any(_kueue_names(cluster).values()), "the sandbox must start without Kueue objects"
     project.add_stack("lifecycle", REPO / "stacks" / "Pulumi.dev.yaml")
 
+    shared_tmp = Path(tempfile.gettempdir())
+    before = set(shared_tmp.glob("kubeconfig*"))
     first = project.run("lifecycle", "up")
+    # The provider's copy of the kubeconfig (credentials) goes to the engine's private TMPDIR, never the shared one.
+    assert set(shared_tmp.glob("kubeconfig*")) - before == set()
+    assert list(engine.private_tmpdir().glob("kubeconfig*")), "the provider wrote its copy somewhere else"
+    assert engine.private_tmpdir().stat().st_mode & 0o777 == 0o700
     assert first.summary.result == "succeeded"
     assert first.summary.resource_changes.get("create", 0) > 0
     names = _kueue_names(cluster)
