@@ -16,6 +16,7 @@ unless every member is found: they are extracted into a staging directory first 
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import http.client
 import json
@@ -65,6 +66,30 @@ def source_url(archive: Archive) -> str:
     set, else the archive's upstream ``url``."""
     mirror = os.environ.get(MIRROR_ENV, "").strip()
     return f"{mirror.rstrip('/')}/{archive.file_name}" if mirror else archive.url
+
+
+def redact(url: str) -> str:
+    """Return ``url`` for messages and build.json: a ``user:password@`` in it becomes ``***@`` (an unparsable URL
+    that holds an ``@`` becomes ``<unparsable URL>``); any other URL is returned unchanged."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return "<unparsable URL>" if "@" in url else url
+    if "@" not in parts.netloc:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
+
+
+def _credentials(url: str) -> tuple[str, str | None]:
+    """Split the ``user:password@`` of a parsable ``url`` off; return (the URL without it, the value of a Basic
+    ``Authorization`` header, RFC 7617, or None when the URL carries no credentials)."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, host = parts.netloc.rsplit("@", 1)
+    user, _, password = userinfo.partition(":")
+    pair = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}"
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)), "Basic " + base64.b64encode(pair.encode()).decode()
 
 
 def _say(entry: Entry, text: str) -> None:
@@ -161,16 +186,21 @@ def download(url: str, dest: Path, *, max_bytes: int = MAX_BYTES, deadline_s: fl
     ``max_bytes`` bytes, or when the whole download (connect, TLS, headers, body; not name resolution) takes longer
     than ``deadline_s`` seconds; ``dest`` is then removed.
     """
+    shown = redact(url)
     try:
         scheme = urllib.parse.urlsplit(url).scheme
     except ValueError as exc:  # a malformed authority, e.g. "http://[::1" or "http://[zz]/"
-        raise Refused(f"{url!r} is not a valid URL ({exc})") from None
+        raise Refused(f"{shown!r} is not a valid URL ({exc})") from None
     if scheme not in ("http", "https"):
-        raise Refused(f"{url!r} is not an http(s) URL")
+        raise Refused(f"{shown!r} is not an http(s) URL")
     start = last = time.monotonic()
     digest = hashlib.sha256()
     done = 0
-    request = urllib.request.Request(url, headers={"User-Agent": "kueue-cohorts-toolchain"})
+    plain, authorization = _credentials(url)
+    request = urllib.request.Request(plain, headers={"User-Agent": "kueue-cohorts-toolchain"})
+    if authorization is not None:  # not sent on to a redirect's target (a storage host of another origin)
+        request.add_unredirected_header("Authorization", authorization)
+    url = shown  # every message below names the URL without its credentials
     too_slow = Refused(f"{url} took longer than {deadline_s:.0f} s")
     with _Watchdog(deadline_s) as watchdog:
         try:
@@ -275,11 +305,11 @@ def install(entry: Entry, archive: Archive | None) -> bool:
     start = time.monotonic()
     try:  # the work directory goes whatever happens, a KeyboardInterrupt included
         try:
-            _say(entry, f"fetching {url}")
+            _say(entry, f"fetching {redact(url)}")
             got = download(url, work / archive.file_name, label=archive.file_name)
             fetched = time.monotonic() - start
             if got != archive.sha256:
-                raise Refused(f"{url} has SHA-256 {got}, versions.toml pins {archive.sha256}; not used")
+                raise Refused(f"{redact(url)} has SHA-256 {got}, versions.toml pins {archive.sha256}; not used")
             staging = work / "staging"
             staging.mkdir()
             staged = extract(work / archive.file_name, archive.members, staging)
@@ -307,8 +337,8 @@ def _place(entry: Entry, archive: Archive, url: str, staged: dict[str, Path], se
             os.replace(file, dest / output)
             placed.append(dest / output)
             (dest / "build.json").write_text(json.dumps({
-                "entry": entry.name, "output": output, "version": entry.version, "source": "archive", "url": url,
-                "sha256": archive.sha256, "member": archive.members[output], "seconds": seconds,
+                "entry": entry.name, "output": output, "version": entry.version, "source": "archive",
+                "url": redact(url), "sha256": archive.sha256, "member": archive.members[output], "seconds": seconds,
                 "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             }, indent=2) + "\n")
     except OSError as exc:

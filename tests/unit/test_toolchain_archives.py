@@ -5,6 +5,7 @@ pinned name and a regular file; any other archive, an unreachable host or no pin
 from __future__ import annotations
 
 import _thread
+import base64
 import contextlib
 import hashlib
 import http.server
@@ -17,6 +18,7 @@ import subprocess
 import tarfile
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -41,6 +43,9 @@ class _Mirror:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.requests: list[str] = []
+        self.authorizations: list[str | None] = []
+        self.require: str | None = None  # an Authorization value; 401 without it
+        self.redirect_to: str | None = None  # a base URL every request is sent on to (302)
         mirror = self
 
         class Handler(http.server.SimpleHTTPRequestHandler):
@@ -49,6 +54,15 @@ class _Mirror:
 
             def do_GET(self):  # noqa: N802 (http.server's name)
                 mirror.requests.append(self.path)
+                mirror.authorizations.append(self.headers.get("Authorization"))
+                if mirror.require is not None and self.headers.get("Authorization") != mirror.require:
+                    self.send_error(401, "Unauthorized")
+                    return
+                if mirror.redirect_to is not None:
+                    self.send_response(302)
+                    self.send_header("Location", mirror.redirect_to + self.path)
+                    self.end_headers()
+                    return
                 super().do_GET()
 
             def log_message(self, *args):
@@ -531,3 +545,57 @@ def test_https_goes_through_the_watched_opener_and_verifies(mirror, tmp_path):
     with pytest.raises(archives.Refused, match=r"could not be read \(.*SSL"):
         archives.download(f"{mirror.url.replace('http', 'https')}/x", tmp_path / "x", deadline_s=10)
     assert not (tmp_path / "x").exists()
+
+
+_SECRET_TEXT = st.text(st.characters(min_codepoint=33, max_codepoint=0x2FF), min_size=6, max_size=16)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(user=_SECRET_TEXT, password=_SECRET_TEXT)
+def test_a_mirror_with_credentials_gets_them_as_basic_auth_and_they_are_never_shown(mirror, monkeypatch, capsys,
+                                                                                   user, password):
+    """A team mirror behind a login (``https://user:password@host/path``, percent-encoded): the server receives
+    exactly that pair as Basic authorization, the URL goes without it, and neither the password nor its encoding
+    is printed or written to build.json (``***@`` instead)."""
+    shutil.rmtree(paths.cache_root() / "bin", ignore_errors=True)
+    capsys.readouterr()
+    sha, _ = _official(mirror)
+    pair = f"{user}:{password}"
+    mirror.require = "Basic " + base64.b64encode(pair.encode()).decode()
+    quoted = urllib.parse.quote(password, safe="")
+    host = mirror.url.split("//", 1)[1]
+    monkeypatch.setenv(archives.MIRROR_ENV, f"http://{urllib.parse.quote(user, safe='')}:{quoted}@{host}/")
+    assert archives.install(ENTRY, _archive(sha)) is True
+    assert mirror.authorizations[-1] == mirror.require and mirror.requests[-1] == f"/{FILE}"
+    record = (paths.bin_dir("kubectl", ENTRY.version) / "build.json").read_text()
+    shown = capsys.readouterr().out + record
+    assert password not in shown and quoted not in shown
+    assert f"http://***@{host}/{FILE}" in shown
+
+
+def test_wrong_credentials_fall_back_without_showing_them(mirror, monkeypatch, capsys):
+    sha, _ = _official(mirror)
+    mirror.require = "Basic " + base64.b64encode(b"bot:right-one").decode()
+    host = mirror.url.split("//", 1)[1]
+    monkeypatch.setenv(archives.MIRROR_ENV, f"http://bot:wrong-one@{host}")
+    assert archives.install(ENTRY, _archive(sha)) is False
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == (f"[toolchain] kubernetes 0.0.1-test: http://***@{host}/{FILE} could not be read "
+                         "(HTTP 401 Unauthorized): building from its Go module")
+    assert not any("wrong-one" in line for line in lines)
+
+
+def test_credentials_are_not_sent_on_to_a_redirect_target(mirror, monkeypatch, tmp_path):
+    """The mirror answers with a redirect to another origin (a storage host): that host gets no Authorization."""
+    sha, _ = _official(mirror)
+    front = _Mirror(tmp_path / "front-empty")
+    try:
+        front.require = "Basic " + base64.b64encode(b"bot:pw-123456").decode()
+        front.redirect_to = mirror.url
+        host = front.url.split("//", 1)[1]
+        monkeypatch.setenv(archives.MIRROR_ENV, f"http://bot:pw-123456@{host}")
+        assert archives.install(ENTRY, _archive(sha)) is True
+        assert front.authorizations == [front.require]
+        assert mirror.authorizations == [None] and mirror.requests == [f"/{FILE}"]
+    finally:
+        front.close()
