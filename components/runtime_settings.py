@@ -44,10 +44,27 @@ def _no_boolean(kind: str, message: str) -> BeforeValidator:
     return BeforeValidator(refuse)
 
 
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def _int32(value: Optional[int]) -> Optional[int]:
+    """An after-validator: every int setting lands in an int32 field of a Kubernetes or Kueue object or of the
+    provider's configuration (replicas, numNodes, backoff counts and seconds, priorities), so a value outside
+    [-2^31, 2^31 - 1] is refused at its key (before it passed the check and failed inside the engine or the API
+    server). Returns ``value`` (None unchanged); raises PydanticCustomError with pydantic's bound error types."""
+    if value is not None and value > INT32_MAX:
+        raise PydanticCustomError("less_than_equal", "Input should be less than or equal to {le}", {"le": INT32_MAX})
+    if value is not None and value < INT32_MIN:
+        raise PydanticCustomError("greater_than_equal", "Input should be greater than or equal to {ge}",
+                                  {"ge": INT32_MIN})
+    return value
+
+
 _NOT_AN_INT = _no_boolean("int_type", "Input should be a valid integer, not a boolean")
-WholeNumber = Annotated[int, _NOT_AN_INT]
-"""An int setting: a whole number (also written as a string such as "4" or as 4.0), never true or false."""
-OptionalWholeNumber = Annotated[Optional[int], _NOT_AN_INT]
+WholeNumber = Annotated[int, _NOT_AN_INT, AfterValidator(_int32)]
+"""An int setting: a whole number (also written as a string such as "4" or as 4.0) in int32 range, never true or
+false."""
+OptionalWholeNumber = Annotated[Optional[int], _NOT_AN_INT, AfterValidator(_int32)]
 """An optional int setting (null or omitted, else a WholeNumber). Not Optional[WholeNumber]: pydantic cannot put a
 Field's bounds on a union member that carries a validator (the JSON Schema then shows them as unknown keywords)."""
 Number = Annotated[float, _no_boolean("float_type", "Input should be a valid number, not a boolean")]

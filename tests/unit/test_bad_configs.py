@@ -576,3 +576,25 @@ def test_a_boolean_is_no_number():
     raw = _dev()
     _set("cluster|kubeClientSettings", {"qps": "100", "burst": 200.0})(raw)
     assert load_settings(raw).cluster.kube_client_settings.qps == 100
+
+
+@settings(max_examples=30, deadline=None)
+@given(value=st.one_of(st.integers(min_value=2**31, max_value=2**80),
+                       st.integers(min_value=-(2**80), max_value=-(2**31) - 1)),
+       path=st.sampled_from([("nodePools", 0, "count"),
+                             ("kueue", "waitForPodsReady", "requeuingStrategy", "backoffLimitCount")]))
+def test_an_int_setting_outside_int32_is_refused_at_its_key(value, path):
+    """Every int setting lands in an int32 API field: beyond it, one problem at its key (not an engine error)."""
+    raw = stack_raw("dev")
+    if path[0] == "kueue":
+        raw["kueue"] = {"waitForPodsReady": {"timeout": "5m", "requeuingStrategy": {}}}
+    node = raw
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = value
+    with pytest.raises(SettingsError) as caught:
+        load_settings(raw)
+    key = "kueue-cohorts:" + ".".join(str(p) for p in path).replace(".0.", "[0].")
+    fixes = {p.fix for p in caught.value.problems if p.key == key}
+    assert fixes == {"lower the value" if value > 0 else "raise the value"}, [
+        (p.key, p.fix) for p in caught.value.problems]
