@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import toolchain
 from benchmarks import add_write_flag, load_average, save, summary, utc_now
@@ -57,21 +58,6 @@ def _served(root: Path) -> Iterator[str]:
         proc.wait()
 
 
-@contextlib.contextmanager
-def _environment(**values: str) -> Iterator[None]:
-    """Set environment variables for the block, restoring the previous values after it."""
-    saved = {key: os.environ.get(key) for key in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
 def _pack(archive: versions.Archive, into: Path) -> tuple[str, int, int]:
     """Write ``archive``'s file under ``into`` from the toolchain's own executables at the pinned member paths;
     return (SHA-256, archive bytes, executable bytes)."""
@@ -90,8 +76,8 @@ def measure_archive(name: str, spec: versions.Versions, scratch: Path) -> dict[s
     served = scratch / "served"
     served.mkdir(exist_ok=True)
     sha, size, raw = _pack(spec.archives[name], served)
-    with _served(served) as url, _environment(KUEUE_COHORTS_CACHE=str(scratch / f"cache-{name}"),
-                                              **{archives.MIRROR_ENV: url}):
+    with _served(served) as url, mock.patch.dict(os.environ, {"KUEUE_COHORTS_CACHE": str(scratch / f"cache-{name}"),
+                                                             archives.MIRROR_ENV: url}):
         load_before = load_average()
         start = time.monotonic()
         if not archives.install(spec.entries[name], replace(spec.archives[name], sha256=sha)):
@@ -103,7 +89,8 @@ def measure_archive(name: str, spec: versions.Versions, scratch: Path) -> dict[s
 
 def measure_build(name: str, spec: versions.Versions, scratch: Path) -> dict[str, Any]:
     """Build entry ``name`` from its Go module into an empty cache with an empty Go build cache."""
-    with _environment(KUEUE_COHORTS_CACHE=str(scratch / f"build-{name}"), GOCACHE=str(scratch / f"gocache-{name}")):
+    with mock.patch.dict(os.environ, {"KUEUE_COHORTS_CACHE": str(scratch / f"build-{name}"),
+                                         "GOCACHE": str(scratch / f"gocache-{name}")}):
         load_before = load_average()
         start = time.monotonic()
         steps = build.build(spec.entries[name])
