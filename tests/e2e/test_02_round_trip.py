@@ -47,6 +47,8 @@ def test_inference_reclaims_its_quota_from_borrowing_training_and_training_comes
     back = wait_for(lambda: (w := cluster.workload_of(training)) and admitted_in(w) == "c12-training-cq" and w,
                     120, "the training Workload to be admitted again")
     assert back["metadata"]["uid"] == preempted["metadata"]["uid"], "same Workload, same Job"
-    job = cluster.read_job(training)
+    # Kueue admits the Workload first and unsuspends its Job in the next reconcile: wait for that, not one read.
+    job = wait_for(lambda: (j := cluster.read_job(training)) and j.spec.suspend is False and j, 30,
+                   "the re-admitted training Job to be unsuspended")
     assert (job.metadata.uid, job.spec.suspend) == (training.metadata.uid, False)
     wait_for(lambda: _running_pods(cluster, training), 60, "the training Pod to run again")
