@@ -13,6 +13,7 @@ stack; resource rules one object at a time. `options` is the rule's own section 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from . import memo
@@ -40,6 +41,40 @@ ResourceCheck = Callable[[KubeObject, Mapping[str, Any]], list[Violation]]
 StackCheck = Callable[[Sequence[KubeObject], Mapping[str, Any]], list[Violation]]
 
 
+class Promise(str, Enum):
+    """The promise a rule keeps; each is one section of policy/README.md, in this order.
+
+    A promise is judged over the whole stack (or plan, or live cluster), not object by object. `WELL_FORMED` holds
+    the rules that keep the book able to judge at all (API versions, quantities, patches, Helm releases) and keep the
+    stack out of namespaces it does not own.
+    """
+
+    GPUS_EXIST = "gpus-exist"
+    """1. Inference's GPUs physically exist: quota against the capacity of the nodes each ResourceFlavor selects."""
+    KUEUE_COUNTS = "kueue-counts-every-pod"
+    """2. Kueue counts every inference and training pod: manager Configuration, namespaces, resources."""
+    RECLAIM = "inference-can-reclaim"
+    """3. Inference can always take its quota back: reclaim, priorities, borrowing, every serving kind's updates."""
+    TRAINING_SURVIVES = "training-survives-preemption"
+    """4. Preempted training loses at most one save interval: signals, grace, checkpoint volume, runtime."""
+    WELL_FORMED = "well-formed"
+    """The book can judge the stack, and the stack stays in its own namespaces."""
+
+    @property
+    def title(self) -> str:
+        """The heading of this promise's section in policy/README.md."""
+        return PROMISE_TITLES[self]
+
+
+PROMISE_TITLES: dict[Promise, str] = {
+    Promise.GPUS_EXIST: "Promise 1: inference's GPUs physically exist",
+    Promise.KUEUE_COUNTS: "Promise 2: Kueue counts every inference and training pod",
+    Promise.RECLAIM: "Promise 3: inference can always take its quota back",
+    Promise.TRAINING_SURVIVES: "Promise 4: preempted training loses at most one save interval",
+    Promise.WELL_FORMED: "Well-formed stacks: what the book needs to judge at all",
+}
+
+
 @dataclass(frozen=True)
 class Rule:
     """One rule of the book.
@@ -47,7 +82,8 @@ class Rule:
     name: the policy name (lower-case, unique; the key of its options in the pack config). description: one
     sentence. mandatory: the default enforcement level (the pack config may lower it; the settings check treats
     mandatory rules as errors and advisory ones as warnings). stack: True when `check` takes every object of the
-    stack, False when it takes one object. check: `(objects or object, options) -> violations`.
+    stack, False when it takes one object. check: `(objects or object, options) -> violations`. promise: the promise
+    it keeps (its section of policy/README.md).
     """
 
     name: str
@@ -55,6 +91,7 @@ class Rule:
     mandatory: bool
     stack: bool
     check: Callable[..., list[Violation]]
+    promise: Promise
 
 
 _ROLES_MEMO: list[tuple[Sequence[KubeObject], dict[tuple[Any, ...], Roles]]] = []
@@ -105,80 +142,102 @@ def _protected(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> lis
 RULES: tuple[Rule, ...] = (
     Rule("inference-borrowing-limit-zero",
          "Inference ClusterQueues set borrowingLimit 0 for every resource of every flavor.", True, True,
-         _per_queue(check_inference_borrowing_limit_zero)),
+         _per_queue(check_inference_borrowing_limit_zero),
+         promise=Promise.RECLAIM),
     Rule("inference-reclaim-any", "Inference ClusterQueues set preemption.reclaimWithinCohort to Any.", True, True,
-         _per_queue(check_inference_reclaim_any)),
+         _per_queue(check_inference_reclaim_any),
+         promise=Promise.RECLAIM),
     Rule("cohort-nominal-within-capacity",
          "The nominalQuota of a cohort stays within the physical capacity of the cluster.", True, True,
          lambda objs, o: check_cohort_nominal_within_capacity(
              objs, option("cohort-nominal-within-capacity", o, "capacity"),
-             option("cohort-nominal-within-capacity", o, "flavorCapacity"))),
+             option("cohort-nominal-within-capacity", o, "flavorCapacity")),
+         promise=Promise.GPUS_EXIST),
     Rule("inference-namespace-selector",
          "Inference ClusterQueues select their tenant namespaces (no missing or empty namespaceSelector).", True, True,
-         _per_queue(lambda obj, names: check_namespace_selector(obj, True, names))),
+         _per_queue(lambda obj, names: check_namespace_selector(obj, True, names)),
+         promise=Promise.KUEUE_COUNTS),
     Rule("cluster-queue-namespace-selector",
          "ClusterQueues select their tenant namespaces (no missing or empty namespaceSelector).", False, True,
-         _per_queue(lambda obj, names: check_namespace_selector(obj, False, names))),
+         _per_queue(lambda obj, names: check_namespace_selector(obj, False, names)),
+         promise=Promise.KUEUE_COUNTS),
     Rule("workload-priority-class",
          "Queued workloads name a WorkloadPriorityClass, and inference ranks above training.", True, True,
          lambda objs, o: check_workload_priority_class(
              objs, sorted(inference_queue_names(objs, o)), option("workload-priority-class", o, "priorityClasses"),
              option("workload-priority-class", o, "inferencePriorityClasses"),
-             option("workload-priority-class", o, "trainingPriorityClasses"))),
+             option("workload-priority-class", o, "trainingPriorityClasses")),
+         promise=Promise.RECLAIM),
     Rule("cluster-queue-covers-pod-resources",
          "Every ClusterQueue covers cpu and memory, or Kueue's Configuration excludes them.", True, True,
          lambda objs, o: check_cluster_queue_covers_pod_resources(
-             objs, option("cluster-queue-covers-pod-resources", o, "excludeResourcePrefixes"))),
+             objs, option("cluster-queue-covers-pod-resources", o, "excludeResourcePrefixes")),
+         promise=Promise.KUEUE_COUNTS),
     Rule("inference-fits-nominal", "An InferenceService replica fits in the nominalQuota of its ClusterQueue.", True,
-         True, lambda objs, o: check_inference_fits_nominal(objs)),
+         True, lambda objs, o: check_inference_fits_nominal(objs),
+         promise=Promise.RECLAIM),
     Rule("inference-rollout-fits-nominal",
          "An inference workload's steady state and every rolling update (replicas plus maxSurge) fit the "
          "nominalQuota of its ClusterQueue, so an update never deadlocks on its own quota.", True, True,
          lambda objs, o: check_inference_rollout_fits_nominal(
-             objs, inference_queue_names(objs, o))),
+             objs, inference_queue_names(objs, o)),
+         promise=Promise.RECLAIM),
     Rule("inference-peak-fits-nominal",
          "An InferenceService's maxReplicas fit the nominalQuota of its ClusterQueue (replicas beyond it stay "
          "pending).", False, True,
          lambda objs, o: check_inference_peak_fits_nominal(
-             objs, inference_queue_names(objs, o))),
+             objs, inference_queue_names(objs, o)),
+         promise=Promise.RECLAIM),
     Rule("checkpoint-safe-runtime",
          "Training runtimes checkpoint to a ReadWriteMany claim, get enough grace time and start the trainer in exec "
          "form.", True, True,
          lambda objs, o: check_checkpoint_safe_runtime(
              objs, option("checkpoint-safe-runtime", o, "minTerminationGracePeriodSeconds"),
-             option("checkpoint-safe-runtime", o, "exemptRuntimes"))),
+             option("checkpoint-safe-runtime", o, "exemptRuntimes")),
+         promise=Promise.TRAINING_SURVIVES),
     Rule("training-runtime-fits-queue",
          "numNodes x a training runtime's per-node requests fit what its ClusterQueue can ever use.", True, True,
-         lambda objs, o: check_training_runtime_fits_queue(objs)),
+         lambda objs, o: check_training_runtime_fits_queue(objs),
+         promise=Promise.TRAINING_SURVIVES),
     Rule("kueue-manager-config",
          "The Kueue manager Configuration limits manageJobsWithoutQueueName and sets a waitForPodsReady timeout.",
          True, False, lambda obj, o: check_kueue_manager_config(obj, option("kueue-manager-config", o,
-                                                                             "kueueNamespace"))),
+                                                                             "kueueNamespace")),
+         promise=Promise.KUEUE_COUNTS),
     Rule("kueue-api-version", "Kueue objects use kueue.x-k8s.io/v1beta2 and its field names.", True, False,
-         lambda obj, o: check_kueue_api_version(obj)),
+         lambda obj, o: check_kueue_api_version(obj),
+         promise=Promise.WELL_FORMED),
     Rule("single-layout-per-cohort",
          "A cohort uses one layout: asymmetric owner/borrower or symmetric floor-and-borrow.", True, True,
-         lambda objs, o: check_single_layout_per_cohort(objs)),
+         lambda objs, o: check_single_layout_per_cohort(objs),
+         promise=Promise.RECLAIM),
     Rule("cluster-queue-role",
-         "A ClusterQueue that shares a cohort with an inference queue has a decided role.", True, True, _undecided),
+         "A ClusterQueue that shares a cohort with an inference queue has a decided role.", True, True, _undecided,
+         promise=Promise.RECLAIM),
     Rule("protected-namespaces",
          "System namespaces (Kubernetes, Kueue, JobSet, Trainer, KServe) never become tenant namespaces.", True, True,
-         _protected),
+         _protected,
+         promise=Promise.WELL_FORMED),
     Rule("cluster-queue-selector-overlap",
          "No two ClusterQueues can select the same namespace.", True, True,
-         lambda objs, o: check_selector_overlap(objs, "cluster-queue-selector-overlap")),
+         lambda objs, o: check_selector_overlap(objs, "cluster-queue-selector-overlap"),
+         promise=Promise.KUEUE_COUNTS),
     Rule("cluster-queue-pinned-selector",
          "A ClusterQueue's namespaceSelector pins kubernetes.io/metadata.name, so a copied label selects nothing.",
-         True, False, lambda obj, o: check_pinned_selector(obj, "cluster-queue-pinned-selector")),
+         True, False, lambda obj, o: check_pinned_selector(obj, "cluster-queue-pinned-selector"),
+         promise=Promise.KUEUE_COUNTS),
     Rule("quantities",
          "Every quantity is a Kubernetes quantity, never negative, and whole for extended resources (GPUs).", True,
-         False, lambda obj, o: check_quantities(obj, "quantities")),
+         False, lambda obj, o: check_quantities(obj, "quantities"),
+         promise=Promise.WELL_FORMED),
     Rule("judgeable-patches",
          "Every patch can be judged as the object it produces (kind, apiVersion and name known).", True, True,
-         lambda objs, o: check_patches(objs, "judgeable-patches")),
+         lambda objs, o: check_patches(objs, "judgeable-patches"),
+         promise=Promise.WELL_FORMED),
     Rule("no-helm-release",
          "No Helm v3 Release, whose objects the pack cannot see: use kubernetes:helm.sh/v4:Chart.", True, False,
-         lambda obj, o: check_helm_release(obj, "no-helm-release")),
+         lambda obj, o: check_helm_release(obj, "no-helm-release"),
+         promise=Promise.WELL_FORMED),
 )
 """Every rule, in README order."""
 

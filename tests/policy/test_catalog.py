@@ -22,6 +22,7 @@ from pulumi_policy import (
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 from pulumi_policy.proxy import unknown_checking_proxy
 
+from policy.rules.book import RULES, Promise
 from policy.rules.catalog import PACK_NAME, build_policies
 from policy.rules.config import SCHEMAS, option
 from tests.policy.fixtures import DEV_CAPACITY, UNKNOWN, compliant, type_token, urn
@@ -72,6 +73,16 @@ def test_readme_lists_every_policy_with_a_failing_and_a_passing_example():
     for name in _policies():
         section = readme.split(f"### `{name}`")[1].split("### ")[0]
         assert "Fails:" in section and "Passes:" in section, name
+
+
+def test_readme_sections_follow_the_promises_in_book_order():
+    """Each rule is documented under its promise's heading, and the promises come in `Promise` order."""
+    readme = (REPO / "policy" / "README.md").read_text()
+    positions = [readme.index(f"\n## {promise.title}\n") for promise in Promise]
+    assert positions == sorted(positions)
+    for rule in RULES:
+        section = readme.split(f"\n## {rule.promise.title}\n")[1].split("\n## ")[0]
+        assert f"### `{rule.name}`" in section, (rule.name, rule.promise)
 
 
 def test_options_default_and_read_back_protobuf_numbers():
