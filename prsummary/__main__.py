@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 import toolchain
+from kueue_cohorts.pipes import run_main
 from prsummary import document, gitbase, quotas, stackfile
 from prsummary.events import PreviewReport
 from prsummary.preview import AGAINST, preview_against_base, preview_against_state
@@ -72,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
             args.out.write_text(text)
         else:
             sys.stdout.write(text)
+    except BrokenPipeError:
+        raise  # the reader went away: the entry point ends quietly (kueue_cohorts.pipes)
     except (gitbase.GitError, OSError, toolchain.ToolchainError) as exc:
         print(f"prsummary: {exc}", file=sys.stderr)
         return 2
@@ -93,4 +96,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))
