@@ -89,8 +89,8 @@ CASES = [
     ("duplicate-cluster-queue", _dev, _set("inferenceTraining|training|clusterQueue", "c12-inference-cq"),
      f"{IT}.training.clusterQueue", "the ClusterQueue name 'c12-inference-cq' is already used"),
     ("typo-key", _dev, _set("inferenceTraining|training|borowingLimit", {"cpu": "1"}),
-     f"{IT}.training.borowingLimit", "Extra inputs are not permitted"),
-    ("typo-top-level-key", _dev, _set("inferenceTrainig", {}), "kueue-cohorts:inferenceTrainig", "Extra inputs"),
+     f"{IT}.training.borowingLimit", "unknown key (a typo?)"),
+    ("typo-top-level-key", _dev, _set("inferenceTrainig", {}), "kueue-cohorts:inferenceTrainig", "unknown key"),
     ("enum-wrong-case", _dev, _set("inferenceTraining|training|preemption|withinClusterQueue", "lowerPriority"),
      f"{IT}.training.preemption.withinClusterQueue", "'LowerPriority'"),
     ("borrow-within-cohort-needs-reclaim", _pool, _set("sharedPool|preemption",
@@ -274,11 +274,11 @@ EXPECTED = {
     ],
     'typo-key': [
         ('kueue-cohorts:inferenceTraining.training.borowingLimit',
-         'remove the key or correct its spelling'),
+         "did you mean 'borrowingLimit'? Rename the key"),
     ],
     'typo-top-level-key': [
         ('kueue-cohorts:inferenceTrainig',
-         'remove the key or correct its spelling'),
+         "did you mean 'inferenceTraining'? Rename the key"),
     ],
     'enum-wrong-case': [
         ('kueue-cohorts:inferenceTraining.training.preemption.withinClusterQueue',
