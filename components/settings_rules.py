@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from components import quantity
 from components.errors import Problem
-from components.plans import shared_pool_totals
+from components.plans import common_labels, shared_pool_totals
 from components.runtime_settings import DNS_SUBDOMAIN
 from components.settings import (
     DEFAULT_FRAMEWORKS,
@@ -306,6 +306,29 @@ def _flavor_list(parts: tuple[Any, ...], flavors: Any, declared: list[str], owns
     return problems
 
 
+def _flavors_select_their_nodes(settings: Settings) -> list[Problem]:
+    """A declared flavor of several whose nodeLabels are omitted takes the labels its node pools share
+    (`plans.common_labels`); with no pool naming it, or pools that share no label, it would render without
+    nodeLabels and so select every node of the cluster (Kueue 0.19.2 `pkg/podset/podset.go` adds no nodeSelector),
+    sharing the other flavors' nodes instead of standing for its own."""
+    problems: list[Problem] = []
+    if not settings.resource_flavors or len(settings.resource_flavors) < 2:
+        return problems
+    for index, declared in enumerate(settings.resource_flavors):
+        if declared.node_labels is not None or common_labels(settings, declared.name):
+            continue
+        pools = settings.pools_of(declared.name)
+        why = (f"no node pool names resourceFlavor '{declared.name}'" if not pools else
+               f"its node pools ({', '.join(p.name for p in pools)}) share no label")
+        problems.append(Problem(
+            key("resourceFlavors", index, "nodeLabels"), "<absent>",
+            f"nodeLabels omitted means the labels the flavor's node pools share, but {why}, so the ResourceFlavor "
+            "would have no nodeLabels and select every node of the cluster, sharing the other flavors' nodes",
+            f"write the nodeLabels of the '{declared.name}' nodes, or set resourceFlavor: {declared.name} on node "
+            "pools that carry a common label", "cohort-nominal-within-capacity"))
+    return problems
+
+
 def check_flavors(settings: Settings) -> list[Problem]:
     """ResourceFlavors: resourceFlavor or resourceFlavors (not both), names unique; each node pool names a declared
     flavor (required with several); every `flavors` list names declared flavors once; the single-flavor quota keys
@@ -331,6 +354,7 @@ def check_flavors(settings: Settings) -> list[Problem]:
         elif pool.resource_flavor is not None and pool.resource_flavor not in declared:
             problems.append(Problem(key("nodePools", i, "resourceFlavor"), pool.resource_flavor,
                                     "not a ResourceFlavor of the stack", f"use one of {', '.join(declared)}"))
+    problems += _flavors_select_their_nodes(settings)
     it, sp = settings.inference_training, settings.shared_pool
     if it is not None:
         inf, trn = it.inference, it.training

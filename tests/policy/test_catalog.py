@@ -128,11 +128,11 @@ def test_stack_adapter_passes_every_kubernetes_object_and_the_config():
     resources = [PolicyResource(type_token(m), unknown_checking_proxy(m), urn(n, m), n, _opts(), None, None, [], {})
                  for n, m in compliant().items()]
     resources.append(PolicyResource("pulumi:pulumi:Stack", {}, "urn:stack", "stack", _opts(), None, None, [], {}))
-    capacity = dict(DEV_CAPACITY, cpu="3")
+    pools = [{"name": "gpu", "labels": {}, "capacity": dict(DEV_CAPACITY, cpu="3")}]
     reported = []
     _policies()["cohort-nominal-within-capacity"].validate(
-        StackValidationArgs(resources, config={"capacity": capacity}), lambda msg, u=None: reported.append(msg))
-    assert len(reported) == 1 and "reserves 4 of resource 'cpu'" in reported[0]
+        StackValidationArgs(resources, config={"nodePools": pools}), lambda msg, u=None: reported.append(msg))
+    assert len(reported) == 1 and "sums to 4 of 'cpu'" in reported[0] and "above the 3 of the nodes" in reported[0]
 
 
 def _servicer():
@@ -183,5 +183,5 @@ def test_analyzer_info_carries_every_policy_with_its_schema():
     policies = {p.name: p for p in info.policies}
     assert set(policies) == MANDATORY | ADVISORY
     schema = json_format.MessageToDict(policies["cohort-nominal-within-capacity"].configSchema.properties)
-    assert schema["capacity"]["default"] == {}
+    assert schema["capacity"]["default"] == {} and schema["nodePools"]["default"] == []
     assert policies["cluster-queue-namespace-selector"].enforcementLevel == proto.ADVISORY

@@ -27,6 +27,13 @@ def _pool() -> dict:
     return fixture_raw("guide-shared-pool")
 
 
+def _mixed() -> dict:
+    return stack_raw("mixed")
+
+
+H100_LABELS = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+
+
 def _set(path: str, value) -> Callable[[dict], None]:
     def mutate(raw: dict) -> None:
         node = raw
@@ -53,11 +60,27 @@ CASES = [
                                            "LowerPriority"),
      f"{IT}.inference.preemption.reclaimWithinCohort", "reclaim"),
     ("nominal-above-capacity", _dev, _set("nodePools|0|capacity|nvidia.com/gpucores", "10"),
-     f'{IT}.inference.nominalQuota["nvidia.com/gpucores"]', "above the physical capacity 10"),
+     f'{IT}.inference.nominalQuota["nvidia.com/gpucores"]', "above the 10 of the nodes it selects"),
     ("cohort-quota-counts-toward-capacity", _dev, _set("inferenceTraining|cohortQuota", {"nvidia.com/gpualloc": "1"}),
-     f'{IT}.inference.nominalQuota["nvidia.com/gpualloc"]', "sums to 2"),
+     f'{IT}.cohortQuota["nvidia.com/gpualloc"]', "sums to 2"),
     ("capacity-undeclared", _dev, _set("nodePools|0|capacity", {"cpu": "8", "memory": "32Gi"}),
-     f'{IT}.inference.nominalQuota["nvidia.com/gpualloc"]', "no node pool declares"),
+     f'{IT}.inference.nominalQuota["nvidia.com/gpualloc"]', "none of the nodes it selects (node pool 'gpu') declares"),
+    # issue 26 promise 1: quota against the nodes each flavor selects by its nodeLabels, over every cohort
+    ("flavor-labels-no-pool-carries", _prod, _set("resourceFlavor|nodeLabels", {"nvidia.com/gpu.product": "H200"}),
+     "kueue-cohorts:resourceFlavor.nodeLabels", "which no node pool carries"),
+    ("pool-without-the-flavors-labels", _prod, _set("nodePools|0|labels", _DELETE),
+     "kueue-cohorts:resourceFlavor.nodeLabels", "which no node pool carries"),
+    ("two-flavors-one-node-set", _mixed, _set("resourceFlavors|1|nodeLabels", H100_LABELS),
+     f'{IT}.inference.flavors[0].nominalQuota["nvidia.com/gpu"]', "ResourceFlavors 'h100', 'a100' select the same"),
+    ("pool-named-for-another-flavor", _mixed, lambda r: (
+        r["nodePools"][1].update(labels=dict(H100_LABELS)),
+        r["resourceFlavors"][1].update(nodeLabels={"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"})),
+     "kueue-cohorts:resourceFlavors[1].nodeLabels", "node pool 'a100' names resourceFlavor 'a100' but lacks these"),
+    ("layouts-fit-alone-not-together", _prod, _set("sharedPool|tenants|2|floor|nvidia.com/gpu", "5"),
+     f'{IT}.inference.nominalQuota["nvidia.com/gpu"]', "sums to 33 of 'nvidia.com/gpu' (ClusterQueue "
+     "'online-inference-cq' 16, ClusterQueue 'team-a-cq' 6, ClusterQueue 'team-b-cq' 6, ClusterQueue 'team-c-cq' 5)"),
+    ("flavor-without-labels-or-pools", _mixed, lambda r: r["resourceFlavors"].append({"name": "l40s"}),
+     "kueue-cohorts:resourceFlavors[2].nodeLabels", "select every node of the cluster"),
     ("inference-quota-on-cohort", _dev, lambda r: (
         r["inferenceTraining"]["inference"]["nominalQuota"].update({"nvidia.com/gpualloc": "0"}),
         r["inferenceTraining"].update({"cohortQuota": {"nvidia.com/gpualloc": "1"}})),
@@ -203,19 +226,54 @@ EXPECTED = {
     ],
     'nominal-above-capacity': [
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpucores"]',
-         'lower the nominalQuota to at most 10 in total, or add nodes'),
+         "lower the nominalQuota of 'nvidia.com/gpucores' in flavor 'c12-default' to at most 10 in total over every "
+         "cohort, or add nodes"),
     ],
     'cohort-quota-counts-toward-capacity': [
-        ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"]',
-         'lower the nominalQuota to at most 1 in total, or add nodes'),
+        ('kueue-cohorts:inferenceTraining.cohortQuota["nvidia.com/gpualloc"]',
+         "lower the nominalQuota of 'nvidia.com/gpualloc' in flavor 'c12-default' to at most 1 in total over every "
+         "cohort, or add nodes"),
     ],
     'capacity-undeclared': [
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"]',
-         "add 'nvidia.com/gpualloc' to the capacity of a node pool (kueue-cohorts:nodePools), or drop the resource"),
+         "add 'nvidia.com/gpualloc' to the capacity of node pool 'gpu' (kueue-cohorts:nodePools), or drop the "
+         "resource from the quota"),
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpucores"]',
-         "add 'nvidia.com/gpucores' to the capacity of a node pool (kueue-cohorts:nodePools), or drop the resource"),
+         "add 'nvidia.com/gpucores' to the capacity of node pool 'gpu' (kueue-cohorts:nodePools), or drop the "
+         "resource from the quota"),
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpumem"]',
-         "add 'nvidia.com/gpumem' to the capacity of a node pool (kueue-cohorts:nodePools), or drop the resource"),
+         "add 'nvidia.com/gpumem' to the capacity of node pool 'gpu' (kueue-cohorts:nodePools), or drop the "
+         "resource from the quota"),
+    ],
+    'flavor-labels-no-pool-carries': [
+        ('kueue-cohorts:resourceFlavor.nodeLabels',
+         "put the labels nvidia.com/gpu.product=H200 on the node pool of those nodes (kueue-cohorts:nodePools[]"
+         ".labels), or set the flavor's nodeLabels to labels its nodes carry"),
+    ],
+    'pool-without-the-flavors-labels': [
+        ('kueue-cohorts:resourceFlavor.nodeLabels',
+         "put the labels nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 on the node pool of those nodes "
+         "(kueue-cohorts:nodePools[].labels), or set the flavor's nodeLabels to labels its nodes carry"),
+    ],
+    'two-flavors-one-node-set': [
+        ('kueue-cohorts:inferenceTraining.inference.flavors[0].nominalQuota["nvidia.com/gpu"]',
+         "lower the nominalQuota of 'nvidia.com/gpu' in flavors 'h100', 'a100' to at most 2 together, or give each "
+         "flavor nodeLabels that select nodes of its own"),
+    ],
+    'pool-named-for-another-flavor': [
+        ('kueue-cohorts:resourceFlavors[1].nodeLabels',
+         "put the labels nvidia.com/gpu.product=NVIDIA-A100-SXM4-40GB on the node pool of those nodes "
+         "(kueue-cohorts:nodePools[].labels), or set the flavor's nodeLabels to labels its nodes carry"),
+    ],
+    'layouts-fit-alone-not-together': [
+        ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpu"]',
+         "lower the nominalQuota of 'nvidia.com/gpu' in flavor 'h100' to at most 32 in total over every cohort, or "
+         "add nodes that carry its nodeLabels"),
+    ],
+    'flavor-without-labels-or-pools': [
+        ('kueue-cohorts:resourceFlavors[2].nodeLabels',
+         "write the nodeLabels of the 'l40s' nodes, or set resourceFlavor: l40s on node pools that carry a common "
+         "label"),
     ],
     'inference-quota-on-cohort': [
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"]',
@@ -382,7 +440,8 @@ EXPECTED = {
     ],
     'half-a-gpu-nominal': [
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"]',
-         'lower the nominalQuota to at most 1 in total, or add nodes'),
+         "lower the nominalQuota of 'nvidia.com/gpualloc' in flavor 'c12-default' to at most 1 in total over every "
+         "cohort, or add nodes"),
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"]',
          'write a whole number such as "1" (device plugins cannot hand out a fraction of a device)'),
         ('kueue-cohorts:inferenceTraining.training.borrowingLimit["nvidia.com/gpualloc"]',
