@@ -108,7 +108,7 @@ CASES = [
      f"{IT}.inference.clusterQueue", "DNS-1123"),
     ("duplicate-tenant", _pool, lambda r: r["sharedPool"]["tenants"].append(
         {"name": "ns-a", "clusterQueue": "other-cq", "namespaces": ["other"], "floor": {"nvidia.com/gpualloc": "0"}}),
-     f"{SP}.tenants[2].name", "the tenant label value 'ns-a' is already used"),
+     f"{SP}.tenants[2].name", "the tenant label value 'ns-a' of namespaceLabel kueue.x-k8s.io/queue is already used"),
     ("duplicate-cluster-queue", _dev, _set("inferenceTraining|training|clusterQueue", "c12-inference-cq"),
      f"{IT}.training.clusterQueue", "the ClusterQueue name 'c12-inference-cq' is already used"),
     ("typo-key", _dev, _set("inferenceTraining|training|borowingLimit", {"cpu": "1"}),
@@ -160,7 +160,8 @@ CASES = [
     ("extra-protected-namespace", _dev, lambda r: r.update(protectedNamespaces=["c12-training"]),
      f"{IT}.training.namespaces[0]", "'c12-training' is a protected"),
     ("two-queues-one-tenant-label", _dev, _set("inferenceTraining|training|tenant", "c12-inference-cq"),
-     f"{IT}.training.tenant", "the tenant label value 'c12-inference-cq' is already used"),
+     f"{IT}.training.tenant", "the tenant label value 'c12-inference-cq' of namespaceLabel kueue.x-k8s.io/queue is "
+                              "already used"),
     ("half-a-gpu-nominal", _dev, _set("inferenceTraining|inference|nominalQuota|nvidia.com/gpualloc", "1.5"),
      f'{IT}.inference.nominalQuota["nvidia.com/gpualloc"]', "accepts only in whole numbers"),
     ("half-a-gpu-node", _dev, _set("nodePools|0|capacity|nvidia.com/gpualloc", "1.5"),
@@ -613,6 +614,31 @@ def test_any_value_under_any_key_is_problems_never_an_exception(value):
         raw[top] = value
         result = validate(raw)
         assert all(p.key.startswith("kueue-cohorts:") and p.fix for p in result.problems)
+
+
+LABEL_KEYS = st.sampled_from(["kueue.x-k8s.io/queue", "example.com/team", "team", "a.b/c-d"])
+
+
+@settings(max_examples=25, deadline=None)
+@given(training_key=LABEL_KEYS, pool_key=LABEL_KEYS, tenant=st.integers(0, 1))
+def test_a_tenant_value_is_refused_only_where_the_selectors_are_the_same(training_key, pool_key, tenant):
+    """Issue 26 item 9: the tenant is its selector's label requirement (namespaceLabel, value): the training tenant
+    reusing a shared-pool tenant's value under another label key selects other namespaces, and is accepted."""
+    raw = stack_raw("staging")
+    value = raw["sharedPool"]["tenants"][tenant]["name"]
+    raw["inferenceTraining"]["namespaceLabel"] = training_key
+    raw["sharedPool"]["namespaceLabel"] = pool_key
+    raw["inferenceTraining"]["training"]["tenant"] = value
+    problems = [(p.key, p.rule, p.fix) for p in validate(raw).problems]
+    if training_key != pool_key:
+        assert problems == []
+    else:
+        assert problems == [(
+            f"{SP}.tenants[{tenant}].name",
+            f"the tenant label value '{value}' of namespaceLabel {pool_key} is already used at "
+            f"{IT}.training.tenant: both ClusterQueues would select {pool_key}={value}",
+            "give each ClusterQueue its own tenant value (two ClusterQueues selecting the same tenant label would "
+            "share its namespaces)")]
 
 
 def test_a_boolean_is_no_number():
