@@ -662,7 +662,10 @@ class WaitForPodsReady(Model):
     block_admission: bool = False
     """Admit one Workload at a time until its pods are ready. Default false."""
     recovery_timeout: Optional[GoDuration] = None
-    """Go duration for pods that stop being ready. Omitted: none."""
+    """Go duration, not negative, measured from when a running Workload's pods stop being ready (a pod failed and
+    its replacement waits): past it the Workload is evicted and requeued. 0s switches the recovery timeout off.
+    Omitted: Kueue sets it to timeout (apis/config/v1beta2/defaults.go, v0.19.2); a negative value stops Kueue's
+    manager (pkg/config/validation.go) and is refused."""
     requeuing_strategy: RequeuingStrategy
     """How an evicted Workload is requeued."""
 

@@ -140,6 +140,9 @@ CASES = [
     ("wait-for-pods-ready-bad-timeout", _dev, _set("kueue", {"waitForPodsReady": {
         "timeout": "5 minutes", "requeuingStrategy": {"backoffLimitCount": 3}}}),
      "kueue-cohorts:kueue.waitForPodsReady.timeout", "must be a Go duration (time: unknown unit"),
+    ("negative-recovery-timeout", _dev, _set("kueue", {"waitForPodsReady": {
+        "timeout": "5m", "recoveryTimeout": "-1m", "requeuingStrategy": {"backoffLimitCount": 3}}}),
+     "kueue-cohorts:kueue.waitForPodsReady.recoveryTimeout", "'-1m' is negative, and Kueue's manager refuses to start"),
     ("unknown-integration", _dev, _set("kueue", {"integrations": ["batch/job", "kserve"]}),
      "kueue-cohorts:kueue.integrations[1]", "not a Kueue integration"),
     ("runtime-asks-more-than-training-can-borrow", _dev, _set("trainingRuntime", {"limits": {
@@ -467,6 +470,11 @@ EXPECTED = {
          "add 'ephemeral-storage' to the ClusterQueue's nominalQuota, or drop it from the replica"),
         ('kueue-cohorts:inferenceTraining.inference.services[0].limits["nvidia.com/gpualloc"]',
          'request at most 1 per replica, or raise the nominalQuota'),
+    ],
+    'negative-recovery-timeout': [
+        ('kueue-cohorts:kueue.waitForPodsReady.recoveryTimeout',
+         'set a positive Go duration such as 10m, 0s to switch the recovery timeout off, or leave it out (it then '
+         'equals timeout)'),
     ],
     'zero-timeout': [
         ('kueue-cohorts:kueue.waitForPodsReady.timeout',
