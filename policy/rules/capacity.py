@@ -20,11 +20,14 @@ The model (Kueue 0.19.2):
   the source side of the minimum cut, split into groups that share no pool).
 - A pool counts where its labels say, whatever `resourceFlavor` it names; a flavor whose nodeLabels no pool carries
   has no capacity.
+- A Topology-Aware flavor (`spec.topologyName`) selects only the nodes that also carry every level label of its
+  Topology (`spec.levels[].nodeLabel`; `pkg/cache/scheduler/tas_flavor.go` finds them with nodeLabels and levels).
 
 It cannot decide, and fails closed with a named violation, when: a value it reads is unknown at preview; a quota
-names a ResourceFlavor that neither the stack nor the `flavorNodeLabels` option defines; a flavor has nodeLabels and a
-pool's labels are unknown (a pack config pool without `labels`, the legacy `capacity`); the legacy `flavorCapacity`
-(capacity by flavor name, without node labels) is set.
+names a ResourceFlavor that neither the stack nor the `flavorNodeLabels` option defines; a Topology-Aware flavor names
+a Topology the stack does not define; a flavor has nodeLabels and a pool's labels are unknown (a pack config pool
+without `labels`, the legacy `capacity`); the legacy `flavorCapacity` (capacity by flavor name, without node labels)
+is set.
 
 Limits: each resource is judged on its own (a pod needs its cpu and its GPUs on the same node; that packing is not
 modelled), and the per-node fit of single pods is other rules' (inference-fits-nominal, training-runtime-fits-queue).
@@ -41,7 +44,7 @@ from .kueue import QuotaEntry, quota_entries
 from .objects import KubeObject, unknown_violation, violation
 from .quantities import is_binary, parse, show
 from .stack_capacity import NodePool, legacy_pool, parse_node_pools
-from .values import MISSING, UnknownValueError, Violation, as_map, get
+from .values import MISSING, UnknownValueError, Violation, as_list, as_map, get
 
 CAPACITY_POLICY = "cohort-nominal-within-capacity"
 
@@ -102,18 +105,21 @@ def _reservations(objects: Sequence[KubeObject], found: list[Violation]) -> dict
     return reserved
 
 
-def selects(node_labels: Mapping[str, str], pool: NodePool) -> Optional[bool]:
-    """Whether a ResourceFlavor with `node_labels` places pods on the nodes of `pool` (Kueue 0.19.2
-    `pkg/util/tas/node.go` NodeMatchesFlavor; `pkg/podset/podset.go` copies nodeLabels into the pods' nodeSelector).
+def selects(node_labels: Mapping[str, str], pool: NodePool, levels: Sequence[str] = ()) -> Optional[bool]:
+    """Whether a ResourceFlavor with `node_labels` (and, for a Topology-Aware flavor, the node label keys `levels` of
+    its Topology) places pods on the nodes of `pool` (Kueue 0.19.2 `pkg/util/tas/node.go` NodeMatchesFlavor: every
+    nodeLabel with the same value, every level label present; `pkg/podset/podset.go` copies nodeLabels into the pods'
+    nodeSelector).
 
-    Returns True when every label of the flavor is on the pool's nodes with the same value (always, for a flavor
-    without nodeLabels), False when one is not, None when the flavor has nodeLabels and the pool's labels are unknown.
+    Returns True when the pool's nodes carry them all (always, for a flavor without nodeLabels or levels), False when
+    one is missing, None when the flavor needs labels and the pool's labels are unknown.
     """
-    if not node_labels:
+    if not node_labels and not levels:
         return True
     if pool.labels is None:
         return None
-    return all(pool.labels.get(key) == value for key, value in node_labels.items())
+    return (all(pool.labels.get(key) == value for key, value in node_labels.items())
+            and all(level in pool.labels for level in levels))
 
 
 def _min_cut_source_side(demand: Mapping[str, Decimal], supply: Sequence[Decimal],
@@ -186,6 +192,7 @@ class _Flavor:
     name: str
     labels: Mapping[str, str]
     obj: Optional[KubeObject]
+    levels: tuple[str, ...] = ()
 
 
 def _flavors(objects: Sequence[KubeObject], wanted: Iterable[str], declared: Mapping[str, Any],
@@ -194,10 +201,11 @@ def _flavors(objects: Sequence[KubeObject], wanted: Iterable[str], declared: Map
     `flavorNodeLabels` option. A flavor neither defines, or whose nodeLabels are unknown, is reported and left out."""
     wanted = list(wanted)
     objs: dict[str, KubeObject] = {}
+    topologies: dict[str, KubeObject] = {}
     for obj in objects:
-        if obj.is_kueue("ResourceFlavor"):
+        if obj.is_kueue("ResourceFlavor") or obj.is_kueue("Topology"):
             try:
-                objs.setdefault(obj.name, obj)
+                (objs if obj.kind == "ResourceFlavor" else topologies).setdefault(obj.name, obj)
             except UnknownValueError as err:
                 found.append(unknown_violation(obj, err))
     out: dict[str, _Flavor] = {}
@@ -206,10 +214,12 @@ def _flavors(objects: Sequence[KubeObject], wanted: Iterable[str], declared: Map
         if flavor is not None:
             try:
                 labels = {str(k): str(v) for k, v in as_map(get(flavor.spec, "nodeLabels")).items()}
+                levels = _levels(flavor, topologies, found)
             except UnknownValueError as err:
                 found.append(unknown_violation(flavor, err))
                 continue
-            out[name] = _Flavor(name, labels, flavor)
+            if levels is not None:
+                out[name] = _Flavor(name, labels, flavor, levels)
         elif isinstance(declared.get(name), Mapping):
             out[name] = _Flavor(name, {str(k): str(v) for k, v in declared[name].items()}, None)
         else:
@@ -225,6 +235,30 @@ def _flavors(objects: Sequence[KubeObject], wanted: Iterable[str], declared: Map
                 f"declare the ResourceFlavor '{name}' in the stack, or give its nodeLabels in the "
                 f"{CAPACITY_POLICY} config flavorNodeLabels"))
     return out
+
+
+def _levels(flavor: KubeObject, topologies: Mapping[str, KubeObject], found: list[Violation]
+            ) -> Optional[tuple[str, ...]]:
+    """The node label keys a Topology-Aware flavor's nodes must carry: the `spec.levels[].nodeLabel` of the Topology
+    its `spec.topologyName` names (Kueue 0.19.2 `apis/kueue/v1beta2/topology_types.go`; `pkg/cache/scheduler/
+    tas_flavor.go` finds the flavor's nodes by nodeLabels and levels); () without topologyName; None (reported) when
+    the stack does not define that Topology. Raises UnknownValueError for a value unknown at preview."""
+    topology = get(flavor.spec, "topologyName")
+    if topology is MISSING:
+        return ()
+    obj = topologies.get(str(topology))
+    if obj is None:
+        found.append(violation(
+            flavor, CAPACITY_POLICY, "spec.topologyName", topology,
+            f"the flavor is Topology-Aware: it selects only nodes that carry every level label of Topology "
+            f"'{topology}', which the stack does not define, so its nodes cannot be told",
+            f"declare the Topology '{topology}' in the stack, or drop topologyName"))
+        return None
+    try:
+        return tuple(str(get(level, "nodeLabel")) for level in as_list(get(obj.spec, "levels")))
+    except UnknownValueError as err:
+        found.append(unknown_violation(obj, err))
+        return None
 
 
 def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], pools: Sequence[NodePool],
@@ -258,7 +292,7 @@ def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], pools: S
 
     edges: dict[str, list[int]] = {}
     for name, flavor in flavors.items():
-        picks = [selects(flavor.labels, pool) for pool in pools]
+        picks = [selects(flavor.labels, pool, flavor.levels) for pool in pools]
         if None in picks:
             unknown = [pool for pool, pick in zip(pools, picks, strict=True) if pick is None]
             found.append(_undecidable(flavor, unknown, reserved[name]))
@@ -330,8 +364,9 @@ def _no_nodes(flavor: _Flavor, pools: Sequence[NodePool], slots: Mapping[str, _R
     named = [p for p in pools if p.resource_flavor == flavor.name]
     hint = (f" ({_pools_text(named)} names resourceFlavor '{flavor.name}' but lacks these labels: Kueue places pods by "
             "labels, not by the pool's name)" if named else "")
-    rule = (f"ResourceFlavor '{flavor.name}' selects nodes labelled {_labels_text(flavor.labels)}, which no node "
-            f"pool carries{hint}, so the {_held(slots, pools)} it holds in nominalQuota ({parts}) has no nodes")
+    levels = (f" with the Topology level labels {', '.join(flavor.levels)}" if flavor.levels else "")
+    rule = (f"ResourceFlavor '{flavor.name}' selects nodes labelled {_labels_text(flavor.labels)}{levels}, which no "
+            f"node pool carries{hint}, so the {_held(slots, pools)} it holds in nominalQuota ({parts}) has no nodes")
     fix = (f"put the labels {_labels_text(flavor.labels)} on the node pool of those nodes "
            "(kueue-cohorts:nodePools[].labels), or set the flavor's nodeLabels to labels its nodes carry")
     if flavor.obj is not None:

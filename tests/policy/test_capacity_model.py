@@ -270,3 +270,31 @@ def test_the_verdict_is_halls_condition_over_every_set_of_flavors(cluster):
     found = judge(manifests, pools)
     assert (found == []) == hall_holds(flavors, pools, owners), messages(found)
     assert all(v.policy == POLICY and v.rule and v.fix for v in found)
+
+
+# --- Topology-Aware flavors: the nodes must carry the Topology's level labels too ------------------------------------
+
+def topology(name: str, *levels: str) -> dict:
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology", "metadata": {"name": name},
+            "spec": {"levels": [{"nodeLabel": level} for level in levels]}}
+
+
+def test_a_topology_aware_flavor_selects_only_nodes_with_every_level_label():
+    tas = flavor("h100", H100)
+    tas["spec"]["topologyName"] = "default"
+    manifests = {"f": tas, "t": topology("default", "cloud/block", "kubernetes.io/hostname"),
+                 "q": queue("q", {"h100": 4})}
+    rack = {"gpu": "h100", "cloud/block": "b1", "kubernetes.io/hostname": "n1"}
+    assert judge(manifests, [pool("racked", 4, rack)]) == []
+    [v] = judge(manifests, [pool("loose", 4, {"gpu": "h100", "kubernetes.io/hostname": "n1"})])
+    assert (v.subject.name, v.field) == ("h100", "spec.nodeLabels")
+    assert "selects nodes labelled gpu=h100 with the Topology level labels cloud/block, kubernetes.io/hostname, " \
+           "which no node pool carries" in v.rule
+    # only the racked pool counts: 4 on it, the loose pool's 4 do not help a quota of 6
+    manifests["q"] = queue("q", {"h100": 6})
+    [v] = judge(manifests, [pool("racked", 4, rack), pool("loose", 4, H100)])
+    assert "above the 4 of the nodes it selects (node pool 'racked'" in v.rule
+    del manifests["t"]
+    [v] = judge(manifests, [pool("racked", 4, rack)])
+    assert (v.field, v.value) == ("spec.topologyName", "default")
+    assert v.fix == "declare the Topology 'default' in the stack, or drop topologyName"
