@@ -298,3 +298,53 @@ def test_a_topology_aware_flavor_selects_only_nodes_with_every_level_label():
     [v] = judge(manifests, [pool("racked", 4, rack)])
     assert (v.field, v.value) == ("spec.topologyName", "default")
     assert v.fix == "declare the Topology 'default' in the stack, or drop topologyName"
+
+
+# --- fail closed: any value unknown at preview, one at a time --------------------------------------------------------
+
+def _leaves(node, path=()):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _leaves(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _leaves(value, (*path, index))
+    else:
+        yield path
+
+
+def _replaced(manifest: dict, path: tuple) -> dict:
+    import copy
+
+    out = copy.deepcopy(manifest)
+    node = out
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = UNKNOWN
+    return out
+
+
+READ = {  # the fields the rule reads, and so must report when unknown
+    ("f", ("metadata", "name")), ("f", ("spec", "nodeLabels", "gpu")), ("f", ("spec", "topologyName")),
+    ("t", ("spec", "levels", 0, "nodeLabel")),
+    ("q", ("metadata", "name")), ("q", ("spec", "resourceGroups", 0, "flavors", 0, "name")),
+    ("q", ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "name")),
+    ("q", ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "nominalQuota")),
+    ("c", ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "nominalQuota")),
+}
+
+
+def test_every_unknown_value_fails_closed_and_never_raises():
+    tas = flavor("h100", H100)
+    tas["spec"]["topologyName"] = "default"
+    base = {"f": tas, "t": topology("default", "kubernetes.io/hostname"), "q": queue("q", {"h100": 2}, "one"),
+            "c": queue("one", {"h100": 1}, kind="Cohort")}
+    pools = [pool("h", 4, {"gpu": "h100", "kubernetes.io/hostname": "n1"})]
+    assert judge(base, pools) == []
+    reported = set()
+    for name, manifest in base.items():
+        for path in _leaves(manifest):
+            found = judge({**base, name: _replaced(manifest, path)}, pools)  # never raises
+            if any("unknown at preview" in v.message for v in found):
+                reported.add((name, path))
+    assert READ <= reported, READ - reported
