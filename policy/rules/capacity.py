@@ -223,10 +223,7 @@ def _flavors(objects: Sequence[KubeObject], wanted: Iterable[str], declared: Map
         elif isinstance(declared.get(name), Mapping):
             out[name] = _Flavor(name, {str(k): str(v) for k, v in declared[name].items()}, None)
         else:
-            slot = max((s for s in reserved[name].values() if s.largest), key=lambda s: s.largest[0] if s.largest
-                       else Decimal(0))
-            assert slot.largest is not None
-            _, owner, entry = slot.largest
+            owner, entry = _largest(reserved[name].values())
             found.append(violation(
                 owner, CAPACITY_POLICY, entry.path.rsplit(".resources[", 1)[0] + ".name", name,
                 f"the quota names ResourceFlavor '{name}', which neither the stack nor the policy config "
