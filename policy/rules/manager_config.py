@@ -9,9 +9,7 @@ Rules (upstream `apis/config/v1beta2/configuration_types.go`, `defaults.go`):
 1. `manageJobsWithoutQueueName: true` needs an explicit `managedJobsNamespaceSelector` that does not select
    kube-system nor Kueue's own namespace (`namespace`, default from the policy config, `kueue-system`), judged on
    the namespace's `kubernetes.io/metadata.name` label (the only label every namespace is known to carry);
-2. `waitForPodsReady` is present with a positive `timeout` (and, in v1beta1, `enable: true`), and nothing in it
-   stops the manager (`pkg/config/validation.go` v0.19.2: `recoveryTimeout` not negative, `requeuingStrategy`
-   timestamp Creation or Eviction and backoff values not negative; `wait_for_pods_ready_problems`).
+2. `waitForPodsReady` is present with a positive `timeout` (and, in v1beta1, `enable: true`).
 """
 from __future__ import annotations
 
