@@ -204,15 +204,18 @@ class NodePool(Model):
     """Number of identical nodes (>= 1)."""
     capacity: ResourceList
     """Allocatable per node, resource -> Kubernetes quantity (`cpu: 8`, `memory: 32Gi`, `nvidia.com/gpu: 4`).
-    Extended resources are whole numbers. The stack's capacity is the sum of count x capacity; every cohort's
-    nominalQuota must fit in it."""
+    Extended resources are whole numbers. The nominalQuota of every cohort, in each ResourceFlavor, must fit the
+    count x capacity of the pools that flavor selects by its nodeLabels."""
     labels: dict[str, str] = Field(default_factory=dict)
-    """Node labels (the sandbox puts them on its kwok nodes; on a real cluster they document which nodes the
-    ResourceFlavor selects)."""
+    """The nodes' labels, as the real nodes carry them (the sandbox puts them on its kwok nodes). They decide which
+    ResourceFlavors place pods here: a flavor selects the pools that carry every one of its nodeLabels (Kueue copies
+    them into the pods' nodeSelector), and the nominalQuota of all flavors must fit the pools they select, flavors
+    that select the same pools sharing them. Default none: only a flavor without nodeLabels selects the pool."""
     resource_flavor: Optional[DnsSubdomain] = None
-    """The ResourceFlavor these nodes are (a name of resourceFlavors, or of the one resourceFlavor). Its capacity
-    counts toward that flavor only: every cohort's nominalQuota in a flavor must fit the pools of that flavor.
-    Omitted: the stack's one flavor (required when the stack declares several resourceFlavors)."""
+    """The ResourceFlavor these nodes are meant for (a name of resourceFlavors, or of the one resourceFlavor): a
+    flavor of resourceFlavors without nodeLabels takes the labels its pools share. The capacity counts where the
+    labels say, not by this name. Omitted: the stack's one flavor (required when the stack declares several
+    resourceFlavors)."""
 
 
 class Taint(Model):
@@ -659,7 +662,10 @@ class WaitForPodsReady(Model):
     block_admission: bool = False
     """Admit one Workload at a time until its pods are ready. Default false."""
     recovery_timeout: Optional[GoDuration] = None
-    """Go duration for pods that stop being ready. Omitted: none."""
+    """Go duration, not negative, measured from when a running Workload's pods stop being ready (a pod failed and
+    its replacement waits): past it the Workload is evicted and requeued. 0s switches the recovery timeout off.
+    Omitted: Kueue sets it to timeout (apis/config/v1beta2/defaults.go, v0.19.2); a negative value stops Kueue's
+    manager (pkg/config/validation.go) and is refused."""
     requeuing_strategy: RequeuingStrategy
     """How an evicted Workload is requeued."""
 

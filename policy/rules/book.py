@@ -18,9 +18,10 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from . import memo
 from .api_version import check_kueue_api_version
+from .capacity import check_capacity_options
 from .checkpoint import check_checkpoint_safe_runtime
 from .cluster_queue import check_inference_borrowing_limit_zero, check_inference_reclaim_any, check_namespace_selector
-from .cohort import check_cohort_nominal_within_capacity, check_single_layout_per_cohort
+from .cohort import check_single_layout_per_cohort
 from .config import option
 from .coverage import check_cluster_queue_covers_pod_resources
 from .inference_fit import check_inference_fits_nominal
@@ -148,10 +149,9 @@ RULES: tuple[Rule, ...] = (
          _per_queue(check_inference_reclaim_any),
          promise=Promise.RECLAIM),
     Rule("cohort-nominal-within-capacity",
-         "The nominalQuota of a cohort stays within the physical capacity of the cluster.", True, True,
-         lambda objs, o: check_cohort_nominal_within_capacity(
-             objs, option("cohort-nominal-within-capacity", o, "capacity"),
-             option("cohort-nominal-within-capacity", o, "flavorCapacity")),
+         "The nominalQuota of every ClusterQueue and Cohort of the stack fits, per ResourceFlavor, the nodes that "
+         "flavor selects by its nodeLabels (flavors that select the same nodes share them).", True, True,
+         check_capacity_options,
          promise=Promise.GPUS_EXIST),
     Rule("inference-namespace-selector",
          "Inference ClusterQueues select their tenant namespaces (no missing or empty namespaceSelector).", True, True,

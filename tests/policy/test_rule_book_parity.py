@@ -92,12 +92,21 @@ def _same_cohort(raw: dict) -> None:
     raw["sharedPool"]["cohort"] = raw["inferenceTraining"]["cohort"]
 
 
+def _flavor_no_pool_carries(raw: dict) -> None:
+    """The first ResourceFlavor selects nodes by a label no node pool carries: its quota has no nodes."""
+    labels = {"kueue-cohorts.example/absent": "yes"}
+    if raw.get("resourceFlavors"):
+        raw["resourceFlavors"][0]["nodeLabels"] = labels
+    else:
+        raw.setdefault("resourceFlavor", {})["nodeLabels"] = labels
+
+
 # policy -> how a stack config breaks it
 CONFIG_BREAKS: dict[str, Mutation] = {
     "inference-borrowing-limit-zero": lambda raw: _quotas(raw)[-1].update(borrowingLimit={_first_resource(raw): "1"}),
     "inference-reclaim-any": lambda raw: _inference(raw).setdefault("preemption", {}).update(
         reclaimWithinCohort="LowerPriority", borrowWithinCohort=None),
-    "cohort-nominal-within-capacity": lambda raw: _nominal(raw).update({_first_resource(raw): "100000"}),
+    "cohort-nominal-within-capacity": _flavor_no_pool_carries,
     "workload-priority-class": lambda raw: raw["inferenceTraining"]["training"]["priorityClass"].update(
         value=_inference(raw)["priorityClass"]["value"]),
     "inference-fits-nominal": _big_service,
