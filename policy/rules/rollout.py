@@ -57,7 +57,8 @@ DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 RAW_MODES = ("RawDeployment", "Standard")
 """KServe deployment modes whose predictor is a plain Deployment (`deploymentStrategy` applies)."""
 __all__ = ["DEFAULT_MAX_SURGE", "SAFE_STRATEGY", "POLICY", "PEAK_POLICY", "surge_pods", "update_overflow",
-           "update_replicas", "check_inference_rollout_fits_nominal", "check_inference_peak_fits_nominal"]
+           "update_replicas", "check_inference_rollout_fits_nominal", "check_inference_peak_fits_nominal",
+           "lifecycle_of", "queue_of", "judge", "nominal_of", "SERVING_KINDS", "LWS_GROUP"]
 
 
 def nominal_of(cluster_queue: KubeObject) -> dict[str, Decimal]:
@@ -203,7 +204,9 @@ def _pod_requests(pod_spec: Any, where: str = "spec.template.spec") -> dict[str,
     return total
 
 
-def _queue_of(obj: KubeObject) -> Any:
+def queue_of(obj: KubeObject) -> Any:
+    """The `kueue.x-k8s.io/queue-name` of a serving workload: on the object, on KServe's `spec.predictor.labels`, on
+    the pod template, or on a LeaderWorkerSet's worker template (first found); MISSING when none."""
     for path in (("metadata", "labels"), ("spec", "predictor", "labels"), ("spec", "template", "metadata", "labels"),
                  ("spec", "leaderWorkerTemplate", "workerTemplate", "metadata", "labels")):
         queue = get(obj.props, *path, QUEUE_NAME_LABEL)
@@ -289,7 +292,7 @@ def lifecycles(objects: Sequence[KubeObject], inference_names: Iterable[str]) ->
             if obj.is_kind(KSERVE_GROUP, "InferenceService") and \
                     get(obj.annotations, DEPLOYMENT_MODE_ANNOTATION) not in (MISSING, *RAW_MODES):
                 return []  # Knative/ModelMesh: no Deployment, no deploymentStrategy
-            queue = _queue_of(obj)
+            queue = queue_of(obj)
             if not isinstance(queue, str):
                 return []
             cq = queues.cluster_queue_of(obj.namespace, queue)
