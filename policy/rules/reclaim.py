@@ -364,7 +364,12 @@ def _priority_findings(objects: list[KubeObject], roles: Roles, classes: Mapping
                 "inference uses it")]
 
         found.extend(guarded(wpc, check))
-    in_stack = {o.name for o in objects if o.is_kueue("WorkloadPriorityClass")}
+    in_stack: set[str] = set()
+    for wpc in (o for o in objects if o.is_kueue("WorkloadPriorityClass")):
+        try:
+            in_stack.add(wpc.name)
+        except UnknownValueError:
+            continue  # its name is reported above (fail closed)
     for name, value in sorted(outside.items()):
         if name in in_stack or name in roles.inference_priority_classes or name in declared_training:
             continue

@@ -267,3 +267,30 @@ def test_the_rule_is_in_the_book_under_promise_3():
     rule = next(r for r in RULES if r.name == POLICY)
     assert rule.mandatory and rule.stack and rule.promise.value == "inference-can-reclaim"
     assert INFERENCE_NOMINAL  # the fixture's inference queue is the one judged
+
+
+# --- fail closed ----------------------------------------------------------------------------------------------------
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from([("urgent", ("value",), "value"),
+                        ("urgent", ("metadata", "name"), "metadata.name"),
+                        ("training-cq", ("spec", "preemption", "borrowWithinCohort"),
+                         "spec.preemption.borrowWithinCohort"),
+                        ("serving", ("spec", "parentName"), "spec.parentName"),
+                        ("batch-cq", ("spec", "resourceGroups"), "spec.resourceGroups")]))
+def test_a_value_unknown_at_preview_is_a_named_violation_never_an_exception(case):
+    name, path, field = case
+    manifests = compliant()
+    manifests["kueue-config"] = kueue_config_map(fair_sharing(False))
+    nested(manifests, None)
+    manifests["urgent"] = priority_class("urgent", 5000)
+    manifests["training-cq"]["spec"]["preemption"]["borrowWithinCohort"] = {"policy": "LowerPriority"}
+    # an inference queue that may borrow, so the borrowWithinCohort of the others is read (only needed values count)
+    manifests["inference-cq"]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0].pop("borrowingLimit")
+    node = manifests[name]
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = UNKNOWN
+    found = findings(manifests)
+    assert any(f"has {field} unknown at preview, so this policy cannot check it and fails closed" in m
+               for m in found), found
