@@ -9,8 +9,10 @@ import copy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from components.validation import validate
 from policy.rules.book import RULES, run
 from policy.rules.reclaim import POLICY, fair_sharing_settings
+from tests.helpers import stack_raw
 from tests.policy.fixtures import (
     GPU_RESOURCES,
     INFERENCE_NOMINAL,
@@ -294,3 +296,18 @@ def test_a_value_unknown_at_preview_is_a_named_violation_never_an_exception(case
     found = findings(manifests)
     assert any(f"has {field} unknown at preview, so this policy cannot check it and fails closed" in m
                for m in found), found
+
+
+# --- the settings check ---------------------------------------------------------------------------------------------
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from(["prod", "staging"]), st.integers(min_value=1000, max_value=2**31 - 1))
+def test_the_settings_check_refuses_a_shared_pool_class_at_or_above_inference_at_its_key(stack_name, value):
+    raw = stack_raw(stack_name)
+    raw["sharedPool"]["priorityClasses"][0]["value"] = value
+    problems = [p for p in validate(raw).problems if p.policy == POLICY]
+    assert [(p.key, p.value) for p in problems] == [("kueue-cohorts:sharedPool.priorityClasses[0].value", value)]
+    assert problems[0].fix == ("lower its value below 1000, or delete it, or label it kueue-cohorts/role: inference "
+                               "when only inference uses it")
+    raw["sharedPool"]["priorityClasses"][0]["value"] = 999
+    assert not [p for p in validate(raw).problems if p.policy == POLICY]
