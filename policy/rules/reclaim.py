@@ -115,7 +115,8 @@ def fair_sharing_settings(objects: Iterable[KubeObject], unknown: Optional[list[
                           ) -> list[FairSharing]:
     """Every Kueue manager Configuration of the stack (`manager_config.configurations`: ConfigMap data, chart values)
     as a `FairSharing`, plus the `--feature-gates` flags of the containers of any Deployment whose name mentions
-    kueue (the manager; the flag and the Configuration's map cannot be used together, so either decides). A
+    kueue (the manager) and a Helm chart's `values.controllerManager.featureGates` (kueue chart `values.yaml`, rendered
+    as that flag); the flag and the Configuration's map cannot be used together, so either decides. A
     Configuration or flag unknown at preview adds its fail-closed violation to `unknown` (when given) and is skipped;
     YAML that does not parse is skipped (kueue-manager-config reports it)."""
     found: list[FairSharing] = []
@@ -140,6 +141,11 @@ def _read_configuration(obj: KubeObject, found: list[FairSharing], flag_gate: Op
             if gate is not None:
                 flag_gate = gate
         return flag_gate
+    if obj.group == "helm.sh" and obj.kind in ("Chart", "Release"):
+        # the kueue chart renders values.controllerManager.featureGates ([{name, enabled}]) as --feature-gates
+        for gate in as_list(get(obj.props, "values", "controllerManager", "featureGates")):
+            if get(gate, "name") == PREEMPT_WITHIN_NOMINAL and isinstance(get(gate, "enabled"), bool):
+                flag_gate = bool(get(gate, "enabled"))
     for where, text in configurations(obj):
         try:
             config = yaml.safe_load(text) if isinstance(text, str) else text

@@ -111,6 +111,21 @@ def test_the_gate_off_through_the_manager_flag_counts_too():
     assert len(findings(manifests)) == 1
 
 
+def test_the_gate_off_through_the_kueue_charts_values_counts_too():
+    manifests = compliant()
+    manifests.pop("kueue-config")
+    manifests["kueue"] = {"apiVersion": "helm.sh/v4", "kind": "Chart", "metadata": {"name": "kueue"},
+                          "chart": "oci://registry.k8s.io/kueue/charts/kueue",
+                          "values": {"controllerManager": {"featureGates": [
+                              {"name": "FairSharingPreemptWithinNominal", "enabled": False}]},
+                              "managerConfig": {"controllerManagerConfigYaml": fair_sharing(None)}}}
+    nested(manifests, None)
+    found = findings(manifests)
+    assert len(found) == 1 and found[0].startswith(
+        "The Chart 'kueue' has values.managerConfig.controllerManagerConfigYaml.featureGates."
+        "FairSharingPreemptWithinNominal = False"), found
+
+
 @settings(max_examples=20, deadline=None)
 @given(st.sampled_from([None, True]), st.sampled_from(["0", "0.5", None]))
 def test_fair_sharing_with_the_gate_on_or_default_never_blocks(gate, weight):
