@@ -21,7 +21,8 @@ from components.settings import Settings
 from policy.rules.system_namespaces import DEFAULT_PROTECTED_NAMESPACES
 
 ROLE_AWARE_RULES = ("inference-borrowing-limit-zero", "inference-reclaim-any", "inference-namespace-selector",
-                    "cluster-queue-namespace-selector", "workload-priority-class", "cluster-queue-role")
+                    "cluster-queue-namespace-selector", "workload-priority-class", "cluster-queue-role",
+                    "inference-reclaim-unblocked")
 """The policies that need to know which ClusterQueues are inference (policy/rules/config.py ROLE_OPTIONS)."""
 
 
@@ -51,6 +52,7 @@ def pack_config(settings: Settings) -> dict[str, Any]:
         config[rule] = dict(facts)
     if it is not None:
         config["workload-priority-class"]["trainingPriorityClasses"] = [it.training.priority_class.name]
+        config["inference-reclaim-unblocked"]["trainingPriorityClasses"] = [it.training.priority_class.name]
     protected = [n for n in [settings.kueue.namespace, *settings.protected_namespaces]
                  if n not in DEFAULT_PROTECTED_NAMESPACES]
     if protected:

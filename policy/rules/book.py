@@ -31,6 +31,7 @@ from .objects import KubeObject
 from .overlap import check_pinned_selector, check_selector_overlap
 from .patches import as_target, check_helm_release, check_patches, effective_objects, is_patch, patch_problem
 from .priority import check_workload_priority_class
+from .reclaim import check_inference_reclaim_unblocked
 from .resources import check_quantities
 from .roles import Roles, check_undecided, classify
 from .rollout import check_inference_peak_fits_nominal, check_inference_rollout_fits_nominal
@@ -213,6 +214,14 @@ RULES: tuple[Rule, ...] = (
          promise=Promise.RECLAIM),
     Rule("cluster-queue-role",
          "A ClusterQueue that shares a cohort with an inference queue has a decided role.", True, True, _undecided,
+         promise=Promise.RECLAIM),
+    Rule("inference-reclaim-unblocked",
+         "Nothing in an inference ClusterQueue's cohort tree can block or outrank its reclaim: fair sharing without "
+         "FairSharingPreemptWithinNominal over a borrowing subtree, another queue's borrowWithinCohort, or a "
+         "WorkloadPriorityClass at or above inference that training namespaces can name.", True, True,
+         lambda objs, o: check_inference_reclaim_unblocked(
+             objs, roles_of(objs, o), option("inference-reclaim-unblocked", o, "priorityClasses"),
+             option("inference-reclaim-unblocked", o, "trainingPriorityClasses")),
          promise=Promise.RECLAIM),
     Rule("protected-namespaces",
          "System namespaces (Kubernetes, Kueue, JobSet, Trainer, KServe) never become tenant namespaces.", True, True,

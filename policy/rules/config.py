@@ -141,6 +141,22 @@ SCHEMAS: dict[str, dict[str, dict[str, Any]]] = {
     },
     "kueue-api-version": {},
     "single-layout-per-cohort": {},
+    "inference-reclaim-unblocked": {
+        **ROLE_OPTIONS,
+        "trainingPriorityClasses": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "WorkloadPriorityClass names the stack declares for training (workload-priority-class "
+                           "ranks them; this policy judges every other class at or above inference).",
+        },
+        "priorityClasses": {
+            "type": "object",
+            "additionalProperties": {"type": "integer"},
+            "default": {},
+            "description": "WorkloadPriorityClasses that exist in the cluster but not in this stack: name -> value.",
+        },
+    },
 }
 
 

@@ -41,6 +41,7 @@ MANDATORY = {
     "kueue-manager-config",
     "kueue-api-version",
     "single-layout-per-cohort",
+    "inference-reclaim-unblocked",
     "cluster-queue-role",
     "protected-namespaces",
     "cluster-queue-selector-overlap",

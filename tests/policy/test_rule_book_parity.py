@@ -185,6 +185,12 @@ def _peaking_service(objects: list[dict]) -> None:
                         "resources": {"requests": {resource["name"]: "1"}}}}}})
 
 
+def _urgent_priority_class(objects: list[dict]) -> None:
+    """A WorkloadPriorityClass written by hand, without a role, at 1,000,000: any training namespace may name it."""
+    objects.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+                    "metadata": {"name": "urgent"}, "value": 1000000})
+
+
 # policy -> how rendered objects (written by hand, a ConfigGroup, ...) break it
 OBJECT_BREAKS: dict[str, Callable[[list[dict]], None]] = {
     "inference-namespace-selector": _drop_selector,
@@ -196,6 +202,7 @@ OBJECT_BREAKS: dict[str, Callable[[list[dict]], None]] = {
     "judgeable-patches": _nameless_patch,
     "no-helm-release": _helm_release,
     "inference-peak-fits-nominal": _peaking_service,
+    "inference-reclaim-unblocked": _urgent_priority_class,
 }
 
 
