@@ -271,8 +271,8 @@ def _training_runtime(settings: Settings) -> list[Rendered]:
         f"{pod}.containers[0].env": top + ("env",),
         f"{pod}.volumes": ("inferenceTraining", "training", "checkpoint"),
     }
-    for kind in ("requests", "limits"):
-        for resource in getattr(runtime, kind):
+    for kind, values in (("requests", runtime.requests), ("limits", runtime.resolved_limits)):
+        for resource in values:
             fields[format_path([*_split(pod), "containers", 0, "resources", kind, resource])] = top + (kind, resource)
     out = []
     for namespace in layout.training.namespaces:

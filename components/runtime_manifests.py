@@ -98,7 +98,7 @@ def render_runtime(settings: TrainingRuntimeSettings, namespace: str, claim_name
         "command": list(COMMAND),
         "workingDir": "/workspace",
         "env": env,
-        "resources": {"requests": dict(settings.requests), "limits": dict(settings.limits)},
+        "resources": {"requests": dict(settings.requests), "limits": settings.resolved_limits},
         "volumeMounts": [
             {"name": "checkpoints", "mountPath": root},
             {"name": "trainer", "mountPath": f"{TRAINER_PARENT}/trainer", "readOnly": True},

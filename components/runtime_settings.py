@@ -7,7 +7,7 @@ Kubeflow Trainer v2.2.1 TrainingRuntime (`trainer.kubeflow.org/v1alpha1`); the r
 from __future__ import annotations
 
 import posixpath
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Any, Optional, Sequence, Union
 
 from pydantic import (
     AfterValidator,
@@ -25,6 +25,14 @@ from pydantic_core import PydanticCustomError
 from components import planning, quantity
 
 GUIDE_IMAGE = "build-harbor.alauda.cn/mlops/llamafactory0.9-cu126-amd64:v0.1.0"
+"""The guide's training image (a vendor registry): the dev stack names it explicitly; no stack gets it by default."""
+BASE_LIMITS = {"cpu": "2", "memory": "4Gi"}
+"""The per-node limits every runtime gets when `limits` is omitted, before the stack's accelerators are added."""
+IMAGE_FIX = ("set trainingRuntime.image to a training image your nodes can pull that brings python, torch and "
+             "transformers (the versions of requirements-trainer.txt), pinned by tag or digest, e.g. "
+             "`image: <registry>/<team>/trainer:<tag>`; there is no default, as no public image with all three "
+             "could be checked from here")
+"""The fix of a trainingRuntime without an image (components.settings reports it at `trainingRuntime.image`)."""
 MIN_GRACE_SECONDS = 60  # the guide's terminationGracePeriodSeconds; policy checkpoint-safe-runtime's default minimum
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 """A DNS-1123 subdomain (RFC 1123; at most 253 characters, checked apart): the names of most Kubernetes objects."""
@@ -82,6 +90,15 @@ RESERVED_ENV = frozenset(
 """Environment variables the runtime sets itself (a stack may not override them)."""
 
 Quantity = quantity.Quantity
+
+
+def is_extended(resource: str) -> bool:
+    """True if ``resource`` is an extended resource (a device plugin's, such as nvidia.com/gpu): a name with a domain
+    outside kubernetes.io, not starting with `requests.` (k8s.io/kubernetes v1.36.3 pkg/apis/core/v1/helper/helpers.go
+    IsExtendedResourceName / IsNativeResource)."""
+    domain, slash, _ = resource.partition("/")
+    return bool(slash) and not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io")) \
+        and not resource.startswith("requests.")
 
 RESERVED_PATHS = ("/workspace", "/opt/kueue-cohorts", "/opt/kueue-cohorts/trainer", "/dev/shm")
 """What the runtime's container already uses: the working directory and caches (/workspace), the trainer's code on
@@ -189,8 +206,9 @@ class TrainingRuntimeSettings(BaseModel):
 
     name: Annotated[str, Field(pattern=DNS_SUBDOMAIN, max_length=253)] = "c12-checkpoint-runtime"
     """TrainingRuntime name (TrainJobs reference it). Default c12-checkpoint-runtime."""
-    image: Annotated[str, Field(min_length=1)] = GUIDE_IMAGE
-    """The training image; must bring python, torch and transformers. Default: the guide's image."""
+    image: Annotated[str, Field(min_length=1)]
+    """The training image; must bring python, torch and transformers (requirements-trainer.txt's versions), pinned
+    by tag or digest. Required: no default (the guide's image is a vendor registry's; the dev stack names it)."""
     recipe: Annotated[str, Field(pattern=_RECIPE)] = "trainer.demo:build_trainer"
     """module:function returning a Hugging Face Trainer. Default trainer.demo:build_trainer."""
     checkpoint_mount_path: Annotated[str, Field(pattern=r"^/[^:]*$"), AfterValidator(_mount_path)] = "/mnt/checkpoints"
@@ -200,17 +218,10 @@ class TrainingRuntimeSettings(BaseModel):
     borrowingLimit. Default 1."""
     requests: dict[str, Quantity] = Field(default_factory=lambda: {"cpu": "1", "memory": "2Gi"})
     """Per-node requests. Default cpu 1, memory 2Gi."""
-    limits: dict[str, Quantity] = Field(
-        default_factory=lambda: {
-            "cpu": "2",
-            "memory": "4Gi",
-            "nvidia.com/gpualloc": "1",
-            "nvidia.com/gpucores": "20",
-            "nvidia.com/gpumem": "2048",
-        }
-    )
-    """Per-node limits. Default cpu 2, memory 4Gi and the guide's GPU slice sized to the dev cohort (gpualloc 1,
-    gpucores 20, gpumem 2048)."""
+    limits: Optional[dict[str, Quantity]] = None
+    """Per-node limits. Omitted: cpu 2, memory 4Gi and 1 of each extended resource (a name with a domain, such as
+    nvidia.com/gpu) the training ClusterQueue covers: one GPU on a standard NVIDIA device-plugin cluster. A
+    fractional GPU (HAMi's nvidia.com/gpucores, gpumem) needs explicit limits, as the dev stack writes them."""
     seconds_per_step: Number = Field(default=5.0, gt=0)
     """Measured seconds per optimizer step (> 0). Default 5."""
     max_lost_work_seconds: Number = Field(default=500.0, gt=0)
@@ -239,7 +250,7 @@ class TrainingRuntimeSettings(BaseModel):
                 f"env {reserved} is reserved (set by the runtime: {', '.join(sorted(RESERVED_ENV))}; the Trainer's "
                 "PET_*): rename those variables"
             )
-        for resource, limit in self.limits.items():
+        for resource, limit in self.resolved_limits.items():
             request = self.requests.get(resource)
             if request is not None and quantity.parse(request) > quantity.parse(limit):
                 raise ValueError(
@@ -261,8 +272,24 @@ class TrainingRuntimeSettings(BaseModel):
             return self.termination_grace_period_seconds
         return planning.grace_period_seconds(self.checkpoint_save_seconds, self.seconds_per_step, MIN_GRACE_SECONDS)
 
+    @property
+    def resolved_limits(self) -> dict[str, str]:
+        """The per-node limits written on the container: `limits`, else BASE_LIMITS (a runtime of a stack gets the
+        stack's accelerators added by `with_accelerators`, which components.settings applies once)."""
+        return dict(BASE_LIMITS) if self.limits is None else dict(self.limits)
+
+    def with_accelerators(self, covered: Sequence[str]) -> TrainingRuntimeSettings:
+        """Return these settings with omitted `limits` resolved against the training ClusterQueue's `covered`
+        resources (coveredResources, first-seen order): BASE_LIMITS plus 1 of each extended resource among them
+        (``is_extended``). Explicit limits are returned unchanged (self)."""
+        if self.limits is not None:
+            return self
+        limits = dict(BASE_LIMITS)
+        limits.update({resource: "1" for resource in covered if is_extended(resource)})
+        return self.model_copy(update={"limits": limits})
+
     def effective_requests(self) -> dict[str, str]:
         """Per-node requests as the API server defaults them: a resource with only a limit requests its limit."""
-        merged = dict(self.limits)
+        merged = self.resolved_limits
         merged.update(self.requests)
         return merged

@@ -42,6 +42,7 @@ from components.runtime_settings import (
     CONFIG_KEY,
     DNS_SUBDOMAIN,
     ENV_VALUE_TAGS,
+    IMAGE_FIX,
     OptionalWholeNumber,
     TrainingRuntimeSettings,
     WholeNumber,
@@ -829,6 +830,14 @@ class PreviewIdentitySettings(Model):
 # --- the root --------------------------------------------------------------------------------------------------------
 
 
+def training_covered(layout: InferenceTrainingSettings) -> list[str]:
+    """The training ClusterQueue's coveredResources: the nominalQuota keys of the inference side (nominalQuota, or
+    every flavor's), first-seen order, as components.plans.plan_inference_training covers both ClusterQueues."""
+    inference = layout.inference
+    quotas = [inference.nominal_quota or {}] + [f.nominal_quota for f in inference.flavors or []]
+    return list(dict.fromkeys(resource for quota in quotas for resource in quota))
+
+
 class Settings(Model):
     """Everything a stack config says, validated. Keys are `kueue-cohorts:<camelCaseName>`."""
 
@@ -864,6 +873,15 @@ class Settings(Model):
     preview_identity: Optional[PreviewIdentitySettings] = None
     """The read-only identity of the pull-request live preview: the stack registers its RBAC (get, list, watch on
     exactly the kinds the stack manages) and, for a ServiceAccount, the account and its namespace. Omitted: none."""
+
+    @model_validator(mode="after")
+    def _runtime_limits(self) -> Settings:
+        """Resolve an omitted trainingRuntime.limits once, against the training ClusterQueue's covered resources
+        (TrainingRuntimeSettings.with_accelerators): every reader then sees the same limits."""
+        if self.training_runtime is not None and self.inference_training is not None:
+            object.__setattr__(self, "training_runtime",
+                               self.training_runtime.with_accelerators(training_covered(self.inference_training)))
+        return self
 
     def flavor_names(self) -> list[str]:
         """The stack's ResourceFlavor names in declared order: resourceFlavors, else [resourceFlavor.name]."""
@@ -916,6 +934,10 @@ _FIXES = {
     "rolling_update": "use maxSurge 0 with maxUnavailable 1 (one replica down while it is replaced), or keep a "
     "surge with maxUnavailable 0 and reserve its headroom in nominalQuota",
 }
+
+
+_MISSING_FIXES = {f"{PROJECT}:trainingRuntime.image": IMAGE_FIX}
+"""The fix of a required key whose value the user must choose, by key path (others: "add the key")."""
 
 
 def config_key(base: str, *parts: Any) -> str:
@@ -1012,6 +1034,8 @@ def _shape_problems(err: ValidationError, raw: Mapping[str, Any]) -> list[Proble
         fix = _FIXES.get(item["type"], "correct the value")
         if " Fix: " in rule:  # our own validators carry their fix
             rule, fix = rule.split(" Fix: ", 1)
+        if item["type"] == "missing" and _key_path(top, rest) in _MISSING_FIXES:
+            fix = _MISSING_FIXES[_key_path(top, rest)]
         if item["type"] == "missing" and difflib.get_close_matches(name, extra.get(parent, []), n=1):
             continue  # reported once, as the misspelt key
         if item["type"] == "extra_forbidden":

@@ -8,6 +8,7 @@
 | ``preview`` | ``python -m deploy preview`` | the plan, with the policy pack |
 | ``destroy`` | ``python -m deploy destroy`` | asks, unless ``--yes``; then deletes every resource of the stack |
 | ``refresh``, ``cancel``, ``render`` | ``python -m deploy ...`` | state refresh, clear a dead run's lock, YAML out |
+| ``init`` | kueue_cohorts.newstack | a new stack file from a template stack (``--from``), its own encryption salt |
 | ``validate`` | ``python -m components.validation`` | the settings check of a stack file, no engine |
 | ``status``, ``verify`` | ``python -m cohorts ...`` | the stack's cohorts on its live cluster |
 | ``sandbox`` | ``python -m sandbox ...`` | the local control plane: ``up``, ``down``, ``status``, ``logs`` |
@@ -33,6 +34,7 @@ import benchmarks.__main__ as benchmarks_main
 import cohorts.cli as cohorts_cli
 import components.validation as validation
 import deploy.__main__ as deploy_main
+import kueue_cohorts.newstack as newstack
 import prsummary.__main__ as prsummary_main
 import sandbox.cli as sandbox_cli
 import toolchain.__main__ as toolchain_main
@@ -68,6 +70,8 @@ COMMANDS: dict[str, Command] = {
     "refresh": _deploy("refresh", "read the live objects into the stack's state"),
     "cancel": _deploy("cancel", "clear the lock of a run whose process is gone"),
     "render": _deploy("render", "write the stack's objects as YAML (--out DIR), no cluster"),
+    "init": Command(newstack.main, (), "write a new stack file from a template (--from STACK), with its own salt",
+                    verbose=False),
     "validate": Command(validation.main, (), "the settings check of the stack file (every problem at once)",
                         verbose=False),
     "status": Command(cohorts_cli.main, ("status",), "the stack's cohorts on its live cluster", verbose=False,

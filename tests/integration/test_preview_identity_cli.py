@@ -28,7 +28,8 @@ def _token(manifest: dict) -> str:
 def test_the_stack_registers_read_only_rbac_for_exactly_its_kinds(project: Project, tmp_path: Path):
     target = tmp_path / "rendered"
     project.make_offline("staging", target)  # render mode, Kueue's chart from the pinned Go module
-    project.set_config("staging", "trainingRuntime", {"requests": {"cpu": "4", "memory": "16Gi"},
+    project.set_config("staging", "trainingRuntime", {"image": "registry.example/trainer:1",
+                                                      "requests": {"cpu": "4", "memory": "16Gi"},
                                                       "limits": {"nvidia.com/gpu": "1"}})
     config = project.config("staging")
     assert config["previewIdentity"] == {"kind": "ServiceAccount", "name": "preview",

@@ -56,7 +56,7 @@ def _with_runtime(raw: dict) -> dict:
     """Give the stack a training runtime (and the checkpoint volume it needs) when it has none."""
     training = raw["inferenceTraining"]["training"]
     training.setdefault("checkpoint", {"claimName": "ckpt", "size": "5Gi"})
-    raw.setdefault("trainingRuntime", {})
+    raw.setdefault("trainingRuntime", {}).setdefault("image", "registry.example/trainer:1")
     integrations = raw.setdefault("kueue", {}).setdefault(
         "integrations", ["batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod", "deployment"])
     if "trainer.kubeflow.org/trainjob" not in integrations:

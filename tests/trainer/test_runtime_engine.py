@@ -29,7 +29,8 @@ provider = k8s.Provider("k8s", render_yaml_to_directory={render!r})
 opts = pulumi.ResourceOptions(provider=provider)
 volume = CheckpointVolume("ckpt", CheckpointVolumeArgs("c12-training", CheckpointSettings(claim_name="c12-ckpt")), opts)
 runtime = training.PreemptibleTrainingRuntime(
-    "c12", training.PreemptibleTrainingRuntimeArgs(TrainingRuntimeSettings(), volume), opts)
+    "c12", training.PreemptibleTrainingRuntimeArgs(TrainingRuntimeSettings(image="registry.example/trainer:1"),
+                                                   volume), opts)
 priority = ManifestResource("prio", {{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
                                       "metadata": {{"name": "c12-training-prio"}}, "value": 10}}, opts)
 training.train_job("c12-run", training.TrainJobArgs(
@@ -61,7 +62,8 @@ def test_up_renders_the_runtime_its_configmap_and_a_trainjob(tmp_path: Path, eng
 
     objects = {(m["kind"], m["metadata"]["name"]): m for m in manifests(render)}
     runtime = objects[("TrainingRuntime", "c12-checkpoint-runtime")]
-    expected = training.render_runtime(training.TrainingRuntimeSettings(), "c12-training", "c12-ckpt")
+    expected = training.render_runtime(training.TrainingRuntimeSettings(image="registry.example/trainer:1"),
+                                       "c12-training", "c12-ckpt")
     assert runtime["spec"] == expected["spec"]
     assert runtime["metadata"]["annotations"]["kueue-cohorts/checkpoint-save-seconds"] == "30"
     config_map = objects[("ConfigMap", "c12-checkpoint-runtime-trainer")]

@@ -95,7 +95,8 @@ def _child(pid: int, timeout: float = 30) -> int:
 @pytest.mark.timeout(300)
 def test_rendered_runtime_runs_python_as_pid_1_and_sigterm_flushes_a_checkpoint(tmp_path):
     settings = training.TrainingRuntimeSettings.model_validate(
-        {"secondsPerStep": 1, "maxLostWorkSeconds": 5, "env": {"KUEUE_COHORTS_DEMO_MAX_STEPS": "100000",
+        {"image": "registry.example/trainer:1",
+         "secondsPerStep": 1, "maxLostWorkSeconds": 5, "env": {"KUEUE_COHORTS_DEMO_MAX_STEPS": "100000",
                                                                  "OMP_NUM_THREADS": "1"}}
     )
     manifest = training.render_runtime(settings, "c12-training", "c12-ckpt")

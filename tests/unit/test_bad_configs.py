@@ -145,9 +145,9 @@ CASES = [
      "kueue-cohorts:kueue.waitForPodsReady.recoveryTimeout", "'-1m' is negative, and Kueue's manager refuses to start"),
     ("unknown-integration", _dev, _set("kueue", {"integrations": ["batch/job", "kserve"]}),
      "kueue-cohorts:kueue.integrations[1]", "not a Kueue integration"),
-    ("runtime-asks-more-than-training-can-borrow", _dev, _set("trainingRuntime", {"limits": {
+    ("runtime-asks-more-than-training-can-borrow", _dev, _set("trainingRuntime|limits", {
         "cpu": "2", "memory": "4Gi", "nvidia.com/gpualloc": "1", "nvidia.com/gpucores": "50",
-        "nvidia.com/gpumem": "4096"}}),
+        "nvidia.com/gpumem": "4096"}),
      'kueue-cohorts:trainingRuntime.limits["nvidia.com/gpucores"]', "Kueue can never admit a TrainJob"),
     ("runtime-without-checkpoint", _dev, _set("inferenceTraining|training|checkpoint", _DELETE),
      "kueue-cohorts:trainingRuntime", "mounts their checkpoint PVC"),
@@ -656,7 +656,7 @@ def test_a_boolean_is_no_number():
     _set("cluster|kubeClientSettings", {"qps": True, "burst": "400"})(raw)
     _set("nodePools|0|count", False)(raw)
     _set("inferenceTraining|training|priorityClass|value", True)(raw)
-    _set("trainingRuntime", {"secondsPerStep": True})(raw)
+    _set("trainingRuntime|secondsPerStep", True)(raw)
     with pytest.raises(SettingsError) as caught:
         load_settings(raw)
     assert [(p.key, p.value, p.fix) for p in caught.value.problems] == [

@@ -37,7 +37,8 @@ def project(tmp_path_factory) -> Path:
             doc = (root / "stacks" / f"Pulumi.{name}.yaml")
             doc.write_text("\n".join(ln for ln in doc.read_text().splitlines() if not ln.startswith("encryptionsalt")))
     # A secret elsewhere in the file (set with --secret --path) never crashes the reader.
-    edit_stack(root, "marked", {"trainingRuntime": {"env": {"HF_TOKEN": SECRET}}})
+    edit_stack(root, "marked", {"trainingRuntime": {"image": "registry.example/trainer:1",
+                                                "env": {"HF_TOKEN": SECRET}}})
     return root
 
 

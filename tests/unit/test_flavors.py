@@ -210,7 +210,8 @@ def test_a_training_runtime_must_fit_one_flavor_whole():
     raw = _asymmetric(_mixed())
     raw["inferenceTraining"]["training"]["checkpoint"] = {"claimName": "ckpt", "size": "1Gi"}
     raw["kueue"] = {"integrations": ["batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod"]}
-    raw["trainingRuntime"] = {"requests": {"cpu": "6", "memory": "1Gi", GPU: "2"},
+    raw["trainingRuntime"] = {"image": "registry.example/trainer:1",
+                              "requests": {"cpu": "6", "memory": "1Gi", GPU: "2"},
                               "limits": {"cpu": "6", "memory": "1Gi", GPU: "2"}}
     found = _problems(raw)
     assert [k for k, _ in found] == ["kueue-cohorts:trainingRuntime.requests.cpu"]

@@ -62,7 +62,7 @@ def test_a_runtime_with_references_conforms_to_the_pinned_trainer_crd():
     TrainingRuntime CRD of Trainer v2.2.1 (toolchain/versions.toml)."""
     from tests.unit.test_training_runtime import _crd_schema, _pruned_or_mistyped
 
-    runtime = TrainingRuntimeSettings.model_validate({"env": {
+    runtime = TrainingRuntimeSettings.model_validate({"image": "registry.example/trainer:1", "env": {
         "HF_TOKEN": {"secretKeyRef": {"name": "hf", "key": "token", "optional": False}},
         "HUB": {"configMapKeyRef": {"name": "hub", "key": "url", "optional": True}}}})
     manifest = render_runtime(runtime, "c12-training", "c12-ckpt")
@@ -139,7 +139,8 @@ K8S_CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")  # IsConfigMapKey's regular ex
 @settings(max_examples=120, deadline=None)
 def test_every_valid_reference_is_accepted_and_rendered_as_written(name, key, optional, kind):
     selector = {"name": name, "key": key, **({} if optional is None else {"optional": optional})}
-    runtime = TrainingRuntimeSettings.model_validate({"env": {"VAR": {kind: selector}}})
+    runtime = TrainingRuntimeSettings.model_validate({"image": "registry.example/trainer:1",
+                                                      "env": {"VAR": {kind: selector}}})
     env = {e["name"]: e for e in render_runtime(runtime, "ns", "claim")["spec"]["template"]["spec"][
         "replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["VAR"] == {"name": "VAR", "valueFrom": {kind: selector}}
@@ -215,8 +216,8 @@ def test_a_decrypted_secret_is_refused_and_its_text_never_shown(path, fix):
 
 def test_every_secret_is_reported_at_once_with_the_other_problems():
     raw = stack_raw("dev")
-    raw["trainingRuntime"] = {"env": {"A": dict(SECURE), "B": dict(SECURE), "C": {"secretKeyRef": {"name": "X",
-                                                                                                  "key": "k"}}}}
+    raw["trainingRuntime"]["env"] = {"A": dict(SECURE), "B": dict(SECURE), "C": {"secretKeyRef": {"name": "X",
+                                                                                                "key": "k"}}}
     raw["inferenceTraining"]["training"]["priorityClass"]["value"] = 5000
     problems = _problems(raw)
     assert [p.key for p in problems] == [f"{TR}.env.A", f"{TR}.env.B", f"{TR}.env.C.secretKeyRef.name"]
@@ -290,7 +291,7 @@ def test_the_program_refuses_a_secret_the_engine_marks_before_registering_anythi
     raw = stack_raw("dev")
     raw["cluster"] = {"mode": "render", "renderDir": str(tmp_path / "rendered")}
     plain = "hf_plaintext_token_123"
-    raw["trainingRuntime"] = {"env": {"HF_TOKEN": plain}}
+    raw["trainingRuntime"]["env"] = {"HF_TOKEN": plain}
     (tmp_path / "stacks").mkdir()
     on_disk = json.loads(json.dumps(raw))
     on_disk["trainingRuntime"]["env"]["HF_TOKEN"] = dict(SECURE)
@@ -321,7 +322,7 @@ def test_the_program_refuses_a_secret_the_engine_marks_before_registering_anythi
 
 def _stack_file_with_secret(tmp_path: Path) -> Path:
     doc = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())
-    doc["config"][TR] = {"env": {"HF_TOKEN": dict(SECURE), "LEVEL": "info"}}
+    doc["config"][TR]["env"] = {"HF_TOKEN": dict(SECURE), "LEVEL": "info"}
     path = tmp_path / "stacks" / "Pulumi.dev.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(doc, sort_keys=False))

@@ -19,6 +19,13 @@ from components.validation import load_settings
 from tests.helpers import run_with_mocks, stack_raw
 from toolchain import versions
 
+# The dev stack's runtime: the guide's image and HAMi GPU slice, written in stacks/Pulumi.dev.yaml (no defaults).
+GUIDE = {"image": runtime_settings.GUIDE_IMAGE,
+         "limits": {"cpu": "2", "memory": "4Gi", "nvidia.com/gpualloc": "1", "nvidia.com/gpucores": "20",
+                    "nvidia.com/gpumem": "2048"}}
+
+GUIDE_RUNTIME = runtime_settings.TrainingRuntimeSettings
+
 # The guide's published training-runtime.yaml resources (assets/kueue/preemption/training-runtime.yaml).
 GUIDE_RESOURCES = {
     "requests": {"cpu": "1", "memory": "2Gi"},
@@ -31,18 +38,19 @@ GUIDE_RESOURCES = {
 
 
 def test_defaults_follow_the_guide_and_plan_save_steps_and_grace_period():
-    s = runtime_settings.TrainingRuntimeSettings()
+    s = GUIDE_RUNTIME(**GUIDE)
     assert s.name == "c12-checkpoint-runtime"
     assert s.save_steps == 100  # 500 s budget / 5 s per step
     assert s.grace_period_seconds == 60  # 30 s save + one 5 s step = 35, raised to the guide's (and policy's) 60
-    slow = runtime_settings.TrainingRuntimeSettings(checkpoint_save_seconds=120, seconds_per_step=10)
+    slow = GUIDE_RUNTIME(**GUIDE, checkpoint_save_seconds=120, seconds_per_step=10)
     assert slow.grace_period_seconds == 130
     assert _runtime_problems({}) == []
 
 
 def test_camel_case_keys_as_in_the_stack_file():
     s = runtime_settings.TrainingRuntimeSettings.model_validate(
-        {"checkpointMountPath": "/mnt/ckpt", "secondsPerStep": 2, "maxLostWorkSeconds": 60,
+        {"image": "registry.example/trainer:1", "checkpointMountPath": "/mnt/ckpt", "secondsPerStep": 2,
+         "maxLostWorkSeconds": 60,
          "checkpointSaveSeconds": 10, "terminationGracePeriodSeconds": 45, "numNodes": 2,
          "imagePullSecrets": ["harbor-mlops-regcred"]}
     )
@@ -65,12 +73,12 @@ def test_camel_case_keys_as_in_the_stack_file():
 )
 def test_bad_settings_are_refused_naming_the_field(raw, field):
     with pytest.raises(ValidationError) as err:
-        runtime_settings.TrainingRuntimeSettings.model_validate(raw)
+        runtime_settings.TrainingRuntimeSettings.model_validate({"image": "registry.example/trainer:1", **raw})
     assert field in str(err.value)
 
 
 def test_settings_are_frozen():
-    s = runtime_settings.TrainingRuntimeSettings()
+    s = GUIDE_RUNTIME(**GUIDE)
     with pytest.raises(ValidationError):
         s.num_nodes = 3
 
@@ -79,9 +87,9 @@ def test_settings_are_frozen():
 
 
 def _runtime_problems(runtime: dict) -> list:
-    """(key, value, rule, fix) of every problem of the dev stack with `trainingRuntime: runtime`."""
+    """(key, value, rule, fix) of every problem of the dev stack with `runtime`'s keys set on its trainingRuntime."""
     raw = stack_raw("dev")
-    raw["trainingRuntime"] = runtime
+    raw["trainingRuntime"] = {**raw["trainingRuntime"], **runtime}
     try:
         load_settings(raw)
     except SettingsError as err:
@@ -139,7 +147,7 @@ def _container(manifest):
 
 
 def test_runtime_has_the_trainer_v2_2_shape():
-    m = runtime_manifests.render_runtime(runtime_settings.TrainingRuntimeSettings(), "c12-training", "c12-ckpt")
+    m = runtime_manifests.render_runtime(GUIDE_RUNTIME(**GUIDE), "c12-training", "c12-ckpt")
     assert (m["apiVersion"], m["kind"]) == ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime")
     assert m["metadata"]["namespace"] == "c12-training"
     assert m["metadata"]["labels"]["trainer.kubeflow.org/framework"] == "torch"
@@ -154,14 +162,14 @@ def test_runtime_has_the_trainer_v2_2_shape():
 
 def test_runtime_execs_python_directly_so_it_is_pid_1():
     _, _, container = _container(
-        runtime_manifests.render_runtime(runtime_settings.TrainingRuntimeSettings(), "ns", "pvc")
+        runtime_manifests.render_runtime(GUIDE_RUNTIME(**GUIDE), "ns", "pvc")
     )
     assert container["command"] == ["python", "-m", "trainer"]
     assert "args" not in container  # no `bash -c` wrapper anywhere
 
 
 def test_runtime_mounts_the_rwx_claim_and_scopes_checkpoints_by_trainjob_name():
-    s = runtime_settings.TrainingRuntimeSettings(checkpoint_mount_path="/mnt/ckpt/")
+    s = GUIDE_RUNTIME(**GUIDE, checkpoint_mount_path="/mnt/ckpt/")
     _, pod, container = _container(runtime_manifests.render_runtime(s, "ns", "c12-ckpt"))
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert volumes["checkpoints"]["persistentVolumeClaim"] == {"claimName": "c12-ckpt"}
@@ -181,7 +189,7 @@ def test_runtime_mounts_the_rwx_claim_and_scopes_checkpoints_by_trainjob_name():
 
 def test_runtime_resources_and_pull_secrets_come_from_settings():
     s = runtime_settings.TrainingRuntimeSettings.model_validate(
-        {**GUIDE_RESOURCES, "imagePullSecrets": ["harbor-mlops-regcred"]}
+        {"image": runtime_settings.GUIDE_IMAGE, **GUIDE_RESOURCES, "imagePullSecrets": ["harbor-mlops-regcred"]}
     )
     _, pod, container = _container(runtime_manifests.render_runtime(s, "ns", "pvc"))
     assert container["resources"]["limits"]["nvidia.com/gpucores"] == "50"
@@ -236,14 +244,15 @@ def _pruned_or_mistyped(value, schema, path="") -> list[str]:
 
 
 def test_rendered_runtime_conforms_to_the_trainer_v2_2_1_crd():
-    s = runtime_settings.TrainingRuntimeSettings.model_validate({"imagePullSecrets": ["x"], "env": {"EXTRA": "1"}})
+    s = runtime_settings.TrainingRuntimeSettings.model_validate({"image": "registry.example/trainer:1",
+                                                                 "imagePullSecrets": ["x"], "env": {"EXTRA": "1"}})
     manifest = runtime_manifests.render_runtime(s, "c12-training", "c12-ckpt")
     assert _pruned_or_mistyped(manifest["spec"], _crd_schema("trainingruntimes")["properties"]["spec"], "spec") == []
 
 
 def test_the_schema_check_catches_the_guides_numprocpernode():
     # The published asset's `torch: {numProcPerNode: auto}` would be pruned by a v2.2.1 API server.
-    manifest = runtime_manifests.render_runtime(runtime_settings.TrainingRuntimeSettings(), "ns", "pvc")
+    manifest = runtime_manifests.render_runtime(GUIDE_RUNTIME(**GUIDE), "ns", "pvc")
     manifest["spec"]["mlPolicy"]["torch"] = {"numProcPerNode": "auto"}
     assert _pruned_or_mistyped(manifest["spec"], _crd_schema("trainingruntimes")["properties"]["spec"], "spec") == [
         "spec.mlPolicy.torch.numProcPerNode: unknown field (pruned)"]
@@ -283,7 +292,7 @@ def test_component_registers_configmap_and_runtime_as_parented_children():
 
     def build():
         runtime = training.PreemptibleTrainingRuntime(
-            "c12", training.PreemptibleTrainingRuntimeArgs(runtime_settings.TrainingRuntimeSettings(), _volume()))
+            "c12", training.PreemptibleTrainingRuntimeArgs(GUIDE_RUNTIME(**GUIDE), _volume()))
         built["runtime"] = runtime
         pulumi.Output.all(runtime.config_map.urn, runtime.runtime.urn).apply(lambda urns: built.update(urns=urns))
         lq = SimpleNamespace(name="c12-training-lq", namespace="c12-training")
@@ -320,7 +329,7 @@ def test_component_registers_configmap_and_runtime_as_parented_children():
 def test_train_job_refuses_a_local_queue_of_another_namespace():
     def build():
         runtime = training.PreemptibleTrainingRuntime(
-            "c12", training.PreemptibleTrainingRuntimeArgs(runtime_settings.TrainingRuntimeSettings(), _volume()))
+            "c12", training.PreemptibleTrainingRuntimeArgs(GUIDE_RUNTIME(**GUIDE), _volume()))
         training.train_job("job", training.TrainJobArgs(
             "run", runtime, SimpleNamespace(name="lq", namespace="elsewhere"), SimpleNamespace(name="p")))
 
@@ -342,14 +351,14 @@ def test_default_runtime_passes_the_policy_packs_checkpoint_safe_runtime_rule():
     pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
            "metadata": {"name": "c12-ckpt", "namespace": "c12-training"},
            "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "5Gi"}}}}
-    runtime = runtime_manifests.render_runtime(runtime_settings.TrainingRuntimeSettings(), "c12-training", "c12-ckpt")
+    runtime = runtime_manifests.render_runtime(GUIDE_RUNTIME(**GUIDE), "c12-training", "c12-ckpt")
     job = runtime_manifests.render_trainjob(
         "run", "c12-training", "c12-checkpoint-runtime", "c12-training-lq", "c12-training-prio"
     )
     assert check_checkpoint_safe_runtime([obj(runtime), obj(pvc), obj(job)]) == []
     # and the rule does read what the component declares: a grace period under the policy's minimum fails
     short = runtime_manifests.render_runtime(
-        runtime_settings.TrainingRuntimeSettings(termination_grace_period_seconds=31), "c12-training", "c12-ckpt"
+        GUIDE_RUNTIME(**GUIDE, termination_grace_period_seconds=31), "c12-training", "c12-ckpt"
     )
     (violation,) = check_checkpoint_safe_runtime([obj(short), obj(pvc)])
     assert "checkpoint save time of 30 seconds" in violation.message
