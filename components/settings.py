@@ -858,11 +858,14 @@ class Settings(Model):
     """Kueue itself: installation and manager Configuration."""
     training_runtime: Optional[TrainingRuntimeSettings] = None
     """The PreemptibleTrainingRuntime (Kubeflow Trainer v2.2 TrainingRuntime) in every training namespace; needs
-    inferenceTraining.training.checkpoint and the trainjob integration; {} takes every default."""
+    inferenceTraining.training.checkpoint and the trainjob integration; `{image: <your image>}` takes every other
+    default."""
     protected: bool = False
     """The stack guards real resources: `python -m deploy` refuses it a local file backend, the dev passphrase and
-    `--no-policy`, before any engine call. Stacks of cluster mode kubeconfig are protected whatever this says.
-    Default false."""
+    `--no-policy`, before any engine call. A stack of cluster mode kubeconfig is protected unless its stack file
+    writes `protected: false` explicitly (a lab or kind cluster with `pulumi login --local`; every run then prints a
+    warning line); a stack named prod or production (also as a part: eu-prod) stays protected whatever this says.
+    Default false (sandbox and render stacks)."""
     protected_namespaces: list[DnsLabel] = Field(default_factory=list)
     """Namespaces that never become tenant namespaces, in addition to kube-system, kube-public, kube-node-lease,
     Kueue's namespace, jobset-system, kubeflow-system and kserve (the system namespaces of the controllers the

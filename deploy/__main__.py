@@ -120,6 +120,8 @@ def check_target(args: argparse.Namespace, environ: dict[str, str]) -> stackfile
         raise Failure(2, f"deploy: {err}") from None
     for problem in target.problems:
         print(f"deploy: warning: {problem}", file=sys.stderr)
+    if target.warning:  # an explicit opt-out of protection: said on every run
+        print(f"deploy: warning: {target.warning}", file=sys.stderr, flush=True)
     found = protection.problems(target, environ, no_policy=args.no_policy, policy_pack=engine.policy_pack_dir())
     if found:
         raise Failure(2, f"deploy: {protection.message(target, found)}")

@@ -12,6 +12,7 @@ nested with ``--path``). Such a value cannot be read without the engine, so it i
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -25,6 +26,14 @@ CLUSTER_KEY = f"{PROJECT}:cluster"
 #: writes them are accepted); the setting `protected` of components/settings.py, read here before any engine call.
 PROTECTED_KEY = f"{PROJECT}:protected"
 KUBECONFIG_MODE = "kubeconfig"
+PRODUCTION_NAMES = ("prod", "production")
+"""Stack names that always stay protected: the name itself, or a part of it between '-', '_' or '.' (prod,
+eu-prod, prod.gpu, production_2). Their stack files cannot opt out with ``kueue-cohorts:protected: false``."""
+
+
+def production_name(name: str) -> bool:
+    """True if stack ``name`` reads as a production stack (see PRODUCTION_NAMES), case-insensitively."""
+    return any(part in PRODUCTION_NAMES for part in re.split(r"[-_.]", name.lower()))
 
 
 class StackFileError(ValueError):
@@ -39,7 +48,9 @@ class StackTarget:
     None when secret). kubeconfig / context: ``cluster.kubeconfig`` / ``cluster.context`` (None when absent or
     secret). protected_by: why the stack is protected (empty: it is not). secret_keys: config keys whose value is
     a ``secure:`` secret that this reader needed and could not read. secrets_provider: the stack file's
-    ``secretsprovider`` (None when absent). has_salt: the file holds a passphrase ``encryptionsalt``.
+    ``secretsprovider`` (None when absent). has_salt: the file holds a passphrase ``encryptionsalt``. opted_out: the
+    stack targets a real cluster and its file says ``kueue-cohorts:protected: false`` explicitly, so it runs
+    unprotected, with ``warning`` printed on every run (never for a production name, see ``production_name``).
     """
 
     name: str
@@ -52,11 +63,22 @@ class StackTarget:
     secrets_provider: Optional[str] = None
     has_salt: bool = False
     problems: tuple[str, ...] = field(default=())
+    opted_out: bool = False
 
     @property
     def protected(self) -> bool:
         """True if the stack targets a real cluster or is marked protected (see ``protected_by``)."""
         return bool(self.protected_by)
+
+    @property
+    def warning(self) -> Optional[str]:
+        """The line every run of an opted-out stack prints (None when the stack did not opt out)."""
+        if not self.opted_out:
+            return None
+        where = f"context {self.context!r}" if self.context else "the kubeconfig's current context"
+        return (f"stack {self.name!r} targets a real cluster ({where}) with protection off ({PROTECTED_KEY}: false "
+                "in its stack file): a local file backend, the dev passphrase and --no-policy are allowed. Use it for "
+                f"a lab or kind cluster only; remove the key to protect the stack again")
 
 
 def _protected_flag(value: Any) -> tuple[Optional[bool], Optional[str]]:
@@ -113,13 +135,26 @@ def read(name: str, path: Path) -> StackTarget:
                     kubeconfig = str(value)
                 else:
                     context = str(value)
+    raw_flag = config.get(PROTECTED_KEY)
+    flag, problem = _protected_flag(raw_flag)
+    # An explicit `protected: false` (bool or the string `pulumi config set` writes) lifts the kubeconfig rule, except
+    # for a production name; an absent key, a secret or a typo keeps it.
+    explicit_false = raw_flag is not None and flag is False and problem is None and not is_secret(raw_flag)
+    opted_out = False
     if mode is None:
         protected_by.append(f"its cluster mode ({CLUSTER_KEY}) is a secret value, read as a real cluster")
     elif mode == KUBECONFIG_MODE:
-        protected_by.append(f"it targets a real cluster: {CLUSTER_KEY}.mode is kubeconfig")
-
-    raw_flag = config.get(PROTECTED_KEY)
-    flag, problem = _protected_flag(raw_flag)
+        if explicit_false and not production_name(name):
+            opted_out = True
+        elif explicit_false:
+            protected_by.append(f"it targets a real cluster ({CLUSTER_KEY}.mode is kubeconfig) and its name {name!r} "
+                                f"reads as production, where {PROTECTED_KEY}: false is refused")
+            problems.append(f"{PROTECTED_KEY} = false is ignored: stack {name!r} reads as production "
+                            f"({'/'.join(PRODUCTION_NAMES)} in its name) and stays protected. Fix: remove the key, or "
+                            "give a lab stack a name of its own (kueue-cohorts init --stack lab)")
+        else:
+            protected_by.append(f"it targets a real cluster: {CLUSTER_KEY}.mode is kubeconfig (a lab cluster may opt "
+                                f"out with {PROTECTED_KEY}: false in its stack file)")
     if is_secret(raw_flag):
         secret_keys.append(PROTECTED_KEY)
         protected_by.append(f"{PROTECTED_KEY} is a secret value, read as true")
@@ -135,5 +170,5 @@ def read(name: str, path: Path) -> StackTarget:
         name=name, path=Path(path), mode=mode, kubeconfig=kubeconfig, context=context,
         protected_by=tuple(protected_by), secret_keys=tuple(secret_keys),
         secrets_provider=str(provider) if provider else None, has_salt=bool(doc.get("encryptionsalt")),
-        problems=tuple(problems),
+        problems=tuple(problems), opted_out=opted_out,
     )
