@@ -43,7 +43,7 @@ from components.errors import SettingsError
 from components.settings import Settings
 from components.stackfile import StackFileError
 from components.validation import load_stack_file
-from deploy import engine, errors, locks, preflight, protection, recovery, settings, stackfile
+from deploy import engine, errors, locks, preflight, protection, recovery, rendered, settings, stackfile
 from deploy.scratch import Project, manifests
 from kueue_cohorts.pipes import finish_quietly, run_main
 from sandbox.paths import kubeconfig_path
@@ -102,6 +102,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="do not run the policy pack in policy/ (refused for protected stacks)")
     parser.add_argument("--expect-no-changes", action="store_true", help="fail if preview/up would change anything")
     parser.add_argument("--verbose", action="store_true", help="show Python tracebacks and the engine's full error")
+    parser.add_argument("--diff", action="store_true",
+                        help="preview: show every changed property (default: one line per resource)")
     parser.add_argument("--out", type=Path, help="render: the directory for the stack's YAML (required there)")
     return parser
 
@@ -213,7 +215,8 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, echo: Ca
             for line in done.lines() if done else []:
                 print(f"deploy: {line}", flush=True)
         if args.command == "preview":
-            stack.preview(diff=True, expect_no_changes=args.expect_no_changes or None, **kwargs)
+            # Compact by default (one line per resource, as `pulumi preview`); --diff: every changed property.
+            stack.preview(diff=args.diff or None, expect_no_changes=args.expect_no_changes or None, **kwargs)
         elif args.command == "up":
             if not args.no_policy:
                 # The Automation API runs `pulumi up --skip-preview`, where stack policies see the objects only after
@@ -240,6 +243,10 @@ def render(args: argparse.Namespace, echo: Callable[[str], None]) -> int:
     if not engine.stack_config_file(args.stack).is_file():
         raise Failure(2, f"deploy: no stack file {engine.stack_config_file(args.stack)}")
     out = args.out.resolve()
+    try:
+        previous = rendered.previous_files(out)
+    except rendered.RenderDirError as err:
+        raise Failure(2, f"deploy: render --out {args.out}: nothing was run: {err}") from None
     output: list[str] = []
 
     def on_output(line: str) -> None:
@@ -248,7 +255,8 @@ def render(args: argparse.Namespace, echo: Callable[[str], None]) -> int:
 
     with tempfile.TemporaryDirectory(prefix="kueue-cohorts-render-") as tmp:
         project = Project(Path(tmp))
-        project.make_offline(args.stack, out)
+        fresh = Path(tmp) / "rendered"
+        project.make_offline(args.stack, fresh)
         try:
             stack = project.open(args.stack)
             stack.up(**engine.run_kwargs(stack, policy=not args.no_policy, on_output=on_output))
@@ -256,7 +264,10 @@ def render(args: argparse.Namespace, echo: Callable[[str], None]) -> int:
             raise Failure(2, f"deploy: {exc}") from None
         except auto.CommandError as exc:
             raise _engine_failure(args, "up (render)", errors.command_output(exc)) from None
-    print(f"deploy: rendered {len(manifests(out))} objects of stack {args.stack} into {out}")
+        count = len(manifests(fresh))
+        removed = rendered.replace(out, fresh, previous)
+    stale = f"; {removed} stale file(s) of the previous render removed" if removed else ""
+    print(f"deploy: rendered {count} objects of stack {args.stack} into {out}{stale}")
     return 0
 
 
