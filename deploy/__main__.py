@@ -278,6 +278,7 @@ def _engine_failure(args: argparse.Namespace, what: str, output: list[str]) -> F
     if not found:
         found = [line for line in errors.without_tracebacks(output) if line.strip()][-10:]
     lines = [f"deploy: pulumi {what} --stack {args.stack} failed:", *[f"  {line}" for line in found]]
+    lines += [f"  why the policy pack did not start: {reason}" for reason in errors.pack_start_reasons(output)]
     if any("currently locked" in line for line in output):
         lines.append("deploy: the lock is held in the backend: if no run is in progress, "
                      f"`pulumi cancel --stack {args.stack}` clears it (the engine's own advice)")

@@ -95,6 +95,27 @@ def error_lines(output: Iterable[str], limit: int = 20) -> list[str]:
     return found[:limit]
 
 
+PACK_FAILED = re.compile(r"policy pack .* failed to start")
+#: What the policy analyzer plugin printed before it exited (the engine shows it as the Stack's diagnostic).
+ANALYZER_SAYS = re.compile(r"^\s*(?:pulumi:pulumi:Stack\b.*?\s{2,})?(pulumi-analyzer-[\w-]+): (.+?)\s*$")
+
+
+def pack_start_reasons(output: Iterable[str]) -> list[str]:
+    """Return why the policy pack could not start, one line per distinct message of its analyzer plugin, when the
+    engine's ``output`` says a pack ``failed to start``; empty otherwise. The engine's error line names only the
+    plugin's exit status (``could not read plugin [...]: exit status 1``); the plugin's own reason (a missing
+    virtualenv, a missing requirement) is among the Stack's diagnostics, shown before only with ``--verbose``."""
+    lines = list(output)
+    if not any(PACK_FAILED.search(line) for line in lines):
+        return []
+    found: list[str] = []
+    for line in lines:
+        match = ANALYZER_SAYS.match(line)
+        if match and f"{match.group(1)}: {match.group(2)}" not in found:
+            found.append(f"{match.group(1)}: {match.group(2)}")
+    return found
+
+
 def command_output(exc: BaseException) -> list[str]:
     """The output lines of an Automation API CommandError (its text is ``code: N``, ``stdout: ...``, ``stderr:
     ...``): the ``code:`` line dropped and the ``stdout: `` / ``stderr: `` prefixes taken off the first lines."""

@@ -65,3 +65,15 @@ def test_a_preview_is_compact_unless_diff_is_asked(tmp_path, engine_binaries):
     full = deploy(root, "preview", "--stack", "dev", "--diff", env=env)
     assert full.returncode == 0, full.stderr
     assert "nominalQuota" in full.stdout and len(full.stdout.splitlines()) > 2 * len(compact.stdout.splitlines())
+
+
+def test_a_pack_that_cannot_start_says_why_without_verbose(tmp_path, engine_binaries):
+    root = clone(tmp_path / "kueue-cohorts")
+    (tmp_path / "state").mkdir()
+    edit_stack(root, "dev", {"cluster": {"mode": "render", "renderDir": str(tmp_path / "rendered")}})
+    (root / "policy" / "venv").unlink()
+    (root / "policy" / "venv").mkdir()  # a virtualenv without python: the analyzer plugin exits at once
+    proc = deploy(root, "preview", "--stack", "dev", env=bare_env(tmp_path))
+    assert proc.returncode == 1
+    why = [line for line in proc.stderr.splitlines() if "why the policy pack did not start" in line]
+    assert len(why) == 1 and "policy/venv has no bin/python; create it (make venv)" in why[0], proc.stderr
