@@ -28,6 +28,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from kubernetes import client, config
 
+from components.chart_values import merged
 from components.kueue_config import chart_values, manager_configuration
 from components.settings import KueueSettings
 
@@ -254,10 +255,10 @@ class KueueInstallation(pulumi.ComponentResource):
                                                 labels={"app.kubernetes.io/managed-by": "kueue-cohorts"}),
             opts=pulumi.ResourceOptions(parent=self),
         )
-        values = chart_values(args.settings)
+        values = merged(chart_values(args.settings), args.settings.values)  # kueue.values, checked; ours win
         transforms: list[pulumi.ResourceTransform] = []
         if args.out_of_cluster_manager is not None:
-            values["controllerManager"] = {"replicas": 0}
+            values = merged({"controllerManager": {"replicas": 0}}, values)  # the manager runs out of cluster
             transforms.append(point_webhooks_at(args.out_of_cluster_manager))
         # Release name "kueue" (not the resource name "kueue-chart"): the chart then names its objects as Kueue's
         # own manifests do (kueue-controller-manager, kueue-mutating-webhook-configuration, ...), so a cluster that

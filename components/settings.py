@@ -713,6 +713,12 @@ class KueueSettings(Model):
     """Kueue feature gates, name -> on/off. Default none."""
     resources: KueueResources = KueueResources()
     """Resource accounting of the manager Configuration."""
+    values: dict[str, Any] = Field(default_factory=dict)
+    """Helm values for Kueue's chart (install true only), merged under the program's: the image mirror
+    (controllerManager.manager.image.repository, tag), controllerManager.replicas, controllerManager.manager.resources,
+    enableKueueViz and kueueViz, ... Checked against the pinned chart's values.yaml (unknown keys, types).
+    managerConfig and controllerManager.featureGates are refused: set them through the kueue keys above, which the
+    rule book judges. Default none."""
 
 
 # --- in-cluster guardrails ------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from components import secrets, settings_rules
+from components.chart_values import check_kueue_values
 from components.errors import Problem, SettingsError
 from components.pack_config import pack_config
 from components.pack_config import render as render_pack_config
@@ -232,7 +233,7 @@ def _validate(raw: Mapping[str, Any], secret_paths: Sequence[KeyPath]) -> Valida
         settings = parse_settings(raw)
     except SettingsError as err:
         return Validation(None, tuple(refused + [p for p in err.problems if not secrets.covers(paths, p.key)]), ())
-    problems = settings_rules.check(settings)
+    problems = settings_rules.check(settings) + check_kueue_values(settings)
     found, warnings = judge(settings, raw)
     problems = refused + [p for p in problems + found if not secrets.covers(paths, p.key)]
     return Validation(settings, tuple(problems), tuple(w for w in warnings if not secrets.covers(paths, w.key)))
