@@ -515,8 +515,10 @@ def cohort_membership(scope: LayoutScope, identities: Identities) -> Guardrail:
                 f"has({var}.spec.parentName) && {var}.spec.parentName in {names})) : (has({var}.spec) && "
                 f"has({var}.spec.cohortName) && {var}.spec.cohortName in {names}))")
 
-    tail = (f"' breaks the kueue-cohorts rule {COHORT_MEMBERSHIP_POLICY} at ' + (object.kind == 'Cohort' ? "
-            f"'spec.parentName' : 'spec.cohortName') + ': ' + {cel_string(rule + '; fix: ' + fix)}")
+    where = (f"(object.kind != 'Cohort' ? 'spec.cohortName' : object.metadata.name in {names} ? 'metadata.name' "
+             f": 'spec.parentName')")
+    tail = (f"{cel_string(chr(39) + ' breaks the kueue-cohorts rule ' + COHORT_MEMBERSHIP_POLICY + ' at ')} + "
+            f"{where} + {cel_string(': ' + rule + '; fix: ' + fix)}")
     return Guardrail(
         _name(scope, COHORT_MEMBERSHIP_POLICY), COHORT_MEMBERSHIP_POLICY, scope.cohort, _CLUSTER_QUEUES,
         (("not-a-stack-identity", f"!({_stack_identity(identities)})"),),

@@ -316,6 +316,9 @@ def test_the_issues_hand_made_queue_in_the_inference_cohort_is_refused_for_an_in
     assert spec["matchConstraints"]["resourceRules"][0]["resources"] == ["clusterqueues", "cohorts"]
     assert '["c12-shared"]' in spec["variables"][1]["expression"]
     assert spec["variables"][0]["name"] == "unchanged"  # ratchet: Kueue's finalizer update keeps spec
+    # the name is quoted in the message (measured on kube-apiserver 1.36.3: "ClusterQueue 'sneaky-cq' breaks ...")
+    assert '+ "\' breaks the kueue-cohorts rule cohort-membership at " + ' in \
+        spec["validations"][0]["messageExpression"]
 
 
 @hsettings(max_examples=80, deadline=None)
