@@ -513,3 +513,20 @@ def test_kueues_live_manager_configuration_is_judged_by_the_rule_book():
     diffs = verify(s, FakeCluster(objects))
     assert diffs and {d.rule.split(":")[0] for d in diffs} == {"kueue-manager-config"}
     assert all((d.kind, d.name) == ("ConfigMap", "kueue-manager-config") for d in diffs)
+
+
+def _nodes_of(settings):
+    """The nodes each node pool stands for: `count` nodes with its labels and capacity as allocatable."""
+    return [_node(f"{pool.name}-{i}", dict(pool.labels or {}), **dict(pool.capacity))
+            for pool in settings.node_pools for i in range(pool.count)]
+
+
+@pytest.mark.parametrize("stack", ["dev", "staging", "prod", "mixed"])
+def test_every_stack_as_served_on_its_node_pools_keeps_every_promise(stack):
+    """No false finding: the stack's own objects as the API server returns them (defaults, status, server
+    metadata), on the nodes its nodePools declare, keep every promise."""
+    s = _settings(stack)
+    objects = served(expected_objects(s))
+    for node in _nodes_of(s):
+        _add(objects, node)
+    assert verify(s, FakeCluster(objects)) == []
