@@ -9,8 +9,10 @@ from hypothesis import strategies as st
 
 from cohorts.expected import expected_objects, judged_objects
 from cohorts.verify import CHECKS, Context, Difference, KindNotServed, Unreadable, compare_fields, selects, verify
+from components.admission_manifests import stack_guardrails
 from components.settings import raw_from_stack_file
 from components.validation import load_settings, load_stack_file
+from policy.rules.admission import Request, judge, kube_object
 from tests.helpers import STACKS
 
 STACK_NAMES = ("dev", "staging", "prod")
@@ -530,3 +532,28 @@ def test_every_stack_as_served_on_its_node_pools_keeps_every_promise(stack):
     for node in _nodes_of(s):
         _add(objects, node)
     assert verify(s, FakeCluster(objects)) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(kind=st.sampled_from(["ClusterQueue", "Cohort", "WorkloadPriorityClass"]),
+       cohort=st.sampled_from([None, "c12-shared", "other", ""]), value=st.integers(-10, 2_000_000),
+       name=st.sampled_from(["hand-made", "c12-shared"]))
+def test_verify_names_on_the_cluster_what_the_guardrails_refuse_to_an_intruder(kind, cohort, value, name):
+    """One judgement in two places: an object the stack does not declare is named by verify iff the stack's
+    guardrails (the Python side of each ValidatingAdmissionPolicy) refuse creating it to anyone else."""
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _sandbox_node())
+    if kind == "WorkloadPriorityClass":
+        obj = {"apiVersion": KUEUE_V, "kind": kind, "metadata": {"name": name}, "value": value}
+    else:
+        key = "cohortName" if kind == "ClusterQueue" else "parentName"
+        obj = {"apiVersion": KUEUE_V, "kind": kind, "metadata": {"name": name},
+               "spec": {key: cohort} if cohort is not None else {}}
+    refused = judge(stack_guardrails(s), Request(kube_object(obj), None, "alice", ("system:authenticated",)))
+    _add(objects, copy.deepcopy(obj))
+    named = [d for d in verify(s, FakeCluster(objects)) if d.name == name and d.kind == kind
+             and d.rule.split(":")[0] in ("cohort-membership", "priority-ceiling")]
+    assert bool(named) == bool(refused), (refused, named)
+    if named:
+        assert {d.rule.split(":")[0] for d in named} == {rail.policy for rail, _ in refused}
