@@ -21,7 +21,6 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
 from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence
 
 from kubernetes.dynamic import DynamicClient
@@ -475,39 +474,25 @@ def _from_violation(violation: Violation, why: str = "") -> Difference:
                       json.loads(json.dumps(value, default=str)), rule, fix=violation.fix or "see the rule")
 
 
-def _allocatable(nodes: Sequence[Mapping[str, Any]], node_labels: Mapping[str, str]) -> dict[str, Decimal]:
-    """Sum of ``status.allocatable`` per resource over the nodes whose labels hold every ``node_labels`` pair (Kueue
-    writes a flavor's nodeLabels into the pod's nodeSelector: pkg/scheduler/flavorassigner, v0.19.2)."""
-    total: dict[str, Decimal] = {}
+def live_node_pools(nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rule book's ``nodePools`` option (``cohort-nominal-within-capacity``) from the live nodes: one pool per
+    Node, count 1, its labels (which decide the ResourceFlavors that select it: Kueue writes a flavor's nodeLabels
+    into the pod's nodeSelector, pkg/scheduler/flavorassigner, v0.19.2) and its ``status.allocatable`` as the
+    capacity. A node that is cordoned (``spec.unschedulable``) gives nothing."""
+    pools = []
     for node in nodes:
-        labels = _meta(node, "labels") or {}
-        if any(labels.get(k) != v for k, v in node_labels.items()):
-            continue
-        for resource, value in ((node.get("status") or {}).get("allocatable") or {}).items():
-            try:
-                total[resource] = total.get(resource, Decimal(0)) + quantity.parse(value)
-            except ValueError:
-                continue
-    return total
-
-
-def live_capacity(nodes: Sequence[Mapping[str, Any]], flavors: Sequence[Mapping[str, Any]]
-                  ) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
-    """The rule book's capacity options from the live nodes: (``capacity``: allocatable summed over every node,
-    ``flavorCapacity``: per live ResourceFlavor, the allocatable of the nodes its ``spec.nodeLabels`` select; a flavor
-    that selects no node has none)."""
-    def shown(values: Mapping[str, Decimal]) -> dict[str, str]:
-        return {r: format(v.normalize(), "f") for r, v in sorted(values.items())}
-    by_flavor = {str(_meta(f, "name")): shown(_allocatable(nodes, (f.get("spec") or {}).get("nodeLabels") or {}))
-                 for f in flavors}
-    return shown(_allocatable(nodes, {})), by_flavor
+        allocatable = {} if (node.get("spec") or {}).get("unschedulable") else \
+            dict((node.get("status") or {}).get("allocatable") or {})
+        pools.append({"name": str(_meta(node, "name")), "count": 1, "labels": dict(_meta(node, "labels") or {}),
+                      "capacity": allocatable})
+    return pools
 
 
 def promises_hold(ctx: Context) -> list[Difference]:
     """The rule book (``policy.rules.book.run``, the pack's and the settings check's rules) over the stack's objects
     with their live twins in their place, plus every live ClusterQueue and Cohort of the guarded trees, every live
     WorkloadPriorityClass and ResourceFlavor and Kueue's live manager ConfigMap, with the capacity taken from the live
-    nodes (``live_capacity``). Each mandatory finding the stack alone does not have is a Difference: a promise the
+    nodes (``live_node_pools``). Each mandatory finding the stack alone does not have is a Difference: a promise the
     live cluster breaks."""
     if ctx.settings is None:
         return []
@@ -540,9 +525,9 @@ def promises_hold(ctx: Context) -> list[Difference]:
     config = pack_config(ctx.settings)
     nodes = _read_list(ctx, "v1", "Node", out)
     if nodes:
-        total, by_flavor = live_capacity(nodes, [m for m in merged if m["kind"] == "ResourceFlavor"])
-        config["cohort-nominal-within-capacity"] = {**config.get("cohort-nominal-within-capacity", {}),
-                                                    "capacity": total, "flavorCapacity": by_flavor}
+        capacity = {k: v for k, v in config.get("cohort-nominal-within-capacity", {}).items()
+                    if k not in ("nodePools", "capacity", "flavorCapacity")}
+        config["cohort-nominal-within-capacity"] = {**capacity, "nodePools": live_node_pools(nodes)}
     baseline = {_finding_key(r, v) for r, v in run_book([kube_object(m) for m in rendered], pack_config(ctx.settings))}
     for rule, violation in run_book([kube_object(m) for m in merged], config):
         if rule.mandatory and _finding_key(rule, violation) not in baseline:

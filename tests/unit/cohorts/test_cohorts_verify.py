@@ -83,7 +83,7 @@ def test_expected_objects_are_the_registered_render_in_registration_order():
     assert kinds == ["ResourceFlavor", "Namespace", "Namespace", "WorkloadPriorityClass", "WorkloadPriorityClass",
                      "ClusterQueue", "ClusterQueue", "LocalQueue", "LocalQueue", "PersistentVolumeClaim",
                      "TrainingRuntime", "ConfigMap"] + ["ValidatingAdmissionPolicy",
-                                                       "ValidatingAdmissionPolicyBinding"] * 8
+                                                       "ValidatingAdmissionPolicyBinding"] * 9
     # not the Kueue manager ConfigMap (judged, never registered); the guardrails last, one policy and binding per rule
 
 
@@ -417,7 +417,9 @@ def _rail(objects, kind, suffix):
     (lambda b, p: b["spec"].update(matchResources={"namespaceSelector": {"matchLabels": {"x": "y"}}}),
      "spec.matchResources.namespaceSelector", "narrowed"),
     (lambda b, p: p["spec"].update(failurePolicy="Ignore"), "spec.failurePolicy", "weakened"),
-    (lambda b, p: p["spec"]["matchConstraints"]["resourceRules"][0].update(resources=["namespaces"]),
+    (lambda b, p: p["spec"]["matchConstraints"]["resourceRules"].pop(),  # namespaces/finalize no longer judged
+     "spec.matchConstraints.resourceRules", "narrowed"),
+    (lambda b, p: p["spec"]["matchConstraints"]["resourceRules"][0].update(operations=["CREATE"]),
      "spec.matchConstraints.resourceRules", "narrowed"),
     (lambda b, p: p["spec"]["matchConstraints"].update(excludeResourceRules=[{"resources": ["namespaces"]}]),
      "spec.matchConstraints.excludeResourceRules", "narrowed"),
