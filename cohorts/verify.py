@@ -571,8 +571,10 @@ def guardrails_intact(ctx: Context) -> list[Difference]:
         mine = [b for b in live_bindings if (b.get("spec") or {}).get("policyName") == name]
         if want is None or not mine:
             continue  # admission_policies_bound names an unbound policy
-        for binding in mine:
-            out += _binding_weakened(_meta(binding, "name"), want["spec"], binding.get("spec") or {})
+        found = [_binding_weakened(_meta(binding, "name"), want["spec"], binding.get("spec") or {})
+                 for binding in mine]
+        if all(found):  # one binding at full strength is enough: another one with Warn or a selector adds nothing
+            out += [d for weakened in found for d in weakened]
     return out
 
 

@@ -559,3 +559,20 @@ def test_verify_names_on_the_cluster_what_the_guardrails_refuse_to_an_intruder(k
     assert bool(named) == bool(refused), (refused, named)
     if named:
         assert {d.rule.split(":")[0] for d in named} == {rail.policy for rail, _ in refused}
+
+
+def test_a_second_binding_that_warns_beside_the_denying_one_weakens_nothing():
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _sandbox_node())
+    extra = copy.deepcopy(_rail(objects, "ValidatingAdmissionPolicyBinding", "tenant-label"))
+    extra["metadata"]["name"] = "audit-copy"
+    extra["spec"].update(validationActions=["Warn", "Audit"], matchResources={"objectSelector": {
+        "matchLabels": {"team": "x"}}})
+    _add(objects, extra)
+    assert verify(s, FakeCluster(objects)) == []
+    del objects[("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", None,
+                 "kueue-cohorts.c12-shared.tenant-label")]
+    diffs = verify(s, FakeCluster(objects))
+    assert {(d.name, d.path) for d in diffs} >= {("audit-copy", "spec.validationActions"),
+                                                 ("audit-copy", "spec.matchResources.objectSelector")}
