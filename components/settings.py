@@ -732,10 +732,12 @@ class StackIdentities(Model):
     """
 
     users: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=lambda: [SANDBOX_ADMIN])
-    """User names (request.userInfo.username). Default the sandbox's admin, kueue-cohorts-admin; on a real cluster,
-    the user of the deploy job's kubeconfig."""
+    """User names (request.userInfo.username). Default the sandbox's admin, kueue-cohorts-admin, refused in cluster
+    mode kubeconfig: there, the user of the deploy job's kubeconfig. Never a name Kubernetes gives to many callers
+    (system:anonymous, system:masters, ...)."""
     groups: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
-    """Group names (request.userInfo.groups). Default none. At least one user or group."""
+    """Group names (request.userInfo.groups). Default none. At least one user or group. Never a group of everyone
+    (system:authenticated, system:unauthenticated, system:serviceaccounts[:<ns>], system:masters, system:nodes)."""
 
     @model_validator(mode="after")
     def _someone(self) -> StackIdentities:
@@ -793,8 +795,8 @@ class PreviewIdentityCreate(str, Enum):
 class PreviewIdentitySettings(Model):
     """`kueue-cohorts:previewIdentity`: the read-only identity the pull-request live preview runs as (README
     "Pull-request previews"). The stack grants it get, list and watch on exactly the kinds it manages: cluster-scoped
-    kinds through a ClusterRole, namespaced kinds through a Role in each namespace the stack writes to (so a Secret
-    of Kueue's chart is readable in Kueue's namespace only), and nothing else."""
+    kinds through a ClusterRole, namespaced kinds through a Role in each namespace the stack writes to, never a
+    Secret, and nothing else."""
 
     kind: PreviewSubjectKind
     """ServiceAccount, User or Group (RBAC subject kind; User and Group as the cluster's authenticator names them,
@@ -803,7 +805,8 @@ class PreviewIdentitySettings(Model):
     """The ServiceAccount (DNS-1123 subdomain), user or group name (not empty)."""
     namespace: Optional[DnsLabel] = None
     """The ServiceAccount's namespace (ServiceAccount only, required there): a namespace of its own, never a tenant
-    namespace or Kueue's (whoever runs pods in a namespace can use its ServiceAccounts)."""
+    namespace, Kueue's, default or a kube-* one (whoever runs pods in a namespace can use its ServiceAccounts); the
+    account is never `default`."""
     create: Optional[PreviewIdentityCreate] = None
     """ServiceAccountAndNamespace, ServiceAccount (its namespace exists) or Nothing (only the RBAC). Omitted:
     ServiceAccountAndNamespace for a ServiceAccount, Nothing for a User or Group (the only value they take)."""
