@@ -28,10 +28,10 @@ from components.settings import (
     Settings,
     config_key,
 )
-from policy.rules.system_namespaces import DEFAULT_PROTECTED_NAMESPACES
+from policy.rules.system_namespaces import ADD_ON_NAMESPACES, DEFAULT_PROTECTED_NAMESPACES, always_protected
 
 __all__ = ["EVERYONE", "EVERYONE_PREFIXES", "means_everyone", "check_identities", "check_preview_account",
-           "CHECKS"]
+           "check_add_on_allowances", "CHECKS"]
 
 #: Names that Kubernetes gives to many callers at once (sources in the module docstring).
 EVERYONE: frozenset[str] = frozenset({
@@ -57,8 +57,9 @@ def means_everyone(name: str) -> bool:
 
 def check_identities(settings: Settings) -> list[Problem]:
     """``admission.identities``: no user or group that means everyone, and on a real cluster (cluster mode
-    kubeconfig) not the sandbox admin's user name ``kueue-cohorts-admin`` (the default, which then exempts whoever
-    gets a certificate with that well-known CN; a stack without identities inherits it).
+    kubeconfig) never the sandbox admin's user name ``kueue-cohorts-admin`` by default (it would exempt whoever gets
+    a certificate with that well-known CN): such a stack names its users. Writing the name explicitly is accepted
+    (a kubeconfig stack aimed at the sandbox itself).
 
     Returns one Problem per offending entry, at ``admission.identities.users[i]`` / ``.groups[i]``, or at
     ``admission.identities`` when a kubeconfig stack did not set them.
@@ -87,9 +88,6 @@ def check_identities(settings: Settings) -> list[Problem]:
         problems.append(Problem(_key("admission", "identities"), "<absent>", why, fix))
     elif "users" not in ids.model_fields_set and SANDBOX_ADMIN in ids.users:
         problems.append(Problem(_key("admission", "identities", "users"), "<absent>", why, fix))
-    else:
-        problems += [Problem(_key("admission", "identities", "users", i), name, why, fix)
-                     for i, name in enumerate(ids.users) if name.strip() == SANDBOX_ADMIN]
     return problems
 
 
@@ -120,5 +118,35 @@ def check_preview_account(settings: Settings) -> list[Problem]:
     return problems
 
 
-CHECKS = (check_identities, check_preview_account)
+def check_add_on_allowances(settings: Settings) -> list[Problem]:
+    """``allowedAddOnNamespaces``: each entry names a cluster add-on namespace (system_namespaces
+    ADD_ON_NAMESPACES), with a reason that is not blank; ``default``, ``kube-*`` and the controllers' namespaces
+    are never allowed; no name twice. Problems at ``allowedAddOnNamespaces[i].name`` / ``.reason``."""
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(settings.allowed_add_on_namespaces):
+        if always_protected(entry.name) or entry.name == settings.kueue.namespace:
+            problems.append(Problem(
+                _key("allowedAddOnNamespaces", i, "name"), entry.name,
+                "default, every kube-* namespace, Kueue's and the controllers' namespaces are never tenants: Kueue's "
+                "webhooks would take over the pods of Kubernetes or of the controllers the stack runs on",
+                "remove the entry and run the tenants in a namespace of their own"))
+        elif entry.name not in ADD_ON_NAMESPACES:
+            problems.append(Problem(
+                _key("allowedAddOnNamespaces", i, "name"), entry.name,
+                "only a protected add-on namespace can be allowed, and this one is not protected",
+                "remove the entry (the namespace may be a tenant as it is); protected add-ons: "
+                + ", ".join(ADD_ON_NAMESPACES)))
+        elif entry.name in seen:
+            problems.append(Problem(_key("allowedAddOnNamespaces", i, "name"), entry.name,
+                                    "an add-on namespace is allowed once", "remove the repeated entry"))
+        if not entry.reason.strip():
+            problems.append(Problem(_key("allowedAddOnNamespaces", i, "reason"), entry.reason,
+                                    "allowing an add-on's namespace needs the reason, for the review",
+                                    "write why its pods may come under Kueue"))
+        seen.add(entry.name)
+    return problems
+
+
+CHECKS = (check_identities, check_preview_account, check_add_on_allowances)
 """The checks of this module, run by components.settings_rules.check."""

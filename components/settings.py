@@ -773,6 +773,18 @@ class AdmissionSettings(Model):
         return value
 
 
+# --- namespaces of cluster add-ons -----------------------------------------------------------------------------------
+
+
+class AddOnNamespaceAllowance(Model):
+    """An entry of `allowedAddOnNamespaces`: a cluster add-on namespace this stack uses as a tenant namespace."""
+
+    name: DnsLabel
+    """The add-on namespace (one of policy/rules/system_namespaces.py ADD_ON_NAMESPACES, e.g. kubeflow)."""
+    reason: str = Field(min_length=1)
+    """Why its pods may come under Kueue (printed by reviews; not empty)."""
+
+
 # --- the pull-request preview identity -----------------------------------------------------------------------------
 
 
@@ -852,9 +864,14 @@ class Settings(Model):
     `--no-policy`, before any engine call. Stacks of cluster mode kubeconfig are protected whatever this says.
     Default false."""
     protected_namespaces: list[DnsLabel] = Field(default_factory=list)
-    """Namespaces that never become tenant namespaces, in addition to kube-system, kube-public, kube-node-lease,
-    Kueue's namespace, jobset-system, kubeflow-system and kserve (the system namespaces of the controllers the
-    stack relies on). Default none."""
+    """Namespaces that never become tenant namespaces, in addition to default, every kube-* name, Kueue's namespace,
+    jobset-system, kubeflow-system, kserve (the system namespaces of the controllers the stack relies on) and the
+    cluster add-ons' namespaces (gpu-operator, nvidia-gpu-operator, network-operator, cert-manager, istio-system,
+    knative-serving, knative-eventing, kubeflow, calico-system, tigera-operator, ingress-nginx, argocd,
+    flux-system, monitoring, local-path-storage). Default none."""
+    allowed_add_on_namespaces: list[AddOnNamespaceAllowance] = Field(default_factory=list)
+    """Cluster add-on namespaces (the list under protectedNamespaces) this stack may use as tenant namespaces after
+    all, each with the reason. default, kube-* and the controllers' namespaces can never be allowed. Default none."""
     admission: AdmissionSettings = AdmissionSettings()
     """The in-cluster guardrails (ValidatingAdmissionPolicies generated from the rule book) and who runs the
     stack. Default: validationActions [Deny], the sandbox's admin."""

@@ -34,7 +34,7 @@ from .resources import check_quantities
 from .roles import Roles, check_undecided, classify
 from .rollout import check_inference_peak_fits_nominal, check_inference_rollout_fits_nominal
 from .runtime_fit import check_training_runtime_fits_queue
-from .system_namespaces import DEFAULT_PROTECTED_NAMESPACES
+from .system_namespaces import protected_namespaces
 from .values import Violation
 
 ResourceCheck = Callable[[KubeObject, Mapping[str, Any]], list[Violation]]
@@ -135,8 +135,8 @@ def _undecided(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> lis
 
 def _protected(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> list[Violation]:
     extra = [str(n) for n in option("protected-namespaces", options, "protectedNamespaces")]
-    return check_protected_namespaces(objects, tuple(dict.fromkeys((*DEFAULT_PROTECTED_NAMESPACES, *extra))),
-                                      "protected-namespaces")
+    allowed = [str(n) for n in option("protected-namespaces", options, "allowedAddOnNamespaces")]
+    return check_protected_namespaces(objects, protected_namespaces(extra, allowed), "protected-namespaces")
 
 
 RULES: tuple[Rule, ...] = (

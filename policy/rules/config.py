@@ -50,6 +50,13 @@ SCHEMAS: dict[str, dict[str, dict[str, Any]]] = {
             "description": "Namespaces that never become tenants, in addition to the Kubernetes, Kueue, JobSet, "
                            "Trainer and KServe system namespaces.",
         },
+        "allowedAddOnNamespaces": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "Cluster add-on namespaces (system_namespaces.ADD_ON_NAMESPACES) this stack allows as "
+                           "tenants; default, kube-* and the controllers' namespaces stay protected.",
+        },
     },
     "cluster-queue-selector-overlap": {},
     "cluster-queue-pinned-selector": {},

@@ -1,5 +1,6 @@
-"""Issue 28 finding 4: subjects that mean everyone are refused at their keys with the fix
-(components/security_rules.py, run by the settings check)."""
+"""Issue 28 findings 3 and 4: namespaces we did not create, and subjects that mean everyone, are refused at their
+keys with the fix (components/security_rules.py and the rule book's protected-namespaces, run by the settings
+check)."""
 from __future__ import annotations
 
 import pytest
@@ -7,9 +8,13 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
+from components.pack_config import pack_config
 from components.security_rules import means_everyone
 from components.validation import validate
+from policy.rules.book import run as run_rule_book
+from policy.rules.system_namespaces import ADD_ON_NAMESPACES, always_protected, protected_namespaces
 from tests.helpers import stack_raw
+from tests.policy.fixtures import compliant, local_queue, stack
 
 ID = "kueue-cohorts:admission.identities"
 P = "kueue-cohorts:previewIdentity"
@@ -60,8 +65,8 @@ def test_a_kubeconfig_stack_without_identities_does_not_exempt_the_sandbox_admin
     raw.pop("admission")
     assert _problems(raw) == [(ID, "<absent>", ADMIN_FIX)]
     assert _problems(_with_identities(stack, {"groups": ["deployers"]})) == [(f"{ID}.users", "<absent>", ADMIN_FIX)]
-    assert _problems(_with_identities(stack, {"users": ["ci", "kueue-cohorts-admin"]})) == \
-        [(f"{ID}.users[1]", "kueue-cohorts-admin", ADMIN_FIX)]
+    # Written out, the name is a choice (a kubeconfig stack aimed at the sandbox itself), not an inherited default.
+    assert _problems(_with_identities(stack, {"users": ["ci", "kueue-cohorts-admin"]})) == []
 
 
 def test_the_sandbox_stack_keeps_its_admin_by_default():
@@ -101,3 +106,82 @@ def test_means_everyone_covers_the_class(name):
                                   "System:Authenticated", "system:kube-controller-manager"])
 def test_means_everyone_leaves_single_identities(name):
     assert not means_everyone(name)
+
+
+# --- finding 3: namespaces we did not create ------------------------------------------------------------------------
+
+TRAINING_NS = "kueue-cohorts:inferenceTraining.training.namespaces[0]"
+
+
+def _tenant(stack: str, name: str, allowed: list | None = None) -> dict:
+    raw = stack_raw(stack)
+    raw["inferenceTraining"]["training"]["namespaces"] = [name]
+    if allowed is not None:
+        raw["allowedAddOnNamespaces"] = allowed
+    return raw
+
+
+def _policies(raw: dict) -> list[tuple[str, str]]:
+    return [(p.key, p.policy) for p in validate(raw).problems]
+
+
+@pytest.mark.parametrize("name", ["default", "kube-system", "kube-flannel", "kube-prometheus", "kube-x",
+                                  *ADD_ON_NAMESPACES])
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_a_namespace_we_did_not_create_is_refused_as_a_tenant(stack, name):
+    """default, every kube-* name and the documented add-on namespaces are refused as tenant namespaces, by the
+    rule book's protected-namespaces (the settings check, the pack and the stack's pack config agree)."""
+    problems = _policies(_tenant(stack, name))
+    assert (TRAINING_NS, "protected-namespaces") in problems, problems
+    assert {policy for _, policy in problems} == {"protected-namespaces"}
+
+
+@pytest.mark.parametrize("name", ["kubeflow", "gpu-operator", "istio-system"])
+def test_an_add_on_namespace_is_a_tenant_only_when_allowed_with_a_reason(name):
+    allowed = [{"name": name, "reason": "our notebooks run there and are meant to queue"}]
+    assert _problems(_tenant("dev", name, allowed)) == []
+    assert pack_config(validate(_tenant("dev", name, allowed)).settings)["protected-namespaces"][
+        "allowedAddOnNamespaces"] == [name]
+    assert _problems(_tenant("dev", "team-a", allowed)) == []
+
+
+@pytest.mark.parametrize("name,fix", [
+    ("default", "remove the entry and run the tenants in a namespace of their own"),
+    ("kube-flannel", "remove the entry and run the tenants in a namespace of their own"),
+    ("kueue-system", "remove the entry and run the tenants in a namespace of their own"),
+    ("kserve", "remove the entry and run the tenants in a namespace of their own"),
+    ("team-a", "remove the entry (the namespace may be a tenant as it is); protected add-ons: "
+               + ", ".join(ADD_ON_NAMESPACES)),
+])
+def test_only_add_on_namespaces_can_be_allowed(name, fix):
+    raw = _tenant("dev", "team-a", [{"name": name, "reason": "because"}])
+    assert _problems(raw) == [("kueue-cohorts:allowedAddOnNamespaces[0].name", name, fix)]
+
+
+def test_an_allowance_needs_a_reason():
+    raw = _tenant("dev", "kubeflow", [{"name": "kubeflow", "reason": "  "}])
+    assert _problems(raw) == [("kueue-cohorts:allowedAddOnNamespaces[0].reason", "  ",
+                               "write why its pods may come under Kueue")]
+    raw = _tenant("dev", "kubeflow", [{"name": "kubeflow"}])
+    assert [p[0] for p in _problems(raw)] == ["kueue-cohorts:allowedAddOnNamespaces[0].reason"]
+
+
+@given(st.from_regex(r"kube-[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?", fullmatch=True))
+@hsettings(max_examples=30, deadline=None)
+def test_every_kube_prefixed_name_is_always_protected(name):
+    assert always_protected(name)
+    assert name in protected_namespaces(allowed_add_ons=[name], mentioned=[name, "team-a"])
+    assert "team-a" not in protected_namespaces(mentioned=["team-a"])
+
+
+def test_the_pack_refuses_a_kube_namespace_its_stack_selects_by_name():
+    """The pack (the rule book on the objects, without the settings layer): a ClusterQueue pinning kube-flannel
+    by name, and a LocalQueue in it."""
+    m = compliant()
+    cq = next(k for k, v in m.items() if v.get("kind") == "ClusterQueue")
+    m[cq]["spec"]["namespaceSelector"] = {"matchExpressions": [
+        {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["kube-flannel"]}]}
+    m["lq-flannel"] = local_queue("lq", "kube-flannel", m[cq]["metadata"]["name"])
+    found = [(r.name, v.field) for r, v in run_rule_book(stack(m), {}) if r.name == "protected-namespaces"]
+    assert ("protected-namespaces", "spec.namespaceSelector") in found
+    assert ("protected-namespaces", "metadata.namespace") in found
