@@ -43,6 +43,7 @@ from components.errors import SettingsError
 from components.settings import Settings
 from components.validation import load_stack_file
 from deploy import engine, errors, locks, preflight, protection, recovery, settings, stackfile
+from deploy.backend_url import redact
 from deploy.scratch import Project, manifests
 from sandbox.paths import kubeconfig_path
 
@@ -158,9 +159,9 @@ def cancel(args: argparse.Namespace, backend_url: str) -> int:
     cancel`` does, lock by lock); refuse if a lock is live or from another host, or for a non-file backend."""
     directory = locks.backend_dir(backend_url)
     if directory is None:
-        raise Failure(1, f"deploy: stack {args.stack!r} is in the backend {backend_url}, whose locks this command "
-                         f"cannot check: if no run is in progress, `pulumi cancel --stack {args.stack}` clears them "
-                         "(the engine's own advice)")
+        raise Failure(1, f"deploy: stack {args.stack!r} is in the backend {redact(backend_url)}, whose locks this "
+                         f"command cannot check: if no run is in progress, `pulumi cancel --stack {args.stack}` clears "
+                         "them (the engine's own advice)")
     held = locks.read_locks(directory, engine.PROJECT_NAME, args.stack)
     if not held:
         print(f"deploy: stack {args.stack!r} is not locked")
