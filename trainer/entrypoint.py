@@ -203,8 +203,7 @@ def run(argv: Optional[Sequence[str]] = None, env: Optional[dict] = None) -> int
         procs = (os.environ if env is None else env).get("PET_NPROC_PER_NODE", "1")
         if procs.isdigit() and int(procs) > 1:
             log.warning("PET_NPROC_PER_NODE=%s: this entrypoint runs one training process per node", procs)
-        run_dir = checkpoints.run_dir(ns.checkpoint_root, ns.run_name)
-        run_dir.mkdir(parents=True, exist_ok=True)
+        run_dir = checkpoints.ensure_run_dir(ns.checkpoint_root, ns.run_name)
         recipe = load_recipe(ns.recipe)
     except (ConfigError, ValueError) as err:
         log.error("%s", err)
