@@ -24,6 +24,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from components import planning, quantity
+from policy.rules import env_names
 
 GUIDE_IMAGE = "build-harbor.alauda.cn/mlops/llamafactory0.9-cu126-amd64:v0.1.0"
 MIN_GRACE_SECONDS = 60  # the guide's terminationGracePeriodSeconds; policy checkpoint-safe-runtime's default minimum
@@ -76,11 +77,9 @@ _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 CONFIG_KEY = r"^[-._a-zA-Z0-9]+$"
 """A key of a Secret or ConfigMap: k8s.io/apimachinery pkg/util/validation IsConfigMapKey (`[-._a-zA-Z0-9]+`, at most
 253 characters, not `.` or `..` and not starting with `..`)."""
-RESERVED_ENV = frozenset(
-    {"PYTHONPATH", "KUEUE_COHORTS_RUN_NAME", "KUEUE_COHORTS_CHECKPOINT_ROOT", "KUEUE_COHORTS_RECIPE",
-     "KUEUE_COHORTS_SAVE_STEPS"}
-)
-"""Environment variables the runtime sets itself (a stack may not override them)."""
+RESERVED_ENV = env_names.RESERVED_ENV
+"""Environment variables the runtime sets itself (a stack may not override them; nor may a TrainJob: the rule book's
+trainjob-reserved-env; the set is declared in policy/rules/env_names.py)."""
 
 Quantity = quantity.Quantity
 

@@ -30,6 +30,7 @@ from .objects import KubeObject
 from .overlap import check_pinned_selector, check_selector_overlap
 from .patches import as_target, check_helm_release, check_patches, effective_objects, is_patch, patch_problem
 from .priority import check_workload_priority_class
+from .reserved_env import check_trainjob_reserved_env
 from .resources import check_quantities
 from .roles import Roles, check_undecided, classify
 from .rollout import check_inference_peak_fits_nominal, check_inference_rollout_fits_nominal
@@ -198,6 +199,10 @@ RULES: tuple[Rule, ...] = (
     Rule("training-runtime-fits-queue",
          "numNodes x a training runtime's per-node requests fit what its ClusterQueue can ever use.", True, True,
          lambda objs, o: check_training_runtime_fits_queue(objs),
+         promise=Promise.TRAINING_SURVIVES),
+    Rule("trainjob-reserved-env",
+         "A TrainJob's spec.trainer.env never overrides the variables its checkpoint-safe runtime sets itself.",
+         True, True, lambda objs, o: check_trainjob_reserved_env(objs),
          promise=Promise.TRAINING_SURVIVES),
     Rule("kueue-manager-config",
          "The Kueue manager Configuration limits manageJobsWithoutQueueName and sets a waitForPodsReady timeout.",

@@ -110,6 +110,7 @@ SCHEMAS: dict[str, dict[str, dict[str, Any]]] = {
     "inference-rollout-fits-nominal": ROLE_OPTIONS,
     "inference-peak-fits-nominal": ROLE_OPTIONS,
     "training-runtime-fits-queue": {},
+    "trainjob-reserved-env": {},
     "checkpoint-safe-runtime": {
         "minTerminationGracePeriodSeconds": {
             "type": "integer",
