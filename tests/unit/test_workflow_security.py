@@ -175,7 +175,8 @@ def test_deploy_runs_only_for_main_including_dispatch():
 
 DEPLOYED_INPUTS = ["stacks/Pulumi.prod.yaml", "components/settings.py", "policy/rules/book.py", "__main__.py",
                    "deploy/engine.py", "toolchain/versions.toml", "toolchain/archives.py", "Makefile", "Pulumi.yaml",
-                   "requirements.txt", "requirements-dev.txt", "requirements-trainer.txt"]
+                   "requirements.txt", "requirements-dev.txt", "requirements-trainer.txt", "requirements.lock",
+                   "requirements-trainer.lock"]
 
 
 def _matches(paths: list[str], file: str) -> bool:
