@@ -36,7 +36,7 @@ import yaml
 from . import kueue_counts
 from .manager_config import configurations
 from .namespaces import namespace_labels
-from .objects import QUEUE_NAME_LABEL, KubeObject, guarded, violation
+from .objects import QUEUE_NAME_LABEL, KubeObject, guarded, safe_describe, violation
 from .values import UnknownValueError, Violation, as_list, get, is_map
 
 POLICY = "cluster-queue-covers-pod-resources"
@@ -93,15 +93,26 @@ def found_configurations(objects: Iterable[KubeObject], kueue_namespace: str = "
 
 def tenant_namespaces(objects: Iterable[KubeObject]) -> list[str]:
     """The stack's tenant namespaces: the namespaces of its LocalQueues (every queued workload reaches its
-    ClusterQueue through one). Raises UnknownValueError when a LocalQueue's namespace is unknown."""
-    return sorted({str(o.namespace) for o in objects if o.is_kueue("LocalQueue") and o.namespace})
+    ClusterQueue through one). A LocalQueue whose namespace is unknown at preview is left out (the rules that judge
+    the LocalQueue report it)."""
+    names = set()
+    for obj in objects:
+        if obj.is_kueue("LocalQueue"):
+            try:
+                namespace = obj.namespace
+            except UnknownValueError:
+                continue
+            if namespace:
+                names.add(namespace)
+    return sorted(names)
 
 
 def required_frameworks(objects: Iterable[KubeObject], tenants: Sequence[str], inference: bool
                         ) -> dict[str, list[str]]:
     """framework -> the objects (described) that need it: every object of a kind in `KIND_FRAMEWORKS` that lives in
-    a tenant namespace, carries the queue-name label or is cluster-scoped (a ClusterTrainingRuntime); `deployment`
-    for "the inference queues" when `inference`. Raises UnknownValueError."""
+    a tenant namespace, carries the queue-name label or is cluster-scoped (a ClusterTrainingRuntime), or whose
+    namespace or labels are unknown at preview (assumed queued: fail closed); `deployment` for the inference queues
+    when `inference`."""
     need: dict[str, list[str]] = {}
     if inference:
         need.setdefault(kueue_counts.INFERENCE_FRAMEWORK, []).append("Deployments on its inference ClusterQueues")
@@ -109,9 +120,13 @@ def required_frameworks(objects: Iterable[KubeObject], tenants: Sequence[str], i
         framework = kueue_counts.KIND_FRAMEWORKS.get((obj.group, obj.kind))
         if framework is None:
             continue
-        queued = QUEUE_NAME_LABEL in obj.labels
-        if obj.namespace in tenants or queued or obj.namespace is None:
-            need.setdefault(framework, []).append(obj.describe())
+        try:
+            namespace = obj.namespace
+            runs = namespace is None or namespace in tenants or QUEUE_NAME_LABEL in obj.labels
+        except UnknownValueError:
+            runs = True
+        if runs:
+            need.setdefault(framework, []).append(safe_describe(obj))
     return need
 
 

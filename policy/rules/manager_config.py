@@ -50,14 +50,29 @@ def _decoded(text: str) -> str:
 
 
 def is_kueue_manager(obj: KubeObject) -> bool:
-    """True for an apps/v1 Deployment that runs Kueue's manager: its name or a container image mentions kueue (the
-    chart's `<release>-controller-manager`, image registry.k8s.io/kueue/kueue)."""
+    """True for an apps/v1 Deployment that runs Kueue's manager: its name (or Pulumi resource name) or a container
+    image mentions kueue (the chart's `<release>-controller-manager`, image registry.k8s.io/kueue/kueue). A name or
+    image unknown at preview is no evidence either way (it is skipped, so an unrelated Deployment never fails
+    closed here)."""
     if not obj.is_kind("apps", "Deployment"):
         return False
-    if "kueue" in obj.name:
+    try:
+        name = obj.name
+    except UnknownValueError:
+        name = obj.resource_name
+    if "kueue" in name:
         return True
-    containers = as_list(get(obj.spec, "template", "spec", "containers"))
-    return any("kueue" in str(get(c, "image") or "") for c in containers)
+    try:
+        containers = list(as_list(get(obj.spec, "template", "spec", "containers")))
+    except UnknownValueError:
+        return False
+    for container in containers:
+        try:
+            if "kueue" in str(get(container, "image") or ""):
+                return True
+        except UnknownValueError:
+            continue
+    return False
 
 
 def feature_gate_flags(obj: KubeObject) -> Iterator[tuple[str, str]]:

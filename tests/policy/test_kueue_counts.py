@@ -358,3 +358,70 @@ def test_the_pack_refuses_an_excluded_gpu_in_chart_values():
                   f"urn:{name}", name, copy.deepcopy(m)) for name, m in manifests.items()]
     found = evaluate(resources, harness_config())
     assert sum("takes quota out of play" in m for m in found["cluster-queue-covers-pod-resources"]) == 3
+
+
+@pytest.mark.parametrize("form, extra, policy, words", [
+    ("data", {"resources": {"transformations": [{"input": GPU, "strategy": "Replace"}]}},
+     "cluster-queue-covers-pod-resources", "takes quota out of play"),
+    ("binaryData", {"managedJobsNamespaceSelector": {"matchLabels": {"team": "ml"}}},
+     "cluster-queue-covers-pod-resources", "queue-name label or not"),
+    ("chart", {"integrations": {"frameworks": ["batch/job"]}}, "cluster-queue-covers-pod-resources",
+     "neither gates nor counts"),
+    ("binaryData", {"featureGates": {"DisableWaitForPodsReady": True}}, "kueue-manager-config",
+     "switches off a protection"),
+    ("chart", {"resources": {"quotaCheckStrategy": "IgnoreUndeclared"}}, "kueue-manager-config",
+     "admitted uncounted"),
+])
+def test_the_pack_judges_every_class_in_every_carrier(form, extra, policy, words):
+    manifests = compliant()
+    manifests["kueue-config"] = _carrier(_config(**extra), form)
+    resources = [(f"kubernetes:{'core/v1' if m['apiVersion'] == 'v1' else m['apiVersion']}:{m['kind']}",
+                  f"urn:{name}", name, copy.deepcopy(m)) for name, m in manifests.items()]
+    found = evaluate(resources, harness_config())
+    assert any(words in m for m in found.get(policy, [])), found.get(policy)
+
+
+# --- unknown at preview: fail closed where it matters, never an exception, never noise ---------------------------
+
+
+def _manager(args: list, image: Any = "registry.k8s.io/kueue/kueue:v0.19.2", name: Any = "controller") -> dict:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+            "spec": {"template": {"spec": {"containers": [{"name": "manager", "image": image, "args": args}]}}}}
+
+
+def test_an_unknown_argument_of_kueues_manager_fails_closed():
+    found = check_kueue_manager_config(kube("d", _manager(["--config=/x", UNKNOWN])))
+    assert len(found) == 1 and "unknown at preview" in found[0].message
+
+
+@pytest.mark.parametrize("manifest", [_manager([UNKNOWN], image=UNKNOWN), _manager([UNKNOWN], image="nginx",
+                                                                                   name=UNKNOWN)])
+def test_an_unknown_name_or_image_of_another_deployment_is_no_finding(manifest):
+    assert check_kueue_manager_config(kube("web", manifest)) == []
+
+
+def test_unknown_chart_feature_gates_fail_closed():
+    manifest = _carrier(_config(), "chart")
+    manifest["values"]["controllerManager"] = {"featureGates": UNKNOWN}
+    found = check_kueue_manager_config(kube("kueue", manifest))
+    assert len(found) == 1 and "unknown at preview" in found[0].message
+
+
+@settings(max_examples=40, deadline=None)
+@given(target=st.sampled_from(["lq-namespace", "job-labels", "job-namespace", "cq-covered", "ns-labels"]))
+def test_an_unknown_field_of_the_stack_never_raises(target):
+    manifests = compliant()
+    manifests["ns"] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "c12-training", "labels": {}}}
+    if target == "lq-namespace":
+        manifests["training-lq"]["metadata"]["namespace"] = UNKNOWN
+    elif target == "job-labels":
+        manifests["job"]["metadata"]["labels"] = UNKNOWN
+    elif target == "job-namespace":
+        manifests["job"]["metadata"]["namespace"] = UNKNOWN
+    elif target == "cq-covered":
+        manifests["training-cq"]["spec"]["resourceGroups"][0]["coveredResources"] = UNKNOWN
+    else:
+        manifests["ns"]["metadata"]["labels"] = UNKNOWN
+    found = check_cluster_queue_covers_pod_resources(stack(manifests), (), {"c12-inference-cq"})
+    unknown = [v for v in found if "unknown at preview" in v.message]
+    assert bool(unknown) == (target == "cq-covered")
