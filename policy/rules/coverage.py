@@ -198,8 +198,8 @@ def _judge(config: FoundConfiguration, quota: dict[str, list[str]], tenants: Seq
             obj, POLICY, f"{where}.managedJobsNamespaceSelector", counting.selector,
             f"the tenant namespace '{namespace}' (labels {dict(sorted(known.items()))}) is not selected, and Kueue "
             f"{kueue_counts.KUEUE_VERSION} ignores every job and pod of a namespace its managedJobsNamespaceSelector "
-            "does not select, queue-name label or not (pkg/controller/jobframework/reconciler.go): pods run "
-            "uncounted, queued jobs stay suspended",
+            "does not select, queue-name label or not (pkg/controller/jobframework/reconciler.go), and the chart's "
+            "webhooks skip it too: its jobs and pods run uncounted",
             f"select '{namespace}', e.g. with {{matchExpressions: [{{key: {kueue_counts.NAME_LABEL}, operator: "
             f"NotIn, values: [kube-system, {counting.namespace}]}}]}}, or label the namespace so the selector "
             "matches it"))

@@ -14,9 +14,10 @@ Every name and default here is read from sigs.k8s.io/kueue v0.19.2:
   request on a queue without GPU quota is admitted uncounted; BlockUndeclared, the default, refuses it);
 - `pkg/controller/jobframework/reconciler.go` (ReconcileGenericJob: a job, pod or serving object whose namespace
   does not match `managedJobsNamespaceSelector` is ignored, queue-name label or not: the gate
-  ManagedJobsNamespaceSelectorAlwaysRespected is GA and locked on in 0.19) and `utils.go`
-  (WorkloadShouldBeSuspended: the job webhook still suspends a queue-named job there, so it never starts; pod-based
-  kinds are not gated at all and run uncounted);
+  ManagedJobsNamespaceSelectorAlwaysRespected is GA and locked on in 0.19); the chart's webhook configurations
+  carry the same selector as their namespaceSelector (charts/kueue/templates/webhook/manifests.yaml), so nothing
+  suspends or gates a queue-named job or pod there either: it runs uncounted. (Where a webhook does see it,
+  `utils.go` WorkloadShouldBeSuspended suspends a queue-named job that the reconciler then never resumes.);
 - `pkg/controller/jobs/*/*_controller.go` (the framework names and `ImplicitlyEnabledFrameworkNames`: deployment,
   statefulset and leaderworkerset enable `pod`) and `pkg/config/validation.go` (an unknown framework, an unknown or
   duplicate transformation strategy or input, an unknown quotaCheckStrategy: the manager refuses to start);
