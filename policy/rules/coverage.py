@@ -5,7 +5,9 @@ Kueue manager Configuration of the stack (`manager_config.configurations`):
 1. every ClusterQueue covers cpu and memory, or the Configuration excludes them (below);
 2. every resource a ClusterQueue of the stack quotas (any resource group's coveredResources, any flavor's resources)
    is counted in full under its own name: no `resources.excludeResourcePrefixes` entry drops it and no
-   `resources.transformations` Replace entry removes it or outputs less of it (`Counting.uncounted`);
+   `resources.transformations` Replace entry removes it or outputs less of it (`Counting.uncounted`); and a GPU
+   (extended resource) the stack's workloads request that no queue quotas is not dropped either (`Counting.dropped`:
+   Kueue refuses such a request, BlockUndeclared, unless the Configuration drops it, and then it is used uncounted);
 3. `managedJobsNamespaceSelector` (defaulted as Kueue does) selects every tenant namespace of the stack, the
    namespaces of its LocalQueues, judged on the labels the stack gives them (or their name alone): in Kueue 0.19 a
    namespace it does not select is ignored for every job and pod, queue-name label or not;
@@ -37,6 +39,8 @@ from . import kueue_counts
 from .manager_config import configurations
 from .namespaces import namespace_labels
 from .objects import QUEUE_NAME_LABEL, KubeObject, guarded, safe_describe, violation
+from .resource_values import is_extended_resource
+from .resources import quantity_fields
 from .values import UnknownValueError, Violation, as_list, get, is_map
 
 POLICY = "cluster-queue-covers-pod-resources"
@@ -130,6 +134,29 @@ def required_frameworks(objects: Iterable[KubeObject], tenants: Sequence[str], i
     return need
 
 
+def requested_devices(objects: Iterable[KubeObject], tenants: Sequence[str]) -> dict[str, list[str]]:
+    """Extended resource (GPU) -> the objects (described) that request it (requests or limits of any pod template):
+    the workloads `required_frameworks` counts as run by the stack. A quantity unknown at preview is skipped here
+    (the quantities rule fails closed on it)."""
+    found: dict[str, list[str]] = {}
+    for obj in objects:
+        if (obj.group, obj.kind) not in kueue_counts.KIND_FRAMEWORKS:
+            continue
+        try:
+            namespace = obj.namespace
+            if not (namespace is None or namespace in tenants or QUEUE_NAME_LABEL in obj.labels):
+                continue
+            fields = list(quantity_fields(obj))
+        except UnknownValueError:
+            continue
+        for path, resource, _ in fields:
+            if is_extended_resource(resource) and (".requests" in path or ".limits" in path):
+                users = found.setdefault(resource, [])
+                if safe_describe(obj) not in users:
+                    users.append(safe_describe(obj))
+    return found
+
+
 def check_kueue_counts(objects: Sequence[KubeObject], inference_names: Iterable[str] = (),
                        kueue_namespace: str = "kueue-system") -> list[Violation]:
     """Parts 2-4 of the module docstring, for every Kueue Configuration of the stack.
@@ -157,16 +184,38 @@ def check_kueue_counts(objects: Sequence[KubeObject], inference_names: Iterable[
     tenants: list[str] = []
     labels: dict[str, dict[str, str]] = {}
     need: dict[str, list[str]] = {}
+    devices: dict[str, list[str]] = {}
     for config in configs:
 
         def scope(config: FoundConfiguration = config) -> list[Violation]:
             tenants[:] = tenant_namespaces(objects)
             labels.update(namespace_labels(objects))
             need.update(required_frameworks(objects, tenants, bool(set(inference_names))))
+            devices.update(requested_devices(objects, tenants))
             return []
 
         found += guarded(config.obj, scope)
         found += _judge(config, quota, tenants, labels, need)
+        found += _judge_devices(config, {r: users for r, users in devices.items() if r not in quota})
+    return found
+
+
+def _judge_devices(config: FoundConfiguration, devices: dict[str, list[str]]) -> list[Violation]:
+    """A GPU the stack's workloads request that no ClusterQueue quotas is blocked by Kueue (BlockUndeclared), unless
+    the Configuration drops or replaces it: then its pods run with GPUs Kueue never counts."""
+    found: list[Violation] = []
+    counting, obj, where = config.counting, config.obj, config.where
+    for resource, users in sorted(devices.items()):
+        why = counting.dropped(resource)
+        if why is None:
+            continue
+        field = "resources.excludeResourcePrefixes" if "excludeResourcePrefixes" in why else "resources.transformations"
+        shown = ", ".join(users[:3]) + (" and more" if len(users) > 3 else "")
+        found.append(violation(
+            obj, POLICY, f"{where}.{field}", resource,
+            f"{shown} request {resource!r}, which no ClusterQueue quotas, and {why}: those GPUs are used uncounted",
+            f"remove the entry that drops or replaces {resource!r} (Kueue then refuses a request no queue covers), "
+            f"or quota {resource!r} in the queues that run them"))
     return found
 
 

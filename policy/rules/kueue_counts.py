@@ -283,6 +283,19 @@ class Counting:
         """True when the framework is enabled, explicitly or implicitly."""
         return framework in self.frameworks
 
+    def dropped(self, resource: str) -> Optional[str]:
+        """Why Kueue counts nothing at all for a pod's request of `resource` (a clause), or None when something of it
+        is counted, under its name or another: an excludeResourcePrefixes entry drops it, or a Replace
+        transformation removes it and outputs nothing positive for it."""
+        for prefix in self.excluded:
+            if resource.startswith(prefix):
+                return (f"resources.excludeResourcePrefixes entry {prefix!r} drops {resource!r} from every "
+                        "workload's requests before admission")
+        own = self.transformations.get(resource)
+        if own is not None and own.strategy == "Replace" and not any(v > 0 for v in own.outputs.values()):
+            return f"resources.transformations replaces {resource!r} (strategy Replace) with nothing"
+        return None
+
     def uncounted(self, resource: str) -> Optional[str]:
         """Why Kueue does not count a pod's request of `resource` in full under that name (a clause), or None when
         it does: an excludeResourcePrefixes entry drops it; a Replace transformation removes it and outputs less

@@ -425,3 +425,23 @@ def test_an_unknown_field_of_the_stack_never_raises(target):
     found = check_cluster_queue_covers_pod_resources(stack(manifests), (), {"c12-inference-cq"})
     unknown = [v for v in found if "unknown at preview" in v.message]
     assert bool(unknown) == (target == "cq-covered")
+
+
+@pytest.mark.parametrize("resources, dropped", [
+    ({"excludeResourcePrefixes": ["example.com/"]}, True),
+    ({"excludeResourcePrefixes": ["example.com/gp"]}, True),
+    ({"transformations": [{"input": "example.com/gpu", "strategy": "Replace"}]}, True),
+    ({"transformations": [{"input": "example.com/gpu", "strategy": "Replace",
+                           "outputs": {"nvidia.com/gpualloc": "1"}}]}, False),  # counted as a quoted GPU
+    ({"excludeResourcePrefixes": ["example.com/other"]}, False),
+])
+def test_a_gpu_the_workloads_request_but_no_queue_quotas_must_stay_counted(resources, dropped):
+    """Kueue refuses a request no queue covers (BlockUndeclared); dropped or replaced away, it is used uncounted."""
+    manifests = compliant()
+    manifests["kueue-config"] = _carrier(_config(resources=resources), "data")
+    container = manifests["job"]["spec"]["template"]["spec"]["containers"][0]
+    container.setdefault("resources", {}).setdefault("limits", {})["example.com/gpu"] = "1"
+    found = check_cluster_queue_covers_pod_resources(stack(manifests), (), {"c12-inference-cq"})
+    assert [v.value for v in found] == (["example.com/gpu"] if dropped else [])
+    if dropped:
+        assert "Job 'c12-training/" in found[0].message and "used uncounted" in found[0].message
