@@ -675,7 +675,8 @@ class KueueResources(Model):
 
     exclude_resource_prefixes: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
     """Resource name prefixes Kueue leaves out of quota accounting (resources.excludeResourcePrefixes), e.g.
-    [cpu, memory] for GPU-only quotas. Default none."""
+    [cpu, memory] for GPU-only quotas. Default none. A prefix of a resource a ClusterQueue quotas is refused (that
+    quota would be out of play)."""
 
 
 class ChartSource(str, Enum):
@@ -700,16 +701,23 @@ class KueueSettings(Model):
     """Let Kueue suspend jobs without a queue-name label. True needs a managedJobsNamespaceSelector that excludes
     kube-system and Kueue's namespace. Default false."""
     managed_jobs_namespace_selector: Optional[LabelSelector] = None
-    """A LabelSelector of the namespaces whose unlabelled jobs Kueue manages."""
+    """A LabelSelector of the namespaces Kueue manages at all: in Kueue 0.19 a namespace it does not select is
+    ignored for every job and pod, queue-name label or not (pkg/controller/jobframework/reconciler.go), so it must
+    select every tenant namespace of the stack, and never kube-system or Kueue's namespace. Omitted: Kueue's default,
+    every namespace but kube-system and Kueue's."""
     wait_for_pods_ready: WaitForPodsReady = WaitForPodsReady(
         timeout="10m", requeuing_strategy=RequeuingStrategy(backoff_limit_count=5)
     )
     """Evict a Workload whose pods are not ready in time. Default timeout 10m, backoffLimitCount 5."""
     integrations: list[str] = Field(default_factory=lambda: list(DEFAULT_FRAMEWORKS), min_length=1)
     """Kueue integration frameworks. Default batch/job, jobset.x-k8s.io/jobset, trainer.kubeflow.org/trainjob,
-    pod, deployment."""
+    pod, deployment. Must hold the kind of everything the stack runs (deployment for its inference queues,
+    trainer.kubeflow.org/trainjob for a training runtime): Kueue neither gates nor counts the others."""
     feature_gates: dict[str, bool] = Field(default_factory=dict)
-    """Kueue feature gates, name -> on/off. Default none."""
+    """Kueue feature gates, name -> on/off. Default none. Refused: a gate Kueue 0.19.2 does not know or locks, and
+    one that switches off a counting protection (DisableWaitForPodsReady, FastQuotaReleaseInPodIntegration,
+    KueueDRARejectWorkloadsWhenDRADisabled false, LWSImmutableGroupSize false, PodIntegrationValidateGroupOwner
+    false, WorkloadValidateResourcesAreNonNegative false)."""
     resources: KueueResources = KueueResources()
     """Resource accounting of the manager Configuration."""
 

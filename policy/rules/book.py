@@ -171,9 +171,12 @@ RULES: tuple[Rule, ...] = (
              option("workload-priority-class", o, "trainingPriorityClasses")),
          promise=Promise.RECLAIM),
     Rule("cluster-queue-covers-pod-resources",
-         "Every ClusterQueue covers cpu and memory, or Kueue's Configuration excludes them.", True, True,
+         "Kueue counts every pod of the stack: its Configuration counts every resource the ClusterQueues quota, "
+         "selects every tenant namespace and manages every kind the stack runs; every ClusterQueue covers cpu and "
+         "memory, or the Configuration excludes them.", True, True,
          lambda objs, o: check_cluster_queue_covers_pod_resources(
-             objs, option("cluster-queue-covers-pod-resources", o, "excludeResourcePrefixes")),
+             objs, option("cluster-queue-covers-pod-resources", o, "excludeResourcePrefixes"),
+             inference_queue_names(objs, o)),
          promise=Promise.KUEUE_COUNTS),
     Rule("inference-fits-nominal", "An InferenceService replica fits in the nominalQuota of its ClusterQueue.", True,
          True, lambda objs, o: check_inference_fits_nominal(objs),
@@ -206,7 +209,8 @@ RULES: tuple[Rule, ...] = (
          True, True, lambda objs, o: check_trainjob_reserved_env(objs),
          promise=Promise.TRAINING_SURVIVES),
     Rule("kueue-manager-config",
-         "The Kueue manager Configuration limits manageJobsWithoutQueueName and sets a waitForPodsReady timeout.",
+         "The Kueue manager Configuration limits manageJobsWithoutQueueName, sets a waitForPodsReady timeout, and "
+         "switches off no counting protection (feature gates, quotaCheckStrategy) nor the manager itself.",
          True, False, lambda obj, o: check_kueue_manager_config(obj, option("kueue-manager-config", o,
                                                                              "kueueNamespace")),
          promise=Promise.KUEUE_COUNTS),

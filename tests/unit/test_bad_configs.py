@@ -358,6 +358,9 @@ EXPECTED = {
     'floors-differ-in-resources': [
         ('kueue-cohorts:sharedPool.tenants[1].floor.cpu',
          "add 'cpu': 0 to this tenant's floor"),
+        # the guide's pool excludes cpu from Kueue's accounting, so a cpu floor is quota out of play
+        ('kueue-cohorts:kueue.resources.excludeResourcePrefixes',
+         "remove the entry that drops or replaces 'cpu', or take 'cpu' out of these queues' quota"),
     ],
     'render-without-dir': [
         ('kueue-cohorts:cluster.renderDir',
@@ -400,8 +403,17 @@ EXPECTED = {
          'kubeflow.org/xgboostjob, kubeflow.org/jaxjob, trainer.kubeflow.org/trainjob, '
          'workload.codeflare.dev/appwrapper, sparkoperator.k8s.io/sparkapplication, pod, deployment, statefulset, '
          'leaderworkerset.x-k8s.io/leaderworkerset'),
+        # the rule book's model of what Kueue counts: the stack's kinds need their frameworks
         ('kueue-cohorts:kueue.integrations',
-         'add trainer.kubeflow.org/trainjob to integrations'),
+         "add 'deployment' to integrations.frameworks (the stack's kueue.integrations)"),
+        ('kueue-cohorts:kueue.integrations',
+         "add 'trainer.kubeflow.org/trainjob' to integrations.frameworks (the stack's kueue.integrations)"),
+        ('kueue-cohorts:kueue.integrations',
+         "use one of ['batch/job', 'deployment', 'jobset.x-k8s.io/jobset', 'kubeflow.org/jaxjob', "
+         "'kubeflow.org/mpijob', 'kubeflow.org/paddlejob', 'kubeflow.org/pytorchjob', 'kubeflow.org/tfjob', "
+         "'kubeflow.org/xgboostjob', 'leaderworkerset.x-k8s.io/leaderworkerset', 'pod', 'ray.io/raycluster', "
+         "'ray.io/rayjob', 'ray.io/rayservice', 'sparkoperator.k8s.io/sparkapplication', 'statefulset', "
+         "'trainer.kubeflow.org/trainjob', 'workload.codeflare.dev/appwrapper']"),
     ],
     'runtime-asks-more-than-training-can-borrow': [
         ('kueue-cohorts:trainingRuntime.limits["nvidia.com/gpucores"]',
