@@ -1,11 +1,10 @@
 """LlamaFactory 0.9.5 under the runtime (`KUEUE_COHORTS_RECIPE=llamafactory:<config.yaml>`), in its own venv
-(requirements-recipe-llamafactory.txt, `make recipe-deps`), with a tiny Llama built locally (trainer/recipes/tiny.py),
-preempted by SIGTERM from outside at seeded steps, as the kubelet sends it."""
+(requirements-recipe-llamafactory.txt, `make recipe-deps`), with a tiny Llama built locally
+(trainer/local/tiny_llamafactory.py), preempted by SIGTERM from outside at seeded steps, as the kubelet sends it."""
 from __future__ import annotations
 
 import random
 import signal
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,8 +12,8 @@ import torch
 from safetensors.torch import load_file
 
 from trainer import checkpoints
-from trainer.local.process import ROOT, TrainerProcess, trainer_env
-from trainer.recipes import llamafactory, recipe_python
+from trainer import recipe_llamafactory as llamafactory
+from trainer.local import families
 
 MAX_STEPS, SAVE_STEPS = 30, 10
 
@@ -22,28 +21,18 @@ MAX_STEPS, SAVE_STEPS = 30, 10
 @pytest.fixture(scope="module")
 def python() -> str:
     """The LlamaFactory venv's interpreter; the suite fails (never skips) without it."""
-    path = recipe_python("llamafactory", ROOT)
+    path = families.llamafactory_python()
     if not path.exists():
         pytest.fail(f"{path} is missing: run `make recipe-deps` (requirements-recipe-llamafactory.txt)", pytrace=False)
     return str(path)
 
 
 def project(python: str, directory: Path, **knobs) -> Path:
-    code = ("import sys, json; from pathlib import Path; from trainer.recipes.tiny import build_project; "
-            "print(build_project(Path(sys.argv[1]), **json.loads(sys.argv[2])))")
-    import json
-
-    out = subprocess.run([python, "-c", code, str(directory), json.dumps(knobs)], env=trainer_env(), cwd=ROOT,
-                         capture_output=True, text=True, check=True)
-    return Path(out.stdout.strip().splitlines()[-1])
+    return families.build_llamafactory_project(directory, **knobs)
 
 
-def start(python: str, root: Path, run: str, config: Path, **env: str) -> TrainerProcess:
-    argv = [python, "-m", "trainer", "--checkpoint-root", str(root), "--run-name", run]
-    return TrainerProcess(argv, trainer_env(
-        KUEUE_COHORTS_RECIPE=f"llamafactory:{config}",
-        KUEUE_COHORTS_RECIPE_CALLBACKS="trainer.local.family_holds:callbacks",
-        HF_HOME=str(root / ".hf"), HF_DATASETS_CACHE=str(root / ".hf" / "datasets"), **env), cwd=ROOT)
+def start(python: str, root: Path, run: str, config: Path, **env: str):
+    return families.start_llamafactory(root, run, config, **env)
 
 
 def weights(path: Path) -> dict[str, torch.Tensor]:

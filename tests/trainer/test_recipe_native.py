@@ -10,10 +10,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from trainer import recipe_native as native
 from trainer import recipes
 from trainer.local.process import run as run_ok
 from trainer.local.process import start
-from trainer.recipes import native
 
 WORLD = 2
 
@@ -127,3 +127,13 @@ def test_a_missing_llamafactory_config_is_refused_with_its_path(tmp_path):
 def test_the_python_recipe_still_runs(tmp_path):
     done = run_ok(tmp_path, "run", KUEUE_COHORTS_DEMO_MAX_STEPS="2", KUEUE_COHORTS_DEMO_SAVE_STEPS="2")
     assert "training finished at global step 2" in done.ours()
+
+
+def test_the_family_modules_ship_in_the_entrypoint_configmap():
+    """The ConfigMap carries trainer/*.py only (ConfigMap keys cannot hold '/'), so the family modules are top-level
+    modules of the package: a subpackage would be missing in the container."""
+    from components import runtime_manifests
+
+    shipped = set(runtime_manifests.trainer_sources())
+    assert {"recipes.py", "recipe_llamafactory.py", "recipe_native.py"} <= shipped
+    assert "tiny_llamafactory.py" not in shipped  # local runs only

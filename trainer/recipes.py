@@ -7,11 +7,11 @@
 | KUEUE_COHORTS_RECIPE | family | what runs |
 |---|---|---|
 | `llamafactory:<config.yaml>` | LlamaFactory 0.9.5 | `llamafactory.train.tuner.run_exp(args, callbacks=[...])` \
-with the YAML of `llamafactory-cli train <config.yaml>` (trainer.recipes.llamafactory) |
+with the YAML of `llamafactory-cli train <config.yaml>` (trainer.recipe_llamafactory) |
 | `training-hub:<algorithm>[:<params.json>]` | training_hub 0.11.2 | refused on a node without CUDA, with the \
-reason (trainer.recipes.native) |
+reason (trainer.recipe_native) |
 | `mini-trainer:<params.json>` | rhai-innovation-mini-trainer 0.9.0 | refused on a node without CUDA, with the \
-reason (trainer.recipes.native) |
+reason (trainer.recipe_native) |
 
 What each family saves, how it resumes and what it does on SIGTERM, with file and version citations, is in
 trainer/RECIPES.md. Standard library only at import: the entrypoint imports this module before torch.
@@ -62,10 +62,10 @@ def run(recipe: FamilyRecipe, run_dir: Path, save_steps: Optional[int]) -> int:
     """Run one training attempt of a family recipe in `run_dir`. Returns the process exit code (0 finished or
     preempted cleanly, 2 refused: the log says why). Raises what the family's training raises (exit 1)."""
     if recipe.family == "llamafactory":
-        from trainer.recipes import llamafactory
+        from trainer import recipe_llamafactory as llamafactory
 
         return llamafactory.run(Path(recipe.target), run_dir, save_steps)
-    from trainer.recipes import native
+    from trainer import recipe_native as native
 
     return native.run(recipe, run_dir, save_steps)
 
