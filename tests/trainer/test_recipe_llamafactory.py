@@ -35,8 +35,8 @@ def start(python: str, root: Path, run: str, config: Path, **env: str):
     return families.start_llamafactory(root, run, config, **env)
 
 
-def weights(path: Path) -> dict[str, torch.Tensor]:
-    return load_file(str(path / "model.safetensors"))
+def weights(path: Path, name: str = "model.safetensors") -> dict[str, torch.Tensor]:
+    return load_file(str(path / name))
 
 
 def seeded_holds(seed: int) -> list[int]:
@@ -84,6 +84,29 @@ def test_preempted_three_times_at_seeded_steps_loses_no_step_and_ends_with_the_u
         assert torch.equal(expected[name], actual[name]), name
 
 
+def test_lora_preempted_mid_step_resumes_the_adapter_to_the_uninterrupted_weights(python, tmp_path):
+    config = project(python, tmp_path / "project", max_steps=20, save_steps=SAVE_STEPS, save_total_limit=2,
+                     finetuning_type="lora")
+    reference = start(python, tmp_path, "reference", config)
+    first = start(python, tmp_path, "run", config, KUEUE_COHORTS_TEST_HOLD="step:4")
+    first.wait_for(r"^HOLD step 4$")
+    first.send(signal.SIGTERM)
+    assert first.wait() == 0, first.log()
+    run_dir = tmp_path / "run"
+    assert checkpoints.detect_layout(run_dir / "checkpoint-5") == "single"
+    assert (run_dir / "checkpoint-5" / "adapter_model.safetensors").exists()
+    assert checkpoints.newest_complete(run_dir).step == 5
+    second = start(python, tmp_path, "run", config)
+    assert second.wait() == 0, second.log()
+    assert f"resuming from {run_dir / 'checkpoint-5'} at global step 5" in second.ours()
+    assert reference.wait() == 0, reference.log()
+    expected = weights(tmp_path / "reference" / "checkpoint-20", "adapter_model.safetensors")
+    actual = weights(run_dir / "checkpoint-20", "adapter_model.safetensors")
+    assert expected.keys() == actual.keys() and expected
+    for name in expected:
+        assert torch.equal(expected[name], actual[name]), name
+
+
 def test_an_incomplete_newest_checkpoint_is_skipped_not_loaded_by_llamafactorys_auto_resume(python, tmp_path):
     config = project(python, tmp_path / "project", max_steps=20, save_steps=SAVE_STEPS, save_total_limit=None)
     first = start(python, tmp_path, "run", config, KUEUE_COHORTS_TEST_HOLD="step:12")
@@ -103,6 +126,24 @@ def test_an_incomplete_newest_checkpoint_is_skipped_not_loaded_by_llamafactorys_
                and "optimizer.pt is missing or empty" in line for line in lines), lines
     assert f"resuming from {run_dir / 'checkpoint-10'} at global step 10" in lines
     assert "training finished at global step 20" in lines
+
+
+def test_only_incomplete_checkpoints_start_at_step_0_instead_of_loading_one(python, tmp_path):
+    """With no complete checkpoint the runtime passes no resume_from_checkpoint, so LlamaFactory's own auto-resume
+    (get_last_checkpoint: the highest checkpoint-<N>, whatever it holds) must not pick the broken one."""
+    config = project(python, tmp_path / "project", max_steps=10, save_steps=SAVE_STEPS, save_total_limit=None)
+    run_dir = tmp_path / "run"
+    (run_dir / "checkpoint-7").mkdir(parents=True)  # a save killed right after writing the weights' config
+    (run_dir / "checkpoint-7" / "config.json").write_text("{}")
+    (run_dir / "checkpoint-7" / "trainer_state.json").write_text('{"global_step": 7}')
+    process = start(python, tmp_path, "run", config)
+    assert process.wait() == 0, process.log()
+    lines = process.ours()
+    assert any(line.startswith(f"skipping incomplete checkpoint {run_dir / 'checkpoint-7'} (kept, not deleted)")
+               for line in lines), lines
+    assert f"no complete checkpoint in {run_dir}: starting at global step 0" in lines
+    assert "training finished at global step 10" in lines
+    assert sorted(p.name for p in (run_dir / "checkpoint-7").iterdir()) == ["config.json", "trainer_state.json"]
 
 
 @pytest.mark.parametrize("config, keys", [
