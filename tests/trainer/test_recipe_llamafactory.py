@@ -56,9 +56,9 @@ def test_preempted_three_times_at_seeded_steps_loses_no_step_and_ends_with_the_u
     resumed_from = 0
     for hold in seeded_holds(seed):
         attempt = start(python, tmp_path, "preempted", config, KUEUE_COHORTS_TEST_HOLD=f"step:{hold}")
-        attempt.wait_for(rf"^HOLD step {hold}$")  # inside optimizer step hold+1
+        attempt.wait_for(rf"^HOLD step {hold}$", timeout=600)  # inside optimizer step hold+1
         attempt.send(signal.SIGTERM)
-        assert attempt.wait() == 0, attempt.log()
+        assert attempt.wait(timeout=600) == 0, attempt.log()
         lines = attempt.ours()
         if resumed_from:
             assert f"resuming from {run_dir / f'checkpoint-{resumed_from}'} at global step {resumed_from}" in lines
@@ -69,14 +69,14 @@ def test_preempted_three_times_at_seeded_steps_loses_no_step_and_ends_with_the_u
         assert not (run_dir / "model.safetensors").exists()  # LlamaFactory's final save did not run
         resumed_from = stopped
     final = start(python, tmp_path, "preempted", config)
-    assert final.wait() == 0, final.log()
+    assert final.wait(timeout=600) == 0, final.log()
     assert f"resuming from {run_dir / f'checkpoint-{resumed_from}'} at global step {resumed_from}" in final.ours()
     assert f"training finished at global step {MAX_STEPS}" in final.ours()
     assert (run_dir / "model.safetensors").exists()  # a finished run gets LlamaFactory's final save
     # rotation (save_total_limit 2): the newest and the resumed-from checkpoint stay, every other periodic one goes
     assert [c.step for c in checkpoints.list_checkpoints(run_dir)] == [resumed_from, MAX_STEPS]
 
-    assert reference.wait() == 0, reference.log()
+    assert reference.wait(timeout=600) == 0, reference.log()
     expected, actual = weights(tmp_path / "reference" / f"checkpoint-{MAX_STEPS}"), weights(
         run_dir / f"checkpoint-{MAX_STEPS}")
     assert expected.keys() == actual.keys()
@@ -89,17 +89,17 @@ def test_lora_preempted_mid_step_resumes_the_adapter_to_the_uninterrupted_weight
                      finetuning_type="lora")
     reference = start(python, tmp_path, "reference", config)
     first = start(python, tmp_path, "run", config, KUEUE_COHORTS_TEST_HOLD="step:4")
-    first.wait_for(r"^HOLD step 4$")
+    first.wait_for(r"^HOLD step 4$", timeout=600)
     first.send(signal.SIGTERM)
-    assert first.wait() == 0, first.log()
+    assert first.wait(timeout=600) == 0, first.log()
     run_dir = tmp_path / "run"
     assert checkpoints.detect_layout(run_dir / "checkpoint-5") == "single"
     assert (run_dir / "checkpoint-5" / "adapter_model.safetensors").exists()
     assert checkpoints.newest_complete(run_dir).step == 5
     second = start(python, tmp_path, "run", config)
-    assert second.wait() == 0, second.log()
+    assert second.wait(timeout=600) == 0, second.log()
     assert f"resuming from {run_dir / 'checkpoint-5'} at global step 5" in second.ours()
-    assert reference.wait() == 0, reference.log()
+    assert reference.wait(timeout=600) == 0, reference.log()
     expected = weights(tmp_path / "reference" / "checkpoint-20", "adapter_model.safetensors")
     actual = weights(run_dir / "checkpoint-20", "adapter_model.safetensors")
     assert expected.keys() == actual.keys() and expected
@@ -110,15 +110,15 @@ def test_lora_preempted_mid_step_resumes_the_adapter_to_the_uninterrupted_weight
 def test_an_incomplete_newest_checkpoint_is_skipped_not_loaded_by_llamafactorys_auto_resume(python, tmp_path):
     config = project(python, tmp_path / "project", max_steps=20, save_steps=SAVE_STEPS, save_total_limit=None)
     first = start(python, tmp_path, "run", config, KUEUE_COHORTS_TEST_HOLD="step:12")
-    first.wait_for(r"^HOLD step 12$")
+    first.wait_for(r"^HOLD step 12$", timeout=600)
     first.send(signal.SIGTERM)
-    assert first.wait() == 0, first.log()
+    assert first.wait(timeout=600) == 0, first.log()
     run_dir = tmp_path / "run"
     (run_dir / "checkpoint-13" / "optimizer.pt").write_bytes(b"")  # a save killed while writing the optimizer
     (run_dir / "checkpoint-15").mkdir()  # LlamaFactory's get_last_checkpoint would pick this one
     (run_dir / "checkpoint-15" / "config.json").write_text("{}")
     second = start(python, tmp_path, "run", config)
-    assert second.wait() == 0, second.log()
+    assert second.wait(timeout=600) == 0, second.log()
     lines = second.ours()
     assert any(line.startswith(f"skipping incomplete checkpoint {run_dir / 'checkpoint-15'} (kept, not deleted)")
                for line in lines), lines
@@ -137,7 +137,7 @@ def test_only_incomplete_checkpoints_start_at_step_0_instead_of_loading_one(pyth
     (run_dir / "checkpoint-7" / "config.json").write_text("{}")
     (run_dir / "checkpoint-7" / "trainer_state.json").write_text('{"global_step": 7}')
     process = start(python, tmp_path, "run", config)
-    assert process.wait() == 0, process.log()
+    assert process.wait(timeout=600) == 0, process.log()
     lines = process.ours()
     assert any(line.startswith(f"skipping incomplete checkpoint {run_dir / 'checkpoint-7'} (kept, not deleted)")
                for line in lines), lines
