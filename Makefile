@@ -16,10 +16,14 @@ CACHE ?= $(or $(KUEUE_COHORTS_CACHE),$(HOME)/.cache/kueue-cohorts)
 # cache (pip's HTTP cache keeps nothing behind our registry proxy). First run downloads 2.52 GB (see the file).
 WHEELHOUSE := $(CACHE)/wheels
 TRAINER_STAMP := $(VENV)/.trainer-$(shell sha1sum requirements-trainer.lock | cut -c1-12)
+# Recipe families whose pins conflict with requirements-trainer.txt get their own venv, layered over the project venv
+# (a .pth appends its site-packages), installed hash-checked without dependency resolution (trainer/RECIPES.md).
+LF_VENV := .venv-recipe-llamafactory
+LF_STAMP := $(LF_VENV)/.installed-$(shell sha1sum requirements-recipe-llamafactory.txt | cut -c1-12)
 
 LINTED := components policy/rules
 
-.PHONY: lint lock venv trainer-deps toolchain sandbox-up sandbox-down sandbox-status sandbox-logs up preview destroy test test-unit bench pr-summary clean-state
+.PHONY: lint lock venv trainer-deps recipe-deps toolchain sandbox-up sandbox-down sandbox-status sandbox-logs up preview destroy test test-unit bench pr-summary clean-state
 
 $(VENV_STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +55,21 @@ lock:
 	    --no-emit-find-links --output-file requirements.lock requirements.txt requirements-dev.txt
 	$(PY) -m pip download --quiet --disable-pip-version-check --no-deps -d $(WHEELHOUSE) -r requirements-trainer.txt
 	$(PY) -m toolchain.pins trainer-lock --wheelhouse $(WHEELHOUSE)
+
+$(LF_STAMP): requirements-recipe-llamafactory.txt $(VENV_STAMP)
+	$(PYTHON) -m venv $(LF_VENV)
+	$(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > \
+	  "$$($(LF_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/zz-project-venv.pth"
+	$(LF_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps --no-index --find-links $(WHEELHOUSE) \
+	    -r requirements-recipe-llamafactory.txt 2>/dev/null || \
+	  { $(LF_VENV)/bin/pip download --quiet --disable-pip-version-check --no-deps -d $(WHEELHOUSE) \
+	      -r requirements-recipe-llamafactory.txt && \
+	    $(LF_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps --no-index --find-links $(WHEELHOUSE) \
+	    -r requirements-recipe-llamafactory.txt; }
+	rm -f $(LF_VENV)/.installed-*; touch $@
+
+# The recipe families' own venvs (tests/trainer/test_recipe_*.py, benchmarks/trainer.py).
+recipe-deps: $(LF_STAMP)
 
 # Builds every pinned binary that is missing from the cache (~/.cache/kueue-cohorts); a warm cache returns in seconds.
 toolchain: venv
@@ -91,12 +110,12 @@ lint: venv
 	$(PY) -m mypy $(LINTED)
 
 # Every suite: unit, policy, trainer, integration (real pulumi CLI), e2e (real kube-apiserver + Kueue).
-test: toolchain trainer-deps lint
+test: toolchain trainer-deps recipe-deps lint
 	$(PY) -m pytest
 
 test-unit: venv
 	$(PY) -m pytest tests/unit tests/policy -m "not integration"
 
 # Every benchmark (prints figures); `make bench WRITE=1` also rewrites benchmarks/results/*.json.
-bench: toolchain trainer-deps
+bench: toolchain trainer-deps recipe-deps
 	$(PY) -m benchmarks $(if $(WRITE),--write)

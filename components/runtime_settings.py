@@ -72,7 +72,15 @@ Field's bounds on a union member that carries a validator (the JSON Schema then 
 Number = Annotated[float, _no_boolean("float_type", "Input should be a valid number, not a boolean")]
 """A float setting: a number (also written as a string such as "2.5"), never true or false."""
 
-_RECIPE = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
+RECIPE = _RECIPE = (
+    r"^(?:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*"
+    r"|llamafactory:/[^:\s]+\.ya?ml"
+    r"|training-hub:(?:sft|osft)(?::/[^:\s]+\.json)?"
+    r"|mini-trainer:/[^:\s]+\.json)$"
+)
+"""A recipe (trainer/entrypoint.py, trainer/recipes.py): `module:function`, or a recipe family with an
+absolute path in the image: `llamafactory:/<config>.yaml`, `training-hub:sft|osft[:/<params>.json]`,
+`mini-trainer:/<params>.json`."""
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 CONFIG_KEY = r"^[-._a-zA-Z0-9]+$"
 """A key of a Secret or ConfigMap: k8s.io/apimachinery pkg/util/validation IsConfigMapKey (`[-._a-zA-Z0-9]+`, at most
@@ -217,9 +225,14 @@ class TrainingRuntimeSettings(BaseModel):
     name: Annotated[str, Field(pattern=DNS_SUBDOMAIN, max_length=253)] = "c12-checkpoint-runtime"
     """TrainingRuntime name (TrainJobs reference it). Default c12-checkpoint-runtime."""
     image: Annotated[str, Field(min_length=1)] = GUIDE_IMAGE
-    """The training image; must bring python, torch and transformers. Default: the guide's image."""
+    """The training image; must bring python, torch and transformers, and the recipe family's packages: for
+    `llamafactory:` the pins of requirements-recipe-llamafactory.txt (llamafactory 0.9.5, transformers 5.6.0), for
+    `training-hub:` / `mini-trainer:` training-hub 0.11.2 / rhai-innovation-mini-trainer 0.9.0 and CUDA (they refuse
+    to start on a node without it). Default: the guide's image."""
     recipe: Annotated[str, Field(pattern=_RECIPE)] = "trainer.demo:build_trainer"
-    """module:function returning a Hugging Face Trainer. Default trainer.demo:build_trainer."""
+    """module:function returning a Hugging Face Trainer, or a recipe family: llamafactory:/<config>.yaml,
+    training-hub:sft|osft[:/<params>.json], mini-trainer:/<params>.json (trainer/RECIPES.md). Default
+    trainer.demo:build_trainer."""
     checkpoint_mount_path: Annotated[str, Field(pattern=r"^/[^:]*$"), AfterValidator(_mount_path)] = "/mnt/checkpoints"
     """Absolute path where the checkpoint PVC is mounted: a path of its own, never `/`, a system directory of the
     image or under one (/bin, /boot, /dev, /etc, /home, /lib*, /proc, /root, /run, /sbin, /sys, /tmp, /usr, /var),

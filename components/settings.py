@@ -42,6 +42,7 @@ from components.runtime_settings import (
     CONFIG_KEY,
     DNS_SUBDOMAIN,
     ENV_VALUE_TAGS,
+    RECIPE,
     OptionalWholeNumber,
     TrainingRuntimeSettings,
     WholeNumber,
@@ -637,6 +638,12 @@ LabelSelector = Annotated[dict[str, Any], AfterValidator(_label_selector)]
 
 
 _PATTERNS[_RESOURCE_NAME] = ("must be a Kubernetes resource name such as cpu or nvidia.com/gpu", "correct the name")
+_PATTERNS[RECIPE] = (
+    "must be a recipe: module:function, llamafactory:/<config>.yaml, training-hub:sft|osft[:/<params>.json] or "
+    "mini-trainer:/<params>.json",
+    "name a function returning a Hugging Face Trainer (e.g. trainer.demo:build_trainer) or a recipe family with an "
+    "absolute path inside the image (trainer/RECIPES.md)",
+)
 
 
 class RequeuingStrategy(Model):

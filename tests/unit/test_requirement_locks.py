@@ -37,18 +37,30 @@ def test_what_both_environments_install_is_the_same_version():
     assert {n: (LOCK[n][0], TRAINER_LOCK[n][0]) for n in both if LOCK[n][0] != TRAINER_LOCK[n][0]} == {}
 
 
+def _hashed_file(name: str) -> bool:
+    """Whether requirements file ``name`` pins every entry with a --hash (pip then checks hashes for all of it)."""
+    text = (ROOT / name).read_text()
+    entries = lock_entries(text)
+    return bool(entries) and disagreements(requirement_pins(text), entries, exact=True) == []
+
+
 def test_every_pip_install_of_the_makefile_requires_hashes():
     """Every pip install or download of the Makefile, but `make lock`'s own (pip-tools itself; the wheelhouse
     download it hashes) and the checkout's own editable install (no dependencies, no build isolation: nothing from
-    the index), takes a lock with --require-hashes."""
+    the index), reads a lock: requirements*.lock with --require-hashes, or a requirements file whose every pin
+    carries its --hash (pip's hash-checking mode then covers all of it)."""
     commands = [c.strip() for line in MAKEFILE.replace("\\\n", " ").splitlines() if not line.lstrip().startswith("#")
                 for c in re.split(r"&&|\|\||;", line)]
     installs = [c for c in commands if re.search(r"pip (install|download)", c)
                 and "$(PIP_TOOLS)" not in c and "requirements-trainer.txt" not in c
                 and not re.search(r"--no-deps --no-build-isolation -e \.(\s|$)", c)]
-    assert len(installs) == 4, installs
+    assert len(installs) >= 4, installs
     for line in installs:
-        assert "--require-hashes" in line and ".lock" in line, line
+        (name,) = re.findall(r"-r (\S+)", line)
+        if name.endswith(".lock"):
+            assert "--require-hashes" in line, line
+        else:
+            assert _hashed_file(name), f"{name} is installed without hashes: {line}"
     assert "-r requirements.txt" not in MAKEFILE.split("lock:")[0]  # never the unhashed pins
 
 
