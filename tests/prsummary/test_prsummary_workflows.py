@@ -93,3 +93,22 @@ def test_deploy_workflow_runs_staging_then_prod_behind_its_environment():
         assert up["run"].strip().endswith(f"python -m deploy up --stack {stack}")
         assert (ROOT / "policy" / "config" / f"{stack}.json").is_file()  # deploy.engine passes it with the pack
     assert "required reviewers" in (ROOT / ".github" / "workflows" / "deploy.yml").read_text().lower()
+
+
+@pytest.mark.parametrize("status", [0, 1, 2])
+def test_a_failing_summary_is_still_shown_and_posted_and_fails_the_job(tmp_path, status):
+    """`make pr-summary` exits 1 after writing the summary of a stack file that does not validate: the step still
+    shows it, the artifact the comment job posts is still uploaded, and the job fails with the command's status."""
+    summary_job = _load("preview.yml")["jobs"]["summary"]
+    step = next(s for s in summary_job["steps"] if s.get("name") == "make pr-summary")
+    (bin_dir := tmp_path / "bin").mkdir()
+    (bin_dir / "make").write_text(f"#!/bin/sh\necho '# the summary' > pr-summary-$STACK.md\nexit {status}\n")
+    (bin_dir / "make").chmod(0o755)
+    shown = tmp_path / "step-summary.md"
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "STACK": "staging", "BASE": "origin/main",
+           "GITHUB_STEP_SUMMARY": str(shown)}
+    result = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert result.returncode == status
+    assert shown.read_text() == "# the summary\n"
+    (upload,) = _steps_using(summary_job, "actions/upload-artifact@")
+    assert upload["if"] == "always()"
