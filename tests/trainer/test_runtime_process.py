@@ -20,6 +20,7 @@ import pytest
 
 from components import training
 from trainer import checkpoints
+from trainer.entrypoint import PREEMPTED_EXIT_CODE
 from trainer.local.process import ROOT, TrainerProcess
 
 TRAINJOB = "c12-run-e"
@@ -110,7 +111,7 @@ def test_rendered_runtime_runs_python_as_pid_1_and_sigterm_flushes_a_checkpoint(
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
         assert [part.decode() for part in cmdline] == container_command(manifest)  # python itself, no shell
         process.send(signal.SIGTERM, pid=pid)
-        assert process.wait() == 0, process.log()
+        assert process.wait() == PREEMPTED_EXIT_CODE, process.log()
     finally:
         if process.proc.poll() is None:
             process.proc.kill()
