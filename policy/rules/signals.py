@@ -212,19 +212,15 @@ def _script_problem(script: str, shell: str, forwarded: bool) -> Optional[str]:
         return f"starts a program in the background in its '{shell} -c' script, so {deaf}{where}"
     if not commands:
         return f"runs '{shell} -c' with an empty script"
-    last = commands[-1]
-    target = _exec_target(last)
-    if target is None:
-        lone = len(commands) == 1
-        hint = (" (some shells exec a lone command of -c, others fork it: that depends on the image's shell and "
-                "version)") if lone else ""
-        return f"wraps the trainer in '{shell} -c' without exec, so {deaf}{hint}{where}"
-    for words in commands[:-1]:
-        program = words[0]
-        assignments = re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", program)
-        if assignments or program in SETUP_COMMANDS:
+    for index, words in enumerate(commands):
+        target = _exec_target(words)
+        if target is not None:
+            return _judge(target, 0, forwarded=False)  # the shell is replaced here: nothing after it runs
+        if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]) or words[0] in SETUP_COMMANDS:
             continue
-        if _exec_target(words) is not None:
-            return None  # an earlier exec replaces the shell: what follows never runs
-        return (f"runs '{' '.join(words)}' under '{shell} -c' before its exec, so while it runs {deaf}{where}")
-    return _judge(target, 0, forwarded=False)
+        if index < len(commands) - 1 and any(_exec_target(later) for later in commands[index + 1:]):
+            return (f"runs '{' '.join(words)}' under '{shell} -c' before its exec, so while it runs {deaf}{where}")
+        break
+    hint = (" (some shells exec a lone command of -c, others fork it: that depends on the image's shell and "
+            "version)") if len(commands) == 1 else ""
+    return f"wraps the trainer in '{shell} -c' without exec, so {deaf}{hint}{where}"
