@@ -163,7 +163,15 @@ def render_runtime(settings: TrainingRuntimeSettings, namespace: str, claim_name
                             "name": NODE,
                             "template": {
                                 "metadata": {"labels": {ANCESTOR_LABEL: "trainer"}},
-                                "spec": {"podFailurePolicy": _pod_failure_policy(), "template": {"spec": pod_spec}},
+                                "spec": {
+                                    "podFailurePolicy": _pod_failure_policy(),
+                                    "template": {
+                                        # on the pods too: the sandbox's kwok stops a deleted pod with this code
+                                        "metadata": {"annotations": {
+                                            PREEMPTED_EXIT_CODE_ANNOTATION: str(PREEMPTED_EXIT_CODE)}},
+                                        "spec": pod_spec,
+                                    },
+                                },
                             },
                         }
                     ],

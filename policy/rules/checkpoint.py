@@ -29,9 +29,10 @@ the config `exemptRuntimes`, on its trainer pod template (the replicated job nam
    restartJobSetActionApplier; jobset#1117). A trainer that exits 0 after its save is worse: the kubelet makes a
    deleted pod whose containers all exited 0 `Succeeded` (`pkg/kubelet/kubelet_pods.go` getPhase) and the Job
    counts it toward its completions, so the reclaimed TrainJob ends Complete. So the runtime declares the exit
-   code of its trainer after a preemption save, the annotation `kueue-cohorts/preempted-exit-code` (non-zero, not
-   a signal's 128+n), and the trainer Job sets `restartPolicy: Never` and a `podFailurePolicy` whose first rule
-   matching that code in the trainer container is `Ignore`.
+   code of its trainer after a preemption save, the annotation `kueue-cohorts/preempted-exit-code` (on the runtime
+   or its trainer pod template; 1-127: not 0, not a signal's 128+n), and the trainer Job sets
+   `restartPolicy: Never` and a `podFailurePolicy` whose first rule matching that code in the trainer container is
+   `Ignore`.
 A TrainJob of the stack is judged too (Trainer v2.2.1 `pkg/runtime/framework/plugins/jobset/builder.go`: its
 `spec.trainer.command` and `args` each replace the runtime's, its `env` is upserted over the runtime's): its
 `runtimeRef` (kind default ClusterTrainingRuntime) names a runtime of this stack (one outside it cannot be judged,
@@ -318,6 +319,9 @@ def _ignore_rule_for(policy: Any, code: int, container: str) -> Optional[str]:
 def _check_reclaim(runtime: KubeObject, job_path: str, job: Any, pod: Any) -> list[Violation]:
     what = f"The {runtime.describe()}"
     raw = get(runtime.annotations, PREEMPTED_EXIT_CODE_ANNOTATION)
+    if raw is MISSING:
+        raw = get(as_map(get(job, "template", "spec", "template", "metadata", "annotations")),
+                  PREEMPTED_EXIT_CODE_ANNOTATION)
     code = _exit_code(raw) if raw is not MISSING else None
     key = f'metadata.annotations["{PREEMPTED_EXIT_CODE_ANNOTATION}"]'
     if code is None or code == 0 or not 0 < code < 128:

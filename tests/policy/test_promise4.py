@@ -385,6 +385,7 @@ def test_the_rendered_runtime_keeps_promise_4(raw):
     assert job["podFailurePolicy"]["rules"][0] == {
         "action": "Ignore", "onExitCodes": {"containerName": "node", "operator": "In", "values": [75]}}
     assert runtime["spec"]["template"]["spec"]["failurePolicy"] == {"maxRestarts": 3}
+    assert job["template"]["metadata"]["annotations"] == {"kueue-cohorts/preempted-exit-code": "75"}
 
 
 @pytest.mark.parametrize("place", ["runtimeRef", "numNodes", "command", "annotation", "readOnly"])
