@@ -291,8 +291,11 @@ def _check_mounts(runtime: KubeObject, pod: Any, pod_path: str,
 
 
 def _exit_code(raw: Any) -> Optional[int]:
+    """An exit code as an int: JSON/protobuf numbers reach the pack as floats (75.0), annotations as strings."""
     if isinstance(raw, bool):
         return None
+    if isinstance(raw, float):
+        return int(raw) if raw.is_integer() else None
     try:
         return int(str(raw).strip())
     except ValueError:

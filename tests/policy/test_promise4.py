@@ -9,11 +9,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from components import runtime_manifests
+from components.pack_config import pack_config
+from components.render import render_stack
 from components.runtime_settings import TrainingRuntimeSettings
+from components.settings import parse_settings
+from policy.rules.book import run
 from policy.rules.checkpoint import check_checkpoint_safe_runtime, prestop_seconds
 from policy.rules.runtime_fit import check_training_runtime_fits_queue
 from policy.rules.signals import signal_problem
+from tests.helpers import stack_raw
 from tests.policy.fixtures import UNKNOWN, compliant, messages, stack
+from tests.policy.test_rule_book_parity import as_objects_from, pack_verdicts
 
 RUNTIME = "The TrainingRuntime 'c12-training/c12-checkpoint-runtime'"
 POD = "spec.template.spec.replicatedJobs[0].template.spec.template.spec"
@@ -404,3 +410,51 @@ def test_unknown_values_fail_closed_never_raise(place):
         _container(manifests)["volumeMounts"][0]["readOnly"] = UNKNOWN
     found = check_checkpoint_safe_runtime(stack(manifests)) + check_training_runtime_fits_queue(stack(manifests))
     assert any("unknown at preview" in m for m in messages(found)), messages(found)
+
+
+# --- the pack and the book agree on promise 4's object breaks (the dev stack as rendered) ----------------------------
+
+def _dev_runtime(manifests: list[dict]) -> dict:
+    return next(m for m in manifests if m["kind"] == "TrainingRuntime")
+
+
+def _dev_trainer_job(manifests: list[dict]) -> dict:
+    return _dev_runtime(manifests)["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+
+
+def _dev_trainjob(manifests: list[dict], **trainer) -> None:
+    runtime = _dev_runtime(manifests)
+    job = runtime_manifests.render_trainjob("probe", runtime["metadata"]["namespace"], runtime["metadata"]["name"],
+                                            "c12-training-lq", "c12-training-prio")
+    job["spec"].update(trainer.pop("spec", {}))
+    if trainer:
+        job["spec"]["trainer"] = trainer
+    manifests.append(job)
+
+
+PROMISE4_OBJECT_BREAKS = {
+    "read-only checkpoint mount": ("checkpoint-safe-runtime", lambda ms: _dev_trainer_job(ms)["template"]["spec"][
+        "containers"][0]["volumeMounts"][0].update(readOnly=True)),
+    "no podFailurePolicy": ("checkpoint-safe-runtime", lambda ms: _dev_trainer_job(ms).pop("podFailurePolicy")),
+    "preStop httpGet": ("checkpoint-safe-runtime", lambda ms: _dev_trainer_job(ms)["template"]["spec"]["containers"][
+        0].update(lifecycle={"preStop": {"httpGet": {"path": "/drain", "port": 8080}}})),
+    "TrainJob of a runtime outside the stack": ("checkpoint-safe-runtime", lambda ms: _dev_trainjob(
+        ms, spec={"runtimeRef": {"name": "torch-distributed"}})),
+    "TrainJob numNodes beyond the queue": ("training-runtime-fits-queue", lambda ms: _dev_trainjob(ms,
+                                                                                                   numNodes=1000)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PROMISE4_OBJECT_BREAKS))
+def test_the_pack_and_the_book_judge_promise_4_breaks_alike(case):
+    policy, mutate = PROMISE4_OBJECT_BREAKS[case]
+    settings_ = parse_settings(stack_raw("dev"))
+    manifests = copy.deepcopy([r.manifest for r in render_stack(settings_)])
+    config = pack_config(settings_)
+    assert not [v for rule, v in run(as_objects_from(manifests), config) if rule.name == policy]
+    assert not [name for name, _ in pack_verdicts(manifests, config) if name == policy], "exit codes arrive as 75.0"
+    mutate(manifests)
+    book = {(rule.name, v.subject.name if v.subject else None) for rule, v in
+            run(as_objects_from(manifests), config) if rule.name == policy}
+    pack = {(name, urn) for name, urn in pack_verdicts(manifests, config) if name == policy}
+    assert book and len(book) == len(pack)
