@@ -8,11 +8,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components import runtime_manifests
+from components import runtime_manifests, runtime_settings
 from components.pack_config import pack_config
 from components.render import render_stack
 from components.runtime_settings import TrainingRuntimeSettings
 from components.settings import parse_settings
+from policy.rules import checkpoint
 from policy.rules.book import run
 from policy.rules.checkpoint import check_checkpoint_safe_runtime, prestop_seconds
 from policy.rules.runtime_fit import check_training_runtime_fits_queue
@@ -458,3 +459,9 @@ def test_the_pack_and_the_book_judge_promise_4_breaks_alike(case):
             run(as_objects_from(manifests), config) if rule.name == policy}
     pack = {(name, urn) for name, urn in pack_verdicts(manifests, config) if name == policy}
     assert book and len(book) == len(pack)
+
+
+def test_the_rule_reserves_the_env_the_settings_reserve():
+    """The settings refuse these names in trainingRuntime.env; the rule refuses them in a TrainJob's env (one list
+    each side of the layer line: components.settings must not load the pack's SDK)."""
+    assert checkpoint.RESERVED_ENV == runtime_settings.RESERVED_ENV
