@@ -285,4 +285,6 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from kueue_cohorts.pipes import run_main  # the tools' entry-point helper; this module stays importable alone
+
+    sys.exit(run_main(main))

@@ -44,6 +44,7 @@ from components.settings import Settings
 from components.validation import load_stack_file
 from deploy import engine, errors, locks, preflight, protection, recovery, settings, stackfile
 from deploy.scratch import Project, manifests
+from kueue_cohorts.pipes import finish_quietly, run_main
 from sandbox.paths import kubeconfig_path
 
 COMMANDS = ("up", "preview", "destroy", "refresh", "cancel", "render")
@@ -272,7 +273,8 @@ def _engine_failure(args: argparse.Namespace, what: str, output: list[str]) -> F
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv``, run the command on the stack, stream the engine's output; return the exit code."""
     args = _parser().parse_args(argv)
-    echo = (lambda line: print(line, flush=True)) if args.verbose else _quiet_tracebacks()
+    # A closed stdout (`deploy up | head`) stops the printing, never the run (kueue_cohorts.pipes).
+    echo = finish_quietly((lambda line: print(line, flush=True)) if args.verbose else _quiet_tracebacks())
     try:
         if args.command == "render":
             return render(args, echo)
@@ -283,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
             return cancel(args, backend_url)
         check_locks(args, backend_url)
         return run_engine(args, target, echo)
+    except BrokenPipeError:
+        raise  # the reader went away outside the engine's output: the entry point ends quietly (kueue_cohorts.pipes)
     except Failure as failure:
         for line in failure.lines:
             print(line, file=sys.stderr, flush=True)
@@ -307,4 +311,4 @@ def _quiet_tracebacks() -> Callable[[str], None]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

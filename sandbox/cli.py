@@ -104,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _main(args)
+    except BrokenPipeError:
+        raise  # the reader went away: the entry point ends quietly (kueue_cohorts.pipes)
     except ToolchainError as exc:
         print(f"sandbox: {exc}", file=sys.stderr)
         return 2

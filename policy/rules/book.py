@@ -61,7 +61,7 @@ class Promise(str, Enum):
     """The book can judge the stack, and the stack stays in its own namespaces."""
 
     @property
-    def title(self) -> str:
+    def heading(self) -> str:
         """The heading of this promise's section in policy/README.md."""
         return PROMISE_TITLES[self]
 

@@ -78,10 +78,10 @@ def test_readme_lists_every_policy_with_a_failing_and_a_passing_example():
 def test_readme_sections_follow_the_promises_in_book_order():
     """Each rule is documented under its promise's heading, and the promises come in `Promise` order."""
     readme = (REPO / "policy" / "README.md").read_text()
-    positions = [readme.index(f"\n## {promise.title}\n") for promise in Promise]
+    positions = [readme.index(f"\n## {promise.heading}\n") for promise in Promise]
     assert positions == sorted(positions)
     for rule in RULES:
-        section = readme.split(f"\n## {rule.promise.title}\n")[1].split("\n## ")[0]
+        section = readme.split(f"\n## {rule.promise.heading}\n")[1].split("\n## ")[0]
         assert f"### `{rule.name}`" in section, (rule.name, rule.promise)
 
 

@@ -38,10 +38,13 @@ def test_each_stack_file_and_its_derived_capacity_agree(name):
 
 @pytest.mark.parametrize("name", STACK_NAMES)
 def test_each_committed_pack_config_is_the_one_generated_from_its_stack_file(name):
-    """policy/config/<stack>.json is generated (`python -m components.validation --stack NAME --pack-config
-    --write`): the pack in CI and the program's settings check judge with the same facts."""
+    """policy/config/<stack>.json is generated (`kueue-cohorts validate --stack NAME --pack-config --write`): the
+    pack run by hand and the program's settings check judge with the same facts."""
     generated = render_pack_config(load_stack_file(STACKS / f"Pulumi.{name}.yaml"))
-    assert (REPO / "policy" / "config" / f"{name}.json").read_text() == generated
+    assert (REPO / "policy" / "config" / f"{name}.json").read_text() == generated, (
+        f"policy/config/{name}.json is stale: regenerate it with "
+        f"`kueue-cohorts validate --stack {name} --pack-config --write` (our runs generate it from the stack file; "
+        "the committed copy is for `pulumi preview --policy-pack policy` run by hand)")
     assert json.loads(generated)["inference-borrowing-limit-zero"]["inferenceClusterQueues"]
 
 
