@@ -16,12 +16,16 @@ The argv is `command + args` (core/v1 Container: `command` replaces the image EN
 - shells (`sh`, `bash`, `dash`, `ash`, `zsh`, `ksh`, `mksh`, `busybox sh`) with their options (`-c` in any cluster
   such as `-lc`, `-ec`, `-xec`; `-o NAME` and `--rcfile FILE` take a value; `--login`).
 
-A `-c` script keeps the trainer reachable only when its last command is `exec <program>` (the shell is replaced:
-bash `exec` builtin, POSIX 2.14 "exec") and every command before it is quick setup (`cd`, `export`, `mkdir`, ...:
+A `-c` script keeps the trainer reachable only when it reaches `exec <program>` (the shell is replaced: bash `exec`
+builtin, POSIX 2.14 "exec") after quick setup only (`cd`, `export`, `mkdir`, `source`, `pip install`, ...:
 `SETUP_COMMANDS`); a program started before that exec runs under the shell and is as deaf to SIGTERM as a trainer
-would be. Conservative on purpose: bash runs a lone simple command of `-c` without forking (execute_cmd.c,
-CMD_NO_FORK; strace in https://lukeyeager.github.io/2019/11/05/bash-implicit-exec.html), but not with a redirection,
-a trap or a second command, and dash forks it in the versions Debian and Ubuntu shipped before 0.5.11
+would be. The one other way is the forwarding trap: `trap 'kill -TERM $pid' TERM; python train.py & pid=$!; wait
+$pid; wait $pid` (a trap is a handler, so PID 1 gets the signal), which must wait twice or in a loop
+(`_background_problem`).
+
+Conservative on purpose: bash runs a lone simple command of `-c` without forking (execute_cmd.c, CMD_NO_FORK; strace
+in https://lukeyeager.github.io/2019/11/05/bash-implicit-exec.html), but not with a redirection, a trap or a second
+command, and dash forks it in the versions Debian and Ubuntu shipped before 0.5.11
 (https://unix.stackexchange.com/questions/466496, strace of `dash -c 'grep ...'`): whether `sh -c "python train.py"`
 reaches the trainer depends on the image's shell and its version, which a manifest does not say, so it fails with the
 fix "write exec". A script file (`bash run.sh`) cannot be seen into and fails too.
@@ -55,9 +59,11 @@ that take a separate value."""
 SETUP_COMMANDS = frozenset({
     "cd", "export", "set", "unset", "mkdir", "echo", "printf", ":", "true", "test", "[", "[[", "umask", "ulimit",
     "ln", "cp", "mv", "rm", "chmod", "chown", "touch", "trap", "shopt", "local", "readonly", "declare", "typeset",
-    "pwd", "ls", "cat", "date", "hostname", "id", "whoami", "nvidia-smi", "sleep",
+    "pwd", "ls", "cat", "date", "hostname", "id", "whoami", "nvidia-smi", "sleep", "source", ".", "eval",
+    "pip", "pip3",
 })
-"""Commands that may run under the shell before its final `exec`: builtins and quick utilities, never the trainer."""
+"""Commands that may run under the shell before its final `exec`: builtins (`source` and `eval` run in the shell
+itself) and quick utilities or installs that are never the trainer."""
 _KEYWORDS = frozenset({"then", "else", "elif", "do", "{", "(", "!", "fi", "done", "}", ")", "esac", "if", "while",
                        "until"})
 _SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "--rcfile", "--init-file", "-O", "+O"})
@@ -200,6 +206,29 @@ def _exec_target(words: list[str]) -> Optional[list[str]]:
     return words[k:] or None
 
 
+def _forwarding_trap(commands: list[list[str]]) -> bool:
+    """Whether the script traps SIGTERM with an action that kills (`trap 'kill -TERM $pid' TERM`)."""
+    for words in commands:
+        if words[0] == "trap" and len(words) >= 3 and "kill" in words[1] and any(
+                sig.upper().removeprefix("SIG") in ("TERM", "15") for sig in words[2:]):
+            return True
+    return False
+
+
+def _background_problem(script: str, commands: list[list[str]], shell: str, deaf: str, where: str) -> Optional[str]:
+    """A script that starts the trainer in the background reaches it only through a trap that forwards SIGTERM, and
+    only if it then waits again: a trapped signal makes a running `wait` return at once with a status above 128
+    (POSIX 2.11 Signals and Error Handling, `wait`), the script ends and the container stops while the trainer is
+    still saving; a second `wait`, or a `wait` in a while/until loop, waits for the save."""
+    if not _forwarding_trap(commands):
+        return f"starts a program in the background in its '{shell} -c' script, so {deaf}{where}"
+    waits = sum(1 for words in commands if words[0] == "wait")
+    if waits >= 2 or (waits == 1 and re.search(r"\b(while|until)\b", script)):
+        return None
+    return (f"forwards SIGTERM with a trap in its '{shell} -c' script but waits only once: the trapped signal ends "
+            f"that wait at once, {shell} exits and the container stops while the trainer is still saving")
+
+
 def _script_problem(script: str, shell: str, forwarded: bool) -> Optional[str]:
     if forwarded:
         where = (f" (behind a forwarding init, {shell} gets the SIGTERM itself and exits at once, and the container "
@@ -209,7 +238,7 @@ def _script_problem(script: str, shell: str, forwarded: bool) -> Optional[str]:
         where, deaf = "", f"{shell} stays PID 1 and SIGTERM never reaches it"
     commands, background = _commands(script)
     if background:
-        return f"starts a program in the background in its '{shell} -c' script, so {deaf}{where}"
+        return _background_problem(script, commands, shell, deaf, where)
     if not commands:
         return f"runs '{shell} -c' with an empty script"
     for index, words in enumerate(commands):

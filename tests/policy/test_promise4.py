@@ -465,3 +465,14 @@ def test_the_rule_reserves_the_env_the_settings_reserve():
     """The settings refuse these names in trainingRuntime.env; the rule refuses them in a TrainJob's env (one list
     each side of the layer line: components.settings must not load the pack's SDK)."""
     assert checkpoint.RESERVED_ENV == runtime_settings.RESERVED_ENV
+
+
+@FAST
+@given(shell=SHELL_PATHS, trainer=TRAINERS, signals=st.sampled_from(["TERM", "SIGTERM", "TERM INT", "15"]),
+       again=st.sampled_from(["", "; wait $pid", "\nwhile kill -0 $pid; do wait $pid; done"]))
+def test_a_forwarding_trap_passes_only_when_it_waits_for_the_save(shell, trainer, signals, again):
+    script = f"trap 'kill -TERM $pid' {signals}; {trainer} & pid=$!; wait $pid{again}"
+    problem = signal_problem([shell, "-c", script], [])
+    assert (problem is None) == bool(again), problem
+    if again == "":
+        assert "waits only once" in problem

@@ -203,3 +203,38 @@ def test_the_same_runtime_in_exec_form_saves_the_step_in_flight(tmp_path):
             process.proc.kill()
     assert checkpoints.newest_complete(tmp_path / "mnt" / "checkpoints" / TRAINJOB).step == 8
     assert _judged(manifest) == []
+
+
+TRAP = "trap 'kill -TERM $pid' TERM; python -m trainer & pid=$!; wait $pid"
+
+
+@pytest.mark.timeout(300)
+def test_a_forwarding_trap_that_waits_once_ends_the_container_before_the_trainer_has_saved(tmp_path):
+    """The trap forwards SIGTERM, but the trapped signal ends the only `wait` at once (POSIX wait): bash exits with
+    143 (always: the wait is interrupted, whatever the trainer does) and the PID namespace dies with it, taking the
+    trainer, which still had a step and a save to do. The exit code is bash's 143, not the trainer's 75, so the pod's
+    reclaim would also count as a failure."""
+    manifest, process = _held_runtime(tmp_path, ["/bin/bash", "-c", TRAP])
+    try:
+        process.wait_for(r"^HOLD step 7$")
+        process.send(signal.SIGTERM, pid=_child(process.proc.pid))  # to bash, PID 1: its trap forwards it
+        assert process.wait() == 128 + signal.SIGTERM, process.log()
+    finally:
+        if process.proc.poll() is None:
+            process.proc.kill()
+    [refused] = _judged(manifest)
+    assert "waits only once" in refused, refused
+
+
+@pytest.mark.timeout(300)
+def test_a_forwarding_trap_that_waits_again_lets_the_trainer_save(tmp_path):
+    manifest, process = _held_runtime(tmp_path, ["/bin/bash", "-c", TRAP + "; wait $pid"])
+    try:
+        process.wait_for(r"^HOLD step 7$")
+        process.send(signal.SIGTERM, pid=_child(process.proc.pid))
+        assert process.wait() == PREEMPTED_EXIT_CODE, process.log()  # the second wait returns the trainer's code
+    finally:
+        if process.proc.poll() is None:
+            process.proc.kill()
+    assert checkpoints.newest_complete(tmp_path / "mnt" / "checkpoints" / TRAINJOB).step == 8
+    assert _judged(manifest) == []
