@@ -21,6 +21,7 @@ from policy.rules.signals import signal_problem
 from tests.helpers import stack_raw
 from tests.policy.fixtures import UNKNOWN, compliant, messages, stack
 from tests.policy.test_rule_book_parity import as_objects_from, pack_verdicts
+from trainer import entrypoint
 
 RUNTIME = "The TrainingRuntime 'c12-training/c12-checkpoint-runtime'"
 POD = "spec.template.spec.replicatedJobs[0].template.spec.template.spec"
@@ -476,3 +477,8 @@ def test_a_forwarding_trap_passes_only_when_it_waits_for_the_save(shell, trainer
     assert (problem is None) == bool(again), problem
     if again == "":
         assert "waits only once" in problem
+
+
+def test_the_runtime_ignores_the_code_the_trainer_exits_with_after_a_preemption_save():
+    assert entrypoint.PREEMPTED_EXIT_CODE == runtime_manifests.PREEMPTED_EXIT_CODE
+    assert 0 < entrypoint.PREEMPTED_EXIT_CODE < 128  # never 0 (a Succeeded pod), never a signal's 128+n
