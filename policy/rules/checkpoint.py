@@ -37,8 +37,11 @@ A TrainJob of the stack is judged too (Trainer v2.2.1 `pkg/runtime/framework/plu
 `spec.trainer.command` and `args` each replace the runtime's, its `env` is upserted over the runtime's): its
 `runtimeRef` (kind default ClusterTrainingRuntime) names a runtime of this stack (one outside it cannot be judged,
 fail closed), its start is judged as in 3 with the runtime's command or args where it sets none, and its env does
-not override the variables the runtime's save depends on (`RESERVED_ENV`). Its numNodes and resourcesPerNode are
-judged by training-runtime-fits-queue.
+not override the variables the runtime's save depends on (`RESERVED_ENV`); its `spec.runtimePatches` are merged into
+the runtime as the Trainer merges them (`pkg/runtime/core/trainingruntime.go` mergeRuntimePatches, a strategic merge:
+a patch can replace the checkpoint volume, remount it read-only or change the env) and the patched runtime is judged
+again, what the patches break reported on the TrainJob. Its numNodes and resourcesPerNode are judged by
+training-runtime-fits-queue.
 """
 from __future__ import annotations
 
@@ -48,7 +51,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .objects import KubeObject, guarded, unknown_violation, violation
 from .signals import signal_problem
-from .values import MISSING, UnknownValueError, Violation, as_list, as_map, get
+from .values import MISSING, UnknownValueError, Violation, as_list, as_map, get, is_list, is_map
 
 TRAINER_GROUP = "trainer.kubeflow.org"
 RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")
@@ -432,7 +435,80 @@ def runtime_of(trainjob: KubeObject, objects: Sequence[KubeObject]) -> tuple[Opt
     return None, shown
 
 
-def _check_trainjob(obj: KubeObject, objects: Sequence[KubeObject], exempt: set[str]) -> list[Violation]:
+MERGE_KEYS = {"volumes": "name", "containers": "name", "initContainers": "name", "env": "name",
+              "volumeMounts": "mountPath"}
+"""The patch merge keys of the lists a runtime patch reaches (k8s.io/api core/v1 and batch/v1 `patchMergeKey`)."""
+
+
+def _merge(base: Any, patch: Any) -> Any:
+    """Strategic merge of `patch` into `base` as the Trainer applies a TrainJob's runtimePatches (Trainer v2.2.1
+    `pkg/runtime/core/trainingruntime.go` mergeRuntimePatches: strategicpatch.StrategicMergePatch over
+    batchv1.JobTemplateSpec): maps merge, lists in MERGE_KEYS merge item by item on their key, anything else is
+    replaced. Returns plain dicts and lists; raises UnknownValueError for an unknown value it reads."""
+    if is_map(patch) and is_map(base):
+        out = dict(as_map(base).items())
+        for key, value in as_map(patch).items():
+            if key in MERGE_KEYS and is_list(value):
+                merged = list(as_list(out.get(key)))
+                for item in as_list(value):
+                    name = get(item, MERGE_KEYS[key])
+                    at = next((i for i, old in enumerate(merged) if get(old, MERGE_KEYS[key]) == name), None)
+                    if at is None:
+                        merged.append(_merge({}, item))
+                    else:
+                        merged[at] = _merge(merged[at], item)
+                out[key] = merged
+            else:
+                out[key] = _merge(out.get(key), value)
+        return out
+    if is_map(patch):
+        return _merge({}, patch)
+    if is_list(patch):
+        return [_merge(None, item) for item in as_list(patch)]
+    return patch
+
+
+def _patched(runtime: KubeObject, trainjob: KubeObject) -> Optional[KubeObject]:
+    """The runtime as a TrainJob's `spec.runtimePatches` make it for that TrainJob, or None without patches."""
+    patches = as_list(get(trainjob.spec, "runtimePatches"))
+    if not patches:
+        return None
+    jobs = [dict(as_map(job).items()) for job in as_list(get(runtime.spec, "template", "spec", "replicatedJobs"))]
+    for patch in patches:
+        for job_patch in as_list(get(patch, "trainingRuntimeSpec", "template", "spec", "replicatedJobs")):
+            template = get(job_patch, "template")
+            for job in jobs:
+                if template is not MISSING and job.get("name") == get(job_patch, "name"):
+                    job["template"] = _merge(job.get("template"), template)
+    spec = dict(as_map(runtime.spec).items())
+    spec["template"] = {**as_map(spec.get("template")), "spec": {**as_map(get(spec, "template", "spec")),
+                                                                 "replicatedJobs": jobs}}
+    props = {**as_map(runtime.props), "spec": spec}
+    return KubeObject(runtime.urn, runtime.resource_name, runtime.group, runtime.version, runtime.kind, props)
+
+
+def _check_patches(obj: KubeObject, runtime: KubeObject, claims: Mapping[str, list[tuple[Optional[str], bool]]],
+                   min_grace: int) -> list[Violation]:
+    """What a TrainJob's runtimePatches break: the findings on the patched runtime that the runtime itself has not,
+    reported on the TrainJob."""
+    patched = _patched(runtime, obj)
+    if patched is None:
+        return []
+    before = {(v.field, v.rule) for v in _check_runtime(runtime, claims, min_grace)}
+    out = []
+    for found in _check_runtime(patched, claims, min_grace):
+        if (found.field, found.rule) in before:
+            continue
+        message = found.message.replace(f"The {runtime.describe()}", f"The {obj.describe()} patches its runtime "
+                                        f"({runtime.describe()}) so that it", 1)
+        out.append(violation(obj, POLICY, "spec.runtimePatches", get(obj.spec, "runtimePatches"),
+                             f"with the patches applied (a strategic merge), {found.rule}", found.fix,
+                             message=message))
+    return out
+
+
+def _check_trainjob(obj: KubeObject, objects: Sequence[KubeObject], exempt: set[str],
+                    claims: Mapping[str, list[tuple[Optional[str], bool]]], min_grace: int) -> list[Violation]:
     what = f"The {obj.describe()}"
     trainer = as_map(get(obj.spec, "trainer"))
     runtime, shown = runtime_of(obj, objects)
@@ -453,6 +529,7 @@ def _check_trainjob(obj: KubeObject, objects: Sequence[KubeObject], exempt: set[
         pods = [as_map(get(job, "template", "spec", "template", "spec")) for _, job in _trainer_jobs(runtime)]
         containers = [c for pod in pods for _, c in _trainer_containers(pod)]
         runtime_container = containers[0] if containers else {}
+        found += _check_patches(obj, runtime, claims, min_grace)
     command = get(trainer, "command")
     args = get(trainer, "args")
     if command is not MISSING or args is not MISSING:
@@ -467,18 +544,27 @@ def _check_trainjob(obj: KubeObject, objects: Sequence[KubeObject], exempt: set[
                 "start the trainer in exec form or end the script with 'exec <trainer>'",
                 message=f"The {obj.describe()} spec.trainer {problem}; start the trainer in exec form or end the "
                 f"script with 'exec <trainer>'."))
-    for k, entry in enumerate(as_list(get(trainer, "env"))):
+    env = [(f"spec.trainer.env[{k}]", entry) for k, entry in enumerate(as_list(get(trainer, "env")))]
+    for i, patch in enumerate(as_list(get(obj.spec, "runtimePatches"))):
+        jobs = as_list(get(patch, "trainingRuntimeSpec", "template", "spec", "replicatedJobs"))
+        for j, job in enumerate(jobs):
+            for c, container in enumerate(as_list(get(job, "template", "spec", "template", "spec", "containers"))):
+                if get(container, "name") == "node":
+                    env += [(f"spec.runtimePatches[{i}].trainingRuntimeSpec.template.spec.replicatedJobs[{j}].template"
+                             f".spec.template.spec.containers[{c}].env[{k}]", entry)
+                            for k, entry in enumerate(as_list(get(container, "env")))]
+    for where, entry in env:
         name = get(entry, "name")
         if isinstance(name, str) and (name in RESERVED_ENV or name.startswith("PET_")) and (
                 runtime is None or _env_value(runtime_container, name) is not MISSING or name.startswith("PET_")):
             found.append(violation(
-                obj, POLICY, f"spec.trainer.env[{k}]", name,
+                obj, POLICY, where, name,
                 f"{name} is set by the runtime for the trainer's save and resume (checkpoint root, run directory, "
                 "save interval, code) or by the Trainer itself (PET_*), and a TrainJob's env replaces it",
-                f"remove {name} from spec.trainer.env",
-                message=f"{what} sets {name} in spec.trainer.env[{k}], which replaces the runtime's own value that "
-                "its trainer's save and resume depend on (checkpoint root, run directory, save interval, code; PET_* "
-                f"are the Trainer's); remove {name} from spec.trainer.env."))
+                f"remove {name} from {where.rsplit('[', 1)[0]}",
+                message=f"{what} sets {name} in {where}, which replaces the runtime's own value that its trainer's "
+                "save and resume depend on (checkpoint root, run directory, save interval, code; PET_* are the "
+                f"Trainer's); remove {name} from {where.rsplit('[', 1)[0]}."))
     return found
 
 
@@ -506,6 +592,6 @@ def check_checkpoint_safe_runtime(objects: Iterable[KubeObject], min_grace_secon
             found.extend(guarded(obj, check_runtime))
         elif obj.kind == "TrainJob":
             def check_trainjob(obj: KubeObject = obj) -> list[Violation]:
-                return _check_trainjob(obj, objects, exempt)
+                return _check_trainjob(obj, objects, exempt, claims, min_grace_seconds)
             found.extend(guarded(obj, check_trainjob))
     return found

@@ -482,3 +482,52 @@ def test_a_forwarding_trap_passes_only_when_it_waits_for_the_save(shell, trainer
 def test_the_runtime_ignores_the_code_the_trainer_exits_with_after_a_preemption_save():
     assert entrypoint.PREEMPTED_EXIT_CODE == runtime_manifests.PREEMPTED_EXIT_CODE
     assert 0 < entrypoint.PREEMPTED_EXIT_CODE < 128  # never 0 (a Succeeded pod), never a signal's 128+n
+
+
+def _patch(**pod_spec) -> list[dict]:
+    """A TrainJob's runtimePatches (Trainer v2.2.1 RuntimePatch) that patch the trainer pod spec of job `node`."""
+    return [{"manager": "user", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+        {"name": "node", "template": {"spec": {"template": {"spec": pod_spec}}}}]}}}}]
+
+
+@pytest.mark.parametrize("patches,problem", [
+    (_patch(volumes=[{"name": "ckpt", "persistentVolumeClaim": {"claimName": "c12-ckpt", "readOnly": True}}]),
+     "through a read-only volume"),
+    (_patch(containers=[{"name": "node", "volumeMounts": [{"name": "ckpt", "mountPath": "/mnt/ckpt",
+                                                           "readOnly": True}]}]), "read-only"),
+    (_patch(volumes=[{"name": "ckpt", "persistentVolumeClaim": {"claimName": "scratch"}}]), "not in this stack"),
+])
+def test_runtime_patches_that_break_the_save_are_judged_on_the_trainjob(patches, problem):
+    """(A patch that puts an emptyDir on the checkpoint volume merges into a volume with two sources, which the API
+    refuses: not a way to run without the claim.)"""
+    manifests = compliant()
+    manifests["tj"] = _trainjob()
+    manifests["tj"]["spec"]["runtimePatches"] = patches
+    found = check_checkpoint_safe_runtime(stack(manifests))
+    assert [v.field for v in found] == ["spec.runtimePatches"], messages(found)
+    assert found[0].message.startswith("The TrainJob 'c12-training/t1' patches its runtime (TrainingRuntime "
+                                       "'c12-training/c12-checkpoint-runtime') so that it ")
+    assert problem in found[0].message
+
+
+@pytest.mark.parametrize("patches", [
+    _patch(nodeSelector={"pool": "a"}),
+    _patch(containers=[{"name": "node", "env": [{"name": "HF_HOME", "value": "/cache"}]}]),
+    _patch(volumes=[{"name": "extra", "emptyDir": {}}]),
+])
+def test_harmless_runtime_patches_pass(patches):
+    manifests = compliant()
+    manifests["tj"] = _trainjob()
+    manifests["tj"]["spec"]["runtimePatches"] = patches
+    assert check_checkpoint_safe_runtime(stack(manifests)) == []
+
+
+def test_a_runtime_patch_may_not_replace_the_save_env():
+    manifests = compliant()
+    _container(manifests)["env"] = [{"name": "KUEUE_COHORTS_RUN_NAME", "value": "x"}]
+    manifests["tj"] = _trainjob()
+    manifests["tj"]["spec"]["runtimePatches"] = _patch(
+        containers=[{"name": "node", "env": [{"name": "KUEUE_COHORTS_RUN_NAME", "value": "other-run"}]}])
+    [found] = check_checkpoint_safe_runtime(stack(manifests))
+    assert found.field == ("spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec"
+                           ".template.spec.containers[0].env[0]")
