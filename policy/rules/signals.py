@@ -12,7 +12,9 @@ The argv is `command + args` (core/v1 Container: `command` replaces the image EN
 - programs that replace themselves with the rest of the argv (`exec`-style): `env` with its options and `NAME=value`
   assignments, `nice`, `nohup`, `stdbuf`, `setsid`, `chrt`, `taskset`, `ionice`, `numactl` (their options skipped);
 - init processes that forward signals: `tini` and `dumb-init` (tini `-g` and dumb-init's default send it to the
-  child's whole process group); the child they start is judged in turn, as it receives the forwarded SIGTERM;
+  child's whole process group), and GNU `timeout`, which relays it; the child they start is judged in turn, as it
+  receives the forwarded SIGTERM; `env -S 'prog args'` is split and judged; programs that fork their command and
+  neither handle nor relay SIGTERM (`time`, `strace`, ...: `DEAF_PARENTS`) fail;
 - shells (`sh`, `bash`, `dash`, `ash`, `zsh`, `ksh`, `mksh`, `busybox sh`) with their options (`-c` in any cluster
   such as `-lc`, `-ec`, `-xec`; `-o NAME` and `--rcfile FILE` take a value; `--login`).
 
@@ -56,6 +58,8 @@ taskset, ionice; numactl), with their options that take a separate value."""
 FORWARDING_INITS = {"tini": {"-s", "-p", "-e", "-l"}, "dumb-init": {"-r", "--rewrite"}}
 """Init processes that forward SIGTERM to the child they start (krallin/tini, Yelp/dumb-init), with their options
 that take a separate value."""
+DEAF_PARENTS = frozenset({"time", "strace", "ltrace", "xargs", "watch", "script"})
+"""Programs that fork the command they are given and wait for it without relaying SIGTERM (GNU time, strace, ...)."""
 SETUP_COMMANDS = frozenset({
     "cd", "export", "set", "unset", "mkdir", "echo", "printf", ":", "true", "test", "[", "[[", "umask", "ulimit",
     "ln", "cp", "mv", "rm", "chmod", "chown", "touch", "trap", "shopt", "local", "readonly", "declare", "typeset",
@@ -115,11 +119,29 @@ def signal_problem(command: Sequence[Any], args: Sequence[Any]) -> Optional[str]
 def _judge(argv: list[str], i: int, forwarded: bool) -> Optional[str]:
     while i < len(argv):
         name = _base(argv[i])
+        if name == "env":
+            split = next((k for k in range(i + 1, len(argv)) if argv[k] in ("-S", "--split-string")
+                          or argv[k].startswith("--split-string=")), None)
+            if split is not None:  # env -S 'prog args': the string is split into words and run
+                text = argv[split].partition("=")[2] if "=" in argv[split] else (
+                    argv[split + 1] if split + 1 < len(argv) else "")
+                rest = argv[split + (1 if "=" in argv[split] else 2):]
+                try:
+                    words = shlex.split(text)
+                except ValueError:
+                    words = text.split()
+                return _judge(words + rest, 0, forwarded)
         if name in EXEC_WRAPPERS:
             i = _skip_options(argv, i + 1, EXEC_WRAPPERS[name])
             continue
         if name in FORWARDING_INITS:
             return _judge(argv, _skip_options(argv, i + 1, FORWARDING_INITS[name]), forwarded=True)
+        if name == "timeout":  # GNU timeout relays SIGTERM to the command it runs (coreutils timeout.c cleanup)
+            i = _skip_options(argv, i + 1, {"-s", "--signal", "-k", "--kill-after"}) + 1  # then the DURATION
+            return _judge(argv, i, forwarded=True)
+        if name in DEAF_PARENTS:
+            return (f"runs '{name}', which starts the trainer as its child and neither handles nor forwards "
+                    f"SIGTERM as PID 1, so SIGTERM never reaches the trainer")
         if name == "busybox" and i + 1 < len(argv) and _base(argv[i + 1]) in SHELLS:
             i += 1
             name = _base(argv[i])

@@ -104,6 +104,9 @@ def test_a_program_before_the_exec_runs_under_the_shell(shell, first, second, jo
     (["bash", "-c", "exec -a trainer python train.py"], []),
     (["bash", "-c"], ["exec env A=1 python train.py"]),
     ([], ["python", "train.py"]),  # the image's ENTRYPOINT: not in the manifest, not judged
+    (["env", "-S", "python -m trainer"], []),
+    (["timeout", "-k", "30s", "86400", "python", "train.py"], []),  # GNU timeout relays SIGTERM
+    (["bash", "-c", "exec \"$@\"", "--", "python", "train.py"], []),
 ])
 def test_exec_forms_pass(command, args):
     assert signal_problem(command, args) is None
@@ -121,6 +124,10 @@ def test_exec_forms_pass(command, args):
     (["sh", "-c", "exec 2>&1; python x"], [], "wraps the trainer in 'sh -c' without exec"),
     (["sh", "-c", "exec sh -c 'python x'"], [], "wraps the trainer in 'sh -c' without exec"),
     (["sh", "-c", "   "], [], "runs 'sh -c' with an empty script"),
+    (["env", "-S", "bash -c 'python x'"], [], "wraps the trainer in 'bash -c' without exec"),
+    (["/usr/bin/time", "-v", "python", "x"], [], "runs 'time', which starts the trainer as its child"),
+    (["sh", "-c", "exec strace -f python x"], [], "runs 'strace', which starts the trainer as its child"),
+    (["timeout", "3600", "sh", "-c", "python x"], [], "wraps the trainer in 'sh -c' without exec, so sh is not"),
 ])
 def test_deaf_starts_fail(command, args, start):
     problem = signal_problem(command, args)
