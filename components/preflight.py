@@ -1,6 +1,8 @@
 """Preflight: before any resource is registered, check the target cluster.
 
-`require_kueue_api`: the cluster serves Kueue's API. `check_namespaces`: the stack adopts no namespace it did not
+`require_kueue_api`: the cluster serves Kueue's API. `require_admittable_trainer`: the installed Kubeflow Trainer is one
+the pinned Kueue can admit and resume TrainJobs of (`trainer_problem` decides from the TrainJob CRD).
+`check_namespaces`: the stack adopts no namespace it did not
 create (pulumi-kubernetes 4.25.0 creates by server-side apply, which takes an existing object over silently, and a
 later destroy, or removing the namespace from the config, would delete it with everything inside), labels only
 namespaces that exist, and never stops declaring a namespace it created in a way that would delete it. The decision
@@ -10,11 +12,13 @@ no cluster and no preflight.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Optional, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
 
 from kubernetes import client, config  # the official client: discovery of API groups, the Namespace list
+from kubernetes.client.exceptions import ApiException
 
 from components.errors import Problem, problems_message
 from components.kueue import MANAGED_BY, MANAGED_BY_LABEL, OWNER_ANNOTATION
@@ -70,6 +74,91 @@ def require_kueue_api(kubeconfig: Optional[Path], context: Optional[str], pinned
             f"({KUEUE_VERSION} is the storage version since {MINIMUM_KUEUE}; this project pins {pinned_kueue}), or set "
             "kueue-cohorts:kueue.install: true to install it with this stack."
         )
+
+
+# --- the installed Kubeflow Trainer ----------------------------------------------------------------------------------
+
+TRAINJOB_CRD = "trainjobs.trainer.kubeflow.org"
+TRAINER_FINDING = "trainer-not-admittable"
+"""The name of the preflight's finding when the installed Trainer cannot be admitted by the pinned Kueue."""
+
+
+def trainer_problem(crd: Optional[Mapping[str, Any]], pinned_kueue: str, pinned_trainer: str) -> Optional[str]:
+    """Whether the pinned Kueue can admit and resume TrainJobs of the Trainer whose TrainJob CRD is `crd`. Pure.
+
+    Kueue >= 0.17 (0.19.2 here) resumes an admitted TrainJob by writing the TrainJob's `spec.runtimePatches` while it
+    is still suspended (pkg/controller/jobs/trainjob/trainjob_controller.go, v0.19.2), a field the TrainJob CRD has
+    only from Trainer v2.2 (trainer v2.2.1 manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml). On a Trainer
+    v2.1 CRD the apiserver prunes it, so the Workload is admitted, holds its quota, and the TrainJob never starts or
+    never resumes after a preemption (kueue#11931, kueue#14722; Kueue refuses such a CRD at setup from kueue#14886).
+
+    Args:
+        crd: the CustomResourceDefinition `trainjobs.trainer.kubeflow.org` as the API returns it (JSON), or None
+            when the cluster has none (no Trainer: nothing to judge here).
+        pinned_kueue, pinned_trainer: the versions this project pins, named in the message.
+    Returns:
+        None when some served version's schema has `spec.runtimePatches`; else the finding, one sentence with its
+        fix, starting with `TRAINER_FINDING`.
+    """
+    if crd is None:
+        return None
+    served = []
+    for version in crd.get("spec", {}).get("versions") or []:
+        if not version.get("served"):
+            continue
+        served.append(str(version.get("name")))
+        schema = (version.get("schema") or {}).get("openAPIV3Schema") or {}
+        spec = (schema.get("properties") or {}).get("spec") or {}
+        if "runtimePatches" in (spec.get("properties") or {}):
+            return None
+    labels = (crd.get("metadata") or {}).get("labels") or {}
+    version_label = labels.get("app.kubernetes.io/version")
+    shown = f" (labelled version {version_label})" if version_label else ""
+    versions = ", ".join(served) or "no version"
+    return (f"{TRAINER_FINDING}: the installed Kubeflow Trainer{shown} serves TrainJob {versions}"
+            f" without spec.runtimePatches, so it is older than v2.2 (e.g. v2.1): Kueue {pinned_kueue} resumes an "
+            "admitted TrainJob by writing spec.runtimePatches, which this CRD drops, so TrainJobs would hold their "
+            "quota and never start or never resume after a preemption (kueue#11931, kueue#14722). Upgrade Kubeflow "
+            f"Trainer to v{pinned_trainer.lstrip('v')} (the version this project pins, toolchain/versions.toml), "
+            "CRDs included, before this stack runs training")
+
+
+def installed_trainjob_crd(kubeconfig: Optional[Path], context: Optional[str],
+                           timeout_seconds: float = 15.0) -> Optional[dict[str, Any]]:
+    """The cluster's `trainjobs.trainer.kubeflow.org` CustomResourceDefinition as JSON, or None when there is none.
+
+    Raises:
+        PreflightError: the CRD cannot be read (unreachable cluster, no permission to get CRDs).
+    """
+
+    def read(api: client.ApiClient) -> Optional[dict[str, Any]]:
+        try:
+            response: Any = client.ApiextensionsV1Api(api).read_custom_resource_definition(
+                TRAINJOB_CRD, _preload_content=False, _request_timeout=timeout_seconds)
+        except ApiException as err:
+            if err.status == 404:
+                return None
+            raise
+        found: dict[str, Any] = json.loads(response.data)
+        return found
+
+    return _read_cluster(
+        kubeconfig, context, read, f"Cannot read the CustomResourceDefinition {TRAINJOB_CRD} of the cluster",
+        "The stack checks that the installed Kubeflow Trainer is one Kueue can admit; give its identity get on "
+        "customresourcedefinitions, or use cluster mode render to work offline.")
+
+
+def require_admittable_trainer(kubeconfig: Optional[Path], context: Optional[str], pinned_kueue: str,
+                               pinned_trainer: str, timeout_seconds: float = 15.0) -> None:
+    """Refuse a cluster whose Kubeflow Trainer the pinned Kueue cannot admit TrainJobs of (`trainer_problem`).
+
+    Raises:
+        PreflightError: the finding `trainer-not-admittable`, or the CRD cannot be read.
+    """
+    problem = trainer_problem(installed_trainjob_crd(kubeconfig, context, timeout_seconds), pinned_kueue,
+                              pinned_trainer)
+    if problem is not None:
+        raise PreflightError(problem)
 
 
 # --- namespaces this stack did not create -----------------------------------------------------------------------------

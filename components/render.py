@@ -313,7 +313,8 @@ def _flavors(settings: Settings) -> list[Rendered]:
     the one `resourceFlavor`."""
     if not settings.resource_flavors:
         flavor = flavor_spec(settings.resource_flavor).manifest()
-        return [Rendered(flavor, ("resourceFlavor",), {"metadata.name": ("resourceFlavor", "name")})]
+        return [Rendered(flavor, ("resourceFlavor",), {"metadata.name": ("resourceFlavor", "name"),
+                                                       "spec.nodeLabels": ("resourceFlavor", "nodeLabels")})]
     out = []
     for index, spec in enumerate(flavor_specs(settings)):
         base: KeyPath = ("resourceFlavors", index)
@@ -342,6 +343,7 @@ def render_stack(settings: Settings) -> list[Rendered]:
     if settings.shared_pool is not None:
         out += _shared_pool(settings)
     out += _training_runtime(settings)
-    kueue_fields = {f'data["{MANAGER_CONFIG_KEY}"]': ("kueue",), f"data['{MANAGER_CONFIG_KEY}']": ("kueue",)}
+    kueue_fields = {f'data["{MANAGER_CONFIG_KEY}"]': ("kueue",), f"data['{MANAGER_CONFIG_KEY}']": ("kueue",),
+                    f"data['{MANAGER_CONFIG_KEY}'].integrations.frameworks": ("kueue", "integrations")}
     out.append(Rendered(manager_config_map(settings), ("kueue",), kueue_fields, registered=False))
     return out

@@ -29,6 +29,7 @@ from components.pack_config import pack_config
 from components.pack_config import render as render_pack_config
 from components.render import KeyPath, Rendered, render_stack
 from components.settings import PROJECT, Settings, config_key, parse_settings, raw_from_stack_file
+from components.stackfile import StackFileError
 from policy.rules.book import run as run_rule_book
 from policy.rules.objects import KubeObject, from_resource
 from policy.rules.values import MISSING, Violation
@@ -270,6 +271,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings = load_stack_file(ROOT / "stacks" / f"Pulumi.{args.stack}.yaml")
+    except StackFileError as err:  # one line, `file:line:col: message`
+        print(err, file=sys.stderr)
+        return 2
     except (OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

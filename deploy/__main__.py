@@ -41,6 +41,7 @@ from pulumi import automation as auto
 import toolchain
 from components.errors import SettingsError
 from components.settings import Settings
+from components.stackfile import StackFileError
 from components.validation import load_stack_file
 from deploy import engine, errors, locks, preflight, protection, recovery, settings, stackfile
 from deploy.scratch import Project, manifests
@@ -71,6 +72,8 @@ def check_settings(command: str, stack: str, path: Path) -> Settings:
     try:
         return load_stack_file(path)
     except SettingsError as err:
+        raise Failure(2, f"deploy: {command} --stack {stack}: nothing was run: {err}") from None
+    except StackFileError as err:  # the one reader: `file:line:col: message`
         raise Failure(2, f"deploy: {command} --stack {stack}: nothing was run: {err}") from None
     except (OSError, ValueError, yaml.YAMLError) as err:  # a file that cannot be read as a stack file
         raise Failure(2, f"deploy: {command} --stack {stack}: cannot read {path}: {err}") from None

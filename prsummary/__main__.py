@@ -16,9 +16,8 @@ import sys
 import traceback
 from pathlib import Path
 
-import yaml
-
 import toolchain
+from components.stackfile import StackFileError
 from kueue_cohorts.pipes import run_main
 from prsummary import document, gitbase, guarantees, quotas, stackfile
 from prsummary.events import PreviewReport
@@ -28,8 +27,9 @@ from prsummary.preview import AGAINST, preview_against_base, preview_against_sta
 def quota_side(repo: Path, stack: str, base: str) -> document.QuotaSide:
     """Compare the stack's quotas at `base` (git) with the working tree, through the pure plans.
     Raises gitbase.GitError for an unknown ref, OSError if the working-tree stack file is missing."""
-    before_doc = stackfile.parse(gitbase.file_at(repo, base, f"stacks/Pulumi.{stack}.yaml"))
-    after_doc = stackfile.parse((repo / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+    before_doc = stackfile.parse(gitbase.file_at(repo, base, f"stacks/Pulumi.{stack}.yaml"),
+                                 f"{base}:stacks/Pulumi.{stack}.yaml")
+    after_doc = stackfile.parse((repo / "stacks" / f"Pulumi.{stack}.yaml").read_text(), f"stacks/Pulumi.{stack}.yaml")
     before, before_error = stackfile.load(before_doc)
     after, after_error = stackfile.load(after_doc)
     tables = quotas.compare(quotas.snapshot(before), quotas.snapshot(after))
@@ -92,9 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     except (gitbase.GitError, OSError, toolchain.ToolchainError) as exc:
         print(f"prsummary: {exc}", file=sys.stderr)
         return 2
-    except yaml.YAMLError as exc:
-        print(f"prsummary: stacks/Pulumi.{args.stack}.yaml is not valid YAML: {' '.join(str(exc).split())}",
-              file=sys.stderr)
+    except StackFileError as exc:
+        print(f"prsummary: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("prsummary: interrupted", file=sys.stderr)

@@ -76,11 +76,11 @@ def policy_section(report: PreviewReport, deployable: bool = True) -> list[str]:
     A change that is not `deployable` (its stack file does not validate) says that nothing was judged: "no
     violations" would be false comfort, the program stops before the pack sees an object."""
     lines = ["#### Policy"]
+    if not report.ran:
+        return lines + [f"Not run: {report.note}"]
     if not deployable and not report.violations:
         return lines + ["Not judged: the stack file does not validate (see above), so the program registered nothing "
                         "for the policy pack to judge."]
-    if not report.ran:
-        return lines + [f"Not run: {report.note}"]
     if not report.violations:
         return lines + ["No policy violations."]
     mandatory = sum(v.mandatory for v in report.violations)

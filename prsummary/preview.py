@@ -71,8 +71,9 @@ def preview_against_base(repo: Path, stack: str, base: str, *, policy: bool = Tr
         toolchain.ToolchainError if the pulumi CLI or provider is not built; gitbase.GitError for a bad ref;
         FileNotFoundError if the stack file does not exist in the working tree.
     """
-    head_doc = stackfile.parse((repo / "stacks" / f"Pulumi.{stack}.yaml").read_text())
-    base_doc = stackfile.parse(gitbase.file_at(repo, base, f"stacks/Pulumi.{stack}.yaml"))
+    head_doc = stackfile.parse((repo / "stacks" / f"Pulumi.{stack}.yaml").read_text(), f"stacks/Pulumi.{stack}.yaml")
+    base_doc = stackfile.parse(gitbase.file_at(repo, base, f"stacks/Pulumi.{stack}.yaml"),
+                               f"{base}:stacks/Pulumi.{stack}.yaml")
     hidden = stackfile.secret_keys(head_doc)
     if hidden:  # not readable without the passphrase (the summary holds none), and refused by the program anyway
         return PreviewReport(ran=False, note=f"the stack file holds secret values ({', '.join(hidden)}), which no "

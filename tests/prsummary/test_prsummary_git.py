@@ -123,4 +123,4 @@ def test_an_invalid_change_says_so_first_and_fails(repo, tmp_path, capsys, break
     assert f"kueue-cohorts:{key}" in text
     assert text.index(f"kueue-cohorts:{key}") < text.index("#### Policy")
     assert "removed" not in text and "No policy violations" not in text and "→" not in text
-    assert "Not judged: the stack file does not validate" in text
+    assert "Policy\nNot run: preview skipped (--no-preview)" in text

@@ -46,10 +46,10 @@ def test_the_pack_config_follows_the_stack_file_not_the_committed_copy(tmp_path,
     doc["config"]["kueue-cohorts:nodePools"][0]["count"] = count
     stack_file.write_text(yaml.safe_dump(doc, sort_keys=False))
     (config,) = engine.run_kwargs(_stack(tmp_path, "staging"), operation="preview")["policy_pack_configs"]
-    capacity = json.loads(Path(config).read_text())["cohort-nominal-within-capacity"]["capacity"]
-    assert capacity["nvidia.com/gpu"] == str(4 * count)
+    pools = json.loads(Path(config).read_text())["cohort-nominal-within-capacity"]["nodePools"]
+    assert (pools[0]["count"], pools[0]["capacity"]["nvidia.com/gpu"]) == (count, "4")
     committed = json.loads((REPO / "policy" / "config" / "staging.json").read_text())
-    assert committed["cohort-nominal-within-capacity"]["capacity"]["nvidia.com/gpu"] == "8"
+    assert committed["cohort-nominal-within-capacity"]["nodePools"][0]["count"] == 2
 
 
 def test_an_invalid_stack_file_gets_no_pack_config(tmp_path):

@@ -159,7 +159,7 @@ OWN = "give the ServiceAccount a namespace of its own, e.g. kueue-cohorts-previe
     ({**SA, "roleName": "Preview"},
      [(f"{P}.roleName", "Preview", "use lower-case letters, digits and '-', starting and ending with a letter or "
                                    "digit, dot-separated")]),
-    ({**SA, "nmespace": "x"}, [(f"{P}.nmespace", "x", "remove the key or correct its spelling")]),
+    ({**SA, "nmespace": "x"}, [(f"{P}.nmespace", "x", "did you mean 'namespace'? Rename the key")]),
 ])
 def test_a_bad_subject_is_refused_at_its_key_with_its_fix(identity, problems):
     result = validate(_raw("dev", False, identity))
