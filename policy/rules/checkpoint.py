@@ -21,18 +21,23 @@ the config `exemptRuntimes`, on its trainer pod template (the replicated job nam
    `kueue-cohorts/checkpoint-save-seconds` (seconds, on the runtime or on the trainer pod template);
 3. SIGTERM reaches the trainer: the start (`command` + `args`) is judged by `signals.signal_problem` (shell
    wrappers in any form, exec wrappers, forwarding inits);
-4. a reclaim does not count as a failure. A pod deleted by the Job controller counts as failed (job_controller.go
-   isPodFailed: "Count deleted Pods as failures") unless the Job has a podFailurePolicy (then only a pod in phase
-   Failed counts, `onlyReplaceFailedPods`) whose first matching rule for it is `Ignore`; a Job whose failures pass
-   backoffLimit fails, and JobSet fails the JobSet without a failurePolicy or restarts it counting toward
-   `failurePolicy.maxRestarts` (JobSet v0.12.0 `pkg/controllers/failure_policy.go` executeFailurePolicy,
-   restartJobSetActionApplier; jobset#1117). A trainer that exits 0 after its save is worse: the kubelet makes a
-   deleted pod whose containers all exited 0 `Succeeded` (`pkg/kubelet/kubelet_pods.go` getPhase) and the Job
-   counts it toward its completions, so the reclaimed TrainJob ends Complete. So the runtime declares the exit
-   code of its trainer after a preemption save, the annotation `kueue-cohorts/preempted-exit-code` (on the runtime
-   or its trainer pod template; 1-127: not 0, not a signal's 128+n), and the trainer Job sets
-   `restartPolicy: Never` and a `podFailurePolicy` whose first rule matching that code in the trainer container is
-   `Ignore`.
+4. a stop is not a failure. What the pinned controllers count (checked on the sandbox,
+   tests/e2e/test_08_trainjob_reclaimed_again_and_again.py): a Kueue reclaim itself never counts, as suspend is no
+   JobSet restart (suspendJobs leaves `status.restarts` alone) and the Job controller takes its tracking finalizer
+   off every pod it deletes for a suspension before it deletes it (`pkg/controller/job/job_controller.go`
+   manageJob -> deleteJobPods, removeTrackingFinalizerPatch), so those pods are neither failures nor completions.
+   A pod that ends while its Job still tracks it does count: evicted or drained (the eviction API marks it
+   DisruptionTarget and deletes it), preempted by the scheduler, or failing before its own Job is suspended (JobSet
+   suspends its Jobs one by one). It counts as failed (isPodFailed: "Count deleted Pods as failures") unless the Job
+   has a podFailurePolicy whose first rule matching it is `Ignore`; past backoffLimit the Job fails, and JobSet fails
+   the JobSet without a failurePolicy or restarts it counting toward `failurePolicy.maxRestarts` (JobSet v0.12.0
+   `pkg/controllers/failure_policy.go` executeFailurePolicy, restartJobSetActionApplier; the count jobset#1117
+   reports). A trainer that exits 0 after its save is worse there: the kubelet makes a deleted pod whose containers
+   all exited 0 `Succeeded` (`pkg/kubelet/kubelet_pods.go` getPhase) and the Job counts it as a completion, so a
+   drained TrainJob ends Complete half-trained. So the runtime declares the exit code of its trainer after a stop
+   save, the annotation `kueue-cohorts/preempted-exit-code` (on the runtime or its trainer pod template; 1-127: not
+   0, not a signal's 128+n), and the trainer Job sets `restartPolicy: Never` and a `podFailurePolicy` whose first
+   rule matching that code in the trainer container is `Ignore`.
 A TrainJob of the stack is judged too (Trainer v2.2.1 `pkg/runtime/framework/plugins/jobset/builder.go`: its
 `spec.trainer.command` and `args` each replace the runtime's, its `env` is upserted over the runtime's): its
 `runtimeRef` (kind default ClusterTrainingRuntime) names a runtime of this stack (one outside it cannot be judged,
@@ -335,17 +340,17 @@ def _check_reclaim(runtime: KubeObject, job_path: str, job: Any, pod: Any) -> li
             problem = "does not declare the exit code its trainer uses after a preemption save"
         elif code == 0:
             problem = ("declares that its trainer exits 0 after a preemption save: the kubelet makes a deleted pod "
-                       "whose containers all exited 0 Succeeded and the Job counts it as a completion, so a reclaimed "
-                       "TrainJob ends Complete")
+                       "whose containers all exited 0 Succeeded and the Job counts it as a completion, so a drained or "
+                       "evicted TrainJob ends Complete half-trained")
         else:
             problem = f"declares {raw!r} as its trainer's exit code after a preemption save, not a code from 1 to 127"
         return [violation(
             runtime, POLICY, key, raw,
-            f"the runtime {problem}; without it a reclaim cannot be told from a failure",
+            f"the runtime {problem}; without it a stopped trainer cannot be told from a failed one",
             f"set {PREEMPTED_EXIT_CODE_ANNOTATION} to the trainer's exit code after a preemption save (1-127, not "
             "0; the kueue-cohorts trainer exits 75) and Ignore it in the trainer Job's podFailurePolicy",
-            message=f"{what} {problem}; without it each reclaim counts as a failed pod toward the trainer Job's "
-            "backoffLimit and then toward the JobSet's maxRestarts (jobset#1117). Set "
+            message=f"{what} {problem}; without it each eviction or drain of a trainer pod counts as a failed pod "
+            "toward the trainer Job's backoffLimit and then toward the JobSet's maxRestarts (jobset#1117). Set "
             f"{PREEMPTED_EXIT_CODE_ANNOTATION} to the trainer's exit code after a preemption save (1-127, not 0; the "
             "kueue-cohorts trainer exits 75) and Ignore it in the trainer Job's podFailurePolicy.")]
     job_spec = get(job, "template", "spec")
@@ -360,13 +365,14 @@ def _check_reclaim(runtime: KubeObject, job_path: str, job: Any, pod: Any) -> li
                f"onExitCodes: {{containerName: node, operator: In, values: [{code}]}}}} (with restartPolicy Never)")
         found.append(violation(
             runtime, POLICY, f"{job_path}.template.spec.podFailurePolicy", policy,
-            f"a reclaimed trainer exits {code} after its save, and with {shown} that pod counts as a failure toward "
-            "backoffLimit and the JobSet's maxRestarts, so a TrainJob reclaimed often enough fails instead of resuming",
+            f"a stopped trainer exits {code} after its save, and with {shown} an evicted or drained pod counts as a "
+            "failure toward backoffLimit and the JobSet's maxRestarts, so a TrainJob stopped often enough fails "
+            "instead of resuming",
             fix,
-            message=f"{what} trainer job ({job_path}) has {shown} for the preempted exit code {code}: each reclaim "
-            "counts as a failed pod toward backoffLimit and then the JobSet's maxRestarts (a Job controller counts a "
-            "deleted pod as failed unless a podFailurePolicy ignores it), so a TrainJob reclaimed often enough "
-            f"fails instead of resuming; {fix}."))
+            message=f"{what} trainer job ({job_path}) has {shown} for the preempted exit code {code}: each "
+            "eviction or drain of a trainer pod counts as a failed pod toward backoffLimit and then the JobSet's "
+            "maxRestarts (the Job controller counts a pod it still tracks as failed unless a podFailurePolicy "
+            f"ignores it), so a TrainJob stopped often enough fails instead of resuming; {fix}."))
     restart = get(pod, "restartPolicy")
     if restart != "Never":
         found.append(violation(
@@ -376,7 +382,7 @@ def _check_reclaim(runtime: KubeObject, job_path: str, job: Any, pod: Any) -> li
             "set restartPolicy: Never on the trainer pod template",
             message=f"{what} trainer pod template has restartPolicy {restart if restart is not MISSING else 'unset'}"
             " (JobSet defaults it to OnFailure); a podFailurePolicy needs restartPolicy Never, and only then does "
-            "the preempted exit code keep a reclaim from counting as a failure; set restartPolicy: Never on the "
+            "the preempted exit code keep an evicted pod from counting as a failure; set restartPolicy: Never on the "
             "trainer pod template."))
     return found
 

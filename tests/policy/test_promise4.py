@@ -273,11 +273,11 @@ def test_the_missing_pod_failure_policy_names_the_harm_and_the_rule_to_add():
     [found] = check_checkpoint_safe_runtime(stack(manifests))
     assert found.message == (
         f"{RUNTIME} trainer job (spec.template.spec.replicatedJobs[0]) has no podFailurePolicy for the preempted exit "
-        "code 75: each reclaim counts as a failed pod toward backoffLimit and then the JobSet's maxRestarts (a Job "
-        "controller counts a deleted pod as failed unless a podFailurePolicy ignores it), so a TrainJob reclaimed "
-        "often enough fails instead of resuming; add to spec.template.spec.podFailurePolicy.rules, before any other "
-        "rule matching it, {action: Ignore, onExitCodes: {containerName: node, operator: In, values: [75]}} (with "
-        "restartPolicy Never).")
+        "code 75: each eviction or drain of a trainer pod counts as a failed pod toward backoffLimit and then the "
+        "JobSet's maxRestarts (the Job controller counts a pod it still tracks as failed unless a podFailurePolicy "
+        "ignores it), so a TrainJob stopped often enough fails instead of resuming; add to "
+        "spec.template.spec.podFailurePolicy.rules, before any other rule matching it, {action: Ignore, onExitCodes: "
+        "{containerName: node, operator: In, values: [75]}} (with restartPolicy Never).")
 
 
 def test_an_ignore_by_not_in_passes():
