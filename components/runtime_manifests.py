@@ -17,14 +17,15 @@ The pod it describes:
 - has terminationGracePeriodSeconds = checkpoint save + one step, at least 60 (components.planning), and the
   annotation `kueue-cohorts/checkpoint-save-seconds` so the rule book can check the grace period against the save
   time;
-- survives any number of reclaims: a reclaimed pod is deleted by the Job controller and counts as failed unless a
-  podFailurePolicy ignores it (Kubernetes v1.36.3 `pkg/controller/job/job_controller.go` isPodFailed), and past
-  backoffLimit the Job fails and JobSet restarts counting toward maxRestarts (JobSet v0.12.0
-  `pkg/controllers/failure_policy.go`; jobset#1117). The trainer exits PREEMPTED_EXIT_CODE after its preemption save
-  (never 0: a deleted pod whose containers exited 0 is Succeeded and would complete the Job), the trainer Job
-  ignores that code (`podFailurePolicy`, which needs `restartPolicy: Never`) and pods the kubelet marks
-  DisruptionTarget (drain, eviction), and the JobSet restarts at most MAX_RESTARTS times for real failures. The
-  annotation `kueue-cohorts/preempted-exit-code` declares the code to the rule book.
+- survives any number of stops: a Kueue reclaim is not counted (the Job controller untracks the pods it deletes for
+  a suspension, Kubernetes v1.36.3 `pkg/controller/job/job_controller.go` deleteJobPods), but an evicted or drained
+  pod counts as failed unless a podFailurePolicy ignores it (isPodFailed), and past backoffLimit the Job fails and
+  JobSet restarts counting toward maxRestarts (JobSet v0.12.0 `pkg/controllers/failure_policy.go`; jobset#1117).
+  The trainer exits PREEMPTED_EXIT_CODE after its stop save (never 0: an evicted pod whose containers exited 0 is
+  Succeeded and would complete the Job), the trainer Job ignores that code (`podFailurePolicy`, which needs
+  `restartPolicy: Never`) and DisruptionTarget pods, and the JobSet restarts at most MAX_RESTARTS times for real
+  failures. The annotation `kueue-cohorts/preempted-exit-code` declares the code to the rule book (and, on the pods,
+  to the sandbox's kwok).
 """
 from __future__ import annotations
 

@@ -19,9 +19,9 @@ checkpoint of this run (trainer.checkpoints) is resumed from, with a log line na
 one skipped; training runs with trainer.callback.PreemptionCallback. Exit code 0 when training finished;
 PREEMPTED_EXIT_CODE (75, sysexits EX_TEMPFAIL: try again later) when it stopped on SIGTERM after writing its checkpoint
 (or before training started); 2 for a configuration error; anything the recipe raises propagates (exit 1). Never 0
-after a preemption: the kubelet makes a deleted pod whose containers all exited 0 Succeeded (Kubernetes v1.36.3
-pkg/kubelet/kubelet_pods.go getPhase), and the Job would count the reclaimed run as complete; the runtime's
-podFailurePolicy ignores 75, so a reclaim is not a failure either (components/runtime_manifests.py).
+after a stop: the kubelet makes a deleted pod whose containers all exited 0 Succeeded (Kubernetes v1.36.3
+pkg/kubelet/kubelet_pods.go getPhase), and the Job would count an evicted or drained run as complete; the runtime's
+podFailurePolicy ignores 75, so such a stop is not a failure either (components/runtime_manifests.py).
 """
 from __future__ import annotations
 
