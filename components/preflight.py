@@ -23,7 +23,7 @@ from kubernetes.client.exceptions import ApiException
 from components.errors import Problem, problems_message
 from components.kueue import MANAGED_BY, MANAGED_BY_LABEL, OWNER_ANNOTATION
 from components.render import render_stack
-from components.settings import PROJECT, NamespacePolicy, PreviewIdentityCreate, Settings, config_key
+from components.settings import PROJECT, ClusterMode, NamespacePolicy, PreviewIdentityCreate, Settings, config_key
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_VERSION = "v1beta2"
@@ -205,7 +205,9 @@ def declared_namespaces(settings: Settings) -> list[DeclaredNamespace]:
     """Every tenant namespace of `settings` (both layouts), with the config key that declares it: the key that wrote
     the `metadata.namespace` of its LocalQueue (every tenant namespace has one) in the rendered stack; then the
     preview identity's own namespace when the stack creates it (`previewIdentity.create`
-    ServiceAccountAndNamespace). In config order, each namespace once."""
+    ServiceAccountAndNamespace); with `kueue.install` on a real cluster (cluster mode kubeconfig), Kueue's own
+    namespace (`kueue_namespace`). In config order, each namespace once. The sandbox (cluster mode sandbox) creates
+    Kueue's namespace and objects itself, for the stack it was brought up for: not judged there."""
     policies = {"inferenceTraining": settings.inference_training, "sharedPool": settings.shared_pool}
     out: dict[str, DeclaredNamespace] = {}
     for item in render_stack(settings):
@@ -216,6 +218,9 @@ def declared_namespaces(settings: Settings) -> list[DeclaredNamespace]:
         out[item.namespace] = DeclaredNamespace(
             item.namespace, config_key(f"{PROJECT}:{key[0]}", *key[1:]), layout.namespace_policy,
             config_key(f"{PROJECT}:{key[0]}", "namespacePolicy"))
+    kueue = settings.kueue
+    if kueue.install and settings.cluster.mode == ClusterMode.KUBECONFIG and kueue.namespace not in out:
+        out[kueue.namespace] = kueue_namespace(settings)
     identity = settings.preview_identity
     if (identity is not None and identity.namespace and identity.namespace not in out
             and identity.effective_create() == PreviewIdentityCreate.SERVICE_ACCOUNT_AND_NAMESPACE):
@@ -226,6 +231,40 @@ def declared_namespaces(settings: Settings) -> list[DeclaredNamespace]:
             f"set {create_key} to ServiceAccount (the stack creates only the ServiceAccount, in the existing "
             f"namespace) or Nothing, or give previewIdentity a namespace of its own")
     return list(out.values())
+
+
+KUEUE_INSTALL_FIX = ("set kueue.install to false to use the Kueue that is installed (the stack then only checks that "
+                     "it serves kueue.x-k8s.io/v1beta2), or set kueue.namespace to a namespace of its own")
+
+
+def kueue_namespace(settings: Settings) -> DeclaredNamespace:
+    """Kueue's namespace as the stack declares it with `kueue.install` (KueueInstallation creates it, and the chart
+    puts its Deployment, Service, Secret, ConfigMap, RBAC there): namespacePolicy Create at key `kueue.namespace`,
+    its fix `KUEUE_INSTALL_FIX` (existing, unmarked: Kueue, or something else, is there already, and the chart's
+    server-side apply would take its objects over and destroy would delete them)."""
+    return DeclaredNamespace(settings.kueue.namespace, config_key(f"{PROJECT}:kueue", "namespace"),
+                             NamespacePolicy.CREATE, config_key(f"{PROJECT}:kueue", "install"), KUEUE_INSTALL_FIX)
+
+
+def kueue_api_problems(settings: Settings, live: Mapping[str, LiveNamespace], serves_kueue: bool,
+                       owner: str) -> list[Problem]:
+    """Kueue's chart objects that exist without this stack's mark (pure). With `kueue.install` on a real cluster:
+    when the cluster already serves kueue.x-k8s.io (Kueue's CRDs, and with them its webhooks and ClusterRoles, are
+    installed) and Kueue's namespace is absent or not marked by this stack, installing would take those objects
+    over (server-side apply) and destroy would delete them, with every workload's queue. One Problem at
+    `kueue.install`, empty otherwise (a marked namespace: this stack installed them)."""
+    if not (settings.kueue.install and settings.cluster.mode == ClusterMode.KUBECONFIG and serves_kueue):
+        return []
+    have = live.get(settings.kueue.namespace)
+    if have is not None and have.owner == owner:
+        return []
+    where = ("in no namespace this stack created" if have is None or have.owner is None
+             else f"by stack {have.owner}")
+    return [Problem(
+        config_key(f"{PROJECT}:kueue", "install"), True,
+        f"the cluster already serves {KUEUE_GROUP} (Kueue's CRDs, webhooks and ClusterRoles are installed {where}); "
+        "installing the chart would take them over silently and destroy would delete them with every queue",
+        KUEUE_INSTALL_FIX)]
 
 
 def _policy_fix(ns: DeclaredNamespace) -> str:
@@ -302,6 +341,16 @@ def undeclared_owned(declared: Sequence[DeclaredNamespace], live: Mapping[str, L
     return sorted(name for name, have in live.items() if have.owner == owner and name not in names)
 
 
+def serves_kueue(kubeconfig: Optional[Path], context: Optional[str], timeout_seconds: float = 15.0) -> bool:
+    """Whether the cluster serves the API group kueue.x-k8s.io (one discovery call; discovery is open to every
+    authenticated user, `system:discovery`). Raises PreflightError when the API groups cannot be read."""
+    groups = _read_cluster(
+        kubeconfig, context, lambda api: client.ApisApi(api).get_api_versions(_request_timeout=timeout_seconds).groups,
+        "Cannot read the API groups of the cluster",
+        "Check the kubeconfig, or use cluster mode render to work offline.")
+    return any(g.name == KUEUE_GROUP for g in groups)
+
+
 def live_namespaces(kubeconfig: Optional[Path], context: Optional[str],
                     timeout_seconds: float = 15.0) -> dict[str, LiveNamespace]:
     """The cluster's Namespaces by name (one list call, official kubernetes client).
@@ -338,6 +387,8 @@ def check_namespaces(settings: Settings, owner: str, kubeconfig: Optional[Path],
     declared = declared_namespaces(settings)
     live = live_namespaces(kubeconfig, context)
     problems = namespace_problems(declared, live, owner)
+    if settings.kueue.install and settings.cluster.mode == ClusterMode.KUBECONFIG and not problems:
+        problems = kueue_api_problems(settings, live, serves_kueue(kubeconfig, context), owner)
     if problems:
         raise NamespacePreflightError(problems)
     return [f"namespace {name} carries this stack's mark ({OWNER_ANNOTATION}={owner}) and no layout declares it any "

@@ -15,7 +15,7 @@ import re
 from decimal import Decimal
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from components import quantity
+from components import quantity, security_rules
 from components.errors import Problem
 from components.plans import common_labels, shared_pool_totals
 from components.runtime_settings import DNS_SUBDOMAIN
@@ -528,6 +528,7 @@ CHECKS: tuple[Check, ...] = (
     check_cluster_target, check_node_capacity, check_some_layout, check_flavors, check_preemption,
     check_inference_training_keys, check_shared_pool_keys,
     check_unique_names, check_kueue_integrations, check_training_runtime_home, check_preview_identity,
+    *security_rules.CHECKS,
 )
 """Every settings-only check, in config order."""
 

@@ -203,20 +203,25 @@ CASES = [
 
 
 #: A protected namespace (kube-system, kueue-system, ...) as the second training namespace: the same three fixes.
-PROTECTED_TENANT_FIXES = [
-    ('kueue-cohorts:inferenceTraining.training.namespaces[1]',
-     'remove the label and keep system and controller namespaces out of the tenants: list only your workload '
-     'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
-     'kubeflow-system, kserve)'),
-    ('kueue-cohorts:inferenceTraining.training.namespaces',
-     'pin the tenants by name with matchExpressions [{key: kubernetes.io/metadata.name, operator: In, values: '
-     '[<your namespaces>]}] and keep system and controller namespaces out of the tenants: list only your workload '
-     'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
-     'kubeflow-system, kserve)'),
-    ('kueue-cohorts:inferenceTraining.training.namespaces[1]',
-     'keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: '
-     'kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve)'),
-]
+PROTECTED_NAMES = ("kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve, "
+                   "default")
+ADD_ONS = (", every kube-* name and the cluster add-ons' namespaces (gpu-operator, cert-manager, ...; "
+           "allowedAddOnNamespaces allows one with a reason)")
+KEEP_OUT = "keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: "
+PIN = ("pin the tenants by name with matchExpressions [{key: kubernetes.io/metadata.name, operator: In, values: "
+       "[<your namespaces>]}] and ")
+
+
+def _protected_fixes(key: str, extra: str = "") -> list[tuple[str, str]]:
+    """The three fixes of a protected namespace as a tenant (Namespace label, ClusterQueue selector, LocalQueue)."""
+    names = PROTECTED_NAMES + extra + ADD_ONS + ")"
+    return [(f"{key}[{{i}}]", f"remove the label and {KEEP_OUT}{names}"),
+            (key, f"{PIN}{KEEP_OUT}{names}"),
+            (f"{key}[{{i}}]", f"{KEEP_OUT}{names}")]
+
+
+PROTECTED_TENANT_FIXES = [(k.replace("{i}", "1"), fix) for k, fix in
+                          _protected_fixes("kueue-cohorts:inferenceTraining.training.namespaces")]
 
 # Every problem of each case, in order: its exact key path (list indexes included) and its own fix.
 EXPECTED = {
@@ -434,21 +439,8 @@ EXPECTED = {
     ],
     'system-namespace-as-tenant': PROTECTED_TENANT_FIXES,
     'kueues-namespace-as-tenant': PROTECTED_TENANT_FIXES,
-    'extra-protected-namespace': [
-        ('kueue-cohorts:inferenceTraining.training.namespaces[0]',
-         'remove the label and keep system and controller namespaces out of the tenants: list only your workload '
-         'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
-         'kubeflow-system, kserve, c12-training)'),
-        ('kueue-cohorts:inferenceTraining.training.namespaces',
-         'pin the tenants by name with matchExpressions [{key: kubernetes.io/metadata.name, operator: In, values: '
-         '[<your namespaces>]}] and keep system and controller namespaces out of the tenants: list only your workload '
-         'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
-         'kubeflow-system, kserve, c12-training)'),
-        ('kueue-cohorts:inferenceTraining.training.namespaces[0]',
-         'keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: '
-         'kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve, '
-         'c12-training)'),
-    ],
+    'extra-protected-namespace': [(k.replace("{i}", "0"), fix) for k, fix in _protected_fixes(
+        "kueue-cohorts:inferenceTraining.training.namespaces", ", c12-training")],
     'two-queues-one-tenant-label': [
         ('kueue-cohorts:inferenceTraining.training.tenant',
          'give each ClusterQueue its own tenant value (two ClusterQueues selecting the same tenant label would share '
