@@ -390,7 +390,7 @@ def test_a_trainjobs_nodes_and_resources_are_judged_against_its_queue(nodes, cpu
 @pytest.mark.parametrize("raw", [{}, {"numNodes": 2}, {"checkpointSaveSeconds": 50, "secondsPerStep": 20},
                                  {"terminationGracePeriodSeconds": 600}])
 def test_the_rendered_runtime_keeps_promise_4(raw):
-    settings_ = TrainingRuntimeSettings.model_validate(raw)
+    settings_ = TrainingRuntimeSettings.model_validate({"image": "registry.example/trainer:1", **raw})
     runtime = runtime_manifests.render_runtime(settings_, "c12-training", "c12-ckpt")
     manifests = compliant()
     manifests["runtime"] = copy.deepcopy(runtime)

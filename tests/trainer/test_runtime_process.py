@@ -143,7 +143,8 @@ def _held_runtime(tmp_path: Path, command: Optional[list[str]] = None) -> tuple[
     (trainer.local.recipes, shipped in the ConfigMap beside the entrypoint), started as the kubelet would; `command`
     replaces the container's command (a shell wrapper, as a user might write it)."""
     settings = training.TrainingRuntimeSettings.model_validate(
-        {"secondsPerStep": 1, "maxLostWorkSeconds": 5, "recipe": "trainer.local_recipes:build_trainer",
+        {"image": "registry.example/trainer:1", "secondsPerStep": 1, "maxLostWorkSeconds": 5,
+         "recipe": "trainer.local_recipes:build_trainer",
          "env": {"KUEUE_COHORTS_DEMO_MAX_STEPS": "100000", "OMP_NUM_THREADS": "1",
                  "KUEUE_COHORTS_TEST_HOLD": "step:7"}})
     manifest = training.render_runtime(settings, "c12-training", "c12-ckpt")
