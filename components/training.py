@@ -35,7 +35,7 @@ def _object_name(obj: Any, what: str) -> str:
 class PreemptibleTrainingRuntimeArgs:
     """Inputs of a PreemptibleTrainingRuntime.
 
-    settings: `kueue-cohorts:trainingRuntime` (TrainingRuntimeSettings()).
+    settings: `kueue-cohorts:trainingRuntime` (TrainingRuntimeSettings(image=...): the image is required).
     checkpoint_volume: the training namespace's CheckpointVolume (its namespace is the runtime's namespace, its
         claim is mounted at settings.checkpoint_mount_path); required: without it a preemption loses the run.
     """
