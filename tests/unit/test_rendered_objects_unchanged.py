@@ -63,6 +63,31 @@ def _with_rollout_strategies(before: list[dict]) -> list[dict]:
     return after
 
 
+#: Issue 26 promise 4: a stop is not a failure. The trainer exits 75 after its preemption save; the runtime declares
+#: that code, ignores it (and a disruption) in the trainer Job's podFailurePolicy, never restarts a pod in place, and
+#: lets JobSet restart the group 3 times for real failures.
+PREEMPTED_EXIT_CODE = 75
+
+
+def _with_stop_not_a_failure(before: list[dict]) -> list[dict]:
+    after = copy.deepcopy(before)
+    for obj in after:
+        if obj["type"].endswith("TrainingRuntime"):
+            obj["inputs"]["metadata"]["annotations"]["kueue-cohorts/preempted-exit-code"] = str(PREEMPTED_EXIT_CODE)
+            spec = obj["inputs"]["spec"]["template"]["spec"]
+            spec["failurePolicy"] = {"maxRestarts": 3.0}
+            for job in spec["replicatedJobs"]:
+                job_spec = job["template"]["spec"]
+                job_spec["podFailurePolicy"] = {"rules": [
+                    {"action": "Ignore", "onExitCodes": {"containerName": "node", "operator": "In",
+                                                         "values": [float(PREEMPTED_EXIT_CODE)]}},
+                    {"action": "Ignore", "onPodConditions": [{"status": "True", "type": "DisruptionTarget"}]}]}
+                job_spec["template"]["metadata"] = {
+                    "annotations": {"kueue-cohorts/preempted-exit-code": str(PREEMPTED_EXIT_CODE)}}
+                job_spec["template"]["spec"]["restartPolicy"] = "Never"
+    return after
+
+
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
 def test_every_stack_registers_what_it_did_before_plus_the_name_pins(stack):
     before = json.loads((FIXTURES / "rendered" / f"{stack}.json").read_text())
@@ -88,4 +113,4 @@ def test_every_stack_registers_what_it_did_before_plus_the_name_pins(stack):
         json.loads(json.dumps(plan.manifests() if plan else [], sort_keys=True)), key=ref)
     assert bool(identity) == (stack in ("staging", "prod"))
     assert [o for o in now if o not in admission and o not in identity] == \
-        _with_owner_marks(_with_rollout_strategies(_with_name_pins(before)))
+        _with_stop_not_a_failure(_with_owner_marks(_with_rollout_strategies(_with_name_pins(before))))
