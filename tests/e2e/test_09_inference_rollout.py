@@ -10,6 +10,7 @@ fix is applied. Every wait is bounded and polls real objects written by the real
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 
 import pytest
@@ -139,11 +140,56 @@ def test_an_inference_deployment_holding_its_whole_quota_updates_twice_and_the_d
         assert not admitted_in(cluster.workload_of(training)), \
             "after the rollout inference holds its quota again (training was preempted if it got in between)"
 
-    # Control: the default strategy (25% surge of 1 replica = 1 surge pod) deadlocks on the same quota.
-    apps.patch_namespaced_deployment(NAME, NAMESPACE, {"spec": {
+    # Control: the default strategy (25% surge of 1 replica = 1 surge pod) deadlocks on the same quota. In the
+    # cluster the stack's guardrail refuses it (issue 26 promise 3, the one-object part) ...
+    default_patch = {"spec": {
         "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
-        "template": {"spec": {"containers": [{"name": "model", "env": [{"name": "MODEL_VERSION", "value": "v4"}]}]}}}})
+        "template": {"spec": {"containers": [{"name": "model", "env": [{"name": "MODEL_VERSION", "value": "v4"}]}]}}}}
+    with pytest.raises(k8s.ApiException) as refused:
+        apps.patch_namespaced_deployment(NAME, NAMESPACE, default_patch)
+    assert refused.value.status == 422 and "inference-rollout-fits-nominal" in refused.value.body
+    # ... and without it (its binding weakened to Warn, as a cluster admin could) the rollout deadlocks.
+    with _guardrail_warns_only(cluster):
+        # The apiserver's admission plugin sees a binding change through its informer: retry until it has.
+        wait_for(lambda: _patched(apps, default_patch), 30, "the weakened guardrail to let the default surge in")
+        _deadlocks_then_the_fix_finishes_it(apps, cluster)
+    # Inference gone: the training Workload is admitted again (same Workload, same Job).
+    apps.delete_namespaced_deployment(NAME, NAMESPACE, body=k8s.V1DeleteOptions(propagation_policy="Foreground"))
+    back = wait_for(lambda: (w := cluster.workload_of(training)) and admitted_in(w) == "c12-training-cq" and w, 120,
+                    "the training Workload to be admitted again")
+    assert back["metadata"]["uid"] == preempted["metadata"]["uid"]
 
+
+GUARDRAIL_BINDING = "kueue-cohorts.c12-shared.inference-rollout-fits-nominal"
+
+
+def _patched(apps, patch: dict) -> bool:
+    """Apply `patch` to the Deployment: True, or False while the guardrail still refuses it (422)."""
+    try:
+        apps.patch_namespaced_deployment(NAME, NAMESPACE, patch)
+    except k8s.ApiException as exc:
+        if exc.status != 422:
+            raise
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def _guardrail_warns_only(cluster):
+    """The rollout guardrail's binding set to Warn for the block (what a cluster admin could do; `cohorts verify` names
+    it), then restored to what the stack registered."""
+    admission = k8s.AdmissionregistrationV1Api(cluster.api)
+    actions = admission.read_validating_admission_policy_binding(GUARDRAIL_BINDING).spec.validation_actions
+    admission.patch_validating_admission_policy_binding(GUARDRAIL_BINDING, {"spec": {"validationActions": ["Warn"]}})
+    try:
+        yield
+    finally:
+        admission.patch_validating_admission_policy_binding(GUARDRAIL_BINDING, {"spec": {"validationActions": actions}})
+
+
+def _deadlocks_then_the_fix_finishes_it(apps, cluster) -> None:
+    """The default surge's rollout stands still (surge pod gated, its Workload pending, the old replica serving), and
+    the rule's fix applied to the stuck rollout lets it finish."""
     def surge_pod_pending():
         pods = _pods(cluster)
         new = [p for p in pods if {e.name: e.value for e in p.spec.containers[0].env}.get("MODEL_VERSION") == "v4"]
@@ -167,8 +213,3 @@ def test_an_inference_deployment_holding_its_whole_quota_updates_twice_and_the_d
     apps.patch_namespaced_deployment(NAME, NAMESPACE, {"spec": {"strategy": copy.deepcopy(SAFE_STRATEGY)}})
     wait_for(lambda: _rolled_out(apps, cluster, "v4"), 180, "the stuck rollout to finish with maxSurge 0")
 
-    # Inference gone: the training Workload is admitted again (same Workload, same Job).
-    apps.delete_namespaced_deployment(NAME, NAMESPACE, body=k8s.V1DeleteOptions(propagation_policy="Foreground"))
-    back = wait_for(lambda: (w := cluster.workload_of(training)) and admitted_in(w) == "c12-training-cq" and w, 120,
-                    "the training Workload to be admitted again")
-    assert back["metadata"]["uid"] == preempted["metadata"]["uid"]
