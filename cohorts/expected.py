@@ -12,7 +12,7 @@ from typing import Any
 
 from components.admission_manifests import render_admission
 from components.plans import stack_plans
-from components.render import render_stack
+from components.render import Rendered, render_stack
 from components.settings import NamespacePolicy, Settings
 
 
@@ -49,3 +49,10 @@ def expected_objects(settings: Settings) -> list[dict[str, Any]]:
                         "metadata": {"name": name, "labels": labels_only[name]}}
         out.append(manifest)
     return out
+
+
+def judged_objects(settings: Settings) -> list[Rendered]:
+    """Every object the settings check judges: ``render_stack`` (also what is rendered only to be judged, such as
+    Kueue's manager ConfigMap when the stack does not install Kueue) and ``render_admission``. ``cohorts verify``
+    runs the rule book over these with their live twins in their place."""
+    return render_stack(settings) + render_admission(settings)

@@ -28,6 +28,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from kubernetes import client, config
 
+from components.kueue import OWNER_ANNOTATION
 from components.kueue_config import chart_values, manager_configuration
 from components.settings import KueueSettings
 
@@ -224,6 +225,9 @@ class KueueInstallationArgs:
     chart: ChartReference
     out_of_cluster_manager: Optional[OutOfClusterManager] = None
     webhook_readiness: Optional[WebhookReadiness] = field(default=None, compare=False)
+    namespace_owner: Optional[str] = None
+    """The stack's ownership mark (`components.kueue.namespace_owner`), set as the `kueue-cohorts/owner` annotation
+    of Kueue's Namespace so that the namespace preflight knows this stack created it; None leaves it out."""
 
     def readiness(self) -> Optional[WebhookReadiness]:
         """The WebhookReadiness in effect: `webhook_readiness`, else the out-of-cluster manager's, else None."""
@@ -250,8 +254,9 @@ class KueueInstallation(pulumi.ComponentResource):
         self.configuration = manager_configuration(args.settings)
         ns = k8s.core.v1.Namespace(
             f"{name}-ns",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=self.namespace,
-                                                labels={"app.kubernetes.io/managed-by": "kueue-cohorts"}),
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=self.namespace, labels={"app.kubernetes.io/managed-by": "kueue-cohorts"},
+                annotations={OWNER_ANNOTATION: args.namespace_owner} if args.namespace_owner else None),
             opts=pulumi.ResourceOptions(parent=self),
         )
         values = chart_values(args.settings)

@@ -343,6 +343,7 @@ def render_stack(settings: Settings) -> list[Rendered]:
     if settings.shared_pool is not None:
         out += _shared_pool(settings)
     out += _training_runtime(settings)
-    kueue_fields = {f'data["{MANAGER_CONFIG_KEY}"]': ("kueue",), f"data['{MANAGER_CONFIG_KEY}']": ("kueue",)}
+    kueue_fields = {f'data["{MANAGER_CONFIG_KEY}"]': ("kueue",), f"data['{MANAGER_CONFIG_KEY}']": ("kueue",),
+                    f"data['{MANAGER_CONFIG_KEY}'].integrations.frameworks": ("kueue", "integrations")}
     out.append(Rendered(manager_config_map(settings), ("kueue",), kueue_fields, registered=False))
     return out

@@ -80,7 +80,8 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
     if settings.kueue.install:
         if kueue_chart is None:
             raise ValueError("kueue.install is true but no Kueue chart reference was given")
-        args = KueueInstallationArgs(settings.kueue, kueue_chart, out_of_cluster_manager)
+        args = KueueInstallationArgs(settings.kueue, kueue_chart, out_of_cluster_manager,
+                                     namespace_owner=namespace_owner)
         installation = KueueInstallation("kueue", args, opts)
         components["kueue"] = installation
         opts = pulumi.ResourceOptions(provider=provider, depends_on=[installation])
