@@ -48,6 +48,11 @@ CLUSTER_SCOPED = {
     ("v1", "Namespace"): "/api/v1/namespaces",
     ("v1", "Node"): "/api/v1/nodes",
     ("storage.k8s.io/v1", "StorageClass"): "/apis/storage.k8s.io/v1/storageclasses",
+    ("serving.kserve.io/v1alpha1", "ClusterServingRuntime"): "/apis/serving.kserve.io/v1alpha1/clusterservingruntimes",
+}
+#: The same for the namespaced kinds the sandbox applies (``{namespace}`` is filled in).
+NAMESPACED = {
+    ("v1", "ConfigMap"): "/api/v1/namespaces/{namespace}/configmaps",
 }
 
 
@@ -73,12 +78,14 @@ def request_json(api: k8s.ApiClient, method: str, path: str, *, body: object = N
 
 
 def apply_cluster_scoped(api: k8s.ApiClient, obj: Mapping, *, status: bool = False) -> dict:
-    """Server-side apply the cluster-scoped ``obj`` (a kind of :data:`CLUSTER_SCOPED`) with one PATCH
+    """Server-side apply the cluster-scoped ``obj`` (a kind of :data:`CLUSTER_SCOPED`; or of :data:`NAMESPACED`,
+    in its ``metadata.namespace``) with one PATCH
     (``application/apply-patch+yaml`` with a JSON body, field manager ``kueue-cohorts-sandbox``, ``force=true``),
     without discovery; with ``status`` also apply its ``status`` through the status subresource. Returns the
     object as the apiserver answered. Raises KeyError for another kind, kubernetes.client.ApiException on an API
     error."""
-    base = CLUSTER_SCOPED[(obj["apiVersion"], obj["kind"])]
+    key = (obj["apiVersion"], obj["kind"])
+    base = CLUSTER_SCOPED[key] if key in CLUSTER_SCOPED else NAMESPACED[key].format(**obj["metadata"])
     name = obj["metadata"]["name"]
     query = [("fieldManager", FIELD_MANAGER), ("force", "true")]
     body = {k: v for k, v in obj.items() if k != "status"}

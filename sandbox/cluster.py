@@ -3,10 +3,12 @@
 Order: etcd and kube-apiserver started together → kube-controller-manager, kube-scheduler, kwok → CRDs (Kueue
 with conversion webhooks, JobSet, Kubeflow Trainer, KServe), only those whose content changed, applied concurrently
 → the Kueue, JobSet and Trainer managers (at once when no CRD changed) while the webhook configurations and the
-fake nodes of the stack's nodePools are applied → every component healthy, the nodes Ready, Kueue's webhooks
-reached by the apiserver. A failed step stops what was started and quotes the end of the component's log.
-Ports, certificates and etcd data are kept in the state directory across ``down``/``up``, so the kubeconfig stays
-the same and a Pulumi stack applied before ``down`` is still there after ``up``.
+fake nodes of the stack's nodePools are applied → KServe's ConfigMap and its manager (RawDeployment mode,
+:mod:`sandbox.kserve`) → every component healthy, the nodes Ready, Kueue's webhooks reached by the apiserver,
+KServe's ClusterServingRuntimes applied through its webhook. A failed step stops what was started and quotes the
+end of the component's log. Ports, certificates and etcd data are kept in the state directory across
+``down``/``up``, so the kubeconfig stays the same and a Pulumi stack applied before ``down`` is still there after
+``up``.
 """
 
 from __future__ import annotations
@@ -25,11 +27,12 @@ from typing import Callable, Mapping
 
 import yaml
 from kubernetes import config as kconfig
+from kubernetes.client import ApiException
 
 import toolchain
 from components.validation import load_stack_file
 from sandbox import certs as certs_mod
-from sandbox import controlplane, files, jobcontrollers, kubeconfig, kueue, kwok, process
+from sandbox import controlplane, files, jobcontrollers, kserve, kubeconfig, kueue, kwok, process
 from sandbox.apply import (
     CRDS,
     SandboxError,
@@ -54,11 +57,12 @@ from toolchain import versions as tv
 
 #: Components in start order (stopped in reverse).
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kueue",
-              "jobset-controller-manager", "trainer-controller-manager")
+              "jobset-controller-manager", "trainer-controller-manager", "kserve-manager")
 #: Toolchain executables the sandbox needs (one per component).
 BINARIES = COMPONENTS
-#: versions.toml [crds] entries installed, in order (JobSet before Trainer: the TrainJob integration owns JobSets).
-CRD_SOURCES = ("kueue", "jobset", "trainer", "kserve")
+#: versions.toml [crds] entries installed, in order (JobSet before Trainer: the TrainJob integration owns JobSets;
+#: kserve-controller: the KServe kinds its manager watches besides InferenceService).
+CRD_SOURCES = ("kueue", "jobset", "trainer", "kserve", "kserve-controller")
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Annotation holding the SHA-256 of the CRD as the sandbox applied it; an unchanged CRD is not applied again.
 CRD_HASH_ANNOTATION = "kueue-cohorts.sandbox/sha256"
@@ -74,11 +78,11 @@ def probes(paths: SandboxPaths, ports: Mapping[str, int]) -> dict[str, Probe]:
     neither etcd (``--client-cert-auth``) nor the apiserver (``--anonymous-auth=false``) answers anonymous
     requests: etcd ``/health`` with the apiserver's etcd client pair, verified with etcd's CA; apiserver ``/readyz``
     verified with our CA and the admin pair; controller-manager and scheduler ``/healthz`` on their self-signed
-    ports with the admin pair (their delegated authentication trusts our CA); kwok ``/healthz``; Kueue's, JobSet's
-    and the Trainer's ``/readyz``, which turn OK once their webhook servers serve (plain HTTP on loopback)."""
+    ports with the admin pair (their delegated authentication trusts our CA); kwok ``/healthz``; Kueue's, JobSet's,
+    the Trainer's and KServe's ``/readyz``, which turn OK once their webhook servers serve (plain HTTP on loopback)."""
     c = certs_mod.Certificates(paths.pki)
     admin = (c.admin_crt, c.admin_key)
-    return {
+    found = {
         "etcd": Probe(f"{controlplane.etcd_url(ports)}/health", ca=c.etcd_ca_crt,
                       client=(c.etcd_client_crt, c.etcd_client_key)),
         "kube-apiserver": Probe(f"https://{LOOPBACK}:{ports['kube-apiserver']}/readyz", ca=c.ca_crt, client=admin),
@@ -90,6 +94,9 @@ def probes(paths: SandboxPaths, ports: Mapping[str, int]) -> dict[str, Probe]:
         "jobset-controller-manager": Probe(f"http://{LOOPBACK}:{ports['jobset-health']}/readyz"),
         "trainer-controller-manager": Probe(f"http://{LOOPBACK}:{ports['trainer-health']}/readyz"),
     }
+    if "kserve-health" in ports:  # absent from the state of a sandbox started before KServe ran in it
+        found["kserve-manager"] = Probe(f"http://{LOOPBACK}:{ports['kserve-health']}/readyz")
+    return found
 
 
 @dataclass
@@ -223,7 +230,8 @@ class Sandbox:
         bins = toolchain.ensure(list(BINARIES))
         pins = tv.load()
         module = {b: toolchain.module_dir(pins.entry_for(b).module, pins.entry_for(b).module_version)
-                  for b in ("kueue", "jobset-controller-manager", "trainer-controller-manager", "kwok")}
+                  for b in ("kueue", "jobset-controller-manager", "trainer-controller-manager", "kwok",
+                            "kserve-manager")}
         crd_docs = {source: toolchain.crd_documents(source) for source in CRD_SOURCES}
         self._step(report, "toolchain", t)
 
@@ -250,12 +258,14 @@ class Sandbox:
                     env={**os.environ, **controlplane.APISERVER_ENV})
         # What the next phase applies is prepared while the apiserver starts.
         crds = self._crds(crd_docs, module["kueue"], st.ports["kueue-webhook"], ca)
-        others = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": kueue.NAMESPACE}}]
+        others = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+                  for ns in (kueue.NAMESPACE, kserve.NAMESPACE)]
         others += load_documents([module["kwok"] / kwok.STORAGE_CLASS_FILE], kind="StorageClass")
         others += (kueue.webhook_configurations(module["kueue"], st.ports["kueue-webhook"], ca)
                    + jobcontrollers.jobset_webhooks(module["jobset-controller-manager"], st.ports["jobset-webhook"], ca)
                    + jobcontrollers.trainer_webhooks(module["trainer-controller-manager"],
-                                                     st.ports["trainer-webhook"], ca))
+                                                     st.ports["trainer-webhook"], ca)
+                   + kserve.webhook_configurations(module["kserve-manager"], st.ports["kserve-webhook"], ca))
         nodes = kwok.node_manifests(settings.node_pools)
         stages = self.paths.config / "kwok.yaml"
         stages.write_text(kwok.stage_config(module["kwok"]))
@@ -278,15 +288,19 @@ class Sandbox:
         if changed:
             self._wait_crds_served(api, crds, timeout)
             self._start_managers(st, bins, c, kueue_delay)
+        self._start_kserve(api, st, bins, c, module["kserve-manager"])
         self._log(f"{len(crds)} CRDs ({', '.join(CRD_SOURCES)}): {len(changed)} applied; "
-                  f"{len(others) - 2} webhook configurations, {len(nodes)} nodes")
+                  f"{len(others) - 3} webhook configurations, {len(nodes)} nodes")
         self._step(report, "crds+webhooks", t)
 
         t = time.monotonic()
         waits = ["kube-controller-manager", "kube-scheduler", "kwok", "jobset-controller-manager",
-                 "trainer-controller-manager"] + ([] if kueue_delay > 0 else ["kueue"])
+                 "trainer-controller-manager", "kserve-manager"] + ([] if kueue_delay > 0 else ["kueue"])
         for name in waits:
             self._wait_healthy(st, name, timeout)
+        runtimes = kserve.serving_runtimes(module["kserve-manager"])
+        wait_until(lambda: self._applied(api, runtimes), timeout,
+                   "KServe's ClusterServingRuntimes applied through its webhook")
         self._reconcile_nodes(stack_path, st, settings=settings, timeout=timeout, api=api, applied=True)
         wait_until(lambda: get_json(api, "/api/v1/namespaces/default") is not None, 30, "namespace default")
         if kueue_delay > 0:
@@ -365,6 +379,29 @@ class Sandbox:
             bins["jobset-controller-manager"], jobset_cfg, kc)))
         self._spawn(st, "trainer-controller-manager", process.restarting(jobcontrollers.manager_args(
             bins["trainer-controller-manager"], trainer_cfg, kc)), env={**os.environ, "TMPDIR": str(tmpdir)})
+
+    def _start_kserve(self, api, st: State, bins: Mapping[str, Path], c: certs_mod.Certificates,
+                      module_dir: Path) -> None:
+        """Apply KServe's ``inferenceservice-config`` (RawDeployment, :func:`sandbox.kserve.config_map`; its
+        namespace is applied by now) and start KServe's manager (restarted whenever it exits), with ``TMPDIR``
+        holding the webhook pair. Called once its CRDs are served: the manager reads the ConfigMap once at start
+        and exits when it is missing or an informer of its kinds cannot sync."""
+        apply_cluster_scoped(api, kserve.config_map(module_dir))
+        tmpdir = jobcontrollers.trainer_tmpdir(self.paths.run / "kserve-manager" / "tmp", c.webhook_dir)
+        self._spawn(st, "kserve-manager", process.restarting(kserve.manager_args(
+            bins["kserve-manager"], self.paths.kubeconfig, st.ports)),
+            env={**os.environ, **kserve.manager_env(tmpdir)})
+
+    def _applied(self, api, objs: list[dict]) -> bool:
+        """Apply ``objs`` (:meth:`_apply_all`); return False instead of raising while the apiserver cannot reach a
+        webhook they go through yet (HTTP 500 ``failed calling webhook``), True once every one is applied."""
+        try:
+            self._apply_all(api, objs)
+        except ApiException as exc:
+            if exc.status == 500 and "failed calling webhook" in str(exc.body):
+                return False
+            raise
+        return True
 
     def _release_node_leases(self, api) -> None:
         """Delete the node Leases (``kube-node-lease/<node>``) of the kwok nodes kept in etcd from a previous run.

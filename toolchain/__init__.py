@@ -12,7 +12,8 @@ Public API (used by deploy/, sandbox/, tests and benchmarks):
 - ``cache_root() -> Path``: ``$KUEUE_COHORTS_CACHE`` or ``~/.cache/kueue-cohorts``.
 
 Binary names: pulumi, pulumi-resource-kubernetes, etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-kwok, kueue, jobset-controller-manager, trainer-controller-manager, actionlint (versions in toolchain/versions.toml).
+kubectl, kwok, kueue, jobset-controller-manager, trainer-controller-manager, kserve-manager, actionlint (versions in
+toolchain/versions.toml).
 """
 
 from __future__ import annotations

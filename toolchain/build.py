@@ -23,6 +23,7 @@ from toolchain import gocmd, paths
 from toolchain.versions import Entry, ToolchainError
 
 _LOCAL_REPLACE = re.compile(r"^\s*(?:replace\s+)?(\S+)(?:\s+\S+)?\s*=>\s*(\.\.?/\S*)\s*$")
+_VERSION_REPLACE = re.compile(r"^\s*(?:replace\s+)?(\S+(?:\s+v\S+)?)\s*=>\s*([^./\s]\S*\s+v\S+)\s*$")
 
 
 def outputs_present(entry: Entry) -> bool:
@@ -52,6 +53,28 @@ def local_replaces(gomod: str) -> list[str]:
     return found
 
 
+def version_replaces(gomod: str) -> list[str]:
+    """Return the replace directives of ``gomod`` (go.mod text) whose target is a module version, not a directory,
+    as ``X [v] => Y v`` lines, e.g. kserve v0.16.0's ``sigs.k8s.io/controller-runtime => sigs.k8s.io/controller-runtime
+    v0.19.7``. Go applies a module's replaces only when it is the main module, so a wrapper copies them
+    (``copy_replaces``) to build with what upstream builds with."""
+    found: list[str] = []
+    in_block = False
+    for line in gomod.splitlines():
+        stripped = line.split("//", 1)[0].rstrip()
+        if stripped.startswith("replace ("):
+            in_block = True
+            continue
+        if in_block and stripped.strip() == ")":
+            in_block = False
+            continue
+        if in_block or stripped.startswith("replace "):
+            match = _VERSION_REPLACE.match(stripped)
+            if match:
+                found.append(f"{' '.join(match.group(1).split())} => {' '.join(match.group(2).split())}")
+    return found
+
+
 def _directive(gomod: str, name: str) -> str | None:
     match = re.search(rf"^{name}\s+(\S+)\s*$", gomod, re.MULTILINE)
     return match.group(1) if match else None
@@ -63,7 +86,8 @@ def wrapper_gomod(entry: Entry, upstream_gomod: str) -> str:
     The ``go`` line is the module's own (so runtime GODEBUG defaults match an upstream build; ``go mod tidy``
     raises it if a dependency needs more); ``godebug`` is copied when ``copy_godebug``; every local replace of the
     module becomes ``X => X <replace_local_with>``; ``scratch_copy`` adds ``replace <module> => ./src``; one
-    ``tool`` line per main package keeps them under ``go mod tidy``. ``align_with`` (require line, package) adds
+    ``tool`` line per main package keeps them under ``go mod tidy``; ``copy_replaces`` copies the module's own
+    version replaces (:func:`version_replaces`). ``align_with`` (require line, package) adds
     that requirement and a ``tool`` line for that package, which is never built: it only keeps the other module's
     whole dependency graph in the build list, so shared dependencies resolve to the versions that module is built
     with (the JobSet and Trainer controllers at Kueue's versions) and their compiled packages come from the same
@@ -84,6 +108,8 @@ def wrapper_gomod(entry: Entry, upstream_gomod: str) -> str:
     replaces: list[str] = []
     if entry.replace_local_with:
         replaces += [f"\t{mod} => {mod} {entry.replace_local_with}" for mod in local_replaces(upstream_gomod)]
+    if entry.copy_replaces:
+        replaces += [f"\t{line}" for line in version_replaces(upstream_gomod)]
     if entry.scratch_copy:
         replaces.append(f"\t{entry.module} => ./src")
     if replaces:

@@ -48,6 +48,7 @@ class Entry:
     generate_env: dict[str, str] = field(default_factory=dict)
     plugin: Plugin | None = None
     align_with: tuple[str, str] | None = None
+    copy_replaces: bool = False
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,7 @@ def _entry(name: str, spec: dict[str, Any]) -> Entry:
         generate_env=dict(generate.get("env", {})),
         plugin=Plugin(**plugin) if plugin else None,
         align_with=(spec["align_with"]["require"], spec["align_with"]["package"]) if "align_with" in spec else None,
+        copy_replaces=bool(spec.get("copy_replaces", False)),
     )
 
 

@@ -10,8 +10,8 @@ running. Then, in order:
    sandbox's manager, the chart's Deployment scaled to 0), the whole c12 cohort and an InferenceService in ONE
    ``pulumi up``; the ClusterQueues become Active and a Job goes through the chart's webhooks to admission;
 3. the InferenceService our component rendered was stored by the KServe CRD's schema without pruning a field;
-4. a Deployment shaped as KServe's raw-deployment predictor is admitted in the inference ClusterQueue and evicts a
-   borrowing training Job with reason InCohortReclamation.
+4. KServe's controller (run by the sandbox) makes that InferenceService into its predictor Deployment, whose pod
+   Kueue admits in the inference ClusterQueue (reclaim through it: test_09_kserve_inference_service.py).
 
 The sandbox of the session (conftest.py) is not touched; this module's sandbox is stopped when the module ends.
 """
@@ -29,7 +29,6 @@ from e2e_support import (
     SLICE,
     Cluster,
     admitted_in,
-    condition,
     is_true,
     sandbox_in,
     start_sandbox,
@@ -47,8 +46,11 @@ from sandbox.endpoints import kueue_webhook_endpoint
 KUEUE_GROUP = "kueue.x-k8s.io"
 STACK = "kueue-install"
 #: A small model served from the inference LocalQueue; one replica takes the dev node's whole GPU slice.
+#: deploymentMode Standard: the sandbox runs KServe v0.16.0's webhooks, whose validator refuses the legacy
+#: RawDeployment annotation together with a deploymentStrategy (test_09_kserve_inference_service.py).
 SERVICE = {"name": "tiny-llm", "modelFormat": "huggingface", "storageUri": "hf://Qwen/Qwen2.5-0.5B-Instruct",
-           "requests": dict(SLICE), "limits": dict(SLICE), "minReplicas": 1, "maxReplicas": 1}
+           "requests": dict(SLICE), "limits": dict(SLICE), "minReplicas": 1, "maxReplicas": 1,
+           "deploymentMode": "Standard"}
 
 
 def _stack_config(install: bool) -> dict:
@@ -152,7 +154,8 @@ def test_one_up_installs_the_chart_crds_and_the_whole_cohort(installed):
         assert cq["spec"]["cohortName"] == "c12-shared"
 
     # Jobs still go through Kueue's webhooks (now the chart's configurations) and are admitted by the manager.
-    job = cluster.submit_job("c12-training", "webhook-probe", "c12-training-lq", SLICE,
+    # No GPU: KServe's controller runs the stack's InferenceService, whose predictor holds the whole GPU slice.
+    job = cluster.submit_job("c12-training", "webhook-probe", "c12-training-lq", {"cpu": "1", "memory": "1Gi"},
                              priority_class="c12-training-prio")
     try:
         assert job.spec.suspend is True, "Kueue's mutating webhook (the chart's configuration) suspends the Job"
@@ -176,70 +179,52 @@ def test_the_inference_service_is_stored_by_the_kserve_schema_as_rendered(instal
                                                          "inferenceservices", "tiny-llm")
     for key, value in expected["metadata"]["labels"].items():
         assert stored["metadata"]["labels"][key] == value
-    assert stored["metadata"]["annotations"]["serving.kserve.io/deploymentMode"] == "RawDeployment"
-    # A structural schema prunes unknown fields silently: every field we rendered must still be there.
-    assert stored["spec"] == expected["spec"], {"stored": stored["spec"], "rendered": expected["spec"]}
+    assert stored["metadata"]["annotations"]["serving.kserve.io/deploymentMode"] == "Standard"
+    # A structural schema prunes unknown fields silently: every field we rendered must still be there (KServe's
+    # defaulter adds only the empty container name of `model`).
+    assert {**stored["spec"]["predictor"], "model": {k: v for k, v in stored["spec"]["predictor"]["model"].items()
+                                                     if k != "name"}} == expected["spec"]["predictor"], \
+        {"stored": stored["spec"], "rendered": expected["spec"]}
+    assert set(stored["spec"]) == {"predictor"} and stored["spec"]["predictor"]["model"].get("name", "") == ""
     assert stored["spec"]["predictor"]["labels"] == {QUEUE_LABEL: "c12-inference-lq",
                                                      PRIORITY_LABEL: "c12-inference-prio"}
 
-    # And the schema does refuse what it must: the same object with a wrongly typed field (server-side dry-run).
+    # And a wrongly typed field is refused (server-side dry-run).
     bad = {**expected, "spec": {"predictor": {**expected["spec"]["predictor"], "minReplicas": "one"}}}
     with pytest.raises(k8s.ApiException) as refused:
         cluster.custom.create_namespaced_custom_object("serving.kserve.io", "v1beta1", "c12-inference",
                                                        "inferenceservices", {**bad, "metadata": {
                                                            **bad["metadata"], "name": "tiny-llm-bad"}},
                                                        dry_run="All")
-    assert refused.value.status == 422 and "minReplicas" in refused.value.body
+    # KServe's mutating webhook sees the object before the schema's validation and cannot decode it: 400
+    assert refused.value.status == 400 and "minReplicas" in refused.value.body, refused.value.body
 
 
-def _predictor_deployment(name: str, namespace: str, requests: dict[str, str]) -> k8s.V1Deployment:
-    """A Deployment shaped as KServe's raw-deployment predictor of InferenceService ``name``: the ISVC's and the
-    predictor's labels (Kueue's queue-name and priority-class among them) on the Deployment and its pod template,
-    the container ``kserve-container`` (kserve pkg/controller/v1beta1/inferenceservice/components/predictor.go)."""
-    labels = {QUEUE_LABEL: "c12-inference-lq", PRIORITY_LABEL: "c12-inference-prio",
-              "serving.kserve.io/inferenceservice": name, "component": "predictor",
-              "app": f"isvc.{name}-predictor"}
-    container = k8s.V1Container(name="kserve-container", image="registry.invalid/kserve/huggingfaceserver:never",
-                                resources=k8s.V1ResourceRequirements(requests=dict(requests), limits=dict(requests)))
-    return k8s.V1Deployment(
-        metadata=k8s.V1ObjectMeta(name=f"{name}-predictor", namespace=namespace, labels=labels,
-                                  annotations={"serving.kserve.io/deploymentMode": "RawDeployment"}),
-        spec=k8s.V1DeploymentSpec(
-            replicas=1, selector=k8s.V1LabelSelector(match_labels={"app": f"isvc.{name}-predictor"}),
-            template=k8s.V1PodTemplateSpec(
-                metadata=k8s.V1ObjectMeta(labels=labels),
-                spec=k8s.V1PodSpec(containers=[container], termination_grace_period_seconds=0))))
-
-
-def test_a_raw_deployment_predictor_reclaims_inference_quota_from_borrowing_training(installed):
+def test_the_controller_runs_the_inference_service_as_a_deployment_kueue_admits(installed):
+    """KServe's controller (sandbox.kserve) made the up's InferenceService into its predictor Deployment; Kueue
+    admitted the predictor's pod in the inference ClusterQueue with the inference priority. (Reclaim from borrowing
+    training through that Deployment: tests/e2e/test_09_kserve_inference_service.py, on the session sandbox.)"""
     _, cluster, _ = installed
     apps = k8s.AppsV1Api(cluster.api)
-    training = cluster.submit_job("c12-training", "finetune", "c12-training-lq", SLICE,
-                                  priority_class="c12-training-prio")
+    deployment = wait_for(lambda: _predictor(apps), 120, "KServe's controller to create the predictor Deployment")
+    assert [(o.kind, o.name) for o in deployment.metadata.owner_references] == [("InferenceService", "tiny-llm")]
+    assert deployment.spec.template.metadata.labels[QUEUE_LABEL] == "c12-inference-lq"
+
+    def admitted_predictor_pods() -> list[dict]:
+        return [w for w in cluster.kueue_objects("workloads", "c12-inference")
+                if admitted_in(w) == "c12-inference-cq"
+                and any(o["kind"] == "Pod" and o["name"].startswith("tiny-llm-predictor-")
+                        for o in w["metadata"].get("ownerReferences") or [])]
+
+    admitted = wait_for(admitted_predictor_pods, 120, "the predictor Pod's Workload to be admitted")
+    assert admitted[0]["spec"]["priority"] == 1000
+    assert admitted[0]["spec"]["priorityClassRef"]["name"] == "c12-inference-prio"
+
+
+def _predictor(apps: k8s.AppsV1Api) -> k8s.V1Deployment | None:
     try:
-        wait_for(lambda: admitted_in(cluster.workload_of(training)) == "c12-training-cq", 90,
-                 "the training Workload to be admitted (borrowing the inference GPU slice)")
-        apps.create_namespaced_deployment("c12-inference", _predictor_deployment("tiny-llm", "c12-inference", SLICE))
-
-        preempted = wait_for(lambda: (w := cluster.workload_of(training)) and is_true(w, "Preempted") and w, 90,
-                             "the borrowing training Workload to be preempted")
-        assert condition(preempted, "Preempted")["reason"] == "InCohortReclamation"
-        assert is_true(preempted, "Evicted")
-
-        def admitted_predictor_pods() -> list[dict]:
-            return [w for w in cluster.kueue_objects("workloads", "c12-inference")
-                    if admitted_in(w) == "c12-inference-cq"
-                    and any(o["kind"] == "Pod" and o["name"].startswith("tiny-llm-predictor-")
-                            for o in w["metadata"].get("ownerReferences") or [])]
-
-        admitted = wait_for(admitted_predictor_pods, 90, "the predictor Pod's Workload to be admitted")
-        assert admitted[0]["spec"]["priority"] == 1000
-        assert admitted[0]["spec"]["priorityClassRef"]["name"] == "c12-inference-prio"
-        assert cluster.read_job(training).spec.suspend is True, "the preempted training Job is suspended again"
-    finally:
-        try:
-            apps.delete_namespaced_deployment("tiny-llm-predictor", "c12-inference")
-        except k8s.ApiException as exc:
-            if exc.status != 404:
-                raise
-        cluster.delete_job(training)
+        return apps.read_namespaced_deployment("tiny-llm-predictor", "c12-inference")
+    except k8s.ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise

@@ -22,7 +22,7 @@ def test_status_then_down_leaves_no_process(sandbox, dev_stack):
     status = _cli(sandbox, "status")
     assert status.returncode == 0, status.stdout + status.stderr
     for component in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kueue",
-                      "jobset-controller-manager", "trainer-controller-manager"):
+                      "jobset-controller-manager", "trainer-controller-manager", "kserve-manager"):
         assert any(line.startswith(component) and " ok " in line for line in status.stdout.splitlines()), status.stdout
     lines = [line.strip() for line in status.stdout.splitlines()]
     assert "cohort c12-shared" in lines  # the cohorts view (python -m cohorts status) of the sandbox

@@ -60,7 +60,7 @@ def test_every_contract_binary_is_pinned():
     names = {o for e in V.entries.values() for o in e.outputs}
     assert names == {"pulumi", "pulumi-resource-kubernetes", "etcd", "kube-apiserver", "kube-controller-manager",
                      "kube-scheduler", "kwok", "kueue", "jobset-controller-manager", "trainer-controller-manager",
-                     "actionlint", "kubectl"}
+                     "actionlint", "kubectl", "kserve-manager"}
     assert V.entry_for("kube-scheduler").name == "kubernetes"
     # kubectl is built from the very module and build of the API server it is compared with (benchmarks/engine.py)
     assert V.entry_for("kubectl").name == "kubernetes"
@@ -123,6 +123,24 @@ def test_wrapper_gomod_for_scratch_copy_replaces_module_with_src():
     assert f"\t{entry.module} => ./src\n" in text
     assert "\tgithub.com/pulumi/pulumi-kubernetes/sdk/v4 v4.25.0\n" in text
     assert "=> ../sdk" not in text
+
+
+def test_version_replaces_keep_only_module_targets():
+    assert build.version_replaces(KUBERNETES_GOMOD) == ["github.com/a/b => github.com/c/b v1.2.3"]
+    assert build.version_replaces("replace x/y v1.0.0 => z/y v2.0.0 // why\nreplace a => ./a\n") == [
+        "x/y v1.0.0 => z/y v2.0.0"]
+
+
+def test_the_kserve_wrapper_builds_with_the_controller_runtime_kserve_builds_with():
+    """Go ignores a dependency's replaces: without kserve's own `controller-runtime => v0.19.7` the build takes
+    v0.20.4, which KEDA v2.16.1 does not compile against (undefined: webhook.Validator)."""
+    entry = V.entries["kserve"]
+    gomod = "module github.com/kserve/kserve\n\ngo 1.24.1\n\nreplace sigs.k8s.io/controller-runtime => " \
+            "sigs.k8s.io/controller-runtime v0.19.7\n"
+    text = build.wrapper_gomod(entry, gomod)
+    assert "\tsigs.k8s.io/controller-runtime => sigs.k8s.io/controller-runtime v0.19.7\n" in text
+    assert "\tgithub.com/kserve/kserve v0.16.0\n" in text and "sigs.k8s.io/kueue" not in text
+    assert build.wrapper_gomod(V.entries["kueue"], gomod).count("controller-runtime") == 0
 
 
 def test_copy_godebug_requires_the_line():
