@@ -17,7 +17,7 @@ import yaml
 from components.kueue_config import MANAGER_CONFIG_KEY, manager_configuration
 from components.plans import CohortPlan, flavor_spec, flavor_specs, plan_inference_training, plan_shared_pool
 from components.runtime_manifests import MANAGED_BY, configmap_name, render_runtime, trainer_sources
-from components.service_manifests import inference_service_manifest
+from components.service_manifests import inference_service_manifest, surge_nominal
 from components.settings import NamespacePolicy, Settings
 from policy.rules.paths import format_path
 
@@ -181,9 +181,7 @@ def _inference_training(settings: Settings) -> list[Rendered]:
         base: KeyPath = (top, "inference", "services", index)
         namespace = service.namespace or inf.namespaces[0]
         priority = service.priority_class or inf.priority_class.name
-        # With flavors: the first flavor's nominalQuota bounds the update surge (where Kueue tries a replica first).
-        nominal = inf.nominal_quota if inf.nominal_quota is not None else dict(inf.flavors[0].nominal_quota) \
-            if inf.flavors else {}
+        nominal = surge_nominal(inf)
         manifest = inference_service_manifest(service, namespace, inf.local_queue, priority, nominal)
         fields: dict[str, KeyPath] = {
             "spec.predictor.deploymentStrategy": base + ("rollout",),

@@ -416,9 +416,12 @@ class InferenceServiceSettings(Model):
     max_replicas: WholeNumber = Field(default=1, ge=1)
     """Autoscaling upper bound (>= 1, >= minReplicas). Replicas beyond the nominalQuota stay pending, by design (a
     warning), and an update started above the replicas that fit waits until the autoscaler scales down. Default 1."""
-    deployment_mode: Literal["RawDeployment", "Standard"] = "RawDeployment"
-    """RawDeployment (plain Deployments, which Kueue's deployment integration admits) or Standard (KServe >=
-    0.16's name for it). Default RawDeployment."""
+    deployment_mode: Literal["RawDeployment", "Standard"] = "Standard"
+    """Standard (KServe >= 0.16's name for plain Deployments, which Kueue's deployment integration admits) or
+    RawDeployment (the legacy name of the same mode). Default Standard: the pinned KServe v0.16.0 validator judges an
+    InferenceService annotated RawDeployment as a Knative one and refuses its deploymentStrategy
+    (`apis/serving/v1beta1/inference_service_validation.go` validateAutoScalingCompExtension), so RawDeployment is
+    refused where the stack renders one (a rollout, or maxSurge 0 because the default surge would not fit)."""
     priority_class: Optional[DnsSubdomain] = None
     """A WorkloadPriorityClass of the stack. Omitted: the inference one."""
     rollout: Optional[RolloutSettings] = None

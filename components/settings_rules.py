@@ -19,6 +19,7 @@ from components import quantity, security_rules
 from components.errors import Problem
 from components.plans import common_labels, shared_pool_totals
 from components.runtime_settings import DNS_SUBDOMAIN
+from components.service_manifests import deployment_strategy, surge_nominal
 from components.settings import (
     DEFAULT_FRAMEWORKS,
     KUEUE_FRAMEWORKS,
@@ -199,6 +200,13 @@ def check_inference_training_keys(settings: Settings) -> list[Problem]:
             problems.append(Problem(key(IT, "inference", "services", index, "minReplicas"), service.min_replicas,
                                     f"minReplicas cannot exceed maxReplicas {service.max_replicas}",
                                     "lower minReplicas or raise maxReplicas"))
+        if service.deployment_mode == "RawDeployment" and deployment_strategy(service, surge_nominal(inf)):
+            problems.append(Problem(
+                key(IT, "inference", "services", index, "deploymentMode"), service.deployment_mode,
+                "KServe v0.16 refuses an InferenceService annotated RawDeployment that carries a deploymentStrategy "
+                "(its validator reads the legacy name as Knative mode), and this service needs one (a rollout, or "
+                "maxSurge 0 because the default surge does not fit the inference nominalQuota)",
+                "write deploymentMode: Standard (the same mode under KServe >= 0.16's name), or remove the key"))
     return problems
 
 

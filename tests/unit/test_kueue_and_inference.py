@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from components.inference import quota_fit
 from components.kueue_config import chart_values, manager_configuration
 from components.plans import plan_inference_training
 from components.settings import KueueSettings
+from components.errors import SettingsError
 from components.validation import load_settings
 from tests.helpers import run_main, stack_raw
 
@@ -55,7 +57,7 @@ def test_inference_service_manifest_carries_queue_and_priority_labels():
     labels = {"kueue.x-k8s.io/queue-name": "inference", "kueue.x-k8s.io/priority-class": "serving-inference"}
     assert isvc["metadata"]["namespace"] == "serving"
     assert labels.items() <= isvc["metadata"]["labels"].items()
-    assert isvc["metadata"]["annotations"] == {"serving.kserve.io/deploymentMode": "RawDeployment"}
+    assert isvc["metadata"]["annotations"] == {"serving.kserve.io/deploymentMode": "Standard"}
     predictor = isvc["spec"]["predictor"]
     assert predictor["labels"] == labels
     assert (predictor["minReplicas"], predictor["maxReplicas"]) == (1, 4)
@@ -140,3 +142,33 @@ def test_out_of_cluster_transform_points_webhooks_and_conversion_at_the_manager(
     changed = transform(deployment).props
     assert changed["metadata"] == {"name": "kueue-controller-manager", "annotations": {"pulumi.com/patchForce": "true"}}
     assert changed["spec"] == {"replicas": 0}
+
+
+@pytest.mark.parametrize(("service", "refused"), [
+    ({"rollout": {"maxSurge": 0, "maxUnavailable": 1}}, True),                    # a declared rollout
+    ({"maxReplicas": 8}, True),                                                   # maxSurge 0: the surge does not fit
+    ({}, False),                                                                  # KServe's default: no strategy
+    ({"rollout": {"maxSurge": 0, "maxUnavailable": 1}, "deploymentMode": "Standard"}, False),
+])
+def test_the_legacy_raw_deployment_name_is_refused_where_a_deployment_strategy_is_rendered(service, refused):
+    """KServe v0.16.0's validator reads RawDeployment as Knative mode and refuses a deploymentStrategy
+    (inference_service_validation.go validateAutoScalingCompExtension); Standard is the same mode, accepted."""
+    raw = stack_raw("staging")
+    svc = raw["inferenceTraining"]["inference"]["services"][0]
+    svc.update({"deploymentMode": "RawDeployment", "minReplicas": 1, "maxReplicas": 1})
+    svc.pop("rollout", None)
+    svc.update(service)
+    key = "kueue-cohorts:inferenceTraining.inference.services[0].deploymentMode"
+    if not refused:
+        assert key not in [p.key for p in _problems(raw)]
+        return
+    (problem,) = [p for p in _problems(raw) if p.key == key]
+    assert problem.fix == "write deploymentMode: Standard (the same mode under KServe >= 0.16's name), or remove the key"
+
+
+def _problems(raw: dict) -> list:
+    try:
+        load_settings(raw)
+    except SettingsError as err:
+        return list(err.problems)
+    return []

@@ -54,8 +54,13 @@ NO_SURGE = {"llama-8b", "llama-70b"}
 
 
 def _with_rollout_strategies(before: list[dict]) -> list[dict]:
+    """Issue 21's maxSurge 0 where KServe's default surge does not fit; issue 26: every InferenceService is annotated
+    with KServe v0.16's name for plain Deployments, Standard (its validator refuses the legacy RawDeployment name
+    together with a deploymentStrategy)."""
     after = copy.deepcopy(before)
     for obj in after:
+        if obj["type"].endswith("serving.kserve.io/v1beta1:InferenceService"):
+            obj["inputs"]["metadata"]["annotations"]["serving.kserve.io/deploymentMode"] = "Standard"
         if obj["type"].endswith("serving.kserve.io/v1beta1:InferenceService") and \
                 obj["inputs"]["metadata"]["name"] in NO_SURGE:
             obj["inputs"]["spec"]["predictor"]["deploymentStrategy"] = {
