@@ -6,11 +6,11 @@ import json
 import pytest
 import yaml
 
+from components.errors import SettingsError
 from components.inference import quota_fit
 from components.kueue_config import chart_values, manager_configuration
 from components.plans import plan_inference_training
 from components.settings import KueueSettings
-from components.errors import SettingsError
 from components.validation import load_settings
 from tests.helpers import run_main, stack_raw
 
