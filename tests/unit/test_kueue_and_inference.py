@@ -163,7 +163,8 @@ def test_the_legacy_raw_deployment_name_is_refused_where_a_deployment_strategy_i
         assert key not in [p.key for p in _problems(raw)]
         return
     (problem,) = [p for p in _problems(raw) if p.key == key]
-    assert problem.fix == "write deploymentMode: Standard (the same mode under KServe >= 0.16's name), or remove the key"
+    assert problem.fix == ("write deploymentMode: Standard (the same mode under KServe >= 0.16's name), "
+                           "or remove the key")
 
 
 def _problems(raw: dict) -> list:
