@@ -25,12 +25,12 @@ raw = {key: value for key in config_keys() if (value := config.get_object(key)) 
 project_dir = Path(globals().get("PROJECT_DIR") or pulumi.get_root_directory() or Path(__file__).resolve().parent)
 secret = locate([key for key in raw if pulumi.runtime.is_config_secret(f"{PROJECT}:{key}")],
                 project_dir / "stacks" / f"Pulumi.{pulumi.get_stack()}.yaml")
-result = validate(raw, secret)  # every problem at once; nothing is registered before this
+owner = namespace_owner(pulumi.get_project(), pulumi.get_stack())  # the mark on the Namespaces this stack creates
+result = validate(raw, secret, owner)  # every problem at once, on the objects registered below; nothing before this
 for warning in result.warnings:
     pulumi.log.warn(str(warning))
 if result.problems or result.settings is None:
     raise pulumi.RunError(str(SettingsError(result.problems)))  # the message alone, no Python traceback
-owner = namespace_owner(pulumi.get_project(), pulumi.get_stack())  # the mark on the Namespaces this stack creates
 try:
     target = resolve(result.settings, owner)  # cluster preflight: Kueue's API, namespaces this stack did not create
 except PreflightError as err:
