@@ -99,6 +99,9 @@ def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity
     owners = [o for o in objects if o.is_kueue("ClusterQueue")] + cohorts
     for owner in owners:
         try:
+            # Read before any total is changed: an unknown name must leave the scope's sums, parts and largest
+            # entries consistent (a sum without its largest entry was a KeyError below).
+            described = f"{owner.kind} '{owner.name}'"
             if owner.kind == "Cohort":
                 root = cohort_root(owner.name, parents)
                 scope = scope_for(f"cohort/{root}", f"cohort '{root}'", owner.urn)
@@ -125,14 +128,14 @@ def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], capacity
                 if value != 0:
                     scope.counts[entry.resource] += 1
                     if len(scope.parts[entry.resource]) < _SHOWN:  # a message shows only these (and the count)
-                        scope.parts[entry.resource].append(f"{owner.kind} '{owner.name}' {raw}")
+                        scope.parts[entry.resource].append(f"{described} {raw}")
                     best = scope.largest.get(entry.resource)
                     if best is None or value > best[0]:
                         scope.largest[entry.resource] = (value, owner, entry)
                     pair = (entry.flavor, entry.resource)
                     scope.by_flavor[pair] += value
                     if len(scope.flavor_parts[pair]) < _SHOWN:
-                        scope.flavor_parts[pair].append(f"{owner.kind} '{owner.name}' {raw}")
+                        scope.flavor_parts[pair].append(f"{described} {raw}")
                     best = scope.flavor_largest.get(pair)
                     if best is None or value > best[0]:
                         scope.flavor_largest[pair] = (value, owner, entry)

@@ -18,7 +18,7 @@ from typing import Iterable, Sequence
 import yaml
 
 from .manager_config import configurations
-from .objects import KubeObject, guarded, violation
+from .objects import KubeObject, guarded, skipped, violation
 from .values import UnknownValueError, Violation, as_list, get, is_map
 
 POLICY = "cluster-queue-covers-pod-resources"
@@ -35,7 +35,9 @@ def excluded_prefixes(objects: Iterable[KubeObject], configured: Sequence[str] =
                 config = yaml.safe_load(text) if isinstance(text, str) else text
                 if is_map(config):
                     prefixes += [str(p) for p in as_list(get(config, "resources", "excludeResourcePrefixes"))]
-        except (UnknownValueError, yaml.YAMLError):
+        except UnknownValueError as err:
+            skipped(obj, err)  # the excluded prefixes decide what must be covered: fail closed
+        except yaml.YAMLError:
             continue  # the kueue-manager-config rule reports these
     return prefixes
 
