@@ -8,6 +8,7 @@ from pathlib import Path
 import pulumi
 
 from components import sdk_runtime
+from components.assembly import assemble
 from components.environment import resolve
 from components.errors import SettingsError
 from components.kueue import namespace_owner
@@ -38,7 +39,8 @@ except PreflightError as err:
 for line in target.warnings:
     pulumi.log.warn(line)
 provider = kubernetes_provider(result.settings.cluster, Path(__file__).resolve().parent, target.kubeconfig)
-for key, value in build_stack(result.settings, provider, target.chart, target.manager,
-                              namespace_owner=owner).items():
+stack = assemble(result.settings, owner, result.rendered)  # the very objects judged above, and the rest of the stack
+for key, value in build_stack(result.settings, provider, target.chart, target.manager, namespace_owner=owner,
+                              assembled=stack).items():
     if not key.startswith("_"):
         pulumi.export(key, value)

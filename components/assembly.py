@@ -48,19 +48,23 @@ class AssembledStack:
         return [r for r in self.objects() if r.registered]
 
 
-def assemble(settings: Settings, namespace_owner: Optional[str] = None) -> AssembledStack:
+def assemble(settings: Settings, namespace_owner: Optional[str] = None,
+             rendered: Optional[RenderedStack] = None) -> AssembledStack:
     """The whole stack of `settings`.
 
     Args:
         settings: Settings that passed the settings check (`components.validation`).
         namespace_owner: the stack's ownership mark (`components.kueue.namespace_owner(project, stack)`) set on
             every Namespace the stack creates; None leaves it out (a stack compared without its Pulumi stack).
+        rendered: `render(settings, namespace_owner)` when the caller has it (the settings check's
+            `Validation.rendered`: then the registered objects are the very objects judged); default: rendered here.
     Returns:
         The AssembledStack. Linear in the number of tenants.
     Raises:
         ValueError, KeyError: settings that no manifest can express (the settings check reports them first).
     """
-    rendered = render(settings, namespace_owner)
+    if rendered is None:
+        rendered = render(settings, namespace_owner)
     guardrails = tuple(guardrail_objects(settings))
     stack_objects = [r.manifest for r in rendered.objects() if r.registered] + \
         [r.manifest for rail in guardrails for r in (rail.policy, rail.binding)]

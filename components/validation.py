@@ -27,7 +27,7 @@ from components import secrets, settings_rules
 from components.errors import Problem, SettingsError
 from components.pack_config import pack_config
 from components.pack_config import render as render_pack_config
-from components.render import KeyPath, Rendered, render_stack
+from components.render import KeyPath, Rendered, RenderedStack, render
 from components.settings import PROJECT, Settings, config_key, parse_settings, raw_from_stack_file
 from policy.rules.book import run as run_rule_book
 from policy.rules.objects import KubeObject, from_resource
@@ -40,11 +40,13 @@ _FIELD_NAME = re.compile(r"^[a-z][A-Za-z0-9]*$")
 @dataclass(frozen=True)
 class Validation:
     """The outcome of checking a stack config: `settings` (None when the shape is invalid), `problems` (errors:
-    any makes the config invalid) and `warnings` (advisory rules)."""
+    any makes the config invalid), `warnings` (advisory rules) and `rendered`, the objects the rule book judged
+    (None when the stack was not rendered), which the program then registers (`components.assembly.assemble`)."""
 
     settings: Optional[Settings]
     problems: tuple[Problem, ...]
     warnings: tuple[Problem, ...]
+    rendered: Optional[RenderedStack] = None
 
 
 def as_objects(rendered: Sequence[Rendered]) -> list[KubeObject]:
@@ -114,11 +116,19 @@ def judge(settings: Settings, raw: Mapping[str, Any],
     """Judge the rendered stack (`render_stack(settings, namespace_owner)`, the objects the program registers) with
     the rule book. Returns (problems of mandatory rules, warnings of advisory ones), each mapped to its config key;
     a rendering failure is one problem, never an exception."""
+    problems, warnings, _ = _judged(settings, raw, namespace_owner)
+    return problems, warnings
+
+
+def _judged(settings: Settings, raw: Mapping[str, Any],
+            namespace_owner: Optional[str]) -> tuple[list[Problem], list[Problem], Optional[RenderedStack]]:
+    """`judge`, and the RenderedStack it judged (None when the stack cannot be rendered)."""
     try:
-        rendered = render_stack(settings, namespace_owner)
+        stack = render(settings, namespace_owner)
     except (ValueError, KeyError) as err:
         return [Problem(f"{PROJECT}:*", "<stack>", f"the stack cannot be rendered: {err}",
-                        "correct the stack config")], []
+                        "correct the stack config")], [], None
+    rendered = stack.objects()
     by_ref: dict[tuple[Any, ...], int] = {}
     twice: set[tuple[Any, ...]] = set()
     for index, item in enumerate(rendered):
@@ -138,7 +148,7 @@ def judge(settings: Settings, raw: Mapping[str, Any],
             continue  # the same key and rule found on several objects (a runtime per training namespace)
         seen.add((problem.key, problem.rule, problem.fix))
         (problems if rule.mandatory else warnings).append(problem)
-    return problems, warnings
+    return problems, warnings, stack
 
 
 MAX_VALUES = 200_000
@@ -233,9 +243,10 @@ def _validate(raw: Mapping[str, Any], secret_paths: Sequence[KeyPath], namespace
     except SettingsError as err:
         return Validation(None, tuple(refused + [p for p in err.problems if not secrets.covers(paths, p.key)]), ())
     problems = settings_rules.check(settings)
-    found, warnings = judge(settings, raw, namespace_owner)
+    found, warnings, rendered = _judged(settings, raw, namespace_owner)
     problems = refused + [p for p in problems + found if not secrets.covers(paths, p.key)]
-    return Validation(settings, tuple(problems), tuple(w for w in warnings if not secrets.covers(paths, w.key)))
+    return Validation(settings, tuple(problems), tuple(w for w in warnings if not secrets.covers(paths, w.key)),
+                      rendered)
 
 
 def load_settings(raw: Mapping[str, Any]) -> Settings:
