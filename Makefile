@@ -5,7 +5,9 @@ BASE ?= origin/main
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-VENV_STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)
+# The one command (kueue_cohorts/cli.py); `pip install -e .` also puts it on the PATH as `kueue-cohorts`.
+KC := $(PY) -m kueue_cohorts
+VENV_STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt pyproject.toml | sha1sum | cut -c1-12)
 CACHE ?= $(or $(KUEUE_COHORTS_CACHE),$(HOME)/.cache/kueue-cohorts)
 # CPU torch + transformers for the trainer suite, installed without dependency resolution from a wheelhouse in the
 # cache (pip's HTTP cache keeps nothing behind our registry proxy). First run downloads 2.52 GB (see the file).
@@ -16,9 +18,10 @@ LINTED := components policy/rules
 
 .PHONY: lint venv trainer-deps toolchain sandbox-up sandbox-down sandbox-status sandbox-logs up preview destroy test test-unit bench pr-summary clean-state
 
-$(VENV_STAMP): requirements.txt requirements-dev.txt
+$(VENV_STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -e .  # the kueue-cohorts command
 	ln -sfn ../$(VENV) policy/venv  # the pack's own virtualenv (PulumiPolicy.yaml): the project venv has its pins
 	rm -f $(VENV)/.installed-*; touch $@
 
@@ -36,36 +39,36 @@ trainer-deps: $(TRAINER_STAMP)
 
 # Builds every pinned binary that is missing from the cache (~/.cache/kueue-cohorts); a warm cache returns in seconds.
 toolchain: venv
-	$(PY) -m toolchain ensure
+	$(KC) toolchain ensure
 
 sandbox-up: toolchain
-	$(PY) -m sandbox up --stack $(STACK)
+	$(KC) sandbox up --stack $(STACK)
 
 sandbox-down: venv
-	$(PY) -m sandbox down
+	$(KC) sandbox down
 
 sandbox-status: venv
-	$(PY) -m sandbox status
+	$(KC) sandbox status
 
 sandbox-logs: venv
-	$(PY) -m sandbox logs
+	$(KC) sandbox logs
 
 # The main job: `pulumi up` of a stack (dev by default; dev targets the local sandbox, brought up first).
 up: toolchain
-	$(PY) -m sandbox up --stack $(STACK) --only-if-sandbox
-	$(PY) -m deploy up --stack $(STACK)
+	$(KC) sandbox up --stack $(STACK) --only-if-sandbox
+	$(KC) up --yes --stack $(STACK)
 
 preview: toolchain
-	$(PY) -m sandbox up --stack $(STACK) --only-if-sandbox
-	$(PY) -m deploy preview --stack $(STACK)
+	$(KC) sandbox up --stack $(STACK) --only-if-sandbox
+	$(KC) preview --stack $(STACK)
 
 destroy: toolchain
-	$(PY) -m deploy destroy --stack $(STACK)
+	$(KC) destroy --yes --stack $(STACK)
 
 # The pull-request summary of one stack (what .github/workflows/preview.yml posts); OUT=<file> writes it there.
 pr-summary: venv
 	$(PY) -m toolchain ensure pulumi pulumi-resource-kubernetes >&2
-	$(PY) -m prsummary --stack $(STACK) --base $(BASE) $(if $(OUT),--out $(OUT))
+	$(KC) pr-summary --stack $(STACK) --base $(BASE) $(if $(OUT),--out $(OUT))
 
 # ruff over the repository, mypy (strict on components/ and policy/).
 lint: venv

@@ -12,6 +12,7 @@ import sys
 import time
 
 from benchmarks import summary
+from kueue_cohorts.pipes import run_main
 
 #: Every benchmark module, in the order ``make bench`` runs them (cheap ones first).
 BENCHMARKS = ["planning", "policy", "trainer", "toolchain", "engine", "sandbox", "trainjob"]
@@ -48,4 +49,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_main(main))

@@ -2,5 +2,6 @@
 import sys
 
 from cohorts.cli import main
+from kueue_cohorts.pipes import run_main
 
-sys.exit(main())
+sys.exit(run_main(main))

@@ -146,6 +146,8 @@ def main(argv: Optional[list[str]] = None, out: TextIO = sys.stdout, err: TextIO
         if args.command == "status":
             return _status(args, out, sleep)
         return _verify(args, out)
+    except BrokenPipeError:
+        raise  # the reader went away: the entry point ends quietly (kueue_cohorts.pipes)
     except TargetError as exc:
         err.write(f"cohorts: {exc}\n")
         return 2

@@ -18,6 +18,7 @@ from kubernetes.config.config_exception import ConfigException
 
 from components.errors import SettingsError
 from components.settings import ClusterMode, Settings, raw_from_stack_file
+from components.stackfile import StackFileError
 from components.validation import load_settings
 from sandbox.paths import kubeconfig_path
 
@@ -47,8 +48,8 @@ def load_stack(path: Path) -> Settings:
         raise TargetError(f"no stack file {path} (stacks/Pulumi.<stack>.yaml)")
     try:
         return load_settings(raw_from_stack_file(path))
-    except yaml.YAMLError as err:
-        raise TargetError(f"{path} is not valid YAML: {err}") from None
+    except StackFileError as err:
+        raise TargetError(str(err)) from None
     except SettingsError as err:
         raise TargetError(f"{path}: {err}") from None
 

@@ -13,24 +13,30 @@ from typing import Any
 from components.plans import plan_inference_training, plan_shared_pool
 from components.render import KeyPath, Rendered
 from components.settings import Settings
-from policy.rules.admission import Guardrail, Identities, LayoutScope, guardrails
+from policy.rules.admission import Guardrail, Identities, LayoutScope, guardrails, kube_object
+from policy.rules.rollout import nominal_of
 
 
 def layout_scopes(settings: Settings) -> list[LayoutScope]:
     """One LayoutScope per configured layout (inferenceTraining first, then sharedPool), from the pure plans (so
-    default names such as a tenant's `<name>-cq` are the ones the components register)."""
+    default names such as a tenant's `<name>-cq` are the ones the components register); the inference scope carries
+    its namespaces and the inference ClusterQueue's nominalQuota (largest over flavors, `rollout.nominal_of`) for
+    the serving workloads' rollout guardrail."""
     scopes: list[LayoutScope] = []
     flavor = settings.resource_flavor.name
     it = settings.inference_training
     if it is not None:
         plan = plan_inference_training(it, flavor)
+        nominal = nominal_of(kube_object(plan.cluster_queue(it.inference.cluster_queue).manifest()))
         scopes.append(LayoutScope(
             cohort=it.cohort,
             cluster_queues=tuple(cq.name for cq in plan.cluster_queues),
             inference_cluster_queues=(it.inference.cluster_queue,),
             inference_priority_classes={it.inference.priority_class.name: it.inference.priority_class.value},
             training_priority_classes={it.training.priority_class.name: it.training.priority_class.value},
-            tenant_label=it.namespace_label))
+            tenant_label=it.namespace_label,
+            inference_namespaces=tuple(it.inference.namespaces),
+            inference_nominal={resource: str(value) for resource, value in nominal.items()}))
     sp = settings.shared_pool
     if sp is not None:
         plan = plan_shared_pool(sp, flavor)

@@ -7,9 +7,9 @@ settings check (which runs the same rule book in-process with this same config) 
 - `inferenceClusterQueues`: the inference ClusterQueue names (a ClusterQueue written by hand, through a ConfigGroup
   or a patch, without our role label, is still judged as inference);
 - `inferencePriorityClasses` / `trainingPriorityClasses`: the WorkloadPriorityClass names of each side;
-- `capacity`: the physical capacity per resource from `nodePools`;
-- `flavorCapacity`: the capacity per ResourceFlavor, from the node pools that name their `resourceFlavor` (only
-  written when some pool does);
+- `nodePools`: the cluster's nodes from `kueue-cohorts:nodePools`, each with its labels (written out, {} when the
+  stack gives none) and capacity per node: cohort-nominal-within-capacity decides which ResourceFlavor selects which
+  pool by those labels (`policy/rules/capacity.py`), so the capacity per flavor carries its node labels;
 - `kueueNamespace`: Kueue's namespace.
 """
 from __future__ import annotations
@@ -18,36 +18,26 @@ import json
 from typing import Any
 
 from components.settings import Settings
-from policy.rules.stack_capacity import capacity_from_node_pools, flavor_capacity_from_node_pools
 from policy.rules.system_namespaces import DEFAULT_PROTECTED_NAMESPACES
 
 ROLE_AWARE_RULES = ("inference-borrowing-limit-zero", "inference-reclaim-any", "inference-namespace-selector",
-                    "cluster-queue-namespace-selector", "workload-priority-class", "cluster-queue-role")
+                    "cluster-queue-namespace-selector", "workload-priority-class", "cluster-queue-role",
+                    "inference-reclaim-unblocked")
 """The policies that need to know which ClusterQueues are inference (policy/rules/config.py ROLE_OPTIONS)."""
 
 
-def capacity(settings: Settings) -> dict[str, str]:
-    """Physical capacity per resource: the rule book's sum over node pools of count x capacity
-    (`policy.rules.stack_capacity.capacity_from_node_pools`, the same function the pack applies to the engine's
-    stack config)."""
-    pools = [pool.model_dump(by_alias=True) for pool in settings.node_pools]
-    return capacity_from_node_pools(pools) or {}
-
-
-def flavor_capacity(settings: Settings) -> dict[str, dict[str, str]]:
-    """Physical capacity per ResourceFlavor and resource: the node pools of each flavor
-    (`policy.rules.stack_capacity.flavor_capacity_from_node_pools`). A stack whose pools name no flavor: {}."""
-    pools = [pool.model_dump(by_alias=True) for pool in settings.node_pools]
-    return flavor_capacity_from_node_pools(pools) or {}
+def node_pools(settings: Settings) -> list[dict[str, Any]]:
+    """The stack's node pools as the pack config's `nodePools` option: name, count, labels (always written: a pool
+    without labels in the pack config would have unknown labels) and capacity per node; `resourceFlavor` when the
+    pool names one (messages only: Kueue places pods by labels)."""
+    return [{**pool.model_dump(by_alias=True, exclude_none=True), "labels": dict(pool.labels)}
+            for pool in settings.node_pools]
 
 
 def pack_config(settings: Settings) -> dict[str, Any]:
     """The policy pack config for `settings`: policy name -> options (only options that differ from the schema
     defaults, in a stable order)."""
-    config: dict[str, Any] = {"cohort-nominal-within-capacity": {"capacity": capacity(settings)}}
-    by_flavor = flavor_capacity(settings)
-    if by_flavor:
-        config["cohort-nominal-within-capacity"]["flavorCapacity"] = by_flavor
+    config: dict[str, Any] = {"cohort-nominal-within-capacity": {"nodePools": node_pools(settings)}}
     roles: dict[str, str] = {}
     it, sp = settings.inference_training, settings.shared_pool
     if sp is not None:
@@ -62,6 +52,7 @@ def pack_config(settings: Settings) -> dict[str, Any]:
         config[rule] = dict(facts)
     if it is not None:
         config["workload-priority-class"]["trainingPriorityClasses"] = [it.training.priority_class.name]
+        config["inference-reclaim-unblocked"]["trainingPriorityClasses"] = [it.training.priority_class.name]
     protected = [n for n in [settings.kueue.namespace, *settings.protected_namespaces]
                  if n not in DEFAULT_PROTECTED_NAMESPACES]
     if protected:

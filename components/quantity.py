@@ -10,7 +10,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Annotated, Any, Union
 
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, WithJsonSchema
 
 from policy.rules import quantities as rulebook_quantities
 
@@ -106,12 +106,25 @@ def _canonical(value: QuantityInput, binary: bool = False) -> str:
 
 
 def canonical_non_negative(value: Any) -> str:
-    """`canonical(value)`, refusing negative values. Raises ValueError (pydantic reports it with the key path)."""
+    """`canonical(value)`, refusing negative values and any minus sign (`-0` too, so that the stack file's JSON
+    Schema, `NON_NEGATIVE_PATTERN`, and this check accept exactly the same texts). Raises ValueError (pydantic reports
+    it with the key path)."""
     text = canonical(value)
-    if parse(text) < 0:
+    if parse(text) < 0 or (isinstance(value, str) and value.strip().startswith("-")):
         raise ValueError("a quantity must not be negative")
     return text
 
 
-Quantity = Annotated[str, BeforeValidator(canonical_non_negative)]
+QUANTITY_JSON_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {"type": "string", "pattern": rulebook_quantities.NON_NEGATIVE_PATTERN},
+        {"type": "number", "minimum": 0, "maximum": 2**63 - 1},
+    ],
+    "description": "A Kubernetes quantity (`8`, `500m`, `32Gi`, `1e3`), never negative; YAML numbers are read as their "
+                   "decimal text.",
+}
+"""The JSON Schema of `Quantity`, as strict as the program: the apimachinery grammar (`policy.rules.quantities`) for
+text, a non-negative number up to the API server's 2^63-1 for a YAML number (a boolean is neither)."""
+
+Quantity = Annotated[str, BeforeValidator(canonical_non_negative), WithJsonSchema(QUANTITY_JSON_SCHEMA)]
 """Pydantic type of a non-negative Kubernetes quantity in canonical text ("2048Mi" and "2Gi" both become "2Gi")."""

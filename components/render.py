@@ -407,7 +407,8 @@ def _flavors(settings: Settings) -> list[Rendered]:
     the one `resourceFlavor`."""
     if not settings.resource_flavors:
         flavor = flavor_spec(settings.resource_flavor).manifest()
-        return [Rendered(flavor, ("resourceFlavor",), {"metadata.name": ("resourceFlavor", "name")})]
+        return [Rendered(flavor, ("resourceFlavor",), {"metadata.name": ("resourceFlavor", "name"),
+                                                       "spec.nodeLabels": ("resourceFlavor", "nodeLabels")})]
     out = []
     for index, spec in enumerate(flavor_specs(settings)):
         base: KeyPath = ("resourceFlavors", index)

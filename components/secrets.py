@@ -25,8 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-import yaml
-
+from components import stackfile
 from components.errors import Problem
 from components.settings import PROJECT, config_key
 
@@ -80,12 +79,9 @@ def locate(secret_keys: Iterable[str], stack_file: Optional[Path]) -> list[KeyPa
     in_file: list[KeyPath] = []
     if keys and stack_file is not None:
         try:
-            document = yaml.safe_load(Path(stack_file).read_text()) or {}
-            config = document.get("config") or {}
-            prefix = f"{PROJECT}:"
-            in_file = secure_paths({k[len(prefix):]: v for k, v in config.items()
-                                    if isinstance(k, str) and k.startswith(prefix) and k[len(prefix):] in keys})
-        except (OSError, yaml.YAMLError, AttributeError, RecursionError):
+            config = stackfile.project_config(stackfile.read(Path(stack_file)), PROJECT)
+            in_file = secure_paths({k: v for k, v in config.items() if k in keys})
+        except (stackfile.StackFileError, RecursionError):
             in_file = []
     out: list[KeyPath] = []
     for key in keys:

@@ -20,9 +20,9 @@ import re
 from decimal import Decimal
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Literal, Mapping, Optional, Sequence
+from types import UnionType
+from typing import Annotated, Any, Literal, Mapping, Optional, Sequence, Union, get_args, get_origin
 
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -36,7 +36,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-from components import quantity
+from components import quantity, stackfile
 from components.errors import Problem, SettingsError
 from components.runtime_settings import (
     CONFIG_KEY,
@@ -204,15 +204,18 @@ class NodePool(Model):
     """Number of identical nodes (>= 1)."""
     capacity: ResourceList
     """Allocatable per node, resource -> Kubernetes quantity (`cpu: 8`, `memory: 32Gi`, `nvidia.com/gpu: 4`).
-    Extended resources are whole numbers. The stack's capacity is the sum of count x capacity; every cohort's
-    nominalQuota must fit in it."""
+    Extended resources are whole numbers. The nominalQuota of every cohort, in each ResourceFlavor, must fit the
+    count x capacity of the pools that flavor selects by its nodeLabels."""
     labels: dict[str, str] = Field(default_factory=dict)
-    """Node labels (the sandbox puts them on its kwok nodes; on a real cluster they document which nodes the
-    ResourceFlavor selects)."""
+    """The nodes' labels, as the real nodes carry them (the sandbox puts them on its kwok nodes). They decide which
+    ResourceFlavors place pods here: a flavor selects the pools that carry every one of its nodeLabels (Kueue copies
+    them into the pods' nodeSelector), and the nominalQuota of all flavors must fit the pools they select, flavors
+    that select the same pools sharing them. Default none: only a flavor without nodeLabels selects the pool."""
     resource_flavor: Optional[DnsSubdomain] = None
-    """The ResourceFlavor these nodes are (a name of resourceFlavors, or of the one resourceFlavor). Its capacity
-    counts toward that flavor only: every cohort's nominalQuota in a flavor must fit the pools of that flavor.
-    Omitted: the stack's one flavor (required when the stack declares several resourceFlavors)."""
+    """The ResourceFlavor these nodes are meant for (a name of resourceFlavors, or of the one resourceFlavor): a
+    flavor of resourceFlavors without nodeLabels takes the labels its pools share. The capacity counts where the
+    labels say, not by this name. Omitted: the stack's one flavor (required when the stack declares several
+    resourceFlavors)."""
 
 
 class Taint(Model):
@@ -659,7 +662,10 @@ class WaitForPodsReady(Model):
     block_admission: bool = False
     """Admit one Workload at a time until its pods are ready. Default false."""
     recovery_timeout: Optional[GoDuration] = None
-    """Go duration for pods that stop being ready. Omitted: none."""
+    """Go duration, not negative, measured from when a running Workload's pods stop being ready (a pod failed and
+    its replacement waits): past it the Workload is evicted and requeued. 0s switches the recovery timeout off.
+    Omitted: Kueue sets it to timeout (apis/config/v1beta2/defaults.go, v0.19.2); a negative value stops Kueue's
+    manager (pkg/config/validation.go) and is refused."""
     requeuing_strategy: RequeuingStrategy
     """How an evicted Workload is requeued."""
 
@@ -948,6 +954,41 @@ def _by_parent(errors: Sequence[Mapping[str, Any]], kind: str) -> dict[tuple[Any
     return out
 
 
+def _known_keys(loc: Sequence[Any]) -> list[str]:
+    """The config keys (aliases) of the model at pydantic error location `loc` (the parent of an unknown key),
+    walking Settings through nested models, lists (an int part), dicts (a key part) and Optional/Union members.
+    Empty when the location is not a model (a dict of free keys such as `labels`)."""
+    annotations: list[Any] = [Settings]
+    for part in loc:
+        following: list[Any] = []
+        for annotation in _unwrap(annotations):
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel) and isinstance(part, str):
+                following += [f.annotation for name, f in annotation.model_fields.items()
+                              if part in (name, f.alias)]
+            elif get_origin(annotation) is list and isinstance(part, int):
+                following += list(get_args(annotation)[:1])
+            elif get_origin(annotation) is dict:
+                following += list(get_args(annotation)[1:2])
+        annotations = following
+    return sorted({f.alias or name for annotation in _unwrap(annotations)
+                   if isinstance(annotation, type) and issubclass(annotation, BaseModel)
+                   for name, f in annotation.model_fields.items()})
+
+
+def _unwrap(annotations: Sequence[Any]) -> list[Any]:
+    """`annotations` with Optional / Union / Annotated opened into their member types."""
+    out: list[Any] = []
+    for annotation in annotations:
+        origin = get_origin(annotation)
+        if origin is Annotated:
+            out += _unwrap(get_args(annotation)[:1])
+        elif origin in (Union, UnionType):
+            out += _unwrap([a for a in get_args(annotation) if a is not type(None)])
+        else:
+            out.append(annotation)
+    return out
+
+
 def _internal(part: Any) -> bool:
     """A part of pydantic's error location that is no config key: a validator's `function-...` or a union tag of
     runtime_settings.EnvValue."""
@@ -975,7 +1016,9 @@ def _shape_problems(err: ValidationError, raw: Mapping[str, Any]) -> list[Proble
             continue  # reported once, as the misspelt key
         if item["type"] == "extra_forbidden":
             value = _value_at(raw, loc)
-            close = difflib.get_close_matches(name, missing.get(parent, []), n=1)
+            # A missing key of a similar name first (the typo of a required key), then any key the model knows.
+            close = (difflib.get_close_matches(name, missing.get(parent, []), n=1)
+                     or difflib.get_close_matches(name, _known_keys(parent), n=1))
             if close:
                 rule, fix = "unknown key (a typo?)", f"did you mean '{close[0]}'? Rename the key"
         if item["type"] == "string_pattern_mismatch":
@@ -1005,11 +1048,9 @@ def parse_settings(raw: Mapping[str, Any]) -> Settings:
 
 def raw_from_stack_file(path: Path) -> dict[str, Any]:
     """Read the `kueue-cohorts:*` keys of a stack file (stacks/Pulumi.<stack>.yaml) into the shape `load_settings`
-    takes. Keys of other namespaces (e.g. `kubernetes:`) are ignored. Raises OSError / yaml.YAMLError."""
-    document = yaml.safe_load(path.read_text()) or {}
-    config = document.get("config") or {}
-    prefix = f"{PROJECT}:"
-    return {key[len(prefix):]: value for key, value in config.items() if key.startswith(prefix)}
+    takes, through the one stack-file reader (`components.stackfile`). Keys of other namespaces (e.g. `kubernetes:`)
+    are ignored. Raises stackfile.StackFileError (a ValueError: `file:line:col: message`)."""
+    return stackfile.project_config(stackfile.read(path), PROJECT)
 
 
 def config_keys() -> list[str]:

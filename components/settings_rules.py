@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from components import quantity
 from components.errors import Problem
-from components.plans import shared_pool_totals
+from components.plans import common_labels, shared_pool_totals
 from components.runtime_settings import DNS_SUBDOMAIN
 from components.settings import (
     DEFAULT_FRAMEWORKS,
@@ -51,9 +51,10 @@ def _q(value: Optional[str]) -> Decimal:
     return quantity.parse(value) if value is not None else Decimal(0)
 
 
-def _repeats(items: Iterable[tuple[str, tuple[Any, ...]]]) -> list[tuple[str, tuple[Any, ...], tuple[Any, ...]]]:
-    """(name, key parts of the repeat, key parts of the first use) for every name used more than once."""
-    first: dict[str, tuple[Any, ...]] = {}
+def _repeats(items: Iterable[tuple[Any, tuple[Any, ...]]]) -> list[tuple[Any, tuple[Any, ...], tuple[Any, ...]]]:
+    """(name, key parts of the repeat, key parts of the first use) for every name (any hashable) used more than
+    once."""
+    first: dict[Any, tuple[Any, ...]] = {}
     out = []
     for name, parts in items:
         if name in first:
@@ -306,6 +307,29 @@ def _flavor_list(parts: tuple[Any, ...], flavors: Any, declared: list[str], owns
     return problems
 
 
+def _flavors_select_their_nodes(settings: Settings) -> list[Problem]:
+    """A declared flavor of several whose nodeLabels are omitted takes the labels its node pools share
+    (`plans.common_labels`); with no pool naming it, or pools that share no label, it would render without
+    nodeLabels and so select every node of the cluster (Kueue 0.19.2 `pkg/podset/podset.go` adds no nodeSelector),
+    sharing the other flavors' nodes instead of standing for its own."""
+    problems: list[Problem] = []
+    if not settings.resource_flavors or len(settings.resource_flavors) < 2:
+        return problems
+    for index, declared in enumerate(settings.resource_flavors):
+        if declared.node_labels is not None or common_labels(settings, declared.name):
+            continue
+        pools = settings.pools_of(declared.name)
+        why = (f"no node pool names resourceFlavor '{declared.name}'" if not pools else
+               f"its node pools ({', '.join(p.name for p in pools)}) share no label")
+        problems.append(Problem(
+            key("resourceFlavors", index, "nodeLabels"), "<absent>",
+            f"nodeLabels omitted means the labels the flavor's node pools share, but {why}, so the ResourceFlavor "
+            "would have no nodeLabels and select every node of the cluster, sharing the other flavors' nodes",
+            f"write the nodeLabels of the '{declared.name}' nodes, or set resourceFlavor: {declared.name} on node "
+            "pools that carry a common label", "cohort-nominal-within-capacity"))
+    return problems
+
+
 def check_flavors(settings: Settings) -> list[Problem]:
     """ResourceFlavors: resourceFlavor or resourceFlavors (not both), names unique; each node pool names a declared
     flavor (required with several); every `flavors` list names declared flavors once; the single-flavor quota keys
@@ -331,6 +355,7 @@ def check_flavors(settings: Settings) -> list[Problem]:
         elif pool.resource_flavor is not None and pool.resource_flavor not in declared:
             problems.append(Problem(key("nodePools", i, "resourceFlavor"), pool.resource_flavor,
                                     "not a ResourceFlavor of the stack", f"use one of {', '.join(declared)}"))
+    problems += _flavors_select_their_nodes(settings)
     it, sp = settings.inference_training, settings.shared_pool
     if it is not None:
         inf, trn = it.inference, it.training
@@ -360,26 +385,31 @@ def check_flavors(settings: Settings) -> list[Problem]:
 
 
 def check_unique_names(settings: Settings) -> list[Problem]:
-    """ClusterQueue names, WorkloadPriorityClass names, tenant names, tenant label values and namespaces are used
-    once across the whole stack (each namespace belongs to exactly one ClusterQueue's namespaceSelector)."""
+    """ClusterQueue names, WorkloadPriorityClass names, tenant names, tenant selectors and namespaces are used
+    once across the whole stack (each namespace belongs to exactly one ClusterQueue's namespaceSelector).
+
+    A tenant is its selector's label requirement, the pair (layout's namespaceLabel, tenant value), not the value
+    alone: the same value under two different label keys is two selectors that no namespace label can make equal
+    (and the rendered selectors pin disjoint namespace names; the rule book's cluster-queue-selector-overlap judges
+    their exact overlap)."""
     queues: list[tuple[str, tuple[Any, ...]]] = []
     priorities: list[tuple[str, tuple[Any, ...]]] = []
     namespaces: list[tuple[str, tuple[Any, ...]]] = []
-    tenants: list[tuple[str, tuple[Any, ...]]] = []
+    tenants: list[tuple[tuple[str, str], tuple[Any, ...]]] = []
     it, sp = settings.inference_training, settings.shared_pool
     if it is not None:
         for side, queue in (("inference", it.inference), ("training", it.training)):
             queues.append((queue.cluster_queue, (IT, side, "clusterQueue")))
             priorities.append((queue.priority_class.name, (IT, side, "priorityClass", "name")))
             namespaces += [(ns, (IT, side, "namespaces", i)) for i, ns in enumerate(queue.namespaces)]
-            tenants.append((queue.tenant or queue.cluster_queue,
+            tenants.append(((it.namespace_label, queue.tenant or queue.cluster_queue),
                             (IT, side, "tenant") if queue.tenant else (IT, side, "clusterQueue")))
     if sp is not None:
         for i, tenant in enumerate(sp.tenants):
             base = (SP, "tenants", i)
             queues.append((tenant.cluster_queue or f"{tenant.name}-cq",
                            base + ("clusterQueue",) if tenant.cluster_queue else base + ("name",)))
-            tenants.append((tenant.name, base + ("name",)))
+            tenants.append(((sp.namespace_label, tenant.name), base + ("name",)))
             namespaces += [(ns, base + ("namespaces", j) if tenant.namespaces else base + ("name",))
                            for j, ns in enumerate(tenant.namespaces or [tenant.name])]
         priorities += [(pc.name, (SP, "priorityClasses", i, "name")) for i, pc in enumerate(sp.priority_classes)]
@@ -389,11 +419,14 @@ def check_unique_names(settings: Settings) -> list[Problem]:
         ("WorkloadPriorityClass name", priorities, "rename one of the WorkloadPriorityClasses"),
         ("namespace", namespaces, "list the namespace under one ClusterQueue only (each namespace belongs to exactly "
                                   "one ClusterQueue's namespaceSelector)"),
-        ("tenant label value", tenants, "give each ClusterQueue its own tenant value (two ClusterQueues selecting the "
-                                        "same tenant label would share its namespaces)"),
     ):
         for name, parts, first in _repeats(items):
             problems.append(Problem(key(*parts), name, f"the {what} '{name}' is already used at {key(*first)}", fix))
+    for (label, value), parts, first in _repeats(tenants):
+        problems.append(Problem(key(*parts), value, f"the tenant label value '{value}' of namespaceLabel {label} is "
+                                f"already used at {key(*first)}: both ClusterQueues would select {label}={value}",
+                                "give each ClusterQueue its own tenant value (two ClusterQueues selecting the same "
+                                "tenant label would share its namespaces)"))
     return problems
 
 

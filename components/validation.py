@@ -29,6 +29,7 @@ from components.pack_config import pack_config
 from components.pack_config import render as render_pack_config
 from components.render import KeyPath, Rendered, RenderedStack, render
 from components.settings import PROJECT, Settings, config_key, parse_settings, raw_from_stack_file
+from components.stackfile import StackFileError
 from policy.rules.book import run as run_rule_book
 from policy.rules.objects import KubeObject, from_resource
 from policy.rules.values import MISSING, Violation
@@ -282,6 +283,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     try:
         settings = load_stack_file(ROOT / "stacks" / f"Pulumi.{args.stack}.yaml")
+    except StackFileError as err:  # one line, `file:line:col: message`
+        print(err, file=sys.stderr)
+        return 2
     except (OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -297,4 +301,6 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from kueue_cohorts.pipes import run_main  # the tools' entry-point helper; this module stays importable alone
+
+    sys.exit(run_main(main))

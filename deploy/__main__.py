@@ -41,9 +41,11 @@ from pulumi import automation as auto
 import toolchain
 from components.errors import SettingsError
 from components.settings import Settings
+from components.stackfile import StackFileError
 from components.validation import load_stack_file
 from deploy import engine, errors, locks, preflight, protection, recovery, settings, stackfile
 from deploy.scratch import Project, manifests
+from kueue_cohorts.pipes import finish_quietly, run_main
 from sandbox.paths import kubeconfig_path
 
 COMMANDS = ("up", "preview", "destroy", "refresh", "cancel", "render")
@@ -70,6 +72,8 @@ def check_settings(command: str, stack: str, path: Path) -> Settings:
     try:
         return load_stack_file(path)
     except SettingsError as err:
+        raise Failure(2, f"deploy: {command} --stack {stack}: nothing was run: {err}") from None
+    except StackFileError as err:  # the one reader: `file:line:col: message`
         raise Failure(2, f"deploy: {command} --stack {stack}: nothing was run: {err}") from None
     except (OSError, ValueError, yaml.YAMLError) as err:  # a file that cannot be read as a stack file
         raise Failure(2, f"deploy: {command} --stack {stack}: cannot read {path}: {err}") from None
@@ -272,7 +276,8 @@ def _engine_failure(args: argparse.Namespace, what: str, output: list[str]) -> F
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv``, run the command on the stack, stream the engine's output; return the exit code."""
     args = _parser().parse_args(argv)
-    echo = (lambda line: print(line, flush=True)) if args.verbose else _quiet_tracebacks()
+    # A closed stdout (`deploy up | head`) stops the printing, never the run (kueue_cohorts.pipes).
+    echo = finish_quietly((lambda line: print(line, flush=True)) if args.verbose else _quiet_tracebacks())
     try:
         if args.command == "render":
             return render(args, echo)
@@ -283,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
             return cancel(args, backend_url)
         check_locks(args, backend_url)
         return run_engine(args, target, echo)
+    except BrokenPipeError:
+        raise  # the reader went away outside the engine's output: the entry point ends quietly (kueue_cohorts.pipes)
     except Failure as failure:
         for line in failure.lines:
             print(line, file=sys.stderr, flush=True)
@@ -307,4 +314,4 @@ def _quiet_tracebacks() -> Callable[[str], None]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -13,6 +13,7 @@ Policy packs (``--policy-pack policy``) start through the engine's legacy ``pulu
 from __future__ import annotations
 
 import atexit
+import hashlib
 import os
 import runpy
 import shutil
@@ -21,9 +22,13 @@ import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+import yaml
 from pulumi import automation as auto
 
 import toolchain
+from components.errors import SettingsError
+from components.pack_config import render as render_pack_config
+from components.validation import load_stack_file
 from deploy import settings
 from toolchain.paths import repo_root
 
@@ -145,26 +150,40 @@ def run_kwargs(stack: auto.Stack, *, policy: bool = True, on_output: Callable[[s
 
     ``policy``: for preview and up, pass ``--policy-pack <repo>/policy`` when the pack exists (default on; the pack
     is the repo's even when the project is a temporary copy, so tests run the real pack), with
-    ``--policy-pack-config <repo>/policy/config/<stack>.json`` when that file exists; refresh and destroy never get
-    them (the Automation API raises TypeError on those arguments there).
+    ``--policy-pack-config`` generated from the very stack file the run uses (`generated_pack_config`): the pack
+    judges with the facts of the stack being deployed, never a committed copy that went stale. refresh and destroy
+    never get them (the Automation API raises TypeError on those arguments there).
     ``config_file`` is always the stack's own file, so the CLI reads and writes exactly that file.
     """
     project = Path(stack.workspace.work_dir)
-    kwargs: dict = {"on_output": on_output, "color": color,
-                    "config_file": str(stack_config_file(stack.name, project))}
+    stack_file = stack_config_file(stack.name, project)
+    kwargs: dict = {"on_output": on_output, "color": color, "config_file": str(stack_file)}
     pack = policy_pack_dir() if policy and operation in POLICY_OPERATIONS else None
     if pack is not None:
         kwargs["policy_packs"] = [str(pack)]
-        config = policy_pack_config(pack, stack.name)
+        config = generated_pack_config(stack_file)
         if config is not None:
             kwargs["policy_pack_configs"] = [str(config)]
     return kwargs
 
 
-def policy_pack_config(pack: Path, stack_name: str) -> Path | None:
-    """Return ``<pack>/config/<stack>.json`` (the pack's per-stack config) if it exists, else None."""
-    config = pack / "config" / f"{stack_name}.json"
-    return config if config.is_file() else None
+def generated_pack_config(stack_file: Path) -> Path | None:
+    """Write the policy pack config of ``stack_file`` (``components.pack_config.render`` of its validated settings:
+    capacity, roles, priority classes) into this process's private temporary directory; return its path.
+
+    One source of truth: ``policy/config/<stack>.json`` in the repository is the same text for users who run
+    ``pulumi preview --policy-pack policy`` themselves (a test keeps it equal), but a run of ours never reads it, so
+    a stack file changed without regenerating it cannot turn a legitimate change into a violation.
+    Returns None when the stack file does not validate or cannot be read: the program's settings check then refuses
+    the run with every problem, before the pack is asked anything.
+    """
+    try:
+        text = render_pack_config(load_stack_file(stack_file))
+    except (SettingsError, OSError, ValueError, yaml.YAMLError):
+        return None
+    path = private_tmpdir() / f"policy-config-{hashlib.sha256(str(stack_file).encode()).hexdigest()[:16]}.json"
+    path.write_text(text)
+    return path
 
 
 def state_file(stack: auto.Stack) -> Path | None:

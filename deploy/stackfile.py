@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-import yaml
-
+from components import stackfile as reader
 from components.secrets import is_secret  # Pulumi's `{secure: ...}` form, one definition
 from components.settings import PROJECT
 
@@ -81,16 +80,10 @@ def read(name: str, path: Path) -> StackTarget:
     ``kueue-cohorts:cluster`` is neither a mapping nor a secret. Secret values never raise (see the module doc).
     """
     try:
-        doc = yaml.safe_load(Path(path).read_text()) or {}
-    except OSError as err:
-        raise StackFileError(f"cannot read the stack file {path}: {err.strerror or err}") from None
-    except yaml.YAMLError as err:
-        raise StackFileError(f"the stack file {path} is not valid YAML: {err}") from None
-    if not isinstance(doc, dict):
-        raise StackFileError(f"the stack file {path} is not a YAML mapping")
+        doc = reader.read(Path(path))  # the one stack-file reader: `file:line:col: message`, duplicates refused
+    except reader.StackFileError as err:
+        raise StackFileError(str(err)) from None
     config = doc.get("config") or {}
-    if not isinstance(config, dict):
-        raise StackFileError(f"`config:` of the stack file {path} is not a mapping")
 
     secret_keys: list[str] = []
     protected_by: list[str] = []

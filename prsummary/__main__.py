@@ -1,11 +1,13 @@
 """`python -m prsummary --stack NAME --base REF [--out FILE]`: the markdown summary of one stack for a PR.
 
-Sections, in order: policy violations (mandatory first), resource changes (real pulumi preview, offline, see
-prsummary.preview), per cohort the quota table (before: stacks/Pulumi.<stack>.yaml at REF; after: the working
-tree; both through the pure plans) and the box diagram. An unchanged stack is one line.
-Exit codes: 0 summary written (even if it reports violations: the workflow's pulumi/actions step is the gate),
-1 an unexpected failure (one line; the Python traceback only with --verbose), 2 bad arguments / unknown ref /
-missing or unreadable stack file / toolchain not built.
+Sections, in order: a red CAUTION alert with every problem when the stack file of the change does not validate,
+policy violations (mandatory first), resource changes (real pulumi preview, offline, see prsummary.preview), per
+cohort the quota table (before: stacks/Pulumi.<stack>.yaml at REF; after: the working tree; both through the pure
+plans) and the box diagram. An unchanged stack is one line.
+Exit codes: 0 summary written (even if it reports policy violations: the live preview is the gate); 1 the summary
+was written but the change's stack file does not validate (nothing of it could be deployed), or an unexpected
+failure (one line; the Python traceback only with --verbose); 2 bad arguments / unknown ref / missing or unreadable
+stack file / toolchain not built.
 """
 from __future__ import annotations
 
@@ -14,10 +16,10 @@ import sys
 import traceback
 from pathlib import Path
 
-import yaml
-
 import toolchain
-from prsummary import document, gitbase, quotas, stackfile
+from components.stackfile import StackFileError
+from kueue_cohorts.pipes import run_main
+from prsummary import document, gitbase, guarantees, quotas, stackfile
 from prsummary.events import PreviewReport
 from prsummary.preview import AGAINST, preview_against_base, preview_against_state
 
@@ -25,18 +27,20 @@ from prsummary.preview import AGAINST, preview_against_base, preview_against_sta
 def quota_side(repo: Path, stack: str, base: str) -> document.QuotaSide:
     """Compare the stack's quotas at `base` (git) with the working tree, through the pure plans.
     Raises gitbase.GitError for an unknown ref, OSError if the working-tree stack file is missing."""
-    before_doc = stackfile.parse(gitbase.file_at(repo, base, f"stacks/Pulumi.{stack}.yaml"))
-    after_doc = stackfile.parse((repo / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+    before_doc = stackfile.parse(gitbase.file_at(repo, base, f"stacks/Pulumi.{stack}.yaml"),
+                                 f"{base}:stacks/Pulumi.{stack}.yaml")
+    after_doc = stackfile.parse((repo / "stacks" / f"Pulumi.{stack}.yaml").read_text(), f"stacks/Pulumi.{stack}.yaml")
     before, before_error = stackfile.load(before_doc)
     after, after_error = stackfile.load(after_doc)
     tables = quotas.compare(quotas.snapshot(before), quotas.snapshot(after))
-    return document.QuotaSide(tuple(tables), before_error, after_error, base_missing=before_doc is None)
+    return document.QuotaSide(tuple(tables), before_error, after_error, base_missing=before_doc is None,
+                              guarantees=tuple(guarantees.section(before, after)))
 
 
-def build(repo: Path, stack: str, base: str, against: str = "base", policy: bool = True,
-          run_preview: bool = True, log=lambda line: None) -> str:
-    """The summary markdown of `stack` in the work tree `repo` against git ref `base` (see module doc).
-    Raises gitbase.GitError, OSError, toolchain.ToolchainError."""
+def summarize(repo: Path, stack: str, base: str, against: str = "base", policy: bool = True,
+              run_preview: bool = True, log=lambda line: None) -> tuple[str, bool]:
+    """The summary markdown of `stack` in the work tree `repo` against git ref `base` (see module doc), and whether
+    the change is deployable (its stack file validates). Raises gitbase.GitError, OSError, toolchain.ToolchainError."""
     quota = quota_side(repo, stack, base)
     if not run_preview:
         report = PreviewReport(ran=False, note="preview skipped (--no-preview)")
@@ -44,7 +48,13 @@ def build(repo: Path, stack: str, base: str, against: str = "base", policy: bool
         report = preview_against_state(repo, stack, policy=policy, log=log)
     else:
         report = preview_against_base(repo, stack, base, policy=policy, log=log)
-    return document.render(stack, base, report, quota)
+    return document.render(stack, base, report, quota), quota.deployable
+
+
+def build(repo: Path, stack: str, base: str, against: str = "base", policy: bool = True,
+          run_preview: bool = True, log=lambda line: None) -> str:
+    """The summary markdown alone (`summarize`). Raises as `summarize`."""
+    return summarize(repo, stack, base, against, policy, run_preview, log)[0]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,18 +76,24 @@ def main(argv: list[str] | None = None) -> int:
     log = (lambda line: print(line, file=sys.stderr, flush=True)) if args.verbose else (lambda line: None)
     try:
         repo = gitbase.toplevel(args.repo)
-        text = build(repo, args.stack, args.base, args.against, not args.no_policy, not args.no_preview, log)
+        text, deployable = summarize(repo, args.stack, args.base, args.against, not args.no_policy,
+                                     not args.no_preview, log)
         if args.out:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(text)
         else:
             sys.stdout.write(text)
+        if not deployable:
+            print(f"prsummary: stacks/Pulumi.{args.stack}.yaml does not validate: this change cannot be deployed "
+                  "(the summary lists every problem)", file=sys.stderr)
+            return 1
+    except BrokenPipeError:
+        raise  # the reader went away: the entry point ends quietly (kueue_cohorts.pipes)
     except (gitbase.GitError, OSError, toolchain.ToolchainError) as exc:
         print(f"prsummary: {exc}", file=sys.stderr)
         return 2
-    except yaml.YAMLError as exc:
-        print(f"prsummary: stacks/Pulumi.{args.stack}.yaml is not valid YAML: {' '.join(str(exc).split())}",
-              file=sys.stderr)
+    except StackFileError as exc:
+        print(f"prsummary: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("prsummary: interrupted", file=sys.stderr)
@@ -93,4 +109,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -28,13 +28,20 @@ class QuotaSide:
 
     tables: `quotas.compare(before, after)`. before_error / after_error: the SettingsError text when the stack
     file at BASE / in the working tree does not validate (its side is then empty). base_missing: the stack file
-    does not exist at BASE (a new stack: everything is added).
+    does not exist at BASE (a new stack: everything is added). guarantees: the `#### Guarantees` lines
+    (`prsummary.guarantees.section`), empty when the change does not validate.
     """
 
     tables: tuple[CohortTable, ...]
     before_error: Optional[str] = None
     after_error: Optional[str] = None
     base_missing: bool = False
+    guarantees: tuple[str, ...] = ()
+
+    @property
+    def deployable(self) -> bool:
+        """False when the stack file of this change does not validate: nothing of it could be registered."""
+        return self.after_error is None
 
     @property
     def changed(self) -> bool:
@@ -52,11 +59,28 @@ def _violation_line(v: PolicyViolation, names: dict[str, str]) -> str:
     return f"- {badge} `{v.policy}` ({v.pack}){where}: {v.message}"
 
 
-def policy_section(report: PreviewReport) -> list[str]:
-    """`#### Policy` lines: one bullet per violation, mandatory ones first and marked; or one line saying none."""
+def invalid_section(stack: str, quotas: QuotaSide) -> list[str]:
+    """The first lines of the summary of a change whose stack file does not validate: a GitHub CAUTION alert (shown
+    in red) saying the change cannot be deployed, then every problem at its key (the settings check's own text).
+    Empty for a stack file that validates."""
+    if quotas.after_error is None:
+        return []
+    return ["> [!CAUTION]",
+            f"> **This change cannot be deployed: `stacks/Pulumi.{stack}.yaml` does not validate.** Nothing of it "
+            "would be registered, the policy pack judged nothing and no quota is compared; fix every problem below.",
+            "", "```", quotas.after_error, "```", ""]
+
+
+def policy_section(report: PreviewReport, deployable: bool = True) -> list[str]:
+    """`#### Policy` lines: one bullet per violation, mandatory ones first and marked; or one line saying none.
+    A change that is not `deployable` (its stack file does not validate) says that nothing was judged: "no
+    violations" would be false comfort, the program stops before the pack sees an object."""
     lines = ["#### Policy"]
     if not report.ran:
         return lines + [f"Not run: {report.note}"]
+    if not deployable and not report.violations:
+        return lines + ["Not judged: the stack file does not validate (see above), so the program registered nothing "
+                        "for the policy pack to judge."]
     if not report.violations:
         return lines + ["No policy violations."]
     mandatory = sum(v.mandatory for v in report.violations)
@@ -118,10 +142,13 @@ def quota_section(quotas: QuotaSide, base: str) -> list[str]:
         lines += [f"The stack file at `{base}` does not validate, so its side is empty:", "```",
                   quotas.before_error, "```"]
     if quotas.after_error:
-        lines += ["**The stack file does not validate** (nothing would be registered):", "```",
-                  quotas.after_error, "```"]
+        # No table: the other side would show every quota as removed, which this change does not do.
+        return lines + ["**The stack file does not validate** (nothing would be registered), so no quota is "
+                        "compared: see the problems above."]
     for table in quotas.tables:
         lines += ["", *_cohort_block(table)]
+    if quotas.guarantees:
+        lines += ["", *quotas.guarantees]
     return lines
 
 
@@ -129,11 +156,14 @@ def render(stack: str, base: str, report: PreviewReport, quotas: QuotaSide) -> s
     """The whole summary of one stack as markdown (ends with a newline).
 
     Unchanged (report.unchanged and no quota change): ONE line (the marker comment, then the sentence). Otherwise a
-    heading, then the policy, resource-change and quota sections in that order.
+    heading, a CAUTION alert with every problem when the stack file does not validate, then the policy,
+    resource-change and quota sections in that order.
     """
     if report.unchanged and not quotas.changed:
         return (f"{marker(stack)} **`{stack}`**: no changes against `{base}` — the preview changes no resource, "
                 f"no policy reports anything, and every quota is the same.\n")
     parts = [marker(stack), f"### Stack `{stack}` — preview against `{base}`", ""]
-    parts += policy_section(report) + [""] + changes_section(report) + [""] + quota_section(quotas, base)
+    parts += invalid_section(stack, quotas)
+    parts += (policy_section(report, quotas.deployable) + [""] + changes_section(report) + [""]
+              + quota_section(quotas, base))
     return "\n".join(parts) + "\n"

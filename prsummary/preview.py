@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import yaml
 from pulumi import automation as auto
@@ -35,19 +35,10 @@ TOOL_ROOT = Path(__file__).resolve().parents[1]
 """The checkout that holds prsummary/, deploy/ and toolchain/ (the baseline subprocess runs from there)."""
 
 
-def policy_config(repo: Path, stack: str) -> Optional[Path]:
-    """`policy/config/<stack>.json` of the repo if it exists (the pack's per-stack config), else None."""
-    path = repo / "policy" / "config" / f"{stack}.json"
-    return path if path.is_file() else None
-
-
-def _preview(st: auto.Stack, repo: Path, policy: bool, log: Callable[[str], None]) -> tuple[list[EngineEvent], str]:
+def _preview(st: auto.Stack, policy: bool, log: Callable[[str], None]) -> tuple[list[EngineEvent], str]:
     """Run `pulumi preview --diff` (+ policy pack) on `st`; return (events, error text or "")."""
     events: list[EngineEvent] = []
     kwargs: dict[str, Any] = engine.run_kwargs(st, policy=policy, color="never", on_output=log)
-    cfg = policy_config(repo, st.name)
-    if policy and "policy_packs" in kwargs and cfg is not None and "policy_pack_configs" not in kwargs:
-        kwargs["policy_pack_configs"] = [str(cfg)]
     try:
         st.preview(diff=True, on_event=events.append, **kwargs)
         return events, ""
@@ -70,9 +61,9 @@ def preview_against_base(repo: Path, stack: str, base: str, *, policy: bool = Tr
     checkout's); the base program runs in a subprocess with the base commit's own `components`.
 
     Args:
-        repo: the git work tree (its __main__.py, stacks/, policy/config/ are the "after" side).
+        repo: the git work tree (its __main__.py and stacks/ are the "after" side).
         stack: the stack name (stacks/Pulumi.<stack>.yaml). base: a git ref.
-        policy: run the policy pack (with policy/config/<stack>.json when present).
+        policy: run the policy pack (its config generated from each side's stack file: deploy.engine).
         log: receives the engine's output lines.
     Returns:
         The PreviewReport; its note says how the state was built (or why it is empty).
@@ -80,8 +71,9 @@ def preview_against_base(repo: Path, stack: str, base: str, *, policy: bool = Tr
         toolchain.ToolchainError if the pulumi CLI or provider is not built; gitbase.GitError for a bad ref;
         FileNotFoundError if the stack file does not exist in the working tree.
     """
-    head_doc = stackfile.parse((repo / "stacks" / f"Pulumi.{stack}.yaml").read_text())
-    base_doc = stackfile.parse(gitbase.file_at(repo, base, f"stacks/Pulumi.{stack}.yaml"))
+    head_doc = stackfile.parse((repo / "stacks" / f"Pulumi.{stack}.yaml").read_text(), f"stacks/Pulumi.{stack}.yaml")
+    base_doc = stackfile.parse(gitbase.file_at(repo, base, f"stacks/Pulumi.{stack}.yaml"),
+                               f"{base}:stacks/Pulumi.{stack}.yaml")
     hidden = stackfile.secret_keys(head_doc)
     if hidden:  # not readable without the passphrase (the summary holds none), and refused by the program anyway
         return PreviewReport(ran=False, note=f"the stack file holds secret values ({', '.join(hidden)}), which no "
@@ -122,7 +114,7 @@ def preview_against_base(repo: Path, stack: str, base: str, *, policy: bool = Tr
         saved_path = list(sys.path)  # the inline program puts its folder first on sys.path; undo that after
         try:
             st = engine.open_stack(stack, work_dir=project, program=repo / "__main__.py", backend=backend)
-            events, error = _preview(st, repo, policy, log)
+            events, error = _preview(st, policy, log)
         finally:
             sys.path[:] = saved_path
         return _fold(events, error, note + ".")
@@ -141,5 +133,5 @@ def preview_against_state(repo: Path, stack: str, *, policy: bool = True,
     except auto.StackNotFoundError:
         return PreviewReport(ran=False, note=f"stack `{stack}` has no state in {backend}; run "
                                              f"`make up STACK={stack}` first or use `--against base`")
-    events, error = _preview(st, repo, policy, log)
+    events, error = _preview(st, policy, log)
     return _fold(events, error, f"Preview of the stack as configured, against its state in {backend}.")

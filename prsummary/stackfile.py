@@ -8,6 +8,7 @@ from typing import Any, Optional
 import yaml
 
 from components import secrets
+from components import stackfile as reader
 from components.errors import SettingsError
 from components.settings import PROJECT, Settings, config_key
 from components.validation import load_settings
@@ -16,12 +17,13 @@ CLUSTER_KEY = f"{PROJECT}:cluster"
 KUEUE_KEY = f"{PROJECT}:kueue"
 
 
-def parse(text: Optional[str]) -> Optional[dict[str, Any]]:
-    """Parse a stack file's text into its document (`{}` for an empty file); None stays None (file absent).
-    Raises yaml.YAMLError."""
+def parse(text: Optional[str], path: str = "<stack file>") -> Optional[dict[str, Any]]:
+    """Parse a stack file's text (named `path` in errors) into its document (`{}` for an empty file) with the one
+    stack-file reader; None stays None (file absent). Raises components.stackfile.StackFileError (a ValueError, one
+    line `path:line:col: message`)."""
     if text is None:
         return None
-    return yaml.safe_load(text) or {}
+    return reader.parse(text, path)
 
 
 def raw_config(doc: dict[str, Any]) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 import sys
 
+from kueue_cohorts.pipes import run_main
 from sandbox.cli import main
 
-sys.exit(main())
+sys.exit(run_main(main))

@@ -13,6 +13,7 @@ from pathlib import Path
 from components.errors import SettingsError
 from components.secrets import is_secret
 from components.settings import raw_from_stack_file
+from components.stackfile import StackFileError
 from sandbox.apply import SandboxError
 from sandbox.cluster import COMPONENTS, Sandbox, stack_file
 from sandbox.status import render
@@ -104,7 +105,12 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _main(args)
+    except BrokenPipeError:
+        raise  # the reader went away: the entry point ends quietly (kueue_cohorts.pipes)
     except ToolchainError as exc:
+        print(f"sandbox: {exc}", file=sys.stderr)
+        return 2
+    except StackFileError as exc:  # the one stack-file reader: `file:line:col: message`
         print(f"sandbox: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 import toolchain
+from kueue_cohorts.pipes import run_main
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,4 +31,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -11,6 +11,8 @@ Each `Guardrail` here pairs one rule of the book with its CEL twin:
 | namespace-selector             | `cluster_queue.check_namespace_selector` (both roles)      | ClusterQueue          |
 | workload-priority-class        | `priority.check_workload_priority_class` (the ranking)     | WorkloadPriorityClass |
 | tenant-label                   | `check_tenant_label` (here: admission only, needs the user) | Namespace             |
+| inference-rollout-fits-nominal | `rollout.lifecycle_of` + `rollout.judge` (one workload)    | Deployment,           |
+|                                |                                                            | StatefulSet, LWS      |
 
 Both sides are built from one `LayoutScope` (the stack's inference ClusterQueue names, ClusterQueue names, priority
 class values and tenant label key: the same parameters the pack config gives the Python rules), and each
@@ -35,8 +37,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from .cluster_queue import check_inference_borrowing_limit_zero, check_inference_reclaim_any, check_namespace_selector
-from .objects import INFERENCE_ROLE, ROLE_LABEL, TRAINING_ROLE, KubeObject, violation
+from .objects import INFERENCE_ROLE, QUEUE_NAME_LABEL, ROLE_LABEL, TRAINING_ROLE, KubeObject, violation
 from .priority import check_workload_priority_class
+from .quantities import is_binary, parse, show
+from .rollout import LWS_GROUP, SERVING_KINDS, lifecycle_of, queue_of
+from .rollout import POLICY as ROLLOUT_POLICY
+from .rollout import judge as judge_lifecycle
 from .values import MISSING, Violation, format_path, get
 
 API_VERSION = "admissionregistration.k8s.io/v1"
@@ -77,6 +83,11 @@ class LayoutScope:
     inference_priority_classes: Mapping[str, int] = field(default_factory=dict)
     training_priority_classes: Mapping[str, int] = field(default_factory=dict)
     tenant_label: str = "kueue.x-k8s.io/queue"
+    inference_namespaces: tuple[str, ...] = ()
+    """The namespaces of the inference ClusterQueue (`inference.namespaces`): serving workloads there are judged."""
+    inference_nominal: Mapping[str, str] = field(default_factory=dict)
+    """The inference ClusterQueue's nominalQuota per resource (the largest over its flavors, `rollout.nominal_of`),
+    as quantity strings."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +123,8 @@ class Guardrail:
     validations: tuple[Mapping[str, str], ...]
     check: Callable[[Request], list[Violation]]
     ratchet: tuple[str, ...] = ()
+    also: tuple[tuple[str, str, str], ...] = ()
+    """More (apiGroup, version, plural) matched by the same policy (one rule over several workload kinds)."""
 
     def judge(self, request: Request) -> list[Violation]:
         """The Python verdict on `request` (the apiserver denies iff this is non-empty): an UPDATE that leaves the
@@ -128,13 +141,13 @@ class Guardrail:
 
     def policy_manifest(self) -> dict[str, Any]:
         """The ValidatingAdmissionPolicy manifest (failurePolicy Fail, matchPolicy Equivalent)."""
-        group, version, plural = self.resource
         spec: dict[str, Any] = {
             "failurePolicy": "Fail",
             "matchConstraints": {
                 "matchPolicy": "Equivalent",
                 "resourceRules": [{"apiGroups": [group], "apiVersions": [version],
-                                   "operations": ["CREATE", "UPDATE"], "resources": [plural]}],
+                                   "operations": ["CREATE", "UPDATE"], "resources": [plural]}
+                                  for group, version, plural in (self.resource, *self.also)],
             },
         }
         if self.match_conditions:
@@ -408,10 +421,111 @@ def tenant_label(scope: LayoutScope, identities: Identities) -> Guardrail:
           "reason": "Forbidden", **message},),
         lambda req: check_tenant_label(req, scope.tenant_label, identities))
 
+_WORKLOADS = (("apps", "v1", "deployments"), ("apps", "v1", "statefulsets"), (LWS_GROUP, "v1", "leaderworkersets"))
+
+
+def _request(container: str, resource: str) -> str:
+    """CEL: what one container asks for of `resource` as Kueue counts it (the request, else the limit, else 0), as a
+    double (`quantity(...).asApproximateFloat()`)."""
+    key = cel_string(resource)
+    res = f"{container}.resources"
+    return (f"(has({res}) && has({res}.requests) && {key} in {res}.requests ? "
+            f"quantity(string({res}.requests[{key}])).asApproximateFloat() : "
+            f"(has({res}) && has({res}.limits) && {key} in {res}.limits ? "
+            f"quantity(string({res}.limits[{key}])).asApproximateFloat() : 0.0))")
+
+
+def _pod(spec: str, resource: str) -> str:
+    """CEL twin of `rollout._pod_requests` for one resource: the containers' sum, at least each init container's."""
+    total = f"{spec}.containers.map(c, {_request('c', resource)}).sum()"
+    return f"(has({spec}.initContainers) ? ([{total}] + {spec}.initContainers.map(i, {_request('i', resource)}))" \
+           f".max() : {total})"
+
+
+def _percent_of(value: str, replicas: str) -> str:
+    """CEL: an int-or-percent `value` scaled to `replicas` pods, rounded up (intstr.GetScaledValueFromIntOrPercent)."""
+    return f"(type({value}) == int ? {value} : ({replicas} * int(string({value}).replace('%', '')) + 99) / 100)"
+
+
+def rollout_fits_nominal(scope: LayoutScope) -> Guardrail:
+    """inference-rollout-fits-nominal, one workload at a time: a Deployment, StatefulSet or LeaderWorkerSet queued
+    (`kueue.x-k8s.io/queue-name` on it or its pod template) in an inference namespace fits the inference ClusterQueue's
+    nominalQuota in steady state and during its update (the constants are that quota), exactly as the pack's rule
+    judges it (`rollout.lifecycle_of` + `rollout.judge`): one replica fits, and (replicas + surge) x the per-replica
+    requests fit, where the surge is a Deployment's `maxSurge` (apiserver-defaulted 25%, rounded up; none for
+    Recreate), none for a StatefulSet, and a LeaderWorkerSet's `maxSurge` whole groups (capped at replicas), a group
+    being the leader plus `size - 1` workers. A Deployment made with kubectl at full quota with the default 25% surge
+    is refused (its first template change would leave the surge pod SchedulingGated); quantities are compared as
+    doubles (`asApproximateFloat`)."""
+    policy = ROLLOUT_POLICY
+    cq = scope.inference_cluster_queues[0]
+    nominal = {r: v for r, v in ((r, parse(q)) for r, q in scope.inference_nominal.items()) if v is not None}
+    namespaces = scope.inference_namespaces
+    kinds = {k for _, k in SERVING_KINDS}
+
+    def check(req: Request) -> list[Violation]:
+        obj = req.obj
+        if obj.namespace not in namespaces or obj.kind not in kinds or not any(
+                obj.is_kind(g, k) for g, k in SERVING_KINDS) or not isinstance(queue_of(obj), str):
+            return []
+        return judge_lifecycle(lifecycle_of(obj, cq, nominal))
+
+    key = cel_string(QUEUE_NAME_LABEL)
+    lwt = "object.spec.leaderWorkerTemplate"
+    queued = (f"(has(object.metadata.labels) && {key} in object.metadata.labels) || "
+              f"(object.kind != 'LeaderWorkerSet' && has(object.spec.template.metadata) && "
+              f"has(object.spec.template.metadata.labels) && {key} in object.spec.template.metadata.labels) || "
+              f"(object.kind == 'LeaderWorkerSet' && has({lwt}.workerTemplate.metadata) && "
+              f"has({lwt}.workerTemplate.metadata.labels) && {key} in {lwt}.workerTemplate.metadata.labels)")
+    strategy = "object.spec.strategy"
+    surge_field = "object.spec.rolloutStrategy.rollingUpdateConfiguration.maxSurge"
+    variables: list[tuple[str, str]] = [
+        ("replicas", "has(object.spec.replicas) ? object.spec.replicas : 1"),
+        ("size", f"object.kind == 'LeaderWorkerSet' && has({lwt}.size) && {lwt}.size > 1 ? {lwt}.size : 1"),
+        ("surge",
+         f"object.kind == 'StatefulSet' ? 0 : object.kind == 'LeaderWorkerSet' ? "
+         f"(has(object.spec.rolloutStrategy) && has(object.spec.rolloutStrategy.rollingUpdateConfiguration) && "
+         f"has({surge_field}) ? [{_percent_of(surge_field, 'variables.replicas')}, variables.replicas].min() : 0) : "
+         f"(has({strategy}) && has({strategy}.type) && {strategy}.type == 'Recreate' ? 0 : "
+         f"(has({strategy}) && has({strategy}.rollingUpdate) && has({strategy}.rollingUpdate.maxSurge) ? "
+         f"{_percent_of(strategy + '.rollingUpdate.maxSurge', 'variables.replicas')} : "
+         f"(variables.replicas * 25 + 99) / 100))"),
+    ]
+    checks = []
+    for i, resource in enumerate(sorted(nominal)):
+        worker = _pod(f"{lwt}.workerTemplate.spec", resource)
+        leader = f"(has({lwt}.leaderTemplate) ? {_pod(f'{lwt}.leaderTemplate.spec', resource)} : {worker})"
+        variables.append((f"need{i}", f"object.kind == 'LeaderWorkerSet' ? {leader} + double(variables.size - 1) * "
+                                      f"{worker} : {_pod('object.spec.template.spec', resource)}"))
+        limit = float(nominal[resource])
+        bound = f"{limit!r} * 1.000000001 + 0.000001"
+        checks.append(f"(variables.need{i} <= {bound} && "
+                      f"double(variables.replicas + variables.surge) * variables.need{i} <= {bound})")
+    quota = ", ".join(f"'{r}' {show(nominal[r], r == 'memory' or is_binary(scope.inference_nominal[r]))}"
+                      for r in sorted(nominal))
+    rule = (f"a serving workload's replicas plus its update surge (a Deployment's maxSurge, a LeaderWorkerSet's "
+            f"maxSurge in groups; a StatefulSet never surges) must fit the nominalQuota of the inference ClusterQueue "
+            f"'{cq}' ({quota}), because inference never borrows and a surge pod that does not fit stays "
+            "SchedulingGated, so the rollout never finishes")
+    fix = ("set maxSurge to 0 (a Deployment: RollingUpdate with maxUnavailable 1, or Recreate), or lower replicas or "
+           "requests, or raise the inference nominalQuota through the stack")
+    tail = f"' breaks the kueue-cohorts rule {policy} at spec: {rule}; fix: {fix}."
+    return Guardrail(
+        _name(scope, policy), policy, scope.cohort, _WORKLOADS[0],
+        (("inference-namespace", f"object.metadata.namespace in {cel_list(namespaces)}"),
+         ("queued", queued)),
+        tuple(variables),
+        ({"expression": " && ".join(checks) or "true", "reason": "Invalid",
+          "message": f"This workload breaks the kueue-cohorts rule {policy} at spec: {rule}; fix: {fix}.",
+          "messageExpression": "object.kind + \" '\" + object.metadata.namespace + \"/\" + object.metadata.name + "
+                               + cel_string(tail)},),
+        check, ("spec",), _WORKLOADS[1:])
+
 
 def guardrails(scope: LayoutScope, identities: Identities) -> list[Guardrail]:
     """Every guardrail of one layout: the inference ones when it has inference ClusterQueues, the priority ranking
-    when it declares both sides, the namespaceSelector and tenant-label ones always."""
+    when it declares both sides, the namespaceSelector and tenant-label ones always, and the serving workloads'
+    rollout fit when the scope knows the inference namespaces and nominalQuota."""
     out: list[Guardrail] = []
     if scope.inference_cluster_queues:
         out += [borrowing_limit_zero(scope), reclaim_any(scope)]
@@ -420,6 +534,8 @@ def guardrails(scope: LayoutScope, identities: Identities) -> list[Guardrail]:
     if ranking is not None:
         out.append(ranking)
     out.append(tenant_label(scope, identities))
+    if scope.inference_cluster_queues and scope.inference_namespaces and scope.inference_nominal:
+        out.append(rollout_fits_nominal(scope))
     return out
 
 

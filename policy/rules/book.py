@@ -18,9 +18,10 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from . import memo
 from .api_version import check_kueue_api_version
+from .capacity import check_capacity_options
 from .checkpoint import check_checkpoint_safe_runtime
 from .cluster_queue import check_inference_borrowing_limit_zero, check_inference_reclaim_any, check_namespace_selector
-from .cohort import check_cohort_nominal_within_capacity, check_single_layout_per_cohort
+from .cohort import check_single_layout_per_cohort
 from .config import option
 from .coverage import check_cluster_queue_covers_pod_resources
 from .inference_fit import check_inference_fits_nominal
@@ -30,6 +31,7 @@ from .objects import UNKNOWN_POLICY, KubeObject, unknown_violation
 from .overlap import check_pinned_selector, check_selector_overlap
 from .patches import as_target, check_helm_release, check_patches, effective_objects, is_patch, patch_problem
 from .priority import check_workload_priority_class
+from .reclaim import check_inference_reclaim_unblocked
 from .resources import check_quantities
 from .roles import Roles, check_undecided, classify
 from .rollout import check_inference_peak_fits_nominal, check_inference_rollout_fits_nominal
@@ -61,7 +63,7 @@ class Promise(str, Enum):
     """The book can judge the stack, and the stack stays in its own namespaces."""
 
     @property
-    def title(self) -> str:
+    def heading(self) -> str:
         """The heading of this promise's section in policy/README.md."""
         return PROMISE_TITLES[self]
 
@@ -152,10 +154,9 @@ RULES: tuple[Rule, ...] = (
          _per_queue(check_inference_reclaim_any),
          promise=Promise.RECLAIM),
     Rule("cohort-nominal-within-capacity",
-         "The nominalQuota of a cohort stays within the physical capacity of the cluster.", True, True,
-         lambda objs, o: check_cohort_nominal_within_capacity(
-             objs, option("cohort-nominal-within-capacity", o, "capacity"),
-             option("cohort-nominal-within-capacity", o, "flavorCapacity")),
+         "The nominalQuota of every ClusterQueue and Cohort of the stack fits, per ResourceFlavor, the nodes that "
+         "flavor selects by its nodeLabels (flavors that select the same nodes share them).", True, True,
+         check_capacity_options,
          promise=Promise.GPUS_EXIST),
     Rule("inference-namespace-selector",
          "Inference ClusterQueues select their tenant namespaces (no missing or empty namespaceSelector).", True, True,
@@ -217,6 +218,14 @@ RULES: tuple[Rule, ...] = (
          promise=Promise.RECLAIM),
     Rule("cluster-queue-role",
          "A ClusterQueue that shares a cohort with an inference queue has a decided role.", True, True, _undecided,
+         promise=Promise.RECLAIM),
+    Rule("inference-reclaim-unblocked",
+         "Nothing in an inference ClusterQueue's cohort tree can block or outrank its reclaim: fair sharing without "
+         "FairSharingPreemptWithinNominal over a borrowing subtree, another queue's borrowWithinCohort, or a "
+         "WorkloadPriorityClass at or above inference that training namespaces can name.", True, True,
+         lambda objs, o: check_inference_reclaim_unblocked(
+             objs, roles_of(objs, o), option("inference-reclaim-unblocked", o, "priorityClasses"),
+             option("inference-reclaim-unblocked", o, "trainingPriorityClasses")),
          promise=Promise.RECLAIM),
     Rule("protected-namespaces",
          "System namespaces (Kubernetes, Kueue, JobSet, Trainer, KServe) never become tenant namespaces.", True, True,

@@ -35,7 +35,7 @@ from . import memo
 from .book import RULES, Rule, judge
 from .config import SCHEMAS, option
 from .objects import KubeObject, from_resource
-from .stack_capacity import capacity_from_stack_config, flavor_capacity_from_stack_config
+from .stack_capacity import node_pools_from_stack_config
 from .values import UnknownValueError, Violation, format_path
 
 PACK_NAME = "kueue-cohorts"
@@ -202,30 +202,21 @@ MANDATORY = EnforcementLevel.MANDATORY
 ADVISORY = EnforcementLevel.ADVISORY
 
 
-def capacity(config: Mapping[str, Any], config_env: Optional[Mapping[str, Any]] = None) -> Mapping[str, Any]:
-    """The capacity cohort-nominal-within-capacity checks against: the policy config's `capacity` when set, else
-    the one derived from the stack's `kueue-cohorts:nodePools` (`config_env` defaults to the engine's PULUMI_CONFIG,
-    which the analyzer process receives), else {} (every quota'd resource then fails)."""
-    explicit: Mapping[str, Any] = option("cohort-nominal-within-capacity", config, "capacity")
-    if explicit:
-        return explicit
+def node_pools(config: Mapping[str, Any], config_env: Optional[Mapping[str, Any]] = None) -> list[Any]:
+    """The node pools cohort-nominal-within-capacity judges against: the policy config's `nodePools` when set; else
+    none when the legacy `capacity` is set (it stands for one pool of unknown labels); else the stack's
+    `kueue-cohorts:nodePools` (`config_env` defaults to the engine's PULUMI_CONFIG, which the analyzer process
+    receives; omitted labels there mean none); else [] (every quota then fails)."""
+    explicit = option("cohort-nominal-within-capacity", config, "nodePools")
+    if explicit or option("cohort-nominal-within-capacity", config, "capacity"):
+        return list(explicit or [])
     env = pulumi_config_env() if config_env is None else config_env
-    return capacity_from_stack_config(env) or {}
-
-
-def flavor_capacity(config: Mapping[str, Any], config_env: Optional[Mapping[str, Any]] = None) -> Mapping[str, Any]:
-    """The per-flavor capacity: the policy config's `flavorCapacity` when set, else the one derived from the node
-    pools that name their `resourceFlavor` in the stack's config, else {} (only the total is checked)."""
-    explicit: Mapping[str, Any] = option("cohort-nominal-within-capacity", config, "flavorCapacity")
-    if explicit:
-        return explicit
-    env = pulumi_config_env() if config_env is None else config_env
-    return flavor_capacity_from_stack_config(env) or {}
+    return node_pools_from_stack_config(env) or []
 
 
 def _options(rule: Rule, config: Mapping[str, Any]) -> Mapping[str, Any]:
     if rule.name == "cohort-nominal-within-capacity":
-        return {**config, "capacity": capacity(config), "flavorCapacity": flavor_capacity(config)}
+        return {**config, "nodePools": node_pools(config)}
     return config
 
 

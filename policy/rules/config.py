@@ -57,22 +57,37 @@ SCHEMAS: dict[str, dict[str, dict[str, Any]]] = {
     "judgeable-patches": {},
     "no-helm-release": {},
     "cohort-nominal-within-capacity": {
+        "nodePools": {
+            "type": "array",
+            "items": {"type": "object"},
+            "default": [],
+            "description": "The cluster's nodes: a list of {name, count, labels, capacity} (capacity per node, "
+                           "resource -> quantity; labels: the nodes' labels, which decide the ResourceFlavors that "
+                           "select them). Generated from kueue-cohorts:nodePools. A pool without labels has unknown "
+                           "labels: a flavor with nodeLabels then fails closed. Empty: the legacy capacity, else the "
+                           "stack's kueue-cohorts:nodePools.",
+        },
+        "flavorNodeLabels": {
+            "type": "object",
+            "additionalProperties": {"type": "object", "additionalProperties": {"type": "string"}},
+            "default": {},
+            "description": "ResourceFlavor name -> nodeLabels, for flavors the stack's quota names but another "
+                           "program defines (the stack's own ResourceFlavor objects win).",
+        },
         "capacity": {
             "type": "object",
             "additionalProperties": {"type": ["string", "number"]},
             "default": {},
-            "description": "Physical capacity of the cluster per resource name, summed over node pools and "
-                           "flavors, as Kubernetes quantities (e.g. {\"cpu\": \"8\", \"memory\": \"32Gi\"}). A "
-                           "resource with nominalQuota but no capacity here fails the policy.",
+            "description": "Legacy: the cluster's total per resource (e.g. {\"cpu\": \"8\"}), used only without "
+                           "nodePools, as one pool whose labels are unknown: only a ResourceFlavor without "
+                           "nodeLabels can be judged against it.",
         },
         "flavorCapacity": {
             "type": "object",
             "additionalProperties": {"type": "object", "additionalProperties": {"type": ["string", "number"]}},
             "default": {},
-            "description": "Physical capacity per ResourceFlavor and resource: the node pools of that flavor "
-                           "(e.g. {\"h100\": {\"nvidia.com/gpu\": \"8\"}, \"a100\": {\"nvidia.com/gpu\": \"4\"}}). "
-                           "When set, every cohort's nominalQuota in each flavor must fit that flavor's capacity; a "
-                           "flavor with nominalQuota but no entry here fails. Empty: only the total is checked.",
+            "description": "Legacy, refused: capacity by ResourceFlavor name carries no node labels, while Kueue "
+                           "places a flavor's pods by its nodeLabels. Any entry fails the policy; use nodePools.",
         },
     },
     "workload-priority-class": {
@@ -126,6 +141,22 @@ SCHEMAS: dict[str, dict[str, dict[str, Any]]] = {
     },
     "kueue-api-version": {},
     "single-layout-per-cohort": {},
+    "inference-reclaim-unblocked": {
+        **ROLE_OPTIONS,
+        "trainingPriorityClasses": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "WorkloadPriorityClass names the stack declares for training (workload-priority-class "
+                           "ranks them; this policy judges every other class at or above inference).",
+        },
+        "priorityClasses": {
+            "type": "object",
+            "additionalProperties": {"type": "integer"},
+            "default": {},
+            "description": "WorkloadPriorityClasses that exist in the cluster but not in this stack: name -> value.",
+        },
+    },
 }
 
 

@@ -138,6 +138,69 @@ def check_configuration(config: Mapping[str, Any], default_namespace: str) -> li
                 "waitForPodsReady.timeout", timeout, f"waitForPodsReady.timeout: {trouble}",
                 "set a positive Go duration such as 10m",
                 f"has waitForPodsReady.timeout {shown}; set a positive duration such as 10m"))
+        problems += wait_for_pods_ready_problems(wait)
+    return problems
+
+
+def wait_for_pods_ready_problems(wait: Mapping[str, Any]) -> list[ConfigProblem]:
+    """What Kueue's manager refuses to start with in `waitForPodsReady`, besides the timeout (judged above, stricter:
+    positive). Upstream v0.19.2 `pkg/config/validation.go` validateWaitForPodsReady: `recoveryTimeout` not negative
+    ("0s" switches recovery off; omitted, `apis/config/v1beta2/defaults.go` sets it to `timeout`);
+    `requeuingStrategy.timestamp` Creation or Eviction; `backoffLimitCount`, `backoffBaseSeconds`,
+    `backoffMaxSeconds` not negative. The durations are metav1.Duration (Go's time.ParseDuration) and the counts int32
+    (`apis/config/v1beta2/configuration_types.go`), so a value that does not decode stops the manager too.
+
+    Args:
+        wait: the Configuration's `waitForPodsReady` mapping.
+    Returns:
+        One ConfigProblem per field the manager would refuse, with its fix.
+    """
+    problems: list[ConfigProblem] = []
+    recovery = get(wait, "recoveryTimeout")
+    if recovery is not MISSING:
+        trouble = None
+        if not isinstance(recovery, str):
+            trouble = f"{recovery!r:.80} is not a Go duration string"
+        else:
+            try:
+                if durations.parse_go_duration(recovery) < 0:
+                    trouble = f"{recovery!r:.80} is negative"
+            except ValueError as err:
+                trouble = f"{recovery!r:.80} is not a Go duration ({err})"
+        if trouble is not None:
+            problems.append(ConfigProblem(
+                "waitForPodsReady.recoveryTimeout", recovery,
+                f"waitForPodsReady.recoveryTimeout: {trouble}, and Kueue's manager refuses to start with it",
+                "set a positive Go duration such as 10m, 0s to switch the recovery timeout off, or leave it out (it "
+                "then equals timeout)",
+                f"has waitForPodsReady.recoveryTimeout {trouble}, so Kueue's manager would not start; set a positive "
+                "duration such as 10m, 0s to switch it off, or leave it out (it then equals timeout)"))
+    strategy = get(wait, "requeuingStrategy")
+    if strategy is MISSING or not is_map(strategy):
+        return problems
+    timestamp = get(strategy, "timestamp")
+    if timestamp is not MISSING and timestamp not in ("Creation", "Eviction"):
+        problems.append(ConfigProblem(
+            "waitForPodsReady.requeuingStrategy.timestamp", timestamp,
+            f"waitForPodsReady.requeuingStrategy.timestamp {timestamp!r:.80} is not Creation or Eviction, and Kueue's "
+            "manager refuses to start with it", "set Eviction (the default) or Creation",
+            f"has waitForPodsReady.requeuingStrategy.timestamp {timestamp!r:.80}, so Kueue's manager would not start; "
+            "set Eviction (the default) or Creation"))
+    for name in ("backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds"):
+        value = get(strategy, name)
+        if value is MISSING:
+            continue
+        whole = (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, float)
+                                                                             and value.is_integer())
+        if whole and 0 <= value <= 2**31 - 1:
+            continue
+        what = "is negative" if whole and value < 0 else "is not a whole number within int32"
+        problems.append(ConfigProblem(
+            f"waitForPodsReady.requeuingStrategy.{name}", value,
+            f"waitForPodsReady.requeuingStrategy.{name} {value!r:.80} {what}, and Kueue's manager refuses to start "
+            "with it", "set a whole number from 0 to 2147483647",
+            f"has waitForPodsReady.requeuingStrategy.{name} {value!r:.80}, which {what}, so Kueue's manager would "
+            "not start; set a whole number from 0 to 2147483647"))
     return problems
 
 

@@ -5,12 +5,25 @@ Upstream grammar: k8s.io/apimachinery/pkg/api/resource (Quantity). The pack does
 """
 from __future__ import annotations
 
+import re
 from decimal import ROUND_UP, Decimal, localcontext
 from functools import lru_cache
 from typing import Any, Optional
 
 from kubernetes.utils import parse_quantity
 
+_NUMBER = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+_SUFFIX = r"(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?"
+PATTERN = rf"^\s*[+-]?{_NUMBER}{_SUFFIX}\s*$"
+"""The text of a Kubernetes quantity: the grammar of k8s.io/apimachinery v0.36.3 `pkg/api/resource/quantity.go`
+(`<signedNumber><suffix>`: digits with an optional fraction, then a binary suffix Ki..Ei, a decimal suffix
+n u m k M G T P E, or an exponent e/E with a signed integer, `parseQuantityString`), with the surrounding white space
+that the API server's JSON decoding trims (`Quantity.UnmarshalJSON`). Stricter than `kubernetes.utils.parse_quantity`
+alone, which also takes Python's `1_000`, `Infinity`, a decimal `K` and an exponent before a suffix (`1e3k`): values
+the API server refuses."""
+NON_NEGATIVE_PATTERN = rf"^\s*\+?{_NUMBER}{_SUFFIX}\s*$"
+"""`PATTERN` without a minus sign: the quantities of the stack config (quota, capacity, requests), never negative."""
+_GRAMMAR = re.compile(PATTERN)
 _MAX_QUANTITY = Decimal(2**63 - 1)  # apimachinery quantity.go maxAllowed
 _NANO = Decimal("1e-9")
 _BINARY = [("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)]
@@ -40,6 +53,8 @@ def parse(value: Any) -> Optional[Decimal]:
 def _parse_text(text: str) -> Optional[Decimal]:
     """`parse` of a stripped text, remembered (Decimals are immutable; a stack repeats a few quantities thousands
     of times)."""
+    if not _GRAMMAR.match(text):
+        return None
     try:
         parsed = Decimal(parse_quantity(text))  # type: ignore[no-untyped-call]  # kubernetes.utils is untyped
     except (ValueError, ArithmeticError):

@@ -1,5 +1,7 @@
 """inference-rollout-fits-nominal (mandatory) and inference-peak-fits-nominal (advisory): the whole lifecycle of an
-inference workload fits the nominalQuota of its ClusterQueue, so that an update never deadlocks on its own quota.
+inference workload (InferenceService, Deployment, StatefulSet, LeaderWorkerSet) fits the nominalQuota of its
+ClusterQueue, so that an update never deadlocks on its own quota. StatefulSets never surge (`statefulset_strategy`);
+a LeaderWorkerSet's replica is a group of pods and its surge whole groups (`lws_strategy_of`).
 
 Inference never borrows (borrowingLimit 0), so its pods can only ever use their ClusterQueue's nominalQuota. A
 rolling update first creates `maxSurge` new pods; each gets its own Kueue Workload (Kueue's pod integration, which the
@@ -55,7 +57,8 @@ DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 RAW_MODES = ("RawDeployment", "Standard")
 """KServe deployment modes whose predictor is a plain Deployment (`deploymentStrategy` applies)."""
 __all__ = ["DEFAULT_MAX_SURGE", "SAFE_STRATEGY", "POLICY", "PEAK_POLICY", "surge_pods", "update_overflow",
-           "update_replicas", "check_inference_rollout_fits_nominal", "check_inference_peak_fits_nominal"]
+           "update_replicas", "check_inference_rollout_fits_nominal", "check_inference_peak_fits_nominal",
+           "lifecycle_of", "queue_of", "judge", "nominal_of", "SERVING_KINDS", "LWS_GROUP"]
 
 
 def nominal_of(cluster_queue: KubeObject) -> dict[str, Decimal]:
@@ -82,6 +85,11 @@ class Strategy:
     value: Any
     max_surge: Any
     error: Optional[str] = None
+    capped: bool = False
+    """The surge is capped at the replicas (LeaderWorkerSet's controller does; a Deployment's does not)."""
+    fix: str = ("set the rolling update's maxSurge to 0 and maxUnavailable to 1 (one replica is down while it is "
+                "replaced)")
+    """How to drop the surge, for the message."""
 
 
 def strategy_of(props: Any, path: Sequence[Any]) -> Strategy:
@@ -108,6 +116,35 @@ def strategy_of(props: Any, path: Sequence[Any]) -> Strategy:
     return Strategy(field, value, DEFAULT_MAX_SURGE if value is MISSING else value)
 
 
+LWS_GROUP = "leaderworkerset.x-k8s.io"
+LWS_SURGE = ("spec", "rolloutStrategy", "rollingUpdateConfiguration", "maxSurge")
+
+
+def lws_strategy_of(props: Any) -> Strategy:
+    """The surge of a LeaderWorkerSet update (leaderworkerset.x-k8s.io/v1, lws@v0.9.0 `leaderworkerset_types.go`:
+    `rolloutStrategy.rollingUpdateConfiguration.maxSurge`, default 0, an int or a percentage of `replicas`; the
+    controller rounds it up and caps it at `replicas`, `pkg/controllers/leaderworkerset_controller.go`). Each surge
+    replica is a whole group (leader + workers), admitted by Kueue as its own Workload. Raises UnknownValueError."""
+    value = get(props, *LWS_SURGE)
+    field = format_path(list(LWS_SURGE))
+    try:
+        surge_pods(0 if value is MISSING else value, 1)
+    except ValueError as err:
+        return Strategy(field, value, None, str(err), True, _LWS_FIX)
+    return Strategy(field, value, 0 if value is MISSING else value, None, True, _LWS_FIX)
+
+
+_LWS_FIX = "set spec.rolloutStrategy.rollingUpdateConfiguration.maxSurge to 0 (LeaderWorkerSet's default)"
+
+
+def statefulset_strategy() -> Strategy:
+    """A StatefulSet update never surges: RollingUpdate replaces pods in place (maxUnavailable, partition) and
+    OnDelete waits for deletions (apps/v1 `StatefulSetUpdateStrategy`); Kueue's statefulset integration admits all
+    replicas as one pod group Workload (kueue@v0.19.2 `pkg/controller/jobs/statefulset/statefulset_reconciler.go`
+    `constructWorkload`, PodSet count = replicas), whose replacement pods reuse its quota."""
+    return Strategy("spec.updateStrategy", MISSING, None)
+
+
 @dataclass(frozen=True)
 class Lifecycle:
     """One inference workload as these rules judge it.
@@ -130,6 +167,10 @@ class Lifecycle:
     strategy: Strategy
     cluster_queue: str
     nominal: Mapping[str, Decimal]
+    unit: str = "pod"
+    """What one replica is: "pod", or "group of N pods" for a LeaderWorkerSet."""
+    requests_field: str = "spec.template.spec"
+    """Where the per-replica requests come from, for the message."""
 
 
 def _int(value: Any, default: int) -> int:
@@ -138,7 +179,7 @@ def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def _pod_requests(pod_spec: Any) -> dict[str, Decimal]:
+def _pod_requests(pod_spec: Any, where: str = "spec.template.spec") -> dict[str, Decimal]:
     """Per-pod requests of a PodSpec as Kueue counts them: the sum over containers, at least each init container's
     (a limit without a request requests its limit). Raises ValueError for a value that is not a quantity."""
 
@@ -155,27 +196,86 @@ def _pod_requests(pod_spec: Any) -> dict[str, Decimal]:
 
     total: dict[str, Decimal] = {}
     for i, container in enumerate(as_list(get(pod_spec, "containers"))):
-        for name, value in of(container, f"spec.template.spec.containers[{i}]").items():
+        for name, value in of(container, f"{where}.containers[{i}]").items():
             total[name] = total.get(name, Decimal(0)) + value
     for i, container in enumerate(as_list(get(pod_spec, "initContainers"))):
-        for name, value in of(container, f"spec.template.spec.initContainers[{i}]").items():
+        for name, value in of(container, f"{where}.initContainers[{i}]").items():
             total[name] = max(total.get(name, Decimal(0)), value)
     return total
 
 
-def _queue_of(obj: KubeObject) -> Any:
-    for path in (("metadata", "labels"), ("spec", "predictor", "labels"), ("spec", "template", "metadata", "labels")):
+def queue_of(obj: KubeObject) -> Any:
+    """The `kueue.x-k8s.io/queue-name` of a serving workload: on the object, on KServe's `spec.predictor.labels`, on
+    the pod template, or on a LeaderWorkerSet's worker template (first found); MISSING when none."""
+    for path in (("metadata", "labels"), ("spec", "predictor", "labels"), ("spec", "template", "metadata", "labels"),
+                 ("spec", "leaderWorkerTemplate", "workerTemplate", "metadata", "labels")):
         queue = get(obj.props, *path, QUEUE_NAME_LABEL)
         if queue is not MISSING:
             return queue
     return MISSING
 
 
+SERVING_KINDS = (("apps", "Deployment"), ("apps", "StatefulSet"), (LWS_GROUP, "LeaderWorkerSet"))
+"""The workload kinds that serve inference besides KServe's InferenceService: Kueue 0.19.2 manages their pods
+through its `deployment`, `statefulset` and `leaderworkerset.x-k8s.io/leaderworkerset` integrations
+(`pkg/controller/jobs/<framework>`)."""
+
+
+def is_serving_workload(obj: KubeObject) -> bool:
+    """True for an InferenceService, Deployment, StatefulSet or LeaderWorkerSet (any version)."""
+    return obj.is_kind(KSERVE_GROUP, "InferenceService") or any(obj.is_kind(g, k) for g, k in SERVING_KINDS)
+
+
+def _lws_group_requests(obj: KubeObject) -> tuple[dict[str, Decimal], int]:
+    """Per-group requests of a LeaderWorkerSet: the leader pod (`leaderTemplate`, else the worker template) plus
+    `size - 1` worker pods (`leaderWorkerTemplate.size`, default 1). Returns (requests, size); raises ValueError for
+    a quantity that does not parse."""
+    lwt = get(obj.spec, "leaderWorkerTemplate")
+    size = max(_int(get(lwt, "size"), 1), 1)
+    worker = _pod_requests(get(lwt, "workerTemplate", "spec"), "spec.leaderWorkerTemplate.workerTemplate.spec")
+    leader_spec = get(lwt, "leaderTemplate", "spec")
+    leader = worker if leader_spec is MISSING else _pod_requests(
+        leader_spec, "spec.leaderWorkerTemplate.leaderTemplate.spec")
+    total = dict(leader)
+    for name, value in worker.items():
+        total[name] = total.get(name, Decimal(0)) + value * (size - 1)
+    return total, size
+
+
+def lifecycle_of(obj: KubeObject, cq: str, nominal: Mapping[str, Decimal]) -> Lifecycle:
+    """What these rules judge of one serving workload queued to the inference ClusterQueue `cq` with nominalQuota
+    `nominal` (resource -> quantity): an InferenceService, Deployment, StatefulSet or LeaderWorkerSet.
+
+    Raises ValueError for a request that is not a quantity, UnknownValueError for values unknown at preview.
+    """
+    if obj.is_kind(KSERVE_GROUP, "InferenceService"):
+        requests = {r: v for r, (v, _) in replica_requests_with_fields(obj).items()}
+        low = get(obj.spec, "predictor", "minReplicas")
+        high = get(obj.spec, "predictor", "maxReplicas")
+        steady = max(_int(low, 1), 1)
+        return Lifecycle(obj, True, steady, "spec.predictor.minReplicas", low, max(_int(high, 0), steady),
+                         "spec.predictor.maxReplicas", high, requests,
+                         strategy_of(obj.props, ("spec", "predictor", "deploymentStrategy")), cq, nominal,
+                         requests_field="spec.predictor")
+    replicas = get(obj.spec, "replicas")
+    count = _int(replicas, 1)
+    if obj.is_kind(LWS_GROUP, "LeaderWorkerSet"):
+        requests, size = _lws_group_requests(obj)
+        unit = "pod" if size == 1 else f"group of {size} pods (leader + {size - 1} workers)"
+        return Lifecycle(obj, False, count, "spec.replicas", replicas, count, "spec.replicas", replicas, requests,
+                         lws_strategy_of(obj.props), cq, nominal, unit, "spec.leaderWorkerTemplate")
+    requests = _pod_requests(get(obj.spec, "template", "spec"))
+    strategy = statefulset_strategy() if obj.is_kind("apps", "StatefulSet") \
+        else strategy_of(obj.props, ("spec", "strategy"))
+    return Lifecycle(obj, False, count, "spec.replicas", replicas, count, "spec.replicas", replicas, requests,
+                     strategy, cq, nominal)
+
+
 def lifecycles(objects: Sequence[KubeObject], inference_names: Iterable[str]) -> tuple[list[Lifecycle],
                                                                                           list[Violation]]:
-    """Every InferenceService (raw/Standard deployment mode, or no mode: KServe >= 0.16's default Standard) and
-    apps/v1 Deployment of `objects` queued to one of the inference ClusterQueues `inference_names` (through a
-    LocalQueue of the stack), with what these rules judge.
+    """Every InferenceService (raw/Standard deployment mode, or no mode: KServe >= 0.16's default Standard),
+    apps/v1 Deployment and StatefulSet and LeaderWorkerSet of `objects` queued to one of the inference ClusterQueues
+    `inference_names` (through a LocalQueue of the stack), with what these rules judge (`lifecycle_of`).
 
     Returns (lifecycles, violations): fail-closed violations for values unknown at preview and quantities that
     do not parse. Workloads whose LocalQueue is not in the stack are left to inference-fits-nominal.
@@ -185,14 +285,14 @@ def lifecycles(objects: Sequence[KubeObject], inference_names: Iterable[str]) ->
     found: list[Lifecycle] = []
     problems: list[Violation] = []
     for obj in objects:
-        isvc = obj.is_kind(KSERVE_GROUP, "InferenceService")
-        if not (isvc or obj.is_kind("apps", "Deployment")):
+        if not is_serving_workload(obj):
             continue
 
-        def read(obj: KubeObject = obj, isvc: bool = isvc) -> list[Violation]:
-            if isvc and get(obj.annotations, DEPLOYMENT_MODE_ANNOTATION) not in (MISSING, *RAW_MODES):
+        def read(obj: KubeObject = obj) -> list[Violation]:
+            if obj.is_kind(KSERVE_GROUP, "InferenceService") and \
+                    get(obj.annotations, DEPLOYMENT_MODE_ANNOTATION) not in (MISSING, *RAW_MODES):
                 return []  # Knative/ModelMesh: no Deployment, no deploymentStrategy
-            queue = _queue_of(obj)
+            queue = queue_of(obj)
             if not isinstance(queue, str):
                 return []
             cq = queues.cluster_queue_of(obj.namespace, queue)
@@ -203,31 +303,18 @@ def lifecycles(objects: Sequence[KubeObject], inference_names: Iterable[str]) ->
             except UnknownValueError as err:
                 return [unknown_violation(queues.cluster_queues[cq], err)]
             try:
-                if isvc:
-                    requests = {r: v for r, (v, _) in replica_requests_with_fields(obj).items()}
-                else:
-                    requests = _pod_requests(get(obj.spec, "template", "spec"))
+                found.append(lifecycle_of(obj, cq, nominal))
             except ValueError as err:
                 return [violation(obj, POLICY, "spec", MISSING, f"has {err}", "fix the quantity",
                                   message=f"The {obj.describe()} has {err}; fix the quantity.")]
-            if isvc:
-                low = get(obj.spec, "predictor", "minReplicas")
-                high = get(obj.spec, "predictor", "maxReplicas")
-                steady = max(_int(low, 1), 1)
-                found.append(Lifecycle(obj, True, steady, "spec.predictor.minReplicas", low,
-                                       max(_int(high, 0), steady), "spec.predictor.maxReplicas", high, requests,
-                                       strategy_of(obj.props, ("spec", "predictor", "deploymentStrategy")), cq,
-                                       nominal))
-            else:
-                replicas = get(obj.spec, "replicas")
-                count = _int(replicas, 1)
-                found.append(Lifecycle(obj, False, count, "spec.replicas", replicas, count, "spec.replicas",
-                                       replicas, requests, strategy_of(obj.props, ("spec", "strategy")), cq,
-                                       nominal))
             return []
 
         problems.extend(guarded(obj, read))
     return found, problems
+
+
+def _plural(unit: str) -> str:
+    return "pod(s)" if unit == "pod" else f"group(s) of {unit.split(' ')[2]} pods"
 
 
 def _binary(resource: str) -> bool:
@@ -252,10 +339,10 @@ def judge(life: Lifecycle) -> list[Violation]:
             return []  # one replica of an InferenceService never fits: inference-fits-nominal reports it
         one = overflow(life.requests, 1, life.nominal)
         return [violation(
-            obj, POLICY, "spec.template.spec", _amounts(one),
-            f"one pod asks for more than the nominalQuota of ClusterQueue '{cq}' ({_amounts(one)}); inference never "
-            "borrows, so it can never be admitted",
-            f"lower the pod's requests, or raise the nominalQuota of {_raise_to(one)}")]
+            obj, POLICY, life.requests_field, _amounts(one),
+            f"one {life.unit} asks for more than the nominalQuota of ClusterQueue '{cq}' ({_amounts(one)}); "
+            "inference never borrows, so it can never be admitted",
+            f"lower the {life.unit}'s requests, or raise the nominalQuota of {_raise_to(one)}")]
     replicas_word = "minReplicas" if life.autoscaled else "replicas"
     steady_over = overflow(life.requests, life.steady, life.nominal)
     if steady_over:
@@ -274,20 +361,22 @@ def judge(life: Lifecycle) -> list[Violation]:
     replicas = update_replicas(life.steady, life.peak, life.requests, life.nominal) if life.autoscaled \
         else life.peak
     surge = surge_pods(strategy.max_surge, replicas)
+    if strategy.capped:
+        surge = min(surge, replicas)
     over = overflow(life.requests, replicas + surge, life.nominal)
     if not over:
         return []
-    shown = "the default 25%" if strategy.value is MISSING else repr(strategy.value)
+    shown = f"the default {DEFAULT_MAX_SURGE}" if strategy.value is MISSING else repr(strategy.value)
     at = (f"{replicas} replicas (maxReplicas, capped at the {fit} that fit)" if life.autoscaled and
           replicas < life.peak else f"{replicas} replicas")
     return [violation(
         obj, POLICY, strategy.field, strategy.value,
-        f"an update of {at} with maxSurge {shown} starts {surge} surge pod(s) and needs {replicas + surge} replicas' "
+        f"an update of {at} with maxSurge {shown} starts {surge} surge {_plural(life.unit)} and needs "
+        f"{replicas + surge} replicas' "
         f"worth of quota, more than the nominalQuota of ClusterQueue '{cq}' ({_amounts(over)}); inference never "
         "borrows and the old replicas have the same priority, so the surge pod stays SchedulingGated and the "
         "rollout never finishes",
-        f"set the rolling update's maxSurge to 0 and maxUnavailable to 1 (one replica is down while it is "
-        f"replaced), or reserve headroom: raise the nominalQuota of {_raise_to(over)}")]
+        f"{strategy.fix}, or reserve headroom: raise the nominalQuota of {_raise_to(over)}")]
 
 
 def check_inference_rollout_fits_nominal(objects: Iterable[KubeObject], inference_names: Iterable[str]

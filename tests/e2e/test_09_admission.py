@@ -315,3 +315,54 @@ def test_destroy_removes_the_guardrails_and_up_brings_them_back(cluster, project
     result = project.run(guarded, "up")
     assert result.summary.result == "succeeded"
     assert _our_policies(cluster) == {rail.name for rail in RAILS}
+
+
+# --- serving workloads in the inference namespace: replicas + surge within nominalQuota ------------------------------
+
+INFERENCE_NS = DEV.inference_training.inference.namespaces[0]
+SERVING_LABELS = {"kueue.x-k8s.io/queue-name": DEV.inference_training.inference.local_queue,
+                  "kueue.x-k8s.io/priority-class": DEV.inference_training.inference.priority_class.name}
+
+
+def _serving(kind: str, replicas: int, cpu: str, surge: object, gpu: bool) -> dict:
+    """A Deployment or StatefulSet in the inference namespace with every field the apiserver would default written
+    out, so the rule book judges what the admission policy sees."""
+    requests = {"cpu": cpu, "memory": "1Gi"}
+    if gpu:
+        requests.update({"nvidia.com/gpualloc": "1", "nvidia.com/gpucores": "20", "nvidia.com/gpumem": "2048"})
+    spec: dict = {"replicas": replicas, "selector": {"matchLabels": {"app": "e2e-serving"}},
+                  "template": {"metadata": {"labels": {"app": "e2e-serving", **SERVING_LABELS}},
+                               "spec": {"containers": [{"name": "s", "image": "registry.k8s.io/pause:3.10",
+                                                        "resources": {"requests": requests,
+                                                                      "limits": {k: v for k, v in requests.items()
+                                                                                 if "/" in k}}}]}}}
+    if kind == "Deployment":
+        spec["strategy"] = {"type": "Recreate"} if surge is None else {
+            "type": "RollingUpdate", "rollingUpdate": {"maxSurge": surge, "maxUnavailable": 1}}
+    else:
+        spec["serviceName"] = "e2e-serving"
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "e2e-serving", "namespace": INFERENCE_NS},
+            "spec": spec}
+
+
+@PARITY
+@given(kind=st.sampled_from(["Deployment", "StatefulSet"]), replicas=st.integers(0, 5),
+       cpu=st.sampled_from(["500m", "1", "3"]), surge=st.sampled_from([None, 0, 1, "0%", "25%", "100%"]),
+       gpu=st.booleans())
+def test_serving_workload_verdicts_equal_the_rule_book(cluster, guarded, kind, replicas, cpu, surge, gpu):
+    body = _serving(kind, replicas, cpu, surge, gpu)
+    apps = k8s.AppsV1Api(cluster.api)
+    create = apps.create_namespaced_deployment if kind == "Deployment" else apps.create_namespaced_stateful_set
+    _assert_parity(_verdict(lambda: create(INFERENCE_NS, body, dry_run="All")), _python(body), body)
+
+
+def test_a_kubectl_deployment_at_full_quota_with_the_default_surge_is_denied(cluster, guarded):
+    """The sandbox's finding: its surge pod stayed SchedulingGated on the first template change. Written without a
+    strategy, as kubectl create does: the apiserver defaults maxSurge 25%, the guardrail refuses it."""
+    body = _serving("Deployment", 1, "1", 0, True)
+    del body["spec"]["strategy"]
+    api = _verdict(lambda: k8s.AppsV1Api(cluster.api).create_namespaced_deployment(INFERENCE_NS, body, dry_run="All"))
+    assert api == ("denied", f"kueue-cohorts.{DEV.inference_training.cohort}.inference-rollout-fits-nominal")
+    body["spec"]["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
+    assert _verdict(lambda: k8s.AppsV1Api(cluster.api).create_namespaced_deployment(
+        INFERENCE_NS, body, dry_run="All")) == ("allowed", None)

@@ -41,6 +41,7 @@ MANDATORY = {
     "kueue-manager-config",
     "kueue-api-version",
     "single-layout-per-cohort",
+    "inference-reclaim-unblocked",
     "cluster-queue-role",
     "protected-namespaces",
     "cluster-queue-selector-overlap",
@@ -78,10 +79,10 @@ def test_readme_lists_every_policy_with_a_failing_and_a_passing_example():
 def test_readme_sections_follow_the_promises_in_book_order():
     """Each rule is documented under its promise's heading, and the promises come in `Promise` order."""
     readme = (REPO / "policy" / "README.md").read_text()
-    positions = [readme.index(f"\n## {promise.title}\n") for promise in Promise]
+    positions = [readme.index(f"\n## {promise.heading}\n") for promise in Promise]
     assert positions == sorted(positions)
     for rule in RULES:
-        section = readme.split(f"\n## {rule.promise.title}\n")[1].split("\n## ")[0]
+        section = readme.split(f"\n## {rule.promise.heading}\n")[1].split("\n## ")[0]
         assert f"### `{rule.name}`" in section, (rule.name, rule.promise)
 
 
@@ -128,11 +129,11 @@ def test_stack_adapter_passes_every_kubernetes_object_and_the_config():
     resources = [PolicyResource(type_token(m), unknown_checking_proxy(m), urn(n, m), n, _opts(), None, None, [], {})
                  for n, m in compliant().items()]
     resources.append(PolicyResource("pulumi:pulumi:Stack", {}, "urn:stack", "stack", _opts(), None, None, [], {}))
-    capacity = dict(DEV_CAPACITY, cpu="3")
+    pools = [{"name": "gpu", "labels": {}, "capacity": dict(DEV_CAPACITY, cpu="3")}]
     reported = []
     _policies()["cohort-nominal-within-capacity"].validate(
-        StackValidationArgs(resources, config={"capacity": capacity}), lambda msg, u=None: reported.append(msg))
-    assert len(reported) == 1 and "reserves 4 of resource 'cpu'" in reported[0]
+        StackValidationArgs(resources, config={"nodePools": pools}), lambda msg, u=None: reported.append(msg))
+    assert len(reported) == 1 and "sums to 4 of 'cpu'" in reported[0] and "above the 3 of the nodes" in reported[0]
 
 
 def _servicer():
@@ -178,10 +179,32 @@ def test_unknown_nominal_quota_fails_the_capacity_stack_policy_through_the_sdk_s
     assert not any("can't run policy" in d.message for d in response.diagnostics)
 
 
+def test_node_pools_of_the_pack_config_reach_the_capacity_policy_through_the_sdk_servicer():
+    """Issue 26 promise 1: the pools' labels and counts pass the gRPC Struct (numbers as floats) intact."""
+    def judged(flavor_labels: dict) -> list[str]:
+        servicer = _PolicyAnalyzerServicer(PACK_NAME, "0.1.0", build_policies(), EnforcementLevel.MANDATORY)
+        pools = [{"name": "gpu", "count": 2, "labels": {"gpu": "h100"}, "capacity": dict(DEV_CAPACITY, cpu="2")}]
+        config = {"cohort-nominal-within-capacity": proto.PolicyConfig(
+            enforcementLevel=proto.MANDATORY,
+            properties=json_format.ParseDict({"nodePools": pools}, struct_pb2.Struct()))}
+        servicer.Configure(proto.ConfigureAnalyzerRequest(policyConfig=config), None)
+        manifests = compliant()
+        manifests["flavor"]["spec"] = {"nodeLabels": flavor_labels}
+        request = proto.AnalyzeStackRequest(resources=[
+            proto.AnalyzerResource(type=type_token(m), properties=_struct(m), urn=urn(n, m), name=n)
+            for n, m in manifests.items()])
+        return [d.message for d in servicer.AnalyzeStack(request, None).diagnostics
+                if d.policyName == "cohort-nominal-within-capacity"]
+
+    assert judged({"gpu": "h100"}) == []  # cpu 4 fits 2 nodes x 2
+    [message] = judged({"gpu": "a100"})
+    assert "selects nodes labelled gpu=a100, which no node pool carries" in message
+
+
 def test_analyzer_info_carries_every_policy_with_its_schema():
     info = _servicer().GetAnalyzerInfo(None, None)
     policies = {p.name: p for p in info.policies}
     assert set(policies) == MANDATORY | ADVISORY
     schema = json_format.MessageToDict(policies["cohort-nominal-within-capacity"].configSchema.properties)
-    assert schema["capacity"]["default"] == {}
+    assert schema["capacity"]["default"] == {} and schema["nodePools"]["default"] == []
     assert policies["cluster-queue-namespace-selector"].enforcementLevel == proto.ADVISORY

@@ -212,6 +212,10 @@ k8s.apiextensions.CustomResource(
 
 OVER_CAPACITY_PROGRAM = """\
 k8s.apiextensions.CustomResource(
+    "flavor", api_version="kueue.x-k8s.io/v1beta2", kind="ResourceFlavor", metadata={{"name": "c12-default"}},
+    spec={{}}, opts=opts,
+)
+k8s.apiextensions.CustomResource(
     "greedy-queue",
     api_version="kueue.x-k8s.io/v1beta2",
     kind="ClusterQueue",
@@ -269,8 +273,9 @@ def test_capacity_comes_from_the_stack_config_without_a_config_file(binaries, tm
     run = _program_preview(tmp_path, OVER_CAPACITY_PROGRAM)
     assert run.error is not None, run.text()
     assert run.policies("mandatory") == {"cohort-nominal-within-capacity"}, run.text()
-    assert ("The cohort 'c12-shared' reserves 9 of resource 'cpu' in nominalQuota (ClusterQueue 'greedy-cq' 9) but "
-            "the physical capacity is 8") in run.text()
+    assert ("the nominalQuota of ResourceFlavor 'c12-default' over every ClusterQueue and Cohort of the stack sums "
+            "to 9 of 'cpu' (ClusterQueue 'greedy-cq' 9), above the 8 of the nodes it selects (node pool 'gpu'; "
+            "nodeLabels none: every node)") in run.text()
 
 
 def test_gpu_quota_unknown_at_preview_fails_closed(binaries, tmp_path):

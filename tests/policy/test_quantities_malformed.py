@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from policy.rules.cohort import check_cohort_nominal_within_capacity, check_single_layout_per_cohort
+from policy.rules.capacity import check_capacity_options
+from policy.rules.cohort import check_single_layout_per_cohort
 from policy.rules.inference_fit import check_inference_fits_nominal
 from tests.policy.fixtures import DEV_CAPACITY, compliant, stack
 
@@ -16,7 +17,7 @@ MALFORMED = ["NaN", "-NaN", "sNaN", "Infinity", "-Infinity", "inf", "1e999999", 
 def test_malformed_nominal_quota_is_reported_by_the_capacity_policy(raw):
     m = compliant()
     m["inference-cq"]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][2]["nominalQuota"] = raw
-    found = check_cohort_nominal_within_capacity(stack(m), DEV_CAPACITY)
+    found = check_capacity_options(stack(m), {"capacity": DEV_CAPACITY})
     check_single_layout_per_cohort(stack(m))
     [v] = found
     assert (v.subject.name, v.field, v.policy) == (
@@ -39,5 +40,8 @@ def test_malformed_request_is_reported_by_the_fit_policy(raw):
 
 @pytest.mark.parametrize("raw", MALFORMED)
 def test_malformed_capacity_is_reported(raw):
-    found = check_cohort_nominal_within_capacity(stack(compliant()), dict(DEV_CAPACITY, cpu=raw))
-    assert any(f"capacity['cpu'] to {raw!r}, which is not a Kubernetes quantity" in v.message for v in found)
+    found = check_capacity_options(stack(compliant()), {"capacity": dict(DEV_CAPACITY, cpu=raw)})
+    assert any(f"capacity['cpu'] is {raw!r}, not a non-negative Kubernetes quantity" in v.message for v in found)
+    found = check_capacity_options(stack(compliant()), {"nodePools": [{"name": "n", "labels": {},
+                                                                       "capacity": dict(DEV_CAPACITY, cpu=raw)}]})
+    assert any(f"nodePools[0].capacity['cpu'] is {raw!r}, not a non-negative" in v.message for v in found)

@@ -92,12 +92,21 @@ def _same_cohort(raw: dict) -> None:
     raw["sharedPool"]["cohort"] = raw["inferenceTraining"]["cohort"]
 
 
+def _flavor_no_pool_carries(raw: dict) -> None:
+    """The first ResourceFlavor selects nodes by a label no node pool carries: its quota has no nodes."""
+    labels = {"kueue-cohorts.example/absent": "yes"}
+    if raw.get("resourceFlavors"):
+        raw["resourceFlavors"][0]["nodeLabels"] = labels
+    else:
+        raw.setdefault("resourceFlavor", {})["nodeLabels"] = labels
+
+
 # policy -> how a stack config breaks it
 CONFIG_BREAKS: dict[str, Mutation] = {
     "inference-borrowing-limit-zero": lambda raw: _quotas(raw)[-1].update(borrowingLimit={_first_resource(raw): "1"}),
     "inference-reclaim-any": lambda raw: _inference(raw).setdefault("preemption", {}).update(
         reclaimWithinCohort="LowerPriority", borrowWithinCohort=None),
-    "cohort-nominal-within-capacity": lambda raw: _nominal(raw).update({_first_resource(raw): "100000"}),
+    "cohort-nominal-within-capacity": _flavor_no_pool_carries,
     "workload-priority-class": lambda raw: raw["inferenceTraining"]["training"]["priorityClass"].update(
         value=_inference(raw)["priorityClass"]["value"]),
     "inference-fits-nominal": _big_service,
@@ -176,6 +185,12 @@ def _peaking_service(objects: list[dict]) -> None:
                         "resources": {"requests": {resource["name"]: "1"}}}}}})
 
 
+def _urgent_priority_class(objects: list[dict]) -> None:
+    """A WorkloadPriorityClass written by hand, without a role, at 1,000,000: any training namespace may name it."""
+    objects.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+                    "metadata": {"name": "urgent"}, "value": 1000000})
+
+
 # policy -> how rendered objects (written by hand, a ConfigGroup, ...) break it
 OBJECT_BREAKS: dict[str, Callable[[list[dict]], None]] = {
     "inference-namespace-selector": _drop_selector,
@@ -187,6 +202,7 @@ OBJECT_BREAKS: dict[str, Callable[[list[dict]], None]] = {
     "judgeable-patches": _nameless_patch,
     "no-helm-release": _helm_release,
     "inference-peak-fits-nominal": _peaking_service,
+    "inference-reclaim-unblocked": _urgent_priority_class,
 }
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from components.validation import load_stack_file
 from policy.rules.quantities import parse
+from policy.rules.stack_capacity import capacity_from_node_pools
 from tests.helpers import STACKS, run_main, stack_raw
 from tests.policy.harness import REPO, evaluate, pack_config
 
@@ -37,8 +38,10 @@ def test_there_are_stacks_and_each_has_a_policy_config():
 @pytest.mark.parametrize("name", STACK_NAMES)
 def test_capacity_config_equals_node_pools(name):
     settings = load_stack_file(STACKS / f"Pulumi.{name}.yaml")
-    configured = pack_config(REPO / "policy" / "config" / f"{name}.json")["cohort-nominal-within-capacity"]["capacity"]
+    pools = pack_config(REPO / "policy" / "config" / f"{name}.json")["cohort-nominal-within-capacity"]["nodePools"]
+    configured = capacity_from_node_pools(pools) or {}
     assert {k: parse(v) for k, v in configured.items()} == settings.capacity()
+    assert [p["labels"] for p in pools] == [dict(p.labels) for p in settings.node_pools]
 
 
 @pytest.mark.parametrize("name", STACK_NAMES)

@@ -76,3 +76,51 @@ def test_cli_exit_codes(repo, tmp_path, capsys):
     assert cli.main(["--stack", "staging", "--base", "nope", "--repo", str(repo.path), "--no-preview"]) == 2
     assert cli.main(["--stack", "missing", "--base", "HEAD", "--repo", str(repo.path), "--no-preview"]) == 2
     assert "prsummary:" in capsys.readouterr().err
+
+
+def _training_above_inference(repo) -> str:
+    layout = repo.config("staging")["inferenceTraining"]
+    layout["training"]["priorityClass"]["value"] = 2000
+    repo.set_config("staging", "inferenceTraining", layout)
+    return "inferenceTraining.training.priorityClass"
+
+
+def _negative_floor(repo) -> str:
+    raise_vision_cpu_floor(repo, "-1")
+    return "sharedPool.tenants[0].floor.cpu"
+
+
+def _misspelt_key(repo) -> str:
+    pool = repo.config("staging")["sharedPool"]
+    pool["tenants"][1]["flor"] = pool["tenants"][1].pop("floor")
+    repo.set_config("staging", "sharedPool", pool)
+    return "sharedPool.tenants[1]"
+
+
+def _inference_beyond_capacity(repo) -> str:
+    layout = repo.config("staging")["inferenceTraining"]
+    layout["inference"]["nominalQuota"]["nvidia.com/gpu"] = "64"
+    repo.set_config("staging", "inferenceTraining", layout)
+    return "inferenceTraining.inference.nominalQuota"
+
+
+@pytest.mark.parametrize("breaks", [_training_above_inference, _negative_floor, _misspelt_key,
+                                    _inference_beyond_capacity])
+def test_an_invalid_change_says_so_first_and_fails(repo, tmp_path, capsys, breaks):
+    """The summary of a change whose stack file does not validate starts with a red CAUTION alert naming the key,
+    shows no quota as removed and no "no violations" comfort, and the command exits 1 after writing it."""
+    repo.commit()
+    key = breaks(repo)
+    out = tmp_path / "summary.md"
+    code = cli.main(["--stack", "staging", "--base", "HEAD", "--repo", str(repo.path), "--no-preview",
+                     "--out", str(out)])
+    text = out.read_text()
+    assert code == 1
+    assert "does not validate: this change cannot be deployed" in capsys.readouterr().err
+    body = text.splitlines()[3:]  # after the marker, the heading and a blank line
+    assert body[0] == "> [!CAUTION]"
+    assert "This change cannot be deployed: `stacks/Pulumi.staging.yaml` does not validate." in body[1]
+    assert f"kueue-cohorts:{key}" in text
+    assert text.index(f"kueue-cohorts:{key}") < text.index("#### Policy")
+    assert "removed" not in text and "No policy violations" not in text and "→" not in text
+    assert "Policy\nNot run: preview skipped (--no-preview)" in text

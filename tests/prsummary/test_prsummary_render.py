@@ -111,3 +111,13 @@ def test_quota_change_alone_is_not_unchanged_and_settings_errors_are_shown():
 def test_preview_not_run_is_said():
     text = document.render("dev", "b", _report(ran=False, note="preview skipped"), document.QuotaSide(()))
     assert "Not run: preview skipped" in text and "no changes" not in text
+
+
+def test_an_invalid_stack_file_is_never_no_violations():
+    """A preview that ran over a program that stopped at its settings check reports no violation: the summary says
+    nothing was judged, after the CAUTION alert."""
+    text = document.render("staging", "b", _report(),
+                           document.QuotaSide((), after_error="invalid stack config: 1 problem"))
+    assert "No policy violations" not in text
+    assert text.index("> [!CAUTION]") < text.index("Not judged: the stack file does not validate") < \
+        text.index("#### Resource changes")

@@ -24,7 +24,7 @@ from sandbox import certs
 from tests.helpers import run_main, stack_raw
 
 DEV_RULES = ["inference-borrowing-limit-zero", "inference-reclaim-any", "namespace-selector",
-             "workload-priority-class", "tenant-label"]
+             "workload-priority-class", "tenant-label", "inference-rollout-fits-nominal"]
 
 
 def _dev(**admission_settings):

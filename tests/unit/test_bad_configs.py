@@ -27,6 +27,13 @@ def _pool() -> dict:
     return fixture_raw("guide-shared-pool")
 
 
+def _mixed() -> dict:
+    return stack_raw("mixed")
+
+
+H100_LABELS = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+
+
 def _set(path: str, value) -> Callable[[dict], None]:
     def mutate(raw: dict) -> None:
         node = raw
@@ -53,11 +60,27 @@ CASES = [
                                            "LowerPriority"),
      f"{IT}.inference.preemption.reclaimWithinCohort", "reclaim"),
     ("nominal-above-capacity", _dev, _set("nodePools|0|capacity|nvidia.com/gpucores", "10"),
-     f'{IT}.inference.nominalQuota["nvidia.com/gpucores"]', "above the physical capacity 10"),
+     f'{IT}.inference.nominalQuota["nvidia.com/gpucores"]', "above the 10 of the nodes it selects"),
     ("cohort-quota-counts-toward-capacity", _dev, _set("inferenceTraining|cohortQuota", {"nvidia.com/gpualloc": "1"}),
-     f'{IT}.inference.nominalQuota["nvidia.com/gpualloc"]', "sums to 2"),
+     f'{IT}.cohortQuota["nvidia.com/gpualloc"]', "sums to 2"),
     ("capacity-undeclared", _dev, _set("nodePools|0|capacity", {"cpu": "8", "memory": "32Gi"}),
-     f'{IT}.inference.nominalQuota["nvidia.com/gpualloc"]', "no node pool declares"),
+     f'{IT}.inference.nominalQuota["nvidia.com/gpualloc"]', "none of the nodes it selects (node pool 'gpu') declares"),
+    # issue 26 promise 1: quota against the nodes each flavor selects by its nodeLabels, over every cohort
+    ("flavor-labels-no-pool-carries", _prod, _set("resourceFlavor|nodeLabels", {"nvidia.com/gpu.product": "H200"}),
+     "kueue-cohorts:resourceFlavor.nodeLabels", "which no node pool carries"),
+    ("pool-without-the-flavors-labels", _prod, _set("nodePools|0|labels", _DELETE),
+     "kueue-cohorts:resourceFlavor.nodeLabels", "which no node pool carries"),
+    ("two-flavors-one-node-set", _mixed, _set("resourceFlavors|1|nodeLabels", H100_LABELS),
+     f'{IT}.inference.flavors[0].nominalQuota["nvidia.com/gpu"]', "ResourceFlavors 'h100', 'a100' select the same"),
+    ("pool-named-for-another-flavor", _mixed, lambda r: (
+        r["nodePools"][1].update(labels=dict(H100_LABELS)),
+        r["resourceFlavors"][1].update(nodeLabels={"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"})),
+     "kueue-cohorts:resourceFlavors[1].nodeLabels", "node pool 'a100' names resourceFlavor 'a100' but lacks these"),
+    ("layouts-fit-alone-not-together", _prod, _set("sharedPool|tenants|2|floor|nvidia.com/gpu", "5"),
+     f'{IT}.inference.nominalQuota["nvidia.com/gpu"]', "sums to 33 of 'nvidia.com/gpu' (ClusterQueue "
+     "'online-inference-cq' 16, ClusterQueue 'team-a-cq' 6, ClusterQueue 'team-b-cq' 6, ClusterQueue 'team-c-cq' 5)"),
+    ("flavor-without-labels-or-pools", _mixed, lambda r: r["resourceFlavors"].append({"name": "l40s"}),
+     "kueue-cohorts:resourceFlavors[2].nodeLabels", "select every node of the cluster"),
     ("inference-quota-on-cohort", _dev, lambda r: (
         r["inferenceTraining"]["inference"]["nominalQuota"].update({"nvidia.com/gpualloc": "0"}),
         r["inferenceTraining"].update({"cohortQuota": {"nvidia.com/gpualloc": "1"}})),
@@ -85,12 +108,12 @@ CASES = [
      f"{IT}.inference.clusterQueue", "DNS-1123"),
     ("duplicate-tenant", _pool, lambda r: r["sharedPool"]["tenants"].append(
         {"name": "ns-a", "clusterQueue": "other-cq", "namespaces": ["other"], "floor": {"nvidia.com/gpualloc": "0"}}),
-     f"{SP}.tenants[2].name", "the tenant label value 'ns-a' is already used"),
+     f"{SP}.tenants[2].name", "the tenant label value 'ns-a' of namespaceLabel kueue.x-k8s.io/queue is already used"),
     ("duplicate-cluster-queue", _dev, _set("inferenceTraining|training|clusterQueue", "c12-inference-cq"),
      f"{IT}.training.clusterQueue", "the ClusterQueue name 'c12-inference-cq' is already used"),
     ("typo-key", _dev, _set("inferenceTraining|training|borowingLimit", {"cpu": "1"}),
-     f"{IT}.training.borowingLimit", "Extra inputs are not permitted"),
-    ("typo-top-level-key", _dev, _set("inferenceTrainig", {}), "kueue-cohorts:inferenceTrainig", "Extra inputs"),
+     f"{IT}.training.borowingLimit", "unknown key (a typo?)"),
+    ("typo-top-level-key", _dev, _set("inferenceTrainig", {}), "kueue-cohorts:inferenceTrainig", "unknown key"),
     ("enum-wrong-case", _dev, _set("inferenceTraining|training|preemption|withinClusterQueue", "lowerPriority"),
      f"{IT}.training.preemption.withinClusterQueue", "'LowerPriority'"),
     ("borrow-within-cohort-needs-reclaim", _pool, _set("sharedPool|preemption",
@@ -117,6 +140,9 @@ CASES = [
     ("wait-for-pods-ready-bad-timeout", _dev, _set("kueue", {"waitForPodsReady": {
         "timeout": "5 minutes", "requeuingStrategy": {"backoffLimitCount": 3}}}),
      "kueue-cohorts:kueue.waitForPodsReady.timeout", "must be a Go duration (time: unknown unit"),
+    ("negative-recovery-timeout", _dev, _set("kueue", {"waitForPodsReady": {
+        "timeout": "5m", "recoveryTimeout": "-1m", "requeuingStrategy": {"backoffLimitCount": 3}}}),
+     "kueue-cohorts:kueue.waitForPodsReady.recoveryTimeout", "'-1m' is negative, and Kueue's manager refuses to start"),
     ("unknown-integration", _dev, _set("kueue", {"integrations": ["batch/job", "kserve"]}),
      "kueue-cohorts:kueue.integrations[1]", "not a Kueue integration"),
     ("runtime-asks-more-than-training-can-borrow", _dev, _set("trainingRuntime", {"limits": {
@@ -137,7 +163,8 @@ CASES = [
     ("extra-protected-namespace", _dev, lambda r: r.update(protectedNamespaces=["c12-training"]),
      f"{IT}.training.namespaces[0]", "'c12-training' is a protected"),
     ("two-queues-one-tenant-label", _dev, _set("inferenceTraining|training|tenant", "c12-inference-cq"),
-     f"{IT}.training.tenant", "the tenant label value 'c12-inference-cq' is already used"),
+     f"{IT}.training.tenant", "the tenant label value 'c12-inference-cq' of namespaceLabel kueue.x-k8s.io/queue is "
+                              "already used"),
     ("half-a-gpu-nominal", _dev, _set("inferenceTraining|inference|nominalQuota|nvidia.com/gpualloc", "1.5"),
      f'{IT}.inference.nominalQuota["nvidia.com/gpualloc"]', "accepts only in whole numbers"),
     ("half-a-gpu-node", _dev, _set("nodePools|0|capacity|nvidia.com/gpualloc", "1.5"),
@@ -203,19 +230,54 @@ EXPECTED = {
     ],
     'nominal-above-capacity': [
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpucores"]',
-         'lower the nominalQuota to at most 10 in total, or add nodes'),
+         "lower the nominalQuota of 'nvidia.com/gpucores' in flavor 'c12-default' to at most 10 in total over every "
+         "cohort, or add nodes"),
     ],
     'cohort-quota-counts-toward-capacity': [
-        ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"]',
-         'lower the nominalQuota to at most 1 in total, or add nodes'),
+        ('kueue-cohorts:inferenceTraining.cohortQuota["nvidia.com/gpualloc"]',
+         "lower the nominalQuota of 'nvidia.com/gpualloc' in flavor 'c12-default' to at most 1 in total over every "
+         "cohort, or add nodes"),
     ],
     'capacity-undeclared': [
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"]',
-         "add 'nvidia.com/gpualloc' to the capacity of a node pool (kueue-cohorts:nodePools), or drop the resource"),
+         "add 'nvidia.com/gpualloc' to the capacity of node pool 'gpu' (kueue-cohorts:nodePools), or drop the "
+         "resource from the quota"),
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpucores"]',
-         "add 'nvidia.com/gpucores' to the capacity of a node pool (kueue-cohorts:nodePools), or drop the resource"),
+         "add 'nvidia.com/gpucores' to the capacity of node pool 'gpu' (kueue-cohorts:nodePools), or drop the "
+         "resource from the quota"),
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpumem"]',
-         "add 'nvidia.com/gpumem' to the capacity of a node pool (kueue-cohorts:nodePools), or drop the resource"),
+         "add 'nvidia.com/gpumem' to the capacity of node pool 'gpu' (kueue-cohorts:nodePools), or drop the "
+         "resource from the quota"),
+    ],
+    'flavor-labels-no-pool-carries': [
+        ('kueue-cohorts:resourceFlavor.nodeLabels',
+         "put the labels nvidia.com/gpu.product=H200 on the node pool of those nodes (kueue-cohorts:nodePools[]"
+         ".labels), or set the flavor's nodeLabels to labels its nodes carry"),
+    ],
+    'pool-without-the-flavors-labels': [
+        ('kueue-cohorts:resourceFlavor.nodeLabels',
+         "put the labels nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 on the node pool of those nodes "
+         "(kueue-cohorts:nodePools[].labels), or set the flavor's nodeLabels to labels its nodes carry"),
+    ],
+    'two-flavors-one-node-set': [
+        ('kueue-cohorts:inferenceTraining.inference.flavors[0].nominalQuota["nvidia.com/gpu"]',
+         "lower the nominalQuota of 'nvidia.com/gpu' in flavors 'h100', 'a100' to at most 2 together, or give each "
+         "flavor nodeLabels that select nodes of its own"),
+    ],
+    'pool-named-for-another-flavor': [
+        ('kueue-cohorts:resourceFlavors[1].nodeLabels',
+         "put the labels nvidia.com/gpu.product=NVIDIA-A100-SXM4-40GB on the node pool of those nodes "
+         "(kueue-cohorts:nodePools[].labels), or set the flavor's nodeLabels to labels its nodes carry"),
+    ],
+    'layouts-fit-alone-not-together': [
+        ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpu"]',
+         "lower the nominalQuota of 'nvidia.com/gpu' in flavor 'h100' to at most 32 in total over every cohort, or "
+         "add nodes that carry its nodeLabels"),
+    ],
+    'flavor-without-labels-or-pools': [
+        ('kueue-cohorts:resourceFlavors[2].nodeLabels',
+         "write the nodeLabels of the 'l40s' nodes, or set resourceFlavor: l40s on node pools that carry a common "
+         "label"),
     ],
     'inference-quota-on-cohort': [
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"]',
@@ -274,11 +336,11 @@ EXPECTED = {
     ],
     'typo-key': [
         ('kueue-cohorts:inferenceTraining.training.borowingLimit',
-         'remove the key or correct its spelling'),
+         "did you mean 'borrowingLimit'? Rename the key"),
     ],
     'typo-top-level-key': [
         ('kueue-cohorts:inferenceTrainig',
-         'remove the key or correct its spelling'),
+         "did you mean 'inferenceTraining'? Rename the key"),
     ],
     'enum-wrong-case': [
         ('kueue-cohorts:inferenceTraining.training.preemption.withinClusterQueue',
@@ -384,7 +446,8 @@ EXPECTED = {
     ],
     'half-a-gpu-nominal': [
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"]',
-         'lower the nominalQuota to at most 1 in total, or add nodes'),
+         "lower the nominalQuota of 'nvidia.com/gpualloc' in flavor 'c12-default' to at most 1 in total over every "
+         "cohort, or add nodes"),
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"]',
          'write a whole number such as "1" (device plugins cannot hand out a fraction of a device)'),
         ('kueue-cohorts:inferenceTraining.training.borrowingLimit["nvidia.com/gpualloc"]',
@@ -409,6 +472,11 @@ EXPECTED = {
          "add 'ephemeral-storage' to the ClusterQueue's nominalQuota, or drop it from the replica"),
         ('kueue-cohorts:inferenceTraining.inference.services[0].limits["nvidia.com/gpualloc"]',
          'request at most 1 per replica, or raise the nominalQuota'),
+    ],
+    'negative-recovery-timeout': [
+        ('kueue-cohorts:kueue.waitForPodsReady.recoveryTimeout',
+         'set a positive Go duration such as 10m, 0s to switch the recovery timeout off, or leave it out (it then '
+         'equals timeout)'),
     ],
     'zero-timeout': [
         ('kueue-cohorts:kueue.waitForPodsReady.timeout',
@@ -556,6 +624,31 @@ def test_any_value_under_any_key_is_problems_never_an_exception(value):
         raw[top] = value
         result = validate(raw)
         assert all(p.key.startswith("kueue-cohorts:") and p.fix for p in result.problems)
+
+
+LABEL_KEYS = st.sampled_from(["kueue.x-k8s.io/queue", "example.com/team", "team", "a.b/c-d"])
+
+
+@settings(max_examples=25, deadline=None)
+@given(training_key=LABEL_KEYS, pool_key=LABEL_KEYS, tenant=st.integers(0, 1))
+def test_a_tenant_value_is_refused_only_where_the_selectors_are_the_same(training_key, pool_key, tenant):
+    """Issue 26 item 9: the tenant is its selector's label requirement (namespaceLabel, value): the training tenant
+    reusing a shared-pool tenant's value under another label key selects other namespaces, and is accepted."""
+    raw = stack_raw("staging")
+    value = raw["sharedPool"]["tenants"][tenant]["name"]
+    raw["inferenceTraining"]["namespaceLabel"] = training_key
+    raw["sharedPool"]["namespaceLabel"] = pool_key
+    raw["inferenceTraining"]["training"]["tenant"] = value
+    problems = [(p.key, p.rule, p.fix) for p in validate(raw).problems]
+    if training_key != pool_key:
+        assert problems == []
+    else:
+        assert problems == [(
+            f"{SP}.tenants[{tenant}].name",
+            f"the tenant label value '{value}' of namespaceLabel {pool_key} is already used at "
+            f"{IT}.training.tenant: both ClusterQueues would select {pool_key}={value}",
+            "give each ClusterQueue its own tenant value (two ClusterQueues selecting the same tenant label would "
+            "share its namespaces)")]
 
 
 def test_a_boolean_is_no_number():

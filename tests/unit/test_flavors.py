@@ -131,18 +131,39 @@ def test_a_flavor_above_its_own_pools_fails_even_when_the_total_fits():
     flavors[1]["nominalQuota"][GPU] = "3"  # total 4 = capacity 4, but the a100 pool has 2
     [(key, rule)] = _problems(raw)
     assert key == f'{IT}.inference.flavors[1].nominalQuota["{GPU}"]'
-    assert "in flavor 'a100'" in rule and "capacity 2" in rule
+    assert "ResourceFlavor 'a100'" in rule and "above the 2 of the nodes it selects (node pool 'a100'" in rule
 
 
 def test_a_flavor_without_node_pools_fails_closed():
+    """Omitted nodeLabels with no pool to take them from would select every node; written nodeLabels that no pool
+    carries select none."""
     raw = _mixed()
     raw["resourceFlavors"].append({"name": "l40s"})
     raw["inferenceTraining"]["inference"]["flavors"].append(
-        {"name": "l40s", "nominalQuota": {"cpu": "0.5", "memory": "1Gi", GPU: "0"}})
-    raw["inferenceTraining"]["inference"]["flavors"][0]["nominalQuota"]["cpu"] = "3"
-    found = [(k, rule) for k, rule in _problems(raw) if "no node pool is of flavor 'l40s'" in rule]
-    assert [k for k, _ in found] == [f"{IT}.inference.flavors[2].nominalQuota.cpu",
-                                     f"{IT}.inference.flavors[2].nominalQuota.memory"]
+        {"name": "l40s", "nominalQuota": {"cpu": "0.5", "memory": "1Gi", GPU: "1"}})
+    refused, shared = _problems(raw)
+    assert refused == (
+        "kueue-cohorts:resourceFlavors[2].nodeLabels",
+        "nodeLabels omitted means the labels the flavor's node pools share, but no node pool names resourceFlavor "
+        "'l40s', so the ResourceFlavor would have no nodeLabels and select every node of the cluster, sharing the "
+        "other flavors' nodes")
+    # and so it does: its GPU shares the h100 and a100 nodes, which inference already fills
+    assert shared[0] == f'{IT}.inference.flavors[0].nominalQuota["{GPU}"]'
+    assert shared[1].startswith("ResourceFlavors 'h100', 'a100', 'l40s' select the same nodes")
+    raw["resourceFlavors"][2]["nodeLabels"] = {"nvidia.com/gpu.product": "NVIDIA-L40S"}
+    [(key, rule)] = _problems(raw)
+    assert key == "kueue-cohorts:resourceFlavors[2].nodeLabels"
+    assert rule.startswith("ResourceFlavor 'l40s' selects nodes labelled nvidia.com/gpu.product=NVIDIA-L40S, which "
+                           "no node pool carries, so the 0.5 of 'cpu', 1Gi of 'memory', 1 of 'nvidia.com/gpu' it holds")
+
+
+def test_pools_of_one_flavor_that_share_no_label_are_refused():
+    raw = _mixed()
+    raw["nodePools"].append({"name": "h100-b", "capacity": {"cpu": "8", "memory": "32Gi", GPU: "2"},
+                             "labels": {"zone": "b"}, "resourceFlavor": "h100"})
+    [(key, rule)] = _problems(raw)
+    assert key == "kueue-cohorts:resourceFlavors[0].nodeLabels"
+    assert "its node pools (h100, h100-b) share no label" in rule
 
 
 @pytest.mark.parametrize("index", [0, 1])
@@ -235,13 +256,16 @@ def test_inference_flavors_name_every_covered_resource():
     assert [k for k, _ in _problems(raw)] == [f"{IT}.inference.flavors[1].nominalQuota.cpu"]
 
 
-def test_pack_config_carries_the_capacity_of_each_flavor_and_single_flavor_stacks_none():
+def test_pack_config_carries_every_node_pool_with_its_labels():
     result = validate(_mixed())
-    assert pack_config(result.settings)["cohort-nominal-within-capacity"]["flavorCapacity"] == {
-        "h100": {"cpu": "8", "memory": "32Gi", GPU: "2"}, "a100": {"cpu": "8", "memory": "32Gi", GPU: "2"}}
+    assert pack_config(result.settings)["cohort-nominal-within-capacity"] == {"nodePools": [
+        {"name": "h100", "count": 1, "capacity": {"cpu": "8", "memory": "32Gi", GPU: "2"},
+         "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, "resourceFlavor": "h100"},
+        {"name": "a100", "count": 1, "capacity": {"cpu": "8", "memory": "32Gi", GPU: "2"},
+         "labels": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"}, "resourceFlavor": "a100"}]}
     for stack in ("dev", "staging", "prod"):
-        dev = validate(stack_raw(stack)).settings
-        assert "flavorCapacity" not in pack_config(dev)["cohort-nominal-within-capacity"]
+        settings = validate(stack_raw(stack)).settings
+        assert all("labels" in p for p in pack_config(settings)["cohort-nominal-within-capacity"]["nodePools"])
 
 
 def test_the_max_replicas_warning_counts_every_flavor_of_the_inference_queue():

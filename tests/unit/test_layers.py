@@ -21,7 +21,7 @@ LAYERS: dict[str, int] = {
     **{f"policy.rules.{p.stem}": 0 for p in (ROOT / "policy" / "rules").glob("*.py") if p.stem != "__init__"},
     # 1: settings (shape) and their value types
     "components.errors": 1, "components.quantity": 1, "components.planning": 1, "components.runtime_settings": 1,
-    "components.settings": 1, "components.secrets": 1,
+    "components.settings": 1, "components.secrets": 1, "components.stackfile": 1,
     # 2: plans (pure objects and manifests)
     "components.kueue": 2, "components.plans": 2, "components.kueue_config": 2, "components.runtime_manifests": 2,
     "components.service_manifests": 2, "components.render": 2, "components.pack_config": 2,
