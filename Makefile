@@ -5,37 +5,71 @@ BASE ?= origin/main
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# Every install is hash-checked (pip --require-hashes): requirements.lock locks requirements.txt +
+# requirements-dev.txt with every dependency (pip-compile --generate-hashes, `make lock`); requirements-trainer.lock
+# the trainer's --no-deps wheels (toolchain/pins.py). tests/unit/test_requirement_locks.py checks locks and pins agree.
 # The one command (kueue_cohorts/cli.py); `pip install -e .` also puts it on the PATH as `kueue-cohorts`.
 KC := $(PY) -m kueue_cohorts
-VENV_STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt pyproject.toml | sha1sum | cut -c1-12)
+VENV_STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha1sum | cut -c1-12)
 CACHE ?= $(or $(KUEUE_COHORTS_CACHE),$(HOME)/.cache/kueue-cohorts)
 # CPU torch + transformers for the trainer suite, installed without dependency resolution from a wheelhouse in the
 # cache (pip's HTTP cache keeps nothing behind our registry proxy). First run downloads 2.52 GB (see the file).
 WHEELHOUSE := $(CACHE)/wheels
-TRAINER_STAMP := $(VENV)/.trainer-$(shell sha1sum requirements-trainer.txt | cut -c1-12)
+TRAINER_STAMP := $(VENV)/.trainer-$(shell sha1sum requirements-trainer.lock | cut -c1-12)
+# Recipe families whose pins conflict with requirements-trainer.txt get their own venv, layered over the project venv
+# (a .pth appends its site-packages), installed hash-checked without dependency resolution (trainer/RECIPES.md).
+LF_VENV := .venv-recipe-llamafactory
+LF_STAMP := $(LF_VENV)/.installed-$(shell sha1sum requirements-recipe-llamafactory.txt | cut -c1-12)
 
 LINTED := components policy/rules
 
-.PHONY: lint venv trainer-deps toolchain sandbox-up sandbox-down sandbox-status sandbox-logs up preview destroy test test-unit bench pr-summary clean-state
+.PHONY: lint lock venv trainer-deps recipe-deps toolchain sandbox-up sandbox-down sandbox-status sandbox-logs up preview destroy test test-unit bench pr-summary clean-state
 
-$(VENV_STAMP): requirements.txt requirements-dev.txt pyproject.toml
+$(VENV_STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -e .  # the kueue-cohorts command
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes -r requirements.lock
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .  # the command
 	ln -sfn ../$(VENV) policy/venv  # the pack's own virtualenv (PulumiPolicy.yaml): the project venv has its pins
 	rm -f $(VENV)/.installed-*; touch $@
 
 venv: $(VENV_STAMP)
 
-$(TRAINER_STAMP): requirements-trainer.txt $(VENV_STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-index --find-links $(WHEELHOUSE) \
-	    -r requirements-trainer.txt 2>/dev/null || \
-	  { $(PY) -m pip download --quiet --disable-pip-version-check --no-deps -d $(WHEELHOUSE) -r requirements-trainer.txt && \
-	    $(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-index --find-links $(WHEELHOUSE) \
-	    -r requirements-trainer.txt; }
+$(TRAINER_STAMP): requirements-trainer.lock $(VENV_STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps --no-index \
+	    --find-links $(WHEELHOUSE) -r requirements-trainer.lock 2>/dev/null || \
+	  { $(PY) -m pip download --quiet --disable-pip-version-check --require-hashes --no-deps -d $(WHEELHOUSE) \
+	    -r requirements-trainer.lock && \
+	    $(PY) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps --no-index \
+	    --find-links $(WHEELHOUSE) -r requirements-trainer.lock; }
 	rm -f $(VENV)/.trainer-*; touch $@
 
 trainer-deps: $(TRAINER_STAMP)
+
+# Regenerates the locks after a pin changed: requirements.lock with pip-tools (pip-compile --generate-hashes, in a
+# venv of its own, .venv-lock), requirements-trainer.lock from the wheelhouse (pip download --no-deps, pip hash).
+PIP_TOOLS ?= pip-tools==7.6.2
+lock:
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/pip install --quiet --disable-pip-version-check $(PIP_TOOLS)
+	.venv-lock/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
+	    --no-emit-find-links --output-file requirements.lock requirements.txt requirements-dev.txt
+	$(PY) -m pip download --quiet --disable-pip-version-check --no-deps -d $(WHEELHOUSE) -r requirements-trainer.txt
+	$(PY) -m toolchain.pins trainer-lock --wheelhouse $(WHEELHOUSE)
+
+$(LF_STAMP): requirements-recipe-llamafactory.txt $(VENV_STAMP)
+	$(PYTHON) -m venv $(LF_VENV)
+	$(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > \
+	  "$$($(LF_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/zz-project-venv.pth"
+	$(LF_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps --no-index --find-links $(WHEELHOUSE) \
+	    -r requirements-recipe-llamafactory.txt 2>/dev/null || \
+	  { $(LF_VENV)/bin/pip download --quiet --disable-pip-version-check --no-deps -d $(WHEELHOUSE) \
+	      -r requirements-recipe-llamafactory.txt && \
+	    $(LF_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps --no-index --find-links $(WHEELHOUSE) \
+	    -r requirements-recipe-llamafactory.txt; }
+	rm -f $(LF_VENV)/.installed-*; touch $@
+
+# The recipe families' own venvs (tests/trainer/test_recipe_*.py, benchmarks/trainer.py).
+recipe-deps: $(LF_STAMP)
 
 # Builds every pinned binary that is missing from the cache (~/.cache/kueue-cohorts); a warm cache returns in seconds.
 toolchain: venv
@@ -76,12 +110,12 @@ lint: venv
 	$(PY) -m mypy $(LINTED)
 
 # Every suite: unit, policy, trainer, integration (real pulumi CLI), e2e (real kube-apiserver + Kueue).
-test: toolchain trainer-deps lint
+test: toolchain trainer-deps recipe-deps lint
 	$(PY) -m pytest
 
 test-unit: venv
 	$(PY) -m pytest tests/unit tests/policy -m "not integration"
 
 # Every benchmark (prints figures); `make bench WRITE=1` also rewrites benchmarks/results/*.json.
-bench: toolchain trainer-deps
+bench: toolchain trainer-deps recipe-deps
 	$(PY) -m benchmarks $(if $(WRITE),--write)

@@ -21,6 +21,13 @@ layout is DDP's, the most sharded one the pinned stack trains on CPU (accelerate
 multi-accelerator runs): every rank writes its `rng_state_<rank>.pth`, rank 0 the shared files. Per node: the bytes
 of one checkpoint that node wrote and the seconds it spent flushing (fsync, every node flushes the whole checkpoint)
 each checkpoint. An uninterrupted two-node run of the same seed runs alongside; its final weights are compared.
+
+Recipe families (`families` in the JSON, trainer/RECIPES.md): LlamaFactory 0.9.5 (`llamafactory:<config.yaml>`, its
+own venv, `make recipe-deps`) trains the tiny Llama of trainer/local/tiny_llamafactory.py and is preempted
+`--family-preemptions` times at steps drawn with `--seed` (held inside the step, SIGTERM from outside), then
+finishes; steps lost, flush seconds and the final weights against an uninterrupted run are reported. mini_trainer
+and training_hub cannot train without CUDA: their entries give the reason (trainer.recipe_native.reason) and the
+documented loss bound instead of figures.
 """
 from __future__ import annotations
 
@@ -39,6 +46,8 @@ from pathlib import Path
 
 from benchmarks import summary
 from trainer import checkpoints
+from trainer import recipe_native as native
+from trainer.local import families
 from trainer.local.process import TrainerProcess, kill_all, start_nodes, trainer_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +56,8 @@ SAVE_STEPS = 20
 MAX_STEPS = 400
 DIST_SAVE_STEPS = 10
 DIST_MAX_STEPS = 30
+FAMILY_SAVE_STEPS = 10
+FAMILY_MAX_STEPS = 30
 _RANK_FILE = re.compile(r"(?:__(\d+)_\d+\.distcp|rng_state_(\d+)\.pth|.*_rank(\d+)\.bin|.*zero_pp_rank_(\d+)_.*)")
 
 
@@ -264,34 +275,115 @@ def measure_distributed(preemptions: int, seed: int, nodes: int = 2) -> dict:
     }
 
 
+def measure_llamafactory(preemptions: int, seed: int) -> dict:
+    """LlamaFactory 0.9.5 (`llamafactory:<config.yaml>`, its own venv) on the tiny Llama of
+    trainer/local/tiny_llamafactory.py:
+    preempted at `preemptions` seeded steps (held inside the step, SIGTERM from outside), then finished; compared
+    with an uninterrupted run of the same seed."""
+    import torch  # noqa: PLC0415  # optional trainer dependency: loaded late
+    from safetensors.torch import load_file  # noqa: PLC0415  # optional trainer dependency: loaded late
+
+    holds = sorted(random.Random(seed).sample(range(1, FAMILY_MAX_STEPS - 1), preemptions))
+    lost, stops, latency, flush = [], [], [], []
+    started: list[TrainerProcess] = []
+    with tempfile.TemporaryDirectory(prefix="bench-trainer-llamafactory-") as tmp:
+        root = Path(tmp)
+        config = families.build_llamafactory_project(
+            root / "project", max_steps=FAMILY_MAX_STEPS, save_steps=FAMILY_SAVE_STEPS, save_total_limit=2)
+        run_dir = root / "preempted"
+        try:
+            reference = families.start_llamafactory(root, "reference", config)
+            started.append(reference)
+            for hold in holds:
+                process = families.start_llamafactory(root, "preempted", config,
+                                                      KUEUE_COHORTS_TEST_HOLD=f"step:{hold}")
+                started.append(process)
+                process.wait_for(rf"^HOLD step {hold}$", timeout=900)
+                sent = time.perf_counter()
+                process.send(signal.SIGTERM)
+                assert process.wait() == 0, process.log()
+                latency.append(time.perf_counter() - sent)
+                flush += _figures(process.lines)[0]
+                stopped = [int(m.group(1)) for line in process.lines
+                           if (m := re.search(r"stopped at global step (\d+)", line))]
+                assert stopped, process.log()
+                stops.append(stopped[0])
+                resumed = checkpoints.newest_complete(run_dir)
+                lost.append(stopped[0] - (resumed.step if resumed else 0))
+            final = families.start_llamafactory(root, "preempted", config)
+            started.append(final)
+            for process in (final, reference):
+                assert process.wait() == 0, process.log()
+            flush += _figures(final.lines)[0]
+        finally:
+            kill_all(started)
+        last = f"checkpoint-{FAMILY_MAX_STEPS}"
+        expected, actual = (
+            load_file(str(root / run / last / "model.safetensors")) for run in ("reference", "preempted")
+        )
+        equal = expected.keys() == actual.keys() and all(torch.equal(expected[k], actual[k]) for k in expected)
+    return {
+        "recipe": "llamafactory:<config.yaml>, stage sft, finetuning_type full, tiny Llama (2 layers, hidden 32) built "
+                  "locally (trainer/local/tiny_llamafactory.py), LlamaFactory 0.9.5 with transformers 5.6.0",
+        "flushes_on_sigterm": True,
+        "max_steps": FAMILY_MAX_STEPS,
+        "save_steps": FAMILY_SAVE_STEPS,
+        "sigterm_at_steps_in_flight": [hold + 1 for hold in holds],
+        "preempted_at_steps": stops,
+        "steps_lost_per_preemption": lost,
+        "periodic_saves_only_expected_steps_lost": FAMILY_SAVE_STEPS / 2,
+        "final_weights_equal_uninterrupted_run": equal,
+        "checkpoint_flush_seconds": _summary(flush),
+        "sigterm_to_exit_seconds": _summary(latency),
+    }
+
+
+def measure_families(preemptions: int, seed: int) -> dict:
+    """The `families` section: LlamaFactory measured; mini_trainer and training_hub with the reason they cannot run
+    on this machine (trainer.recipe_native.reason) and their documented loss bound."""
+    results = {"llamafactory": measure_llamafactory(preemptions, seed)}
+    for family, algorithm in (("mini-trainer", ""), ("training-hub", "sft"), ("training-hub", "osft")):
+        key = f"{family}:{algorithm}" if algorithm else family
+        results[key] = {
+            "ran": False,
+            "reason": native.reason(family, algorithm) or "runs here (CUDA present): not measured by this benchmark",
+            "flushes_on_sigterm": True,
+            "steps_lost_per_preemption": None,
+            "loss_bound_without_sigterm": "everything since the last SIGTERM checkpoint: no periodic full-state "
+                                          "save exists (trainer/RECIPES.md)",
+        }
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI: run, print a summary, write benchmarks/results/trainer.json. Returns 0."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.trainer", description=summary(__doc__))
     parser.add_argument("--preemptions", type=int, default=5)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--distributed-preemptions", type=int, default=3)
-    parser.add_argument("--only", choices=("single", "distributed"), help="run one part; the other part's figures "
-                        "are kept from the existing results file")
+    parser.add_argument("--family-preemptions", type=int, default=3)
+    parser.add_argument("--only", choices=("single", "distributed", "families"), help="run one part; the other "
+                        "parts' figures are kept from the existing results file")
     ns = parser.parse_args(argv)
     previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    if ns.only == "distributed":
-        results = {key: value for key, value in previous.items() if key != "distributed"}
-    else:
-        results = measure(ns.preemptions, ns.seed)
-    if ns.only == "single":
-        if "distributed" in previous:
-            results["distributed"] = previous["distributed"]
-    else:
+    results = dict(previous)
+    if ns.only in (None, "single"):
+        results.update(measure(ns.preemptions, ns.seed))
+    if ns.only in (None, "distributed"):
         results["distributed"] = measure_distributed(ns.distributed_preemptions, ns.seed)
+    if ns.only in (None, "families"):
+        results["families"] = measure_families(ns.family_preemptions, ns.seed)
     results["command"] = (f"python -m benchmarks.trainer --preemptions {ns.preemptions:d} --seed {ns.seed:d} "
-                          f"--distributed-preemptions {ns.distributed_preemptions:d}")
+                          f"--distributed-preemptions {ns.distributed_preemptions:d} "
+                          f"--family-preemptions {ns.family_preemptions:d}")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"steps lost per preemption: {results['steps_lost_per_preemption']} (goal 0; periodic saves only: "
-          f"~{results['periodic_saves_only_expected_steps_lost']:.0f} on average)")
-    print(f"final weights equal to an uninterrupted run: {results['final_weights_equal_uninterrupted_run']}")
-    for key in ("checkpoint_flush_seconds", "checkpoint_save_seconds", "sigterm_to_exit_seconds"):
-        print(f"{key}: {results[key]}")
+    if "steps_lost_per_preemption" in results:
+        print(f"steps lost per preemption: {results['steps_lost_per_preemption']} (goal 0; periodic saves only: "
+              f"~{results['periodic_saves_only_expected_steps_lost']:.0f} on average)")
+        print(f"final weights equal to an uninterrupted run: {results['final_weights_equal_uninterrupted_run']}")
+        for key in ("checkpoint_flush_seconds", "checkpoint_save_seconds", "sigterm_to_exit_seconds"):
+            print(f"{key}: {results[key]}")
     if "distributed" in results:
         dist = results["distributed"]
         print(f"distributed ({dist['nodes']} nodes, {dist['layout']}): steps lost per preemption "
@@ -300,6 +392,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{dist['final_weights_equal_uninterrupted_run']}")
         print(f"checkpoint bytes per node: {dist['checkpoint_bytes_per_node']}; flush seconds per node: "
               f"{dist['checkpoint_flush_seconds_per_node']}")
+    for family, figures in results.get("families", {}).items():
+        if figures.get("ran", True):
+            print(f"{family}: steps lost per preemption {figures['steps_lost_per_preemption']}, flush seconds "
+                  f"{figures['checkpoint_flush_seconds']}, final weights equal: "
+                  f"{figures['final_weights_equal_uninterrupted_run']}")
+        else:
+            print(f"{family}: not run here: {figures['reason']}")
     print(f"wrote {RESULTS.relative_to(ROOT)}")
     return 0
 

@@ -14,7 +14,7 @@ from typing import Optional
 
 import toolchain
 from components.kueue_install import ChartReference, OutOfClusterManager
-from components.preflight import check_namespaces, require_kueue_api
+from components.preflight import check_namespaces, require_admittable_trainer, require_kueue_api
 from components.settings import ChartSource, ClusterMode, Settings
 from sandbox.endpoints import kueue_webhook_endpoint
 from sandbox.paths import kubeconfig_path
@@ -48,8 +48,9 @@ def resolve(settings: Settings, namespace_owner: str) -> Target:
         settings: validated Settings. namespace_owner: this stack's ownership mark
             (`components.kueue.namespace_owner(project, stack)`).
     Raises:
-        PreflightError: the cluster does not serve Kueue's v1beta2 API (and the stack does not install Kueue), or
-            its Namespaces cannot be listed.
+        PreflightError: the cluster does not serve Kueue's v1beta2 API (and the stack does not install Kueue), its
+            Kubeflow Trainer is one the pinned Kueue cannot admit TrainJobs of (`trainer-not-admittable`), or its
+            Namespaces or CRDs cannot be read.
         NamespacePreflightError: a namespace the stack must not adopt or delete (every one listed at once).
         OSError: the sandbox's state cannot be read (sandbox mode with kueue.install).
     """
@@ -63,7 +64,10 @@ def resolve(settings: Settings, namespace_owner: str) -> Target:
         manager = OutOfClusterManager(*kueue_webhook_endpoint())
     if cluster.mode == ClusterMode.RENDER:
         return Target(kubeconfig, chart, manager)
+    pins = toolchain.versions.load().entries
     if not settings.kueue.install:
-        require_kueue_api(kubeconfig, cluster.context, toolchain.versions.load().entries["kueue"].version)
+        require_kueue_api(kubeconfig, cluster.context, pins["kueue"].version)
+    if settings.training_runtime is not None:  # the stack runs TrainJobs: the Trainer must be one Kueue can admit
+        require_admittable_trainer(kubeconfig, cluster.context, pins["kueue"].version, pins["trainer"].version)
     warnings = check_namespaces(settings, namespace_owner, kubeconfig, cluster.context)
     return Target(kubeconfig, chart, manager, tuple(warnings))

@@ -228,11 +228,16 @@ class KueueInstallationArgs:
     chart: ChartReference
     out_of_cluster_manager: Optional[OutOfClusterManager] = None
     webhook_readiness: Optional[WebhookReadiness] = field(default=None, compare=False)
+    namespace_owner: Optional[str] = None
+    """The stack's ownership mark (`components.kueue.namespace_owner`), set as the `kueue-cohorts/owner` annotation
+    of Kueue's Namespace so that the namespace preflight knows this stack created it; None leaves it out."""
     namespace: Optional[Rendered] = None
+    """Kueue's rendered Namespace (`components.render.kueue_namespace`, part of the assembled stack), registered as
+    it is; None: rendered from `settings` and `namespace_owner`."""
 
     def rendered_namespace(self) -> Rendered:
-        """Kueue's Namespace as rendered by the model (`namespace`, else `components.render.kueue_namespace`)."""
-        return self.namespace if self.namespace is not None else kueue_namespace(self.settings)
+        """Kueue's Namespace as the model renders it (`namespace`, else `components.render.kueue_namespace`)."""
+        return self.namespace if self.namespace is not None else kueue_namespace(self.settings, self.namespace_owner)
 
     def readiness(self) -> Optional[WebhookReadiness]:
         """The WebhookReadiness in effect: `webhook_readiness`, else the out-of-cluster manager's, else None."""

@@ -57,6 +57,9 @@ def pack_config(settings: Settings) -> dict[str, Any]:
                  if n not in DEFAULT_PROTECTED_NAMESPACES]
     if protected:
         config["protected-namespaces"] = {"protectedNamespaces": list(dict.fromkeys(protected))}
+    if settings.allowed_add_on_namespaces:
+        config.setdefault("protected-namespaces", {})["allowedAddOnNamespaces"] = list(dict.fromkeys(
+            a.name for a in settings.allowed_add_on_namespaces))
     if settings.kueue.resources.exclude_resource_prefixes:
         config["cluster-queue-covers-pod-resources"] = {
             "excludeResourcePrefixes": list(settings.kueue.resources.exclude_resource_prefixes)}

@@ -1,6 +1,8 @@
 """Preflight: before any resource is registered, check the target cluster.
 
-`require_kueue_api`: the cluster serves Kueue's API. `check_namespaces`: the stack adopts no namespace it did not
+`require_kueue_api`: the cluster serves Kueue's API. `require_admittable_trainer`: the installed Kubeflow Trainer is one
+the pinned Kueue can admit and resume TrainJobs of (`trainer_problem` decides from the TrainJob CRD).
+`check_namespaces`: the stack adopts no namespace it did not
 create (pulumi-kubernetes 4.25.0 creates by server-side apply, which takes an existing object over silently, and a
 later destroy, or removing the namespace from the config, would delete it with everything inside), labels only
 namespaces that exist, and never stops declaring a namespace it created in a way that would delete it. The decision
@@ -10,16 +12,18 @@ no cluster and no preflight.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Optional, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
 
 from kubernetes import client, config  # the official client: discovery of API groups, the Namespace list
+from kubernetes.client.exceptions import ApiException
 
 from components.errors import Problem, problems_message
 from components.kueue import MANAGED_BY, MANAGED_BY_LABEL, OWNER_ANNOTATION
 from components.render import render_stack
-from components.settings import PROJECT, NamespacePolicy, PreviewIdentityCreate, Settings, config_key
+from components.settings import PROJECT, ClusterMode, NamespacePolicy, PreviewIdentityCreate, Settings, config_key
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_VERSION = "v1beta2"
@@ -72,6 +76,91 @@ def require_kueue_api(kubeconfig: Optional[Path], context: Optional[str], pinned
         )
 
 
+# --- the installed Kubeflow Trainer ----------------------------------------------------------------------------------
+
+TRAINJOB_CRD = "trainjobs.trainer.kubeflow.org"
+TRAINER_FINDING = "trainer-not-admittable"
+"""The name of the preflight's finding when the installed Trainer cannot be admitted by the pinned Kueue."""
+
+
+def trainer_problem(crd: Optional[Mapping[str, Any]], pinned_kueue: str, pinned_trainer: str) -> Optional[str]:
+    """Whether the pinned Kueue can admit and resume TrainJobs of the Trainer whose TrainJob CRD is `crd`. Pure.
+
+    Kueue >= 0.17 (0.19.2 here) resumes an admitted TrainJob by writing the TrainJob's `spec.runtimePatches` while it
+    is still suspended (pkg/controller/jobs/trainjob/trainjob_controller.go, v0.19.2), a field the TrainJob CRD has
+    only from Trainer v2.2 (trainer v2.2.1 manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml). On a Trainer
+    v2.1 CRD the apiserver prunes it, so the Workload is admitted, holds its quota, and the TrainJob never starts or
+    never resumes after a preemption (kueue#11931, kueue#14722; Kueue refuses such a CRD at setup from kueue#14886).
+
+    Args:
+        crd: the CustomResourceDefinition `trainjobs.trainer.kubeflow.org` as the API returns it (JSON), or None
+            when the cluster has none (no Trainer: nothing to judge here).
+        pinned_kueue, pinned_trainer: the versions this project pins, named in the message.
+    Returns:
+        None when some served version's schema has `spec.runtimePatches`; else the finding, one sentence with its
+        fix, starting with `TRAINER_FINDING`.
+    """
+    if crd is None:
+        return None
+    served = []
+    for version in crd.get("spec", {}).get("versions") or []:
+        if not version.get("served"):
+            continue
+        served.append(str(version.get("name")))
+        schema = (version.get("schema") or {}).get("openAPIV3Schema") or {}
+        spec = (schema.get("properties") or {}).get("spec") or {}
+        if "runtimePatches" in (spec.get("properties") or {}):
+            return None
+    labels = (crd.get("metadata") or {}).get("labels") or {}
+    version_label = labels.get("app.kubernetes.io/version")
+    shown = f" (labelled version {version_label})" if version_label else ""
+    versions = ", ".join(served) or "no version"
+    return (f"{TRAINER_FINDING}: the installed Kubeflow Trainer{shown} serves TrainJob {versions}"
+            f" without spec.runtimePatches, so it is older than v2.2 (e.g. v2.1): Kueue {pinned_kueue} resumes an "
+            "admitted TrainJob by writing spec.runtimePatches, which this CRD drops, so TrainJobs would hold their "
+            "quota and never start or never resume after a preemption (kueue#11931, kueue#14722). Upgrade Kubeflow "
+            f"Trainer to v{pinned_trainer.lstrip('v')} (the version this project pins, toolchain/versions.toml), "
+            "CRDs included, before this stack runs training")
+
+
+def installed_trainjob_crd(kubeconfig: Optional[Path], context: Optional[str],
+                           timeout_seconds: float = 15.0) -> Optional[dict[str, Any]]:
+    """The cluster's `trainjobs.trainer.kubeflow.org` CustomResourceDefinition as JSON, or None when there is none.
+
+    Raises:
+        PreflightError: the CRD cannot be read (unreachable cluster, no permission to get CRDs).
+    """
+
+    def read(api: client.ApiClient) -> Optional[dict[str, Any]]:
+        try:
+            response: Any = client.ApiextensionsV1Api(api).read_custom_resource_definition(
+                TRAINJOB_CRD, _preload_content=False, _request_timeout=timeout_seconds)
+        except ApiException as err:
+            if err.status == 404:
+                return None
+            raise
+        found: dict[str, Any] = json.loads(response.data)
+        return found
+
+    return _read_cluster(
+        kubeconfig, context, read, f"Cannot read the CustomResourceDefinition {TRAINJOB_CRD} of the cluster",
+        "The stack checks that the installed Kubeflow Trainer is one Kueue can admit; give its identity get on "
+        "customresourcedefinitions, or use cluster mode render to work offline.")
+
+
+def require_admittable_trainer(kubeconfig: Optional[Path], context: Optional[str], pinned_kueue: str,
+                               pinned_trainer: str, timeout_seconds: float = 15.0) -> None:
+    """Refuse a cluster whose Kubeflow Trainer the pinned Kueue cannot admit TrainJobs of (`trainer_problem`).
+
+    Raises:
+        PreflightError: the finding `trainer-not-admittable`, or the CRD cannot be read.
+    """
+    problem = trainer_problem(installed_trainjob_crd(kubeconfig, context, timeout_seconds), pinned_kueue,
+                              pinned_trainer)
+    if problem is not None:
+        raise PreflightError(problem)
+
+
 # --- namespaces this stack did not create -----------------------------------------------------------------------------
 
 
@@ -116,7 +205,9 @@ def declared_namespaces(settings: Settings) -> list[DeclaredNamespace]:
     """Every tenant namespace of `settings` (both layouts), with the config key that declares it: the key that wrote
     the `metadata.namespace` of its LocalQueue (every tenant namespace has one) in the rendered stack; then the
     preview identity's own namespace when the stack creates it (`previewIdentity.create`
-    ServiceAccountAndNamespace). In config order, each namespace once."""
+    ServiceAccountAndNamespace); with `kueue.install` on a real cluster (cluster mode kubeconfig), Kueue's own
+    namespace (`kueue_namespace`). In config order, each namespace once. The sandbox (cluster mode sandbox) creates
+    Kueue's namespace and objects itself, for the stack it was brought up for: not judged there."""
     policies = {"inferenceTraining": settings.inference_training, "sharedPool": settings.shared_pool}
     out: dict[str, DeclaredNamespace] = {}
     for item in render_stack(settings):
@@ -127,6 +218,9 @@ def declared_namespaces(settings: Settings) -> list[DeclaredNamespace]:
         out[item.namespace] = DeclaredNamespace(
             item.namespace, config_key(f"{PROJECT}:{key[0]}", *key[1:]), layout.namespace_policy,
             config_key(f"{PROJECT}:{key[0]}", "namespacePolicy"))
+    kueue = settings.kueue
+    if kueue.install and settings.cluster.mode == ClusterMode.KUBECONFIG and kueue.namespace not in out:
+        out[kueue.namespace] = kueue_namespace(settings)
     identity = settings.preview_identity
     if (identity is not None and identity.namespace and identity.namespace not in out
             and identity.effective_create() == PreviewIdentityCreate.SERVICE_ACCOUNT_AND_NAMESPACE):
@@ -137,6 +231,40 @@ def declared_namespaces(settings: Settings) -> list[DeclaredNamespace]:
             f"set {create_key} to ServiceAccount (the stack creates only the ServiceAccount, in the existing "
             f"namespace) or Nothing, or give previewIdentity a namespace of its own")
     return list(out.values())
+
+
+KUEUE_INSTALL_FIX = ("set kueue.install to false to use the Kueue that is installed (the stack then only checks that "
+                     "it serves kueue.x-k8s.io/v1beta2), or set kueue.namespace to a namespace of its own")
+
+
+def kueue_namespace(settings: Settings) -> DeclaredNamespace:
+    """Kueue's namespace as the stack declares it with `kueue.install` (KueueInstallation creates it, and the chart
+    puts its Deployment, Service, Secret, ConfigMap, RBAC there): namespacePolicy Create at key `kueue.namespace`,
+    its fix `KUEUE_INSTALL_FIX` (existing, unmarked: Kueue, or something else, is there already, and the chart's
+    server-side apply would take its objects over and destroy would delete them)."""
+    return DeclaredNamespace(settings.kueue.namespace, config_key(f"{PROJECT}:kueue", "namespace"),
+                             NamespacePolicy.CREATE, config_key(f"{PROJECT}:kueue", "install"), KUEUE_INSTALL_FIX)
+
+
+def kueue_api_problems(settings: Settings, live: Mapping[str, LiveNamespace], serves_kueue: bool,
+                       owner: str) -> list[Problem]:
+    """Kueue's chart objects that exist without this stack's mark (pure). With `kueue.install` on a real cluster:
+    when the cluster already serves kueue.x-k8s.io (Kueue's CRDs, and with them its webhooks and ClusterRoles, are
+    installed) and Kueue's namespace is absent or not marked by this stack, installing would take those objects
+    over (server-side apply) and destroy would delete them, with every workload's queue. One Problem at
+    `kueue.install`, empty otherwise (a marked namespace: this stack installed them)."""
+    if not (settings.kueue.install and settings.cluster.mode == ClusterMode.KUBECONFIG and serves_kueue):
+        return []
+    have = live.get(settings.kueue.namespace)
+    if have is not None and have.owner == owner:
+        return []
+    where = ("in no namespace this stack created" if have is None or have.owner is None
+             else f"by stack {have.owner}")
+    return [Problem(
+        config_key(f"{PROJECT}:kueue", "install"), True,
+        f"the cluster already serves {KUEUE_GROUP} (Kueue's CRDs, webhooks and ClusterRoles are installed {where}); "
+        "installing the chart would take them over silently and destroy would delete them with every queue",
+        KUEUE_INSTALL_FIX)]
 
 
 def _policy_fix(ns: DeclaredNamespace) -> str:
@@ -213,6 +341,16 @@ def undeclared_owned(declared: Sequence[DeclaredNamespace], live: Mapping[str, L
     return sorted(name for name, have in live.items() if have.owner == owner and name not in names)
 
 
+def serves_kueue(kubeconfig: Optional[Path], context: Optional[str], timeout_seconds: float = 15.0) -> bool:
+    """Whether the cluster serves the API group kueue.x-k8s.io (one discovery call; discovery is open to every
+    authenticated user, `system:discovery`). Raises PreflightError when the API groups cannot be read."""
+    groups = _read_cluster(
+        kubeconfig, context, lambda api: client.ApisApi(api).get_api_versions(_request_timeout=timeout_seconds).groups,
+        "Cannot read the API groups of the cluster",
+        "Check the kubeconfig, or use cluster mode render to work offline.")
+    return any(g.name == KUEUE_GROUP for g in groups)
+
+
 def live_namespaces(kubeconfig: Optional[Path], context: Optional[str],
                     timeout_seconds: float = 15.0) -> dict[str, LiveNamespace]:
     """The cluster's Namespaces by name (one list call, official kubernetes client).
@@ -249,6 +387,8 @@ def check_namespaces(settings: Settings, owner: str, kubeconfig: Optional[Path],
     declared = declared_namespaces(settings)
     live = live_namespaces(kubeconfig, context)
     problems = namespace_problems(declared, live, owner)
+    if settings.kueue.install and settings.cluster.mode == ClusterMode.KUBECONFIG and not problems:
+        problems = kueue_api_problems(settings, live, serves_kueue(kubeconfig, context), owner)
     if problems:
         raise NamespacePreflightError(problems)
     return [f"namespace {name} carries this stack's mark ({OWNER_ANNOTATION}={owner}) and no layout declares it any "

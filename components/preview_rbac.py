@@ -10,8 +10,17 @@ that identity's RBAC itself (components/preview_identity.py); ``identity_plan`` 
   ResourceFlavor, Namespace, ValidatingAdmissionPolicy, the RBAC kinds themselves, the CRDs and webhook
   configurations of Kueue's chart, ...);
 - per namespace the stack writes objects to, a Role and RoleBinding with get, list, watch on the kinds of those
-  objects there, and nowhere else (Kueue's chart has a Secret in Kueue's namespace: the identity reads Secrets
-  there, not in every namespace);
+  objects there, and nowhere else;
+- never a Secret (``NEVER_READ``), in any namespace, not even by name: Kueue's namespace holds its webhook TLS key
+  and, with MultiKueue, the worker clusters' kubeconfigs. A preview does not need them: the provider diffs a Secret
+  against the stack's state (where its data is a secret), and a server-side dry run the identity may not make falls
+  back to the client-side diff. Naming the Secret (``resourceNames``) would not help: the stack's own Secret there
+  IS the webhook key; and ``resourceNames`` cannot narrow a plain ``list`` / ``watch`` at all (Kubernetes RBAC
+  authorizes a name-restricted list or watch only with a ``metadata.name`` field selector, k8s.io/apiserver
+  pkg/endpoints/request/requestinfo.go at 1.36: the name is taken from that selector, else it is empty and no
+  resourceNames rule matches), so a kind whose objects may not be listed is not granted;
+- a namespaced kind must carry its namespace: ``read_access`` refuses one without (it would otherwise turn into a
+  cluster-wide grant of that kind, e.g. every Secret of every namespace).
 - for a ServiceAccount the stack creates, the account and (when asked) its namespace.
 
 No write verb, no wildcard. The kinds come from the stack's own render (``components.render.render_stack`` and
@@ -102,13 +111,27 @@ def kinds_of(manifests: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
     return sorted(found)
 
 
+#: (apiGroup, resource) pairs the preview identity never reads, in any scope and under any name: Secrets (and their
+#: subresources) hold key material; ServiceAccount tokens are minted by ``serviceaccounts/token``.
+NEVER_READ: frozenset[tuple[str, str]] = frozenset({("", "secrets"), ("", "serviceaccounts/token")})
+
+
+def never_read(group: str, resource: str) -> bool:
+    """Whether (``group``, ``resource``) is one the preview identity must never read (NEVER_READ, a subresource of
+    one included, e.g. ``("", "secrets/status")``)."""
+    return (group, resource) in NEVER_READ or (group, resource.split("/", 1)[0]) in NEVER_READ
+
+
 def _rules(kinds: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
     """One rule per API group, resources sorted and distinct, verbs READ_VERBS. Raises ValueError for a wildcard,
-    an empty resource or a malformed name."""
+    an empty resource or a malformed name, or a kind of NEVER_READ (a Secret)."""
     by_group: dict[str, set[str]] = {}
     for group, resource in kinds:
         if "*" in group or "*" in resource:
             raise ValueError(f"({group!r}, {resource!r}): wildcards are refused, name each kind the stack manages")
+        if never_read(group, resource):
+            raise ValueError(f"({group!r}, {resource!r}): the preview identity never reads Secrets (key material; "
+                             "the provider diffs them against the state)")
         if group and not _DNS_SUBDOMAIN.match(group):
             raise ValueError(f"apiGroup {group!r}: must be a DNS subdomain (\"\" is the core group)")
         if not _RESOURCE.match(resource):
@@ -190,17 +213,30 @@ class ReadAccess:
 
 
 def read_access(manifests: Iterable[Mapping[str, Any]]) -> ReadAccess:
-    """Split the kinds of rendered objects by scope: a manifest whose (apiGroup, kind) is in CLUSTER_SCOPED_KINDS, or
-    that has no ``metadata.namespace``, is cluster-scoped; any other counts in its namespace.
+    """Split the kinds of rendered objects by scope: a manifest whose (apiGroup, kind) is in CLUSTER_SCOPED_KINDS is
+    cluster-scoped (whatever namespace a chart put on it); any other counts in its ``metadata.namespace``. Kinds of
+    NEVER_READ (Secrets) are left out: the identity never reads them.
 
-    Raises ValueError for a manifest without apiVersion or kind."""
+    Raises:
+        ValueError: a manifest without apiVersion or kind; a namespaced kind (any kind not in CLUSTER_SCOPED_KINDS)
+            without ``metadata.namespace``: the provider would put it in the kubeconfig's default namespace, and a
+            grant without a namespace would be cluster-wide (every object of that kind in every namespace).
+    """
     cluster: set[tuple[str, str]] = set()
     namespaced: dict[str, set[tuple[str, str]]] = {}
     for manifest in manifests:
         [pair] = kinds_of([manifest])
-        namespace = (manifest.get("metadata") or {}).get("namespace")
-        if (_group(str(manifest["apiVersion"])), str(manifest["kind"])) in CLUSTER_SCOPED_KINDS or not namespace:
+        metadata = manifest.get("metadata") or {}
+        namespace = metadata.get("namespace")
+        if never_read(*pair):
+            continue
+        if (_group(str(manifest["apiVersion"])), str(manifest["kind"])) in CLUSTER_SCOPED_KINDS:
             cluster.add(pair)
+        elif not namespace:
+            raise ValueError(f"{manifest['kind']} {metadata.get('name')!r} ({manifest['apiVersion']}) has no "
+                             "metadata.namespace: a namespaced kind is granted in its namespace only, never "
+                             "cluster-wide; give it a namespace (or add its kind to CLUSTER_SCOPED_KINDS if it is "
+                             "cluster-scoped)")
         else:
             namespaced.setdefault(str(namespace), set()).add(pair)
     return ReadAccess(frozenset(cluster), {ns: frozenset(kinds) for ns, kinds in sorted(namespaced.items())})

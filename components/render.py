@@ -15,7 +15,7 @@ from typing import Any, Mapping, Optional, Sequence
 import yaml
 
 from components.kueue import MANAGED_BY as MANAGED_BY_VALUE
-from components.kueue import MANAGED_BY_LABEL
+from components.kueue import MANAGED_BY_LABEL, OWNER_ANNOTATION
 from components.kueue_config import MANAGER_CONFIG_KEY, manager_configuration
 from components.plans import CohortPlan, flavor_spec, flavor_specs, plan_inference_training, plan_shared_pool
 from components.runtime_manifests import MANAGED_BY, configmap_name, render_runtime, trainer_sources
@@ -420,11 +420,13 @@ def _flavors(settings: Settings) -> list[Rendered]:
     return out
 
 
-def kueue_namespace(settings: KueueSettings) -> Rendered:
-    """Kueue's Namespace as `KueueInstallation` creates it before the chart (`kueue.namespace`)."""
-    return Rendered({"apiVersion": "v1", "kind": "Namespace",
-                     "metadata": {"name": settings.namespace, "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}}},
-                    ("kueue", "namespace"))
+def kueue_namespace(settings: KueueSettings, namespace_owner: Optional[str] = None) -> Rendered:
+    """Kueue's Namespace as `KueueInstallation` creates it before the chart (`kueue.namespace`), with the stack's
+    ownership mark (`kueue-cohorts/owner: <namespace_owner>`) when given."""
+    metadata: dict[str, Any] = {"name": settings.namespace, "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}}
+    if namespace_owner is not None:
+        metadata["annotations"] = {OWNER_ANNOTATION: namespace_owner}
+    return Rendered({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}, ("kueue", "namespace"))
 
 
 def render(settings: Settings, namespace_owner: Optional[str] = None) -> RenderedStack:
@@ -441,9 +443,11 @@ def render(settings: Settings, namespace_owner: Optional[str] = None) -> Rendere
         ValueError, KeyError: settings that no manifest can express (the settings rules report them first).
     """
     kueue_config = Rendered(manager_config_map(settings), ("kueue",),
-                            {f'data["{MANAGER_CONFIG_KEY}"]': ("kueue",), f"data['{MANAGER_CONFIG_KEY}']": ("kueue",)},
+                            {f'data["{MANAGER_CONFIG_KEY}"]': ("kueue",), f"data['{MANAGER_CONFIG_KEY}']": ("kueue",),
+                             f"data['{MANAGER_CONFIG_KEY}'].integrations.frameworks": ("kueue", "integrations")},
                             registered=False)
-    kueue = (kueue_namespace(settings.kueue), kueue_config) if settings.kueue.install else (kueue_config,)
+    kueue = ((kueue_namespace(settings.kueue, namespace_owner), kueue_config) if settings.kueue.install
+             else (kueue_config,))
     return RenderedStack(
         kueue=kueue, flavors=tuple(_flavors(settings)),
         inference_training=_inference_training(settings, namespace_owner)

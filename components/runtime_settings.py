@@ -7,6 +7,7 @@ Kubeflow Trainer v2.2.1 TrainingRuntime (`trainer.kubeflow.org/v1alpha1`); the r
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import Annotated, Any, Optional, Union
 
 from pydantic import (
@@ -23,6 +24,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from components import planning, quantity
+from policy.rules import env_names
 
 GUIDE_IMAGE = "build-harbor.alauda.cn/mlops/llamafactory0.9-cu126-amd64:v0.1.0"
 MIN_GRACE_SECONDS = 60  # the guide's terminationGracePeriodSeconds; policy checkpoint-safe-runtime's default minimum
@@ -70,16 +72,22 @@ Field's bounds on a union member that carries a validator (the JSON Schema then 
 Number = Annotated[float, _no_boolean("float_type", "Input should be a valid number, not a boolean")]
 """A float setting: a number (also written as a string such as "2.5"), never true or false."""
 
-_RECIPE = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
+RECIPE = _RECIPE = (
+    r"^(?:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*"
+    r"|llamafactory:/[^:\s]+\.ya?ml"
+    r"|training-hub:(?:sft|osft)(?::/[^:\s]+\.json)?"
+    r"|mini-trainer:/[^:\s]+\.json)$"
+)
+"""A recipe (trainer/entrypoint.py, trainer/recipes.py): `module:function`, or a recipe family with an
+absolute path in the image: `llamafactory:/<config>.yaml`, `training-hub:sft|osft[:/<params>.json]`,
+`mini-trainer:/<params>.json`."""
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 CONFIG_KEY = r"^[-._a-zA-Z0-9]+$"
 """A key of a Secret or ConfigMap: k8s.io/apimachinery pkg/util/validation IsConfigMapKey (`[-._a-zA-Z0-9]+`, at most
 253 characters, not `.` or `..` and not starting with `..`)."""
-RESERVED_ENV = frozenset(
-    {"PYTHONPATH", "KUEUE_COHORTS_RUN_NAME", "KUEUE_COHORTS_CHECKPOINT_ROOT", "KUEUE_COHORTS_RECIPE",
-     "KUEUE_COHORTS_SAVE_STEPS"}
-)
-"""Environment variables the runtime sets itself (a stack may not override them)."""
+RESERVED_ENV = env_names.RESERVED_ENV
+"""Environment variables the runtime sets itself (a stack may not override them; nor may a TrainJob: the rule book's
+trainjob-reserved-env; the set is declared in policy/rules/env_names.py)."""
 
 Quantity = quantity.Quantity
 
@@ -88,15 +96,42 @@ RESERVED_PATHS = ("/workspace", "/opt/kueue-cohorts", "/opt/kueue-cohorts/traine
 PYTHONPATH (/opt/kueue-cohorts, the read-only ConfigMap at .../trainer) and the shared-memory emptyDir."""
 
 
+SYSTEM_DIRS = frozenset({"bin", "boot", "dev", "etc", "home", "proc", "root", "run", "sbin", "sys", "tmp", "usr",
+                         "var"})
+"""Top-level directories of the image's operating system (Filesystem Hierarchy Standard 3.0: the programs and
+libraries, /etc, the users' homes /root and /home, the variable and runtime data /var, /run, /tmp) and the kernel's
+interfaces (/proc, /sys, /dev): a volume mounted on or under one hides what the container needs to run (python in
+/usr/lib/python3, certificates in /etc/ssl, the home's caches) or gives its files another meaning. The library
+directories lib, lib32, lib64, libx32 and libexec (`_LIB_DIR`) count too."""
+_LIB_DIR = re.compile(r"^lib(32|64|x32|exec)?$")
+
+
+def system_path(normal: str) -> str | None:
+    """The system directory (`/<name>` of SYSTEM_DIRS, or a library directory such as `/lib64`) that the normalized
+    absolute path `normal` is or lies under, else None. `/` itself is not one (the caller refuses it on its own)."""
+    first = normal.lstrip("/").split("/", 1)[0]
+    if first in SYSTEM_DIRS or _LIB_DIR.match(first):
+        return "/" + first
+    return None
+
+
 def _mount_path(path: str) -> str:
-    """Refuse a checkpoint mount path that is `/`, has a `..` segment, or equals, lies under or contains one of
-    RESERVED_PATHS (a checkpoint volume there would hide the trainer's code or its working directory)."""
+    """Refuse a checkpoint mount path that is `/`, has a `..` segment, is or lies under a system directory
+    (`system_path`: /bin, /boot, /dev, /etc, /home, /lib*, /proc, /root, /run, /sbin, /sys, /tmp, /usr, /var), or
+    equals, lies under or contains one of RESERVED_PATHS (a checkpoint volume there would hide the trainer's code or
+    its working directory). The rule is by top-level directory, not a list of paths: /usr/lib/python3 and
+    /etc/ssl are refused because /usr and /etc are."""
     fix = " Fix: mount the checkpoints on a path of their own, such as /mnt/checkpoints"
     if ".." in path.split("/"):
         raise ValueError(f"{path!r} has a '..' segment" + fix)
     normal = posixpath.normpath(path)
     if normal == "/":
         raise ValueError("'/' would hide the container's whole file system" + fix)
+    system = system_path(normal)
+    if system is not None:
+        raise ValueError(f"{path!r} is under {system}, a system directory of the image (its programs, libraries, "
+                         "configuration, home or the kernel's interfaces), which a volume there would hide or "
+                         "replace" + fix)
     for reserved in RESERVED_PATHS:
         if normal == reserved or normal.startswith(reserved + "/") or reserved.startswith(normal + "/"):
             raise ValueError(f"{path!r} overlaps {reserved}, which the runtime's container already uses (its code, "
@@ -190,11 +225,18 @@ class TrainingRuntimeSettings(BaseModel):
     name: Annotated[str, Field(pattern=DNS_SUBDOMAIN, max_length=253)] = "c12-checkpoint-runtime"
     """TrainingRuntime name (TrainJobs reference it). Default c12-checkpoint-runtime."""
     image: Annotated[str, Field(min_length=1)] = GUIDE_IMAGE
-    """The training image; must bring python, torch and transformers. Default: the guide's image."""
+    """The training image; must bring python, torch and transformers, and the recipe family's packages: for
+    `llamafactory:` the pins of requirements-recipe-llamafactory.txt (llamafactory 0.9.5, transformers 5.6.0), for
+    `training-hub:` / `mini-trainer:` training-hub 0.11.2 / rhai-innovation-mini-trainer 0.9.0 and CUDA (they refuse
+    to start on a node without it). Default: the guide's image."""
     recipe: Annotated[str, Field(pattern=_RECIPE)] = "trainer.demo:build_trainer"
-    """module:function returning a Hugging Face Trainer. Default trainer.demo:build_trainer."""
+    """module:function returning a Hugging Face Trainer, or a recipe family: llamafactory:/<config>.yaml,
+    training-hub:sft|osft[:/<params>.json], mini-trainer:/<params>.json (trainer/RECIPES.md). Default
+    trainer.demo:build_trainer."""
     checkpoint_mount_path: Annotated[str, Field(pattern=r"^/[^:]*$"), AfterValidator(_mount_path)] = "/mnt/checkpoints"
-    """Absolute path where the checkpoint PVC is mounted. Default /mnt/checkpoints."""
+    """Absolute path where the checkpoint PVC is mounted: a path of its own, never `/`, a system directory of the
+    image or under one (/bin, /boot, /dev, /etc, /home, /lib*, /proc, /root, /run, /sbin, /sys, /tmp, /usr, /var),
+    nor over the trainer's code or working directory. Default /mnt/checkpoints."""
     num_nodes: WholeNumber = Field(default=1, ge=1)
     """mlPolicy.numNodes (>= 1). numNodes x per-node requests must fit the training ClusterQueue's nominalQuota +
     borrowingLimit. Default 1."""

@@ -42,6 +42,7 @@ from components.runtime_settings import (
     CONFIG_KEY,
     DNS_SUBDOMAIN,
     ENV_VALUE_TAGS,
+    RECIPE,
     OptionalWholeNumber,
     TrainingRuntimeSettings,
     WholeNumber,
@@ -637,6 +638,12 @@ LabelSelector = Annotated[dict[str, Any], AfterValidator(_label_selector)]
 
 
 _PATTERNS[_RESOURCE_NAME] = ("must be a Kubernetes resource name such as cpu or nvidia.com/gpu", "correct the name")
+_PATTERNS[RECIPE] = (
+    "must be a recipe: module:function, llamafactory:/<config>.yaml, training-hub:sft|osft[:/<params>.json] or "
+    "mini-trainer:/<params>.json",
+    "name a function returning a Hugging Face Trainer (e.g. trainer.demo:build_trainer) or a recipe family with an "
+    "absolute path inside the image (trainer/RECIPES.md)",
+)
 
 
 class RequeuingStrategy(Model):
@@ -675,7 +682,8 @@ class KueueResources(Model):
 
     exclude_resource_prefixes: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
     """Resource name prefixes Kueue leaves out of quota accounting (resources.excludeResourcePrefixes), e.g.
-    [cpu, memory] for GPU-only quotas. Default none."""
+    [cpu, memory] for GPU-only quotas. Default none. A prefix of a resource a ClusterQueue quotas is refused (that
+    quota would be out of play)."""
 
 
 class ChartSource(str, Enum):
@@ -700,16 +708,23 @@ class KueueSettings(Model):
     """Let Kueue suspend jobs without a queue-name label. True needs a managedJobsNamespaceSelector that excludes
     kube-system and Kueue's namespace. Default false."""
     managed_jobs_namespace_selector: Optional[LabelSelector] = None
-    """A LabelSelector of the namespaces whose unlabelled jobs Kueue manages."""
+    """A LabelSelector of the namespaces Kueue manages at all: in Kueue 0.19 a namespace it does not select is
+    ignored for every job and pod, queue-name label or not (pkg/controller/jobframework/reconciler.go), so it must
+    select every tenant namespace of the stack, and never kube-system or Kueue's namespace. Omitted: Kueue's default,
+    every namespace but kube-system and Kueue's."""
     wait_for_pods_ready: WaitForPodsReady = WaitForPodsReady(
         timeout="10m", requeuing_strategy=RequeuingStrategy(backoff_limit_count=5)
     )
     """Evict a Workload whose pods are not ready in time. Default timeout 10m, backoffLimitCount 5."""
     integrations: list[str] = Field(default_factory=lambda: list(DEFAULT_FRAMEWORKS), min_length=1)
     """Kueue integration frameworks. Default batch/job, jobset.x-k8s.io/jobset, trainer.kubeflow.org/trainjob,
-    pod, deployment."""
+    pod, deployment. Must hold the kind of everything the stack runs (deployment for its inference queues,
+    trainer.kubeflow.org/trainjob for a training runtime): Kueue neither gates nor counts the others."""
     feature_gates: dict[str, bool] = Field(default_factory=dict)
-    """Kueue feature gates, name -> on/off. Default none."""
+    """Kueue feature gates, name -> on/off. Default none. Refused: a gate Kueue 0.19.2 does not know or locks, and
+    one that switches off a counting protection (DisableWaitForPodsReady, FastQuotaReleaseInPodIntegration,
+    KueueDRARejectWorkloadsWhenDRADisabled false, LWSImmutableGroupSize false, PodIntegrationValidateGroupOwner
+    false, WorkloadValidateResourcesAreNonNegative false)."""
     resources: KueueResources = KueueResources()
     """Resource accounting of the manager Configuration."""
 
@@ -738,10 +753,12 @@ class StackIdentities(Model):
     """
 
     users: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=lambda: [SANDBOX_ADMIN])
-    """User names (request.userInfo.username). Default the sandbox's admin, kueue-cohorts-admin; on a real cluster,
-    the user of the deploy job's kubeconfig."""
+    """User names (request.userInfo.username). Default the sandbox's admin, kueue-cohorts-admin, refused in cluster
+    mode kubeconfig: there, the user of the deploy job's kubeconfig. Never a name Kubernetes gives to many callers
+    (system:anonymous, system:masters, ...)."""
     groups: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
-    """Group names (request.userInfo.groups). Default none. At least one user or group."""
+    """Group names (request.userInfo.groups). Default none. At least one user or group. Never a group of everyone
+    (system:authenticated, system:unauthenticated, system:serviceaccounts[:<ns>], system:masters, system:nodes)."""
 
     @model_validator(mode="after")
     def _someone(self) -> StackIdentities:
@@ -777,6 +794,18 @@ class AdmissionSettings(Model):
         return value
 
 
+# --- namespaces of cluster add-ons -----------------------------------------------------------------------------------
+
+
+class AddOnNamespaceAllowance(Model):
+    """An entry of `allowedAddOnNamespaces`: a cluster add-on namespace this stack uses as a tenant namespace."""
+
+    name: DnsLabel
+    """The add-on namespace (one of policy/rules/system_namespaces.py ADD_ON_NAMESPACES, e.g. kubeflow)."""
+    reason: str = Field(min_length=1)
+    """Why its pods may come under Kueue (printed by reviews; not empty)."""
+
+
 # --- the pull-request preview identity -----------------------------------------------------------------------------
 
 
@@ -799,8 +828,8 @@ class PreviewIdentityCreate(str, Enum):
 class PreviewIdentitySettings(Model):
     """`kueue-cohorts:previewIdentity`: the read-only identity the pull-request live preview runs as (README
     "Pull-request previews"). The stack grants it get, list and watch on exactly the kinds it manages: cluster-scoped
-    kinds through a ClusterRole, namespaced kinds through a Role in each namespace the stack writes to (so a Secret
-    of Kueue's chart is readable in Kueue's namespace only), and nothing else."""
+    kinds through a ClusterRole, namespaced kinds through a Role in each namespace the stack writes to, never a
+    Secret, and nothing else."""
 
     kind: PreviewSubjectKind
     """ServiceAccount, User or Group (RBAC subject kind; User and Group as the cluster's authenticator names them,
@@ -809,7 +838,8 @@ class PreviewIdentitySettings(Model):
     """The ServiceAccount (DNS-1123 subdomain), user or group name (not empty)."""
     namespace: Optional[DnsLabel] = None
     """The ServiceAccount's namespace (ServiceAccount only, required there): a namespace of its own, never a tenant
-    namespace or Kueue's (whoever runs pods in a namespace can use its ServiceAccounts)."""
+    namespace, Kueue's, default or a kube-* one (whoever runs pods in a namespace can use its ServiceAccounts); the
+    account is never `default`."""
     create: Optional[PreviewIdentityCreate] = None
     """ServiceAccountAndNamespace, ServiceAccount (its namespace exists) or Nothing (only the RBAC). Omitted:
     ServiceAccountAndNamespace for a ServiceAccount, Nothing for a User or Group (the only value they take)."""
@@ -855,9 +885,14 @@ class Settings(Model):
     `--no-policy`, before any engine call. Stacks of cluster mode kubeconfig are protected whatever this says.
     Default false."""
     protected_namespaces: list[DnsLabel] = Field(default_factory=list)
-    """Namespaces that never become tenant namespaces, in addition to kube-system, kube-public, kube-node-lease,
-    Kueue's namespace, jobset-system, kubeflow-system and kserve (the system namespaces of the controllers the
-    stack relies on). Default none."""
+    """Namespaces that never become tenant namespaces, in addition to default, every kube-* name, Kueue's namespace,
+    jobset-system, kubeflow-system, kserve (the system namespaces of the controllers the stack relies on) and the
+    cluster add-ons' namespaces (gpu-operator, nvidia-gpu-operator, network-operator, cert-manager, istio-system,
+    knative-serving, knative-eventing, kubeflow, calico-system, tigera-operator, ingress-nginx, argocd,
+    flux-system, monitoring, local-path-storage). Default none."""
+    allowed_add_on_namespaces: list[AddOnNamespaceAllowance] = Field(default_factory=list)
+    """Cluster add-on namespaces (the list under protectedNamespaces) this stack may use as tenant namespaces after
+    all, each with the reason. default, kube-* and the controllers' namespaces can never be allowed. Default none."""
     admission: AdmissionSettings = AdmissionSettings()
     """The in-cluster guardrails (ValidatingAdmissionPolicies generated from the rule book) and who runs the
     stack. Default: validationActions [Deny], the sandbox's admin."""

@@ -15,7 +15,7 @@ import re
 from decimal import Decimal
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from components import quantity
+from components import quantity, security_rules
 from components.errors import Problem
 from components.plans import common_labels, shared_pool_totals
 from components.runtime_settings import DNS_SUBDOMAIN
@@ -431,22 +431,13 @@ def check_unique_names(settings: Settings) -> list[Problem]:
 
 
 def check_kueue_integrations(settings: Settings) -> list[Problem]:
-    """Kueue framework names are known; the services need the deployment integration and a TrainingRuntime the
-    trainjob one."""
+    """Kueue framework names are known. Whether the frameworks hold every kind the stack runs (Deployments for the
+    inference queues, TrainJobs for a TrainingRuntime) is judged by the rule book's cluster-queue-covers-pod-resources
+    on the rendered Configuration (policy/rules/coverage.py), for every kind."""
     kueue = settings.kueue
-    problems = [Problem(key("kueue", "integrations", i), framework, "not a Kueue integration framework",
-                        f"use one of {', '.join(KUEUE_FRAMEWORKS)}")
-                for i, framework in enumerate(kueue.integrations) if framework not in KUEUE_FRAMEWORKS]
-    it = settings.inference_training
-    if it is not None and it.inference.services and "deployment" not in kueue.integrations:
-        problems.append(Problem(key("kueue", "integrations"), list(kueue.integrations),
-                                "InferenceServices in raw-deployment mode run as Deployments, which Kueue admits only "
-                                "with its deployment integration", "add deployment (and pod) to integrations"))
-    if settings.training_runtime is not None and "trainer.kubeflow.org/trainjob" not in kueue.integrations:
-        problems.append(Problem(key("kueue", "integrations"), list(kueue.integrations),
-                                "TrainJobs are admitted only with Kueue's trainer.kubeflow.org/trainjob integration",
-                                "add trainer.kubeflow.org/trainjob to integrations"))
-    return problems
+    return [Problem(key("kueue", "integrations", i), framework, "not a Kueue integration framework",
+                    f"use one of {', '.join(KUEUE_FRAMEWORKS)}")
+            for i, framework in enumerate(kueue.integrations) if framework not in KUEUE_FRAMEWORKS]
 
 
 def check_training_runtime_home(settings: Settings) -> list[Problem]:
@@ -537,6 +528,7 @@ CHECKS: tuple[Check, ...] = (
     check_cluster_target, check_node_capacity, check_some_layout, check_flavors, check_preemption,
     check_inference_training_keys, check_shared_pool_keys,
     check_unique_names, check_kueue_integrations, check_training_runtime_home, check_preview_identity,
+    *security_rules.CHECKS,
 )
 """Every settings-only check, in config order."""
 

@@ -86,7 +86,8 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         if kueue_chart is None:
             raise ValueError("kueue.install is true but no Kueue chart reference was given")
         kueue_ns = next(r for r in rendered.kueue if r.kind == "Namespace")
-        args = KueueInstallationArgs(settings.kueue, kueue_chart, out_of_cluster_manager, namespace=kueue_ns)
+        args = KueueInstallationArgs(settings.kueue, kueue_chart, out_of_cluster_manager,
+                                     namespace_owner=namespace_owner, namespace=kueue_ns)
         installation = KueueInstallation("kueue", args, opts)
         components["kueue"] = installation
         opts = pulumi.ResourceOptions(provider=provider, depends_on=[installation])

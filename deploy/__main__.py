@@ -40,10 +40,12 @@ from pulumi import automation as auto
 
 import toolchain
 from components.errors import SettingsError
+from components.render import render_stack
 from components.settings import Settings
 from components.stackfile import StackFileError
 from components.validation import load_stack_file
-from deploy import engine, errors, locks, preflight, protection, recovery, settings, stackfile
+from deploy import engine, errors, locks, preflight, protection, queue_holders, recovery, settings, stackfile
+from deploy.backend_url import redact
 from deploy.scratch import Project, manifests
 from kueue_cohorts.pipes import finish_quietly, run_main
 from sandbox.paths import kubeconfig_path
@@ -157,14 +159,51 @@ def check_locks(args: argparse.Namespace, backend_url: str) -> None:
     raise Failure(1, *lines)
 
 
+SANDBOX_MODE = "sandbox"
+
+
+def stack_cluster_queues(path: Path) -> list[str]:
+    """The names of the ClusterQueues the stack file at ``path`` registers (empty when it cannot be read or
+    checked: then nothing is asked of the cluster)."""
+    try:
+        return [str(r.manifest["metadata"]["name"]) for r in render_stack(load_stack_file(path))
+                if r.kind == "ClusterQueue"]
+    except (SettingsError, StackFileError, OSError, ValueError, yaml.YAMLError):
+        return []
+
+
+def check_queue_holders(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str]) -> None:
+    """Before ``destroy``: refuse, naming them, while workloads hold a ClusterQueue of the stack (Kueue would keep
+    the queue, and the engine would wait for ever: deploy.queue_holders). One bounded read (15 s); a cluster that
+    cannot be read is said and the destroy goes on (the engine reports what it finds)."""
+    if target.mode not in (SANDBOX_MODE, stackfile.KUBECONFIG_MODE):
+        return
+    queues = stack_cluster_queues(target.path)
+    if not queues:
+        return
+    if target.mode == SANDBOX_MODE:
+        kubeconfig: Path | None = kubeconfig_path()
+    else:
+        files = preflight.kubeconfig_files(target, environ)
+        kubeconfig = files[0] if len(files) == 1 else None
+    try:
+        held = queue_holders.read(kubeconfig, target.context, queues)
+    except Exception as err:  # noqa: BLE001 - any failure: we cannot tell, the engine will
+        print(f"deploy: could not check which workloads hold the stack's ClusterQueues ({type(err).__name__}); "
+              "going on", flush=True)
+        return
+    if held:
+        raise Failure(1, *queue_holders.message(args.stack, held))
+
+
 def cancel(args: argparse.Namespace, backend_url: str) -> int:
     """``cancel``: delete the stack's lock files whose process is gone from this host (what the engine's ``pulumi
     cancel`` does, lock by lock); refuse if a lock is live or from another host, or for a non-file backend."""
     directory = locks.backend_dir(backend_url)
     if directory is None:
-        raise Failure(1, f"deploy: stack {args.stack!r} is in the backend {backend_url}, whose locks this command "
-                         f"cannot check: if no run is in progress, `pulumi cancel --stack {args.stack}` clears them "
-                         "(the engine's own advice)")
+        raise Failure(1, f"deploy: stack {args.stack!r} is in the backend {redact(backend_url)}, whose locks this "
+                         f"command cannot check: if no run is in progress, `pulumi cancel --stack {args.stack}` clears "
+                         "them (the engine's own advice)")
     held = locks.read_locks(directory, engine.PROJECT_NAME, args.stack)
     if not held:
         print(f"deploy: stack {args.stack!r} is not locked")
@@ -287,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "cancel":
             return cancel(args, backend_url)
         check_locks(args, backend_url)
+        if args.command == "destroy":
+            check_queue_holders(args, target, environ)
         return run_engine(args, target, echo)
     except BrokenPipeError:
         raise  # the reader went away outside the engine's output: the entry point ends quietly (kueue_cohorts.pipes)

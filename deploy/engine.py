@@ -30,6 +30,7 @@ from components.errors import SettingsError
 from components.pack_config import render as render_pack_config
 from components.validation import load_stack_file
 from deploy import settings
+from deploy.backend_url import file_backend_dir, is_diy, redact
 from toolchain.paths import repo_root
 
 PROJECT_NAME = "kueue-cohorts"
@@ -188,10 +189,10 @@ def generated_pack_config(stack_file: Path) -> Path | None:
 
 def state_file(stack: auto.Stack) -> Path | None:
     """Return the checkpoint file of ``stack`` in a ``file://`` backend (None for other backends)."""
-    url = stack.workspace.env_vars.get("PULUMI_BACKEND_URL", "")
-    if not url.startswith("file://"):
+    directory = file_backend_dir(stack.workspace.env_vars.get("PULUMI_BACKEND_URL", ""))
+    if directory is None:
         return None
-    return Path(url[len("file://"):]) / ".pulumi" / "stacks" / PROJECT_NAME / f"{stack.name}.json"
+    return directory / ".pulumi" / "stacks" / PROJECT_NAME / f"{stack.name}.json"
 
 
 # --- State checkpoints: how often the engine writes the stack's state during an update (issue 15) -----------------
@@ -213,28 +214,31 @@ def state_file(stack: auto.Stack) -> Path | None:
 # objects created by the killed run whose resources were then removed from the program before the next `up` stay
 # in the cluster unmanaged. Set PULUMI_SKIP_CHECKPOINTS=false in the environment to keep per-step checkpoints.
 
-#: Backend URL schemes of Pulumi's self-managed backends, which rewrite the whole state after every step.
-SELF_MANAGED_SCHEMES = ("file://", "s3://", "gs://", "azblob://")
+#: Backend URL schemes of Pulumi's self-managed backends, which rewrite the whole state after every step (the check
+#: itself is deploy.backend_url.is_diy: any case of the scheme, postgres too).
+SELF_MANAGED_SCHEMES = ("file://", "s3://", "gs://", "azblob://", "postgres://")
 
 
 def checkpoint_env(backend_url: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """Return the checkpoint setting for a run against ``backend_url``: ``{"PULUMI_SKIP_CHECKPOINTS": "true"}``
-    for a self-managed backend (file://, s3://, gs://, azblob://), ``{}`` for any other (Pulumi Cloud journals).
+    for a self-managed backend (file://, s3://, gs://, azblob://, postgres://, the scheme in any case, as the CLI's
+    ``IsDIYBackendURL``), ``{}`` for any other (Pulumi Cloud journals).
 
     ``environ`` (default os.environ) wins: when it sets PULUMI_SKIP_CHECKPOINTS (any value, e.g. ``false`` to keep
     a checkpoint per step), nothing is returned and the CLI reads the caller's value. Trade-off: see above.
     """
     environ = os.environ if environ is None else environ
-    if "PULUMI_SKIP_CHECKPOINTS" in environ or not backend_url.startswith(SELF_MANAGED_SCHEMES):
+    if "PULUMI_SKIP_CHECKPOINTS" in environ or not is_diy(backend_url):
         return {}
     return {"PULUMI_SKIP_CHECKPOINTS": "true"}
 
 
 def environment_summary() -> str:
-    """Return a one-line description of the engine settings in effect (for logs): backend, PULUMI_HOME, CLI."""
+    """Return a one-line description of the engine settings in effect (for logs): backend (credentials redacted,
+    deploy.backend_url.redact), PULUMI_HOME, CLI."""
     env = settings.engine_env()
     passphrase = "dev default" if env.get("PULUMI_CONFIG_PASSPHRASE") == settings.DEV_PASSPHRASE else "from env"
-    return (f"backend {env['PULUMI_BACKEND_URL']}, PULUMI_HOME {env['PULUMI_HOME']}, "
+    return (f"backend {redact(env['PULUMI_BACKEND_URL'])}, PULUMI_HOME {env['PULUMI_HOME']}, "
             f"secrets {settings.secrets_provider()} ({passphrase}), pulumi {toolchain.binary('pulumi')}")
 
 

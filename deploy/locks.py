@@ -23,6 +23,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Optional
 
+from deploy.backend_url import file_backend_dir
+
 LOCKS_DIR = Path(".pulumi") / "locks"
 #: Slack between a process's start and the timestamp of the lock it wrote (clock-tick rounding of /proc).
 START_SLACK_SECONDS = 2.0
@@ -57,8 +59,10 @@ class Lock:
 
 
 def backend_dir(url: str) -> Optional[Path]:
-    """Return the directory of a ``file://`` backend URL (None for any other backend)."""
-    return Path(url[len("file://"):]) if url.startswith("file://") else None
+    """Return the directory the CLI keeps a file backend's state and locks in (None for any other backend): the
+    scheme ``file`` in any case, ``~``, relative paths and a query included, as the CLI reads them
+    (deploy.backend_url.file_backend_dir)."""
+    return file_backend_dir(url)
 
 
 def stack_lock_dirs(backend: Path, project: str, stack: str) -> list[Path]:

@@ -4,7 +4,8 @@ A stack is protected when its cluster mode is ``kubeconfig`` or its stack file m
 true`` (deploy.stackfile). A protected stack refuses:
 
 - a local file backend: ``PULUMI_BACKEND_URL`` unset (the default ``file://~/.local/share/kueue-cohorts/state``)
-  or a ``file://`` URL; the state of a real cluster belongs in the team backend;
+  or a file URL (the scheme ``file`` in any case, as the CLI reads it: deploy.backend_url); the state of a real
+  cluster belongs in the team backend;
 - the dev passphrase: when the stack's secrets provider is ``passphrase``, ``PULUMI_CONFIG_PASSPHRASE`` or
   ``PULUMI_CONFIG_PASSPHRASE_FILE`` must be set, and not to the public dev passphrase of deploy.settings (a
   KMS provider, from the stack file's ``secretsprovider`` or ``KUEUE_COHORTS_SECRETS_PROVIDER`` for a new stack,
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional
 
+from deploy.backend_url import is_file, redact
 from deploy.settings import DEV_PASSPHRASE
 from deploy.stackfile import StackTarget
 
@@ -81,9 +83,9 @@ def problems(target: StackTarget, environ: Mapping[str, str], *, no_policy: bool
         found.append("PULUMI_BACKEND_URL is not set, so its state would go to the local file backend "
                      "(~/.local/share/kueue-cohorts/state). Fix: set PULUMI_BACKEND_URL to the team backend "
                      "(s3://<bucket>/kueue-cohorts, gs://..., azblob://..., https://api.pulumi.com)")
-    elif url.startswith("file://") or "://" not in url:
-        found.append(f"PULUMI_BACKEND_URL={url} is a local file backend. Fix: set PULUMI_BACKEND_URL to the team "
-                     "backend (s3://<bucket>/kueue-cohorts, gs://..., azblob://..., https://api.pulumi.com)")
+    elif is_file(url) or "://" not in url:
+        found.append(f"PULUMI_BACKEND_URL={redact(url)} is a local file backend. Fix: set PULUMI_BACKEND_URL to the "
+                     "team backend (s3://<bucket>/kueue-cohorts, gs://..., azblob://..., https://api.pulumi.com)")
     if uses_passphrase(target, environ):
         problem = _passphrase_problem(environ)
         if problem:

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import toolchain
+from deploy.backend_url import file_backend_dir
 
 #: Dev-only default passphrase for the passphrase secrets provider. It protects nothing: it exists so that
 #: `make up` works on a fresh machine without a prompt. Never use it for staging or prod: set
@@ -36,16 +38,19 @@ def default_backend_url() -> str:
 def backend_url(environ: dict[str, str] | None = None) -> str:
     """Return ``PULUMI_BACKEND_URL`` from ``environ`` (default os.environ) or the default file backend.
 
-    A ``file://`` URL with a relative or ``~`` path is made absolute and its directory created.
+    A file backend (the scheme ``file`` in any case, a relative or ``~`` path, a query) becomes
+    ``file://<the absolute directory the CLI would open>[?<its query>]`` (deploy.backend_url.file_backend_dir) and
+    that directory is created.
     """
     environ = os.environ if environ is None else environ
     url = environ.get("PULUMI_BACKEND_URL")
     if not url:
         return default_backend_url()
-    if url.startswith("file://"):
-        path = Path(url[len("file://"):]).expanduser().resolve()
+    path = file_backend_dir(url)
+    if path is not None:
         path.mkdir(parents=True, exist_ok=True)
-        return f"file://{path}"
+        query = urlsplit(url).query
+        return f"file://{path}" + (f"?{query}" if query else "")
     return url
 
 

@@ -26,6 +26,7 @@ from pulumi.automation.events import EngineEvent
 
 import toolchain
 from deploy import engine
+from deploy.backend_url import redact
 from prsummary import gitbase, stackfile
 from prsummary.baseline import essence
 from prsummary.events import PreviewReport, report_from_events
@@ -127,7 +128,7 @@ def preview_against_state(repo: Path, stack: str, *, policy: bool = True,
     Returns the PreviewReport, or one with `ran=False` and the reason in `note` when the stack has no state
     there. Raises toolchain.ToolchainError if the CLI is not built.
     """
-    backend = engine.settings.backend_url()
+    backend = redact(engine.settings.backend_url())  # printed in the summary: credentials redacted
     try:
         st = engine.open_stack(stack, work_dir=repo, create=False)
     except auto.StackNotFoundError:

@@ -24,6 +24,7 @@ import os
 import platform
 import shutil
 import socket
+import ssl
 import sys
 import tarfile
 import threading
@@ -152,10 +153,14 @@ class _Watchdog:
             def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
                 return self.do_open(Http, req)
 
+        # One verifying TLS context (system CAs, or SSL_CERT_FILE / SSL_CERT_DIR; hostname checked), handed to the
+        # connection through do_open's keyword arguments: the supported API on every Python this project runs on
+        # (HTTPSHandler's private _check_hostname, and HTTPSConnection's check_hostname argument, are gone in 3.12).
+        tls = ssl.create_default_context()
+
         class HttpsHandler(urllib.request.HTTPSHandler):
             def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-                context, check = self._context, self._check_hostname  # type: ignore[attr-defined]
-                return self.do_open(Https, req, context=context, check_hostname=check)
+                return self.do_open(Https, req, context=tls)
 
         class Redirects(urllib.request.HTTPRedirectHandler):
             def http_error_302(self, req, fp, code, msg, headers):  # type: ignore[no-untyped-def]

@@ -107,7 +107,38 @@ def run_dir(root: os.PathLike | str, run_name: str) -> Path:
             f"run name {run_name!r} must be one path component of letters, digits, '-', '_' or '.' "
             "(the TrainJob name); set KUEUE_COHORTS_RUN_NAME"
         )
-    return Path(root) / run_name
+    path = Path(root) / run_name
+    _refuse_link_out(Path(root), path)
+    return path
+
+
+def _refuse_link_out(root: Path, path: Path) -> None:
+    """Raise ValueError when ``path`` (a run directory under ``root``) is a symbolic link, or resolves outside
+    ``root``: anyone who can write the shared volume could otherwise point a run, its resume and its rotation
+    (which deletes) at other data."""
+    if path.is_symlink():
+        raise ValueError(f"{path} is a symbolic link (to {os.readlink(path)!r}): a run directory on the shared "
+                         "checkpoint volume must be a real directory; remove the link")
+    if path.exists() and not path.resolve().is_relative_to(root.resolve()):
+        raise ValueError(f"{path} resolves to {path.resolve()}, outside the checkpoint root {root}")
+
+
+def ensure_run_dir(root: os.PathLike | str, run_name: str) -> Path:
+    """Create ``<root>/<run_name>`` (``run_dir``) if missing and return it, never following a symbolic link out of
+    the checkpoint root: the directory is checked again after ``mkdir`` (a link that appeared in between is
+    refused) with ``lstat``, so it is a real directory inside ``root``.
+
+    Raises:
+        ValueError: run_name is not one safe path component, or the run directory is a symbolic link, not a
+            directory, or outside ``root``.
+        OSError: the directory cannot be created.
+    """
+    path = run_dir(root, run_name)
+    path.mkdir(parents=True, exist_ok=True)
+    _refuse_link_out(Path(root), path)
+    if not stat.S_ISDIR(os.lstat(path).st_mode):
+        raise ValueError(f"{path} is not a directory")
+    return path
 
 
 def checkpoint_step(name: str) -> Optional[int]:

@@ -5,7 +5,8 @@ Configuration (environment, set by the PreemptibleTrainingRuntime; each has a co
 | env | flag | meaning |
 |---|---|---|
 | KUEUE_COHORTS_RECIPE | --recipe | `module:function`; `function(output_dir: str) -> transformers.Trainer`, built but \
-not trained, with `TrainingArguments(output_dir=output_dir, ...)`. Default `trainer.demo:build_trainer`. |
+not trained, with `TrainingArguments(output_dir=output_dir, ...)`. Default `trainer.demo:build_trainer`. Or a recipe \
+family: `llamafactory:<config.yaml>`, `training-hub:<algorithm>`, `mini-trainer:<params.json>` (trainer.recipes). |
 | KUEUE_COHORTS_CHECKPOINT_ROOT | --checkpoint-root | the RWX checkpoint PVC's mount path (required) |
 | KUEUE_COHORTS_RUN_NAME | --run-name | the TrainJob name (the pod's `jobset.sigs.k8s.io/jobset-name` label via the \
 downward API; required) |
@@ -30,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from trainer import checkpoints, preemption
+from trainer import checkpoints, preemption, recipes
 
 log = logging.getLogger("kueue_cohorts.trainer")
 
@@ -203,8 +204,10 @@ def run(argv: Optional[Sequence[str]] = None, env: Optional[dict] = None) -> int
         procs = (os.environ if env is None else env).get("PET_NPROC_PER_NODE", "1")
         if procs.isdigit() and int(procs) > 1:
             log.warning("PET_NPROC_PER_NODE=%s: this entrypoint runs one training process per node", procs)
-        run_dir = checkpoints.run_dir(ns.checkpoint_root, ns.run_name)
-        run_dir.mkdir(parents=True, exist_ok=True)
+        run_dir = checkpoints.ensure_run_dir(ns.checkpoint_root, ns.run_name)
+        family = recipes.parse(ns.recipe)
+        if family is not None:
+            return recipes.run(family, run_dir, ns.save_steps)
         recipe = load_recipe(ns.recipe)
     except (ConfigError, ValueError) as err:
         log.error("%s", err)

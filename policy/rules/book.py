@@ -32,11 +32,12 @@ from .overlap import check_pinned_selector, check_selector_overlap
 from .patches import as_target, check_helm_release, check_patches, effective_objects, is_patch, patch_problem
 from .priority import check_workload_priority_class
 from .reclaim import check_inference_reclaim_unblocked
+from .reserved_env import check_trainjob_reserved_env
 from .resources import check_quantities
 from .roles import Roles, check_undecided, classify
 from .rollout import check_inference_peak_fits_nominal, check_inference_rollout_fits_nominal
 from .runtime_fit import check_training_runtime_fits_queue
-from .system_namespaces import DEFAULT_PROTECTED_NAMESPACES
+from .system_namespaces import protected_namespaces
 from .values import MISSING, UnknownValueError, Violation, format_path
 
 ResourceCheck = Callable[[KubeObject, Mapping[str, Any]], list[Violation]]
@@ -141,8 +142,8 @@ def _undecided(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> lis
 
 def _protected(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> list[Violation]:
     extra = [str(n) for n in option("protected-namespaces", options, "protectedNamespaces")]
-    return check_protected_namespaces(objects, tuple(dict.fromkeys((*DEFAULT_PROTECTED_NAMESPACES, *extra))),
-                                      "protected-namespaces")
+    allowed = [str(n) for n in option("protected-namespaces", options, "allowedAddOnNamespaces")]
+    return check_protected_namespaces(objects, protected_namespaces(extra, allowed), "protected-namespaces")
 
 
 RULES: tuple[Rule, ...] = (
@@ -174,9 +175,12 @@ RULES: tuple[Rule, ...] = (
              option("workload-priority-class", o, "trainingPriorityClasses")),
          promise=Promise.RECLAIM),
     Rule("cluster-queue-covers-pod-resources",
-         "Every ClusterQueue covers cpu and memory, or Kueue's Configuration excludes them.", True, True,
+         "Kueue counts every pod of the stack: its Configuration counts every resource the ClusterQueues quota, "
+         "selects every tenant namespace and manages every kind the stack runs; every ClusterQueue covers cpu and "
+         "memory, or the Configuration excludes them.", True, True,
          lambda objs, o: check_cluster_queue_covers_pod_resources(
-             objs, option("cluster-queue-covers-pod-resources", o, "excludeResourcePrefixes")),
+             objs, option("cluster-queue-covers-pod-resources", o, "excludeResourcePrefixes"),
+             inference_queue_names(objs, o)),
          promise=Promise.KUEUE_COUNTS),
     Rule("inference-fits-nominal", "An InferenceService replica fits in the nominalQuota of its ClusterQueue.", True,
          True, lambda objs, o: check_inference_fits_nominal(objs),
@@ -204,8 +208,13 @@ RULES: tuple[Rule, ...] = (
          "numNodes x a training runtime's per-node requests fit what its ClusterQueue can ever use.", True, True,
          lambda objs, o: check_training_runtime_fits_queue(objs),
          promise=Promise.TRAINING_SURVIVES),
+    Rule("trainjob-reserved-env",
+         "A TrainJob's spec.trainer.env never overrides the variables its checkpoint-safe runtime sets itself.",
+         True, True, lambda objs, o: check_trainjob_reserved_env(objs),
+         promise=Promise.TRAINING_SURVIVES),
     Rule("kueue-manager-config",
-         "The Kueue manager Configuration limits manageJobsWithoutQueueName and sets a waitForPodsReady timeout.",
+         "The Kueue manager Configuration limits manageJobsWithoutQueueName, sets a waitForPodsReady timeout, and "
+         "switches off no counting protection (feature gates, quotaCheckStrategy) nor the manager itself.",
          True, False, lambda obj, o: check_kueue_manager_config(obj, option("kueue-manager-config", o,
                                                                              "kueueNamespace")),
          promise=Promise.KUEUE_COUNTS),

@@ -50,6 +50,13 @@ SCHEMAS: dict[str, dict[str, dict[str, Any]]] = {
             "description": "Namespaces that never become tenants, in addition to the Kubernetes, Kueue, JobSet, "
                            "Trainer and KServe system namespaces.",
         },
+        "allowedAddOnNamespaces": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "Cluster add-on namespaces (system_namespaces.ADD_ON_NAMESPACES) this stack allows as "
+                           "tenants; default, kube-* and the controllers' namespaces stay protected.",
+        },
     },
     "cluster-queue-selector-overlap": {},
     "cluster-queue-pinned-selector": {},
@@ -118,6 +125,7 @@ SCHEMAS: dict[str, dict[str, dict[str, Any]]] = {
     "inference-rollout-fits-nominal": ROLE_OPTIONS,
     "inference-peak-fits-nominal": ROLE_OPTIONS,
     "training-runtime-fits-queue": {},
+    "trainjob-reserved-env": {},
     "checkpoint-safe-runtime": {
         "minTerminationGracePeriodSeconds": {
             "type": "integer",

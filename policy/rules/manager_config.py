@@ -1,31 +1,116 @@
-"""kueue-manager-config: the Kueue manager Configuration managed by the stack is safe.
+"""kueue-manager-config: the Kueue manager Configuration managed by the stack is safe, and keeps Kueue counting.
 
-Where a Configuration is found: any ConfigMap data value that is a YAML `config.kueue.x-k8s.io/*`
-`Configuration` (the kueue chart renders it as ConfigMap `<release>-manager-config`, key
+Where a Configuration is found: any ConfigMap `data` value, or `binaryData` value (base64), that is a YAML
+`config.kueue.x-k8s.io/*` `Configuration` (the kueue chart renders it as ConfigMap `<release>-manager-config`, key
 `controller_manager_config.yaml`), and the `managerConfig.controllerManagerConfigYaml` value of a Helm
-`kubernetes:helm.sh/v4:Chart` or `kubernetes:helm.sh/v3:Release` (kueue chart `values.yaml`).
+`kubernetes:helm.sh/v4:Chart` or `kubernetes:helm.sh/v3:Release` (kueue chart `values.yaml`). Feature gates are
+found there too (`featureGates`), in the chart's `controllerManager.featureGates` values (rendered as the manager's
+`--feature-gates` flag, charts/kueue/templates/_helpers.tpl) and in the `--feature-gates` argument of a Kueue
+manager Deployment's container (a Deployment whose name or a container image mentions kueue).
 
-Rules (upstream `apis/config/v1beta2/configuration_types.go`, `defaults.go`):
+Rules (upstream v0.19.2 `apis/config/v1beta2/configuration_types.go`, `defaults.go`, `pkg/config/validation.go`,
+`pkg/features/kube_features.go`; the model is `kueue_counts.py`):
 1. `manageJobsWithoutQueueName: true` needs an explicit `managedJobsNamespaceSelector` that does not select
    kube-system nor Kueue's own namespace (`namespace`, default from the policy config, `kueue-system`), judged on
    the namespace's `kubernetes.io/metadata.name` label (the only label every namespace is known to carry);
-2. `waitForPodsReady` is present with a positive `timeout` (and, in v1beta1, `enable: true`).
+2. `waitForPodsReady` is present with a positive `timeout` (and, in v1beta1, `enable: true`);
+3. what the Configuration alone breaks in Kueue's counting (`kueue_counts.parse`): a feature gate that switches a
+   counting protection off, is unknown, not a boolean or locked (the manager does not start); `quotaCheckStrategy:
+   IgnoreUndeclared` or an unknown strategy; an unknown integration framework; a malformed transformation; an empty
+   exclusion prefix. What depends on the stack (the resources its queues quota, its tenant namespaces, the kinds it
+   runs) is judged by `cluster-queue-covers-pod-resources` (coverage.py).
 """
 from __future__ import annotations
 
+import base64
+import binascii
+import shlex
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional
 
 import yaml
 
-from . import durations, selectors
-from .objects import KubeObject, guarded, violation
-from .values import MISSING, UnknownValueError, Violation, get, is_map
+from . import durations, kueue_counts, selectors
+from .objects import KubeObject, guarded, show_value, violation
+from .values import MISSING, UnknownValueError, Violation, as_list, get, is_map
 
 CONFIG_GROUP = "config.kueue.x-k8s.io"
 NAME_LABEL = "kubernetes.io/metadata.name"
 MANAGER_CONFIG_KEY = "controller_manager_config.yaml"
 POLICY = "kueue-manager-config"
+
+
+def _decoded(text: str) -> str:
+    """A ConfigMap `binaryData` value as text (base64, then UTF-8); "" when it is neither (the apiserver refuses
+    invalid base64, and Kueue cannot read a Configuration that is not UTF-8)."""
+    try:
+        return base64.b64decode(text, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return ""
+
+
+def is_kueue_manager(obj: KubeObject) -> bool:
+    """True for an apps/v1 Deployment that runs Kueue's manager: its name (or Pulumi resource name) or a container
+    image mentions kueue (the chart's `<release>-controller-manager`, image registry.k8s.io/kueue/kueue). A name or
+    image unknown at preview is no evidence either way (it is skipped, so an unrelated Deployment never fails
+    closed here)."""
+    if not obj.is_kind("apps", "Deployment"):
+        return False
+    try:
+        name = obj.name
+    except UnknownValueError:
+        name = obj.resource_name
+    if "kueue" in name:
+        return True
+    try:
+        containers = list(as_list(get(obj.spec, "template", "spec", "containers")))
+    except UnknownValueError:
+        return False
+    for container in containers:
+        try:
+            if "kueue" in str(get(container, "image") or ""):
+                return True
+        except UnknownValueError:
+            continue
+    return False
+
+
+def feature_gate_flags(obj: KubeObject) -> Iterator[tuple[str, str]]:
+    """Yield (field path, flag value) of every `--feature-gates` argument of a Kueue manager Deployment's containers
+    (command and args, `--feature-gates=X` or `--feature-gates X`; a single string holding several arguments is split
+    as a shell would). Raises UnknownValueError when an argument is unknown at preview."""
+    if not is_kueue_manager(obj):
+        return
+    for index, container in enumerate(as_list(get(obj.spec, "template", "spec", "containers"))):
+        for part in ("command", "args"):
+            words: list[tuple[int, str]] = []
+            for position, arg in enumerate(as_list(get(container, part))):
+                text = str(arg)
+                try:
+                    pieces = shlex.split(text) if " " in text.strip() else [text]
+                except ValueError:
+                    pieces = [text]
+                words += [(position, piece) for piece in pieces]
+            for at, (position, word) in enumerate(words):
+                path = f"spec.template.spec.containers[{index}].{part}[{position}]"
+                if word.startswith("--feature-gates="):
+                    yield path, word.partition("=")[2]
+                elif word == "--feature-gates" and at + 1 < len(words):
+                    yield path, words[at + 1][1]
+
+
+def chart_feature_gates(obj: KubeObject) -> Optional[Any]:
+    """The kueue chart's `controllerManager.featureGates` values (a list of {name, enabled}), or None when the object
+    is no Helm Chart/Release or sets none. Raises UnknownValueError for a chart whose reference mentions kueue."""
+    if not (obj.group == "helm.sh" and obj.kind in ("Chart", "Release")):
+        return None
+    try:
+        gates = get(obj.props, "values", "controllerManager", "featureGates")
+    except UnknownValueError:
+        if "kueue" in str(get(obj.props, "chart") or "") or "kueue" in obj.name:
+            raise
+        return None
+    return None if gates is MISSING else gates
 
 
 def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
@@ -42,19 +127,22 @@ def configurations(obj: KubeObject) -> Iterator[tuple[str, Any]]:
     chart whose reference mentions kueue. Unknown values of unrelated ConfigMaps and charts are skipped.
     """
     if obj.is_kind("", "ConfigMap"):
-        data = get(obj.props, "data")
-        if not is_map(data):
-            return
         kueue_map = "kueue" in obj.name
-        for key in list(data):
-            try:
-                value = data[key]
-            except UnknownValueError:
-                if key == MANAGER_CONFIG_KEY or kueue_map:
-                    raise
+        for section in ("data", "binaryData"):
+            data = get(obj.props, section)
+            if not is_map(data):
                 continue
-            if isinstance(value, str) and CONFIG_GROUP in value:
-                yield f"data['{key}']", value
+            for key in list(data):
+                try:
+                    value = data[key]
+                except UnknownValueError:
+                    if key == MANAGER_CONFIG_KEY or kueue_map:
+                        raise
+                    continue
+                if section == "binaryData" and isinstance(value, str):
+                    value = _decoded(value)
+                if isinstance(value, str) and CONFIG_GROUP in value:
+                    yield f"{section}['{key}']", value
     elif obj.group == "helm.sh" and obj.kind in ("Chart", "Release"):
         try:
             text = get(obj.props, "values", "managerConfig", "controllerManagerConfigYaml")
@@ -116,6 +204,8 @@ def check_configuration(config: Mapping[str, Any], default_namespace: str) -> li
                     f"sets manageJobsWithoutQueueName: true with a managedJobsNamespaceSelector that selects {names}, "
                     f"so Kueue would suspend system pods; exclude them, e.g. {{key: {NAME_LABEL}, operator: NotIn, "
                     f"values: [kube-system, {namespace}]}}"))
+    for found in kueue_counts.parse(config, default_namespace).problems:
+        problems.append(_from_model(found))
     wait = get(config, "waitForPodsReady")
     api_version = str(get(config, "apiVersion") or "")
     if wait is MISSING or not is_map(wait):
@@ -204,6 +294,12 @@ def wait_for_pods_ready_problems(wait: Mapping[str, Any]) -> list[ConfigProblem]
     return problems
 
 
+def _from_model(found: kueue_counts.Problem) -> ConfigProblem:
+    """A `kueue_counts.Problem` worded as the pack's message fragment."""
+    return ConfigProblem(found.field, found.value, found.rule, found.fix,
+                         f"sets {found.field} = {show_value(found.value)}: {found.rule}; {found.fix}")
+
+
 def duration_problem(raw: Any) -> Optional[str]:
     """Why `raw` is not a positive Go duration within Go's range (a clause), or None when it is one
     (`durations.positive_duration_problem`: Go's time.ParseDuration exactly)."""
@@ -241,6 +337,25 @@ def check_kueue_manager_config(obj: KubeObject, kueue_namespace: str = "kueue-sy
                 found.append(violation(
                     obj, POLICY, f"{where}.{problem.field}", problem.value, problem.rule, problem.fix,
                     message=f"The Kueue Configuration in {where} of the {obj.describe()} {problem.text}."))
+        for where, text in feature_gate_flags(obj):
+            gates, malformed = kueue_counts.parse_feature_gates_flag(text)
+            flagged = [kueue_counts.Problem(where, text, f"the manager refuses to start: {clause}",
+                                            "write each gate as Name=true or Name=false") for clause in malformed]
+            for gate in flagged + kueue_counts.gate_problems(gates, where):
+                found.append(violation(obj, POLICY, where, gate.value, gate.rule, gate.fix,
+                                       message=f"The {obj.describe()} runs Kueue's manager with {where} = "
+                                       f"{show_value(text)}: {gate.rule}; {gate.fix}."))
+        chart_gates = chart_feature_gates(obj)
+        if chart_gates is not None:
+            where = "values.controllerManager.featureGates"
+            chart: dict[str, bool] = {}
+            for entry in as_list(chart_gates):
+                name = get(entry, "name")
+                chart[str(name)] = get(entry, "enabled") is True
+            for gate in kueue_counts.gate_problems(chart, where):
+                found.append(violation(obj, POLICY, where, gate.value, gate.rule, gate.fix,
+                                       message=f"The {obj.describe()} sets {where} {show_value(gate.value)} "
+                                       f"(the manager's --feature-gates): {gate.rule}; {gate.fix}."))
         return found
 
     return guarded(obj, check)

@@ -4,8 +4,9 @@ A namespace becomes a tenant of a ClusterQueue when the queue's `namespaceSelect
 workloads of a LocalQueue only from namespaces its ClusterQueue selects) and, with the manager's
 `manageJobsWithoutQueueName`, Kueue also suspends the unqueued pods of such namespaces. Putting a system namespace
 under Kueue can stop its controllers, so these namespaces are refused as tenants: `DEFAULT_PROTECTED_NAMESPACES`
-(kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve; sources in
-`system_namespaces.py`), which a stack extends through the `protected` argument.
+(kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve, default; sources
+in `system_namespaces.py`), every `kube-*` name (`PROTECTED_PREFIXES`) and the cluster add-ons' namespaces a stack
+does not allow (`system_namespaces.protected_namespaces`), which a stack extends through the `protected` argument.
 
 Pass `patches.effective_objects(objects)` so that a `NamespacePatch` that labels kube-system counts as labelling it.
 """
@@ -18,15 +19,21 @@ from . import memo
 from .objects import KubeObject, guarded, skipped, violation
 from .plain import plain
 from .selectors import NAME_LABEL, requirements, selects
-from .system_namespaces import DEFAULT_PROTECTED_NAMESPACES
+from .system_namespaces import ADD_ON_NAMESPACES, DEFAULT_PROTECTED_NAMESPACES, PROTECTED_PREFIXES
 from .values import MISSING, UnknownValueError, Violation, format_path, get
 
 __all__ = ["DEFAULT_PROTECTED_NAMESPACES", "check_protected_namespaces", "namespace_labels", "queue_selector_keys"]
 
 
 def _fix_names(protected: list[str]) -> str:
+    """The fix naming the protected namespaces; the add-ons' namespaces and ``kube-*`` are summed up in one phrase
+    when the list holds them (the book's list does), so the message stays readable."""
+    named = [n for n in protected if n not in ADD_ON_NAMESPACES]
+    add_ons = len(protected) - len(named)
+    summary = (", every kube-* name and the cluster add-ons' namespaces (gpu-operator, cert-manager, ...; "
+               "allowedAddOnNamespaces allows one with a reason)") if add_ons else ""
     return ("keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: "
-            + ", ".join(protected) + ")")
+            + ", ".join(named) + summary + ")")
 
 
 def _is_namespace(obj: KubeObject) -> bool:
@@ -78,13 +85,37 @@ def _namespace_labels(objects: list[KubeObject]) -> dict[str, dict[str, str]]:
     return labels
 
 
+def prefixed_namespaces(objects: Iterable[KubeObject]) -> list[str]:
+    """The namespace names with a PROTECTED_PREFIXES prefix (``kube-*``) that the stack's objects mention: its
+    Namespace objects, the namespaces of its LocalQueues, and the names a ClusterQueue's namespaceSelector pins with
+    ``kubernetes.io/metadata.name`` (matchLabels or an ``In`` expression). A prefix cannot be listed name by name,
+    so these join the protected names the rule judges with. Values unknown at preview are skipped (the rule reports
+    them on their own object)."""
+    names: list[str] = []
+    for obj in objects:
+        try:
+            if _is_namespace(obj):
+                names.append(str(obj.name))
+            elif obj.is_kueue("LocalQueue"):
+                names.append(str(obj.namespace))
+            elif obj.is_kueue("ClusterQueue"):
+                for req in requirements(get(obj.spec, "namespaceSelector")) or []:
+                    if req.key == NAME_LABEL:
+                        names.extend(str(v) for v in (req.values or ()))
+        except (UnknownValueError, AttributeError, TypeError):
+            continue
+    return list(dict.fromkeys(n for n in names if n.startswith(PROTECTED_PREFIXES)))
+
+
 def check_protected_namespaces(objects: Iterable[KubeObject], protected: Iterable[str] = DEFAULT_PROTECTED_NAMESPACES,
                                policy: str = "protected-namespaces") -> list[Violation]:
     """protected-namespaces over the whole stack.
 
     Args:
         objects: every Kubernetes object of the stack (patches already made effective, see the module docstring).
-        protected: the protected namespace names (DEFAULT_PROTECTED_NAMESPACES plus the stack's own additions).
+        protected: the protected namespace names (`system_namespaces.protected_namespaces`: the defaults, the
+            add-ons the stack does not allow, its own additions); every ``kube-*`` name the objects mention is
+            added (`prefixed_namespaces`).
         policy: the policy name for the Violations.
     Returns:
         One Violation for each of:
@@ -97,7 +128,7 @@ def check_protected_namespaces(objects: Iterable[KubeObject], protected: Iterabl
         and the fail-closed violation for a value unknown at preview.
     """
     objects = list(objects)
-    protected_names = list(dict.fromkeys(protected))
+    protected_names = list(dict.fromkeys((*protected, *prefixed_namespaces(objects))))
     found: list[Violation] = []
     try:
         selector_keys = queue_selector_keys(objects)

@@ -102,6 +102,8 @@ def test_preflight_passes_when_the_api_server_answers(project, sandbox, tmp_path
     doc.pop("encryptionsalt", None)
     doc["config"]["kueue-cohorts:cluster"] = {"mode": "kubeconfig", "kubeconfig": str(sandbox.paths.kubeconfig),
                                               "context": context}
+    # A kubeconfig stack names who runs it (issue 28 finding 4); here that is the sandbox's admin, written out.
+    doc["config"]["kueue-cohorts:admission"] = {"identities": {"users": ["kueue-cohorts-admin"]}}
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     env = bare_env(tmp_path, PULUMI_BACKEND_URL="azblob://kueue-cohorts-e2e-no-such-container",
                    PULUMI_CONFIG_PASSPHRASE="e2e")

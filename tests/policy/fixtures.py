@@ -148,6 +148,8 @@ SAFE_MANAGER_CONFIG = """\
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
 namespace: kueue-system
+integrations:
+  frameworks: [batch/job, pod, deployment, jobset.x-k8s.io/jobset, trainer.kubeflow.org/trainjob]
 manageJobsWithoutQueueName: true
 managedJobsNamespaceSelector:
   matchExpressions:

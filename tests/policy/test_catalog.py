@@ -37,6 +37,7 @@ MANDATORY = {
     "inference-fits-nominal",
     "checkpoint-safe-runtime",
     "training-runtime-fits-queue",
+    "trainjob-reserved-env",
     "cluster-queue-covers-pod-resources",
     "kueue-manager-config",
     "kueue-api-version",

@@ -42,7 +42,7 @@ def test_compliant_stack_passes():
 
 def test_defaults_are_the_documented_namespaces():
     assert DEFAULT_PROTECTED_NAMESPACES == ("kube-system", "kube-public", "kube-node-lease", "kueue-system",
-                                            "jobset-system", "kubeflow-system", "kserve")
+                                            "jobset-system", "kubeflow-system", "kserve", "default")
 
 
 @pytest.mark.parametrize("system", ["kube-system", "kueue-system"])
@@ -76,7 +76,7 @@ def test_issue_13_item_4_system_namespace_as_training_tenant(system):
 @pytest.mark.parametrize("selector,caught", [
     ({}, list(DEFAULT_PROTECTED_NAMESPACES)),
     ({"matchExpressions": [{"key": NAME_LABEL, "operator": "NotIn", "values": ["kube-system", "kueue-system"]}]},
-     ["kube-public", "kube-node-lease", "jobset-system", "kubeflow-system", "kserve"]),
+     ["kube-public", "kube-node-lease", "jobset-system", "kubeflow-system", "kserve", "default"]),
     ({"matchExpressions": [{"key": NAME_LABEL, "operator": "In", "values": ["c12-training", "kserve"]}]}, ["kserve"]),
     ({"matchLabels": {"control-plane": "controller-manager"}}, ["kueue-system"]),
     ({"matchExpressions": [{"key": TENANT, "operator": "DoesNotExist"}]}, list(DEFAULT_PROTECTED_NAMESPACES)),
@@ -113,7 +113,7 @@ def test_a_stack_extends_the_list():
     [found] = check_protected_namespaces(stack(m), protected, POLICY)
     assert (found.subject, found.field) == (ObjectRef("LocalQueue", "platform", "c12-training-lq"),
                                             "metadata.namespace")
-    assert found.fix.endswith(", kserve, platform)")
+    assert found.fix.endswith(", kserve, default, platform)")
 
 
 def test_unknown_label_on_a_protected_namespace_fails_closed():

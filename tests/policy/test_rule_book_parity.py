@@ -185,6 +185,24 @@ def _peaking_service(objects: list[dict]) -> None:
                         "resources": {"requests": {resource["name"]: "1"}}}}}})
 
 
+def _trainjob_moves_its_checkpoints(objects: list[dict]) -> None:
+    """A TrainJob (submitted by hand, next to the stack's runtime) that overrides KUEUE_COHORTS_CHECKPOINT_ROOT; a
+    stack without a checkpoint-safe runtime gets one written by hand (a TrainJob alone is someone else's contract)."""
+    runtime = next((o for o in objects if o["kind"] == "TrainingRuntime"), None)
+    if runtime is None:
+        runtime = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
+                   "metadata": {"name": "by-hand", "namespace": "team-by-hand"},
+                   "spec": {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {
+                       "template": {"spec": {"containers": [{"name": "node", "image": "x", "env": [
+                           {"name": "KUEUE_COHORTS_CHECKPOINT_ROOT", "value": "/mnt/checkpoints"}]}]}}}}}]}}}}
+        objects.append(runtime)
+    objects.append({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                    "metadata": {"name": "mover", "namespace": runtime["metadata"]["namespace"]},
+                    "spec": {"runtimeRef": {"name": runtime["metadata"]["name"], "kind": "TrainingRuntime",
+                                            "apiGroup": "trainer.kubeflow.org"},
+                             "trainer": {"env": [{"name": "KUEUE_COHORTS_CHECKPOINT_ROOT", "value": "/etc"}]}}})
+
+
 def _urgent_priority_class(objects: list[dict]) -> None:
     """A WorkloadPriorityClass written by hand, without a role, at 1,000,000: any training namespace may name it."""
     objects.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
@@ -202,6 +220,7 @@ OBJECT_BREAKS: dict[str, Callable[[list[dict]], None]] = {
     "judgeable-patches": _nameless_patch,
     "no-helm-release": _helm_release,
     "inference-peak-fits-nominal": _peaking_service,
+    "trainjob-reserved-env": _trainjob_moves_its_checkpoints,
     "inference-reclaim-unblocked": _urgent_priority_class,
 }
 

@@ -54,29 +54,28 @@ def test_preview_workflow_previews_every_stack_with_policy_and_comments():
     doc = _load("preview.yml")
     assert set(doc["on"]["pull_request"]["paths"]) >= {"stacks/**", "components/**", "policy/**"}
     stacks = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
-    summary_job, live, comment_job = (doc["jobs"][k] for k in ("summary", "live-preview", "comment"))
+    summary_job, comment_job = (doc["jobs"][k] for k in ("summary", "comment"))
+    live_doc = _load("live-preview.yml")
+    live, live_comment_job = live_doc["jobs"]["live-preview"], live_doc["jobs"]["comment"]
     assert sorted(summary_job["strategy"]["matrix"]["stack"]) == stacks
     assert sorted(comment_job["strategy"]["matrix"]["stack"]) == stacks
     sandboxed = {s for s in stacks if (yaml.safe_load((ROOT / "stacks" / f"Pulumi.{s}.yaml").read_text())["config"]
                                        .get("kueue-cohorts:cluster") or {}).get("mode", "sandbox") == "sandbox"}
     assert sandboxed >= {"dev"}
     assert set(live["strategy"]["matrix"]["stack"]) == set(stacks) - sandboxed  # their cluster is the local sandbox
-    assert comment_job["needs"] == ["summary", "live-preview"]
-    (pulumi,) = _steps_using(live, "pulumi/actions@")
-    w = pulumi["with"]
-    assert w["command"] == "preview" and w["diff"] is True and w["policyPacks"] == "policy"
-    assert w["policyPackConfigs"] == "policy/config/${{ matrix.stack }}.json"
+    assert set(live_comment_job["strategy"]["matrix"]["stack"]) == set(stacks) - sandboxed
+    assert comment_job["needs"] == ["summary"] and live_comment_job["needs"] == ["live-preview"]
+    (preview,) = [s for s in live["steps"] if "python -m deploy preview" in str(s.get("run", ""))]
+    assert preview["env"]["PULUMI_BACKEND_URL"] == "${{ secrets.PULUMI_BACKEND_URL }}"
+    assert preview["env"]["PULUMI_CONFIG_PASSPHRASE"] == "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}"
     for stack in stacks:
         assert (ROOT / "policy" / "config" / f"{stack}.json").is_file(), stack
-    assert w["cloud-url"] == "${{ secrets.PULUMI_BACKEND_URL }}"
-    assert pulumi["env"]["PULUMI_CONFIG_PASSPHRASE"] == "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}"
-    versions = (ROOT / "toolchain" / "versions.toml").read_text()
-    assert f'version = "{w["pulumi-version"]}"' in versions  # the pinned CLI version
     summary = next(s for s in summary_job["steps"] if s.get("name") == "make pr-summary")
     assert "make pr-summary STACK=" in summary["run"] and "BASE=" in summary["run"]
     (upload,) = _steps_using(summary_job, "actions/upload-artifact@")
     assert upload["with"]["path"] == "pr-summary-${{ matrix.stack }}.md"
-    summary_comment, live_comment = _steps_using(comment_job, "marocchino/sticky-pull-request-comment@")
+    (summary_comment,) = _steps_using(comment_job, "marocchino/sticky-pull-request-comment@")
+    (live_comment,) = _steps_using(live_comment_job, "marocchino/sticky-pull-request-comment@")
     assert summary_comment["with"]["path"] == "pr-summary-${{ matrix.stack }}.md"
     assert live_comment["with"]["path"] == "live-preview-${{ matrix.stack }}.md"
     for step in (summary_comment, live_comment):
@@ -90,8 +89,26 @@ def test_deploy_workflow_runs_staging_then_prod_behind_its_environment():
     staging, prod = doc["jobs"]["staging"], doc["jobs"]["prod"]
     assert prod["needs"] == "staging" and prod["environment"] == "prod"
     for job, stack in ((staging, "staging"), (prod, "prod")):
-        (up,) = _steps_using(job, "pulumi/actions@")
-        assert up["with"]["command"] == "up" and up["with"]["stack-name"] == stack
-        assert up["with"]["policyPacks"] == "policy"
-        assert up["with"]["policyPackConfigs"] == f"policy/config/{stack}.json"
+        (up,) = [s for s in job["steps"] if "python -m deploy up" in str(s.get("run", ""))]
+        assert up["run"].strip().endswith(f"python -m deploy up --stack {stack}")
+        assert (ROOT / "policy" / "config" / f"{stack}.json").is_file()  # deploy.engine passes it with the pack
     assert "required reviewers" in (ROOT / ".github" / "workflows" / "deploy.yml").read_text().lower()
+
+
+@pytest.mark.parametrize("status", [0, 1, 2])
+def test_a_failing_summary_is_still_shown_and_posted_and_fails_the_job(tmp_path, status):
+    """`make pr-summary` exits 1 after writing the summary of a stack file that does not validate: the step still
+    shows it, the artifact the comment job posts is still uploaded, and the job fails with the command's status."""
+    summary_job = _load("preview.yml")["jobs"]["summary"]
+    step = next(s for s in summary_job["steps"] if s.get("name") == "make pr-summary")
+    (bin_dir := tmp_path / "bin").mkdir()
+    (bin_dir / "make").write_text(f"#!/bin/sh\necho '# the summary' > pr-summary-$STACK.md\nexit {status}\n")
+    (bin_dir / "make").chmod(0o755)
+    shown = tmp_path / "step-summary.md"
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "STACK": "staging", "BASE": "origin/main",
+           "GITHUB_STEP_SUMMARY": str(shown)}
+    result = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert result.returncode == status
+    assert shown.read_text() == "# the summary\n"
+    (upload,) = _steps_using(summary_job, "actions/upload-artifact@")
+    assert upload["if"] == "always()"

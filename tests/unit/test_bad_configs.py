@@ -203,20 +203,25 @@ CASES = [
 
 
 #: A protected namespace (kube-system, kueue-system, ...) as the second training namespace: the same three fixes.
-PROTECTED_TENANT_FIXES = [
-    ('kueue-cohorts:inferenceTraining.training.namespaces[1]',
-     'remove the label and keep system and controller namespaces out of the tenants: list only your workload '
-     'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
-     'kubeflow-system, kserve)'),
-    ('kueue-cohorts:inferenceTraining.training.namespaces',
-     'pin the tenants by name with matchExpressions [{key: kubernetes.io/metadata.name, operator: In, values: '
-     '[<your namespaces>]}] and keep system and controller namespaces out of the tenants: list only your workload '
-     'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
-     'kubeflow-system, kserve)'),
-    ('kueue-cohorts:inferenceTraining.training.namespaces[1]',
-     'keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: '
-     'kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve)'),
-]
+PROTECTED_NAMES = ("kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve, "
+                   "default")
+ADD_ONS = (", every kube-* name and the cluster add-ons' namespaces (gpu-operator, cert-manager, ...; "
+           "allowedAddOnNamespaces allows one with a reason)")
+KEEP_OUT = "keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: "
+PIN = ("pin the tenants by name with matchExpressions [{key: kubernetes.io/metadata.name, operator: In, values: "
+       "[<your namespaces>]}] and ")
+
+
+def _protected_fixes(key: str, extra: str = "") -> list[tuple[str, str]]:
+    """The three fixes of a protected namespace as a tenant (Namespace label, ClusterQueue selector, LocalQueue)."""
+    names = PROTECTED_NAMES + extra + ADD_ONS + ")"
+    return [(f"{key}[{{i}}]", f"remove the label and {KEEP_OUT}{names}"),
+            (key, f"{PIN}{KEEP_OUT}{names}"),
+            (f"{key}[{{i}}]", f"{KEEP_OUT}{names}")]
+
+
+PROTECTED_TENANT_FIXES = [(k.replace("{i}", "1"), fix) for k, fix in
+                          _protected_fixes("kueue-cohorts:inferenceTraining.training.namespaces")]
 
 # Every problem of each case, in order: its exact key path (list indexes included) and its own fix.
 EXPECTED = {
@@ -353,6 +358,9 @@ EXPECTED = {
     'floors-differ-in-resources': [
         ('kueue-cohorts:sharedPool.tenants[1].floor.cpu',
          "add 'cpu': 0 to this tenant's floor"),
+        # the guide's pool excludes cpu from Kueue's accounting, so a cpu floor is quota out of play
+        ('kueue-cohorts:kueue.resources.excludeResourcePrefixes',
+         "remove the entry that drops or replaces 'cpu', or take 'cpu' out of these queues' quota"),
     ],
     'render-without-dir': [
         ('kueue-cohorts:cluster.renderDir',
@@ -395,8 +403,17 @@ EXPECTED = {
          'kubeflow.org/xgboostjob, kubeflow.org/jaxjob, trainer.kubeflow.org/trainjob, '
          'workload.codeflare.dev/appwrapper, sparkoperator.k8s.io/sparkapplication, pod, deployment, statefulset, '
          'leaderworkerset.x-k8s.io/leaderworkerset'),
+        # the rule book's model of what Kueue counts: the stack's kinds need their frameworks
         ('kueue-cohorts:kueue.integrations',
-         'add trainer.kubeflow.org/trainjob to integrations'),
+         "add 'deployment' to integrations.frameworks (the stack's kueue.integrations)"),
+        ('kueue-cohorts:kueue.integrations',
+         "add 'trainer.kubeflow.org/trainjob' to integrations.frameworks (the stack's kueue.integrations)"),
+        ('kueue-cohorts:kueue.integrations',
+         "use one of ['batch/job', 'deployment', 'jobset.x-k8s.io/jobset', 'kubeflow.org/jaxjob', "
+         "'kubeflow.org/mpijob', 'kubeflow.org/paddlejob', 'kubeflow.org/pytorchjob', 'kubeflow.org/tfjob', "
+         "'kubeflow.org/xgboostjob', 'leaderworkerset.x-k8s.io/leaderworkerset', 'pod', 'ray.io/raycluster', "
+         "'ray.io/rayjob', 'ray.io/rayservice', 'sparkoperator.k8s.io/sparkapplication', 'statefulset', "
+         "'trainer.kubeflow.org/trainjob', 'workload.codeflare.dev/appwrapper']"),
     ],
     'runtime-asks-more-than-training-can-borrow': [
         ('kueue-cohorts:trainingRuntime.limits["nvidia.com/gpucores"]',
@@ -424,21 +441,8 @@ EXPECTED = {
     # the rule reaches after the ClusterQueue's selector (the same three problems as for a created namespace).
     'system-namespace-as-tenant': [PROTECTED_TENANT_FIXES[1], PROTECTED_TENANT_FIXES[2], PROTECTED_TENANT_FIXES[0]],
     'kueues-namespace-as-tenant': PROTECTED_TENANT_FIXES,
-    'extra-protected-namespace': [
-        ('kueue-cohorts:inferenceTraining.training.namespaces[0]',
-         'remove the label and keep system and controller namespaces out of the tenants: list only your workload '
-         'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
-         'kubeflow-system, kserve, c12-training)'),
-        ('kueue-cohorts:inferenceTraining.training.namespaces',
-         'pin the tenants by name with matchExpressions [{key: kubernetes.io/metadata.name, operator: In, values: '
-         '[<your namespaces>]}] and keep system and controller namespaces out of the tenants: list only your workload '
-         'namespaces (protected: kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, '
-         'kubeflow-system, kserve, c12-training)'),
-        ('kueue-cohorts:inferenceTraining.training.namespaces[0]',
-         'keep system and controller namespaces out of the tenants: list only your workload namespaces (protected: '
-         'kube-system, kube-public, kube-node-lease, kueue-system, jobset-system, kubeflow-system, kserve, '
-         'c12-training)'),
-    ],
+    'extra-protected-namespace': [(k.replace("{i}", "0"), fix) for k, fix in _protected_fixes(
+        "kueue-cohorts:inferenceTraining.training.namespaces", ", c12-training")],
     'two-queues-one-tenant-label': [
         ('kueue-cohorts:inferenceTraining.training.tenant',
          'give each ClusterQueue its own tenant value (two ClusterQueues selecting the same tenant label would share '

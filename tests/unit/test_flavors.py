@@ -209,7 +209,9 @@ def test_a_service_that_fits_any_one_flavor_passes(requests):
 def test_a_training_runtime_must_fit_one_flavor_whole():
     raw = _asymmetric(_mixed())
     raw["inferenceTraining"]["training"]["checkpoint"] = {"claimName": "ckpt", "size": "1Gi"}
-    raw["kueue"] = {"integrations": ["batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod"]}
+    # deployment too: Kueue counts the inference queue's Deployments only with it (policy/rules/coverage.py)
+    raw["kueue"] = {"integrations": ["batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod",
+                                     "deployment"]}
     raw["trainingRuntime"] = {"requests": {"cpu": "6", "memory": "1Gi", GPU: "2"},
                               "limits": {"cpu": "6", "memory": "1Gi", GPU: "2"}}
     found = _problems(raw)

@@ -27,7 +27,7 @@ LAYERS: dict[str, int] = {
     "components.service_manifests": 2, "components.render": 2, "components.pack_config": 2,
     "components.admission_manifests": 2, "components.assembly": 2,
     # 3: checks and generated documents
-    "components.settings_rules": 3, "components.validation": 3, "components.docs": 3,
+    "components.settings_rules": 3, "components.security_rules": 3, "components.validation": 3, "components.docs": 3,
     # 4: components (Pulumi)
     "components.resources": 4, "components.checkpoint": 4, "components.layouts": 4, "components.inference": 4,
     "components.training": 4, "components.kueue_install": 4, "components.preflight": 4, "components.admission": 4,

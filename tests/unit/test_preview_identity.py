@@ -84,10 +84,10 @@ def test_the_rbac_reads_exactly_the_kinds_the_stack_registers(stack, install):
     if settings.training_runtime is not None:
         assert ("trainer.kubeflow.org", "trainingruntimes") in plan.access.namespaced[
             settings.inference_training.training.namespaces[0]]
-    # Secrets only where the stack has one (Kueue's chart: its webhook certificate), never cluster-wide.
+    # Never a Secret, anywhere: not Kueue's webhook key in its namespace (issue 28 finding 2), nor cluster-wide.
     assert ("", "secrets") not in plan.access.cluster
-    secrets = {ns for ns, kinds in plan.access.namespaced.items() if ("", "secrets") in kinds}
-    assert secrets == ({settings.kueue.namespace} if install else set())
+    assert not {ns for ns, kinds in plan.access.namespaced.items() if ("", "secrets") in kinds}
+    assert not [r for m in plan.rbac for r in m.get("rules", []) if any("secret" in x for x in r["resources"])]
     crds = ("apiextensions.k8s.io", "customresourcedefinitions")
     assert (crds in plan.access.cluster) == install
 
@@ -159,7 +159,7 @@ OWN = "give the ServiceAccount a namespace of its own, e.g. kueue-cohorts-previe
     ({**SA, "roleName": "Preview"},
      [(f"{P}.roleName", "Preview", "use lower-case letters, digits and '-', starting and ending with a letter or "
                                    "digit, dot-separated")]),
-    ({**SA, "nmespace": "x"}, [(f"{P}.nmespace", "x", "remove the key or correct its spelling")]),
+    ({**SA, "nmespace": "x"}, [(f"{P}.nmespace", "x", "did you mean 'namespace'? Rename the key")]),
 ])
 def test_a_bad_subject_is_refused_at_its_key_with_its_fix(identity, problems):
     result = validate(_raw("dev", False, identity))
@@ -205,6 +205,11 @@ def test_the_identity_can_list_namespaces_for_the_namespace_preflight(stack, ide
     for layout in ("inferenceTraining", "sharedPool"):
         if layout in raw:
             raw[layout]["namespacePolicy"] = "External"
+    # External namespaces carry no label of ours: a managedJobsNamespaceSelector on that label (prod's) would leave
+    # their pods uncounted (promise 2 refuses it): select every namespace but the system ones instead.
+    if "managedJobsNamespaceSelector" in raw.get("kueue", {}):
+        raw["kueue"]["managedJobsNamespaceSelector"] = {"matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", "kueue-system"]}]}
     plan = identity_plan(load_settings(raw))
     assert plan is not None
     assert ("", "namespaces") in plan.access.cluster

@@ -6,7 +6,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.preview_rbac import ReadAccess, Subject, kinds_of, preview_rbac, read_access, resource_of
+from components.preview_rbac import (
+    NEVER_READ,
+    ReadAccess,
+    Subject,
+    kinds_of,
+    never_read,
+    preview_rbac,
+    read_access,
+    resource_of,
+)
 
 CLUSTER = frozenset({("kueue.x-k8s.io", "clusterqueues"), ("", "namespaces")})
 ACCESS = ReadAccess(CLUSTER, {"team-a": frozenset({("kueue.x-k8s.io", "localqueues")})})
@@ -94,8 +103,8 @@ def test_kinds_of_rendered_objects():
 
 
 def test_read_access_splits_by_scope():
-    """A Helm chart puts its release namespace on cluster-scoped objects too: the kind decides, and a Secret counts in
-    its own namespace only."""
+    """A Helm chart puts its release namespace on cluster-scoped objects too: the kind decides; a Secret is never
+    read (issue 28 finding 2)."""
     manifests = [
         {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
          "metadata": {"name": "w", "namespace": "kueue-system"}},
@@ -106,7 +115,47 @@ def test_read_access_splits_by_scope():
     assert read_access(manifests) == ReadAccess(
         frozenset({("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
                    ("kueue.x-k8s.io", "clusterqueues")}),
-        {"a": frozenset({("kueue.x-k8s.io", "localqueues")}), "kueue-system": frozenset({("", "secrets")})})
+        {"a": frozenset({("kueue.x-k8s.io", "localqueues")})})
+
+
+SECRETS = [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": n, "namespace": ns}}
+           for n, ns in [("kueue-webhook-server-cert", "kueue-system"), ("worker1-kubeconfig", "kueue-system"),
+                         ("multikueue", "kueue-multikueue"), ("tls", "team-a"), ("orphan", None)]]
+
+
+@pytest.mark.parametrize("secret", SECRETS, ids=lambda m: f"{m['metadata']['namespace']}/{m['metadata']['name']}")
+def test_no_secret_is_ever_granted(secret):
+    """Kueue's webhook key, MultiKueue kubeconfigs, a tenant's TLS Secret: never read, in any namespace, by name
+    or not (resourceNames cannot narrow a plain list/watch, and the stack's own Secret there is the key)."""
+    lq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "q", "namespace": "a"}}
+    access = read_access([secret, lq])
+    assert ("", "secrets") not in access.all_kinds()
+    rules = [r for m in preview_rbac(access, Subject("Group", "previewers")) for r in m.get("rules", [])]
+    assert not [r for r in rules if "secrets" in r["resources"]]
+
+
+@pytest.mark.parametrize("pair", sorted(NEVER_READ) + [("", "secrets/status")])
+@pytest.mark.parametrize("namespace", [None, "kueue-system", "team-a"])
+def test_preview_rbac_refuses_a_secret_in_any_scope(pair, namespace):
+    access = ReadAccess(frozenset({pair}) if namespace is None else frozenset(),
+                        {namespace: frozenset({pair})} if namespace else {})
+    assert never_read(*pair)
+    with pytest.raises(ValueError, match="never reads Secrets"):
+        preview_rbac(access, Subject("User", "preview"))
+
+
+@pytest.mark.parametrize("api_version,kind", [("v1", "ConfigMap"), ("kueue.x-k8s.io/v1beta2", "LocalQueue"),
+                                              ("rbac.authorization.k8s.io/v1", "Role"), ("apps/v1", "Deployment"),
+                                              ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"),
+                                              ("example.com/v1", "Widget")])
+def test_a_namespaced_kind_without_namespace_is_never_a_cluster_wide_grant(api_version, kind):
+    """Any kind not known to be cluster-scoped, without metadata.namespace, is refused (it used to become a
+    ClusterRole rule: that kind in every namespace)."""
+    with pytest.raises(ValueError, match="no metadata.namespace") as err:
+        read_access([{"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}])
+    assert kind in str(err.value)
+    assert read_access([{"apiVersion": api_version, "kind": kind, "metadata": {"name": "x", "namespace": "n"}}]
+                       ).cluster == frozenset()
 
 
 groups = st.sampled_from(["", "kueue.x-k8s.io", "trainer.kubeflow.org", "serving.kserve.io", "apps"])
@@ -118,6 +167,9 @@ pairs = st.frozensets(st.tuples(groups, resources), max_size=20)
 @given(pairs, st.dictionaries(namespaces, pairs.filter(bool), max_size=5),
        st.sampled_from(["User", "Group"]), st.from_regex(r"[a-z][a-z0-9:@.-]{0,30}", fullmatch=True))
 def test_grants_exactly_the_given_kinds_read_only(cluster, namespaced, kind, name):
+    cluster = frozenset(p for p in cluster if not never_read(*p))
+    namespaced = {ns: frozenset(p for p in k if not never_read(*p)) for ns, k in namespaced.items()}
+    namespaced = {ns: k for ns, k in namespaced.items() if k}
     access = ReadAccess(cluster, namespaced)
     if not access.all_kinds():
         with pytest.raises(ValueError):

@@ -38,11 +38,12 @@ def _with_name_pins(before: list[dict]) -> list[dict]:
 
 def _with_owner_marks(before: list[dict]) -> list[dict]:
     """Issue 14 (3): every Namespace a stack creates (namespacePolicy Create) carries the stack's ownership mark,
-    `kueue-cohorts/owner: <project>/<stack>` (the mocks' stack is kueue-cohorts/test); NamespacePatches and Kueue's
-    own namespace (`kueue-ns`, KueueInstallation) do not."""
+    `kueue-cohorts/owner: <project>/<stack>` (the mocks' stack is kueue-cohorts/test); NamespacePatches do not.
+    Issue 28 (3): Kueue's own namespace (`kueue-ns`, KueueInstallation) carries it too, so that the namespace
+    preflight tells this stack's Kueue from one installed by someone else."""
     after = copy.deepcopy(before)
     for obj in after:
-        if obj["type"] == "kubernetes:core/v1:Namespace" and "-ns-" in obj["name"]:
+        if obj["type"] == "kubernetes:core/v1:Namespace" and ("-ns-" in obj["name"] or obj["name"] == "kueue-ns"):
             obj["inputs"]["metadata"]["annotations"] = {"kueue-cohorts/owner": "kueue-cohorts/test"}
     return after
 

@@ -397,3 +397,25 @@ def test_a_mount_path_over_the_trainers_code_or_workdir_is_refused(path):
 @pytest.mark.parametrize("path", ["/mnt/checkpoints", "/mnt/ckpt/", "/data/runs", "/workspaces", "/opt/other"])
 def test_a_mount_path_of_its_own_is_accepted(path):
     assert _runtime_problems({"checkpointMountPath": path}) == []
+
+
+SYSTEM_MOUNTS = ["/etc", "/etc/ssl", "/proc", "/proc/self", "/sys/fs", "/dev/ckpt", "/tmp", "/tmp/ckpt",
+                 "/usr/lib/python3", "/usr/local", "/bin", "/sbin", "/lib", "/lib64", "/libx32/x", "/boot", "/run",
+                 "/var/run", "/var/lib/ckpt", "/root", "/root/.cache", "/home", "/home/trainer", "//etc",
+                 "/etc/", "/./usr/lib"]
+
+
+@pytest.mark.parametrize("path", SYSTEM_MOUNTS)
+def test_a_mount_path_in_a_system_directory_is_refused_by_rule(path):
+    """Issue 28 finding 7: a system directory of the image (by top-level directory, runtime_settings.SYSTEM_DIRS and
+    every /lib*) never takes the checkpoint volume."""
+    (problem,) = _runtime_problems({"checkpointMountPath": path})
+    assert (problem.key, problem.value) == ("kueue-cohorts:trainingRuntime.checkpointMountPath", path)
+    assert "a system directory of the image" in problem.rule
+    assert problem.fix == "mount the checkpoints on a path of their own, such as /mnt/checkpoints"
+
+
+@pytest.mark.parametrize("path", ["/mnt/checkpoints", "/data", "/srv/ckpt", "/checkpoints", "/media/runs",
+                                  "/library", "/etcetera", "/homes/ckpt", "/variable", "/usrdata"])
+def test_paths_that_only_look_like_system_ones_are_accepted(path):
+    assert _runtime_problems({"checkpointMountPath": path}) == []

@@ -1,7 +1,16 @@
-"""The GitHub workflows keep secrets away from pull-request code (issue 14, item 2), asserted on the parsed YAML.
+"""The GitHub workflows keep secrets away from pull-request code (issue 14 item 2, issue 28 findings 1 and 11),
+asserted on the parsed YAML.
 
 actionlint (tests/prsummary/test_prsummary_workflows.py) checks that they are valid; these tests check the security
 properties, each over every workflow and job it concerns, so a new job or step is held to them too.
+
+The model (``code_origins`` / ``secrets_seen``): a job runs the pull request's code when its workflow is started by
+an event whose workflow file the pull request controls (``pull_request``: GitHub reads a same-repository pull
+request's workflow from its merge commit), or when a step runs after a checkout of the pull request's ref into the
+workspace (the default ref of ``actions/checkout`` under ``pull_request``; ``head.sha``/``head_ref``/``refs/pull``
+anywhere). A checkout of the pull request into a sub-directory is data only when it is sparse to DATA_PATHS and
+every step until it is removed is a plain shell script of file commands. A job sees a secret when ``secrets.X``
+appears anywhere in it, or it inherits secrets; a job in a GitHub environment sees that environment's secrets.
 """
 from __future__ import annotations
 
@@ -108,7 +117,7 @@ def test_summary_job_holds_no_secret_and_no_write_token():
 
 
 def test_live_preview_uses_its_own_read_only_environment_per_real_stack():
-    doc = load(WORKFLOW_DIR / "preview.yml")
+    doc = load(WORKFLOW_DIR / "live-preview.yml")
     job = doc["jobs"]["live-preview"]
     assert sorted(job["strategy"]["matrix"]["stack"]) == kubeconfig_stacks()
     assert job["environment"] == "preview-${{ matrix.stack }}"
@@ -119,12 +128,13 @@ def test_live_preview_uses_its_own_read_only_environment_per_real_stack():
     secrets = set(re.findall(r"secrets\.([A-Z_]+)", text(job)))
     assert secrets == {"PREVIEW_KUBECONFIG", "PULUMI_BACKEND_URL", "PULUMI_CONFIG_PASSPHRASE"}
     assert "secrets.KUBECONFIG" not in text(doc)  # the deploy kubeconfig is never in the preview workflow
-    (preview,) = [s for s in job["steps"] if str(s.get("uses", "")).startswith("pulumi/actions@")]
-    assert preview["with"]["command"] == "preview" and preview["with"]["comment-on-pr"] is False
+    runs = [str(s.get("run", "")) for s in job["steps"]]
+    assert any('python -m deploy preview --stack "$STACK"' in r for r in runs)  # the command a person runs
 
 
-def test_comment_job_runs_no_pull_request_code():
-    job = jobs("preview.yml")["comment"]
+@pytest.mark.parametrize("workflow", ["preview.yml", "live-preview.yml"])
+def test_comment_job_runs_no_pull_request_code(workflow):
+    job = jobs(workflow)["comment"]
     assert job["permissions"] == {"pull-requests": "write"}
     assert not SECRET.search(text(job))
     for step in job["steps"]:
@@ -132,14 +142,22 @@ def test_comment_job_runs_no_pull_request_code():
         assert not str(step.get("uses", "")).startswith("actions/checkout@"), "no checkout of the PR's code"
 
 
-def test_only_the_comment_job_may_write():
+def test_only_the_comment_jobs_may_write():
     for path in WORKFLOWS:
         for name, job in load(path)["jobs"].items():
             writes = {k for k, v in (job.get("permissions") or {}).items() if v == "write"}
-            assert not writes or (path.name, name) == ("preview.yml", "comment"), f"{path.name} {name}: {writes}"
+            assert not writes or (path.name, name) in {("preview.yml", "comment"), ("live-preview.yml", "comment")}, \
+                f"{path.name} {name}: {writes}"
+            if writes:
+                assert writes == {"pull-requests"} and not SECRET.search(text(job)) and "environment" not in job
+                for step in job["steps"]:
+                    assert "run" not in step and not str(step.get("uses", "")).startswith("actions/checkout@")
 
 
 def test_deploy_runs_only_for_main_including_dispatch():
+    """Every deploy job is main-only; it deploys through ``python -m deploy up`` (the command a person runs, with
+    its safeguards), never through ``pulumi/actions`` or a bare ``pulumi up``; its path filters cover every file
+    that changes what is deployed (finding 11)."""
     doc = load(WORKFLOW_DIR / "deploy.yml")
     assert doc["on"]["push"]["branches"] == ["main"]
     assert "workflow_dispatch" in doc["on"]
@@ -148,13 +166,291 @@ def test_deploy_runs_only_for_main_including_dispatch():
         assert job["environment"] == name
     header = (WORKFLOW_DIR / "deploy.yml").read_text().lower()
     assert "deployment branches" in header and "selected branches: main" in header
+    for name, job in doc["jobs"].items():
+        assert not [s for s in job["steps"] if str(s.get("uses", "")).startswith("pulumi/actions@")], name
+        runs = [str(s.get("run", "")) for s in job["steps"]]
+        assert any(f"python -m deploy up --stack {name}" in r for r in runs), name
+        assert not any(re.search(r"(^|[;&|\s])pulumi\s+(up|destroy|refresh)", r) for r in runs), name
+
+
+DEPLOYED_INPUTS = ["stacks/Pulumi.prod.yaml", "components/settings.py", "policy/rules/book.py", "__main__.py",
+                   "deploy/engine.py", "toolchain/versions.toml", "toolchain/archives.py", "Makefile", "Pulumi.yaml",
+                   "requirements.txt", "requirements-dev.txt", "requirements-trainer.txt", "requirements.lock",
+                   "requirements-trainer.lock"]
+
+
+def _matches(paths: list[str], file: str) -> bool:
+    """GitHub's path filter (fnmatch with ``**`` across directories, ``*`` within one), enough for these globs."""
+    for glob in paths:
+        regex = re.escape(glob).replace(r"\*\*", ".*").replace(r"\*", "[^/]*")
+        if re.fullmatch(regex, file):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("file", DEPLOYED_INPUTS)
+def test_path_filters_cover_every_input_of_the_program(file):
+    """A change to any input of the deployed program (pins, toolchain, project file) is previewed and deployed."""
+    assert _matches(load(WORKFLOW_DIR / "preview.yml")["on"]["pull_request"]["paths"], file)
+    assert _matches(load(WORKFLOW_DIR / "deploy.yml")["on"]["push"]["paths"], file)
+
+
+def test_a_workflow_runs_the_tests_on_pull_requests_without_secrets():
+    found = []
+    for path in WORKFLOWS:
+        doc = load(path)
+        if "pull_request" not in doc["on"]:
+            continue
+        for name, job in doc["jobs"].items():
+            if any("make lint test-unit" in str(s.get("run", "")) or "pytest" in str(s.get("run", ""))
+                   for s in job.get("steps", [])):
+                assert not SECRET.search(text(job)) and "environment" not in job
+                found.append((path.name, name))
+    assert found
 
 
 def test_every_secret_a_step_gets_is_in_that_steps_own_env_or_inputs():
-    """A step that reads a secret gets it through its own ``env`` or ``with``; a step that runs the project's code
-    (``make``) gets none."""
+    """A step that reads a secret gets it through its own ``env`` or ``with``; a step that builds the project
+    (``make``: venv, toolchain) gets none."""
     for workflow, job, step in all_steps():
         if "make " in str(step.get("run", "")):
             assert not SECRET.search(text(step)), f"{workflow} {job}: {step.get('name')}"
         rest = {k: v for k, v in step.items() if k not in ("env", "with")}
         assert not SECRET.search(text(rest)), f"{workflow} {job}: {step.get('name')}"
+
+
+# --- The model: where each job's code comes from, which secrets it sees (finding 1) -----------------------------
+
+#: Events whose workflow file (and default checkout) the pull request controls.
+PR_CONTROLLED_EVENTS = {"pull_request", "pull_request_review", "pull_request_review_comment", "merge_group"}
+#: Events whose workflow comes from the base / default branch; a credentialed job may run under these only.
+BASE_EVENTS = {"pull_request_target", "push", "workflow_dispatch", "workflow_run", "schedule"}
+#: What a credentialed job may read of a pull request: data files, never code.
+DATA_PATHS = {"stacks", "policy/config"}
+PR_REF = re.compile(r"pull_request\.head\.|github\.head_ref|refs/pull/|\.merge_commit_sha")
+#: Commands a script may run while a pull request's data checkout is still in the workspace.
+FILE_COMMANDS = {"for", "do", "done", "if", "then", "else", "fi", "cp", "echo", "exit", "rm", "test", "[", "]",
+                 "true", "false", "mkdir", ";"}
+
+CREDENTIALS = {
+    "KUBECONFIG": "deploy kubeconfig",
+    "PREVIEW_KUBECONFIG": "preview kubeconfig",
+    "PULUMI_CONFIG_PASSPHRASE": "passphrase",
+    "PULUMI_BACKEND_URL": "backend URL",
+}
+
+
+def events(doc: dict[str, Any]) -> set[str]:
+    on = doc["on"]
+    if isinstance(on, str):
+        return {on}
+    return set(on if isinstance(on, list) else on.keys())
+
+
+def is_checkout(step: dict[str, Any]) -> bool:
+    return str(step.get("uses", "")).startswith("actions/checkout@")
+
+
+def checkout_is_pr(doc: dict[str, Any], step: dict[str, Any]) -> bool:
+    """Whether this checkout fetches the pull request's commit: an explicit PR ref, or the default ref under an
+    event whose default checkout is the pull request (pull_request*: refs/pull/N/merge)."""
+    ref = str((step.get("with") or {}).get("ref", ""))
+    if ref:
+        return bool(PR_REF.search(ref))
+    return bool(events(doc) & PR_CONTROLLED_EVENTS)
+
+
+def script_commands(script: str) -> set[str]:
+    """The first word of every command of a shell script (split on newlines, ;, &&, ||, |, then/do/else)."""
+    words = set()
+    for part in re.split(r"\n|;|&&|\|\||\||\bthen\b|\bdo\b|\belse\b", script):
+        tokens = part.strip().split()
+        if tokens:
+            words.add(tokens[0])
+    return words
+
+
+def pr_code_reasons(doc: dict[str, Any], job: dict[str, Any]) -> list[str]:
+    """Why ``job`` runs code that the pull request controls (empty: it runs none)."""
+    reasons = []
+    if events(doc) & PR_CONTROLLED_EVENTS:
+        reasons.append(f"started by {sorted(events(doc) & PR_CONTROLLED_EVENTS)}: the workflow file is the PR's")
+    pr_dirs: set[str] = set()
+    for step in job.get("steps", []):
+        name = step.get("name") or step.get("uses") or step.get("run", "")[:40]
+        if is_checkout(step):
+            w = step.get("with") or {}
+            path = str(w.get("path", ".")).strip("/") or "."
+            if checkout_is_pr(doc, step):
+                sparse = {p.strip().strip("/") for p in str(w.get("sparse-checkout", "")).split() if p.strip()}
+                if path in (".", "") or not sparse or not sparse <= DATA_PATHS:
+                    reasons.append(f"{name}: checks out the PR's code at {path!r} (sparse {sorted(sparse)})")
+                else:
+                    pr_dirs.add(path)
+            continue
+        if not pr_dirs:
+            continue
+        # A pull request's data checkout is in the workspace: only file commands until it is removed.
+        if "uses" in step:
+            reasons.append(f"{name}: runs an action while the PR's files {sorted(pr_dirs)} are in the workspace")
+            continue
+        script = str(step.get("run", ""))
+        wd = str(step.get("working-directory", ".")).strip("/")
+        if any(wd == d or wd.startswith(d + "/") for d in pr_dirs):
+            reasons.append(f"{name}: runs in the PR's directory {wd}")
+        extra = script_commands(script) - FILE_COMMANDS
+        if extra:
+            reasons.append(f"{name}: runs {sorted(extra)} while the PR's files are in the workspace")
+        for d in list(pr_dirs):
+            if re.search(rf"rm -rf {re.escape(d)}\s*$", script.strip()):
+                pr_dirs.discard(d)
+    return reasons
+
+
+def secrets_seen(job: dict[str, Any]) -> set[str]:
+    """The secrets ``job`` can read: every ``secrets.X`` in it, ``*`` for ``secrets: inherit`` or an environment
+    (whose secrets are whatever its settings hold)."""
+    seen = set(re.findall(r"secrets\.([A-Za-z_][A-Za-z0-9_]*)", text(job))) - {"GITHUB_TOKEN"}
+    if job.get("secrets") == "inherit":
+        seen.add("*")
+    if job.get("environment"):
+        seen.add("*environment")
+    return seen
+
+
+def violations(doc: dict[str, Any]) -> list[str]:
+    """Every job of ``doc`` that sees a secret while running pull-request code, or that saves a cache a
+    credentialed job could restore while running under pull_request_target."""
+    found = []
+    for name, job in doc["jobs"].items():
+        seen = secrets_seen(job)
+        reasons = pr_code_reasons(doc, job)
+        if seen and reasons:
+            found.append(f"job {name} sees {sorted(seen)} and runs pull-request code: {reasons}")
+        if seen and "pull_request_target" in events(doc):
+            for step in job.get("steps", []):
+                if re.match(r"actions/cache@", str(step.get("uses", ""))):
+                    found.append(f"job {name}: actions/cache under pull_request_target (use actions/cache/restore)")
+    return found
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_no_job_sees_a_secret_while_running_pull_request_code(path):
+    assert violations(load(path)) == []
+
+
+def test_every_credentialed_job_runs_under_a_base_branch_event_only():
+    for path in WORKFLOWS:
+        doc = load(path)
+        for name, job in doc["jobs"].items():
+            if secrets_seen(job):
+                assert events(doc) <= BASE_EVENTS, f"{path.name} {name}: {events(doc)}"
+
+
+LIVE = load(WORKFLOW_DIR / "live-preview.yml")
+
+
+def _mutated(change) -> dict[str, Any]:
+    doc = yaml.safe_load(yaml.safe_dump(LIVE))
+    change(doc, doc["jobs"]["live-preview"])
+    return doc
+
+
+def _set_on(doc, job, event):
+    doc["on"] = {event: {}}
+
+
+def _checkout_head_at_root(doc, job):
+    job["steps"][0]["with"]["ref"] = "${{ github.event.pull_request.head.sha }}"
+
+
+def _checkout_default_ref_under_pull_request(doc, job):
+    doc["on"] = {"pull_request": {}}
+    del job["steps"][0]["with"]["ref"]
+
+
+def _sparse_code(doc, job):
+    job["steps"][1]["with"]["sparse-checkout"] = "stacks\npolicy\n"
+
+
+def _no_sparse(doc, job):
+    del job["steps"][1]["with"]["sparse-checkout"]
+
+
+def _make_before_removal(doc, job):
+    job["steps"][2]["run"] = job["steps"][2]["run"].replace("rm -rf pr", "make venv\nrm -rf pr")
+
+
+def _never_removed(doc, job):
+    job["steps"][2]["run"] = job["steps"][2]["run"].replace("rm -rf pr", "")
+
+
+def _working_directory(doc, job):
+    job["steps"].insert(2, {"run": "rm -f x", "working-directory": "pr/stacks"})
+
+
+def _cache_save(doc, job):
+    for step in job["steps"]:
+        if str(step.get("uses", "")).startswith("actions/cache/restore@"):
+            step["uses"] = step["uses"].replace("actions/cache/restore@", "actions/cache@")
+
+
+def _under_pull_request(doc, job):
+    _set_on(doc, job, "pull_request")
+
+
+def _head_ref_in_script_checkout(doc, job):
+    job["steps"][0]["with"]["ref"] = "refs/pull/${{ github.event.number }}/merge"
+
+
+BREAKS = [_checkout_head_at_root, _checkout_default_ref_under_pull_request, _sparse_code, _no_sparse,
+          _make_before_removal, _never_removed, _working_directory, _cache_save, _head_ref_in_script_checkout,
+          _under_pull_request]
+
+
+@pytest.mark.parametrize("change", BREAKS, ids=lambda f: f.__name__)
+def test_the_model_catches_pull_request_code_next_to_credentials(change):
+    """Each way a credentialed job could come to run the pull request's code is caught by ``violations`` (the
+    workflow of today's main, `pull_request` with the environment, among them)."""
+    assert violations(LIVE) == []
+    assert violations(_mutated(change)), change
+
+
+def test_mains_old_live_preview_would_be_caught():
+    """The live-preview job as it was (pull_request event, default checkout, `make venv`, the environment)."""
+    old = {"on": {"pull_request": {"paths": ["stacks/**"]}}, "jobs": {"live-preview": {
+        "environment": "preview-${{ matrix.stack }}",
+        "steps": [{"uses": "actions/checkout@" + "0" * 40, "with": {"persist-credentials": False}},
+                  {"name": "venv", "run": "make venv"},
+                  {"uses": "pulumi/actions@" + "0" * 40,
+                   "env": {"PULUMI_CONFIG_PASSPHRASE": "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}"}}]}}}
+    assert violations(old)
+
+
+def readme_credentials_table() -> dict[str, set[tuple[str, str]]]:
+    """README's "Who can reach each credential" table: credential -> {(workflow, job)}."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("### Who can reach each credential", 1)[1].split("\n#", 1)[0]
+    table: dict[str, set[tuple[str, str]]] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not cells[0].startswith("`") or set(cells[0]) <= {"-"}:
+            continue
+        secret = cells[0].strip("`").split("`")[0]
+        table[secret] = set(re.findall(r"`([\w.-]+\.yml)` `([\w-]+)`", cells[2]))
+    return table
+
+
+def test_readme_states_per_credential_which_jobs_reach_it():
+    """Per credential (deploy kubeconfig, preview kubeconfig, passphrase, backend URL): the jobs that can read it
+    are exactly those README's security section names, and each of them runs base-branch / main code only."""
+    reach: dict[str, set[tuple[str, str]]] = {k: set() for k in CREDENTIALS}
+    for path in WORKFLOWS:
+        doc = load(path)
+        for name, job in doc["jobs"].items():
+            for secret in secrets_seen(job) & set(CREDENTIALS):
+                reach[secret].add((path.name, name))
+            assert not pr_code_reasons(doc, job) or not secrets_seen(job)
+    assert readme_credentials_table() == reach
+    assert reach["KUBECONFIG"] == {("deploy.yml", "staging"), ("deploy.yml", "prod")}
+    assert reach["PREVIEW_KUBECONFIG"] == {("live-preview.yml", "live-preview")}

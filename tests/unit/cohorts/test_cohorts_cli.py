@@ -21,6 +21,8 @@ def _run(argv):
 def _stack_file(tmp_path, **cluster):
     doc = yaml.safe_load((STACKS / "Pulumi.dev.yaml").read_text())
     doc["config"]["kueue-cohorts:cluster"] = cluster
+    if cluster.get("mode") == "kubeconfig":  # a real cluster's stack names who runs it (issue 28 finding 4)
+        doc["config"]["kueue-cohorts:admission"] = {"identities": {"users": ["kueue-cohorts-deployer"]}}
     path = tmp_path / "Pulumi.x.yaml"
     path.write_text(yaml.safe_dump(doc))
     return path
