@@ -47,6 +47,7 @@ from pathlib import Path
 from benchmarks import summary
 from trainer import checkpoints
 from trainer import recipe_native as native
+from trainer.entrypoint import PREEMPTED_EXIT_CODE
 from trainer.local import families
 from trainer.local.process import TrainerProcess, kill_all, start_nodes, trainer_env
 
@@ -132,7 +133,7 @@ def measure(preemptions: int, seed: int) -> dict:
             process.send(signal.SIGTERM)
             code = process.wait()
             latency.append(time.perf_counter() - sent)
-            assert code == 0, process.log()
+            assert code == PREEMPTED_EXIT_CODE, process.log()
             all_lines = process.lines
             f, s = _figures(all_lines)
             flush += f
@@ -225,7 +226,7 @@ def measure_distributed(preemptions: int, seed: int, nodes: int = 2) -> dict:
                 for node in group:
                     node.send(signal.SIGTERM)
                 for node in group:
-                    assert node.wait() == 0, node.log()
+                    assert node.wait() == PREEMPTED_EXIT_CODE, node.log()
                 latency.append(time.perf_counter() - sent)
                 collect(group)
                 stopped = [int(m.group(1)) for line in group[0].lines

@@ -1,4 +1,4 @@
-"""Command line: ``python -m cohorts status|verify [--stack NAME]``.
+"""Command line: ``python -m cohorts status|verify [--stack NAME] [--watch]``.
 
 Exit codes: 0 ok; 1 differences (verify) or the cluster did not answer; 2 usage or config error (bad arguments,
 missing or invalid stack file, a stack in render mode, a missing kubeconfig). User errors print one message, no
@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, TextIO
 
@@ -19,7 +20,7 @@ from kubernetes import client as k8s
 from cohorts.live import ClusterUnreachable, read_snapshot
 from cohorts.render import as_json, table
 from cohorts.target import Target, TargetError, load_stack, stack_file, target_of
-from cohorts.verify import ClusterObjects, verify
+from cohorts.verify import LEAK_GRACE, ClusterObjects, Difference, verify
 from cohorts.view import build_view
 from components.plans import stack_plans
 
@@ -63,12 +64,28 @@ def _parser() -> argparse.ArgumentParser:
                     help="seconds between refreshes with --watch (default 2)")
     st.add_argument("--count", type=_positive_int, metavar="N", help="with --watch: stop after N views")
 
-    vf = sub.add_parser("verify", help="compare the live cluster with the stack; exit 1 with the differences",
-                        description="Compare the live cluster with the stack's rendered objects: every object "
+    vf = sub.add_parser("verify", help="check the live cluster against the stack and its promises; exit 1 with "
+                                       "what breaks them",
+                        description="Compare the live cluster with the stack's rendered objects (every object "
                                     "present with its rendered fields equal, the inference ClusterQueue never "
-                                    "borrowing, every LocalQueue's namespace selected, admission policies bound. "
-                                    "Exit 1 with the list of differences (kind, name, field path).")
+                                    "borrowing, every LocalQueue's namespace selected, the guardrails present, "
+                                    "bound, neither weakened to Warn nor narrowed) and check the promises on what "
+                                    "is live: the rule book over the live ClusterQueues, Cohorts and "
+                                    "WorkloadPriorityClasses of the stack's cohort trees, Kueue's live manager "
+                                    "Configuration and the capacity of the live nodes per ResourceFlavor; a "
+                                    "ClusterQueue, Cohort or priority class that got in by another path is named, "
+                                    "and so is a Workload that holds quota while evicted with no pod (leaked "
+                                    "quota). Exit 1 with the list (kind, name, field path, rule).")
     stack_args(vf)
+    vf.add_argument("--watch", "-w", action="store_true",
+                    help="check again every --interval seconds and report each finding as it appears or goes "
+                         "(until Ctrl-C or --count checks); exit 1 if the last check found anything")
+    vf.add_argument("--interval", type=_positive_float, default=5.0, metavar="SECONDS",
+                    help="seconds between checks with --watch (default 5)")
+    vf.add_argument("--count", type=_positive_int, metavar="N", help="with --watch: stop after N checks")
+    vf.add_argument("--leak-grace", type=_positive_float, default=LEAK_GRACE.total_seconds(), metavar="SECONDS",
+                    help="how long an evicted Workload may hold quota with no pod before it is reported as leaked "
+                         f"quota (default {int(LEAK_GRACE.total_seconds())})")
     return p
 
 
@@ -120,10 +137,54 @@ def _status(args, out: TextIO, sleep: Callable[[float], None]) -> int:
         return 0
 
 
-def _verify(args, out: TextIO) -> int:
+def watch_verify(check: Callable[[], list[Difference]], out: TextIO, sleep: Callable[[float], None],
+                 interval: float, count: Optional[int] = None, output: str = "table",
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> int:
+    """``verify --watch``: run ``check`` every ``interval`` seconds and write each Difference when it first appears
+    (``+``) and when it is gone (``-``), one line each with the UTC time (``output`` "json": one JSON object per line,
+    ``{"time", "event": "found"|"resolved", "difference"}``).
+
+    Args:
+        check: one verify run. out: where to write. sleep: waits ``interval`` seconds. count: stop after this many
+        checks (None: until Ctrl-C). clock: the time printed.
+    Returns:
+        1 when the last check found anything, else 0 (also after Ctrl-C).
+    """
+    current: dict[str, Difference] = {}
+    checks = 0
+    try:
+        while True:
+            found = {json.dumps(d.as_json(), sort_keys=True, default=str): d for d in check()}
+            stamp = clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+            events = [("found", d) for k, d in found.items() if k not in current] + \
+                     [("resolved", d) for k, d in current.items() if k not in found]
+            for event, diff in events:
+                if output == "json":
+                    out.write(json.dumps({"time": stamp, "event": event, "difference": diff.as_json()},
+                                         default=str) + "\n")
+                else:
+                    out.write(f"{stamp} {'+' if event == 'found' else '- resolved:'} {diff}\n")
+            if checks == 0 and not found and output != "json":
+                out.write(f"{stamp} the cluster matches the stack and keeps its promises\n")
+            out.flush()
+            current = found
+            checks += 1
+            if count is not None and checks >= count:
+                break
+            sleep(interval)
+    except KeyboardInterrupt:
+        pass
+    return 1 if current else 0
+
+
+def _verify(args, out: TextIO, sleep: Callable[[float], None]) -> int:
     settings, target, name = _settings_and_target(args)
     live = ClusterObjects(target.api_client())
-    differences = verify(settings, live)
+    grace = timedelta(seconds=args.leak_grace)
+    if args.watch:
+        return watch_verify(lambda: verify(settings, live, leak_grace=grace), out, sleep, args.interval,
+                            args.count, args.output)
+    differences = verify(settings, live, leak_grace=grace)
     if args.output == "json":
         out.write(json.dumps({"kind": "kueue-cohorts/verify/v1", "stack": name, "cluster": target.describe(),
                               "ok": not differences, "differences": [d.as_json() for d in differences]},
@@ -145,7 +206,7 @@ def main(argv: Optional[list[str]] = None, out: TextIO = sys.stdout, err: TextIO
     try:
         if args.command == "status":
             return _status(args, out, sleep)
-        return _verify(args, out)
+        return _verify(args, out, sleep)
     except BrokenPipeError:
         raise  # the reader went away: the entry point ends quietly (kueue_cohorts.pipes)
     except TargetError as exc:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.admission_manifests import render_admission
 from components.assembly import assemble
+from components.render import Rendered, render_stack
 from components.settings import Settings
 
 
@@ -30,3 +32,10 @@ def expected_objects(settings: Settings) -> list[dict[str, Any]]:
         the ownership annotation of created Namespaces (it names the Pulumi stack; verify compares labels only).
     """
     return [dict(rendered.manifest) for rendered in assemble(settings).registered()]
+
+
+def judged_objects(settings: Settings) -> list[Rendered]:
+    """Every object the settings check judges: ``render_stack`` (also what is rendered only to be judged, such as
+    Kueue's manager ConfigMap when the stack does not install Kueue) and ``render_admission``. ``cohorts verify``
+    runs the rule book over these with their live twins in their place."""
+    return render_stack(settings) + render_admission(settings)

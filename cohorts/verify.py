@@ -20,21 +20,38 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence
 
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError, ResourceNotFoundError
 
-from cohorts.expected import expected_objects
+from cohorts.expected import expected_objects, judged_objects
 from components import quantity
+from components.admission_manifests import layout_scopes
 from components.kueue import ROLE_LABEL
+from components.pack_config import pack_config
 from components.settings import Settings
+from policy.rules.admission import (
+    MANAGER_CONFIG_MAP,
+    Identities,
+    Request,
+    check_cohort_membership,
+    check_priority_ceiling,
+    kube_object,
+    tree_field,
+)
+from policy.rules.book import run as run_book
+from policy.rules.values import MISSING, Violation
 
 QUANTITY_KEYS = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit"})
 #: Keys whose whole value must be equal (no extra keys on the cluster): a label selector changes meaning with any
 #: addition.
 STRICT_KEYS = frozenset({"namespaceSelector"})
 VAP_API = "admissionregistration.k8s.io/v1"
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+LEAK_GRACE = timedelta(minutes=5)
+"""How long a Workload may hold quota while evicted with no pods before ``quota_not_leaked`` names it."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +60,8 @@ class Difference:
     ``path`` (JSON field names with list indexes as in the rendered manifest, e.g.
     ``spec.resourceGroups[0].flavors[0].resources[2].borrowingLimit``; "" for the whole object), ``item`` (the name
     of the list item the path ends in, e.g. the resource), ``expected`` / ``live`` values (None = absent) and the
-    ``rule`` broken."""
+    ``rule`` broken; ``fix`` (the rule book's fix) when the difference is a broken promise rather than a field
+    that differs from the stack."""
 
     kind: str
     name: str
@@ -53,18 +71,23 @@ class Difference:
     live: Any
     rule: str
     item: str = ""
+    fix: str = ""
 
     def __str__(self) -> str:
         obj = f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
+        if self.fix:  # a broken promise: the rule book's words
+            where = f" at {self.path}" if self.path else ""
+            live = f" (live {_show(self.live)})" if self.live is not None else ""
+            return f"{obj}{where}: {self.rule}{live}; fix: {self.fix}"
         if not self.path:  # the whole object: missing, not served or unreadable
             return f"{obj}: {self.rule}"
         where = self.path + (f" ({self.item})" if self.item else "")
         return f"{obj}: {where}: {self.rule}: expected {_show(self.expected)}, live {_show(self.live)}"
 
     def as_json(self) -> dict[str, Any]:
-        """``{"kind", "name", "namespace", "path", "item", "expected", "live", "rule"}``."""
+        """``{"kind", "name", "namespace", "path", "item", "expected", "live", "rule", "fix"}``."""
         return {"kind": self.kind, "name": self.name, "namespace": self.namespace, "path": self.path,
-                "item": self.item, "expected": self.expected, "live": self.live, "rule": self.rule}
+                "item": self.item, "expected": self.expected, "live": self.live, "rule": self.rule, "fix": self.fix}
 
 
 def _show(value: Any) -> str:
@@ -94,12 +117,22 @@ class LiveObjects(Protocol):
 @dataclass
 class Context:
     """What a check sees: the stack's ``settings``, its ``expected`` manifests and the ``live`` cluster. ``cache``
-    keeps objects read once (key: (apiVersion, kind, namespace, name))."""
+    keeps objects read once (key: (apiVersion, kind, namespace, name), or ("list", apiVersion, kind)). ``now``
+    (UTC; default: the time of the check) and ``leak_grace`` are for ``quota_not_leaked``."""
 
     settings: Optional[Settings]
     expected: list[dict[str, Any]]
     live: LiveObjects
     cache: dict[tuple, Any] = field(default_factory=dict)
+    now: Optional[datetime] = None
+    leak_grace: timedelta = LEAK_GRACE
+
+    def list(self, api_version: str, kind: str) -> list[dict]:
+        """Every live object of the kind, read once. Raises KindNotServed, Unreadable."""
+        key = ("list", api_version, kind)
+        if key not in self.cache:
+            self.cache[key] = self.live.list(api_version, kind)
+        return self.cache[key]
 
     def get(self, manifest: Mapping[str, Any]) -> Optional[dict]:
         """The live twin of ``manifest`` (None when absent). Raises KindNotServed, Unreadable."""
@@ -344,11 +377,340 @@ def admission_policies_bound(ctx: Context) -> list[Difference]:
             for p in policies if p["metadata"]["name"] not in bound]
 
 
-CHECKS: tuple[Check, ...] = (inference_never_borrows, objects_match, namespaces_selected, admission_policies_bound)
+# --- the promises on the live cluster (issue 26 item 8) ----------------------------------------------------------
+
+
+def _meta(obj: Mapping[str, Any], key: str) -> Any:
+    return (obj.get("metadata") or {}).get(key)
+
+
+def _read_list(ctx: Context, api_version: str, kind: str, out: list[Difference]) -> list[dict]:
+    """``ctx.list``; a kind not served or not readable becomes one Difference in ``out`` (fail closed: what cannot be
+    read cannot be vouched for) and an empty list."""
+    try:
+        return ctx.list(api_version, kind)
+    except KindNotServed:
+        out.append(Difference(kind, "*", "", "", "readable", None,
+                              f"the cluster does not serve {api_version} {kind}: the promises cannot be checked"))
+    except Unreadable as err:
+        out.append(Difference(kind, "*", "", "", "readable", None,
+                              f"cannot list {api_version} {kind} ({err}): the promises cannot be checked"))
+    return []
+
+
+def guarded_tree(ctx: Context, live_cohorts: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The cohort names of the stack's trees: every layout's cohort, and every live Cohort whose ``spec.parentName``
+    chain reaches one (Kueue v1beta2 ``cohort_types.go`` ParentName, v0.19.2)."""
+    tree: set[str] = set()
+    if ctx.settings is not None:
+        tree |= {scope.cohort for scope in layout_scopes(ctx.settings)}
+    tree |= {(m.get("spec") or {}).get("cohortName") for m in ctx.expected_of("ClusterQueue")} - {None, ""}
+    parents = {_meta(c, "name"): (c.get("spec") or {}).get("parentName") for c in live_cohorts}
+    for name in parents:
+        seen, node = set(), name
+        while node and node not in tree and node not in seen:
+            seen.add(node)
+            node = parents.get(node)
+        if node in tree:
+            tree.add(name)
+    return tree
+
+
+def _in_tree(obj: Mapping[str, Any], tree: set[str]) -> bool:
+    return tree_field(kube_object(obj), tree) is not None
+
+
+def _declared(ctx: Context, kind: str) -> set[str]:
+    return {m["metadata"]["name"] for m in ctx.expected_of(kind)}
+
+
+def nothing_undeclared_in_the_tree(ctx: Context) -> list[Difference]:
+    """Every live ClusterQueue and Cohort of the guarded trees is one the stack declares: anything else got in by
+    another path (kubectl, Helm, GitOps, before or around the ``cohort-membership`` guardrail), and its quota counts
+    against inference's GPUs. The rule and fix are the guardrail's own (``policy.rules.admission``)."""
+    out: list[Difference] = []
+    cohorts = _read_list(ctx, KUEUE_API, "Cohort", out)
+    queues = _read_list(ctx, KUEUE_API, "ClusterQueue", out)
+    tree = guarded_tree(ctx, cohorts)
+    if not tree:
+        return out
+    for kind, objects in (("ClusterQueue", queues), ("Cohort", cohorts)):
+        declared = _declared(ctx, kind)
+        for live in objects:
+            if _meta(live, "name") in declared or not _in_tree(live, tree):
+                continue
+            out += [_from_violation(v, "not declared by the stack") for v in check_cohort_membership(
+                Request(kube_object(live)), sorted(tree), Identities())]
+    return out
+
+
+def no_priority_above_inference(ctx: Context) -> list[Difference]:
+    """No live WorkloadPriorityClass the stack does not declare has a value at or above the lowest inference value
+    (any namespace may name any class: one above inference is admitted ahead of it and never reclaimed for it). The
+    rule and fix are the ``priority-ceiling`` guardrail's."""
+    if ctx.settings is None:
+        return []
+    inference: dict[str, int] = {}
+    for scope in layout_scopes(ctx.settings):
+        inference.update(scope.inference_priority_classes)
+    if not inference:
+        return []
+    out: list[Difference] = []
+    declared = _declared(ctx, "WorkloadPriorityClass")
+    for live in _read_list(ctx, KUEUE_API, "WorkloadPriorityClass", out):
+        if _meta(live, "name") in declared:
+            continue
+        out += [_from_violation(v, "not declared by the stack") for v in check_priority_ceiling(
+            Request(kube_object(live)), inference, Identities())]
+    return out
+
+
+def _from_violation(violation: Violation, why: str = "") -> Difference:
+    subject = violation.subject
+    value = None if violation.value is MISSING else violation.value
+    rule = f"{violation.policy}: {violation.rule or violation.message}" + (f" ({why})" if why else "")
+    return Difference(subject.kind if subject else "*", subject.name if subject else "*",
+                      (subject.namespace or "") if subject else "", violation.field, None,
+                      json.loads(json.dumps(value, default=str)), rule, fix=violation.fix or "see the rule")
+
+
+def live_node_pools(nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rule book's ``nodePools`` option (``cohort-nominal-within-capacity``) from the live nodes: one pool per
+    Node, count 1, its labels (which decide the ResourceFlavors that select it: Kueue writes a flavor's nodeLabels
+    into the pod's nodeSelector, pkg/scheduler/flavorassigner, v0.19.2) and its ``status.allocatable`` as the
+    capacity. A node that is cordoned (``spec.unschedulable``) gives nothing."""
+    pools = []
+    for node in nodes:
+        allocatable = {} if (node.get("spec") or {}).get("unschedulable") else \
+            dict((node.get("status") or {}).get("allocatable") or {})
+        pools.append({"name": str(_meta(node, "name")), "count": 1, "labels": dict(_meta(node, "labels") or {}),
+                      "capacity": allocatable})
+    return pools
+
+
+def promises_hold(ctx: Context) -> list[Difference]:
+    """The rule book (``policy.rules.book.run``, the pack's and the settings check's rules) over the stack's objects
+    with their live twins in their place, plus every live ClusterQueue and Cohort of the guarded trees, every live
+    WorkloadPriorityClass and ResourceFlavor and Kueue's live manager ConfigMap, with the capacity taken from the live
+    nodes (``live_node_pools``). Each mandatory finding the stack alone does not have is a Difference: a promise the
+    live cluster breaks."""
+    if ctx.settings is None:
+        return []
+    out: list[Difference] = []
+    rendered = [dict(r.manifest) for r in judged_objects(ctx.settings)]
+    live: dict[tuple[str, str, str], dict] = {}
+    cohorts = _read_list(ctx, KUEUE_API, "Cohort", out)
+    tree = guarded_tree(ctx, cohorts)
+    for kind in ("ClusterQueue", "Cohort", "WorkloadPriorityClass", "ResourceFlavor"):
+        objects = cohorts if kind == "Cohort" else _read_list(ctx, KUEUE_API, kind, out)
+        declared = _declared(ctx, kind)
+        for obj in objects:
+            if kind in ("ClusterQueue", "Cohort") and _meta(obj, "name") not in declared and not _in_tree(obj, tree):
+                continue
+            live[(kind, "", str(_meta(obj, "name")))] = _as_applied(obj)
+    namespace = ctx.settings.kueue.namespace
+    try:
+        config_map = ctx.live.get("v1", "ConfigMap", MANAGER_CONFIG_MAP, namespace)
+    except (KindNotServed, Unreadable) as err:
+        out.append(Difference("ConfigMap", MANAGER_CONFIG_MAP, namespace, "", "readable", None,
+                              f"cannot read Kueue's manager Configuration ({err})"))
+        config_map = None
+    if config_map is not None:
+        live[("ConfigMap", namespace, MANAGER_CONFIG_MAP)] = _as_applied(config_map)
+    merged: list[dict] = []
+    for manifest in rendered:
+        key = (manifest["kind"], _meta(manifest, "namespace") or "", _meta(manifest, "name"))
+        merged.append(live.pop(key, manifest))
+    merged += live.values()
+    config = pack_config(ctx.settings)
+    nodes = _read_list(ctx, "v1", "Node", out)
+    if nodes:
+        capacity = {k: v for k, v in config.get("cohort-nominal-within-capacity", {}).items()
+                    if k not in ("nodePools", "capacity", "flavorCapacity")}
+        config["cohort-nominal-within-capacity"] = {**capacity, "nodePools": live_node_pools(nodes)}
+    baseline = {_finding_key(r, v) for r, v in run_book([kube_object(m) for m in rendered], pack_config(ctx.settings))}
+    for rule, violation in run_book([kube_object(m) for m in merged], config):
+        if rule.mandatory and _finding_key(rule, violation) not in baseline:
+            out.append(_from_violation(violation))
+    return out
+
+
+def _as_applied(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A live object as the book judges it: its spec-like fields and labels (server metadata and status dropped)."""
+    out = {k: v for k, v in obj.items() if k not in ("status", "metadata")}
+    meta = obj.get("metadata") or {}
+    out["metadata"] = {k: meta[k] for k in ("name", "namespace", "labels", "annotations") if k in meta}
+    return out
+
+
+def _finding_key(rule: Any, violation: Violation) -> tuple:
+    subject = violation.subject
+    return (rule.name, subject.kind if subject else None, subject.name if subject else None, violation.field)
+
+
+def guardrails_intact(ctx: Context) -> list[Difference]:
+    """Every guardrail the stack renders is live and as strong as rendered: the policy's ``failurePolicy`` Fail, its
+    ``matchConstraints`` (resources, operations; no exclusions, no namespace or object selector), ``matchConditions``
+    and ``validations`` as rendered; its binding's ``validationActions`` still Deny when the stack's are, and no
+    ``matchResources`` that narrows it. A cluster admin can always edit them: this is where it shows."""
+    out: list[Difference] = []
+    policies = ctx.expected_of("ValidatingAdmissionPolicy")
+    if not policies:
+        return out
+    bindings = {m["spec"]["policyName"]: m for m in ctx.expected_of("ValidatingAdmissionPolicyBinding")}
+    live_bindings = _read_list(ctx, VAP_API, "ValidatingAdmissionPolicyBinding", out)
+    for policy in policies:
+        name = policy["metadata"]["name"]
+        live, problem = _read(ctx, policy)
+        if problem:
+            out.append(Difference(problem.kind, name, "", "", "present", None,
+                                  "the guardrail is missing: " + problem.rule))
+            continue
+        out += _policy_weakened(name, policy["spec"], live.get("spec") or {})
+        want = bindings.get(name)
+        mine = [b for b in live_bindings if (b.get("spec") or {}).get("policyName") == name]
+        if want is None or not mine:
+            continue  # admission_policies_bound names an unbound policy
+        found = [_binding_weakened(_meta(binding, "name"), want["spec"], binding.get("spec") or {})
+                 for binding in mine]
+        if all(found):  # one binding at full strength is enough: another one with Warn or a selector adds nothing
+            out += [d for weakened in found for d in weakened]
+    return out
+
+
+def _weak(kind: str, name: str, path: str, want: Any, have: Any, why: str) -> Difference:
+    return Difference(kind, name, "", path, want, have, why)
+
+
+def _policy_weakened(name: str, want: Mapping[str, Any], have: Mapping[str, Any]) -> list[Difference]:
+    kind = "ValidatingAdmissionPolicy"
+    out = []
+    if have.get("failurePolicy", "Fail") != want.get("failurePolicy", "Fail"):
+        out.append(_weak(kind, name, "spec.failurePolicy", want.get("failurePolicy"), have.get("failurePolicy"),
+                         "the guardrail is weakened: an error in its expressions no longer refuses"))
+    match = have.get("matchConstraints") or {}
+    wanted = {(g, v, o, r) for rule in (want.get("matchConstraints") or {}).get("resourceRules") or []
+              for g in rule["apiGroups"] for v in rule["apiVersions"] for o in rule["operations"]
+              for r in rule["resources"]}
+    covered = {(g, v, o, r) for rule in match.get("resourceRules") or []
+               for g in rule.get("apiGroups") or [] for v in rule.get("apiVersions") or []
+               for o in rule.get("operations") or [] for r in rule.get("resources") or []}
+    missing = sorted(w for w in wanted if not any(_covers(c, w) for c in covered))
+    if missing:
+        out.append(_weak(kind, name, "spec.matchConstraints.resourceRules", [list(m) for m in missing], None,
+                         "the guardrail is narrowed: it no longer matches these (group, version, operation, "
+                         "resource)"))
+    for key in ("excludeResourceRules", "namespaceSelector", "objectSelector"):
+        if match.get(key):
+            out.append(_weak(kind, name, f"spec.matchConstraints.{key}", None, match[key],
+                             f"the guardrail is narrowed: matchConstraints.{key} leaves requests unjudged"))
+    if match.get("matchPolicy", "Equivalent") != "Equivalent":
+        out.append(_weak(kind, name, "spec.matchConstraints.matchPolicy", "Equivalent", match.get("matchPolicy"),
+                         "the guardrail is narrowed: requests through another API version are not judged"))
+    for key in ("matchConditions", "validations", "variables"):
+        if _normalized(want.get(key)) != _normalized(have.get(key)):
+            out.append(_weak(kind, name, f"spec.{key}", want.get(key), have.get(key),
+                             f"the guardrail is changed: its {key} are not the rule book's"))
+    return out
+
+
+def _normalized(items: Any) -> Any:
+    return sorted(json.dumps(i, sort_keys=True) for i in items or [])
+
+
+def _covers(have: tuple[str, ...], want: tuple[str, ...]) -> bool:
+    return all(h == w or h == "*" or (i == 3 and h.endswith("/*") and w.split("/")[0] == h.split("/")[0])
+               for i, (h, w) in enumerate(zip(have, want, strict=True)))
+
+
+def _binding_weakened(name: str, want: Mapping[str, Any], have: Mapping[str, Any]) -> list[Difference]:
+    kind = "ValidatingAdmissionPolicyBinding"
+    out = []
+    wanted, actions = list(want.get("validationActions") or []), list(have.get("validationActions") or [])
+    if "Deny" in wanted and "Deny" not in actions:
+        out.append(_weak(kind, name, "spec.validationActions", wanted, actions,
+                         "the guardrail is weakened: it no longer refuses (Warn or Audit only)"))
+    resources = have.get("matchResources") or {}
+    for key in ("namespaceSelector", "objectSelector", "excludeResourceRules", "resourceRules"):
+        if resources.get(key):
+            out.append(_weak(kind, name, f"spec.matchResources.{key}", None, resources[key],
+                             f"the guardrail is narrowed: the binding's matchResources.{key} leaves requests "
+                             "unjudged"))
+    if have.get("paramRef"):
+        out.append(_weak(kind, name, "spec.paramRef", None, have["paramRef"],
+                         "the guardrail is changed: the binding names parameters the policy does not take"))
+    return out
+
+
+def _condition(obj: Mapping[str, Any], kind: str) -> Optional[Mapping[str, Any]]:
+    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == kind), None)
+
+
+def _since(condition: Mapping[str, Any]) -> Optional[datetime]:
+    try:
+        return datetime.fromisoformat(str(condition.get("lastTransitionTime")).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def quota_not_leaked(ctx: Context) -> list[Difference]:
+    """No Workload holds quota (condition QuotaReserved or Admitted True) while Evicted is True, for longer than
+    ``ctx.leak_grace``, with no pod left: Kueue has been seen to keep such quota reserved (kueue#14811, #12656),
+    and nothing else is admitted against it. A pod counts when it is not Succeeded or Failed and its owner chain
+    (through Jobs and ReplicaSets) reaches the Workload's owner (Kueue v0.19.2 ``workload_types.go``
+    WorkloadQuotaReserved, WorkloadAdmitted, WorkloadEvicted)."""
+    out: list[Difference] = []
+    workloads = _read_list(ctx, KUEUE_API, "Workload", out)
+    now = ctx.now or datetime.now(UTC)
+    leaking = []
+    for wl in workloads:
+        evicted = _condition(wl, "Evicted")
+        holds = any((_condition(wl, k) or {}).get("status") == "True" for k in ("QuotaReserved", "Admitted"))
+        if not holds or not evicted or evicted.get("status") != "True":
+            continue
+        since = _since(evicted)
+        if since is not None and now - since > ctx.leak_grace:
+            leaking.append((wl, since))
+    if not leaking:
+        return out
+    owners: dict[str, set[str]] = {}
+    for api_version, kind in (("batch/v1", "Job"), ("apps/v1", "ReplicaSet")):
+        for obj in _read_list(ctx, api_version, kind, out):
+            owners[str(_meta(obj, "uid"))] = {str(r.get("uid")) for r in _meta(obj, "ownerReferences") or []}
+    pods = [p for p in _read_list(ctx, "v1", "Pod", out)
+            if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+
+    def roots(pod: Mapping[str, Any]) -> set[str]:
+        found = {str(r.get("uid")) for r in _meta(pod, "ownerReferences") or []}
+        frontier = set(found)
+        for _ in range(3):
+            frontier = set().union(*(owners.get(uid, set()) for uid in frontier)) if frontier else set()
+            found |= frontier
+        return found
+
+    for wl, since in leaking:
+        mine = {str(r.get("uid")) for r in _meta(wl, "ownerReferences") or []}
+        namespace = _meta(wl, "namespace") or ""
+        if any(_meta(p, "namespace") == namespace and roots(p) & mine for p in pods):
+            continue
+        held = (wl.get("status") or {}).get("admission", {}).get("clusterQueue")
+        out.append(Difference(
+            "Workload", str(_meta(wl, "name")), namespace, "status.conditions", None,
+            {"Evicted since": since.isoformat(), "clusterQueue": held},
+            f"leaked quota: evicted for more than {int(ctx.leak_grace.total_seconds())} s with no pod, yet it still "
+            "holds its quota (QuotaReserved/Admitted), so nothing else is admitted against it (kueue#14811, #12656)",
+            fix="delete the Workload (its job's controller recreates it) or restart Kueue's manager"))
+    return out
+
+
+CHECKS: tuple[Check, ...] = (inference_never_borrows, guardrails_intact, objects_match, namespaces_selected,
+                             admission_policies_bound, nothing_undeclared_in_the_tree, no_priority_above_inference,
+                             promises_hold, quota_not_leaked)
 
 
 def verify(settings: Optional[Settings], live: LiveObjects, expected: Optional[list[dict]] = None,
-           checks: Iterable[Check] = CHECKS) -> list[Difference]:
+           checks: Iterable[Check] = CHECKS, now: Optional[datetime] = None,
+           leak_grace: timedelta = LEAK_GRACE) -> list[Difference]:
     """Run ``checks`` against the cluster.
 
     Args:
@@ -356,11 +718,14 @@ def verify(settings: Optional[Settings], live: LiveObjects, expected: Optional[l
         live: read access to the cluster.
         expected: the rendered objects (default: ``expected_objects(settings)``).
         checks: the checks to run, in order.
+        now: the time the leaked-quota check compares with (UTC; default: now). leak_grace: how long an evicted
+            Workload may hold quota with no pod (``quota_not_leaked``).
     Returns:
         Every difference, in check order; a (kind, namespace, name, path) reported by an earlier check is not
         repeated. Empty: the cluster matches the stack.
     """
-    ctx = Context(settings, expected if expected is not None else expected_objects(settings), live)
+    ctx = Context(settings, expected if expected is not None else expected_objects(settings), live, now=now,
+                  leak_grace=leak_grace)
     seen: set[tuple] = set()
     out = []
     for check in checks:

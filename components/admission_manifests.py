@@ -7,13 +7,22 @@ ClusterQueue names, the tenant label key and who runs the stack.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from components.plans import plan_inference_training, plan_shared_pool
 from components.render import KeyPath, Rendered
 from components.settings import Settings
-from policy.rules.admission import Guardrail, Identities, LayoutScope, guardrails, kube_object
+from policy.rules.admission import (
+    COHORT_MEMBERSHIP_POLICY,
+    MANAGER_CONFIG_WRITERS_POLICY,
+    PRIORITY_CEILING_POLICY,
+    Guardrail,
+    Identities,
+    LayoutScope,
+    guardrails,
+    kube_object,
+)
 from policy.rules.rollout import nominal_of
 
 
@@ -21,7 +30,9 @@ def layout_scopes(settings: Settings) -> list[LayoutScope]:
     """One LayoutScope per configured layout (inferenceTraining first, then sharedPool), from the pure plans (so
     default names such as a tenant's `<name>-cq` are the ones the components register); the inference scope carries
     its namespaces and the inference ClusterQueue's nominalQuota (largest over flavors, `rollout.nominal_of`) for
-    the serving workloads' rollout guardrail."""
+    the serving workloads' rollout guardrail. Each layout's cohort is its guarded tree (the stack writes no Cohort
+    parentName); the first carries Kueue's namespace (`kueue.namespace`), so the manager Configuration's guardrail
+    is registered once."""
     scopes: list[LayoutScope] = []
     flavor = settings.resource_flavor.name
     it = settings.inference_training
@@ -42,6 +53,8 @@ def layout_scopes(settings: Settings) -> list[LayoutScope]:
         plan = plan_shared_pool(sp, flavor)
         scopes.append(LayoutScope(cohort=sp.cohort, cluster_queues=tuple(cq.name for cq in plan.cluster_queues),
                                   tenant_label=sp.namespace_label))
+    if scopes:  # the manager Configuration is the stack's, not a layout's: its guardrail goes with the first layout
+        scopes[0] = replace(scopes[0], kueue_namespace=settings.kueue.namespace)
     return scopes
 
 
@@ -92,6 +105,11 @@ def guardrail_objects(settings: Settings) -> list[RenderedGuardrail]:
         if rail.policy == "tenant-label":
             fields = {"spec.matchConditions": top + ("identities",), "spec.variables": layout + ("namespaceLabel",),
                       "spec.validations": layout + ("namespaceLabel",)}
+        elif rail.policy in (COHORT_MEMBERSHIP_POLICY, PRIORITY_CEILING_POLICY):
+            fields = {"spec.matchConditions": top + ("identities",), "spec.variables": layout + ("cohort",),
+                      "spec.validations": layout}
+        elif rail.policy == MANAGER_CONFIG_WRITERS_POLICY:
+            fields = {"spec.matchConditions": ("kueue", "namespace"), "spec.validations": top + ("identities",)}
         out.append(RenderedGuardrail(rail.name, Rendered(policy, layout, fields),
                                      Rendered(binding, top, {"spec.validationActions": top + ("validationActions",)})))
     return out

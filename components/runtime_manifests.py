@@ -16,7 +16,16 @@ The pod it describes:
   into KUEUE_COHORTS_RUN_NAME, and checkpoints go to `<root>/<TrainJob name>/checkpoint-<step>/`;
 - has terminationGracePeriodSeconds = checkpoint save + one step, at least 60 (components.planning), and the
   annotation `kueue-cohorts/checkpoint-save-seconds` so the rule book can check the grace period against the save
-  time.
+  time;
+- survives any number of stops: a Kueue reclaim is not counted (the Job controller untracks the pods it deletes for
+  a suspension, Kubernetes v1.36.3 `pkg/controller/job/job_controller.go` deleteJobPods), but an evicted or drained
+  pod counts as failed unless a podFailurePolicy ignores it (isPodFailed), and past backoffLimit the Job fails and
+  JobSet restarts counting toward maxRestarts (JobSet v0.12.0 `pkg/controllers/failure_policy.go`; jobset#1117).
+  The trainer exits PREEMPTED_EXIT_CODE after its stop save (never 0: an evicted pod whose containers exited 0 is
+  Succeeded and would complete the Job), the trainer Job ignores that code (`podFailurePolicy`, which needs
+  `restartPolicy: Never`) and DisruptionTarget pods, and the JobSet restarts at most MAX_RESTARTS times for real
+  failures. The annotation `kueue-cohorts/preempted-exit-code` declares the code to the rule book (and, on the pods,
+  to the sandbox's kwok).
 """
 from __future__ import annotations
 
@@ -35,6 +44,12 @@ QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 SAVE_SECONDS_ANNOTATION = "kueue-cohorts/checkpoint-save-seconds"
 SAVE_STEPS_ANNOTATION = "kueue-cohorts/save-steps"
+PREEMPTED_EXIT_CODE_ANNOTATION = "kueue-cohorts/preempted-exit-code"
+PREEMPTED_EXIT_CODE = 75
+"""The trainer's exit code after a preemption save (trainer/entrypoint.py PREEMPTED_EXIT_CODE; sysexits EX_TEMPFAIL)."""
+MAX_RESTARTS = 3
+"""JobSet failurePolicy.maxRestarts: real failures (crashes past backoffLimit) restart the JobSet this often; reclaims
+never count (the trainer Job's podFailurePolicy ignores the preempted exit code)."""
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kueue-cohorts"}
 
 NODE = "node"  # the replicated job and its container (Trainer constants.Node)
@@ -113,6 +128,7 @@ def render_runtime(settings: TrainingRuntimeSettings, namespace: str, claim_name
         },
     }
     pod_spec: dict[str, Any] = {
+        "restartPolicy": "Never",
         "terminationGracePeriodSeconds": settings.grace_period_seconds,
         "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "runAsGroup": 65534, "fsGroup": 65534},
         "containers": [container],
@@ -135,25 +151,45 @@ def render_runtime(settings: TrainingRuntimeSettings, namespace: str, claim_name
             "annotations": {
                 SAVE_SECONDS_ANNOTATION: _seconds(settings.checkpoint_save_seconds),
                 SAVE_STEPS_ANNOTATION: str(settings.save_steps),
+                PREEMPTED_EXIT_CODE_ANNOTATION: str(PREEMPTED_EXIT_CODE),
             },
         },
         "spec": {
             "mlPolicy": {"numNodes": settings.num_nodes, "torch": {}},
             "template": {
                 "spec": {
+                    "failurePolicy": {"maxRestarts": MAX_RESTARTS},
                     "replicatedJobs": [
                         {
                             "name": NODE,
                             "template": {
                                 "metadata": {"labels": {ANCESTOR_LABEL: "trainer"}},
-                                "spec": {"template": {"spec": pod_spec}},
+                                "spec": {
+                                    "podFailurePolicy": _pod_failure_policy(),
+                                    "template": {
+                                        # on the pods too: the sandbox's kwok stops a deleted pod with this code
+                                        "metadata": {"annotations": {
+                                            PREEMPTED_EXIT_CODE_ANNOTATION: str(PREEMPTED_EXIT_CODE)}},
+                                        "spec": pod_spec,
+                                    },
+                                },
                             },
                         }
-                    ]
+                    ],
                 }
             },
         },
     }
+
+
+def _pod_failure_policy() -> dict[str, Any]:
+    """The trainer Job's batch/v1 podFailurePolicy: a pod that ends with the trainer's preempted exit code (it saved
+    and stopped on SIGTERM) or that the kubelet or the eviction API marked DisruptionTarget does not count toward
+    backoffLimit; any other failure does."""
+    return {"rules": [
+        {"action": "Ignore", "onExitCodes": {"containerName": NODE, "operator": "In", "values": [PREEMPTED_EXIT_CODE]}},
+        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
+    ]}
 
 
 def _seconds(value: float) -> str:

@@ -72,7 +72,7 @@ COMMANDS: dict[str, Command] = {
                         verbose=False),
     "status": Command(cohorts_cli.main, ("status",), "the stack's cohorts on its live cluster", verbose=False,
                       output=True),
-    "verify": Command(cohorts_cli.main, ("verify",), "compare the live cluster with the stack; exit 1 on differences",
+    "verify": Command(cohorts_cli.main, ("verify",), "check the live cluster and its promises; exit 1 on findings",
                       verbose=False, output=True),
     "sandbox": Command(sandbox_cli.main, (), "the local control plane: up, down, status, logs", stack=False),
     "pr-summary": Command(prsummary_main.main, (), "the pull-request summary of one stack (--base REF)"),

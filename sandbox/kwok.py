@@ -3,6 +3,14 @@
 kwok has no built-in stages when run out of cluster; it reads Stage objects from ``--config``. We concatenate the
 stage files kwokctl uses by default (``pkg/kwokctl/runtime/cluster.go``) straight from the module cache, except
 ``pod-complete``: Pods of a Job must keep Running, otherwise a training Job would finish before it can be preempted.
+
+One thing a kubelet does is added (``STOP_STAGES``): a deleted Pod that declares the exit code its container uses
+after a graceful stop (annotation ``kueue-cohorts/preempted-exit-code``, set by our TrainingRuntime on its trainer
+pods) first ends in phase Failed with that exit code, as the kubelet reports it after SIGTERM (Kubernetes v1.36.3
+``pkg/kubelet/kubelet_pods.go`` getPhase of a terminal pod), and only then is removed. The Job controller needs that
+terminal phase: with a podFailurePolicy it counts (or ignores) a deleted Pod only once it is Failed
+(``pkg/controller/job/job_controller.go`` isPodFailed, onlyReplaceFailedPods) and keeps its finalizer until then, and
+our trainer Job ignores that exit code so that a reclaim is no failure. Other Pods are removed at once, as before.
 """
 
 from __future__ import annotations
@@ -33,6 +41,75 @@ STAGE_FILES = (
     "kustomize/stage/volume/fast/pvc-delete.yaml",
     "kustomize/stage/volume/fast/pv-delete.yaml",
 )
+#: The pod annotation naming the exit code of a graceful stop (components/runtime_manifests.py puts it on the trainer).
+STOP_EXIT_CODE_ANNOTATION = "kueue-cohorts/preempted-exit-code"
+_DECLARES = f'.metadata.annotations["{STOP_EXIT_CODE_ANNOTATION}"]'
+#: The kubelet's graceful stop of a deleted Pod that declares its exit code: phase Failed, every container
+#: terminated with that code; then removed once terminal.
+STOP_STAGES = f"""
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-stop-gracefully
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'Exists'
+    - key: '{_DECLARES}'
+      operator: 'Exists'
+    - key: '.status.phase'
+      operator: 'NotIn'
+      values: ['Succeeded', 'Failed']
+  next:
+    statusTemplate: |
+      {{{{ $now := Now }}}}
+      {{{{ $code := index .metadata.annotations "{STOP_EXIT_CODE_ANNOTATION}" }}}}
+      phase: Failed
+      conditions:
+      - lastTransitionTime: {{{{ $now | Quote }}}}
+        status: "False"
+        type: Ready
+      - lastTransitionTime: {{{{ $now | Quote }}}}
+        status: "False"
+        type: ContainersReady
+      containerStatuses:
+      {{{{ range .spec.containers }}}}
+      - image: {{{{ .image | Quote }}}}
+        name: {{{{ .name | Quote }}}}
+        ready: false
+        restartCount: 0
+        state:
+          terminated:
+            exitCode: {{{{ $code }}}}
+            finishedAt: {{{{ $now | Quote }}}}
+            reason: Error
+      {{{{ end }}}}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-delete-stopped
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'Exists'
+    - key: '{_DECLARES}'
+      operator: 'Exists'
+    - key: '.status.phase'
+      operator: 'In'
+      values: ['Succeeded', 'Failed']
+  next:
+    delete: true
+"""
+
 #: kwok's default StorageClass (``kustomize/stage/volume/fast/storage-class.yaml``), applied by ``up``.
 STORAGE_CLASS_FILE = "kustomize/stage/volume/fast/storage-class.yaml"
 POD_CIDR = "10.1.0.0/16"
@@ -49,7 +126,8 @@ class NodePoolLike(Protocol):
 
 
 def stage_config(kwok_module_dir: Path, files: Sequence[str] = STAGE_FILES) -> str:
-    """Return the multi-document YAML of the kwok Stage objects in ``files`` (read from ``kwok_module_dir``).
+    """Return the multi-document YAML of the kwok Stage objects in ``files`` (read from ``kwok_module_dir``), with
+    ``pod-delete`` limited to Pods that declare no graceful stop and ``STOP_STAGES`` added for those that do.
 
     Raises FileNotFoundError when the module lacks one of them (a different kwok version than pinned).
     """
@@ -60,6 +138,10 @@ def stage_config(kwok_module_dir: Path, files: Sequence[str] = STAGE_FILES) -> s
                 docs.append(doc)
     if not docs:
         raise FileNotFoundError(f"no kwok Stage found in {kwok_module_dir} ({', '.join(files)})")
+    for doc in docs:
+        if doc["metadata"]["name"] == "pod-delete":  # a Pod that declares a graceful stop goes through STOP_STAGES
+            doc["spec"]["selector"]["matchExpressions"].append({"key": _DECLARES, "operator": "DoesNotExist"})
+    docs += [doc for doc in yaml.safe_load_all(STOP_STAGES) if doc]
     return yaml.safe_dump_all(docs, sort_keys=False)
 
 

@@ -17,9 +17,12 @@ one node they become torch.distributed's WORLD_SIZE, RANK, MASTER_ADDR, MASTER_P
 
 Flow: the run directory `<root>/<run name>` is created; the recipe builds its Trainer there; the newest complete
 checkpoint of this run (trainer.checkpoints) is resumed from, with a log line naming it and every newer incomplete
-one skipped; training runs with trainer.callback.PreemptionCallback. Exit code 0 when training finished or stopped
-cleanly on SIGTERM after writing its checkpoint; 2 for a configuration error; anything the recipe raises
-propagates (exit 1).
+one skipped; training runs with trainer.callback.PreemptionCallback. Exit code 0 when training finished;
+PREEMPTED_EXIT_CODE (75, sysexits EX_TEMPFAIL: try again later) when it stopped on SIGTERM after writing its checkpoint
+(or before training started); 2 for a configuration error; anything the recipe raises propagates (exit 1). Never 0
+after a stop: the kubelet makes a deleted pod whose containers all exited 0 Succeeded (Kubernetes v1.36.3
+pkg/kubelet/kubelet_pods.go getPhase), and the Job would count an evicted or drained run as complete; the runtime's
+podFailurePolicy ignores 75, so such a stop is not a failure either (components/runtime_manifests.py).
 """
 from __future__ import annotations
 
@@ -36,6 +39,8 @@ from trainer import checkpoints, preemption, recipes
 log = logging.getLogger("kueue_cohorts.trainer")
 
 DEFAULT_RECIPE = "trainer.demo:build_trainer"
+PREEMPTED_EXIT_CODE = preemption.PREEMPTED_EXIT_CODE
+"""Exit code after a stop signal (trainer.preemption.PREEMPTED_EXIT_CODE); the runtime's podFailurePolicy ignores it."""
 
 
 class ConfigError(ValueError):
@@ -196,7 +201,8 @@ def agreed_resume(run_dir: Path, with_optimizer: bool, world_size: int) -> Optio
 
 
 def run(argv: Optional[Sequence[str]] = None, env: Optional[dict] = None) -> int:
-    """Run one training attempt. Returns the process exit code (0 finished or preempted cleanly, 2 config error)."""
+    """Run one training attempt. Returns the process exit code (0 finished, PREEMPTED_EXIT_CODE stopped by a signal
+    after its save, 2 config error)."""
     configure_logging()
     try:
         ns = parse_args(argv, os.environ if env is None else env)
@@ -231,18 +237,22 @@ def run(argv: Optional[Sequence[str]] = None, env: Optional[dict] = None) -> int
     callback = PreemptionCallback(run_dir, limit, resume.path if resume else None, with_optimizer, world_size)
     trainer.add_callback(callback)
     if preemption.requested():
-        log.info("%s arrived before training started: nothing to save, exiting 0", preemption.signal_name())
-        return 0
+        log.info("%s arrived before training started: nothing to save, exiting %d", preemption.signal_name(),
+                 PREEMPTED_EXIT_CODE)
+        return PREEMPTED_EXIT_CODE
     trainer.train(resume_from_checkpoint=str(resume.path) if resume else None)
     step = trainer.state.global_step
     if callback.stopped_at_step is not None:
         log.info(
-            "preempted: stopped at global step %d with checkpoint-%d complete, %.3f s after %s; exiting 0",
+            "preempted: stopped at global step %d with checkpoint-%d complete, %.3f s after %s; exiting %d",
             step,
             callback.stopped_at_step,
             preemption.seconds_since_request() or 0.0,
             preemption.signal_name(),
+            PREEMPTED_EXIT_CODE,
         )
+        _leave_process_group()
+        return PREEMPTED_EXIT_CODE
     else:
         log.info("training finished at global step %d", step)
     _leave_process_group()

@@ -15,6 +15,11 @@ import signal
 import time
 from typing import Iterable, Optional
 
+PREEMPTED_EXIT_CODE = 75
+"""The process exit code after a stop signal and its save (sysexits.h EX_TEMPFAIL), never 0: the kubelet makes an
+evicted pod whose containers all exited 0 Succeeded and the Job would count the run as complete. The runtime's
+podFailurePolicy ignores this code (components/runtime_manifests.py)."""
+
 log = logging.getLogger("kueue_cohorts.trainer")
 
 _requested_at: Optional[float] = None

@@ -176,8 +176,9 @@ def run(config_path: Path, run_dir: Path, save_steps: Optional[int]) -> int:
     else:
         log.info("resuming from %s at global step %d", resume.path, resume.step)
     if preemption.requested():
-        log.info("%s arrived before training started: nothing to save, exiting 0", preemption.signal_name())
-        return 0
+        log.info("%s arrived before training started: nothing to save, exiting %d", preemption.signal_name(),
+                 preemption.PREEMPTED_EXIT_CODE)
+        return preemption.PREEMPTED_EXIT_CODE
 
     from llamafactory.hparams import parser as lf_parser
     from llamafactory.train.tuner import run_exp
@@ -208,13 +209,14 @@ def run(config_path: Path, run_dir: Path, save_steps: Optional[int]) -> int:
     except Preempted:
         _leave_process_group()
         log.info(
-            "preempted: stopped at global step %d with checkpoint-%d complete, %.3f s after %s; exiting 0",
+            "preempted: stopped at global step %d with checkpoint-%d complete, %.3f s after %s; exiting %d",
             callback.stopped_at_step,
             callback.stopped_at_step,
             preemption.seconds_since_request() or 0.0,
             preemption.signal_name(),
+            preemption.PREEMPTED_EXIT_CODE,
         )
-        return 0
+        return preemption.PREEMPTED_EXIT_CODE
     log.info("training finished at global step %d", ender.global_step)
     return 0
 

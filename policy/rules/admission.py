@@ -10,7 +10,10 @@ Each `Guardrail` here pairs one rule of the book with its CEL twin:
 | inference-reclaim-any          | `cluster_queue.check_inference_reclaim_any`                | ClusterQueue          |
 | namespace-selector             | `cluster_queue.check_namespace_selector` (both roles)      | ClusterQueue          |
 | workload-priority-class        | `priority.check_workload_priority_class` (the ranking)     | WorkloadPriorityClass |
-| tenant-label                   | `check_tenant_label` (here: admission only, needs the user) | Namespace             |
+| tenant-label                   | `check_tenant_label` (here: admission only, needs the user) | Namespace (+ subres.) |
+| cohort-membership              | `check_cohort_membership` (admission only, needs the user)  | ClusterQueue, Cohort  |
+| priority-ceiling               | `check_priority_ceiling` (admission only, needs the user)   | WorkloadPriorityClass |
+| kueue-manager-config-writers   | `check_manager_config_writer` (admission only)              | ConfigMap (Kueue's)   |
 | inference-rollout-fits-nominal | `rollout.lifecycle_of` + `rollout.judge` (one workload)    | Deployment,           |
 |                                |                                                            | StatefulSet, LWS      |
 
@@ -88,6 +91,14 @@ class LayoutScope:
     inference_nominal: Mapping[str, str] = field(default_factory=dict)
     """The inference ClusterQueue's nominalQuota per resource (the largest over its flavors, `rollout.nominal_of`),
     as quantity strings."""
+    cohort_tree: tuple[str, ...] = ()
+    kueue_namespace: Optional[str] = None
+
+    @property
+    def tree(self) -> tuple[str, ...]:
+        """The cohort names of the layout's guarded tree: `cohort_tree` when given, else the layout's cohort alone
+        (the stack writes no Cohort `spec.parentName`, so its tree is its cohort and whatever joins it)."""
+        return tuple(sorted(set(self.cohort_tree) | {self.cohort}))
 
 
 @dataclass(frozen=True)
@@ -99,6 +110,13 @@ class Request:
     old: Optional[KubeObject] = None
     username: str = ""
     groups: tuple[str, ...] = ()
+    operation: str = ""
+
+    @property
+    def op(self) -> str:
+        """The admission operation: `operation` when given (DELETE: `obj` is the object deleted), else CREATE when
+        there is no `old`, UPDATE when there is."""
+        return self.operation or ("CREATE" if self.old is None else "UPDATE")
 
 
 @dataclass(frozen=True)
@@ -111,7 +129,8 @@ class Guardrail:
     policy's `spec.validations` (expression, message, messageExpression, reason). check: the Python rule on a
     `Request`. ratchet: top-level fields ("spec", "value") whose being unchanged on UPDATE lets the request
     through whatever the rule says (variable `unchanged`, as Kubernetes ratchets CRD validation); `judge` is the
-    verdict the apiserver must reach: deny iff it returns a Violation.
+    verdict the apiserver must reach: deny iff it returns a Violation. operations: the admission operations
+    matched on `resource` and each of `also` (CREATE and UPDATE unless the rail also judges DELETE).
     """
 
     name: str
@@ -124,13 +143,15 @@ class Guardrail:
     check: Callable[[Request], list[Violation]]
     ratchet: tuple[str, ...] = ()
     also: tuple[tuple[str, str, str], ...] = ()
-    """More (apiGroup, version, plural) matched by the same policy (one rule over several workload kinds)."""
+    """More (apiGroup, version, plural) matched by the same policy (one rule over several workload kinds); a plural
+    may name a subresource (`namespaces/status`)."""
+    operations: tuple[str, ...] = ("CREATE", "UPDATE")
 
     def judge(self, request: Request) -> list[Violation]:
         """The Python verdict on `request` (the apiserver denies iff this is non-empty): an UPDATE that leaves the
         `ratchet` fields as they were passes (so an object that already breaks the rule can still get metadata
         updates, e.g. the engine's managedFields patch before its repair); anything else goes to the rule."""
-        if request.old is not None and self.ratchet and all(
+        if request.op == "UPDATE" and request.old is not None and self.ratchet and all(
                 get(request.old.props, f) == get(request.obj.props, f) for f in self.ratchet):
             return []
         return self.check(request)
@@ -146,7 +167,7 @@ class Guardrail:
             "matchConstraints": {
                 "matchPolicy": "Equivalent",
                 "resourceRules": [{"apiGroups": [group], "apiVersions": [version],
-                                   "operations": ["CREATE", "UPDATE"], "resources": [plural]}
+                                   "operations": list(self.operations), "resources": [plural]}
                                   for group, version, plural in (self.resource, *self.also)],
             },
         }
@@ -219,11 +240,13 @@ def _inference_queue(scope: LayoutScope) -> str:
            + _label_is("object", ROLE_LABEL, INFERENCE_ROLE)
 
 
-def _message(kind: str, policy: str, rule: str, fix: str, field_path: str, extra: str = "") -> dict[str, str]:
+def _message(kind: str, policy: str, rule: str, fix: str, field_path: str, extra: str = "",
+             name: str = "object.metadata.name") -> dict[str, str]:
     """`message` (static) and `messageExpression` (names the object; `extra` is a CEL string expression appended)
-    of a validation: "<Kind> '<name>' breaks the kueue-cohorts rule <policy> at <field>: <rule>; fix: <fix>."."""
+    of a validation: "<Kind> '<name>' breaks the kueue-cohorts rule <policy> at <field>: <rule>; fix: <fix>.".
+    `name`: the CEL expression of the object's name (`request.name` where `object` is null, on DELETE)."""
     tail = f"' breaks the kueue-cohorts rule {policy} at {field_path}: {rule}; fix: {fix}"
-    expression = f"{cel_string(kind + ' ' + chr(39))} + object.metadata.name + {cel_string(tail)}"
+    expression = f"{cel_string(kind + ' ' + chr(39))} + {name} + {cel_string(tail)}"
     if extra:
         expression += f" + {extra}"
     return {"message": f"This {kind}{tail[1:]}.", "messageExpression": expression + ' + "."'}
@@ -253,6 +276,13 @@ def _cluster_queue_probe(name: str, cohort: str, spec: Mapping[str, Any]) -> Kub
 _CLUSTER_QUEUES = ("kueue.x-k8s.io", "v1beta2", "clusterqueues")
 _PRIORITY_CLASSES = ("kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses")
 _NAMESPACES = ("", "v1", "namespaces")
+_COHORTS = ("kueue.x-k8s.io", "v1beta2", "cohorts")
+_CONFIG_MAPS = ("", "v1", "configmaps")
+NAMESPACE_SUBRESOURCES = ("namespaces/status", "namespaces/finalize")
+"""Every other path that writes a Namespace's labels: the apiserver's status and finalize strategies keep metadata
+changes (k8s.io/kubernetes v1.36 pkg/registry/core/namespace/strategy.go: `namespaceStatusStrategy.PrepareForUpdate`
+resets only spec, `namespaceFinalizeStrategy.PrepareForUpdate` only status), so a label set through
+`PUT /api/v1/namespaces/<name>/status` or `/finalize` is stored."""
 _ENTRIES = "spec.resourceGroups[*].flavors[*].resources[*].borrowingLimit"
 
 
@@ -406,8 +436,7 @@ def tenant_label(scope: LayoutScope, identities: Identities) -> Guardrail:
         scope.tenant_label: "probe"}}})
     rule, fix = _clauses(check_tenant_label(Request(probe, None, "probe"), scope.tenant_label, identities),
                          TENANT_LABEL_POLICY)
-    ours = f"request.userInfo.username in {cel_list(identities.users)} || (has(request.userInfo.groups) && " \
-           f"request.userInfo.groups.exists(g, g in {cel_list(identities.groups)}))"
+    ours = _stack_identity(identities)
     field_path = format_path(["metadata", "labels", scope.tenant_label])
     message = _message("Namespace", TENANT_LABEL_POLICY, rule, fix, field_path,
                        extra=f"{cel_string(' (requested by ')} + request.userInfo.username + {cel_string(')')}")
@@ -419,7 +448,209 @@ def tenant_label(scope: LayoutScope, identities: Identities) -> Guardrail:
         ({"expression": f"variables.hadLabel == variables.hasLabel && "
                         f"(!variables.hasLabel || object.metadata.labels[{key}] == oldObject.metadata.labels[{key}])",
           "reason": "Forbidden", **message},),
-        lambda req: check_tenant_label(req, scope.tenant_label, identities))
+        lambda req: check_tenant_label(req, scope.tenant_label, identities),
+        also=tuple(("", "v1", sub) for sub in NAMESPACE_SUBRESOURCES))
+
+
+def _stack_identity(identities: Identities) -> str:
+    """CEL: the requesting user is one of the stack's identities (`Identities.includes`)."""
+    return f"request.userInfo.username in {cel_list(identities.users)} || (has(request.userInfo.groups) && " \
+           f"request.userInfo.groups.exists(g, g in {cel_list(identities.groups)}))"
+
+
+def _requested_by() -> str:
+    return f"{cel_string(' (requested by ')} + request.userInfo.username + {cel_string(')')}"
+
+
+COHORT_MEMBERSHIP_POLICY = "cohort-membership"
+
+
+def tree_field(obj: KubeObject, tree: Iterable[str]) -> Optional[str]:
+    """The field by which `obj` belongs to the cohort tree `tree` (cohort names), or None: a ClusterQueue by
+    `spec.cohortName`, a Cohort by its own name (`metadata.name`) or its `spec.parentName` (Kueue v1beta2
+    `apis/kueue/v1beta2/clusterqueue_types.go` CohortName, `cohort_types.go` ParentName, v0.19.2)."""
+    names = set(tree)
+    spec = get(obj.props, "spec")
+    if obj.is_kueue("ClusterQueue"):
+        return "spec.cohortName" if get(spec, "cohortName") in names else None
+    if obj.is_kueue("Cohort"):
+        if obj.name in names:
+            return "metadata.name"
+        return "spec.parentName" if get(spec, "parentName") in names else None
+    return None
+
+
+def check_cohort_membership(request: Request, tree: Sequence[str], identities: Identities) -> list[Violation]:
+    """cohort-membership (admission only: who writes decides): only the stack's identities may create, change the
+    spec of, move into or out of the guarded cohort tree a ClusterQueue or Cohort.
+
+    A ClusterQueue with its own nominalQuota in inference's cohort is admitted against GPUs the stack counted for
+    inference (issue 26, item 7: its Job took the node's only GPU and inference stayed Unschedulable).
+
+    Args:
+        request: the ClusterQueue or Cohort written (`obj`), before (`old`) and the user. tree: the guarded cohort
+            names (`LayoutScope.tree`). identities: the stack's users and groups.
+    Returns:
+        One Violation at the field that puts the object in the tree (`spec.cohortName`, `spec.parentName`,
+        `metadata.name` for the guarded Cohort itself) when another identity writes it; else none. An UPDATE that
+        leaves `spec` as it was (Kueue's finalizer, labels) passes (`Guardrail.ratchet`).
+    """
+    obj = request.obj
+    if not (obj.is_kueue("ClusterQueue") or obj.is_kueue("Cohort")) or \
+            identities.includes(request.username, request.groups):
+        return []
+    after = tree_field(obj, tree)
+    before = tree_field(request.old, tree) if request.old is not None else None
+    where = after or before
+    if where is None:
+        return []
+    value = obj.name if where == "metadata.name" else get(obj.props, *where.split("."))
+    return [violation(
+        obj, COHORT_MEMBERSHIP_POLICY, where, value,
+        f"only the identities that run the kueue-cohorts stack may add a ClusterQueue or Cohort to the cohort tree "
+        f"of {', '.join(sorted(tree))} or change one in it (its quota and priorities count against inference's "
+        "GPUs and reclaim)",
+        "declare the queue in the stack config and run pulumi up, or use a cohort outside the tree")]
+
+
+def cohort_membership(scope: LayoutScope, identities: Identities) -> Guardrail:
+    """cohort-membership: the CEL twin of `check_cohort_membership` for the layout's cohort tree (ClusterQueues and
+    Cohorts, CREATE and UPDATE; DELETE takes quota away, never adds it)."""
+    tree = scope.tree
+    probe = _cluster_queue_probe("probe", tree[0], {})
+    rule, fix = _clauses(check_cohort_membership(Request(probe, None, "probe"), tree, Identities()),
+                         COHORT_MEMBERSHIP_POLICY)
+    names = cel_list(tree)
+
+    def member(var: str) -> str:
+        return (f"({var}.kind == 'Cohort' ? ({var}.metadata.name in {names} || (has({var}.spec) && "
+                f"has({var}.spec.parentName) && {var}.spec.parentName in {names})) : (has({var}.spec) && "
+                f"has({var}.spec.cohortName) && {var}.spec.cohortName in {names}))")
+
+    where = (f"(object.kind != 'Cohort' ? 'spec.cohortName' : object.metadata.name in {names} ? 'metadata.name' "
+             f": 'spec.parentName')")
+    tail = (f"{cel_string(chr(39) + ' breaks the kueue-cohorts rule ' + COHORT_MEMBERSHIP_POLICY + ' at ')} + "
+            f"{where} + {cel_string(': ' + rule + '; fix: ' + fix)}")
+    return Guardrail(
+        _name(scope, COHORT_MEMBERSHIP_POLICY), COHORT_MEMBERSHIP_POLICY, scope.cohort, _CLUSTER_QUEUES,
+        (("not-a-stack-identity", f"!({_stack_identity(identities)})"),),
+        (("member", member("object")), ("wasMember", f"oldObject != null && {member('oldObject')}")),
+        ({"expression": "!variables.member && !variables.wasMember", "reason": "Forbidden",
+          "message": f"This ClusterQueue or Cohort breaks the kueue-cohorts rule {COHORT_MEMBERSHIP_POLICY}: "
+                     f"{rule}; fix: {fix}.",
+          "messageExpression": f"object.kind + ' ' + {cel_string(chr(39))} + object.metadata.name + {tail} + "
+                               f"{_requested_by()} + '.'"},),
+        lambda req: check_cohort_membership(req, tree, identities), ("spec",), also=(_COHORTS,))
+
+
+PRIORITY_CEILING_POLICY = "priority-ceiling"
+
+
+def check_priority_ceiling(request: Request, inference: Mapping[str, int], identities: Identities) -> list[Violation]:
+    """priority-ceiling (admission only): only the stack's identities may write a WorkloadPriorityClass, other than
+    the stack's inference classes, whose value is at or above the lowest inference value.
+
+    Kueue preempts and orders by the Workload's priority (`pkg/scheduler/preemption/preemption.go`, v0.19.2): a
+    class at or above inference, used by any namespace of the tree, is admitted ahead of inference and is never a
+    reclaim victim of it. Labels prove nothing here (anyone who writes the class writes its labels).
+
+    Args:
+        request: the WorkloadPriorityClass written. inference: inference class name -> value (the stack's).
+        identities: the stack's users and groups.
+    Returns:
+        One Violation at `value`, else none (also when the stack declares no inference class).
+    """
+    obj = request.obj
+    if not obj.is_kueue("WorkloadPriorityClass") or not inference or obj.name in inference or \
+            identities.includes(request.username, request.groups):
+        return []
+    value = get(obj.props, "value")
+    floor = min(inference.values())
+    if isinstance(value, bool) or not isinstance(value, int) or value < floor:
+        return []
+    return [violation(
+        obj, PRIORITY_CEILING_POLICY, "value", value,
+        f"only the identities that run the kueue-cohorts stack may write a WorkloadPriorityClass at or above "
+        f"inference's priority {floor} (a workload of that class is admitted ahead of inference and never "
+        "reclaimed for it)",
+        f"set its value below {floor}, or declare the class in the stack config and run pulumi up")]
+
+
+def priority_ceiling(scope: LayoutScope, identities: Identities) -> Optional[Guardrail]:
+    """priority-ceiling: the CEL twin of `check_priority_ceiling`. None when the layout has no inference class."""
+    inference = dict(scope.inference_priority_classes)
+    if not inference:
+        return None
+    floor = min(inference.values())
+    rule, fix = _clauses(check_priority_ceiling(Request(_priority_class("probe", floor), None, "probe"), inference,
+                                                Identities()), PRIORITY_CEILING_POLICY)
+    return Guardrail(
+        _name(scope, PRIORITY_CEILING_POLICY), PRIORITY_CEILING_POLICY, scope.cohort, _PRIORITY_CLASSES,
+        (("not-a-stack-identity", f"!({_stack_identity(identities)})"),
+         ("not-an-inference-class", f"!(object.metadata.name in {cel_list(inference)})")), (),
+        ({"expression": f"object.value < {floor}", "reason": "Forbidden",
+          **_message("WorkloadPriorityClass", PRIORITY_CEILING_POLICY, rule, fix, "value", extra=_requested_by())},),
+        lambda req: check_priority_ceiling(req, inference, identities), ("value",))
+
+
+MANAGER_CONFIG_WRITERS_POLICY = "kueue-manager-config-writers"
+MANAGER_CONFIG_MAP = "kueue-manager-config"
+"""The ConfigMap that carries Kueue's manager Configuration (Kueue v0.19.2 chart
+`charts/kueue/templates/manager/manager-config.yaml`: `{{ include "kueue.fullname" . }}-manager-config`)."""
+
+
+def check_manager_config_writer(request: Request, namespace: str, identities: Identities) -> list[Violation]:
+    """kueue-manager-config-writers (admission only): only the stack's identities may create, change the `data` or
+    `binaryData` of, or delete Kueue's manager ConfigMap (`kueue-manager-config` in Kueue's namespace).
+
+    Whether a Configuration keeps promise 2 (the GPU counted, every tenant namespace managed, the integrations the
+    stack runs) needs the YAML inside `data` parsed, which CEL cannot do: the rule book's `kueue-manager-config`
+    judges the content in the pack, the settings check and `cohorts verify`; this guardrail keeps everyone else
+    from changing it at all.
+
+    Args:
+        request: the ConfigMap written (on DELETE `obj` is the ConfigMap deleted and `operation` "DELETE").
+        namespace: Kueue's namespace. identities: the stack's users and groups.
+    Returns:
+        One Violation at `data` when another identity creates, deletes or changes the Configuration; else none.
+    """
+    obj = request.obj
+    if obj.kind != "ConfigMap" or obj.group or obj.namespace != namespace or obj.name != MANAGER_CONFIG_MAP or \
+            identities.includes(request.username, request.groups):
+        return []
+    if request.op == "UPDATE" and request.old is not None and all(
+            get(request.old.props, f) == get(obj.props, f) for f in ("data", "binaryData")):
+        return []
+    return [violation(
+        obj, MANAGER_CONFIG_WRITERS_POLICY, "data", get(obj.props, "data"),
+        "only the identities that run the kueue-cohorts stack may create, change or delete Kueue's manager "
+        "Configuration (it decides which resources and namespaces Kueue counts)",
+        "change the kueue settings of the stack config and run pulumi up, or add the identity that installs Kueue "
+        "to admission.identities")]
+
+
+def manager_config_writers(scope: LayoutScope, identities: Identities) -> Optional[Guardrail]:
+    """kueue-manager-config-writers: the CEL twin of `check_manager_config_writer` (CREATE, UPDATE, DELETE). None
+    when the scope does not carry Kueue's namespace (one layout of the stack carries it)."""
+    namespace = scope.kueue_namespace
+    if namespace is None:
+        return None
+    probe = kube_object({"apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {"name": MANAGER_CONFIG_MAP, "namespace": namespace}, "data": {}})
+    rule, fix = _clauses(check_manager_config_writer(Request(probe, None, "probe"), namespace, Identities()),
+                         MANAGER_CONFIG_WRITERS_POLICY)
+    same = " && ".join(f"has(oldObject.{f}) == has(object.{f}) && (!has(object.{f}) || oldObject.{f} == object.{f})"
+                       for f in ("data", "binaryData"))
+    return Guardrail(
+        _name(scope, MANAGER_CONFIG_WRITERS_POLICY), MANAGER_CONFIG_WRITERS_POLICY, scope.cohort, _CONFIG_MAPS,
+        (("kueue-manager-config", f"request.namespace == {cel_string(namespace)} && "
+                                  f"request.name == {cel_string(MANAGER_CONFIG_MAP)}"),
+         ("not-a-stack-identity", f"!({_stack_identity(identities)})")), (),
+        ({"expression": f"request.operation == 'UPDATE' && {same}", "reason": "Forbidden",
+          **_message("ConfigMap", MANAGER_CONFIG_WRITERS_POLICY, rule, fix, "data", extra=_requested_by(),
+                     name="request.name")},),
+        lambda req: check_manager_config_writer(req, namespace, identities),
+        operations=("CREATE", "UPDATE", "DELETE"))
 
 _WORKLOADS = (("apps", "v1", "deployments"), ("apps", "v1", "statefulsets"), (LWS_GROUP, "v1", "leaderworkersets"))
 
@@ -524,8 +755,10 @@ def rollout_fits_nominal(scope: LayoutScope) -> Guardrail:
 
 def guardrails(scope: LayoutScope, identities: Identities) -> list[Guardrail]:
     """Every guardrail of one layout: the inference ones when it has inference ClusterQueues, the priority ranking
-    when it declares both sides, the namespaceSelector and tenant-label ones always, and the serving workloads'
-    rollout fit when the scope knows the inference namespaces and nominalQuota."""
+    when it declares both sides, the namespaceSelector, tenant-label and cohort-membership ones always, the
+    serving workloads' rollout fit when the scope knows the inference namespaces and nominalQuota, the priority
+    ceiling when it declares an inference class, and the manager Configuration's writers when the scope carries
+    Kueue's namespace."""
     out: list[Guardrail] = []
     if scope.inference_cluster_queues:
         out += [borrowing_limit_zero(scope), reclaim_any(scope)]
@@ -536,6 +769,10 @@ def guardrails(scope: LayoutScope, identities: Identities) -> list[Guardrail]:
     out.append(tenant_label(scope, identities))
     if scope.inference_cluster_queues and scope.inference_namespaces and scope.inference_nominal:
         out.append(rollout_fits_nominal(scope))
+    out.append(cohort_membership(scope, identities))
+    for optional in (priority_ceiling(scope, identities), manager_config_writers(scope, identities)):
+        if optional is not None:
+            out.append(optional)
     return out
 
 

@@ -8,16 +8,19 @@ gpucores 50 and gpumem 4096 against 20 and 2048 and could never run.
 
 Which ClusterQueue: the LocalQueues in the runtime's namespace (a TrainingRuntime serves TrainJobs of its own
 namespace, which are queued through a LocalQueue there). A runtime in a namespace without a LocalQueue of this stack
-is not judged.
+is not judged. A TrainJob of the stack that overrides `spec.trainer.numNodes` or `spec.trainer.resourcesPerNode`
+(Trainer v2.2.1: numNodes replaces mlPolicy.numNodes, resourcesPerNode replaces the `node` container's whole
+resources, `pkg/runtime/framework/plugins/jobset/builder.go`) is judged the same way against the ClusterQueue behind
+its own LocalQueue, so a TrainJob cannot ask for more than its queue can ever borrow.
 """
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Optional
 
-from .checkpoint import RUNTIME_KINDS, TRAINER_GROUP, _trainer_jobs
+from .checkpoint import RUNTIME_KINDS, TRAINER_GROUP, _trainer_jobs, runtime_of
 from .kueue import QuotaEntry, flavor_fit, quota_entries
-from .objects import KubeObject, guarded, unknown_violation, violation
+from .objects import QUEUE_NAME_LABEL, KubeObject, guarded, unknown_violation, violation
 from .quantities import parse, show
 from .queues import QueueIndex
 from .resources import effective_request_fields
@@ -55,13 +58,23 @@ def _ever_usable(cq: KubeObject) -> Callable[[QuotaEntry], Decimal]:
     return usable
 
 
-def _node_requests(pod: object, pod_path: str) -> dict[str, tuple[Decimal, str, object]]:
+def _node_requests(pod: object, pod_path: str, override: object = MISSING,
+                   override_path: str = "") -> dict[str, tuple[Decimal, str, object]]:
     """resource -> (per-node request summed over containers, field path of the first contributor, raw value)
-    (`resources.effective_request_fields`: a limit without a request is the request)."""
+    (`resources.effective_request_fields`: a limit without a request is the request). `override`: a TrainJob's
+    `spec.trainer.resourcesPerNode`, which replaces the whole resources of the container named `node` (Trainer
+    v2.2.1 `pkg/runtime/framework/plugins/jobset/builder.go` Trainer(): WithResources), read at `override_path`."""
     totals: dict[str, tuple[Decimal, str, object]] = {}
     for i, container in enumerate(as_list(get(pod, "containers"))):
+        path = f"{pod_path}.containers[{i}]"
+        replaced = override is not MISSING and get(container, "name") == "node" and (
+            get(override, "limits") is not MISSING or get(override, "requests") is not MISSING)
         try:
-            fields = effective_request_fields(container, f"{pod_path}.containers[{i}]")
+            if replaced:
+                fields = {name: (value, override_path + where[len("resources"):], raw) for name, (value, where, raw)
+                          in effective_request_fields({"resources": override}).items()}
+            else:
+                fields = effective_request_fields(container, path)
         except ValueError:
             continue  # not a quantity: the quantities rule reports it
         for name, (value, where, raw) in fields.items():
@@ -70,24 +83,104 @@ def _node_requests(pod: object, pod_path: str) -> dict[str, tuple[Decimal, str, 
     return totals
 
 
-def _num_nodes(runtime: KubeObject) -> int:
-    raw = get(runtime.spec, "mlPolicy", "numNodes")
+def _num_nodes(raw: object) -> int:
     if isinstance(raw, bool) or not isinstance(raw, (int, float)) or int(raw) < 1:
         return 1
     return int(raw)
+
+
+def _fit(subject: KubeObject, cqs: list[KubeObject], nodes: int, nodes_where: str,
+         requests: dict[str, tuple[Decimal, str, object]], what: str) -> list[Violation]:
+    """Violations when `nodes` x `requests` fit none of `cqs` (see check_training_runtime_fits_queue)."""
+    usable: list[tuple[str, dict[str, Decimal]]] = []
+    for cq in cqs:
+        try:
+            usable.append((cq.name, usable_quota(cq)))
+        except UnknownValueError as err:
+            return [unknown_violation(cq, err)]
+    totals = {resource: per_node * nodes for resource, (per_node, _, _) in requests.items()}
+    fits = [flavor_fit(cq, totals, _ever_usable(cq)) for cq in cqs]
+    if any(fit.fits for fit in fits):
+        return []
+    # The closest queue: the one with the fewest resources missing (first on a tie).
+    index = min(range(len(fits)), key=lambda i: len(fits[i].uncovered) + len(fits[i].short))
+    fit, (_, quota) = fits[index], usable[index]
+    several = len({e.flavor for e in quota_entries(cqs[index])}) > 1
+    out: list[Violation] = []
+    for resource, (per_node, where, raw) in sorted(requests.items()):
+        total = totals[resource]
+        if total == 0 or (resource not in fit.uncovered and resource not in fit.short):
+            continue
+        binary = resource in ("memory", "ephemeral-storage")
+        names = ", ".join(f"'{n}'" for n, _ in usable)
+        if resource in fit.uncovered and all(resource not in q for _, q in usable):
+            rule = (f"the ClusterQueue {names} behind this namespace's LocalQueue covers no '{resource}', "
+                    f"so Kueue can never admit {what}")
+            fix = f"remove '{resource}' from the {'TrainJob' if subject.kind == 'TrainJob' else 'runtime'}, or " \
+                  "cover it in the ClusterQueue"
+        else:
+            best, flavor = fit.short.get(resource, (quota.get(resource, Decimal(0)), ""))
+            in_flavor = f" in its closest flavor '{flavor}' (no flavor holds the whole TrainJob)" \
+                if several and flavor else ""
+            per = best / nodes
+            rule = (f"{nodes_where} ({nodes}) x {show(per_node, binary)} = {show(total, binary)} of "
+                    f"'{resource}' exceeds what ClusterQueue {names} can ever use{in_flavor}, "
+                    f"{show(best, binary)} (nominalQuota + borrowingLimit), so Kueue can never admit {what}")
+            lower = (f"lower it to at most {int(best // per_node)}" if where == nodes_where and per_node > 0
+                     else f"lower it to at most {show(per, binary)} per node")
+            fix = (f"{lower}, or raise the training ClusterQueue's borrowingLimit"
+                   + (f" in flavor '{flavor}'" if in_flavor else "") + " (within the cohort's capacity)")
+        out.append(violation(subject, POLICY, where, raw, rule, fix))
+    return out
+
+
+def _queues_of_namespace(queues: QueueIndex, namespace: Optional[str]) -> list[KubeObject]:
+    targets = sorted({cq for (ns, _), cq in queues.local_queues.items() if ns == namespace})
+    return [queues.cluster_queues[name] for name in targets if name in queues.cluster_queues]
+
+
+def _check_trainjob(trainjob: KubeObject, objects: list[KubeObject], queues: QueueIndex) -> list[Violation]:
+    queue = get(trainjob.labels, QUEUE_NAME_LABEL)
+    if not isinstance(queue, str):
+        return []
+    cq_name = queues.cluster_queue_of(trainjob.namespace, queue)
+    if cq_name is None or cq_name not in queues.cluster_queues:
+        return []  # not one of this stack's queues: workload-priority-class and the queue rules report it
+    runtime, _ = runtime_of(trainjob, objects)
+    if runtime is None:
+        return []  # checkpoint-safe-runtime reports a runtime outside the stack (fail closed)
+    trainer = get(trainjob.spec, "trainer")
+    raw_nodes = get(trainer, "numNodes")
+    resources = get(trainer, "resourcesPerNode")
+    if raw_nodes is MISSING and resources is MISSING:
+        return []  # the runtime's own numbers: judged on the runtime
+    nodes = _num_nodes(raw_nodes if raw_nodes is not MISSING else get(runtime.spec, "mlPolicy", "numNodes"))
+    where = "spec.trainer.numNodes" if raw_nodes is not MISSING else "numNodes"
+    out: list[Violation] = []
+    for job_path, job in _trainer_jobs(runtime):
+        pod = get(job, "template", "spec", "template", "spec")
+        requests = _node_requests(pod, f"{runtime.describe()} {job_path}.template.spec.template.spec", resources,
+                                  "spec.trainer.resourcesPerNode")
+        if raw_nodes is not MISSING and resources is MISSING:
+            requests = {r: (v, "spec.trainer.numNodes", raw_nodes) for r, (v, _, _) in requests.items()}
+        out += _fit(trainjob, [queues.cluster_queues[cq_name]], nodes, where, requests, "this TrainJob")
+    return out
 
 
 def check_training_runtime_fits_queue(objects: Iterable[KubeObject]) -> list[Violation]:
     """training-runtime-fits-queue over the whole stack.
 
     Args:
-        objects: every Kubernetes object of the stack (TrainingRuntimes, LocalQueues, ClusterQueues are read).
+        objects: every Kubernetes object of the stack (TrainingRuntimes, TrainJobs, LocalQueues, ClusterQueues are
+            read).
     Returns:
         One Violation per (runtime, resource) when the TrainJob fits none of the ClusterQueues behind the
         LocalQueues of the runtime's namespace (fits: per resource group, one flavor whose nominalQuota +
         borrowingLimit holds numNodes x every per-node request of the group; Kueue assigns one flavor per group):
-        the resources uncovered by all, or missing in the closest queue's closest flavor.
-        Fail-closed violations for unknown values.
+        the resources uncovered by all, or missing in the closest queue's closest flavor. The same for every TrainJob
+        of the stack that overrides `spec.trainer.numNodes` or `spec.trainer.resourcesPerNode`, against the
+        ClusterQueue behind its own LocalQueue (label kueue.x-k8s.io/queue-name), with the runtime it names
+        supplying what it does not override. Fail-closed violations for unknown values.
     """
     objects = list(objects)
     queues = QueueIndex.build(objects)
@@ -95,54 +188,23 @@ def check_training_runtime_fits_queue(objects: Iterable[KubeObject]) -> list[Vio
     for runtime in (o for o in objects if o.group == TRAINER_GROUP and o.kind in RUNTIME_KINDS[:1]):
 
         def check(runtime: KubeObject = runtime) -> list[Violation]:
-            targets = sorted({cq for (ns, _), cq in queues.local_queues.items() if ns == runtime.namespace})
-            cqs = [queues.cluster_queues[name] for name in targets if name in queues.cluster_queues]
+            cqs = _queues_of_namespace(queues, runtime.namespace)
             if not cqs:
                 return []
-            usable: list[tuple[str, dict[str, Decimal]]] = []
-            for cq in cqs:
-                try:
-                    usable.append((cq.name, usable_quota(cq)))
-                except UnknownValueError as err:
-                    return [unknown_violation(cq, err)]
-            nodes = _num_nodes(runtime)
+            nodes = _num_nodes(get(runtime.spec, "mlPolicy", "numNodes"))
             out: list[Violation] = []
             for job_path, job in _trainer_jobs(runtime):
                 pod_path = f"{job_path}.template.spec.template.spec"
                 pod = get(job, "template", "spec", "template", "spec")
-                requests = _node_requests(pod, pod_path)
-                totals = {resource: per_node * nodes for resource, (per_node, _, _) in requests.items()}
-                fits = [flavor_fit(cq, totals, _ever_usable(cq)) for cq in cqs]
-                if any(fit.fits for fit in fits):
-                    continue
-                # The closest queue: the one with the fewest resources missing (first on a tie).
-                index = min(range(len(fits)), key=lambda i: len(fits[i].uncovered) + len(fits[i].short))
-                fit, (_, quota) = fits[index], usable[index]
-                several = len({e.flavor for e in quota_entries(cqs[index])}) > 1
-                for resource, (per_node, where, raw) in sorted(requests.items()):
-                    total = totals[resource]
-                    if total == 0 or (resource not in fit.uncovered and resource not in fit.short):
-                        continue
-                    binary = resource in ("memory", "ephemeral-storage")
-                    names = ", ".join(f"'{n}'" for n, _ in usable)
-                    if resource in fit.uncovered and all(resource not in q for _, q in usable):
-                        rule = (f"the ClusterQueue {names} behind this namespace's LocalQueue covers no '{resource}', "
-                                "so Kueue can never admit a TrainJob of this runtime")
-                        fix = f"remove '{resource}' from the runtime, or cover it in the ClusterQueue"
-                    else:
-                        best, flavor = fit.short.get(resource, (quota.get(resource, Decimal(0)), ""))
-                        in_flavor = f" in its closest flavor '{flavor}' (no flavor holds the whole TrainJob)" \
-                            if several and flavor else ""
-                        per = best / nodes
-                        rule = (f"numNodes ({nodes}) x {show(per_node, binary)} = {show(total, binary)} of "
-                                f"'{resource}' exceeds what ClusterQueue {names} can ever use{in_flavor}, "
-                                f"{show(best, binary)} (nominalQuota + borrowingLimit), so Kueue can never admit a "
-                                "TrainJob of this runtime")
-                        fix = (f"lower it to at most {show(per, binary)} per node, or raise the training "
-                               "ClusterQueue's borrowingLimit" + (f" in flavor '{flavor}'" if in_flavor else "")
-                               + " (within the cohort's capacity)")
-                    out.append(violation(runtime, POLICY, where, raw, rule, fix))
+                out += _fit(runtime, cqs, nodes, "numNodes", _node_requests(pod, pod_path),
+                            "a TrainJob of this runtime")
             return out
 
         found.extend(guarded(runtime, check))
+    for trainjob in (o for o in objects if o.group == TRAINER_GROUP and o.kind == "TrainJob"):
+
+        def check_trainjob(trainjob: KubeObject = trainjob) -> list[Violation]:
+            return _check_trainjob(trainjob, objects, queues)
+
+        found.extend(guarded(trainjob, check_trainjob))
     return found

@@ -80,6 +80,9 @@ def _inference_deployment(replicas: int) -> k8s.V1Deployment:
         metadata=k8s.V1ObjectMeta(name="serve-tj", namespace=INFERENCE_NS, labels={"app": "serve-tj"}),
         spec=k8s.V1DeploymentSpec(
             replicas=replicas, selector=k8s.V1LabelSelector(match_labels={"app": "serve-tj"}),
+            # no surge: the stack's inference-rollout-fits-nominal guardrail refuses the default 25%
+            strategy=k8s.V1DeploymentStrategy(type="RollingUpdate", rolling_update=k8s.V1RollingUpdateDeployment(
+                max_surge=0, max_unavailable=1)),
             template=k8s.V1PodTemplateSpec(
                 metadata=k8s.V1ObjectMeta(labels=labels),
                 spec=k8s.V1PodSpec(containers=[container], termination_grace_period_seconds=0))))

@@ -366,3 +366,132 @@ def test_a_kubectl_deployment_at_full_quota_with_the_default_surge_is_denied(clu
     body["spec"]["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
     assert _verdict(lambda: k8s.AppsV1Api(cluster.api).create_namespaced_deployment(
         INFERENCE_NS, body, dry_run="All")) == ("allowed", None)
+
+
+# --- issue 26 item 7, issue 28 finding 5: who may grow the tree, outrank inference, relabel, reconfigure Kueue -------
+
+COHORT = DEV.inference_training.cohort
+
+
+def _refused_by(call, policy: str) -> str:
+    """Run `call`; assert the apiserver refused it with our guardrail `policy` (HTTP 403 Forbidden, the reason of
+    the identity-gated rails); return the message."""
+    with pytest.raises(k8s.ApiException) as err:
+        call()
+    message = json.loads(err.value.body)["message"]
+    assert err.value.status == 403, message
+    assert f"ValidatingAdmissionPolicy 'kueue-cohorts.{COHORT}.{policy}'" in message, message
+    assert f"kueue-cohorts rule {policy}" in message and f"(requested by {INTRUDER})" in message, message
+    return message
+
+
+def _hand_made_queue(name: str, cohort: str) -> dict:
+    """The issue's queue: none of our labels, its own GPU nominalQuota, in `cohort`."""
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
+            "spec": {"cohortName": cohort, "namespaceSelector": {},
+                     "resourceGroups": [{"coveredResources": ["nvidia.com/gpualloc"], "flavors": [
+                         {"name": DEV.resource_flavor.name, "resources": [
+                             {"name": "nvidia.com/gpualloc", "nominalQuota": "1"}]}]}]}}
+
+
+def test_an_intruder_cannot_add_a_queue_or_cohort_to_the_inference_tree(cluster, guarded, intruder):
+    custom = k8s.CustomObjectsApi(intruder)
+    queue = _hand_made_queue("e2e-sneaky-cq", COHORT)
+    message = _refused_by(lambda: custom.create_cluster_custom_object(*KUEUE, "clusterqueues", queue,
+                                                                      dry_run="All"), "cohort-membership")
+    assert "ClusterQueue 'e2e-sneaky-cq'" in message and "at spec.cohortName" in message
+    assert _python(queue, None, INTRUDER, INTRUDER_GROUPS) == {f"kueue-cohorts.{COHORT}.cohort-membership"}
+    child = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "e2e-sneaky-child"},
+             "spec": {"parentName": COHORT}}
+    message = _refused_by(lambda: custom.create_cluster_custom_object(*KUEUE, "cohorts", child, dry_run="All"),
+                          "cohort-membership")
+    assert "Cohort 'e2e-sneaky-child'" in message and "at spec.parentName" in message
+    # the guarded Cohort itself (the stack writes none for dev: an intruder may not make one with quota)
+    own = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": COHORT}, "spec": {}}
+    _refused_by(lambda: custom.create_cluster_custom_object(*KUEUE, "cohorts", own, dry_run="All"),
+                "cohort-membership")
+    # moving one of the stack's queues out of the tree is refused too; a queue in another cohort is not ours
+    assert _verdict(lambda: custom.patch_cluster_custom_object(
+        *KUEUE, "clusterqueues", "c12-training-cq", {"spec": {"cohortName": "elsewhere"}}, dry_run="All")) == (
+        "denied", f"kueue-cohorts.{COHORT}.cohort-membership")
+    assert _verdict(lambda: custom.create_cluster_custom_object(
+        *KUEUE, "clusterqueues", _hand_made_queue("e2e-other-team-cq", "other-team"), dry_run="All")) == (
+        "allowed", None)
+    # the stack's identity may (what `pulumi up` does when the stack declares a queue)
+    assert _verdict(lambda: cluster.custom.create_cluster_custom_object(
+        *KUEUE, "clusterqueues", queue, dry_run="All")) == ("allowed", None)
+    assert not any(q["metadata"]["name"] == "e2e-sneaky-cq" for q in cluster.kueue_objects("clusterqueues"))
+
+
+@pytest.mark.parametrize("value,refused", [(1_000_000, True), (1000, True), (2**31 - 1, True), (999, False)])
+def test_an_intruder_cannot_create_a_priority_class_at_or_above_inference(cluster, guarded, intruder, value, refused):
+    body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+            "metadata": {"name": "e2e-vip", "labels": {"kueue-cohorts/role": "inference"}}, "value": value}
+    custom = k8s.CustomObjectsApi(intruder)
+    call = lambda: custom.create_cluster_custom_object(*KUEUE, "workloadpriorityclasses", body, dry_run="All")  # noqa: E731
+    if refused:
+        message = _refused_by(call, "priority-ceiling")
+        assert "WorkloadPriorityClass 'e2e-vip'" in message and "set its value below 1000" in message
+    else:
+        assert _verdict(call) == ("allowed", None)
+    assert bool(_python(body, None, INTRUDER, INTRUDER_GROUPS)) == refused
+
+
+def _with_label(namespace: k8s.V1Namespace, value: str) -> k8s.V1Namespace:
+    namespace.metadata.labels = {**(namespace.metadata.labels or {}), LABEL: value}
+    return namespace
+
+
+@pytest.mark.parametrize("path", ["namespace", "status", "finalize"])
+def test_the_tenant_label_cannot_be_set_through_any_subresource(cluster, guarded, intruder, path):
+    """Issue 28 finding 5: PUT /api/v1/namespaces/<name>, /status and /finalize all store metadata.labels."""
+    cluster.ensure_namespace("e2e-undeclared")
+    core = k8s.CoreV1Api(intruder)
+    write = {"namespace": core.replace_namespace, "status": core.replace_namespace_status,
+             "finalize": core.replace_namespace_finalize}[path]
+
+    def attempt():
+        return write("e2e-undeclared", _with_label(cluster.core.read_namespace("e2e-undeclared"), INFERENCE_TENANT))
+
+    _refused_by(attempt, "tenant-label")
+    assert LABEL not in (cluster.core.read_namespace("e2e-undeclared").metadata.labels or {})
+    # Harm without the rail: the same write by the stack's identity is stored (so the subresource does carry labels).
+    admin = {"namespace": cluster.core.replace_namespace, "status": cluster.core.replace_namespace_status,
+             "finalize": cluster.core.replace_namespace_finalize}[path]
+    admin("e2e-undeclared", _with_label(cluster.core.read_namespace("e2e-undeclared"), "e2e-probe"))
+    assert cluster.core.read_namespace("e2e-undeclared").metadata.labels[LABEL] == "e2e-probe"
+    cluster.core.patch_namespace("e2e-undeclared", {"metadata": {"labels": {LABEL: None}}})
+
+
+def test_an_intruder_cannot_change_or_delete_kueues_manager_configuration(cluster, guarded, intruder):
+    namespace = DEV.kueue.namespace
+    cluster.ensure_namespace(namespace)
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kueue-manager-config",
+                                                                   "namespace": namespace},
+            "data": {"controller_manager_config.yaml": "apiVersion: config.kueue.x-k8s.io/v1beta2\n"}}
+    core = k8s.CoreV1Api(intruder)
+    _refused_by(lambda: core.create_namespaced_config_map(namespace, body, dry_run="All"),
+                "kueue-manager-config-writers")
+    existed = True
+    try:
+        cluster.core.read_namespaced_config_map("kueue-manager-config", namespace)
+    except k8s.ApiException as exc:
+        assert exc.status == 404
+        existed = False
+        cluster.core.create_namespaced_config_map(namespace, body)  # the stack's identity may
+    try:
+        excluded = {"data": {"controller_manager_config.yaml":
+                             "resources:\n  excludeResourcePrefixes: [nvidia.com/]\n"}}
+        message = _refused_by(lambda: core.patch_namespaced_config_map("kueue-manager-config", namespace, excluded),
+                              "kueue-manager-config-writers")
+        assert "ConfigMap 'kueue-manager-config'" in message
+        _refused_by(lambda: core.delete_namespaced_config_map("kueue-manager-config", namespace, dry_run="All"),
+                    "kueue-manager-config-writers")
+        # a label is not the Configuration; another ConfigMap of the namespace is not Kueue's
+        core.patch_namespaced_config_map("kueue-manager-config", namespace, {"metadata": {"labels": {"x": "y"}}},
+                                         dry_run="All")
+        other = {**body, "metadata": {"name": "e2e-not-kueues", "namespace": namespace}}
+        core.create_namespaced_config_map(namespace, other, dry_run="All")
+    finally:
+        if not existed:
+            cluster.core.delete_namespaced_config_map("kueue-manager-config", namespace)

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from e2e_support import KUEUE, REPO, SLICE, wait_for
+from e2e_support import KUEUE, REPO, SLICE, admitted_in, wait_for
 from kubernetes.client import ApiException
 
 from cohorts import cli
@@ -172,3 +172,140 @@ def test_verify_names_every_hand_edited_quota_until_up_with_refresh_repairs_it(s
     _patch(cluster, "c12-training-cq", [{"op": "remove", "path": path.format(tgpu, "lendingLimit")}])
     fixed = _cli(sandbox, "verify", "--stack", "dev")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+
+
+# --- issue 26 item 8: the promises on the live cluster ----------------------------------------------------------
+
+ADMISSION = ("admissionregistration.k8s.io", "v1")
+TENANT_RAIL = "kueue-cohorts.c12-shared.tenant-label"
+
+
+def _hand_made_queue(name: str) -> dict:
+    """The issue's queue: none of our labels, its own GPU nominalQuota, in the inference cohort."""
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
+            "spec": {"cohortName": "c12-shared", "namespaceSelector": {},
+                     "resourceGroups": [{"coveredResources": [GPU], "flavors": [
+                         {"name": "c12-default", "resources": [{"name": GPU, "nominalQuota": "1"}]}]}]}}
+
+
+def _delete(cluster, plural: str, name: str) -> None:
+    try:
+        cluster.custom.delete_cluster_custom_object(*KUEUE, plural, name)
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+
+
+def _set_actions(cluster, actions: list[str]) -> None:
+    cluster.custom.patch_cluster_custom_object(*ADMISSION, "validatingadmissionpolicybindings", TENANT_RAIL,
+                                               {"spec": {"validationActions": actions}})
+
+
+def test_verify_names_what_got_in_by_another_path_and_a_weakened_guardrail(sandbox, cluster, dev_stack):
+    """Made by hand by the admin (a stack identity, so no guardrail refuses them): a ClusterQueue with its own GPU
+    nominalQuota in the inference cohort and a WorkloadPriorityClass of 1,000,000; and the tenant-label binding
+    turned to Warn. Before this, verify said the cluster matches the stack."""
+    ok = _cli(sandbox, "verify", "--stack", "dev")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    cluster.custom.create_cluster_custom_object(*KUEUE, "clusterqueues", _hand_made_queue("e2e-hand-made-cq"))
+    cluster.custom.create_cluster_custom_object(*KUEUE, "workloadpriorityclasses", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass", "metadata": {"name": "e2e-vip"},
+        "value": 1_000_000})
+    _set_actions(cluster, ["Warn"])
+    try:
+        result = _cli(sandbox, "verify", "--stack", "dev", "--output", "json")
+        assert result.returncode == 1, result.stdout + result.stderr
+        diffs = json.loads(result.stdout)["differences"]
+        by = {(d["kind"], d["name"], d["path"]): d for d in diffs}
+        queue = by[("ClusterQueue", "e2e-hand-made-cq", "spec.cohortName")]
+        assert queue["rule"].startswith("cohort-membership: ") and queue["live"] == "c12-shared" and queue["fix"]
+        vip = by[("WorkloadPriorityClass", "e2e-vip", "value")]
+        assert vip["rule"].startswith("priority-ceiling: ") and vip["live"] == 1_000_000
+        # the rule book on the live objects: one GPU on the node, two in the tree
+        assert any(d["rule"].startswith("cohort-nominal-within-capacity") for d in diffs), diffs
+        weakened = by[("ValidatingAdmissionPolicyBinding", TENANT_RAIL, "spec.validationActions")]
+        assert "the guardrail is weakened" in weakened["rule"] and weakened["live"] == ["Warn"]
+        table = _cli(sandbox, "verify", "--stack", "dev")
+        assert any(line.startswith("  - ClusterQueue e2e-hand-made-cq at spec.cohortName: cohort-membership")
+                   for line in table.stdout.splitlines()), table.stdout
+    finally:
+        _delete(cluster, "clusterqueues", "e2e-hand-made-cq")
+        _delete(cluster, "workloadpriorityclasses", "e2e-vip")
+        _set_actions(cluster, ["Deny"])
+    wait_for(lambda: _cli(sandbox, "verify", "--stack", "dev").returncode == 0, 60, "verify to pass again")
+
+
+def test_verify_watch_reports_a_hand_made_queue_as_it_appears(sandbox, cluster, dev_stack):
+    env = {**os.environ, STATE_DIR_ENV: str(sandbox.paths.root)}
+    watch = subprocess.Popen([sys.executable, "-m", "cohorts", "verify", "--stack", "dev", "--watch", "--count",
+                              "4", "--interval", "1"], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        first = watch.stdout.readline()
+        assert first.endswith("the cluster matches the stack and keeps its promises\n"), first
+        cluster.custom.create_cluster_custom_object(*KUEUE, "clusterqueues", _hand_made_queue("e2e-watch-cq"))
+        rest, err = watch.communicate(timeout=300)
+    finally:
+        if watch.poll() is None:
+            watch.kill()
+        _delete(cluster, "clusterqueues", "e2e-watch-cq")
+    assert watch.returncode == 1, err
+    assert any(" + ClusterQueue e2e-watch-cq at spec.cohortName: cohort-membership" in line
+               for line in rest.splitlines()), rest
+
+
+HARM_NS = "e2e-hand-made"
+
+
+def _harm_queue() -> dict:
+    """A queue like the issue's, covering the slice a Job requests, selecting only its own namespace."""
+    queue = _hand_made_queue("e2e-harm-cq")
+    queue["spec"]["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": HARM_NS}}
+    queue["spec"]["resourceGroups"] = [{"coveredResources": sorted(SLICE), "flavors": [
+        {"name": "c12-default", "resources": [{"name": r, "nominalQuota": SLICE[r]} for r in sorted(SLICE)]}]}]
+    return queue
+
+
+def _pod_scheduled(cluster, namespace: str, job_name: str) -> dict | None:
+    pods = cluster.core.list_namespaced_pod(namespace, label_selector=f"batch.kubernetes.io/job-name={job_name}")
+    for pod in pods.items:
+        for cond in pod.status.conditions or []:
+            if cond.type == "PodScheduled":
+                return {"status": cond.status, "reason": cond.reason}
+    return None
+
+
+def test_without_the_guardrail_a_hand_made_queue_takes_inferences_gpu(sandbox, cluster, clean_dev_jobs):
+    """The harm of issue 26 item 7, made by the admin (a stack identity: no guardrail refuses it): a queue with its
+    own GPU nominalQuota in the inference cohort admits its Job, which takes the node's only GPU; Kueue then admits
+    inference against quota no node has, and inference's pod is never scheduled (nothing to reclaim: the hand-made
+    queue borrows nothing). ``cohorts verify`` names the queue and the broken capacity promise."""
+    cluster.ensure_namespace(HARM_NS)
+    cluster.custom.create_cluster_custom_object(*KUEUE, "clusterqueues", _harm_queue())
+    cluster.custom.create_namespaced_custom_object(*KUEUE, HARM_NS, "localqueues", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+        "metadata": {"name": "e2e-harm-lq", "namespace": HARM_NS}, "spec": {"clusterQueue": "e2e-harm-cq"}})
+    grab = None
+    try:
+        grab = cluster.submit_job(HARM_NS, "grab", "e2e-harm-lq", SLICE)
+        wait_for(lambda: admitted_in(cluster.workload_of(grab)) == "e2e-harm-cq", 90, "the hand-made Job admitted")
+        wait_for(lambda: (_pod_scheduled(cluster, HARM_NS, "grab") or {}).get("status") == "True", 90,
+                 "the hand-made Job's pod on the GPU node")
+        serve = cluster.submit_job("c12-inference", "serve-harm", "c12-inference-lq", SLICE,
+                                   priority_class="c12-inference-prio")
+        wait_for(lambda: admitted_in(cluster.workload_of(serve)) == "c12-inference-cq", 90,
+                 "Kueue to admit inference against its nominalQuota")
+        unschedulable = wait_for(lambda: (s := _pod_scheduled(cluster, "c12-inference", "serve-harm"))
+                                 and s["status"] == "False" and s, 90, "the scheduler to judge inference's pod")
+        assert unschedulable["reason"] == "Unschedulable"
+        result = _cli(sandbox, "verify", "--stack", "dev", "--output", "json")
+        assert result.returncode == 1, result.stdout + result.stderr
+        diffs = json.loads(result.stdout)["differences"]
+        assert any(d["name"] == "e2e-harm-cq" and d["rule"].startswith("cohort-membership") for d in diffs), diffs
+        assert any(d["rule"].startswith("cohort-nominal-within-capacity") for d in diffs), diffs
+    finally:
+        if grab is not None:
+            cluster.delete_job(grab)
+        wait_for(lambda: not cluster.kueue_objects("workloads", HARM_NS), 60, "the hand-made Workload gone")
+        cluster.custom.delete_namespaced_custom_object(*KUEUE, HARM_NS, "localqueues", "e2e-harm-lq")
+        _delete(cluster, "clusterqueues", "e2e-harm-cq")

@@ -105,20 +105,26 @@ def checkpoint_pvc(access_mode: str = "ReadWriteMany") -> dict:
 
 
 def training_runtime() -> dict:
-    """The guide's runtime, fixed: exec-form start, grace 90s > declared save time 30s, RWX checkpoint claim."""
+    """The guide's runtime, fixed: exec-form start, grace 90s > declared save time 30s, RWX checkpoint claim, a
+    reclaim (the trainer's exit 75) ignored by the Job's podFailurePolicy with restartPolicy Never."""
     return {
         "apiVersion": "trainer.kubeflow.org/v1alpha1",
         "kind": "TrainingRuntime",
         "metadata": {"name": "c12-checkpoint-runtime", "namespace": "c12-training",
                      "labels": {"trainer.kubeflow.org/framework": "torch"},
-                     "annotations": {"kueue-cohorts/checkpoint-save-seconds": "30"}},
+                     "annotations": {"kueue-cohorts/checkpoint-save-seconds": "30",
+                                     "kueue-cohorts/preempted-exit-code": "75"}},
         "spec": {
             "mlPolicy": {"numNodes": 1, "torch": {}},
             "template": {"spec": {"replicatedJobs": [{
                 "name": "node",
                 "template": {
                     "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
-                    "spec": {"backoffLimit": 0, "template": {"spec": {
+                    "spec": {"backoffLimit": 0, "podFailurePolicy": {"rules": [
+                        {"action": "Ignore", "onExitCodes": {"containerName": "node", "operator": "In",
+                                                             "values": [75]}}]},
+                             "template": {"spec": {
+                        "restartPolicy": "Never",
                         "terminationGracePeriodSeconds": 90,
                         "volumes": [{"name": "ckpt", "persistentVolumeClaim": {"claimName": "c12-ckpt"}},
                                     {"name": "dshm", "emptyDir": {"medium": "Memory"}}],

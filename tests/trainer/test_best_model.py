@@ -9,6 +9,7 @@ import json
 import signal
 
 from tests.trainer.test_preemption import complete, saves_after_signal, steps
+from trainer.entrypoint import PREEMPTED_EXIT_CODE
 from trainer.local.process import run, start
 
 BEST = {
@@ -29,7 +30,7 @@ def preempt(root, run_name: str, hold_step: int, **env):
     process = start(root, run_name, KUEUE_COHORTS_TEST_HOLD=f"step:{hold_step}", **env)
     process.wait_for(rf"^HOLD step {hold_step}$")
     process.send(signal.SIGTERM)
-    assert process.wait() == 0, process.log()
+    assert process.wait() == PREEMPTED_EXIT_CODE, process.log()
     return process
 
 

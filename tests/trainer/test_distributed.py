@@ -23,7 +23,7 @@ from safetensors.torch import load_file
 
 from tests.trainer.test_preemption import KNOBS, saves_after_signal, steps
 from trainer import checkpoints
-from trainer.entrypoint import ConfigError, distributed_env
+from trainer.entrypoint import PREEMPTED_EXIT_CODE, ConfigError, distributed_env
 from trainer.local.process import TrainerProcess, kill_all, start_nodes
 
 TWO_NODES = {
@@ -44,9 +44,10 @@ def weights(checkpoint: Path) -> dict[str, torch.Tensor]:
     return load_file(str(checkpoint / "model.safetensors"))
 
 
-def wait_all(nodes: list[TrainerProcess]) -> None:
+def wait_all(nodes: list[TrainerProcess], code: int = 0) -> None:
+    """Wait for every node; each must exit with `code` (PREEMPTED_EXIT_CODE after a SIGTERM)."""
     for node in nodes:
-        assert node.wait() == 0, node.log()
+        assert node.wait() == code, node.log()
 
 
 def test_pet_variables_become_torch_distributed_variables():
@@ -66,7 +67,7 @@ def test_sigterm_on_one_node_stops_every_node_at_the_same_step(tmp_path):
     try:
         nodes[1].wait_for(r"^HOLD step 12$")  # node 0 waits for node 1 in step 13's gradient all-reduce
         nodes[1].send(signal.SIGTERM)
-        wait_all(nodes)
+        wait_all(nodes, PREEMPTED_EXIT_CODE)
     finally:
         kill_all(nodes)
     for node in nodes:
@@ -92,7 +93,7 @@ def test_two_nodes_preempted_three_times_lose_no_step_and_end_with_the_uninterru
                 node.wait_for(rf"^HOLD step {hold}$")
             for node in nodes:  # Kueue's preemption deletes every pod of the TrainJob: every node gets SIGTERM
                 node.send(signal.SIGTERM)
-            wait_all(nodes)
+            wait_all(nodes, PREEMPTED_EXIT_CODE)
             if resumed_from is not None:
                 assert f"resuming from {run_dir / f'checkpoint-{resumed_from}'} at global step {resumed_from}" \
                     in nodes[0].ours()

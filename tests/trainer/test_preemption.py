@@ -11,6 +11,7 @@ import torch
 from safetensors.torch import load_file
 
 from trainer import checkpoints
+from trainer.entrypoint import PREEMPTED_EXIT_CODE
 from trainer.local.process import run, start
 
 KNOBS = {
@@ -42,12 +43,12 @@ def weights(path: Path) -> dict[str, torch.Tensor]:
     return load_file(str(path / "model.safetensors"))
 
 
-def test_sigterm_mid_step_checkpoints_that_step_exits_0_and_resumes_to_the_same_weights(tmp_path):
+def test_sigterm_mid_step_checkpoints_that_step_exits_75_and_resumes_to_the_same_weights(tmp_path):
     reference = start(tmp_path, "reference", **KNOBS)  # uninterrupted, same seed, runs alongside
     preempted = start(tmp_path, "preempted", KUEUE_COHORTS_TEST_HOLD="step:12", **KNOBS)
     preempted.wait_for(r"^HOLD step 12$")  # inside step 13, after checkpoint-10
     preempted.send(signal.SIGTERM)
-    assert preempted.wait() == 0, preempted.log()
+    assert preempted.wait() == PREEMPTED_EXIT_CODE, preempted.log()
     run_dir = tmp_path / "preempted"
     assert "preempted: stopped at global step 13 with checkpoint-13 complete" in " ".join(preempted.ours())
     assert saves_after_signal(preempted.ours()) == ["checkpoint-13"]
@@ -73,7 +74,7 @@ def test_sigterm_during_evaluation_checkpoints_that_step_once(tmp_path):
     process = start(tmp_path, "run", KUEUE_COHORTS_TEST_HOLD="eval:15", KUEUE_COHORTS_DEMO_EVAL_STEPS="5", **KNOBS)
     process.wait_for(r"^HOLD eval 15$")
     process.send(signal.SIGTERM)
-    assert process.wait() == 0, process.log()
+    assert process.wait() == PREEMPTED_EXIT_CODE, process.log()
     run_dir = tmp_path / "run"
     assert saves_after_signal(process.ours()) == ["checkpoint-15"]
     assert steps(run_dir) == [10, 15]
@@ -85,7 +86,7 @@ def test_sigterm_during_a_save_finishes_that_save_and_writes_no_other(tmp_path):
     process = start(tmp_path, "run", KUEUE_COHORTS_TEST_HOLD="save:20", **KNOBS)
     process.wait_for(r"^HOLD save 20$")  # weights of checkpoint-20 written, optimizer and state not yet
     process.send(signal.SIGTERM)
-    assert process.wait() == 0, process.log()
+    assert process.wait() == PREEMPTED_EXIT_CODE, process.log()
     run_dir = tmp_path / "run"
     assert saves_after_signal(process.ours()) == ["checkpoint-20"]
     assert steps(run_dir) == [10, 20]

@@ -11,7 +11,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from trainer import checkpoints
+from trainer import checkpoints, preemption
 from trainer import recipe_llamafactory as llamafactory
 from trainer.local import families
 
@@ -58,7 +58,7 @@ def test_preempted_three_times_at_seeded_steps_loses_no_step_and_ends_with_the_u
         attempt = start(python, tmp_path, "preempted", config, KUEUE_COHORTS_TEST_HOLD=f"step:{hold}")
         attempt.wait_for(rf"^HOLD step {hold}$", timeout=600)  # inside optimizer step hold+1
         attempt.send(signal.SIGTERM)
-        assert attempt.wait(timeout=600) == 0, attempt.log()
+        assert attempt.wait(timeout=600) == preemption.PREEMPTED_EXIT_CODE, attempt.log()
         lines = attempt.ours()
         if resumed_from:
             assert f"resuming from {run_dir / f'checkpoint-{resumed_from}'} at global step {resumed_from}" in lines
@@ -91,7 +91,7 @@ def test_lora_preempted_mid_step_resumes_the_adapter_to_the_uninterrupted_weight
     first = start(python, tmp_path, "run", config, KUEUE_COHORTS_TEST_HOLD="step:4")
     first.wait_for(r"^HOLD step 4$", timeout=600)
     first.send(signal.SIGTERM)
-    assert first.wait(timeout=600) == 0, first.log()
+    assert first.wait(timeout=600) == preemption.PREEMPTED_EXIT_CODE, first.log()
     run_dir = tmp_path / "run"
     assert checkpoints.detect_layout(run_dir / "checkpoint-5") == "single"
     assert (run_dir / "checkpoint-5" / "adapter_model.safetensors").exists()
@@ -112,7 +112,7 @@ def test_an_incomplete_newest_checkpoint_is_skipped_not_loaded_by_llamafactorys_
     first = start(python, tmp_path, "run", config, KUEUE_COHORTS_TEST_HOLD="step:12")
     first.wait_for(r"^HOLD step 12$", timeout=600)
     first.send(signal.SIGTERM)
-    assert first.wait(timeout=600) == 0, first.log()
+    assert first.wait(timeout=600) == preemption.PREEMPTED_EXIT_CODE, first.log()
     run_dir = tmp_path / "run"
     (run_dir / "checkpoint-13" / "optimizer.pt").write_bytes(b"")  # a save killed while writing the optimizer
     (run_dir / "checkpoint-15").mkdir()  # LlamaFactory's get_last_checkpoint would pick this one

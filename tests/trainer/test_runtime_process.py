@@ -15,11 +15,15 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
 from components import training
+from policy.rules.checkpoint import check_checkpoint_safe_runtime
+from tests.policy.fixtures import kube
 from trainer import checkpoints
+from trainer.entrypoint import PREEMPTED_EXIT_CODE
 from trainer.local.process import ROOT, TrainerProcess
 
 TRAINJOB = "c12-run-e"
@@ -110,7 +114,7 @@ def test_rendered_runtime_runs_python_as_pid_1_and_sigterm_flushes_a_checkpoint(
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
         assert [part.decode() for part in cmdline] == container_command(manifest)  # python itself, no shell
         process.send(signal.SIGTERM, pid=pid)
-        assert process.wait() == 0, process.log()
+        assert process.wait() == PREEMPTED_EXIT_CODE, process.log()
     finally:
         if process.proc.poll() is None:
             process.proc.kill()
@@ -131,3 +135,106 @@ def test_the_configmap_package_is_self_contained():
         assert not re.search(r"^\s*(from|import)\s+(components|tests|pulumi)\b", text, re.M), name
     assert (ROOT / "trainer" / "__main__.py").read_text() == training.trainer_sources()["__main__.py"]
     assert os.access(ROOT / "trainer" / "__main__.py", os.R_OK)
+
+
+def _held_runtime(tmp_path: Path, command: Optional[list[str]] = None) -> tuple[dict, TrainerProcess]:
+    """Our rendered runtime (save every 5 steps), its trainer held inside step 8 until SIGTERM reaches it
+    (trainer.local.recipes, shipped in the ConfigMap beside the entrypoint), started as the kubelet would; `command`
+    replaces the container's command (a shell wrapper, as a user might write it)."""
+    settings = training.TrainingRuntimeSettings.model_validate(
+        {"secondsPerStep": 1, "maxLostWorkSeconds": 5, "recipe": "trainer.local_recipes:build_trainer",
+         "env": {"KUEUE_COHORTS_DEMO_MAX_STEPS": "100000", "OMP_NUM_THREADS": "1",
+                 "KUEUE_COHORTS_TEST_HOLD": "step:7"}})
+    manifest = training.render_runtime(settings, "c12-training", "c12-ckpt")
+    if command is not None:
+        _container(manifest)[1]["command"] = command
+    sources = {**training.trainer_sources(), "local_recipes.py": (ROOT / "trainer/local/recipes.py").read_text()}
+    return manifest, kubelet_start(manifest, sources, tmp_path, {"jobset.sigs.k8s.io/jobset-name": TRAINJOB})
+
+
+def _judged(manifest: dict) -> list[str]:
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c12-ckpt",
+                                                                             "namespace": "c12-training"},
+           "spec": {"accessModes": ["ReadWriteMany"]}}
+    return [v.message for v in check_checkpoint_safe_runtime([kube("runtime", manifest), kube("ckpt", pvc)])]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("command", [
+    ["/bin/sh", "-c", "python -m trainer; echo trainer exited $?"],
+    ["/bin/bash", "-c", "cd . && python -m trainer\necho trainer exited"],
+    ["env", "A=1", "/bin/sh", "-c", "python -m trainer || exit 1"],
+])
+def test_a_shell_wrapped_trainer_never_hears_sigterm_and_loses_the_steps_since_its_save(tmp_path, command):
+    """Harm without the rule: the shell stays PID 1, ignores the kubelet's SIGTERM (no handler, PID 1) and does not
+    pass it on, so at the kubelet's SIGKILL the trainer, inside step 8, has saved nothing since checkpoint-5. The
+    rule refuses that runtime; the same runtime in exec form saves step 8 and exits 75."""
+    manifest, process = _held_runtime(tmp_path, command)
+    try:
+        process.wait_for(r"^HOLD step 7$")  # inside step 8, checkpoint-5 written
+        init = _child(process.proc.pid)
+        shell = Path(f"/proc/{init}/cmdline").read_bytes().split(b"\0")[0].decode()
+        assert shell in ("/bin/sh", "/bin/bash"), shell  # the shell is PID 1 (env replaced itself with it)
+        process.send(signal.SIGTERM, pid=init)  # the kubelet's SIGTERM to the container's PID 1
+        time.sleep(3)  # a grace period: the trainer never learns of it
+        assert process.proc.poll() is None and not any("SIGTERM received" in line for line in process.lines), \
+            process.log()
+        process.send(signal.SIGKILL, pid=init)  # grace period over: the kubelet's SIGKILL ends the namespace
+        process.wait()
+    finally:
+        if process.proc.poll() is None:
+            process.proc.kill()
+    run_dir = tmp_path / "mnt" / "checkpoints" / TRAINJOB
+    assert checkpoints.newest_complete(run_dir).step == 5  # steps 6, 7 and the one in flight are lost
+    [refused] = _judged(manifest)
+    assert "so sh stays PID 1 and SIGTERM never reaches it" in refused or \
+        "so bash stays PID 1 and SIGTERM never reaches it" in refused, refused
+
+
+@pytest.mark.timeout(300)
+def test_the_same_runtime_in_exec_form_saves_the_step_in_flight(tmp_path):
+    manifest, process = _held_runtime(tmp_path)
+    try:
+        process.wait_for(r"^HOLD step 7$")
+        process.send(signal.SIGTERM, pid=_child(process.proc.pid))
+        assert process.wait() == PREEMPTED_EXIT_CODE, process.log()
+    finally:
+        if process.proc.poll() is None:
+            process.proc.kill()
+    assert checkpoints.newest_complete(tmp_path / "mnt" / "checkpoints" / TRAINJOB).step == 8
+    assert _judged(manifest) == []
+
+
+TRAP = "trap 'kill -TERM $pid' TERM; python -m trainer & pid=$!; wait $pid"
+
+
+@pytest.mark.timeout(300)
+def test_a_forwarding_trap_that_waits_once_ends_the_container_before_the_trainer_has_saved(tmp_path):
+    """The trap forwards SIGTERM, but the trapped signal ends the only `wait` at once (POSIX wait): bash exits with
+    143 (always: the wait is interrupted, whatever the trainer does) and the PID namespace dies with it, taking the
+    trainer, which still had a step and a save to do. The exit code is bash's 143, not the trainer's 75, so the pod's
+    reclaim would also count as a failure."""
+    manifest, process = _held_runtime(tmp_path, ["/bin/bash", "-c", TRAP])
+    try:
+        process.wait_for(r"^HOLD step 7$")
+        process.send(signal.SIGTERM, pid=_child(process.proc.pid))  # to bash, PID 1: its trap forwards it
+        assert process.wait() == 128 + signal.SIGTERM, process.log()
+    finally:
+        if process.proc.poll() is None:
+            process.proc.kill()
+    [refused] = _judged(manifest)
+    assert "waits only once" in refused, refused
+
+
+@pytest.mark.timeout(300)
+def test_a_forwarding_trap_that_waits_again_lets_the_trainer_save(tmp_path):
+    manifest, process = _held_runtime(tmp_path, ["/bin/bash", "-c", TRAP + "; wait $pid"])
+    try:
+        process.wait_for(r"^HOLD step 7$")
+        process.send(signal.SIGTERM, pid=_child(process.proc.pid))
+        assert process.wait() == PREEMPTED_EXIT_CODE, process.log()  # the second wait returns the trainer's code
+    finally:
+        if process.proc.poll() is None:
+            process.proc.kill()
+    assert checkpoints.newest_complete(tmp_path / "mnt" / "checkpoints" / TRAINJOB).step == 8
+    assert _judged(manifest) == []

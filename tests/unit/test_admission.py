@@ -24,7 +24,8 @@ from sandbox import certs
 from tests.helpers import run_main, stack_raw
 
 DEV_RULES = ["inference-borrowing-limit-zero", "inference-reclaim-any", "namespace-selector",
-             "workload-priority-class", "tenant-label", "inference-rollout-fits-nominal"]
+             "workload-priority-class", "tenant-label", "inference-rollout-fits-nominal", "cohort-membership",
+             "priority-ceiling", "kueue-manager-config-writers"]
 
 
 def _dev(**admission_settings):
@@ -48,7 +49,9 @@ def test_dev_stack_gets_one_policy_and_one_binding_per_rule_named_after_its_coho
         assert policy["metadata"]["name"] == binding["metadata"]["name"] == binding["spec"]["policyName"] == name
         assert binding["spec"]["validationActions"] == ["Deny"]
         assert policy["spec"]["failurePolicy"] == "Fail"
-        assert policy["spec"]["matchConstraints"]["resourceRules"][0]["operations"] == ["CREATE", "UPDATE"]
+        operations = policy["spec"]["matchConstraints"]["resourceRules"][0]["operations"]
+        assert operations == (["CREATE", "UPDATE", "DELETE"] if rail.policy == "kueue-manager-config-writers"
+                              else ["CREATE", "UPDATE"])
         assert policy["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "kueue-cohorts",
                                                 "kueue-cohorts/rule": rail.policy, "kueue-cohorts/cohort": "c12-shared"}
 
@@ -146,8 +149,12 @@ def test_shared_pool_layouts_get_no_inference_rails_and_each_layout_its_own_name
         by_cohort.setdefault(rail.cohort, []).append(rail.policy)
     scopes = {s.cohort: s for s in layout_scopes(parse_settings(stack_raw("staging")))}
     for cohort, policies in by_cohort.items():
-        expected = DEV_RULES if scopes[cohort].inference_cluster_queues else ["namespace-selector", "tenant-label"]
+        expected = DEV_RULES if scopes[cohort].inference_cluster_queues else \
+            ["namespace-selector", "tenant-label", "cohort-membership"]
+        if scopes[cohort].kueue_namespace is None:
+            expected = [p for p in expected if p != "kueue-manager-config-writers"]
         assert policies == expected
+    assert sum(rail.policy == "kueue-manager-config-writers" for rail in rails) == 1
 
 
 def test_render_stack_carries_the_guardrails_with_their_config_keys():
@@ -227,13 +234,15 @@ def test_validation_actions_as_the_apiserver_checks_them():
             admission.validate_actions(bad)
 
 
-@pytest.mark.parametrize("stack", ["staging", "prod"])
-def test_real_cluster_stacks_ship_at_the_first_rollout_step(stack):
+@pytest.mark.parametrize("stack,actions", [("staging", ["Warn", "Audit"]), ("prod", ["Deny"])])
+def test_prod_denies_and_staging_stays_at_the_first_rollout_step(stack, actions):
+    """Issue 26 item 7: the shipped prod stack refuses; Warn + Audit stays the documented first rollout step, which
+    staging shows."""
     settings = parse_settings(stack_raw(stack))
-    assert [a.value for a in settings.admission.validation_actions] == ["Warn", "Audit"]
+    assert [a.value for a in settings.admission.validation_actions] == actions
     assert SANDBOX_ADMIN not in settings.admission.identities.users
     for _, _, binding in admission_manifests(settings):
-        assert binding["spec"]["validationActions"] == ["Warn", "Audit"]
+        assert binding["spec"]["validationActions"] == actions
 
 
 def test_an_update_that_leaves_the_judged_fields_alone_passes_on_both_sides():
@@ -255,3 +264,127 @@ def test_an_update_that_leaves_the_judged_fields_alone_passes_on_both_sides():
     assert all(v["expression"].startswith("variables.unchanged || (") for v in spec["validations"])
     assert "oldObject.spec == object.spec" in spec["variables"][0]["expression"]
     assert rails["tenant-label"].ratchet == ()
+
+
+# --- issue 26 item 7: who may grow the cohort tree, outrank inference, change Kueue's Configuration ------------------
+
+INTRUDERS = st.sampled_from([("alice", ()), ("alice", ("dev",)), ("system:serviceaccount:team:ci", ("ci",))])
+WRITERS = st.one_of(INTRUDERS, st.sampled_from([("kueue-cohorts-admin", ()), ("bob", ("platform",))]))
+COHORT_NAMES = st.sampled_from([None, "c12-shared", "elsewhere", ""])
+
+
+def _kueue(kind, name, **spec):
+    return kube_object({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": kind, "metadata": {"name": name},
+                        "spec": {k: v for k, v in spec.items() if v is not None}})
+
+
+@hsettings(max_examples=120, deadline=None)
+@given(kind=st.sampled_from(["ClusterQueue", "Cohort"]), name=st.sampled_from(["hand-made", "c12-shared"]),
+       before=COHORT_NAMES, after=COHORT_NAMES, create=st.booleans(), quota=st.sampled_from(["1", "2"]),
+       who=WRITERS)
+def test_only_the_stack_grows_or_changes_the_guarded_cohort_tree(kind, name, before, after, create, quota, who):
+    """A ClusterQueue (spec.cohortName) or a Cohort (its name, spec.parentName) in the layout's tree, written by
+    anyone else, is refused when created, moved in or out, or changed in spec; a metadata-only update passes."""
+    key = "cohortName" if kind == "ClusterQueue" else "parentName"
+    quotas = [{"name": "f", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": quota}]}]
+    old = None if create else _kueue(kind, name, **{key: before}, resourceGroups=[{"flavors": quotas}])
+    new = _kueue(kind, name, **{key: after}, resourceGroups=[{"flavors": quotas}])
+    rail = _rails_of(SCOPE)["cohort-membership"]
+    found = rail.judge(Request(new, old, *who))
+    ours = ADMIN.includes(*who)
+    member = (kind == "Cohort" and name == "c12-shared") or after == "c12-shared"
+    was = old is not None and ((kind == "Cohort" and name == "c12-shared") or before == "c12-shared")
+    unchanged = old is not None and before == after
+    assert bool(found) == (not ours and (member or was) and not unchanged)
+    if found:
+        assert found[0].policy == "cohort-membership"
+        assert found[0].field in ("spec.cohortName", "spec.parentName", "metadata.name")
+        assert "declare the queue in the stack config" in found[0].fix
+
+
+def test_the_issues_hand_made_queue_in_the_inference_cohort_is_refused_for_an_intruder_only():
+    """Issue 26 item 7 as tried on the sandbox: no labels of ours, its own GPU nominalQuota, cohortName = the
+    inference cohort."""
+    queue = _kueue("ClusterQueue", "sneaky-cq", cohortName="c12-shared", namespaceSelector={}, resourceGroups=[
+        {"coveredResources": ["nvidia.com/gpu"], "flavors": [{"name": "gpu", "resources": [
+            {"name": "nvidia.com/gpu", "nominalQuota": "1"}]}]}])
+    rail = _rails_of(SCOPE)["cohort-membership"]
+    [found] = rail.judge(Request(queue, None, "alice", ("system:authenticated",)))
+    assert (found.field, found.value) == ("spec.cohortName", "c12-shared")
+    assert rail.judge(Request(queue, None, "kueue-cohorts-admin")) == []
+    spec = rail.policy_manifest()["spec"]
+    assert [r["resources"] for r in spec["matchConstraints"]["resourceRules"]] == [["clusterqueues"], ["cohorts"]]
+    assert '["c12-shared"]' in spec["variables"][1]["expression"]
+    assert spec["variables"][0]["name"] == "unchanged"  # ratchet: Kueue's finalizer update keeps spec
+    # the name is quoted in the message (measured on kube-apiserver 1.36.3: "ClusterQueue 'sneaky-cq' breaks ...")
+    assert '+ "\' breaks the kueue-cohorts rule cohort-membership at " + ' in \
+        spec["validations"][0]["messageExpression"]
+
+
+@hsettings(max_examples=80, deadline=None)
+@given(name=st.sampled_from(["c12-inference-prio", "c12-training-prio", "hand-made"]),
+       value=st.one_of(st.integers(-(2**31), 2**31 - 1), st.sampled_from([999, 1000, 1001, 1_000_000])),
+       before=st.one_of(st.none(), st.sampled_from([5, 1000, 1_000_000])), who=WRITERS)
+def test_only_the_stack_writes_a_priority_class_at_or_above_inference(name, value, before, who):
+    wpc = _priority(name, value)
+    old = None if before is None else _priority(name, before)
+    found = _rails_of(SCOPE)["priority-ceiling"].judge(Request(wpc, old, *who))
+    unchanged = before == value
+    assert bool(found) == (name != "c12-inference-prio" and value >= 1000 and not ADMIN.includes(*who)
+                           and not unchanged)
+    if found:
+        assert (found[0].field, found[0].value) == ("value", value) and "below 1000" in found[0].fix
+
+
+def _priority(name, value, labels=None):
+    return kube_object({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+                        "metadata": {"name": name, "labels": labels or {}}, "value": value})
+
+
+def test_a_priority_class_labelled_inference_by_an_intruder_is_still_refused():
+    """Labels prove nothing (the writer writes them): a class of 1,000,000 labelled inference passes the ranking
+    rail and is refused by the ceiling."""
+    rails = _rails_of(SCOPE)
+    wpc = _priority("vip", 1_000_000, {"kueue-cohorts/role": "inference"})
+    assert rails["workload-priority-class"].judge(Request(wpc, None, "alice")) == []
+    assert rails["priority-ceiling"].judge(Request(wpc, None, "alice"))
+    spec = rails["priority-ceiling"].policy_manifest()["spec"]
+    assert [v["expression"] for v in spec["validations"]] == ["variables.unchanged || (object.value < 1000)"]
+
+
+def _config_map(namespace="kueue-system", name="kueue-manager-config", data="a"):
+    return kube_object({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace},
+                        "data": {"controller_manager_config.yaml": data}})
+
+
+@hsettings(max_examples=80, deadline=None)
+@given(namespace=st.sampled_from(["kueue-system", "team-a"]), name=st.sampled_from(["kueue-manager-config", "x"]),
+       operation=st.sampled_from(["CREATE", "UPDATE", "DELETE"]), same=st.booleans(), who=WRITERS)
+def test_only_the_stack_changes_kueues_manager_configuration(namespace, name, operation, same, who):
+    scope = LayoutScope(**{**SCOPE.__dict__, "kueue_namespace": "kueue-system"})
+    new = _config_map(namespace, name, "a")
+    old = None if operation == "CREATE" else _config_map(namespace, name, "a" if same else "b")
+    found = _rails_of(scope)["kueue-manager-config-writers"].judge(Request(new, old, *who, operation=operation))
+    ours = ADMIN.includes(*who)
+    judged = (namespace, name) == ("kueue-system", "kueue-manager-config")
+    assert bool(found) == (judged and not ours and not (operation == "UPDATE" and same))
+
+
+def test_manager_configuration_rail_matches_delete_and_only_the_first_layout_carries_it():
+    scope = LayoutScope(**{**SCOPE.__dict__, "kueue_namespace": "kueue"})
+    spec = _rails_of(scope)["kueue-manager-config-writers"].policy_manifest()["spec"]
+    assert spec["matchConstraints"]["resourceRules"][0]["operations"] == ["CREATE", "UPDATE", "DELETE"]
+    assert spec["matchConditions"][0]["expression"] == \
+        'request.namespace == "kueue" && request.name == "kueue-manager-config"'
+    assert spec["validations"][0]["expression"].startswith("request.operation == 'UPDATE' && ")
+    assert "request.name" in spec["validations"][0]["messageExpression"]  # object is null on DELETE
+    assert "kueue-manager-config-writers" not in _rails_of(SCOPE)
+    scopes = layout_scopes(parse_settings(stack_raw("mixed")))
+    assert [s.kueue_namespace for s in scopes][1:] == [None] * (len(scopes) - 1) and scopes[0].kueue_namespace
+
+
+def test_tenant_label_rail_matches_every_path_that_writes_namespace_labels():
+    """Issue 28 finding 5: the status and finalize subresources keep metadata changes."""
+    rules = _rails_of(SCOPE)["tenant-label"].policy_manifest()["spec"]["matchConstraints"]["resourceRules"]
+    assert rules == [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+                      "resources": [plural]} for plural in ("namespaces", "namespaces/status", "namespaces/finalize")]

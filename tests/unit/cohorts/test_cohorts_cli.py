@@ -1,13 +1,16 @@
 """``python -m cohorts``: usage and config errors exit 2 with one message, an unreachable cluster exits 1."""
 import io
+import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 
 import pytest
 import yaml
 
-from cohorts.cli import main
+from cohorts.cli import main, watch_verify
+from cohorts.verify import Difference
 from sandbox.paths import STATE_DIR_ENV
 from tests.helpers import ROOT, STACKS
 
@@ -104,3 +107,48 @@ def test_help_exits_0(capsys):
             main(argv)
         assert exc.value.code == 0
     assert "--watch" in capsys.readouterr().out
+
+
+def _diff(name):
+    return Difference("ClusterQueue", name, "", "spec.cohortName", None, "c12-shared",
+                      "cohort-membership: only the stack ... (not declared by the stack)", fix="declare it")
+
+
+@pytest.mark.parametrize("output", ["table", "json"])
+def test_verify_watch_reports_each_finding_as_it_appears_and_goes(output):
+    rounds = iter([[], [_diff("sneaky-cq")], [_diff("sneaky-cq"), _diff("other")], [_diff("other")]])
+    clock = iter(datetime(2026, 12, 1, 12, 0, s, tzinfo=UTC) for s in range(10))
+    out, slept = io.StringIO(), []
+    code = watch_verify(lambda: next(rounds), out, slept.append, 2.5, count=4, output=output,
+                        clock=lambda: next(clock))
+    lines = out.getvalue().splitlines()
+    assert code == 1 and slept == [2.5] * 3
+    if output == "json":
+        events = [json.loads(line) for line in lines]
+        assert [(e["time"], e["event"], e["difference"]["name"]) for e in events] == [
+            ("2026-12-01T12:00:01Z", "found", "sneaky-cq"), ("2026-12-01T12:00:02Z", "found", "other"),
+            ("2026-12-01T12:00:03Z", "resolved", "sneaky-cq")]
+    else:
+        assert lines[0] == "2026-12-01T12:00:00Z the cluster matches the stack and keeps its promises"
+        assert lines[1].startswith("2026-12-01T12:00:01Z + ClusterQueue sneaky-cq at spec.cohortName: "
+                                   "cohort-membership:")
+        assert lines[2].startswith("2026-12-01T12:00:02Z + ClusterQueue other")
+        assert lines[3].startswith("2026-12-01T12:00:03Z - resolved: ClusterQueue sneaky-cq")
+        assert len(lines) == 4
+
+
+def test_verify_watch_exits_0_when_the_last_check_is_clean_and_on_ctrl_c():
+    rounds = iter([[_diff("x")], []])
+    assert watch_verify(lambda: next(rounds), io.StringIO(), lambda s: None, 1, count=2) == 0
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    assert watch_verify(interrupted, io.StringIO(), lambda s: None, 1) == 0
+
+
+def test_verify_help_names_watch_and_leak_grace(capsys):
+    with pytest.raises(SystemExit):
+        main(["verify", "--help"])
+    text = capsys.readouterr().out
+    assert "--watch" in text and "--leak-grace" in text and "leaked" in text

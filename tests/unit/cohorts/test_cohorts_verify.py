@@ -1,14 +1,18 @@
 """verify: the stack's rendered objects against a cluster given as dicts (what the API server would return)."""
 import copy
+from datetime import UTC, datetime, timedelta
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cohorts.expected import expected_objects
+from cohorts.expected import expected_objects, judged_objects
 from cohorts.verify import CHECKS, Context, Difference, KindNotServed, Unreadable, compare_fields, selects, verify
+from components.admission_manifests import stack_guardrails
 from components.settings import raw_from_stack_file
 from components.validation import load_settings, load_stack_file
+from policy.rules.admission import Request, judge, kube_object
 from tests.helpers import STACKS
 
 STACK_NAMES = ("dev", "staging", "prod")
@@ -79,7 +83,7 @@ def test_expected_objects_are_the_registered_render_in_registration_order():
     assert kinds == ["ResourceFlavor", "Namespace", "Namespace", "WorkloadPriorityClass", "WorkloadPriorityClass",
                      "ClusterQueue", "ClusterQueue", "LocalQueue", "LocalQueue", "PersistentVolumeClaim",
                      "TrainingRuntime", "ConfigMap"] + ["ValidatingAdmissionPolicy",
-                                                       "ValidatingAdmissionPolicyBinding"] * 6
+                                                       "ValidatingAdmissionPolicyBinding"] * 9
     # not the Kueue manager ConfigMap (judged, never registered); the guardrails last, one policy and binding per rule
 
 
@@ -139,8 +143,8 @@ def test_any_quota_edit_is_reported_at_its_path_and_nowhere_else(edit):
     changed = (before is None) != (value is None) or (before is not None and int(value) != _num(before))
     if not changed:
         assert diffs == []
-    else:
-        assert {(d.kind, d.name, d.path) for d in diffs} == {("ClusterQueue", name, path)}
+    else:  # the field itself, and (with `fix`) any promise the edit breaks elsewhere (a service no longer fits)
+        assert {(d.kind, d.name, d.path) for d in diffs if not d.fix} == {("ClusterQueue", name, path)}
 
 
 def _num(text):
@@ -166,7 +170,9 @@ def test_inference_borrowing_is_refused_with_its_rule_even_on_a_resource_added_b
     assert rules[("status.flavorsUsage[0].resources[0].borrowed", "nvidia.com/gpualloc")] == \
         "the inference ClusterQueue is borrowing"
     assert rules[("spec.resourceGroups", "")] == "differs"  # the extra group is not the stack's
-    assert len(diffs) == 4
+    assert len([d for d in diffs if not d.fix]) == 4
+    # and the rule book on the live queue: no node has the resource added by hand (promise 1)
+    assert any(d.fix and "example.com/fpga" in d.fix for d in diffs)
 
 
 def test_a_limit_added_on_the_cluster_is_a_difference():
@@ -201,7 +207,9 @@ def test_a_missing_object_and_a_kind_the_cluster_does_not_serve():
          "WorkloadPriorityClass"),
         ("WorkloadPriorityClass", "c12-training-prio", "the cluster does not serve kueue.x-k8s.io/v1beta2 "
          "WorkloadPriorityClass"),
-        ("LocalQueue", "c12-training-lq", "missing on the cluster")]
+        ("LocalQueue", "c12-training-lq", "missing on the cluster"),
+        ("WorkloadPriorityClass", "*", "the cluster does not serve kueue.x-k8s.io/v1beta2 WorkloadPriorityClass: "
+         "the promises cannot be checked")]
     assert diffs[2].namespace == "c12-training" and str(diffs[2]).startswith("LocalQueue c12-training/c12-training-lq")
 
 
@@ -289,3 +297,282 @@ def test_a_check_added_to_the_list_runs_and_repeats_are_dropped():
 
     diffs = verify(s, FakeCluster(served(expected_objects(s))), checks=CHECKS + (always,))
     assert [d.rule for d in diffs] == ["custom"]
+
+
+# --- issue 26 item 8: the promises on the live cluster, not only the diff against the stack -------------------------
+
+GPU = "nvidia.com/gpualloc"
+KUEUE_V = "kueue.x-k8s.io/v1beta2"
+
+
+def _add(objects, obj):
+    meta = obj["metadata"]
+    objects[(obj["apiVersion"], obj["kind"], meta.get("namespace"), meta["name"])] = obj
+
+
+def _hand_made_queue(name, cohort, gpus):
+    return {"apiVersion": KUEUE_V, "kind": "ClusterQueue", "metadata": {"name": name},
+            "spec": {"cohortName": cohort, "namespaceSelector": {},
+                     "resourceGroups": [{"coveredResources": [GPU], "flavors": [
+                         {"name": "c12-default", "resources": [{"name": GPU, "nominalQuota": str(gpus)}]}]}]}}
+
+
+def _node(name, labels, **allocatable):
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+            "status": {"allocatable": allocatable}}
+
+
+def _sandbox_node():
+    return _node("gpu-0", {"kueue-cohorts/pool": "gpu"}, cpu="8", memory="32Gi", **{
+        GPU: "1", "nvidia.com/gpucores": "20", "nvidia.com/gpumem": "2048"})
+
+
+def test_the_stack_as_served_with_its_nodes_keeps_every_promise():
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _sandbox_node())
+    assert verify(s, FakeCluster(objects)) == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(gpus=st.integers(1, 8), via_child_cohort=st.booleans(), name=st.sampled_from(["sneaky-cq", "extra"]))
+def test_a_hand_made_queue_in_the_guarded_tree_is_named_with_the_promise_it_breaks(gpus, via_child_cohort, name):
+    """Issue 26 item 8: a ClusterQueue made by hand with its own GPU nominalQuota in the inference cohort (or in a
+    Cohort made by hand under it) is named, and the rule book on the live objects names the GPUs that no node has."""
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _sandbox_node())
+    cohort = "c12-shared"
+    if via_child_cohort:
+        _add(objects, {"apiVersion": KUEUE_V, "kind": "Cohort", "metadata": {"name": "hand-made-child"},
+                       "spec": {"parentName": "c12-shared"}})
+        cohort = "hand-made-child"
+    _add(objects, _hand_made_queue(name, cohort, gpus))
+    diffs = verify(s, FakeCluster(objects))
+    named = {(d.kind, d.name) for d in diffs}
+    assert ("ClusterQueue", name) in named
+    if via_child_cohort:
+        assert ("Cohort", "hand-made-child") in named
+    membership = next(d for d in diffs if d.name == name and d.path == "spec.cohortName")
+    assert membership.rule.startswith("cohort-membership: ") and "not declared by the stack" in membership.rule
+    assert membership.fix and membership.live == cohort
+    rules = {d.rule.split(":")[0] for d in diffs}
+    assert "cohort-nominal-within-capacity" in rules  # 1 GPU on the node, 1 + gpus in the tree
+    assert all(str(d) for d in diffs)
+
+
+def test_a_queue_in_another_cohort_is_not_the_stacks_business():
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _sandbox_node())
+    _add(objects, _hand_made_queue("other-team-cq", "other-team", 0))
+    assert verify(s, FakeCluster(objects)) == []
+
+
+@pytest.mark.parametrize("value,named", [(1_000_000, True), (1000, True), (999, False), (-5, False)])
+def test_a_hand_made_priority_class_at_or_above_inference_is_named(value, named):
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _sandbox_node())
+    _add(objects, {"apiVersion": KUEUE_V, "kind": "WorkloadPriorityClass", "metadata": {"name": "vip"},
+                   "value": value})
+    diffs = verify(s, FakeCluster(objects))
+    assert bool(diffs) == named
+    if named:
+        [diff] = diffs
+        assert (diff.kind, diff.name, diff.path, diff.live) == ("WorkloadPriorityClass", "vip", "value", value)
+        assert diff.rule.startswith("priority-ceiling: ") and "below 1000" in diff.fix
+
+
+@pytest.mark.parametrize("gpus,labels,broken", [
+    ("1", {"kueue-cohorts/pool": "gpu"}, False),
+    ("0", {"kueue-cohorts/pool": "gpu"}, True),    # the node has no GPU left to give
+    ("4", {"kueue-cohorts/pool": "cpu"}, False),   # the flavor has no nodeLabels: every node is its capacity
+])
+def test_capacity_comes_from_the_live_nodes(gpus, labels, broken):
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _node("n", labels, cpu="8", memory="32Gi", **{
+        GPU: gpus, "nvidia.com/gpucores": "20", "nvidia.com/gpumem": "2048"}))
+    diffs = verify(s, FakeCluster(objects))
+    assert bool(diffs) == broken
+    assert all(d.rule.startswith("cohort-nominal-within-capacity") for d in diffs)
+
+
+def test_a_flavor_whose_node_labels_select_no_live_node_has_no_capacity():
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _sandbox_node())
+    objects[(KUEUE_V, "ResourceFlavor", None, "c12-default")]["spec"] = {"nodeLabels": {"pool": "gone"}}
+    diffs = verify(s, FakeCluster(objects))
+    assert any(d.rule.startswith("cohort-nominal-within-capacity") for d in diffs)
+
+
+def _rail(objects, kind, suffix):
+    return next(o for (a, k, _, n), o in objects.items() if k == kind and n.endswith(suffix))
+
+
+@pytest.mark.parametrize("weaken,path,words", [
+    (lambda b, p: b["spec"].update(validationActions=["Warn", "Audit"]), "spec.validationActions", "weakened"),
+    (lambda b, p: b["spec"].update(matchResources={"namespaceSelector": {"matchLabels": {"x": "y"}}}),
+     "spec.matchResources.namespaceSelector", "narrowed"),
+    (lambda b, p: p["spec"].update(failurePolicy="Ignore"), "spec.failurePolicy", "weakened"),
+    (lambda b, p: p["spec"]["matchConstraints"]["resourceRules"].pop(),  # namespaces/finalize no longer judged
+     "spec.matchConstraints.resourceRules", "narrowed"),
+    (lambda b, p: p["spec"]["matchConstraints"]["resourceRules"][0].update(operations=["CREATE"]),
+     "spec.matchConstraints.resourceRules", "narrowed"),
+    (lambda b, p: p["spec"]["matchConstraints"].update(excludeResourceRules=[{"resources": ["namespaces"]}]),
+     "spec.matchConstraints.excludeResourceRules", "narrowed"),
+    (lambda b, p: p["spec"]["matchConditions"].append({"name": "x", "expression": "false"}),
+     "spec.matchConditions", "changed"),
+    (lambda b, p: p["spec"]["validations"][0].update(expression="true"), "spec.validations", "changed"),
+])
+def test_a_weakened_or_narrowed_guardrail_is_named(weaken, path, words):
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _sandbox_node())
+    policy = _rail(objects, "ValidatingAdmissionPolicy", "tenant-label")
+    binding = _rail(objects, "ValidatingAdmissionPolicyBinding", "tenant-label")
+    weaken(binding, policy)
+    diffs = verify(s, FakeCluster(objects))
+    assert (diffs[0].name, diffs[0].path) == ("kueue-cohorts.c12-shared.tenant-label", path)
+    assert f"the guardrail is {words}" in diffs[0].rule
+    assert {d.name for d in diffs} == {"kueue-cohorts.c12-shared.tenant-label"}  # objects_match may add the field
+
+
+def test_a_deleted_guardrail_is_named():
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _sandbox_node())
+    del objects[("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", None,
+                 "kueue-cohorts.c12-shared.cohort-membership")]
+    del objects[("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", None,
+                 "kueue-cohorts.c12-shared.priority-ceiling")]
+    diffs = verify(s, FakeCluster(objects))
+    rules = {(d.kind, d.name): d.rule for d in diffs}
+    assert rules[("ValidatingAdmissionPolicy", "kueue-cohorts.c12-shared.cohort-membership")].startswith(
+        "the guardrail is missing")
+    assert rules[("ValidatingAdmissionPolicy", "kueue-cohorts.c12-shared.priority-ceiling")] == \
+        "the policy is not bound, so it validates nothing"
+
+
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+def _workload(evicted_ago, reserved=True, evicted=True, owner="job-uid"):
+    conditions = [{"type": "QuotaReserved", "status": "True" if reserved else "False",
+                   "lastTransitionTime": "2026-12-01T10:00:00Z"}]
+    if evicted:
+        conditions.append({"type": "Evicted", "status": "True", "reason": "Preempted",
+                           "lastTransitionTime": (NOW - evicted_ago).isoformat().replace("+00:00", "Z")})
+    return {"apiVersion": KUEUE_V, "kind": "Workload",
+            "metadata": {"name": "job-train-1", "namespace": "c12-training",
+                         "ownerReferences": [{"kind": "Job", "name": "train", "uid": owner}]},
+            "status": {"conditions": conditions, "admission": {"clusterQueue": "c12-training-cq"}}}
+
+
+def _pod(owner_uid, phase="Running"):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "p", "namespace": "c12-training", "ownerReferences": [{"uid": owner_uid}]}, "status": {"phase": phase}}
+
+
+@pytest.mark.parametrize("ago,reserved,evicted,pods,leaked", [
+    (timedelta(minutes=10), True, True, [], True),
+    (timedelta(minutes=10), True, True, [_pod("job-uid")], False),
+    (timedelta(minutes=10), True, True, [_pod("rs-uid")], False),          # through a ReplicaSet it owns
+    (timedelta(minutes=10), True, True, [_pod("job-uid", "Failed")], True),
+    (timedelta(minutes=1), True, True, [], False),                         # within the grace period
+    (timedelta(minutes=10), False, True, [], False),                       # quota released
+    (timedelta(minutes=10), True, False, [], False),                       # not evicted
+])
+def test_a_workload_holding_quota_while_evicted_with_no_pods_is_leaked_quota(ago, reserved, evicted, pods, leaked):
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _sandbox_node())
+    _add(objects, _workload(ago, reserved, evicted))
+    _add(objects, {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {
+        "name": "rs", "namespace": "c12-training", "uid": "rs-uid", "ownerReferences": [{"uid": "job-uid"}]}})
+    for pod in pods:
+        _add(objects, pod)
+    ctx_diffs = verify(s, FakeCluster(objects), now=NOW)
+    assert [(d.kind, d.name) for d in ctx_diffs] == ([("Workload", "job-train-1")] if leaked else [])
+    if leaked:
+        assert "leaked quota" in ctx_diffs[0].rule and ctx_diffs[0].live["clusterQueue"] == "c12-training-cq"
+
+
+def test_kueues_live_manager_configuration_is_judged_by_the_rule_book():
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _sandbox_node())
+    live = copy.deepcopy(next(r.manifest for r in judged_objects(s) if r.kind == "ConfigMap"
+                              and r.name == "kueue-manager-config"))
+    _add(objects, copy.deepcopy(live))
+    assert verify(s, FakeCluster(objects)) == []
+    config = yaml.safe_load(live["data"]["controller_manager_config.yaml"])
+    config["manageJobsWithoutQueueName"] = True
+    config.pop("managedJobsNamespaceSelector", None)
+    config.pop("waitForPodsReady", None)
+    live["data"]["controller_manager_config.yaml"] = yaml.safe_dump(config)
+    _add(objects, live)
+    diffs = verify(s, FakeCluster(objects))
+    assert diffs and {d.rule.split(":")[0] for d in diffs} == {"kueue-manager-config"}
+    assert all((d.kind, d.name) == ("ConfigMap", "kueue-manager-config") for d in diffs)
+
+
+def _nodes_of(settings):
+    """The nodes each node pool stands for: `count` nodes with its labels and capacity as allocatable."""
+    return [_node(f"{pool.name}-{i}", dict(pool.labels or {}), **dict(pool.capacity))
+            for pool in settings.node_pools for i in range(pool.count)]
+
+
+@pytest.mark.parametrize("stack", ["dev", "staging", "prod", "mixed"])
+def test_every_stack_as_served_on_its_node_pools_keeps_every_promise(stack):
+    """No false finding: the stack's own objects as the API server returns them (defaults, status, server
+    metadata), on the nodes its nodePools declare, keep every promise."""
+    s = _settings(stack)
+    objects = served(expected_objects(s))
+    for node in _nodes_of(s):
+        _add(objects, node)
+    assert verify(s, FakeCluster(objects)) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(kind=st.sampled_from(["ClusterQueue", "Cohort", "WorkloadPriorityClass"]),
+       cohort=st.sampled_from([None, "c12-shared", "other", ""]), value=st.integers(-10, 2_000_000),
+       name=st.sampled_from(["hand-made", "c12-shared"]))
+def test_verify_names_on_the_cluster_what_the_guardrails_refuse_to_an_intruder(kind, cohort, value, name):
+    """One judgement in two places: an object the stack does not declare is named by verify iff the stack's
+    guardrails (the Python side of each ValidatingAdmissionPolicy) refuse creating it to anyone else."""
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _sandbox_node())
+    if kind == "WorkloadPriorityClass":
+        obj = {"apiVersion": KUEUE_V, "kind": kind, "metadata": {"name": name}, "value": value}
+    else:
+        key = "cohortName" if kind == "ClusterQueue" else "parentName"
+        obj = {"apiVersion": KUEUE_V, "kind": kind, "metadata": {"name": name},
+               "spec": {key: cohort} if cohort is not None else {}}
+    refused = judge(stack_guardrails(s), Request(kube_object(obj), None, "alice", ("system:authenticated",)))
+    _add(objects, copy.deepcopy(obj))
+    named = [d for d in verify(s, FakeCluster(objects)) if d.name == name and d.kind == kind
+             and d.rule.split(":")[0] in ("cohort-membership", "priority-ceiling")]
+    assert bool(named) == bool(refused), (refused, named)
+    if named:
+        assert {d.rule.split(":")[0] for d in named} == {rail.policy for rail, _ in refused}
+
+
+def test_a_second_binding_that_warns_beside_the_denying_one_weakens_nothing():
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _sandbox_node())
+    extra = copy.deepcopy(_rail(objects, "ValidatingAdmissionPolicyBinding", "tenant-label"))
+    extra["metadata"]["name"] = "audit-copy"
+    extra["spec"].update(validationActions=["Warn", "Audit"], matchResources={"objectSelector": {
+        "matchLabels": {"team": "x"}}})
+    _add(objects, extra)
+    assert verify(s, FakeCluster(objects)) == []
+    del objects[("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", None,
+                 "kueue-cohorts.c12-shared.tenant-label")]
+    diffs = verify(s, FakeCluster(objects))
+    assert {(d.name, d.path) for d in diffs} >= {("audit-copy", "spec.validationActions"),
+                                                 ("audit-copy", "spec.matchResources.objectSelector")}

@@ -113,3 +113,16 @@ def test_a_delayed_manager_starts_late_under_the_recorded_pid(tmp_path, seconds)
 
 def test_no_delay_keeps_the_argv():
     assert kueue.delayed(["kueue", "--config=x"], 0) == ["kueue", "--config=x"]
+
+
+def test_a_pod_declaring_a_graceful_stop_ends_failed_with_its_code_before_it_is_removed(kwok_dir):
+    """kwok plays the kubelet's graceful stop for our trainer pods (a Job with a podFailurePolicy counts or ignores a
+    deleted pod only once it is Failed); other deleted pods are removed at once, as before."""
+    stages = {s["metadata"]["name"]: s for s in yaml.safe_load_all(kwok.stage_config(kwok_dir))}
+    declares = '.metadata.annotations["kueue-cohorts/preempted-exit-code"]'
+    assert {"key": declares, "operator": "DoesNotExist"} in stages["pod-delete"]["spec"]["selector"]["matchExpressions"]
+    stop = stages["pod-stop-gracefully"]
+    assert {"key": declares, "operator": "Exists"} in stop["spec"]["selector"]["matchExpressions"]
+    template = stop["spec"]["next"]["statusTemplate"]
+    assert "phase: Failed" in template and "exitCode: {{ $code }}" in template
+    assert stages["pod-delete-stopped"]["spec"]["next"] == {"delete": True}
