@@ -264,15 +264,16 @@ RULES: tuple[Rule, ...] = (
 """Every rule, in README order."""
 
 
-_EFFECTIVE_MEMO: list[tuple[Sequence[KubeObject], list[KubeObject]]] = []
+_EFFECTIVE_MEMO: list[tuple[Sequence[KubeObject], list[KubeObject], list[Any]]] = []
 
 
 def _effective(objects: Sequence[KubeObject]) -> list[KubeObject]:
     """`patches.effective_objects(objects)`, computed once per stack judged (every stack rule gets the same list)."""
     if _EFFECTIVE_MEMO and _EFFECTIVE_MEMO[0][0] is objects:
+        memo.renote(_EFFECTIVE_MEMO[0][2])  # the patches left out for unknown values, reported by every rule
         return _EFFECTIVE_MEMO[0][1]
-    effective = effective_objects(objects)
-    _EFFECTIVE_MEMO[:] = [(objects, effective)]
+    effective, notes = memo.computed(lambda: effective_objects(objects))
+    _EFFECTIVE_MEMO[:] = [(objects, effective, notes)]
     return effective
 
 

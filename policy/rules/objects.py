@@ -231,11 +231,16 @@ def unknown_violation(obj: KubeObject, err: UnknownValueError) -> Violation:
         A Violation naming the field, e.g. "The ClusterQueue 'x' has spec.resourceGroups[0].flavors[0]
         .resources[2].nominalQuota unknown at preview, ...".
     """
-    field = format_path(err.props) or "its properties"
+    return unknown_at(obj, format_path(err.props))
+
+
+def unknown_at(obj: KubeObject, path: str) -> Violation:
+    """`unknown_violation` for the field at `path` (kubectl style) of `obj`."""
+    field = path or "its properties"
     return Violation(
         f"The {safe_describe(obj)} has {field} unknown at preview, so this policy cannot check it and fails closed; "
         f"give {field} a value known at preview (a literal or stack config, not an output of another resource).",
-        obj.urn or None, ref(obj), format_path(err.props), MISSING,
+        obj.urn or None, ref(obj), path, MISSING,
         "the value is unknown at preview, so the rule cannot check it and fails closed",
         "give it a value known at preview (a literal or stack config, not an output of another resource)",
         UNKNOWN_POLICY,
