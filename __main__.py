@@ -8,6 +8,7 @@ from pathlib import Path
 import pulumi
 
 from components import sdk_runtime
+from components.assembly import assemble
 from components.environment import resolve
 from components.errors import SettingsError
 from components.kueue import namespace_owner
@@ -25,12 +26,12 @@ raw = {key: value for key in config_keys() if (value := config.get_object(key)) 
 project_dir = Path(globals().get("PROJECT_DIR") or pulumi.get_root_directory() or Path(__file__).resolve().parent)
 secret = locate([key for key in raw if pulumi.runtime.is_config_secret(f"{PROJECT}:{key}")],
                 project_dir / "stacks" / f"Pulumi.{pulumi.get_stack()}.yaml")
-result = validate(raw, secret)  # every problem at once; nothing is registered before this
+owner = namespace_owner(pulumi.get_project(), pulumi.get_stack())  # the mark on the Namespaces this stack creates
+result = validate(raw, secret, owner)  # every problem at once, on the objects registered below; nothing before this
 for warning in result.warnings:
     pulumi.log.warn(str(warning))
 if result.problems or result.settings is None:
     raise pulumi.RunError(str(SettingsError(result.problems)))  # the message alone, no Python traceback
-owner = namespace_owner(pulumi.get_project(), pulumi.get_stack())  # the mark on the Namespaces this stack creates
 try:
     target = resolve(result.settings, owner)  # cluster preflight: Kueue's API, namespaces this stack did not create
 except PreflightError as err:
@@ -38,7 +39,8 @@ except PreflightError as err:
 for line in target.warnings:
     pulumi.log.warn(line)
 provider = kubernetes_provider(result.settings.cluster, Path(__file__).resolve().parent, target.kubeconfig)
-for key, value in build_stack(result.settings, provider, target.chart, target.manager,
-                              namespace_owner=owner).items():
+stack = assemble(result.settings, owner, result.rendered)  # the very objects judged above, and the rest of the stack
+for key, value in build_stack(result.settings, provider, target.chart, target.manager, namespace_owner=owner,
+                              assembled=stack).items():
     if not key.startswith("_"):
         pulumi.export(key, value)

@@ -1,7 +1,8 @@
 """AdmissionGuardrails: the rule book's ValidatingAdmissionPolicies and their bindings as one Pulumi component.
 
-The manifests come from `components.admission_manifests` (pure); this component only registers them, each binding
-after its policy, every child parented. The stack registers it before the cohorts and makes them depend on it, so
+The manifests come from the model (`components.admission_manifests.guardrail_objects`, part of
+`components.assembly.assemble`); this component registers them as rendered, each binding after its policy, every
+child parented. The stack registers it before the cohorts and makes them depend on it, so
 that a change of both priority classes (or of the inference ClusterQueue names) is judged by the new policies.
 """
 from __future__ import annotations
@@ -11,20 +12,20 @@ from typing import Optional, Sequence
 
 import pulumi
 
+from components.admission_manifests import RenderedGuardrail
 from components.resources import ManifestResource
-from policy.rules.admission import Guardrail
 
 
 @dataclass(frozen=True)
 class AdmissionGuardrailsArgs:
     """Inputs of AdmissionGuardrails.
 
-    guardrails: the rule book's guardrails of the stack (`admission_manifests.stack_guardrails`); empty registers
-    nothing. validation_actions: the bindings' validationActions, e.g. ["Deny"] (default of the settings) or
-    ["Warn", "Audit"] for a first rollout.
+    guardrails: the stack's rendered guardrails (`admission_manifests.guardrail_objects`: name, policy, binding);
+    empty registers nothing. validation_actions: the bindings' validationActions (outputs only: the rendered
+    bindings carry them), e.g. ["Deny"] (default of the settings) or ["Warn", "Audit"] for a first rollout.
     """
 
-    guardrails: Sequence[Guardrail]
+    guardrails: Sequence[RenderedGuardrail]
     validation_actions: Sequence[str]
 
 
@@ -42,11 +43,9 @@ class AdmissionGuardrails(pulumi.ComponentResource):
         self.policies: dict[str, ManifestResource] = {}
         self.bindings: dict[str, ManifestResource] = {}
         for rail in args.guardrails:
-            policy = ManifestResource(f"{name}-vap-{rail.name}", rail.policy_manifest(),
-                                      pulumi.ResourceOptions(parent=self))
+            policy = ManifestResource.of(f"{name}-vap-{rail.name}", rail.policy, pulumi.ResourceOptions(parent=self))
             self.policies[rail.name] = policy
-            self.bindings[rail.name] = ManifestResource(
-                f"{name}-vapb-{rail.name}", rail.binding_manifest(args.validation_actions),
-                pulumi.ResourceOptions(parent=self, depends_on=[policy]))
+            self.bindings[rail.name] = ManifestResource.of(
+                f"{name}-vapb-{rail.name}", rail.binding, pulumi.ResourceOptions(parent=self, depends_on=[policy]))
         self.register_outputs({"policies": sorted(self.policies),
                                "validationActions": list(args.validation_actions)})

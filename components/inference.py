@@ -15,8 +15,8 @@ import pulumi
 
 from components import quantity
 from components.kueue import ClusterQueueSpec
+from components.render import Rendered
 from components.resources import ManifestResource
-from components.service_manifests import inference_service_manifest
 from components.settings import InferenceServiceSettings
 
 
@@ -53,12 +53,15 @@ def quota_fit(isvc: InferenceServiceSettings, cluster_queue: ClusterQueueSpec) -
 class InferenceServiceArgs:
     """Inputs of InferenceService.
 
-    settings: the service definition. local_queue / priority_class: the inference LocalQueue (in the service's
-    namespace) and WorkloadPriorityClass objects. cluster_queue: the inference ClusterQueue spec behind the
-    LocalQueue (its nominalQuota bounds one replica).
+    settings: the service definition (its name, requests and maxReplicas for the quota warnings). service: the
+    rendered InferenceService (`render(...).inference_training.services[i]`), registered as it is. local_queue /
+    priority_class: the inference LocalQueue (in the service's namespace) and WorkloadPriorityClass resources it
+    waits for. cluster_queue: the inference ClusterQueue spec behind the LocalQueue (its nominalQuota bounds one
+    replica).
     """
 
     settings: InferenceServiceSettings
+    service: Rendered
     local_queue: ManifestResource
     priority_class: ManifestResource
     cluster_queue: ClusterQueueSpec
@@ -67,8 +70,9 @@ class InferenceServiceArgs:
 class InferenceService(pulumi.ComponentResource):
     """A KServe InferenceService queued on the inference LocalQueue with the inference priority.
 
-    Raises ValueError when one replica cannot fit the inference nominalQuota; logs a warning when maxReplicas
-    replicas do not. Attributes: `isvc` (the InferenceService resource), `manifest` (its dict).
+    Children: `{name}-isvc` (the rendered InferenceService, after its LocalQueue and WorkloadPriorityClass). Logs a
+    warning when maxReplicas replicas do not fit the nominalQuota (one replica that cannot fit is refused by the
+    settings check). Attributes: `isvc` (the InferenceService resource), `manifest` (its dict).
     """
 
     def __init__(self, name: str, args: InferenceServiceArgs, opts: Optional[pulumi.ResourceOptions] = None):
@@ -76,15 +80,9 @@ class InferenceService(pulumi.ComponentResource):
         super().__init__("kueue-cohorts:inference:InferenceService", name, None, opts)
         for warning in warnings:
             pulumi.log.warn(f"InferenceService '{args.settings.name}': {warning}", resource=self)
-        namespace = args.local_queue.object_namespace
-        assert namespace is not None  # a LocalQueue is namespaced
-        nominal = {r: args.cluster_queue.quota(r).nominal_quota
-                   for group in args.cluster_queue.resource_groups for r in group.covered_resources}
-        self.manifest = inference_service_manifest(
-            args.settings, namespace, args.local_queue.object_name, args.priority_class.object_name, nominal
-        )
-        self.isvc = ManifestResource(
-            f"{name}-isvc", self.manifest,
+        self.manifest = args.service.manifest
+        self.isvc = ManifestResource.of(
+            f"{name}-isvc", args.service,
             pulumi.ResourceOptions(parent=self, depends_on=[args.local_queue, args.priority_class]),
         )
-        self.register_outputs({"name": args.settings.name, "namespace": namespace})
+        self.register_outputs({"name": args.settings.name, "namespace": args.service.namespace})

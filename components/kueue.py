@@ -282,5 +282,16 @@ class NamespaceSpec:
     name: str
     labels: Mapping[str, str]
 
-    def manifest(self) -> dict[str, Any]:
-        return {"apiVersion": "v1", "kind": "Namespace", "metadata": _metadata(self.name, self.labels)}
+    def manifest(self, owner: Optional[str] = None) -> dict[str, Any]:
+        """The Namespace a stack creates (namespacePolicy Create): the managed-by and selector labels and, with
+        `owner` (`namespace_owner(project, stack)`), the OWNER_ANNOTATION mark the namespace preflight reads. No
+        patchForce: a Namespace is never taken back from another field manager."""
+        metadata: dict[str, Any] = {"name": self.name, "labels": {MANAGED_BY_LABEL: MANAGED_BY, **self.labels}}
+        if owner is not None:
+            metadata["annotations"] = {OWNER_ANNOTATION: owner}
+        return {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}
+
+    def patch_manifest(self) -> dict[str, Any]:
+        """The part of an existing Namespace a stack owns under namespacePolicy Label: its selector labels only
+        (registered as a server-side apply patch, `NamespacePatch`; deleting it relinquishes the labels)."""
+        return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.name, "labels": dict(self.labels)}}

@@ -29,8 +29,9 @@ import pulumi_kubernetes as k8s
 from kubernetes import client, config
 
 from components.chart_values import merged
-from components.kueue import OWNER_ANNOTATION
 from components.kueue_config import chart_values, manager_configuration
+from components.render import Rendered, kueue_namespace
+from components.resources import ManifestResource
 from components.settings import KueueSettings
 
 #: Helm release name of the chart (its objects are then named kueue-*, as in Kueue's released manifests).
@@ -220,6 +221,8 @@ class KueueInstallationArgs:
     webhook_readiness: how to know that Kueue's webhooks answer before dependents register (module docstring).
     When omitted: probed at the out-of-cluster manager when there is one, else not waited for (render mode; a
     real cluster should pass `WebhookReadiness.through_apiserver(ClusterAccess(kubeconfig, context))`).
+    namespace: Kueue's rendered Namespace (`components.render.kueue_namespace`, part of the assembled stack),
+    registered as it is; omitted: rendered from `settings`.
     """
 
     settings: KueueSettings
@@ -229,6 +232,13 @@ class KueueInstallationArgs:
     namespace_owner: Optional[str] = None
     """The stack's ownership mark (`components.kueue.namespace_owner`), set as the `kueue-cohorts/owner` annotation
     of Kueue's Namespace so that the namespace preflight knows this stack created it; None leaves it out."""
+    namespace: Optional[Rendered] = None
+    """Kueue's rendered Namespace (`components.render.kueue_namespace`, part of the assembled stack), registered as
+    it is; None: rendered from `settings` and `namespace_owner`."""
+
+    def rendered_namespace(self) -> Rendered:
+        """Kueue's Namespace as the model renders it (`namespace`, else `components.render.kueue_namespace`)."""
+        return self.namespace if self.namespace is not None else kueue_namespace(self.settings, self.namespace_owner)
 
     def readiness(self) -> Optional[WebhookReadiness]:
         """The WebhookReadiness in effect: `webhook_readiness`, else the out-of-cluster manager's, else None."""
@@ -242,24 +252,18 @@ class KueueInstallationArgs:
 class KueueInstallation(pulumi.ComponentResource):
     """Kueue's namespace and Helm chart (pulumi_kubernetes.helm.v4.Chart), configured the way our guide runs Kueue.
 
-    Children: the Namespace `settings.namespace`, the Chart (its CRDs, RBAC, webhooks and manager Deployment) and,
-    when a WebhookReadiness is in effect (`args.readiness()`), the ConfigMap `kueue-cohorts-webhooks-ready` created
-    only after the chart and after Kueue's webhooks answered (`up` fails with KueueWebhooksNotAnswering after the
-    readiness timeout). Attributes: `namespace` (str), `chart` (the Chart component), `configuration` (the manager
-    Configuration dict), `webhooks_ready` (the ConfigMap, or None).
+    Children: the Namespace `settings.namespace` (as rendered), the Chart (its CRDs, RBAC, webhooks and manager
+    Deployment) and, when a WebhookReadiness is in effect (`args.readiness()`), the ConfigMap
+    `kueue-cohorts-webhooks-ready` created only after the chart and after Kueue's webhooks answered (`up` fails
+    with KueueWebhooksNotAnswering after the readiness timeout). Attributes: `namespace` (str), `chart` (the Chart
+    component), `configuration` (the manager Configuration dict), `webhooks_ready` (the ConfigMap, or None).
     """
 
     def __init__(self, name: str, args: KueueInstallationArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("kueue-cohorts:kueue:KueueInstallation", name, None, opts)
         self.namespace = args.settings.namespace
         self.configuration = manager_configuration(args.settings)
-        ns = k8s.core.v1.Namespace(
-            f"{name}-ns",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=self.namespace, labels={"app.kubernetes.io/managed-by": "kueue-cohorts"},
-                annotations={OWNER_ANNOTATION: args.namespace_owner} if args.namespace_owner else None),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
+        ns = ManifestResource.of(f"{name}-ns", args.rendered_namespace(), pulumi.ResourceOptions(parent=self))
         values = merged(chart_values(args.settings), args.settings.values)  # kueue.values, checked; ours win
         transforms: list[pulumi.ResourceTransform] = []
         if args.out_of_cluster_manager is not None:

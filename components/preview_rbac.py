@@ -35,7 +35,7 @@ kind whose CRD or built-in type uses the conventional plural (all the kinds this
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
@@ -330,14 +330,18 @@ def kueue_install_manifests(settings: Settings) -> list[dict[str, Any]]:
     return out
 
 
-def stack_manifests(settings: Settings) -> list[dict[str, Any]]:
-    """Every object the stack registers apart from the preview identity: ``render_stack`` (registered objects
-    only), the admission guardrails (``render_admission``) and the Kueue installation (``kueue_install_manifests``)."""
-    rendered = [r.manifest for r in render_stack(settings) + render_admission(settings) if r.registered]
+def stack_manifests(settings: Settings,
+                    rendered: Optional[Sequence[Mapping[str, Any]]] = None) -> list[dict[str, Any]]:
+    """Every object the stack registers apart from the preview identity: ``rendered`` (default: ``render_stack``,
+    registered objects only, and the admission guardrails, ``render_admission``) and the Kueue installation's chart
+    (``kueue_install_manifests``)."""
+    if rendered is None:
+        rendered = [r.manifest for r in render_stack(settings) + render_admission(settings) if r.registered]
     return [dict(m) for m in rendered] + kueue_install_manifests(settings)
 
 
-def identity_plan(settings: Settings, namespace_owner: Optional[str] = None) -> Optional[IdentityPlan]:
+def identity_plan(settings: Settings, namespace_owner: Optional[str] = None,
+                  stack_objects: Optional[Sequence[Mapping[str, Any]]] = None) -> Optional[IdentityPlan]:
     """The preview identity of a stack (``previewIdentity``), or None when the stack has none.
 
     The RBAC grants get, list, watch on the kinds of ``stack_manifests(settings)`` plus the identity's own objects:
@@ -352,6 +356,8 @@ def identity_plan(settings: Settings, namespace_owner: Optional[str] = None) -> 
         namespace_owner: the stack's ownership mark (`components.kueue.namespace_owner`), set as the
             `kueue-cohorts/owner` annotation of the Namespace the identity creates, so that the namespace preflight
             knows this stack created it; None leaves it out (plans compared without a stack).
+        stack_objects: the stack's registered manifests apart from the identity when the caller has them
+            (`components.assembly`); default: rendered here (``stack_manifests``).
     Returns:
         The IdentityPlan. Linear in the number of objects of the stack.
     Raises:
@@ -374,7 +380,7 @@ def identity_plan(settings: Settings, namespace_owner: Optional[str] = None) -> 
                            "metadata": {"name": identity.name, "namespace": identity.namespace,
                                         "labels": dict(labels)}}
     own = [m for m in (namespace, service_account) if m is not None]
-    base = read_access(stack_manifests(settings) + own)
+    base = read_access(stack_manifests(settings, stack_objects) + own)
     rbac_group = "rbac.authorization.k8s.io"
     access = ReadAccess(
         base.cluster | {("", "namespaces"), (rbac_group, "clusterroles"), (rbac_group, "clusterrolebindings")},

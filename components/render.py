@@ -8,17 +8,20 @@ so a rule's finding on a field is reported at the exact key the user wrote.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Mapping, Optional, Sequence
 
 import yaml
 
+from components.kueue import MANAGED_BY as MANAGED_BY_VALUE
+from components.kueue import MANAGED_BY_LABEL, OWNER_ANNOTATION
 from components.kueue_config import MANAGER_CONFIG_KEY, manager_configuration
 from components.plans import CohortPlan, flavor_spec, flavor_specs, plan_inference_training, plan_shared_pool
 from components.runtime_manifests import MANAGED_BY, configmap_name, render_runtime, trainer_sources
+from components.runtime_settings import TrainingRuntimeSettings
 from components.service_manifests import inference_service_manifest, surge_nominal
-from components.settings import NamespacePolicy, Settings
+from components.settings import CheckpointSettings, KueueSettings, NamespacePolicy, Settings
 from policy.rules.paths import format_path
 
 KeyPath = tuple[Any, ...]
@@ -29,17 +32,28 @@ KeyPath = tuple[Any, ...]
 class Rendered:
     """One object of the stack.
 
-    manifest: the object as the API server receives it. source: the config key path of the object as a whole.
-    fields: field path in `manifest` -> config key path, for fields whose value a config key sets (longest prefix
-    wins; the rest of the field path is appended to the key). registered: False for objects rendered only to be
-    judged (the Kueue manager Configuration of a stack that does not install Kueue, namespaces a stack only
-    references).
+    manifest: the object as the API server receives it (exactly the inputs the components register). source: the
+    config key path of the object as a whole. fields: field path in `manifest` -> config key path, for fields whose
+    value a config key sets (longest prefix wins; the rest of the field path is appended to the key). registered:
+    False for objects rendered only to be judged (the Kueue manager Configuration, which the Kueue chart carries).
+    patch: True when the stack owns only these fields of an object that exists (a `namespacePolicy: Label`
+    namespace: its selector labels), registered as `<Kind>Patch`.
     """
 
     manifest: Mapping[str, Any]
     source: KeyPath
     fields: Mapping[str, KeyPath] = field(default_factory=dict)
     registered: bool = True
+    patch: bool = False
+
+    @property
+    def type_token(self) -> str:
+        """The Pulumi type token the object is registered (and judged by the pack) under: `kubernetes:<group or
+        core>/<version>:<kind>`, with `Patch` appended for a patch (e.g. `kubernetes:core/v1:NamespacePatch`: the
+        stack owns only the fields of `manifest` on an object that exists, by server-side apply; pulumi-kubernetes
+        4.25.0 `<Kind>Patch` resources)."""
+        group, _, version = str(self.manifest["apiVersion"]).rpartition("/")
+        return f"kubernetes:{group or 'core'}/{version}:{self.kind}{'Patch' if self.patch else ''}"
 
     @property
     def kind(self) -> str:
@@ -56,6 +70,69 @@ class Rendered:
         """metadata.namespace, or None for cluster-scoped objects."""
         namespace: Optional[str] = self.manifest["metadata"].get("namespace")
         return namespace
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedLayout:
+    """The objects of one cohort layout, by role, each group in registration order: what a layout component
+    (components/layouts.py) registers, object by object.
+
+    key: the layout's config key ("inferenceTraining" or "sharedPool"). plan: the pure CohortPlan they were
+    rendered from (names, specs). namespaces: Namespaces (Create) or NamespacePatches (Label; none for External).
+    priority_classes, cohort (the Cohort object or None), cluster_queues, local_queues: the Kueue objects.
+    checkpoints: the training PersistentVolumeClaims. services: the InferenceServices. runtimes: per training
+    namespace (TrainingRuntime, its trainer ConfigMap).
+    """
+
+    key: str
+    plan: CohortPlan
+    namespaces: tuple[Rendered, ...] = ()
+    priority_classes: tuple[Rendered, ...] = ()
+    cohort: Optional[Rendered] = None
+    cluster_queues: tuple[Rendered, ...] = ()
+    local_queues: tuple[Rendered, ...] = ()
+    checkpoints: tuple[Rendered, ...] = ()
+    services: tuple[Rendered, ...] = ()
+    runtimes: tuple[tuple[Rendered, Rendered], ...] = ()
+
+    def cohort_objects(self) -> list[Rendered]:
+        """Every object but the runtimes, in registration order (namespaces, priority classes, Cohort,
+        ClusterQueues, LocalQueues, checkpoint claims, InferenceServices)."""
+        return [*self.namespaces, *self.priority_classes, *([self.cohort] if self.cohort else []),
+                *self.cluster_queues, *self.local_queues, *self.checkpoints, *self.services]
+
+    def runtime_objects(self) -> list[Rendered]:
+        """The TrainingRuntimes and their ConfigMaps, runtime first, namespace by namespace."""
+        return [item for pair in self.runtimes for item in pair]
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedStack:
+    """Every object of a stack that the model renders from Settings alone, by part.
+
+    kueue: Kueue's Namespace when the stack installs Kueue (`kueue.install`), then the manager Configuration's
+    ConfigMap (judged only: the chart registers it). flavors: the ResourceFlavors in declared order.
+    inference_training / shared_pool: the layouts (None when not configured).
+    The admission guardrails and the preview identity are added by `components.assembly` (they are generated by
+    the rule book and from this stack's objects).
+    """
+
+    kueue: tuple[Rendered, ...]
+    flavors: tuple[Rendered, ...]
+    inference_training: Optional[RenderedLayout] = None
+    shared_pool: Optional[RenderedLayout] = None
+
+    def layouts(self) -> list[RenderedLayout]:
+        """The configured layouts, inferenceTraining first."""
+        return [layout for layout in (self.inference_training, self.shared_pool) if layout is not None]
+
+    def objects(self) -> list[Rendered]:
+        """Every object in registration order: Kueue's Namespace, the ResourceFlavors, each layout's cohort
+        objects, the TrainingRuntimes with their ConfigMaps, the manager ConfigMap (judged only)."""
+        installed = [r for r in self.kueue if r.registered]
+        judged_only = [r for r in self.kueue if not r.registered]
+        return [*installed, *self.flavors, *(r for layout in self.layouts() for r in layout.cohort_objects()),
+                *(r for layout in self.layouts() for r in layout.runtime_objects()), *judged_only]
 
 
 def _quota_fields(manifest: Mapping[str, Any], keys: Sequence[Mapping[str, KeyPath]]) -> dict[str, KeyPath]:
@@ -95,20 +172,26 @@ def _flavor_keys(base: KeyPath, flavors: Optional[Sequence[Any]],
 def _cohort_objects(plan: CohortPlan, top: str, queue_keys: Mapping[str, KeyPath],
                     namespace_keys: Mapping[str, KeyPath], local_queue_keys: Mapping[str, KeyPath],
                     priority_keys: Mapping[str, KeyPath], quota_keys: Mapping[str, Mapping[str, Any]],
-                    cohort_keys: Sequence[Mapping[str, KeyPath]] = ()) -> list[Rendered]:
-    out: list[Rendered] = []
+                    cohort_keys: Sequence[Mapping[str, KeyPath]] = (), owner: Optional[str] = None) -> RenderedLayout:
     layout: KeyPath = (top,)
+    namespaces = []
     for ns in plan.namespaces:
-        if plan.namespace_policy != NamespacePolicy.EXTERNAL:
-            out.append(Rendered(ns.manifest(), namespace_keys[ns.name]))
+        if plan.namespace_policy == NamespacePolicy.CREATE:
+            namespaces.append(Rendered(ns.manifest(owner), namespace_keys[ns.name]))
+        elif plan.namespace_policy == NamespacePolicy.LABEL:
+            namespaces.append(Rendered(ns.patch_manifest(), namespace_keys[ns.name], patch=True))
+    priority_classes = []
     for pc in plan.priority_classes:
         base = priority_keys[pc.name]
-        out.append(Rendered(pc.manifest(), base, {"value": base + ("value",), "metadata.name": base + ("name",)}))
+        priority_classes.append(Rendered(pc.manifest(), base, {"value": base + ("value",),
+                                                               "metadata.name": base + ("name",)}))
+    cohort = None
     if plan.cohort_object is not None:
         manifest = plan.cohort_object.manifest()
         keys = list(cohort_keys) or [{"nominalQuota": layout + ("cohortQuota",)}]
         source = layout + ("cohortFlavors",) if cohort_keys else layout + ("cohortQuota",)
-        out.append(Rendered(manifest, source, _quota_fields(manifest, keys)))
+        cohort = Rendered(manifest, source, _quota_fields(manifest, keys))
+    cluster_queues = []
     for cq in plan.cluster_queues:
         manifest = cq.manifest()
         base = queue_keys[cq.name]
@@ -125,15 +208,17 @@ def _cohort_objects(plan: CohortPlan, top: str, queue_keys: Mapping[str, KeyPath
         if "flavorFungibility" in quota_keys[cq.name]:
             fields["spec.flavorFungibility"] = quota_keys[cq.name]["flavorFungibility"]
         fields.update(_quota_fields(manifest, quota_keys[cq.name]["flavors"]))
-        out.append(Rendered(manifest, base[:-1] if base[-1] == "clusterQueue" else base, fields))
+        cluster_queues.append(Rendered(manifest, base[:-1] if base[-1] == "clusterQueue" else base, fields))
+    local_queues = []
     for lq in plan.local_queues:
         base = local_queue_keys[f"{lq.namespace}/{lq.name}"]
-        out.append(Rendered(lq.manifest(), base, {"spec.clusterQueue": base[:-1] + ("clusterQueue",),
-                                                  "metadata.namespace": namespace_keys[lq.namespace]}))
-    return out
+        local_queues.append(Rendered(lq.manifest(), base, {"spec.clusterQueue": base[:-1] + ("clusterQueue",),
+                                                           "metadata.namespace": namespace_keys[lq.namespace]}))
+    return RenderedLayout(top, plan, tuple(namespaces), tuple(priority_classes), cohort, tuple(cluster_queues),
+                          tuple(local_queues))
 
 
-def _inference_training(settings: Settings) -> list[Rendered]:
+def _inference_training(settings: Settings, owner: Optional[str]) -> RenderedLayout:
     layout = settings.inference_training
     assert layout is not None
     plan = plan_inference_training(layout, settings.flavor_names()[0])
@@ -172,11 +257,9 @@ def _inference_training(settings: Settings) -> list[Rendered]:
     cohort_keys = [{"nominalQuota": (top, "cohortFlavors", i, "nominalQuota")}
                    for i in range(len(layout.cohort_flavors or []))]
     out = _cohort_objects(plan, top, queue_keys, namespace_keys, local_queue_keys, priority_keys, quota_keys,
-                          cohort_keys)
-    for namespace, ckpt in plan.checkpoints:
-        out.append(Rendered(checkpoint_claim(namespace, ckpt.claim_name, ckpt.storage_class_name, ckpt.size),
-                            (top, "training", "checkpoint"),
-                            {"spec.resources.requests.storage": (top, "training", "checkpoint", "size")}))
+                          cohort_keys, owner)
+    checkpoints = tuple(checkpoint(namespace, ckpt) for namespace, ckpt in plan.checkpoints)
+    services = []
     for index, service in enumerate(inf.services):
         base: KeyPath = (top, "inference", "services", index)
         namespace = service.namespace or inf.namespaces[0]
@@ -197,11 +280,11 @@ def _inference_training(settings: Settings) -> list[Rendered]:
             for resource in getattr(service, kind):
                 fields[format_path(["spec", "predictor", "model", "resources", kind, resource])] = \
                     base + (kind, resource)
-        out.append(Rendered(manifest, base, fields))
-    return out
+        services.append(Rendered(manifest, base, fields))
+    return replace(out, checkpoints=checkpoints, services=tuple(services), runtimes=_training_runtime(settings))
 
 
-def _shared_pool(settings: Settings) -> list[Rendered]:
+def _shared_pool(settings: Settings, owner: Optional[str]) -> RenderedLayout:
     layout = settings.shared_pool
     assert layout is not None
     plan = plan_shared_pool(layout, settings.flavor_names()[0])
@@ -232,11 +315,12 @@ def _shared_pool(settings: Settings) -> list[Rendered]:
     cohort_keys = [{"nominalQuota": (top, "cohortFlavors", i, "nominalQuota")}
                    for i in range(len(layout.cohort_flavors or []))]
     rendered = _cohort_objects(plan, top, queue_keys, namespace_keys, local_queue_keys, priority_keys, quota_keys,
-                               cohort_keys)
+                               cohort_keys, owner)
     # A tenant's ClusterQueue is the tenant as a whole (its namespaceSelector comes from its name and namespaces).
-    return [Rendered(r.manifest, r.source[:3] if r.source[:2] == (top, "tenants") else r.source,
-                     {**r.fields, "spec.namespaceSelector": r.source[:3] + ("namespaces",)}
-                     if r.kind == "ClusterQueue" else r.fields, r.registered) for r in rendered]
+    return replace(rendered, cluster_queues=tuple(
+        replace(r, source=r.source[:3] if r.source[:2] == (top, "tenants") else r.source,
+                fields={**r.fields, "spec.namespaceSelector": r.source[:3] + ("namespaces",)})
+        for r in rendered.cluster_queues))
 
 
 def checkpoint_claim(namespace: str, claim_name: str, storage_class: Optional[str], size: str) -> dict[str, Any]:
@@ -254,10 +338,17 @@ def checkpoint_claim(namespace: str, claim_name: str, storage_class: Optional[st
     }
 
 
-def _training_runtime(settings: Settings) -> list[Rendered]:
-    runtime, layout = settings.training_runtime, settings.inference_training
-    if runtime is None or layout is None or layout.training.checkpoint is None:
-        return []
+def checkpoint(namespace: str, settings: CheckpointSettings) -> Rendered:
+    """The checkpoint PersistentVolumeClaim of training namespace `namespace`, with its config keys
+    (`inferenceTraining.training.checkpoint`)."""
+    top: KeyPath = ("inferenceTraining", "training", "checkpoint")
+    return Rendered(checkpoint_claim(namespace, settings.claim_name, settings.storage_class_name, settings.size),
+                    top, {"spec.resources.requests.storage": top + ("size",)})
+
+
+def training_runtime(runtime: TrainingRuntimeSettings, namespace: str, claim_name: str) -> tuple[Rendered, Rendered]:
+    """The TrainingRuntime of `namespace` (mounting checkpoint claim `claim_name`) and the ConfigMap carrying its
+    entrypoint (the trainer/ package), with their config keys (`trainingRuntime`)."""
     top: KeyPath = ("trainingRuntime",)
     pod = format_path(["spec", "template", "spec", "replicatedJobs", 0, "template", "spec", "template", "spec"])
     fields: dict[str, KeyPath] = {
@@ -272,15 +363,18 @@ def _training_runtime(settings: Settings) -> list[Rendered]:
     for kind, values in (("requests", runtime.requests), ("limits", runtime.resolved_limits)):
         for resource in values:
             fields[format_path([*_split(pod), "containers", 0, "resources", kind, resource])] = top + (kind, resource)
-    out = []
-    for namespace in layout.training.namespaces:
-        manifest = render_runtime(runtime, namespace, layout.training.checkpoint.claim_name)
-        out.append(Rendered(manifest, top, fields))
-        out.append(Rendered({"apiVersion": "v1", "kind": "ConfigMap",
-                             "metadata": {"name": configmap_name(runtime), "namespace": namespace,
-                                          "labels": dict(MANAGED_BY)},
-                             "data": trainer_sources()}, top))
-    return out
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap",
+                  "metadata": {"name": configmap_name(runtime), "namespace": namespace, "labels": dict(MANAGED_BY)},
+                  "data": trainer_sources()}
+    return Rendered(render_runtime(runtime, namespace, claim_name), top, fields), Rendered(config_map, top)
+
+
+def _training_runtime(settings: Settings) -> tuple[tuple[Rendered, Rendered], ...]:
+    runtime, layout = settings.training_runtime, settings.inference_training
+    if runtime is None or layout is None or layout.training.checkpoint is None:
+        return ()
+    return tuple(training_runtime(runtime, namespace, layout.training.checkpoint.claim_name)
+                 for namespace in layout.training.namespaces)
 
 
 def _split(path: str) -> list[Any]:
@@ -324,24 +418,51 @@ def _flavors(settings: Settings) -> list[Rendered]:
     return out
 
 
-def render_stack(settings: Settings) -> list[Rendered]:
-    """Every object of the stack, in registration order: the ResourceFlavors, each layout's Namespaces,
+def kueue_namespace(settings: KueueSettings, namespace_owner: Optional[str] = None) -> Rendered:
+    """Kueue's Namespace as `KueueInstallation` creates it before the chart (`kueue.namespace`), with the stack's
+    ownership mark (`kueue-cohorts/owner: <namespace_owner>`) when given."""
+    metadata: dict[str, Any] = {"name": settings.namespace, "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}}
+    if namespace_owner is not None:
+        metadata["annotations"] = {OWNER_ANNOTATION: namespace_owner}
+    return Rendered({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}, ("kueue", "namespace"))
+
+
+def render(settings: Settings, namespace_owner: Optional[str] = None) -> RenderedStack:
+    """Every object of the stack that Settings alone decide, by part (see RenderedStack).
+
+    Args:
+        settings: shape-valid Settings (the rules may still refuse them).
+        namespace_owner: the stack's ownership mark (`components.kueue.namespace_owner(project, stack)`), set as
+            the `kueue-cohorts/owner` annotation of every Namespace the stack creates; None leaves it out (a stack
+            judged or compared without knowing its Pulumi stack).
+    Returns:
+        The RenderedStack. Linear in the number of tenants.
+    Raises:
+        ValueError, KeyError: settings that no manifest can express (the settings rules report them first).
+    """
+    kueue_config = Rendered(manager_config_map(settings), ("kueue",),
+                            {f'data["{MANAGER_CONFIG_KEY}"]': ("kueue",), f"data['{MANAGER_CONFIG_KEY}']": ("kueue",),
+                             f"data['{MANAGER_CONFIG_KEY}'].integrations.frameworks": ("kueue", "integrations")},
+                            registered=False)
+    kueue = ((kueue_namespace(settings.kueue, namespace_owner), kueue_config) if settings.kueue.install
+             else (kueue_config,))
+    return RenderedStack(
+        kueue=kueue, flavors=tuple(_flavors(settings)),
+        inference_training=_inference_training(settings, namespace_owner)
+        if settings.inference_training is not None else None,
+        shared_pool=_shared_pool(settings, namespace_owner) if settings.shared_pool is not None else None)
+
+
+def render_stack(settings: Settings, namespace_owner: Optional[str] = None) -> list[Rendered]:
+    """Every object of the stack, in registration order (`render(settings, namespace_owner).objects()`): Kueue's
+    Namespace (when `kueue.install`), the ResourceFlavors, each layout's Namespaces (or NamespacePatches),
     WorkloadPriorityClasses, Cohort, ClusterQueues, LocalQueues, checkpoint PVCs and InferenceServices, the
     TrainingRuntimes with their ConfigMaps, and the Kueue manager Configuration's ConfigMap (registered by the Kueue
     chart when `kueue.install`, judged in every case).
 
     Args:
-        settings: shape-valid Settings (the rules may still refuse them).
+        settings: shape-valid Settings (the rules may still refuse them). namespace_owner: as for `render`.
     Returns:
         The Rendered objects. Linear in the number of tenants.
     """
-    out = _flavors(settings)
-    if settings.inference_training is not None:
-        out += _inference_training(settings)
-    if settings.shared_pool is not None:
-        out += _shared_pool(settings)
-    out += _training_runtime(settings)
-    kueue_fields = {f'data["{MANAGER_CONFIG_KEY}"]': ("kueue",), f"data['{MANAGER_CONFIG_KEY}']": ("kueue",),
-                    f"data['{MANAGER_CONFIG_KEY}'].integrations.frameworks": ("kueue", "integrations")}
-    out.append(Rendered(manager_config_map(settings), ("kueue",), kueue_fields, registered=False))
-    return out
+    return render(settings, namespace_owner).objects()

@@ -9,7 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.admission import AdmissionGuardrails, AdmissionGuardrailsArgs
-from components.admission_manifests import stack_guardrails, validation_actions
+from components.assembly import AssembledStack, assemble
 from components.inference import InferenceService, InferenceServiceArgs
 from components.kueue_install import ChartReference, KueueInstallation, KueueInstallationArgs, OutOfClusterManager
 from components.layouts import (
@@ -18,9 +18,8 @@ from components.layouts import (
     SharedPoolCohort,
     SharedPoolCohortArgs,
 )
-from components.plans import flavor_specs
 from components.preview_identity import PreviewIdentity, PreviewIdentityArgs
-from components.preview_rbac import identity_plan
+from components.render import RenderedLayout
 from components.resources import ManifestResource
 from components.settings import ClusterMode, ClusterSettings, KubeClientSettings, Settings
 from components.training import PreemptibleTrainingRuntime, PreemptibleTrainingRuntimeArgs
@@ -56,11 +55,13 @@ def kubernetes_provider(cluster: ClusterSettings, project_root: Path, kubeconfig
 def build_stack(settings: Settings, provider: pulumi.ProviderResource,
                 kueue_chart: Optional[ChartReference] = None,
                 out_of_cluster_manager: Optional[OutOfClusterManager] = None, *,
-                namespace_owner: str) -> dict[str, Any]:
-    """Register Kueue (when `settings.kueue.install`), the admission guardrails, the ResourceFlavor, every configured
-    cohort layout and the inference services, then the preview identity (when `settings.preview_identity`), with
-    `provider`. Kueue objects depend on the KueueInstallation, so its CRDs come first, and on the guardrails
-    (AdmissionGuardrails), so that the policies of this config judge them.
+                namespace_owner: str, assembled: Optional[AssembledStack] = None) -> dict[str, Any]:
+    """Register Kueue (when `settings.kueue.install`), the admission guardrails, the ResourceFlavors, every configured
+    cohort layout with its training runtimes and inference services, then the preview identity (when
+    `settings.preview_identity`), with `provider`: exactly the objects of `assembled` (the one assembler,
+    `components.assembly.assemble`), each component adding only lifecycle. Kueue objects depend on the
+    KueueInstallation, so its CRDs come first, and on the guardrails (AdmissionGuardrails), so that the policies of
+    this config judge them.
 
     Args:
         settings: validated Settings. provider: the kubernetes provider.
@@ -68,63 +69,67 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         out_of_cluster_manager: the sandbox's Kueue manager, which the chart's webhooks then point at.
         namespace_owner: the stack's ownership mark for the Namespaces it creates
             (`components.kueue.namespace_owner(project, stack)`; the namespace preflight checks it).
+        assembled: `assemble(settings, namespace_owner)` when the caller has it (the settings check's); default:
+            assembled here.
     Raises:
-        ValueError: install requested without a chart reference, or an InferenceService that cannot fit.
+        ValueError: install requested without a chart reference.
     Returns:
         The stack outputs: {"resourceFlavor": name, "admissionPolicies": [names], "inferenceTraining": {...},
         "sharedPool": {...}, "previewIdentity": {...}} (layout and identity keys only when configured), plus the
         component objects under "_components" for callers that wire further components (not exported).
     """
+    stack = assembled if assembled is not None else assemble(settings, namespace_owner)
+    rendered = stack.rendered
     opts = pulumi.ResourceOptions(provider=provider)
     components: dict[str, Any] = {}
     if settings.kueue.install:
         if kueue_chart is None:
             raise ValueError("kueue.install is true but no Kueue chart reference was given")
+        kueue_ns = next(r for r in rendered.kueue if r.kind == "Namespace")
         args = KueueInstallationArgs(settings.kueue, kueue_chart, out_of_cluster_manager,
-                                     namespace_owner=namespace_owner)
+                                     namespace_owner=namespace_owner, namespace=kueue_ns)
         installation = KueueInstallation("kueue", args, opts)
         components["kueue"] = installation
         opts = pulumi.ResourceOptions(provider=provider, depends_on=[installation])
-    rails = stack_guardrails(settings)
-    admission = AdmissionGuardrails("admission", AdmissionGuardrailsArgs(rails, validation_actions(settings)),
+    admission = AdmissionGuardrails("admission", AdmissionGuardrailsArgs(stack.guardrails, stack.validation_actions),
                                     pulumi.ResourceOptions(provider=provider))
     components["admission"] = admission
     # The cohorts wait for the guardrails: an update of both priority classes (or new ClusterQueue names) is then
     # judged by the policies of the new config, never by the old ones.
     opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[admission]))
-    flavors = [ManifestResource("resource-flavor" if i == 0 else f"resource-flavor-{spec.name}", spec.manifest(), opts)
-               for i, spec in enumerate(flavor_specs(settings))]
+    flavors = [ManifestResource.of("resource-flavor" if i == 0 else f"resource-flavor-{item.name}", item, opts)
+               for i, item in enumerate(rendered.flavors)]
     flavor = flavors[0]  # the single-flavor keys' flavor; the cohorts' ClusterQueues wait for it
     outputs: dict[str, Any] = {"resourceFlavor": flavor.object_name,
-                               "admissionPolicies": sorted(rail.name for rail in rails)}
+                               "admissionPolicies": sorted(rail.name for rail in stack.guardrails)}
     if len(flavors) > 1:
         outputs["resourceFlavors"] = [f.object_name for f in flavors]
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=flavors[1:]))
-    if settings.inference_training is not None:
+    if settings.inference_training is not None and rendered.inference_training is not None:
+        layout = rendered.inference_training
         cohort = InferenceTrainingCohort(
             settings.inference_training.cohort,
-            InferenceTrainingCohortArgs(settings=settings.inference_training, flavor=flavor,
-                                        namespace_owner=namespace_owner),
+            InferenceTrainingCohortArgs(settings=settings.inference_training, layout=layout, flavor=flavor),
             opts,
         )
         components["inferenceTraining"] = cohort
         outputs["inferenceTraining"] = cohort._outputs()
-        runtimes = _training_runtimes(settings, cohort, provider)
+        runtimes = _training_runtimes(settings, layout, cohort, provider)
         if runtimes:
             components["trainingRuntimes"] = runtimes
             outputs["trainingRuntimes"] = sorted(runtimes)
-        services = _inference_services(settings, cohort, provider)
+        services = _inference_services(settings, layout, cohort, provider)
         if services:
             components["inferenceServices"] = services
             outputs["inferenceServices"] = sorted(services)
-    if settings.shared_pool is not None:
+    if settings.shared_pool is not None and rendered.shared_pool is not None:
         pool = SharedPoolCohort(
             settings.shared_pool.cohort,
-            SharedPoolCohortArgs(settings=settings.shared_pool, flavor=flavor, namespace_owner=namespace_owner), opts
+            SharedPoolCohortArgs(settings=settings.shared_pool, layout=rendered.shared_pool, flavor=flavor), opts
         )
         components["sharedPool"] = pool
         outputs["sharedPool"] = pool._outputs()
-    plan = identity_plan(settings, namespace_owner)
+    plan = stack.identity
     if plan is not None:  # last: its Roles live in the namespaces the components above create
         before = [c for key in ("kueue", "inferenceTraining", "sharedPool") if (c := components.get(key)) is not None]
         identity = PreviewIdentity("preview-identity", PreviewIdentityArgs(plan),
@@ -136,34 +141,39 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
     return outputs
 
 
-def _inference_services(settings: Settings, cohort: InferenceTrainingCohort,
+def _inference_services(settings: Settings, layout: RenderedLayout, cohort: InferenceTrainingCohort,
                         provider: pulumi.ProviderResource) -> dict[str, InferenceService]:
-    """One InferenceService component per `inferenceTraining.inference.services[]`, after the cohort's queues."""
+    """One InferenceService component per `inferenceTraining.inference.services[]` (its rendered object,
+    `layout.services[i]`), after the cohort's queues."""
     assert settings.inference_training is not None  # called for a stack with inferenceTraining only
     inference = settings.inference_training.inference
     services = {}
-    for isvc in inference.services:
-        namespace = isvc.namespace or inference.namespaces[0]
+    for isvc, rendered in zip(inference.services, layout.services, strict=True):
+        namespace = rendered.namespace or ""
         priority = cohort.priority_classes[isvc.priority_class or inference.priority_class.name]
         services[f"{namespace}/{isvc.name}"] = InferenceService(
             f"isvc-{namespace}-{isvc.name}",
-            InferenceServiceArgs(settings=isvc, local_queue=cohort.inference_local_queues[namespace],
+            InferenceServiceArgs(settings=isvc, service=rendered, local_queue=cohort.inference_local_queues[namespace],
                                  priority_class=priority, cluster_queue=cohort.inference_spec),
             pulumi.ResourceOptions(provider=provider, depends_on=[cohort]),
         )
     return services
 
 
-def _training_runtimes(settings: Settings, cohort: InferenceTrainingCohort,
+def _training_runtimes(settings: Settings, layout: RenderedLayout, cohort: InferenceTrainingCohort,
                        provider: pulumi.ProviderResource) -> dict[str, PreemptibleTrainingRuntime]:
-    """One PreemptibleTrainingRuntime per training namespace (on its CheckpointVolume), when configured."""
+    """One PreemptibleTrainingRuntime per training namespace (its rendered objects, `layout.runtimes`, on the
+    namespace's CheckpointVolume), when configured."""
     if settings.training_runtime is None:
         return {}
+    volumes = {volume.namespace: volume for volume in cohort.checkpoints.values()}
     runtimes = {}
-    for volume in cohort.checkpoints.values():
-        runtimes[f"{volume.namespace}/{settings.training_runtime.name}"] = PreemptibleTrainingRuntime(
-            f"runtime-{volume.namespace}",
-            PreemptibleTrainingRuntimeArgs(settings=settings.training_runtime, checkpoint_volume=volume),
+    for runtime, config_map in layout.runtimes:
+        namespace = runtime.namespace or ""
+        runtimes[f"{namespace}/{settings.training_runtime.name}"] = PreemptibleTrainingRuntime(
+            f"runtime-{namespace}",
+            PreemptibleTrainingRuntimeArgs(settings=settings.training_runtime, checkpoint_volume=volumes[namespace],
+                                           objects=(runtime, config_map)),
             pulumi.ResourceOptions(provider=provider, depends_on=[cohort]),
         )
     return runtimes

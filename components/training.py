@@ -1,7 +1,8 @@
 """PreemptibleTrainingRuntime: a Kubeflow Trainer TrainingRuntime whose TrainJobs survive Kueue preemption, and the
 `train_job` helper that queues a TrainJob of it.
 
-The manifests come from `components/runtime_manifests.py` (pure); the rules that judge them (per-node requests x
+The manifests come from the model (`components.render.training_runtime`, over `components/runtime_manifests.py`),
+registered as rendered; the rules that judge them (per-node requests x
 numNodes within the training ClusterQueue's usable quota, grace period above the checkpoint save time, exec form)
 are the rule book's (`policy/rules/`), applied to the rendered objects before any resource is registered.
 """
@@ -14,7 +15,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.checkpoint import CheckpointVolume
-from components.runtime_manifests import MANAGED_BY, configmap_name, render_runtime, render_trainjob, trainer_sources
+from components.render import Rendered
+from components.resources import ManifestResource
+from components.runtime_manifests import render_trainjob
 from components.runtime_settings import TrainingRuntimeSettings
 
 TYPE_TOKEN = "kueue-cohorts:training:PreemptibleTrainingRuntime"
@@ -35,56 +38,56 @@ def _object_name(obj: Any, what: str) -> str:
 class PreemptibleTrainingRuntimeArgs:
     """Inputs of a PreemptibleTrainingRuntime.
 
-    settings: `kueue-cohorts:trainingRuntime` (TrainingRuntimeSettings(image=...): the image is required).
+    settings: `kueue-cohorts:trainingRuntime` (TrainingRuntimeSettings(image=...): the image is required; the
+        component's outputs).
     checkpoint_volume: the training namespace's CheckpointVolume (its namespace is the runtime's namespace, its
         claim is mounted at settings.checkpoint_mount_path); required: without it a preemption loses the run.
+    objects: the rendered (TrainingRuntime, trainer ConfigMap) of that namespace
+        (`components.render.training_runtime(settings, namespace, claim_name)`), registered as they are.
     """
 
     settings: TrainingRuntimeSettings
     checkpoint_volume: CheckpointVolume
+    objects: tuple[Rendered, Rendered]
 
 
 class PreemptibleTrainingRuntime(pulumi.ComponentResource):
     """The TrainingRuntime plus the ConfigMap carrying its entrypoint, in the checkpoint volume's namespace.
 
-    Children: `{name}-trainer` (core/v1 ConfigMap, the trainer/ package) and `{name}-runtime` (TrainingRuntime
-    CustomResource, depending on the ConfigMap and the PVC).
+    Children: `{name}-trainer` (core/v1 ConfigMap, the trainer/ package) and `{name}-runtime` (TrainingRuntime,
+    depending on the ConfigMap and the PVC), each the rendered manifest as it is.
     Attributes: `name` (TrainingRuntime name), `namespace`, `save_steps` (int), `termination_grace_period_seconds`
     (int), `manifest` (the rendered TrainingRuntime dict), `config_map`, `runtime`.
     Raises:
-        ValueError: the checkpoint volume is not ReadWriteMany (nothing is registered then).
+        ValueError: the checkpoint volume is not ReadWriteMany, or the rendered objects are not in its namespace
+            (nothing is registered then).
     """
 
     def __init__(self, name: str, args: PreemptibleTrainingRuntimeArgs, opts: Optional[pulumi.ResourceOptions] = None):
         settings = args.settings
         volume = args.checkpoint_volume
+        runtime, config_map = args.objects
         if "ReadWriteMany" not in tuple(volume.access_modes):
             raise ValueError(
                 f"checkpoint_volume.access_modes = {list(volume.access_modes)}: the checkpoint PVC must be "
                 "ReadWriteMany (every node of a TrainJob and its restarts mount it). Fix: use a ReadWriteMany "
                 "CheckpointVolume (a cephfs or nfs storage class)."
             )
+        if {runtime.namespace, config_map.namespace} != {volume.namespace}:
+            raise ValueError(
+                f"the TrainingRuntime ({runtime.namespace}) and its ConfigMap ({config_map.namespace}) must be in the "
+                f"checkpoint volume's namespace {volume.namespace!r}. Fix: render them for that namespace "
+                "(components.render.training_runtime).")
         super().__init__(TYPE_TOKEN, name, None, opts)
         self.name = settings.name
         self.namespace = volume.namespace
         self.save_steps = settings.save_steps
         self.termination_grace_period_seconds = settings.grace_period_seconds
-        self.manifest = render_runtime(settings, volume.namespace, volume.claim_name)
-        self.config_map = k8s.core.v1.ConfigMap(
-            f"{name}-trainer",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=configmap_name(settings), namespace=volume.namespace, labels=dict(MANAGED_BY)
-            ),
-            data=trainer_sources(),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        self.runtime = k8s.apiextensions.CustomResource(
-            f"{name}-runtime",
-            api_version=self.manifest["apiVersion"],
-            kind=self.manifest["kind"],
-            metadata=self.manifest["metadata"],
-            spec=self.manifest["spec"],
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.config_map, volume.pvc]),
+        self.manifest = runtime.manifest
+        self.config_map = ManifestResource.of(f"{name}-trainer", config_map, pulumi.ResourceOptions(parent=self))
+        self.runtime = ManifestResource.of(
+            f"{name}-runtime", runtime,
+            pulumi.ResourceOptions(parent=self, depends_on=[self.config_map, volume.pvc]),
         )
         self.register_outputs(
             {

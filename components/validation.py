@@ -28,7 +28,7 @@ from components.chart_values import check_kueue_values
 from components.errors import Problem, SettingsError
 from components.pack_config import pack_config
 from components.pack_config import render as render_pack_config
-from components.render import KeyPath, Rendered, render_stack
+from components.render import KeyPath, Rendered, RenderedStack, render
 from components.settings import PROJECT, Settings, config_key, parse_settings, raw_from_stack_file
 from components.stackfile import StackFileError
 from policy.rules.book import run as run_rule_book
@@ -42,23 +42,21 @@ _FIELD_NAME = re.compile(r"^[a-z][A-Za-z0-9]*$")
 @dataclass(frozen=True)
 class Validation:
     """The outcome of checking a stack config: `settings` (None when the shape is invalid), `problems` (errors:
-    any makes the config invalid) and `warnings` (advisory rules)."""
+    any makes the config invalid), `warnings` (advisory rules) and `rendered`, the objects the rule book judged
+    (None when the stack was not rendered), which the program then registers (`components.assembly.assemble`)."""
 
     settings: Optional[Settings]
     problems: tuple[Problem, ...]
     warnings: tuple[Problem, ...]
-
-
-def _type_token(manifest: Mapping[str, Any]) -> str:
-    group, _, version = str(manifest["apiVersion"]).rpartition("/")
-    return f"kubernetes:{group or 'core'}/{version}:{manifest['kind']}"
+    rendered: Optional[RenderedStack] = None
 
 
 def as_objects(rendered: Sequence[Rendered]) -> list[KubeObject]:
-    """The rendered objects as the pack sees them (type token from apiVersion and kind, wire fields)."""
+    """The rendered objects as the pack sees them when the program registers them (`Rendered.type_token`: a patch
+    is a `<Kind>Patch`; wire fields)."""
     out = []
     for index, item in enumerate(rendered):
-        obj = from_resource(_type_token(item.manifest), item.manifest, urn="", resource_name=f"rendered-{index}")
+        obj = from_resource(item.type_token, item.manifest, urn="", resource_name=f"rendered-{index}")
         if obj is not None:
             out.append(obj)
     return out
@@ -115,14 +113,24 @@ def _problem(raw: Mapping[str, Any], rendered: Sequence[Rendered], by_ref: Mappi
                    violation.policy)
 
 
-def judge(settings: Settings, raw: Mapping[str, Any]) -> tuple[list[Problem], list[Problem]]:
-    """Judge the rendered stack with the rule book. Returns (problems of mandatory rules, warnings of advisory
-    ones), each mapped to its config key; a rendering failure is one problem, never an exception."""
+def judge(settings: Settings, raw: Mapping[str, Any],
+          namespace_owner: Optional[str] = None) -> tuple[list[Problem], list[Problem]]:
+    """Judge the rendered stack (`render_stack(settings, namespace_owner)`, the objects the program registers) with
+    the rule book. Returns (problems of mandatory rules, warnings of advisory ones), each mapped to its config key;
+    a rendering failure is one problem, never an exception."""
+    problems, warnings, _ = _judged(settings, raw, namespace_owner)
+    return problems, warnings
+
+
+def _judged(settings: Settings, raw: Mapping[str, Any],
+            namespace_owner: Optional[str]) -> tuple[list[Problem], list[Problem], Optional[RenderedStack]]:
+    """`judge`, and the RenderedStack it judged (None when the stack cannot be rendered)."""
     try:
-        rendered = render_stack(settings)
+        stack = render(settings, namespace_owner)
     except (ValueError, KeyError) as err:
         return [Problem(f"{PROJECT}:*", "<stack>", f"the stack cannot be rendered: {err}",
-                        "correct the stack config")], []
+                        "correct the stack config")], [], None
+    rendered = stack.objects()
     by_ref: dict[tuple[Any, ...], int] = {}
     twice: set[tuple[Any, ...]] = set()
     for index, item in enumerate(rendered):
@@ -142,7 +150,7 @@ def judge(settings: Settings, raw: Mapping[str, Any]) -> tuple[list[Problem], li
             continue  # the same key and rule found on several objects (a runtime per training namespace)
         seen.add((problem.key, problem.rule, problem.fix))
         (problems if rule.mandatory else warnings).append(problem)
-    return problems, warnings
+    return problems, warnings, stack
 
 
 MAX_VALUES = 200_000
@@ -205,23 +213,26 @@ def cyclic_collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def validate(raw: Mapping[str, Any], secret_paths: Sequence[KeyPath] = ()) -> Validation:
+def validate(raw: Mapping[str, Any], secret_paths: Sequence[KeyPath] = (),
+             namespace_owner: Optional[str] = None) -> Validation:
     """Check a stack's raw `kueue-cohorts:*` config (key without prefix -> parsed YAML value) completely.
 
     Args:
         raw: the config; a stack file's `{secure: ...}` values are found in it (components.secrets).
         secret_paths: further key paths (top-level key first) whose values are secret although `raw` holds their
             plaintext (the program's decrypted config: components.secrets.locate).
+        namespace_owner: the stack's ownership mark (`components.kueue.namespace_owner`), so that the judged
+            Namespaces are the registered ones; None when the Pulumi stack is not known.
     Returns: a Validation; every secret value is one problem (components.secrets.problem), and the rest of the
     config is checked with the secret values masked, so no message shows a secret's text. Raises nothing for any
     input: malformed values become problems. Python's cyclic collector is paused meanwhile (see
     `cyclic_collector_paused`).
     """
     with cyclic_collector_paused():
-        return _validate(raw, secret_paths)
+        return _validate(raw, secret_paths, namespace_owner)
 
 
-def _validate(raw: Mapping[str, Any], secret_paths: Sequence[KeyPath]) -> Validation:
+def _validate(raw: Mapping[str, Any], secret_paths: Sequence[KeyPath], namespace_owner: Optional[str]) -> Validation:
     too_big = size_problems(raw)
     if too_big:
         return Validation(None, tuple(too_big), ())
@@ -234,9 +245,10 @@ def _validate(raw: Mapping[str, Any], secret_paths: Sequence[KeyPath]) -> Valida
     except SettingsError as err:
         return Validation(None, tuple(refused + [p for p in err.problems if not secrets.covers(paths, p.key)]), ())
     problems = settings_rules.check(settings) + check_kueue_values(settings)
-    found, warnings = judge(settings, raw)
+    found, warnings, rendered = _judged(settings, raw, namespace_owner)
     problems = refused + [p for p in problems + found if not secrets.covers(paths, p.key)]
-    return Validation(settings, tuple(problems), tuple(w for w in warnings if not secrets.covers(paths, w.key)))
+    return Validation(settings, tuple(problems), tuple(w for w in warnings if not secrets.covers(paths, w.key)),
+                      rendered)
 
 
 def load_settings(raw: Mapping[str, Any]) -> Settings:

@@ -12,7 +12,7 @@ stack; resource rules one object at a time. `options` is the rule's own section 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -27,7 +27,7 @@ from .coverage import check_cluster_queue_covers_pod_resources
 from .inference_fit import check_inference_fits_nominal
 from .manager_config import check_kueue_manager_config
 from .namespaces import check_protected_namespaces
-from .objects import KubeObject
+from .objects import UNKNOWN_POLICY, KubeObject, unknown_violation
 from .overlap import check_pinned_selector, check_selector_overlap
 from .patches import as_target, check_helm_release, check_patches, effective_objects, is_patch, patch_problem
 from .priority import check_workload_priority_class
@@ -38,7 +38,7 @@ from .roles import Roles, check_undecided, classify
 from .rollout import check_inference_peak_fits_nominal, check_inference_rollout_fits_nominal
 from .runtime_fit import check_training_runtime_fits_queue
 from .system_namespaces import protected_namespaces
-from .values import Violation
+from .values import MISSING, UnknownValueError, Violation, format_path
 
 ResourceCheck = Callable[[KubeObject, Mapping[str, Any]], list[Violation]]
 StackCheck = Callable[[Sequence[KubeObject], Mapping[str, Any]], list[Violation]]
@@ -97,7 +97,7 @@ class Rule:
     promise: Promise
 
 
-_ROLES_MEMO: list[tuple[Sequence[KubeObject], dict[tuple[Any, ...], Roles]]] = []
+_ROLES_MEMO: list[tuple[Sequence[KubeObject], dict[tuple[Any, ...], tuple[Roles, list[Any]]]]] = []
 
 
 def roles_of(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> Roles:
@@ -112,12 +112,16 @@ def roles_of(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> Roles
     # Every role-aware rule of one judgement asks for the same stack: classify it once (the memo keeps the list, so
     # its identity cannot be reused by another one while it is remembered).
     # Rules pass different options (the same facts under each policy's name), so remember each key's answer.
+    # The values unknown at preview that classifying left out are noted for every rule that uses the roles.
     if not _ROLES_MEMO or _ROLES_MEMO[0][0] is not objects:
         _ROLES_MEMO[:] = [(objects, {})]
     known = _ROLES_MEMO[0][1]
-    if key not in known:
-        known[key] = classify(objects, declared, classes)
-    return known[key]
+    if key in known:
+        roles, notes = known[key]
+        memo.renote(notes)
+        return roles
+    known[key] = memo.computed(lambda: classify(objects, declared, classes))
+    return known[key][0]
 
 
 def inference_queue_names(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> set[str]:
@@ -260,30 +264,72 @@ RULES: tuple[Rule, ...] = (
 """Every rule, in README order."""
 
 
-_EFFECTIVE_MEMO: list[tuple[Sequence[KubeObject], list[KubeObject]]] = []
+_EFFECTIVE_MEMO: list[tuple[Sequence[KubeObject], list[KubeObject], list[Any]]] = []
 
 
 def _effective(objects: Sequence[KubeObject]) -> list[KubeObject]:
     """`patches.effective_objects(objects)`, computed once per stack judged (every stack rule gets the same list)."""
     if _EFFECTIVE_MEMO and _EFFECTIVE_MEMO[0][0] is objects:
+        memo.renote(_EFFECTIVE_MEMO[0][2])  # the patches left out for unknown values, reported by every rule
         return _EFFECTIVE_MEMO[0][1]
-    effective = effective_objects(objects)
-    _EFFECTIVE_MEMO[:] = [(objects, effective)]
+    effective, notes = memo.computed(lambda: effective_objects(objects))
+    _EFFECTIVE_MEMO[:] = [(objects, effective, notes)]
     return effective
 
 
 def judge(rule: Rule, subject: Any, options: Mapping[str, Any]) -> list[Violation]:
     """Apply `rule` to a stack's objects (stack rules) or one object (resource rules), patches included: a stack
     rule sees every `<Kind>Patch` merged into the object it produces (`patches.effective_objects`); a resource rule
-    judges a judgeable patch as that object. The catalog calls this for the pack, `run` for the program."""
-    if rule.stack:
-        keep_patches = rule.name == "judgeable-patches"
-        return rule.check(list(subject) if keep_patches else _effective(subject), options)
-    if is_patch(subject):
-        if patch_problem(subject) is not None:
-            return []  # judgeable-patches reports it (fail closed)
-        subject = as_target(subject)
-    return rule.check(subject, options)
+    judges a judgeable patch as that object. The catalog calls this for the pack, `run` for the program.
+
+    Values unknown at preview fail closed, never raise (`_failing_closed`). Raises nothing for unknown values."""
+    def check() -> list[Violation]:
+        if rule.stack:
+            keep_patches = rule.name == "judgeable-patches"
+            return rule.check(list(subject) if keep_patches else _effective(subject), options)
+        target = subject
+        if is_patch(target):
+            if patch_problem(target) is not None:
+                return []  # judgeable-patches reports it (fail closed)
+            target = as_target(target)
+        return rule.check(target, options)
+
+    with memo.noting() as noted:
+        try:
+            found = check()
+        except UnknownValueError as err:
+            found = [_unknown_in_stack(err) if rule.stack else unknown_violation(subject, err)]
+    return _failing_closed(rule, found, noted)
+
+
+def _failing_closed(rule: Rule, found: list[Violation], noted: Sequence[Any]) -> list[Violation]:
+    """A rule's violations `found`, failing closed on values unknown at preview: every unknown that a shared fact
+    the rule used left out (`objects.skipped`, collected in `noted` by `memo.noting`) is reported too, unless the
+    rule reported that field of that object itself. Every violation carries a policy name (the rule's by default)."""
+    if noted:
+        seen = {(v.subject, v.field) for v in found}
+        for item in noted:
+            if isinstance(item, Violation) and (item.subject, item.field) not in seen:
+                seen.add((item.subject, item.field))
+                found.append(item)
+    return [_named(rule, v) for v in found]
+
+
+def _named(rule: Rule, violation: Violation) -> Violation:
+    """`violation` with the rule's name when it has none."""
+    return violation if violation.policy else replace(violation, policy=rule.name)
+
+
+def _unknown_in_stack(err: UnknownValueError) -> Violation:
+    """The fail-closed violation for a stack rule that met a value unknown at preview outside any object's guard."""
+    field = format_path(err.props) or "a property"
+    return Violation(
+        f"The stack has {field} unknown at preview, so this policy cannot check it and fails closed; give {field} "
+        "a value known at preview (a literal or stack config, not an output of another resource).",
+        None, None, format_path(err.props), MISSING,
+        "the value is unknown at preview, so the rule cannot check it and fails closed",
+        "give it a value known at preview (a literal or stack config, not an output of another resource)",
+        UNKNOWN_POLICY)
 
 
 def run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple[Rule, Violation]]:
@@ -319,19 +365,29 @@ def _run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple
         else:
             if subjects is None:
                 subjects = _resource_subjects(stack)
-            found += [(rule, v) for obj in subjects for v in rule.check(obj, options)]
+            with memo.noting() as noted:
+                judged: list[Violation] = []
+                for obj in subjects:
+                    try:
+                        judged += rule.check(obj, options)
+                    except UnknownValueError as err:  # fail closed, never raise
+                        judged.append(unknown_violation(obj, err))
+            found += [(rule, v) for v in _failing_closed(rule, judged, noted)]
     return found
 
 
 def _resource_subjects(objects: Sequence[KubeObject]) -> list[KubeObject]:
     """What `judge` hands a resource rule for each object, worked out once for every resource rule: the object, a
     judgeable patch as the object it produces (`patches.as_target`), nothing for an unjudgeable patch (judgeable-patches
-    reports it). Raises UnknownValueError as `judge` does (a patch's `kind` unknown at preview)."""
+    reports it, also when a value it needs is unknown at preview)."""
     out = []
     for obj in objects:
-        if is_patch(obj):
-            if patch_problem(obj) is not None:
-                continue
-            obj = as_target(obj)
+        try:
+            if is_patch(obj):
+                if patch_problem(obj) is not None:
+                    continue
+                obj = as_target(obj)
+        except UnknownValueError:
+            continue  # judgeable-patches reports a patch it cannot judge (fail closed)
         out.append(obj)
     return out

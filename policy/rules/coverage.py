@@ -38,7 +38,7 @@ import yaml
 from . import kueue_counts
 from .manager_config import configurations
 from .namespaces import namespace_labels
-from .objects import QUEUE_NAME_LABEL, KubeObject, guarded, safe_describe, violation
+from .objects import QUEUE_NAME_LABEL, KubeObject, guarded, safe_describe, skipped, violation
 from .resource_values import is_extended_resource
 from .resources import quantity_fields
 from .values import UnknownValueError, Violation, as_list, get, is_map
@@ -57,7 +57,9 @@ def excluded_prefixes(objects: Iterable[KubeObject], configured: Sequence[str] =
                 config = yaml.safe_load(text) if isinstance(text, str) else text
                 if is_map(config):
                     prefixes += [str(p) for p in as_list(get(config, "resources", "excludeResourcePrefixes"))]
-        except (UnknownValueError, yaml.YAMLError):
+        except UnknownValueError as err:
+            skipped(obj, err)  # the excluded prefixes decide what must be covered: fail closed
+        except yaml.YAMLError:
             continue  # the kueue-manager-config rule reports these
     return prefixes
 

@@ -18,9 +18,56 @@ from typing import Any, Callable, Hashable, Iterable, Iterator, Optional, Sequen
 
 T = TypeVar("T")
 
-Memory = dict[tuple[str, Hashable], tuple[Any, Any]]
+Memory = dict[tuple[str, Hashable], tuple[Any, Any, list[Any]]]
 #: The memory of the `judging()` scope being run in this context (thread, task), else None.
 _MEMORY: contextvars.ContextVar[Optional[Memory]] = contextvars.ContextVar("kueue_cohorts_memo", default=None)
+#: The notes of the `noting()` scope being run in this context, else None.
+_NOTES: contextvars.ContextVar[Optional[list[Any]]] = contextvars.ContextVar("kueue_cohorts_notes", default=None)
+
+
+@contextmanager
+def noting() -> Iterator[list[Any]]:
+    """A scope that collects what `note` is given meanwhile (nested scopes each collect their own, and hand theirs
+    to the enclosing one when they end). Yields the list of notes, complete when the scope ends.
+
+    Used by the rule book for values unknown at preview: a shared fact (an index of queues, the roles, a
+    namespace's labels) that leaves an object out because one of its values is unknown notes the fail-closed
+    finding, and the rule that used the fact reports it (`book.judge`), even when the fact was computed earlier for
+    another rule (`once` and `once_over` replay the notes of a fact with it)."""
+    outer = _NOTES.get()
+    notes: list[Any] = []
+    token = _NOTES.set(notes)
+    try:
+        yield notes
+    finally:
+        _NOTES.reset(token)
+        if outer is not None:
+            outer.extend(notes)
+
+
+def note(item: Any) -> None:
+    """Hand `item` to the enclosing `noting()` scope; nothing outside one."""
+    notes = _NOTES.get()
+    if notes is not None:
+        notes.append(item)
+
+
+def renote(items: Iterable[Any]) -> None:
+    """`note` each of `items` again (a cached fact served once more: `computed`)."""
+    notes = _NOTES.get()
+    if notes is not None:
+        notes.extend(items)
+
+
+def computed(compute: Callable[[], T]) -> tuple[T, list[Any]]:
+    """`compute()` and the notes it made (also handed on to the enclosing `noting()` scope): for a cache of a fact
+    outside `once`, which must `note` them again each time it serves the fact (`renote`)."""
+    notes = _NOTES.get()
+    if notes is None:
+        return compute(), []
+    start = len(notes)  # the scope's list only grows meanwhile (a nested scope hands its notes on when it ends)
+    result = compute()
+    return result, notes[start:]
 
 
 @contextmanager
@@ -49,7 +96,8 @@ def once(fact: str, value: Any, compute: Callable[[], T]) -> T:
     Args:
         fact: the fact's name ("label_sets", "requirements"), so several facts of one value are kept apart.
         value: what the fact is about (kept alive until the scope ends).
-        compute: computes the fact from `value`; an exception it raises propagates and nothing is remembered.
+        compute: computes the fact from `value`; an exception it raises propagates and nothing is remembered. The
+            notes it makes (`note`) are remembered with the fact and made again on every later call.
     Returns:
         The fact; callers must not modify it (it is shared by every later caller in the scope).
     """
@@ -60,9 +108,11 @@ def once(fact: str, value: Any, compute: Callable[[], T]) -> T:
     hit = memory.get(key)
     if hit is not None:
         result: T = hit[1]
+        if hit[2]:
+            renote(hit[2])
         return result
-    result = compute()
-    memory[key] = (value, result)
+    result, notes = computed(compute)
+    memory[key] = (value, result, notes)
     return result
 
 
@@ -82,9 +132,11 @@ def once_over(fact: str, values: Sequence[Any], compute: Callable[[], T]) -> T:
     hit = memory.get(key)
     if hit is not None:
         result: T = hit[1]
+        if hit[2]:
+            renote(hit[2])
         return result
-    result = compute()
-    memory[key] = (list(values), result)
+    result, notes = computed(compute)
+    memory[key] = (list(values), result, notes)
     return result
 
 

@@ -16,7 +16,7 @@ from functools import partial
 from typing import Iterable, Mapping, Optional, Sequence
 
 from . import memo
-from .objects import KubeObject, guarded, violation
+from .objects import KubeObject, guarded, skipped, violation
 from .plain import plain
 from .selectors import NAME_LABEL, requirements, selects
 from .system_namespaces import ADD_ON_NAMESPACES, DEFAULT_PROTECTED_NAMESPACES, PROTECTED_PREFIXES
@@ -76,7 +76,8 @@ def _namespace_labels(objects: list[KubeObject]) -> dict[str, dict[str, str]]:
         try:
             name = obj.name
             own = {str(k): str(v) for k, v in obj.labels.items()}
-        except UnknownValueError:
+        except UnknownValueError as err:
+            skipped(obj, err)  # every rule that reads these labels reports it (fail closed)
             continue
         merged = labels.setdefault(name, {})
         merged.update(own)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Optional
 
+from . import memo
 from .values import MISSING, ObjectRef, UnknownValueError, Violation, as_map, format_path, get
 
 KUEUE_GROUP = "kueue.x-k8s.io"
@@ -172,7 +173,8 @@ def cohort_parents(objects: Iterable[KubeObject], unknown: Optional[list[Violati
     """Cohort name -> its parent cohort, for every Cohort object (any version) that names one: v1beta2
     `spec.parentName`, or v1alpha1's `spec.parent`.
 
-    A parent unknown at preview is left out; with `unknown`, an unknown_violation for it is appended there.
+    A parent unknown at preview is left out; with `unknown`, an unknown_violation for it is appended there, else it
+    is noted for the rule being judged (`skipped`).
     """
     parents: dict[str, str] = {}
     for obj in objects:
@@ -187,6 +189,8 @@ def cohort_parents(objects: Iterable[KubeObject], unknown: Optional[list[Violati
         except UnknownValueError as err:
             if unknown is not None:
                 unknown.append(unknown_violation(obj, err))
+            else:
+                skipped(obj, err)
     return parents
 
 
@@ -213,6 +217,10 @@ def safe_describe(obj: KubeObject) -> str:
         return f"{obj.kind} '{obj.resource_name}'"
 
 
+UNKNOWN_POLICY = "unknown-at-preview"
+"""The `policy` of every fail-closed violation for a value unknown at preview (`unknown_violation`)."""
+
+
 def unknown_violation(obj: KubeObject, err: UnknownValueError) -> Violation:
     """The fail-closed finding for a value unknown at preview.
 
@@ -223,15 +231,28 @@ def unknown_violation(obj: KubeObject, err: UnknownValueError) -> Violation:
         A Violation naming the field, e.g. "The ClusterQueue 'x' has spec.resourceGroups[0].flavors[0]
         .resources[2].nominalQuota unknown at preview, ...".
     """
-    field = format_path(err.props) or "its properties"
+    return unknown_at(obj, format_path(err.props))
+
+
+def unknown_at(obj: KubeObject, path: str) -> Violation:
+    """`unknown_violation` for the field at `path` (kubectl style) of `obj`."""
+    field = path or "its properties"
     return Violation(
         f"The {safe_describe(obj)} has {field} unknown at preview, so this policy cannot check it and fails closed; "
         f"give {field} a value known at preview (a literal or stack config, not an output of another resource).",
-        obj.urn or None, ref(obj), format_path(err.props), MISSING,
+        obj.urn or None, ref(obj), path, MISSING,
         "the value is unknown at preview, so the rule cannot check it and fails closed",
         "give it a value known at preview (a literal or stack config, not an output of another resource)",
-        "unknown-at-preview",
+        UNKNOWN_POLICY,
     )
+
+
+def skipped(obj: KubeObject, err: UnknownValueError) -> None:
+    """Say that a shared fact (an index, the roles, a namespace's labels) leaves `obj`, or a part of it, out because
+    a value is unknown at preview: the fail-closed `unknown_violation` is noted (`memo.note`), and every rule that
+    used the fact reports it (`book.judge` collects the notes of each rule's run, `memo.once` replays them with the
+    remembered fact). Outside a rule's run (a rule function called directly) nothing is reported."""
+    memo.note(unknown_violation(obj, err))
 
 
 def guarded(obj: KubeObject, check: Callable[[], list[Violation]]) -> list[Violation]:

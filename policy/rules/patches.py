@@ -27,7 +27,7 @@ from typing import Any, Iterable, Optional
 from pulumi_policy.proxy import unknown_checking_proxy
 
 from . import memo
-from .objects import KubeObject, guarded, violation
+from .objects import KubeObject, guarded, unknown_at, violation
 from .plain import plain
 from .values import MISSING, UnknownValueError, Violation, format_path, get, is_map
 
@@ -44,6 +44,8 @@ __all__ = [
 ]
 
 PATCH_SUFFIX = "Patch"
+UNKNOWN_REASON = "is unknown at preview"
+"""`patch_problem`'s reason for a patch left out because a value it is resolved by is unknown at preview."""
 
 
 def is_patch(obj: KubeObject) -> bool:
@@ -69,20 +71,20 @@ def patch_problem(obj: KubeObject) -> Optional[tuple[str, Any, str]]:
         if not is_patch(obj):
             return None
     except UnknownValueError as err:
-        return format_path(err.props), MISSING, "is unknown at preview"
+        return format_path(err.props), MISSING, UNKNOWN_REASON
     target = obj.kind[: -len(PATCH_SUFFIX)]
     for name, want in (("kind", target), ("apiVersion", obj.api_version)):
         try:
             value = get(obj.props, name)
         except UnknownValueError:
-            return name, MISSING, "is unknown at preview"
+            return name, MISSING, UNKNOWN_REASON
         if value is not MISSING and value != want:
             return name, value, f"does not match the patch's type token (which patches a {target} of {obj.api_version})"
     for path in (("metadata", "name"), ("metadata", "namespace")):
         try:
             value = get(obj.props, *path)
         except UnknownValueError:
-            return format_path(path), MISSING, "is unknown at preview"
+            return format_path(path), MISSING, UNKNOWN_REASON
         if path[1] == "name" and (value is MISSING or value == ""):
             return format_path(path), value, "is missing, so the object it patches is unknown"
     return None
@@ -186,6 +188,8 @@ def _resolve(objects: list[KubeObject]) -> Resolution:
         problem = patch_problem(obj)
         if problem is not None:
             unjudgeable.append((obj, *problem))
+            if problem[2] == UNKNOWN_REASON:  # left out: every rule that judges the effective objects reports it
+                memo.note(unknown_at(obj, problem[0]))
         elif _patch(obj):
             patches.append(obj)
         else:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
 from . import memo
-from .objects import QUEUE_NAME_LABEL, KubeObject
+from .objects import QUEUE_NAME_LABEL, KubeObject, skipped
 from .values import MISSING, UnknownValueError, format_path, get, is_list, is_map
 
 # Keys whose `labels` child is a label set of a workload or pod template: object/template metadata and KServe's
@@ -33,8 +33,8 @@ class QueueIndex:
 
     @classmethod
     def build(cls, objects: Iterable[KubeObject]) -> QueueIndex:
-        """Index every LocalQueue and ClusterQueue of the stack (objects with unknown names or references are left
-        out; the per-queue policies report those)."""
+        """Index every LocalQueue and ClusterQueue of the stack. Objects with unknown names or references are left
+        out and noted (`objects.skipped`): every rule that uses the index reports them (fail closed)."""
         objects = objects if isinstance(objects, list) else list(objects)
         # Built once per stack within a judgement (several rules resolve queues): the same objects, the same index.
         return memo.once_over("queue_index", objects, lambda: cls._build(objects))
@@ -51,7 +51,8 @@ class QueueIndex:
                         local[(obj.namespace, obj.name)] = target
                 elif obj.is_kueue("ClusterQueue"):
                     cluster[obj.name] = obj
-            except UnknownValueError:
+            except UnknownValueError as err:
+                skipped(obj, err)  # every rule that resolves queues through this index reports it (fail closed)
                 continue
         return cls(local_queues=local, cluster_queues=cluster)
 

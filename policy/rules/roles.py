@@ -40,6 +40,7 @@ from .objects import (
     cohort_of,
     cohort_parents,
     cohort_root,
+    skipped,
     violation,
 )
 from .priority import priority_value as _priority_value
@@ -107,7 +108,8 @@ def classify(objects: Iterable[KubeObject], declared: Mapping[str, str] | None =
         inference_priority_classes: WorkloadPriorityClass names declared inference in the pack config.
     Returns:
         The Roles. Never raises for values unknown at preview: objects whose names, role labels or queue labels are
-        unknown are skipped and listed in `Roles.unknown`.
+        unknown are skipped, listed in `Roles.unknown` and noted (`objects.skipped`: every rule that uses the roles
+        reports them, fail closed).
     """
     objects = list(objects)
     declared = dict(declared or {})
@@ -125,8 +127,9 @@ def classify(objects: Iterable[KubeObject], declared: Mapping[str, str] | None =
                     class_values[obj.name] = value
                 if get(obj.labels, ROLE_LABEL) == INFERENCE_ROLE:
                     inference_classes.add(obj.name)
-        except UnknownValueError:
+        except UnknownValueError as err:
             roles.unknown.append(obj)
+            skipped(obj, err)
     roles.inference_priority_classes = inference_classes
     floors = [class_values[name] for name in inference_classes if name in class_values]
     roles.inference_floor = min(floors) if floors else None
@@ -145,8 +148,9 @@ def classify(objects: Iterable[KubeObject], declared: Mapping[str, str] | None =
     for name, cq in roles.cluster_queues.items():
         try:
             label = get(cq.labels, ROLE_LABEL)
-        except UnknownValueError:
+        except UnknownValueError as err:
             roles.unknown.append(cq)
+            skipped(cq, err)
             label = MISSING
         if label == INFERENCE_ROLE:
             mark(name, INFERENCE_ROLE, f"it is labelled {ROLE_LABEL}: {INFERENCE_ROLE}")
@@ -178,8 +182,9 @@ def classify(objects: Iterable[KubeObject], declared: Mapping[str, str] | None =
                          f"{obj.describe()} with WorkloadPriorityClass '{priority}' ({class_values[priority]}, at or "
                          f"above the lowest inference priority {roles.inference_floor}) is queued to it through "
                          f"LocalQueue '{lq}' ({path})")
-        except UnknownValueError:
+        except UnknownValueError as err:
             roles.unknown.append(obj)
+            skipped(obj, err)
 
     for name, cq in roles.cluster_queues.items():
         if name in roles.roles:

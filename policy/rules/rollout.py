@@ -37,7 +37,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .inference_fit import KSERVE_GROUP, replica_requests_with_fields
 from .kueue import quota_entries
-from .objects import QUEUE_NAME_LABEL, KubeObject, guarded, unknown_violation, violation
+from .objects import QUEUE_NAME_LABEL, UNKNOWN_POLICY, KubeObject, guarded, unknown_violation, violation
 from .quantities import parse, show
 from .queues import QueueIndex
 from .surge import (
@@ -402,9 +402,11 @@ def check_inference_peak_fits_nominal(objects: Iterable[KubeObject], inference_n
     """inference-peak-fits-nominal (advisory) over the whole stack: an InferenceService's maxReplicas x its
     per-replica requests fits the nominalQuota of its inference ClusterQueue. Returns a violation at
     `spec.predictor.maxReplicas` per InferenceService whose peak does not (steady-state and one-replica problems
-    are the mandatory rules' findings)."""
-    found, _ = lifecycles(list(objects), inference_names)
-    out = []
+    are the mandatory rules' findings), and one per value unknown at preview that the peak depends on."""
+    found, problems = lifecycles(list(objects), inference_names)
+    # Values unknown at preview fail closed here too (the peak depends on them); quantity problems are the
+    # mandatory rules' findings.
+    out = [p for p in problems if p.policy == UNKNOWN_POLICY]
     for life in found:
         fit = max_replicas_that_fit(life.requests, life.nominal)
         if not life.autoscaled or not fit or fit < life.steady:

@@ -119,11 +119,12 @@ opts = pulumi.ResourceOptions(provider=provider)
 COMPONENT_PROGRAM = """\
 import copy
 from components.layouts import InferenceTrainingCohort, InferenceTrainingCohortArgs
-from components.plans import flavor_spec
+from components.render import render
 from components.resources import ManifestResource
 from components.validation import load_stack_file
 
 settings = load_stack_file({stack_file!r})
+rendered = render(settings, "policy/cli")
 
 
 def drop_inference_borrowing_limit(args):
@@ -136,10 +137,11 @@ def drop_inference_borrowing_limit(args):
     return None
 
 
-flavor = ManifestResource("resource-flavor", flavor_spec(settings.resource_flavor).manifest(), opts)
+flavor = ManifestResource.of("resource-flavor", rendered.flavors[0], opts)
 InferenceTrainingCohort(
     "c12-shared",
-    InferenceTrainingCohortArgs(settings=settings.inference_training, flavor=flavor, namespace_owner="policy/cli"),
+    InferenceTrainingCohortArgs(settings=settings.inference_training, layout=rendered.inference_training,
+                                flavor=flavor),
     pulumi.ResourceOptions(provider=provider, transformations=[drop_inference_borrowing_limit]),
 )
 """

@@ -21,16 +21,20 @@ import pulumi_kubernetes as k8s
 
 from components import training
 from components.checkpoint import CheckpointVolume, CheckpointVolumeArgs
+from components.render import checkpoint, training_runtime
 from components.resources import ManifestResource
 from components.runtime_settings import TrainingRuntimeSettings
 from components.settings import CheckpointSettings
 
 provider = k8s.Provider("k8s", render_yaml_to_directory={render!r})
 opts = pulumi.ResourceOptions(provider=provider)
-volume = CheckpointVolume("ckpt", CheckpointVolumeArgs("c12-training", CheckpointSettings(claim_name="c12-ckpt")), opts)
+volume = CheckpointVolume(
+    "ckpt", CheckpointVolumeArgs(checkpoint("c12-training", CheckpointSettings(claim_name="c12-ckpt"))), opts)
 runtime = training.PreemptibleTrainingRuntime(
-    "c12", training.PreemptibleTrainingRuntimeArgs(TrainingRuntimeSettings(image="registry.example/trainer:1"),
-                                                   volume), opts)
+    "c12", training.PreemptibleTrainingRuntimeArgs(
+        TrainingRuntimeSettings(image="registry.example/trainer:1"), volume,
+        training_runtime(TrainingRuntimeSettings(image="registry.example/trainer:1"), "c12-training", "c12-ckpt")),
+    opts)
 priority = ManifestResource("prio", {{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
                                       "metadata": {{"name": "c12-training-prio"}}, "value": 10}}, opts)
 training.train_job("c12-run", training.TrainJobArgs(

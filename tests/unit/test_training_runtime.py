@@ -14,6 +14,7 @@ import toolchain
 from components import runtime_manifests, runtime_settings, training
 from components.checkpoint import CheckpointVolume, CheckpointVolumeArgs
 from components.errors import SettingsError
+from components.render import checkpoint, training_runtime
 from components.settings import CheckpointSettings
 from components.validation import load_settings
 from tests.helpers import run_with_mocks, stack_raw
@@ -284,7 +285,13 @@ def test_trainjob_name_must_be_an_rfc1035_label(name):
 
 
 def _volume() -> CheckpointVolume:
-    return CheckpointVolume("ckpt", CheckpointVolumeArgs("c12-training", CheckpointSettings(claim_name="c12-ckpt")))
+    return CheckpointVolume("ckpt", CheckpointVolumeArgs(checkpoint("c12-training",
+                                                                    CheckpointSettings(claim_name="c12-ckpt"))))
+
+
+def _runtime_args(settings: runtime_settings.TrainingRuntimeSettings) -> training.PreemptibleTrainingRuntimeArgs:
+    return training.PreemptibleTrainingRuntimeArgs(settings, _volume(),
+                                                   training_runtime(settings, "c12-training", "c12-ckpt"))
 
 
 def test_component_registers_configmap_and_runtime_as_parented_children():
@@ -292,7 +299,7 @@ def test_component_registers_configmap_and_runtime_as_parented_children():
 
     def build():
         runtime = training.PreemptibleTrainingRuntime(
-            "c12", training.PreemptibleTrainingRuntimeArgs(GUIDE_RUNTIME(**GUIDE), _volume()))
+            "c12", _runtime_args(GUIDE_RUNTIME(**GUIDE)))
         built["runtime"] = runtime
         pulumi.Output.all(runtime.config_map.urn, runtime.runtime.urn).apply(lambda urns: built.update(urns=urns))
         lq = SimpleNamespace(name="c12-training-lq", namespace="c12-training")
@@ -329,7 +336,7 @@ def test_component_registers_configmap_and_runtime_as_parented_children():
 def test_train_job_refuses_a_local_queue_of_another_namespace():
     def build():
         runtime = training.PreemptibleTrainingRuntime(
-            "c12", training.PreemptibleTrainingRuntimeArgs(GUIDE_RUNTIME(**GUIDE), _volume()))
+            "c12", _runtime_args(GUIDE_RUNTIME(**GUIDE)))
         training.train_job("job", training.TrainJobArgs(
             "run", runtime, SimpleNamespace(name="lq", namespace="elsewhere"), SimpleNamespace(name="p")))
 
