@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 import toolchain
-from components import training
+from components import runtime_manifests
+from components.runtime_settings import TrainingRuntimeSettings
 from deploy import engine
 from tests.integration.project import Project, manifests
 
@@ -66,12 +67,12 @@ def test_up_renders_the_runtime_its_configmap_and_a_trainjob(tmp_path: Path, eng
 
     objects = {(m["kind"], m["metadata"]["name"]): m for m in manifests(render)}
     runtime = objects[("TrainingRuntime", "c12-checkpoint-runtime")]
-    expected = training.render_runtime(training.TrainingRuntimeSettings(image="registry.example/trainer:1"),
-                                       "c12-training", "c12-ckpt")
+    expected = runtime_manifests.render_runtime(TrainingRuntimeSettings(image="registry.example/trainer:1"),
+                                                "c12-training", "c12-ckpt")
     assert runtime["spec"] == expected["spec"]
     assert runtime["metadata"]["annotations"]["kueue-cohorts/checkpoint-save-seconds"] == "30"
     config_map = objects[("ConfigMap", "c12-checkpoint-runtime-trainer")]
-    assert config_map["data"] == training.trainer_sources()
+    assert config_map["data"] == runtime_manifests.trainer_sources()
     job = objects[("TrainJob", "c12-run")]
     assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "c12-training-lq"
     assert job["spec"]["runtimeRef"]["name"] == "c12-checkpoint-runtime"

@@ -19,7 +19,7 @@ from typing import Optional
 
 import pytest
 
-from components import training
+from components import runtime_manifests, training
 from policy.rules.checkpoint import check_checkpoint_safe_runtime
 from tests.policy.fixtures import kube
 from trainer import checkpoints
@@ -103,8 +103,8 @@ def test_rendered_runtime_runs_python_as_pid_1_and_sigterm_flushes_a_checkpoint(
          "secondsPerStep": 1, "maxLostWorkSeconds": 5, "env": {"KUEUE_COHORTS_DEMO_MAX_STEPS": "100000",
                                                                  "OMP_NUM_THREADS": "1"}}
     )
-    manifest = training.render_runtime(settings, "c12-training", "c12-ckpt")
-    process = kubelet_start(manifest, training.trainer_sources(), tmp_path,
+    manifest = runtime_manifests.render_runtime(settings, "c12-training", "c12-ckpt")
+    process = kubelet_start(manifest, runtime_manifests.trainer_sources(), tmp_path,
                             {"jobset.sigs.k8s.io/jobset-name": TRAINJOB})
     try:
         process.wait_for(r"saved checkpoint-5 ")  # KUEUE_COHORTS_SAVE_STEPS=5 from the runtime's plan
@@ -132,9 +132,9 @@ def container_command(manifest: dict) -> list[str]:
 
 def test_the_configmap_package_is_self_contained():
     """The entrypoint ships alone: no module in it imports the Pulumi program or the tests."""
-    for name, text in training.trainer_sources().items():
+    for name, text in runtime_manifests.trainer_sources().items():
         assert not re.search(r"^\s*(from|import)\s+(components|tests|pulumi)\b", text, re.M), name
-    assert (ROOT / "trainer" / "__main__.py").read_text() == training.trainer_sources()["__main__.py"]
+    assert (ROOT / "trainer" / "__main__.py").read_text() == runtime_manifests.trainer_sources()["__main__.py"]
     assert os.access(ROOT / "trainer" / "__main__.py", os.R_OK)
 
 
@@ -147,10 +147,11 @@ def _held_runtime(tmp_path: Path, command: Optional[list[str]] = None) -> tuple[
          "recipe": "trainer.local_recipes:build_trainer",
          "env": {"KUEUE_COHORTS_DEMO_MAX_STEPS": "100000", "OMP_NUM_THREADS": "1",
                  "KUEUE_COHORTS_TEST_HOLD": "step:7"}})
-    manifest = training.render_runtime(settings, "c12-training", "c12-ckpt")
+    manifest = runtime_manifests.render_runtime(settings, "c12-training", "c12-ckpt")
     if command is not None:
         _container(manifest)[1]["command"] = command
-    sources = {**training.trainer_sources(), "local_recipes.py": (ROOT / "trainer/local/recipes.py").read_text()}
+    sources = {**runtime_manifests.trainer_sources(),
+               "local_recipes.py": (ROOT / "trainer/local/recipes.py").read_text()}
     return manifest, kubelet_start(manifest, sources, tmp_path, {"jobset.sigs.k8s.io/jobset-name": TRAINJOB})
 
 

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kubernetes.utils import parse_quantity as parse_quantity_loosely
 
 from components import stackfile
 from components.errors import SettingsError
@@ -131,9 +132,11 @@ def test_schema_and_program_agree_on_every_quantity(value):
 
 
 def _loose(text: str) -> Decimal:
+    """The magnitude the Python client's looser parser gives `text` (suffixes applied: `10E` is 10^19), 0 where it
+    gives none."""
     try:
-        value = Decimal(text.strip().rstrip("KMGTPEikmnu") or "0")
-    except ArithmeticError:
+        value = Decimal(parse_quantity_loosely(text.strip()))
+    except (ValueError, ArithmeticError):
         return Decimal(0)
     return value if value.is_finite() else Decimal(0)
 
