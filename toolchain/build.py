@@ -36,21 +36,7 @@ def local_replaces(gomod: str) -> list[str]:
 
     E.g. k8s.io/kubernetes v1.36.3 -> the 33 ``k8s.io/<staging>`` modules; provider/v4 -> its ``sdk/v4``.
     """
-    found: list[str] = []
-    in_block = False
-    for line in gomod.splitlines():
-        stripped = line.split("//", 1)[0].rstrip()
-        if stripped.startswith("replace ("):
-            in_block = True
-            continue
-        if in_block and stripped.strip() == ")":
-            in_block = False
-            continue
-        if in_block or stripped.startswith("replace "):
-            match = _LOCAL_REPLACE.match(stripped)
-            if match:
-                found.append(match.group(1))
-    return found
+    return [match.group(1) for line in _replace_lines(gomod) if (match := _LOCAL_REPLACE.match(line))]
 
 
 def version_replaces(gomod: str) -> list[str]:
@@ -58,21 +44,24 @@ def version_replaces(gomod: str) -> list[str]:
     as ``X [v] => Y v`` lines, e.g. kserve v0.16.0's ``sigs.k8s.io/controller-runtime => sigs.k8s.io/controller-runtime
     v0.19.7``. Go applies a module's replaces only when it is the main module, so a wrapper copies them
     (``copy_replaces``) to build with what upstream builds with."""
-    found: list[str] = []
+    return [f"{' '.join(match.group(1).split())} => {' '.join(match.group(2).split())}"
+            for line in _replace_lines(gomod) if (match := _VERSION_REPLACE.match(line))]
+
+
+def _replace_lines(gomod: str) -> list[str]:
+    """The replace directives of ``gomod`` (go.mod text), comments cut: single-line ``replace X => Y`` lines as they
+    stand and the lines inside ``replace ( ... )`` blocks."""
+    lines: list[str] = []
     in_block = False
     for line in gomod.splitlines():
         stripped = line.split("//", 1)[0].rstrip()
         if stripped.startswith("replace ("):
             in_block = True
-            continue
-        if in_block and stripped.strip() == ")":
+        elif in_block and stripped.strip() == ")":
             in_block = False
-            continue
-        if in_block or stripped.startswith("replace "):
-            match = _VERSION_REPLACE.match(stripped)
-            if match:
-                found.append(f"{' '.join(match.group(1).split())} => {' '.join(match.group(2).split())}")
-    return found
+        elif in_block or stripped.startswith("replace "):
+            lines.append(stripped)
+    return lines
 
 
 def _directive(gomod: str, name: str) -> str | None:
