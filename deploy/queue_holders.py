@@ -63,6 +63,6 @@ def read(kubeconfig: Optional[Path], context: Optional[str], queues: Iterable[st
     namespaces). Raises any client error (the caller decides: it cannot tell, so it says so)."""
     api = config.new_client_from_config(  # type: ignore[no-untyped-call]  # the kubernetes client is untyped
         config_file=str(kubeconfig) if kubeconfig else None, context=context)
-    items = client.CustomObjectsApi(api).list_cluster_custom_object(
-        GROUP, VERSION, "workloads", _request_timeout=timeout_seconds).get("items", [])
-    return holders(queues, items)
+    listed = client.CustomObjectsApi(api).list_cluster_custom_object(
+        GROUP, VERSION, "workloads", _request_timeout=timeout_seconds)
+    return holders(queues, listed.get("items", []) if isinstance(listed, dict) else [])
