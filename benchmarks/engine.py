@@ -243,8 +243,8 @@ class Run:
         the API requests on the bench stack's resources (``api_requests``: everyone's, Kueue's included).
         Raises RuntimeError with the log's tail when the exit code is not in ``ok_codes``."""
         log = self.logs / f"{label}.log"
-        counting = count and self.kubectl is not None
-        requests_before = api_requests(self.kubectl, self.sandbox_dir / "kubeconfig") if counting else {}
+        kubectl = self.kubectl if count else None  # counted only with a kubectl
+        requests_before = api_requests(kubectl, self.sandbox_dir / "kubeconfig") if kubectl is not None else {}
         load_before = load_average()
         sampler = CpuSampler(str(self.work))
         sampler.start()
@@ -259,9 +259,9 @@ class Run:
             raise RuntimeError(f"{label}: `{' '.join(map(str, argv))}` exited {code}:\n{tail}")
         figure = {"s": round(seconds, 2), "load1_before": load_before[0], "load1_after": load_average()[0],
                   "exit": code, "cpu_s": cpu}
-        if counting:
+        if kubectl is not None:
             figure["api_requests"] = request_delta(requests_before,
-                                                   api_requests(self.kubectl, self.sandbox_dir / "kubeconfig"))
+                                                   api_requests(kubectl, self.sandbox_dir / "kubeconfig"))
         return figure
 
     def deploy(self, label: str, command: str, prefix: str, env: dict[str, str] | None = None,
@@ -280,7 +280,8 @@ class Run:
 
         stack = engine.open_stack(STACK, work_dir=self.project, backend=self.env["PULUMI_BACKEND_URL"],
                                   create=False)
-        return stack.export_stack().deployment.get("resources") or []
+        resources: list[dict[str, Any]] = (stack.export_stack().deployment or {}).get("resources") or []
+        return resources
 
     def fresh_stack(self) -> None:
         """Remove the bench stack from the backend (the cluster keeps its objects), so the next up starts empty."""
