@@ -75,7 +75,8 @@ def configuration(ports: Mapping[str, int], webhook_cert_dir: Path,
 
 def _namespace_selector_patch(kustomization: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Return ``{webhook name: namespaceSelector}`` as the module's webhook kustomization sets them (its patch on
-    ``vpod.kb.io`` and the replacements copying that selector to the other job webhooks)."""
+    ``vpod.kb.io`` and the replacements copying that selector to the other job webhooks). Raises KeyError when a
+    replacement has no selector to copy (the module layout changed)."""
     selectors: dict[str, dict[str, Any]] = {}
     source: dict[str, Any] | None = None
     for patch in kustomization.get("patches", []):
@@ -88,7 +89,7 @@ def _namespace_selector_patch(kustomization: Mapping[str, Any]) -> dict[str, dic
         src = replacement["source"]["fieldPath"]  # webhooks.[name=vpod.kb.io].namespaceSelector
         name = src.split("[name=", 1)[1].split("]", 1)[0]
         value = selectors.get(name, source)
-        if value is None:  # kustomize refuses a replacement whose source it cannot find; so does this
+        if value is None:  # a null namespaceSelector would put the webhook on every namespace: the layout changed
             raise KeyError(f"{WEBHOOK_KUSTOMIZATION}: no namespaceSelector of webhook {name} to copy ({src})")
         for target in replacement.get("targets", []):
             for field in target.get("fieldPaths", []):
