@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from benchmarks import summary
-from components.plans import plan_shared_pool
-from components.render import render_stack
+from components.checks.validation import cyclic_collector_paused, validate
+from components.model.plans import plan_shared_pool
+from components.model.render import render_stack
 from components.settings import parse_settings
-from components.validation import cyclic_collector_paused, validate
 
 RESULTS = Path(__file__).resolve().parent / "results" / "planning.json"
 

@@ -15,7 +15,7 @@ live process nor one written on another host.
 
 ``render --out DIR`` writes the stack's objects as YAML into DIR (0-crd/, 1-manifest/), with no cluster and without
 the configured backend: a scratch copy of the project in render mode, applied into a throwaway file backend
-(deploy.scratch). For GitOps users, and for the kinds the preview identity may read (components/preview_rbac.py).
+(deploy.scratch). For GitOps users, and for the kinds the preview identity may read (components/model/preview_rbac.py).
 
 A failed run ends with the engine's or the cluster's own error lines (deploy.errors), no Python traceback unless
 ``--verbose``. Exit codes: 0 success; 1 the command failed (engine error, cluster unreachable, stack locked,
@@ -39,11 +39,11 @@ import yaml
 from pulumi import automation as auto
 
 import toolchain
-from components.errors import SettingsError
-from components.render import render_stack
+from components.checks.validation import load_stack_file
+from components.model.render import render_stack
 from components.settings import Settings
-from components.stackfile import StackFileError
-from components.validation import load_stack_file
+from components.settings.errors import SettingsError
+from components.settings.stackfile import StackFileError
 from deploy import engine, errors, locks, preflight, protection, queue_holders, recovery, rendered, settings, stackfile
 from deploy.backend_url import redact
 from deploy.scratch import Project, manifests
@@ -63,7 +63,7 @@ class Failure(Exception):
 
 
 def check_settings(command: str, stack: str, path: Path) -> Settings:
-    """The program's settings check on the stack file, before any engine call (``components.validation``: shape,
+    """The program's settings check on the stack file, before any engine call (``components.checks.validation``: shape,
     settings rules and the rule book on the rendered stack; a ``secure:`` value is a problem of its own).
 
     Returns: the stack's Settings.

@@ -14,7 +14,7 @@ state left out, so that the new stack gets its own:
 Refused, with nothing written (exit 2): a name the Pulumi CLI would refuse or that names a file outside stacks/, a
 stack file that exists already (never overwritten), a template without a stack file, a template holding ``secure:``
 values (encrypted with the template's key, unreadable by the new stack), and a result the settings check refuses
-(components.validation: every problem at its key). Exit 0 prints the file written and the next steps.
+(components.checks.validation: every problem at its key). Exit 0 prints the file written and the next steps.
 """
 from __future__ import annotations
 
@@ -24,10 +24,10 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from components import stackfile
-from components.errors import SettingsError
-from components.secrets import is_secret
-from components.validation import load_stack_file
+from components.checks.validation import load_stack_file
+from components.settings import stackfile
+from components.settings.errors import SettingsError
+from components.settings.secrets import is_secret
 
 ROOT = Path(__file__).resolve().parents[1]
 STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")

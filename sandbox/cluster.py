@@ -30,7 +30,7 @@ from kubernetes import config as kconfig
 from kubernetes.client import ApiException
 
 import toolchain
-from components.validation import load_stack_file
+from components.checks.validation import load_stack_file
 from sandbox import certs as certs_mod
 from sandbox import controlplane, files, jobcontrollers, kserve, kubeconfig, kueue, kwok, process
 from sandbox.apply import (

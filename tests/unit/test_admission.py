@@ -14,9 +14,9 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from components.admission_manifests import admission_manifests, layout_scopes, render_admission, stack_guardrails
-from components.errors import SettingsError
+from components.model.admission import admission_manifests, layout_scopes, render_admission, stack_guardrails
 from components.settings import SANDBOX_ADMIN, parse_settings
+from components.settings.errors import SettingsError
 from policy.rules import admission
 from policy.rules.admission import Identities, LayoutScope, Request, kube_object
 from policy.rules.cluster_queue import check_inference_borrowing_limit_zero, check_inference_reclaim_any

@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from components.admission_manifests import layout_scopes, stack_guardrails
-from components.pack_config import pack_config
-from components.render import render_stack
+from components.model.admission import layout_scopes, stack_guardrails
+from components.model.pack_config import pack_config
+from components.model.render import render_stack
 from components.settings import parse_settings
 from policy.rules.admission import Request, kube_object
 from policy.rules.book import run

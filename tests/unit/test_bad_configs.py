@@ -10,8 +10,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.errors import SettingsError
-from components.validation import load_settings, validate
+from components.checks.validation import load_settings, validate
+from components.settings.errors import SettingsError
 from tests.helpers import fixture_raw, run_main, stack_raw
 
 

@@ -39,7 +39,7 @@ Diagnostics:
     During handling of the above exception, another exception occurred:
 
     Traceback (most recent call last):
-      File "/repo/components/preflight.py", line 30, in require_kueue_api
+      File "/repo/components/stack/preflight.py", line 30, in require_kueue_api
         api = config.new_client_from_config(config_file=None, context=context)
     kubernetes.config.config_exception.ConfigException: Invalid kube-config file. Expected key contexts
     grpc._channel._InactiveRpcError: <_InactiveRpcError of RPC that terminated with:

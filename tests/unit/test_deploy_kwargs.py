@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from components.pack_config import render as render_pack_config
-from components.validation import load_stack_file
+from components.checks.validation import load_stack_file
+from components.model.pack_config import render as render_pack_config
 from deploy import engine
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,7 +9,9 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
-from components import docs, runtime_settings, settings
+from components import settings
+from components.checks import docs
+from components.settings import runtime as runtime_settings
 from tests.helpers import ROOT, STACKS
 
 
@@ -26,7 +28,7 @@ def test_every_setting_has_its_own_description():
 
 
 def test_the_readme_table_and_the_json_schema_are_the_generated_ones():
-    assert docs.main(["--check"]) == 0, "run: python -m components.docs --write"
+    assert docs.main(["--check"]) == 0, "run: python -m components.checks.docs --write"
 
 
 def test_every_key_path_of_the_schema_is_a_row_of_the_table():

@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from components.pack_config import pack_config
-from components.render import render_stack
+from components.checks.validation import as_objects, key_of, validate
+from components.model.pack_config import pack_config
+from components.model.render import render_stack
 from components.settings import parse_settings
-from components.validation import as_objects, key_of, validate
 from policy.rules.resources import check_quantities
 from tests.helpers import stack_raw
 
@@ -272,8 +272,8 @@ def test_pack_config_carries_every_node_pool_with_its_labels():
 
 
 def test_the_max_replicas_warning_counts_every_flavor_of_the_inference_queue():
-    from components.inference import quota_fit
-    from components.plans import plan_inference_training
+    from components.model.plans import plan_inference_training
+    from components.resources.inference import quota_fit
     from components.settings import InferenceServiceSettings
 
     settings = validate(_mixed()).settings

@@ -8,11 +8,11 @@ import json
 import pytest
 import yaml
 
-from components.chart_values import ROUTED, chart_defaults, merged, value_problems
-from components.errors import SettingsError
-from components.kueue_config import manager_configuration
+from components.checks.chart_values import ROUTED, chart_defaults, merged, value_problems
+from components.checks.validation import load_settings
+from components.model.manager_config import manager_configuration
 from components.settings import KueueSettings
-from components.validation import load_settings
+from components.settings.errors import SettingsError
 from tests.helpers import run_main, stack_raw
 
 K = "kueue-cohorts:kueue.values"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.validation import validate
+from components.checks.validation import validate
 from policy.rules import kueue_counts
 from tests.helpers import stack_raw
 

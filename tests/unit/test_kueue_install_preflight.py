@@ -1,19 +1,19 @@
 """Issue 28 finding 3: under `kueue.install: true` on a real cluster, Kueue's own namespace and Kueue's chart objects
-that exist without this stack's mark are refused by the namespace preflight (components/preflight.py), at
+that exist without this stack's mark are refused by the namespace preflight (components/stack/preflight.py), at
 `kueue.namespace` / `kueue.install` with the fix, instead of being adopted silently and deleted on destroy."""
 from __future__ import annotations
 
 import pytest
 
-from components.kueue import namespace_owner
-from components.preflight import (
+from components.checks.validation import load_settings
+from components.model.kueue import namespace_owner
+from components.stack.preflight import (
     KUEUE_INSTALL_FIX,
     LiveNamespace,
     declared_namespaces,
     kueue_api_problems,
     namespace_problems,
 )
-from components.validation import load_settings
 from tests.helpers import stack_raw
 
 OWNER = namespace_owner("kueue-cohorts", "prod")

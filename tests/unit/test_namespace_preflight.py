@@ -12,9 +12,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.errors import Problem
-from components.kueue import OWNER_ANNOTATION, namespace_owner
-from components.preflight import (
+from components.checks.validation import load_settings, value_at
+from components.model.kueue import OWNER_ANNOTATION, namespace_owner
+from components.settings import NamespacePolicy
+from components.settings.errors import Problem
+from components.stack.preflight import (
     DeclaredNamespace,
     LiveNamespace,
     NamespacePreflightError,
@@ -25,8 +27,6 @@ from components.preflight import (
     require_kueue_api,
     undeclared_owned,
 )
-from components.settings import NamespacePolicy
-from components.validation import load_settings, value_at
 from tests.helpers import fixture_raw, stack_raw
 
 OWNER = namespace_owner("kueue-cohorts", "dev")

@@ -1,7 +1,8 @@
-"""components.planning: save_steps from a lost-work budget, grace period from save time plus one step."""
+"""components.settings.checkpoint_timing: save_steps from a lost-work budget, grace period from save time plus one
+step."""
 import pytest
 
-from components import planning
+from components.settings import checkpoint_timing as planning
 
 
 @pytest.mark.parametrize(

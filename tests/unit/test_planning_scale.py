@@ -11,11 +11,12 @@ import pytest
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
 
 from benchmarks.planning import pool_config
-from components import plans, validation
-from components.pack_config import pack_config
-from components.render import render_stack
+from components.checks import validation
+from components.checks.validation import as_objects, validate
+from components.model import plans
+from components.model.pack_config import pack_config
+from components.model.render import render_stack
 from components.settings import parse_settings
-from components.validation import as_objects, validate
 from policy.rules import book, kueue, memo, namespaces, overlap, patches, queues, selectors
 from policy.rules.objects import KubeObject
 

@@ -11,15 +11,15 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from components.kueue_install import ChartReference
-from components.preview_rbac import (
+from components.checks.validation import load_settings, validate
+from components.model.preview_rbac import (
     KUEUE_CHART_VERSION,
     identity_plan,
     kueue_install_manifests,
     read_access,
 )
-from components.stack import build_stack
-from components.validation import load_settings, validate
+from components.resources.kueue_install import ChartReference
+from components.stack.program import build_stack
 from tests.helpers import ROOT, STACKS, run_with_mocks, stack_raw
 
 STACK_NAMES = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in STACKS.glob("Pulumi.*.yaml"))

@@ -1,4 +1,5 @@
-"""components.preview_rbac: the read-only RBAC of the pull-request preview identity (ClusterRole for cluster-scoped
+"""components.model.preview_rbac: the read-only RBAC of the pull-request preview identity (ClusterRole for
+cluster-scoped
 kinds, a Role per namespace for namespaced ones)."""
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.preview_rbac import (
+from components.model.preview_rbac import (
     NEVER_READ,
     ReadAccess,
     Subject,

@@ -1,7 +1,7 @@
 """Quantities are canonicalised the way the API server stores them, so a second `pulumi up` sees no diff."""
 import pytest
 
-from components.quantity import canonical, parse
+from components.settings.quantity import canonical, parse
 
 
 @pytest.mark.parametrize("written,stored", [

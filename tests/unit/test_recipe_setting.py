@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components import runtime_settings
-from components.errors import SettingsError
-from components.validation import load_settings
+from components.checks.validation import load_settings
+from components.settings import runtime as runtime_settings
+from components.settings.errors import SettingsError
 from tests.helpers import stack_raw
 from trainer import recipes
 

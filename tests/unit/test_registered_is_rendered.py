@@ -1,6 +1,7 @@
 """What is judged is what is registered (issue 26 item 6, issue 27 item 2): one assembler.
 
-`components.assembly.assemble` is the stack the settings check judges (its `render_stack` part) and `cohorts verify`
+`components.model.assembly.assemble` is the stack the settings check judges (its `render_stack` part) and `cohorts
+verify`
 compares; the components register exactly its objects. Under Pulumi mocks every Kubernetes resource the program
 registers is captured with its inputs and type token and compared, object by object, with the assembled stack: for
 every stack file in stacks/ and the guide's shared-pool fixture, and with each layout's namespacePolicy switched to
@@ -16,12 +17,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.assembly import assemble
-from components.kueue import namespace_owner
-from components.kueue_install import ChartReference
+from components.checks.validation import load_settings, validate
+from components.model.assembly import assemble
+from components.model.kueue import namespace_owner
+from components.resources.kueue_install import ChartReference
 from components.settings import raw_from_stack_file
-from components.stack import build_stack
-from components.validation import load_settings, validate
+from components.stack.program import build_stack
 from tests.helpers import FIXTURES, STACKS, run_with_mocks
 
 OWNER = namespace_owner("kueue-cohorts", "test")  # the mocks' project and stack (tests/helpers.run_with_mocks)

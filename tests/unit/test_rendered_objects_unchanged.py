@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from components.admission_manifests import admission_manifests
-from components.preview_rbac import identity_plan
+from components.model.admission import admission_manifests
+from components.model.preview_rbac import identity_plan
 from components.settings import parse_settings
 from tests.helpers import FIXTURES, registered_objects, stack_raw
 

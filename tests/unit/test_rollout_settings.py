@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.render import render_stack
-from components.validation import load_settings, validate
+from components.checks.validation import load_settings, validate
+from components.model.render import render_stack
 from policy.rules.rollout import surge_pods
 from tests.helpers import run_main, stack_raw
 

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kueue_cohorts.cli as cli
-from components.errors import SettingsError
-from components.render import render_stack
-from components.runtime_settings import BASE_LIMITS, IMAGE_FIX, is_extended
-from components.validation import load_settings
+from components.checks.validation import load_settings
+from components.model.render import render_stack
+from components.settings.errors import SettingsError
+from components.settings.runtime import BASE_LIMITS, IMAGE_FIX, is_extended
 from tests.helpers import stack_raw
 
 IMAGE = "registry.example/team/trainer:2026.11"
@@ -88,7 +88,7 @@ def test_extended_resources_are_named_as_kubernetes_names_them(name, extended):
 
 def test_validate_through_the_command_names_the_image_key(tmp_path, monkeypatch, capsys):
     """`kueue-cohorts validate` on a stack whose runtime is `{}`: exit 2, the image key and its fix."""
-    import components.validation as validation
+    import components.checks.validation as validation
 
     (tmp_path / "stacks").mkdir()
     text = (validation.ROOT / "stacks" / "Pulumi.staging.yaml").read_text()

@@ -16,12 +16,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import secrets
-from components.errors import SettingsError
-from components.render import render_stack
-from components.runtime_manifests import render_runtime
-from components.runtime_settings import TrainingRuntimeSettings
-from components.validation import load_settings, load_stack_file, validate
+from components.checks.validation import load_settings, load_stack_file, validate
+from components.model.render import render_stack
+from components.model.runtime import render_runtime
+from components.settings import secrets
+from components.settings.errors import SettingsError
+from components.settings.runtime import TrainingRuntimeSettings
 from tests.helpers import ROOT, run_with_mocks, stack_raw
 
 TR = "kueue-cohorts:trainingRuntime"
@@ -338,7 +338,7 @@ def test_load_stack_file_reports_a_secure_value_as_a_secret_naming_its_key(tmp_p
 
 
 def test_the_validation_cli_reports_the_secret_naming_its_key(tmp_path, capsys, monkeypatch):
-    from components import validation
+    from components.checks import validation
 
     monkeypatch.setattr(validation, "ROOT", tmp_path)
     _stack_file_with_secret(tmp_path)

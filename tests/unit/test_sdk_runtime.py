@@ -1,4 +1,5 @@
-"""components.sdk_runtime (issue 15 item 3): the end of a program waits for its Output tasks in time linear in their
+"""components.stack.sdk_runtime (issue 15 item 3): the end of a program waits for its Output tasks in time linear in
+their
 number, with the SDK's own outcome; and the SDK function it replaces is still the one it was reviewed against."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 from pulumi.runtime import stack as sdk_stack
 from pulumi.runtime.settings import SETTINGS, _get_rpc_manager
 
-from components import sdk_runtime
+from components.stack import sdk_runtime
 
 ROOT = Path(__file__).resolve().parents[2]
 #: SHA-256 of ``inspect.getsource(pulumi.runtime.stack.wait_for_rpcs)`` in pulumi 3.259.0.
@@ -24,7 +25,7 @@ REVIEWED = "c92289a2f839f5221a4068c262a706a05ce2af506b5484545ac5d371b6211e48"
 
 
 def test_the_replaced_sdk_function_is_the_reviewed_one():
-    """A new SDK version changes this hash: review components/sdk_runtime.py against its wait_for_rpcs (and that
+    """A new SDK version changes this hash: review components/stack/sdk_runtime.py against its wait_for_rpcs (and that
     run_pulumi_func still looks the name up when the program returns), then pin the new hash."""
     source = inspect.getsource(sdk_runtime.SDK_WAIT_FOR_RPCS)
     assert hashlib.sha256(source.encode()).hexdigest() == REVIEWED

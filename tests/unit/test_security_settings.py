@@ -1,5 +1,5 @@
 """Issue 28 findings 3 and 4: namespaces we did not create, and subjects that mean everyone, are refused at their
-keys with the fix (components/security_rules.py and the rule book's protected-namespaces, run by the settings
+keys with the fix (components/checks/security_rules.py and the rule book's protected-namespaces, run by the settings
 check)."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from components.pack_config import pack_config
-from components.security_rules import means_everyone
-from components.validation import validate
+from components.checks.security_rules import means_everyone
+from components.checks.validation import validate
+from components.model.pack_config import pack_config
 from policy.rules.book import run as run_rule_book
 from policy.rules.system_namespaces import ADD_ON_NAMESPACES, always_protected, protected_namespaces
 from tests.helpers import stack_raw

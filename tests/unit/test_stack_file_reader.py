@@ -1,4 +1,5 @@
-"""One reader of stack files everywhere (components/stackfile.py), as strict as the engine, and a JSON Schema that
+"""One reader of stack files everywhere (components/settings/stackfile.py), as strict as the engine, and a JSON Schema
+that
 accepts exactly the quantities the program accepts."""
 from __future__ import annotations
 
@@ -16,10 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kubernetes.utils import parse_quantity as parse_quantity_loosely
 
-from components import stackfile
-from components.errors import SettingsError
-from components.settings import parse_settings, raw_from_stack_file
-from components.validation import load_stack_file
+from components.checks.validation import load_stack_file
+from components.settings import parse_settings, raw_from_stack_file, stackfile
+from components.settings.errors import SettingsError
 from policy.rules.quantities import parse as parse_quantity
 
 REPO = Path(__file__).resolve().parents[2]

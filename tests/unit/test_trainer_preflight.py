@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolchain
-from components.preflight import (
+from components.stack.preflight import (
     TRAINER_FINDING,
     TRAINJOB_CRD,
     PreflightError,

@@ -11,12 +11,14 @@ import yaml
 from pydantic import ValidationError
 
 import toolchain
-from components import runtime_manifests, runtime_settings, training
-from components.checkpoint import CheckpointVolume, CheckpointVolumeArgs
-from components.errors import SettingsError
-from components.render import checkpoint, training_runtime
+from components.checks.validation import load_settings
+from components.model import runtime as runtime_manifests
+from components.model.render import checkpoint, training_runtime
+from components.resources import training
+from components.resources.checkpoint import CheckpointVolume, CheckpointVolumeArgs
 from components.settings import CheckpointSettings
-from components.validation import load_settings
+from components.settings import runtime as runtime_settings
+from components.settings.errors import SettingsError
 from tests.helpers import run_with_mocks, stack_raw
 from toolchain import versions
 
@@ -84,7 +86,7 @@ def test_settings_are_frozen():
         s.num_nodes = 3
 
 
-# --- quota and grace refusals: the rule book on the rendered dev stack (components.validation) -------------------
+# --- quota and grace refusals: the rule book on the rendered dev stack (components.checks.validation) -----------------
 
 
 def _runtime_problems(runtime: dict) -> list:

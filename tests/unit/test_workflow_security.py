@@ -173,7 +173,7 @@ def test_deploy_runs_only_for_main_including_dispatch():
         assert not any(re.search(r"(^|[;&|\s])pulumi\s+(up|destroy|refresh)", r) for r in runs), name
 
 
-DEPLOYED_INPUTS = ["stacks/Pulumi.prod.yaml", "components/settings.py", "policy/rules/book.py", "__main__.py",
+DEPLOYED_INPUTS = ["stacks/Pulumi.prod.yaml", "components/settings/root.py", "policy/rules/book.py", "__main__.py",
                    "deploy/engine.py", "toolchain/versions.toml", "toolchain/archives.py", "Makefile", "Pulumi.yaml",
                    "requirements.txt", "requirements-dev.txt", "requirements-trainer.txt", "requirements.lock",
                    "requirements-trainer.lock"]
