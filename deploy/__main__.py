@@ -154,7 +154,7 @@ def check_locks(args: argparse.Namespace, backend_url: str) -> None:
     if all(lock.holder is locks.Holder.GONE for lock in held):
         lines.append(f"deploy: that run was interrupted. Fix: `python -m deploy cancel --stack {args.stack}` "
                      f"clears the lock, then run `python -m deploy {args.command} --stack {args.stack}` again "
-                     "(README, \"After an interrupted run\")")
+                     "(docs/operations.md, \"After an interrupted run\")")
     elif any(lock.holder is locks.Holder.LIVE for lock in held):
         lines.append("deploy: another run of this stack is in progress: wait for it to end")
     else:

@@ -122,7 +122,7 @@ NEXT_STEPS = """next steps:
      (kueue-cohorts validate --stack {name} checks it after every edit, without the engine);
   2. a real cluster: cluster.mode kubeconfig and cluster.context; the stack is protected (team backend, own
      passphrase, policy pack). A lab cluster with a local backend: `kueue-cohorts:protected: false`
-     (README, "Your own cluster");
+     (docs/operations.md, "Your own cluster");
   3. kueue-cohorts preview --stack {name}, then kueue-cohorts up --stack {name};
   4. commit {path} (with the encryptionsalt the first run wrote) and regenerate its pack config:
      kueue-cohorts validate --stack {name} --pack-config --write"""

@@ -60,7 +60,7 @@ class AdmissionSettings(Model):
     book, so that a kubectl, Helm or GitOps change that breaks a rule is refused inside the cluster too.
 
     validation_actions: the bindings' validationActions: `[Deny]` (default) refuses; `[Warn, Audit]` lets the
-    request through with a warning and an audit annotation (a first rollout; README "In-cluster guardrails").
+    request through with a warning and an audit annotation (a first rollout; docs/guardrails.md).
     Deny and Warn never together. identities: who may change the tenant label (StackIdentities).
     """
 

@@ -31,8 +31,8 @@ class PreviewIdentityCreate(str, Enum):
 
 
 class PreviewIdentitySettings(Model):
-    """`kueue-cohorts:previewIdentity`: the read-only identity the pull-request live preview runs as (README
-    "Pull-request previews"). The stack grants it get, list and watch on exactly the kinds it manages: cluster-scoped
+    """`kueue-cohorts:previewIdentity`: the read-only identity the pull-request live preview runs as
+    (docs/previews.md). The stack grants it get, list and watch on exactly the kinds it manages: cluster-scoped
     kinds through a ClusterRole, namespaced kinds through a Role in each namespace the stack writes to, never a
     Secret, and nothing else."""
 

@@ -1,4 +1,5 @@
-"""Each setting is documented once (its field docstring): the README table and the JSON Schema are generated."""
+"""Each setting is documented once (its field docstring): the table of docs/configuration.md and the JSON Schema are
+generated."""
 from __future__ import annotations
 
 import inspect
@@ -27,7 +28,7 @@ def test_every_setting_has_its_own_description():
     assert undocumented == []
 
 
-def test_the_readme_table_and_the_json_schema_are_the_generated_ones():
+def test_the_configuration_table_and_the_json_schema_are_the_generated_ones():
     assert docs.main(["--check"]) == 0, "run: python -m components.checks.docs --write"
 
 
@@ -39,10 +40,11 @@ def test_every_key_path_of_the_schema_is_a_row_of_the_table():
     assert all(f"| `{key}` |" in table for key in keys)
 
 
-def test_a_changed_description_makes_the_readme_stale(monkeypatch):
+def test_a_changed_description_makes_the_configuration_page_stale(monkeypatch):
     field = settings.ClusterSettings.model_fields["mode"]
     monkeypatch.setattr(field, "description", "something else")
-    assert docs.readme_with_reference(docs.README.read_text()) != docs.README.read_text()
+    assert docs.page_with_reference(docs.CONFIGURATION.read_text()) != docs.CONFIGURATION.read_text()
+    assert docs.main(["--check"]) == 1
 
 
 @pytest.mark.parametrize("stack", sorted(p.name for p in STACKS.glob("Pulumi.*.yaml")))

@@ -1,4 +1,4 @@
-"""One direction of imports, package by package: the tree is the layer map (README, Architecture).
+"""One direction of imports, package by package: the tree is the layer map (docs/architecture.md).
 
 rule book (policy.rules) -> components.settings -> components.model -> components.checks -> components.resources ->
 components.stack; the tools (deploy, sandbox, cohorts, prsummary, benchmarks, kueue_cohorts) sit beside the stack and
