@@ -7,7 +7,8 @@ Each setting's meaning, unit and default is written once, as the docstring of it
 - `schema/stack-config.schema.json`, a JSON Schema of `stacks/Pulumi.<stack>.yaml` for editors (the YAML language
   server: `# yaml-language-server: $schema=../schema/stack-config.schema.json`).
 
-`python -m components.checks.docs --write` rewrites both; `python -m components.checks.docs --check` exits 1 when either is stale,
+`python -m components.checks.docs --write` rewrites both; `python -m components.checks.docs --check` exits 1 when
+either is stale,
 or when a relative link or `#anchor` of the documentation (README.md, docs/*.md, the packages' own pages) does not
 resolve (the tests run the same checks).
 
