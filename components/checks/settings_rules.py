@@ -416,11 +416,11 @@ def check_unique_names(settings: Settings) -> list[Problem]:
     if sp is not None:
         for i, tenant in enumerate(sp.tenants):
             base = (SP, "tenants", i)
-            queues.append((tenant.cluster_queue or f"{tenant.name}-cq",
+            queues.append((tenant.cluster_queue_name,
                            base + ("clusterQueue",) if tenant.cluster_queue else base + ("name",)))
             tenants.append(((sp.namespace_label, tenant.name), base + ("name",)))
             namespaces += [(ns, base + ("namespaces", j) if tenant.namespaces else base + ("name",))
-                           for j, ns in enumerate(tenant.namespaces or [tenant.name])]
+                           for j, ns in enumerate(tenant.namespace_names)]
         priorities += [(pc.name, (SP, "priorityClasses", i, "name")) for i, pc in enumerate(sp.priority_classes)]
     problems = []
     for what, items, fix in (
@@ -469,7 +469,7 @@ def _tenant_namespaces(settings: Settings) -> list[str]:
         found += list(it.inference.namespaces) + list(it.training.namespaces)
     if sp is not None:
         for tenant in sp.tenants:
-            found += list(tenant.namespaces or [tenant.name])
+            found += list(tenant.namespace_names)
     return found
 
 

@@ -295,7 +295,7 @@ def _shared_pool(settings: Settings, owner: Optional[str]) -> RenderedLayout:
     quota_keys: dict[str, dict[str, Any]] = {}
     for index, tenant in enumerate(layout.tenants):
         base: KeyPath = (top, "tenants", index)
-        cq = tenant.cluster_queue or f"{tenant.name}-cq"
+        cq = tenant.cluster_queue_name
         queue_keys.setdefault(cq, base + ("clusterQueue",) if tenant.cluster_queue else base + ("name",))
         quota_keys.setdefault(cq, {
             "resourceGroups": base + (("flavors",) if tenant.flavors else ("floor",)),
@@ -305,10 +305,10 @@ def _shared_pool(settings: Settings, owner: Optional[str]) -> RenderedLayout:
             "preemption": (top, "preemption"),
             "flavorFungibility": base + ("flavorFungibility",) if tenant.flavor_fungibility
             else (top, "flavorFungibility")})
-        for ns_index, ns in enumerate(tenant.namespaces or [tenant.name]):
+        for ns_index, ns in enumerate(tenant.namespace_names):
             ns_key = base + ("namespaces", ns_index) if tenant.namespaces else base + ("name",)
             namespace_keys.setdefault(ns, ns_key)
-            lq = tenant.local_queue or f"{tenant.name}-lq"
+            lq = tenant.local_queue_name
             lq_key = base + ("localQueue",) if tenant.local_queue else base + ("name",)
             local_queue_keys.setdefault(f"{ns}/{lq}", lq_key)
     priority_keys = {pc.name: (top, "priorityClasses", i) for i, pc in enumerate(layout.priority_classes)}
