@@ -39,12 +39,12 @@ def tenant_overrides(draw):
 @given(tenant_overrides())
 def test_every_layer_names_a_tenant_as_its_settings_do(overrides):
     raw = copy.deepcopy(BASE)
-    for tenant, extra in zip(raw["sharedPool"]["tenants"], overrides):
+    for tenant, extra in zip(raw["sharedPool"]["tenants"], overrides, strict=True):
         tenant.update({k: v for k, v in extra.items() if v is not None})
     settings_ = load_settings(raw)
     assert settings_.shared_pool is not None
     tenants = settings_.shared_pool.tenants
-    for tenant, extra in zip(tenants, overrides):
+    for tenant, extra in zip(tenants, overrides, strict=True):
         assert tenant.cluster_queue_name == (extra["clusterQueue"] or f"{tenant.name}-cq")
         assert tenant.local_queue_name == (extra["localQueue"] or f"{tenant.name}-lq")
         assert tenant.namespace_names == (extra["namespaces"] or [tenant.name])
