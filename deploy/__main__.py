@@ -12,7 +12,8 @@ a lock of the file backend is reported, with ``cancel`` to clear it when its pro
 pass: the policy pack runs during the update (each resource policy before its resource is created, the stack policies
 at the end), and nothing reaches the engine that the program's settings check has not judged first, because the
 program judges exactly the objects it registers (components.model.assembly, the one assembler;
-tests/unit/test_registered_is_rendered.py) with the same rule book as the pack (tests/policy/test_rule_book_parity.py),
+tests/unit/components/model/test_registered_is_rendered.py) with the same rule book as the pack
+(tests/policy/test_rule_book_parity.py),
 and deploy runs that check on the stack file before the engine starts. ``--preview-first`` adds the earlier separate
 preview with the pack (docs/performance.md, "up in one pass": the measurement and the reasoning).
 
