@@ -22,7 +22,7 @@ from components.model.runtime import MANAGED_BY, configmap_name, render_runtime,
 from components.model.services import inference_service_manifest, surge_nominal
 from components.settings import CheckpointSettings, KueueSettings, NamespacePolicy, Settings
 from components.settings.runtime import TrainingRuntimeSettings
-from policy.rules.paths import format_path
+from policy.rules.paths import format_path, parse_path
 
 KeyPath = tuple[Any, ...]
 """A config key path without the project prefix: ("inferenceTraining", "inference", "borrowingLimit", "cpu")."""
@@ -362,7 +362,8 @@ def training_runtime(runtime: TrainingRuntimeSettings, namespace: str, claim_nam
     }
     for kind, values in (("requests", runtime.requests), ("limits", runtime.resolved_limits)):
         for resource in values:
-            fields[format_path([*_split(pod), "containers", 0, "resources", kind, resource])] = top + (kind, resource)
+            field = format_path([*parse_path(pod), "containers", 0, "resources", kind, resource])
+            fields[field] = top + (kind, resource)
     config_map = {"apiVersion": "v1", "kind": "ConfigMap",
                   "metadata": {"name": configmap_name(runtime), "namespace": namespace, "labels": dict(MANAGED_BY)},
                   "data": trainer_sources()}
@@ -375,18 +376,6 @@ def _training_runtime(settings: Settings) -> tuple[tuple[Rendered, Rendered], ..
         return ()
     return tuple(training_runtime(runtime, namespace, layout.training.checkpoint.claim_name)
                  for namespace in layout.training.namespaces)
-
-
-def _split(path: str) -> list[Any]:
-    parts: list[Any] = []
-    for piece in path.split("."):
-        name, _, rest = piece.partition("[")
-        parts.append(name)
-        while rest:
-            index, _, rest = rest.partition("]")
-            parts.append(int(index))
-            rest = rest.lstrip("[")
-    return parts
 
 
 def manager_config_map(settings: Settings) -> dict[str, Any]:
