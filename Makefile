@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 # Every install is hash-checked (pip --require-hashes): requirements.lock locks requirements.txt +
 # requirements-dev.txt with every dependency (pip-compile --generate-hashes, `make lock`); requirements-trainer.lock
-# the trainer's --no-deps wheels (toolchain/pins.py). tests/unit/test_requirement_locks.py checks locks and pins agree.
+# the trainer's --no-deps wheels (toolchain/pins.py). tests/unit/toolchain/test_requirement_locks.py checks locks and pins agree.
 # The one command (kueue_cohorts/cli.py); `pip install -e .` also puts it on the PATH as `kueue-cohorts`.
 KC := $(PY) -m kueue_cohorts
 VENV_STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha1sum | cut -c1-12)

@@ -29,8 +29,8 @@ from kubernetes import config as kconfig
 
 from benchmarks import add_write_flag, json_object, save, summary
 from benchmarks.sandbox import SLICE, _percentile, apply_dev_stack, machine, scratch_dirs
-from components.runtime_manifests import render_trainjob
-from components.validation import load_stack_file
+from components.checks.validation import load_stack_file
+from components.model.runtime import render_trainjob
 from deploy import engine
 from sandbox.cluster import Sandbox, stack_file
 from sandbox.paths import SandboxPaths

@@ -22,7 +22,7 @@ from cohorts.render import as_json, table
 from cohorts.target import Target, TargetError, load_stack, stack_file, target_of
 from cohorts.verify import LEAK_GRACE, ClusterObjects, Difference, verify
 from cohorts.view import build_view
-from components.plans import stack_plans
+from components.model.plans import stack_plans
 from components.settings import Settings
 
 

@@ -16,10 +16,10 @@ from kubernetes import client as k8s
 from kubernetes import config as kconfig
 from kubernetes.config.config_exception import ConfigException
 
-from components.errors import SettingsError
+from components.checks.validation import load_settings
 from components.settings import ClusterMode, Settings, raw_from_stack_file
-from components.stackfile import StackFileError
-from components.validation import load_settings
+from components.settings.errors import SettingsError
+from components.settings.stackfile import StackFileError
 from sandbox.paths import kubeconfig_path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -30,11 +30,10 @@ from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError, Resour
 from kubernetes.dynamic.resource import Resource
 
 from cohorts.expected import expected_objects, judged_objects
-from components import quantity
-from components.admission_manifests import layout_scopes
-from components.kueue import ROLE_LABEL
-from components.pack_config import pack_config
-from components.settings import Settings
+from components.model.admission import layout_scopes
+from components.model.kueue import ROLE_LABEL
+from components.model.pack_config import pack_config
+from components.settings import Settings, quantity
 from policy.rules.admission import (
     MANAGER_CONFIG_MAP,
     Identities,

@@ -24,8 +24,8 @@ from decimal import Decimal
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from cohorts.live import Snapshot
-from components import quantity
-from components.kueue import ROLE_LABEL
+from components.model.kueue import ROLE_LABEL
+from components.settings import quantity
 
 #: Kueue's HumanReadablePreemptionReasons (pkg/scheduler/preemption/preemption.go, v0.19.2), inverted.
 PREEMPTION_REASONS = {

@@ -27,9 +27,9 @@ import yaml
 from pulumi import automation as auto
 
 import toolchain
-from components.errors import SettingsError
-from components.pack_config import render as render_pack_config
-from components.validation import load_stack_file
+from components.checks.validation import load_stack_file
+from components.model.pack_config import render as render_pack_config
+from components.settings.errors import SettingsError
 from deploy import settings
 from deploy.backend_url import file_backend_dir, is_diy, redact
 from toolchain.paths import repo_root
@@ -170,7 +170,8 @@ def run_kwargs(stack: auto.Stack, *, policy: bool = True, on_output: Callable[[s
 
 
 def generated_pack_config(stack_file: Path) -> Path | None:
-    """Write the policy pack config of ``stack_file`` (``components.pack_config.render`` of its validated settings:
+    """Write the policy pack config of ``stack_file`` (``components.model.pack_config.render`` of its validated
+    settings:
     capacity, roles, priority classes) into this process's private temporary directory; return its path.
 
     One source of truth: ``policy/config/<stack>.json`` in the repository is the same text for users who run

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import toolchain
-from components.stackfile import StackFileError
+from components.settings.stackfile import StackFileError
 from kueue_cohorts.pipes import run_main
 from prsummary import document, gitbase, guarantees, quotas, stackfile
 from prsummary.events import PreviewReport

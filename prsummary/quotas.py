@@ -1,7 +1,7 @@
 """Quota snapshots of a stack and their before/after comparison, from the pure cohort plans (never the cluster).
 
 A snapshot lists, per cohort, every ClusterQueue (and the Cohort object, if any) with nominalQuota,
-borrowingLimit and lendingLimit per covered resource, exactly as `components.plans` would write them into
+borrowingLimit and lendingLimit per covered resource, exactly as `components.model.plans` would write them into
 kueue.x-k8s.io/v1beta2 `spec.resourceGroups[].flavors[].resources[]`. A queue with one flavor keys its rows by
 resource (`nvidia.com/gpu`); one with several ResourceFlavors by resource and flavor (`nvidia.com/gpu [h100]`), in
 the declared flavor order, so the tables and the diagram show every flavor.
@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from components import quantity
-from components.kueue import ClusterQueueSpec, CohortSpec, ResourceGroup
-from components.plans import stack_plans
-from components.settings import Settings
+from components.model.kueue import ClusterQueueSpec, CohortSpec, ResourceGroup
+from components.model.plans import stack_plans
+from components.settings import Settings, quantity
 
 FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")
 """The quota fields of a Kueue ResourceQuota, in table order (Kueue's JSON names)."""

@@ -31,8 +31,8 @@ from kubernetes import config as kconfig
 from kubernetes.client import ApiClient, ApiException
 
 import toolchain
+from components.checks.validation import load_stack_file
 from components.settings import Settings
-from components.validation import load_stack_file
 from sandbox import certs as certs_mod
 from sandbox import controlplane, files, jobcontrollers, kserve, kubeconfig, kueue, kwok, process
 from sandbox.apply import (

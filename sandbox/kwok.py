@@ -41,7 +41,7 @@ STAGE_FILES = (
     "kustomize/stage/volume/fast/pvc-delete.yaml",
     "kustomize/stage/volume/fast/pv-delete.yaml",
 )
-#: The pod annotation naming the exit code of a graceful stop (components/runtime_manifests.py puts it on the trainer).
+#: The pod annotation naming the exit code of a graceful stop (components/model/runtime.py puts it on the trainer).
 STOP_EXIT_CODE_ANNOTATION = "kueue-cohorts/preempted-exit-code"
 _DECLARES = f'.metadata.annotations["{STOP_EXIT_CODE_ANNOTATION}"]'
 #: The kubelet's graceful stop of a deleted Pod that declares its exit code: phase Failed, every container

@@ -11,7 +11,7 @@ family: `llamafactory:<config.yaml>`, `training-hub:<algorithm>`, `mini-trainer:
 | KUEUE_COHORTS_RUN_NAME | --run-name | the TrainJob name (the pod's `jobset.sigs.k8s.io/jobset-name` label via the \
 downward API; required) |
 | KUEUE_COHORTS_SAVE_STEPS | --save-steps | if set, overrides the recipe: save_strategy "steps" every N optimizer \
-steps (components.planning.save_steps) |
+steps (components.settings.checkpoint_timing.save_steps) |
 | PET_NNODES, PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT | | set by the Trainer's torch plugin; with more than \
 one node they become torch.distributed's WORLD_SIZE, RANK, MASTER_ADDR, MASTER_PORT (`distributed_env`) |
 
@@ -22,7 +22,7 @@ PREEMPTED_EXIT_CODE (75, sysexits EX_TEMPFAIL: try again later) when it stopped 
 (or before training started); 2 for a configuration error; anything the recipe raises propagates (exit 1). Never 0
 after a stop: the kubelet makes a deleted pod whose containers all exited 0 Succeeded (Kubernetes v1.36.3
 pkg/kubelet/kubelet_pods.go getPhase), and the Job would count an evicted or drained run as complete; the runtime's
-podFailurePolicy ignores 75, so such a stop is not a failure either (components/runtime_manifests.py).
+podFailurePolicy ignores 75, so such a stop is not a failure either (components/model/runtime.py).
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Three callers judge with these same rules:
 - the policy pack (`catalog.py` wraps each rule for the CrossGuard SDK; `policy/__main__.py` serves them);
-- the program's settings check (`components/validation.py` renders the stack's objects and calls `run`), before
+- the program's settings check (`components/checks/validation.py` renders the stack's objects and calls `run`), before
   any resource is registered;
 - the cluster's ValidatingAdmissionPolicies, generated from the `cel` module next to the rules they mirror.
 

@@ -336,7 +336,7 @@ def _undecidable(flavor: _Flavor, unknown: Sequence[NodePool], slots: Mapping[st
             f"config gives {_pools_text(unknown)} ({', '.join(p.where for p in unknown)}) without node labels, so "
             f"whether its {_held(slots, unknown)} in nominalQuota has nodes cannot be decided")
     fix = (f"describe the nodes in the {CAPACITY_POLICY} config nodePools with their labels (python -m "
-           "components.validation --stack NAME --pack-config --write generates them from the stack file)")
+           "components.checks.validation --stack NAME --pack-config --write generates them from the stack file)")
     if flavor.obj is not None:
         return violation(flavor.obj, CAPACITY_POLICY, "spec.nodeLabels", dict(flavor.labels), rule, fix)
     owner, entry = _largest(slots.values())

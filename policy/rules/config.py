@@ -22,7 +22,7 @@ CLUSTER_QUEUE_ROLES: dict[str, Any] = {
     "type": "object",
     "additionalProperties": {"type": "string", "enum": ["inference", "training", "tenant"]},
     "default": {},
-    "description": "ClusterQueue name -> role, generated from the stack file (python -m components.validation "
+    "description": "ClusterQueue name -> role, generated from the stack file (python -m kueue_cohorts.validate "
                    "--stack NAME --pack-config --write).",
 }
 INFERENCE_PRIORITY_CLASSES: dict[str, Any] = {

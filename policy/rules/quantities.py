@@ -1,7 +1,7 @@
 """Kubernetes quantities for the policy pack: `kubernetes.utils.parse_quantity` plus a readable print form.
 
 Upstream grammar: k8s.io/apimachinery/pkg/api/resource (Quantity). The pack does not import the program's
-`components/quantity.py` on purpose (it must stand alone); both parse with the same library function.
+`components/settings/quantity.py` on purpose (it must stand alone); both parse with the same library function.
 """
 from __future__ import annotations
 

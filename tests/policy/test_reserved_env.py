@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.render import render_stack
-from components.runtime_settings import RESERVED_ENV as SETTINGS_RESERVED
-from components.validation import load_settings
+from components.checks.validation import load_settings
+from components.model.render import render_stack
+from components.settings.runtime import RESERVED_ENV as SETTINGS_RESERVED
 from policy.rules.reserved_env import RESERVED_ENV, check_trainjob_reserved_env, is_reserved
 from tests.helpers import stack_raw
 from tests.policy.fixtures import UNKNOWN, stack
