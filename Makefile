@@ -105,7 +105,7 @@ pr-summary: venv
 	$(PY) -m toolchain ensure pulumi pulumi-resource-kubernetes >&2
 	$(KC) pr-summary --stack $(STACK) --base $(BASE) $(if $(OUT),--out $(OUT))
 
-# ruff over the repository, mypy (strict on components/ and policy/).
+# ruff over the repository, strict mypy on every package ($(LINTED)).
 lint: venv
 	$(PY) -m ruff check .
 	$(PY) -m mypy $(LINTED)
