@@ -48,7 +48,7 @@ from components.runtime_settings import (
     TrainingRuntimeSettings,
     WholeNumber,
 )
-from policy.rules import durations, selectors
+from policy.rules.vocabulary import durations, selectors
 
 PROJECT = "kueue-cohorts"
 
@@ -376,7 +376,8 @@ class RolloutSettings(Model):
     max_surge: IntOrPercent
     """RollingUpdate maxSurge: pods created above the replicas during an update (an int, or a percentage of the
     replicas rounded up). Inference never borrows, so (maxReplicas + surge) x the per-replica requests must fit the
-    inference nominalQuota (rule inference-rollout-fits-nominal): reserve that headroom, or set 0."""
+    inference nominalQuota (the rule book's policy/rules/inference_rollout_fits_nominal.py): reserve that headroom, or
+    set 0."""
     max_unavailable: Optional[Annotated[IntOrPercent, BeforeValidator(_at_most_all)]] = None
     """RollingUpdate maxUnavailable: replicas that may be down during an update (an int, or a percentage rounded down,
     at most 100%). Omitted: Kubernetes' 25%. Cannot be 0 when maxSurge is 0."""
@@ -613,7 +614,7 @@ def _go_duration(text: str) -> str:
 
 GoDuration = Annotated[str, AfterValidator(_go_duration)]
 """A Go duration such as "10m", "1h30m", "90s" or ".5m" (metav1.Duration), parsed exactly like Go's
-time.ParseDuration (the rule book's `policy.rules.durations`), within Go's range."""
+time.ParseDuration (the rule book's `policy.rules.vocabulary.durations`), within Go's range."""
 
 
 def _label_key(text: str) -> str:
@@ -811,7 +812,7 @@ class AddOnNamespaceAllowance(Model):
     """An entry of `allowedAddOnNamespaces`: a cluster add-on namespace this stack uses as a tenant namespace."""
 
     name: DnsLabel
-    """The add-on namespace (one of policy/rules/system_namespaces.py ADD_ON_NAMESPACES, e.g. kubeflow)."""
+    """The add-on namespace (one of policy/rules/vocabulary/system_namespaces.py ADD_ON_NAMESPACES, e.g. kubeflow)."""
     reason: str = Field(min_length=1)
     """Why its pods may come under Kueue (printed by reviews; not empty)."""
 

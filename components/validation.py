@@ -32,8 +32,8 @@ from components.render import KeyPath, Rendered, RenderedStack, render
 from components.settings import PROJECT, Settings, config_key, parse_settings, raw_from_stack_file
 from components.stackfile import StackFileError
 from policy.rules.book import run as run_rule_book
-from policy.rules.objects import KubeObject, from_resource
-from policy.rules.values import MISSING, Violation
+from policy.rules.vocabulary.objects import KubeObject, from_resource
+from policy.rules.vocabulary.values import MISSING, Violation
 
 ROOT = Path(__file__).resolve().parents[1]
 _FIELD_NAME = re.compile(r"^[a-z][A-Za-z0-9]*$")

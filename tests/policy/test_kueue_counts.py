@@ -14,10 +14,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policy.rules import kueue_counts
 from policy.rules.book import run
-from policy.rules.coverage import check_cluster_queue_covers_pod_resources
-from policy.rules.manager_config import check_kueue_manager_config
+from policy.rules.cluster_queue_covers_pod_resources import check_cluster_queue_covers_pod_resources
+from policy.rules.kueue_manager_config import check_kueue_manager_config
+from policy.rules.vocabulary import kueue_counts
 from tests.policy.fixtures import UNKNOWN, compliant, kube, stack
 from tests.policy.harness import evaluate
 from tests.policy.harness import pack_config as harness_config

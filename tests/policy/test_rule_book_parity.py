@@ -25,7 +25,7 @@ from components.settings import parse_settings
 from components.validation import validate
 from policy.rules.book import RULES, run
 from policy.rules.catalog import PACK_NAME, build_policies
-from policy.rules.objects import from_resource
+from policy.rules.vocabulary.objects import from_resource
 from tests.helpers import stack_raw
 
 STACKS = ("dev", "staging", "prod", "mixed")

@@ -41,8 +41,8 @@ from components.validation import load_settings
 from policy.rules import book
 from policy.rules.catalog import build_policies
 from policy.rules.config import SCHEMAS
-from policy.rules.objects import KubeObject, from_resource
-from policy.rules.values import format_path
+from policy.rules.vocabulary.objects import KubeObject, from_resource
+from policy.rules.vocabulary.values import format_path
 from tests.helpers import STACKS
 from tests.policy import fixtures
 from tests.policy.harness import REPO

@@ -14,7 +14,7 @@ from components.pack_config import pack_config
 from components.render import render_stack
 from components.settings import parse_settings
 from components.validation import as_objects, key_of, validate
-from policy.rules.resources import check_quantities
+from policy.rules.quantities import check_quantities
 from tests.helpers import stack_raw
 
 IT = "kueue-cohorts:inferenceTraining"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import toolchain
 from components.settings import KUEUE_FRAMEWORKS
-from policy.rules import kueue_counts
+from policy.rules.vocabulary import kueue_counts
 
 
 def _kueue() -> Path:

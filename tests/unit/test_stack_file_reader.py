@@ -20,7 +20,7 @@ from components import stackfile
 from components.errors import SettingsError
 from components.settings import parse_settings, raw_from_stack_file
 from components.validation import load_stack_file
-from policy.rules.quantities import parse as parse_quantity
+from policy.rules.vocabulary.quantity import parse as parse_quantity
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "schema" / "stack-config.schema.json").read_text())
