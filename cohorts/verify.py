@@ -42,7 +42,7 @@ from policy.rules.admission import (
 )
 from policy.rules.book import run as run_book
 from policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY, NODE_POOLS
-from policy.rules.vocabulary.kueue_configuration import MANAGER_CONFIG_MAP
+from policy.rules.vocabulary.kueue_counts import MANAGER_CONFIG_MAP
 from policy.rules.vocabulary.values import MISSING, Violation
 
 QUANTITY_KEYS = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit"})

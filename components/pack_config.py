@@ -76,10 +76,15 @@ def facts(settings: Settings) -> list[tuple[Option[Any], Any]]:
     return found
 
 
-UNSTATED: tuple[Option[Any], ...] = (MIN_TERMINATION_GRACE_PERIOD_SECONDS, EXEMPT_RUNTIMES, FLAVOR_NODE_LABELS,
-                                     LEGACY_CAPACITY, LEGACY_FLAVOR_CAPACITY, PRIORITY_CLASSES)
+STATED: tuple[Option[Any], ...] = (
+    NODE_POOLS, INFERENCE_CLUSTER_QUEUES, CLUSTER_QUEUE_ROLES, INFERENCE_PRIORITY_CLASSES, TRAINING_PRIORITY_CLASSES,
+    EXTRA_PROTECTED_NAMESPACES, ALLOWED_ADD_ON_NAMESPACES, EXCLUDE_RESOURCE_PREFIXES, KUEUE_NAMESPACE)
+"""The pack options a stack file can state (`facts` returns some of them, by what the stack sets)."""
+UNSTATED: tuple[Option[Any], ...] = (
+    MIN_TERMINATION_GRACE_PERIOD_SECONDS, EXEMPT_RUNTIMES, FLAVOR_NODE_LABELS, LEGACY_CAPACITY, LEGACY_FLAVOR_CAPACITY,
+    PRIORITY_CLASSES)
 """The pack options a stack file has no setting for: a generated config leaves them at their defaults (a test
-holds every declared option to be either a fact of some stack or listed here)."""
+holds every declared option to be in exactly one of STATED and UNSTATED)."""
 
 
 def pack_config(settings: Settings) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from components.runtime_manifests import MANAGED_BY, configmap_name, render_runt
 from components.runtime_settings import TrainingRuntimeSettings
 from components.service_manifests import inference_service_manifest, surge_nominal
 from components.settings import CheckpointSettings, KueueSettings, NamespacePolicy, Settings
-from policy.rules.vocabulary.kueue_configuration import MANAGER_CONFIG_MAP
+from policy.rules.vocabulary.kueue_counts import MANAGER_CONFIG_MAP
 from policy.rules.vocabulary.paths import format_path
 
 KeyPath = tuple[Any, ...]

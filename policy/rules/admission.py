@@ -53,7 +53,7 @@ from .inference_rollout_fits_nominal import (
 )
 from .inference_rollout_fits_nominal import judge as judge_lifecycle
 from .namespace_selector import check_namespace_selector
-from .vocabulary.kueue_configuration import MANAGER_CONFIG_MAP
+from .vocabulary.kueue_counts import MANAGER_CONFIG_MAP
 from .vocabulary.objects import INFERENCE_ROLE, QUEUE_NAME_LABEL, ROLE_LABEL, TRAINING_ROLE, KubeObject, violation
 from .vocabulary.quantity import is_binary, parse, show
 from .vocabulary.values import MISSING, Violation, format_path, get

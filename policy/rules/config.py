@@ -8,7 +8,10 @@ an option several policies declare (the ClusterQueue roles, the priority classes
 """
 from __future__ import annotations
 
-from typing import Any
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Optional
 
 from .book import RULES
 from .vocabulary.declaration import Option
@@ -18,6 +21,8 @@ SCHEMAS: dict[str, dict[str, dict[str, Any]]] = {rule.name: rule.schema() for ru
 
 START, END = "<!-- pack-options:start -->", "<!-- pack-options:end -->"
 """The markers around the generated options table in policy/README.md."""
+README = Path(__file__).resolve().parents[1] / "README.md"
+"""policy/README.md."""
 
 
 def options() -> list[tuple[Option[Any], list[str]]]:
@@ -57,3 +62,26 @@ def readme_with_options(text: str) -> str:
     if not start or not end:
         raise ValueError(f"policy/README.md has no {START} ... {END} block")
     return before + options_table() + after
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """`python -m policy.rules.config --write | --check`: rewrite policy/README.md's options table from the
+    declarations, or exit 1 when it is stale (the tests run the same comparison). Exit 0 up to date (or written),
+    2 usage."""
+    parser = argparse.ArgumentParser(prog="python -m policy.rules.config", description=__doc__.splitlines()[0])
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true", help="rewrite the options table of policy/README.md")
+    mode.add_argument("--check", action="store_true", help="exit 1 when it is stale")
+    args = parser.parse_args(argv)
+    text = readme_with_options(README.read_text())
+    if args.write:
+        README.write_text(text)
+        return 0
+    if README.read_text() != text:
+        print("stale: policy/README.md; run python -m policy.rules.config --write", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -142,7 +142,6 @@ def check_workload_priority_class(objects: Iterable[KubeObject], inference_names
     return found
 
 
-
 def _check(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> list[Violation]:
     return check_workload_priority_class(
         objects, sorted(inference_queue_names(objects, options)), PRIORITY_CLASSES.read(options),

@@ -15,8 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policy.rules.book import run
-from policy.rules.cluster_queue_covers_pod_resources import check_cluster_queue_covers_pod_resources
-from policy.rules.kueue_manager_config import check_kueue_manager_config
+from policy.rules.cluster_queue_covers_pod_resources import (
+    CLUSTER_QUEUE_COVERS_POD_RESOURCES,
+    check_cluster_queue_covers_pod_resources,
+)
+from policy.rules.kueue_manager_config import KUEUE_MANAGER_CONFIG, check_kueue_manager_config
 from policy.rules.vocabulary import kueue_counts
 from tests.policy.fixtures import UNKNOWN, compliant, kube, stack
 from tests.policy.harness import evaluate
@@ -345,7 +348,7 @@ def test_an_unknown_excluded_prefix_fails_closed_in_both_rules():
                                  "data": {CONFIG_KEY: UNKNOWN}}
     found = run(stack(manifests), {})
     names = {rule.name for rule, v in found if "unknown at preview" in v.message}
-    assert {"kueue-manager-config", "cluster-queue-covers-pod-resources"} <= names
+    assert {KUEUE_MANAGER_CONFIG.name, CLUSTER_QUEUE_COVERS_POD_RESOURCES.name} <= names
 
 
 # --- the pack, through the SDK's policy objects ---------------------------------------------------------------
@@ -357,19 +360,19 @@ def test_the_pack_refuses_an_excluded_gpu_in_chart_values():
     resources = [(f"kubernetes:{'core/v1' if m['apiVersion'] == 'v1' else m['apiVersion']}:{m['kind']}",
                   f"urn:{name}", name, copy.deepcopy(m)) for name, m in manifests.items()]
     found = evaluate(resources, harness_config())
-    assert sum("takes quota out of play" in m for m in found["cluster-queue-covers-pod-resources"]) == 3
+    assert sum("takes quota out of play" in m for m in found[CLUSTER_QUEUE_COVERS_POD_RESOURCES.name]) == 3
 
 
 @pytest.mark.parametrize("form, extra, policy, words", [
     ("data", {"resources": {"transformations": [{"input": GPU, "strategy": "Replace"}]}},
-     "cluster-queue-covers-pod-resources", "takes quota out of play"),
+     CLUSTER_QUEUE_COVERS_POD_RESOURCES.name, "takes quota out of play"),
     ("binaryData", {"managedJobsNamespaceSelector": {"matchLabels": {"team": "ml"}}},
-     "cluster-queue-covers-pod-resources", "queue-name label or not"),
-    ("chart", {"integrations": {"frameworks": ["batch/job"]}}, "cluster-queue-covers-pod-resources",
+     CLUSTER_QUEUE_COVERS_POD_RESOURCES.name, "queue-name label or not"),
+    ("chart", {"integrations": {"frameworks": ["batch/job"]}}, CLUSTER_QUEUE_COVERS_POD_RESOURCES.name,
      "neither gates nor counts"),
-    ("binaryData", {"featureGates": {"DisableWaitForPodsReady": True}}, "kueue-manager-config",
+    ("binaryData", {"featureGates": {"DisableWaitForPodsReady": True}}, KUEUE_MANAGER_CONFIG.name,
      "switches off a protection"),
-    ("chart", {"resources": {"quotaCheckStrategy": "IgnoreUndeclared"}}, "kueue-manager-config",
+    ("chart", {"resources": {"quotaCheckStrategy": "IgnoreUndeclared"}}, KUEUE_MANAGER_CONFIG.name,
      "admitted uncounted"),
 ])
 def test_the_pack_judges_every_class_in_every_carrier(form, extra, policy, words):

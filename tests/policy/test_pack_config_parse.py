@@ -20,8 +20,8 @@ from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from policy.rules import book, catalog
-from policy.rules.vocabulary import roles
 from policy.rules.catalog import PACK_NAME, build_policies, judge_each_stack_once, parse_config_env_once
+from policy.rules.vocabulary import roles
 from tests.policy.fixtures import UNKNOWN, compliant, type_token, urn
 
 

@@ -10,7 +10,12 @@ from hypothesis import strategies as st
 from components.render import render_stack
 from components.runtime_settings import RESERVED_ENV as SETTINGS_RESERVED
 from components.validation import load_settings
-from policy.rules.trainjob_reserved_env import RESERVED_ENV, TRAINJOB_RESERVED_ENV, check_trainjob_reserved_env, is_reserved
+from policy.rules.trainjob_reserved_env import (
+    RESERVED_ENV,
+    TRAINJOB_RESERVED_ENV,
+    check_trainjob_reserved_env,
+    is_reserved,
+)
 from tests.helpers import stack_raw
 from tests.policy.fixtures import UNKNOWN, stack
 

@@ -1,4 +1,5 @@
-"""One direction of imports: rule book -> settings -> plans -> checks -> components -> stack (README, Architecture).
+"""One direction of imports: rule book (its vocabulary, then the rules) -> settings -> plans -> checks -> components ->
+stack (README, Architecture).
 
 Read from the source with `ast`, so a new module without a layer, an import from a later layer, or an import tucked
 into a function to dodge a cycle fails here.
@@ -16,9 +17,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 # module -> layer; a module may import only from its own layer or earlier ones.
-LAYERS: dict[str, int] = {
-    # 0: the rule book (standalone: the policy pack ships it)
-    **{f"policy.rules.{p.stem}": 0 for p in (ROOT / "policy" / "rules").glob("*.py") if p.stem != "__init__"},
+LAYERS: dict[str, float] = {
+    # 0: the rule book (standalone: the policy pack ships it): its vocabulary (0), then the rules and the book (0.5)
+    **{f"policy.rules.vocabulary.{p.stem}": 0 for p in (ROOT / "policy" / "rules" / "vocabulary").glob("*.py")
+       if p.stem != "__init__"},
+    **{f"policy.rules.{p.stem}": 0.5 for p in (ROOT / "policy" / "rules").glob("*.py") if p.stem != "__init__"},
     # 1: settings (shape) and their value types
     "components.errors": 1, "components.quantity": 1, "components.planning": 1, "components.runtime_settings": 1,
     "components.settings": 1, "components.secrets": 1, "components.stackfile": 1,
@@ -42,7 +45,7 @@ OURS = ("components", "policy", "cohorts")
 
 
 def _modules() -> list[Path]:
-    return (sorted((ROOT / "components").glob("*.py")) + sorted((ROOT / "policy" / "rules").glob("*.py"))
+    return (sorted((ROOT / "components").glob("*.py")) + sorted((ROOT / "policy" / "rules").rglob("*.py"))
             + sorted((ROOT / "cohorts").glob("*.py")))
 
 
@@ -69,7 +72,8 @@ def _imports(path: Path) -> list[tuple[str, bool]]:
         else:
             continue
         for name in names:
-            if name.split(".")[0] in OURS and name not in ("components", "policy", "policy.rules", "cohorts"):
+            if name.split(".")[0] in OURS and name not in ("components", "policy", "policy.rules",
+                                                             "policy.rules.vocabulary", "cohorts"):
                 found.append((name, id(node) in top))
     return found
 

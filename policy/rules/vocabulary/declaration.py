@@ -116,22 +116,14 @@ class Option(Generic[T]):
         return _type_text(self.schema)
 
 
-def _type_text(schema: Mapping[str, Any]) -> str:
+def _type_text(schema: Mapping[str, Any], plural: bool = False) -> str:
     kind = schema.get("type")
     if kind == "array":
-        return f"list of {_plural(_type_text(schema.get('items') or {}))}"
+        return f"{'lists' if plural else 'list'} of {_type_text(schema.get('items') or {}, True)}"
     if kind == "object" and isinstance(schema.get("additionalProperties"), Mapping):
-        return f"map of {_plural(_type_text(schema['additionalProperties']))}"
-    if isinstance(kind, list):
-        return " or ".join(str(k) for k in kind)
-    return str(kind or "any")
-
-
-def _plural(text: str) -> str:
-    if " or " in text:
-        return " or ".join(_plural(part) for part in text.split(" or "))
-    first, _, rest = text.partition(" ")
-    return f"{first}s {rest}" if rest else f"{text}s"
+        return f"{'maps' if plural else 'map'} of {_type_text(schema['additionalProperties'], True)}"
+    kinds = [str(k) for k in kind] if isinstance(kind, list) else [str(kind or "any")]
+    return " or ".join(f"{k}s" if plural else k for k in kinds)
 
 
 def names(key: str, doc: str) -> Option[list[str]]:

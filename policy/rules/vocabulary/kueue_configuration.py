@@ -14,16 +14,10 @@ from typing import Any, Iterator
 from .objects import KubeObject
 from .values import MISSING, UnknownValueError, get, is_map
 
-MANAGER_CONFIG_MAP = "kueue-manager-config"
-"""The name of the ConfigMap that holds the manager's Configuration in Kueue v0.19.2's chart
-(`charts/kueue/templates/manager/manager-config.yaml`; the chart's `<release>-manager-config` with the release named
-kueue)."""
-
-
 CONFIG_GROUP = "config.kueue.x-k8s.io"
-
-
+"""The API group of Kueue's Configuration (`apis/config/v1beta2`)."""
 MANAGER_CONFIG_KEY = "controller_manager_config.yaml"
+"""The ConfigMap key the chart writes the Configuration under."""
 
 
 def _decoded(text: str) -> str:

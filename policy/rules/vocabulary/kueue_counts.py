@@ -39,6 +39,10 @@ from . import selectors
 from .resource_values import parse_quantity_strict
 
 KUEUE_VERSION = "0.19.2"
+MANAGER_CONFIG_MAP = "kueue-manager-config"
+"""The name of the ConfigMap that holds the manager's Configuration in Kueue's chart
+(`charts/kueue/templates/manager/manager-config.yaml`; the chart's `<release>-manager-config` with the release named
+kueue)."""
 NAME_LABEL = selectors.NAME_LABEL
 
 DEFAULT_FRAMEWORKS = ("batch/job",)

@@ -226,8 +226,6 @@ def cohort_roots(objects: Iterable[KubeObject]) -> dict[str, str]:
     return {name: cohort_root(name, parents) for name in set(parents) | set(parents.values())}
 
 
-
-
 _ROLES_MEMO: list[tuple[Sequence[KubeObject], dict[tuple[Any, ...], tuple[Roles, list[Any]]]]] = []
 
 
