@@ -1,5 +1,5 @@
-"""CLUSTER_QUEUE_SELECTOR_OVERLAP and CLUSTER_QUEUE_PINNED_SELECTOR: every namespace belongs to at most one
-ClusterQueue, and only to the namespaces the stack declares.
+"""CLUSTER_QUEUE_SELECTOR_OVERLAP (stack policy): every namespace belongs to at most one ClusterQueue (and, by
+CLUSTER_QUEUE_PINNED_SELECTOR in cluster_queue_pinned_selector.py, only to the namespaces the stack declares).
 
 Kueue admits a workload only if its LocalQueue's ClusterQueue selects the workload's namespace
 (ClusterQueue `spec.namespaceSelector`, a metav1.LabelSelector; nil selects nothing, `{}` everything). Two

@@ -1,7 +1,8 @@
-"""INFERENCE_ROLLOUT_FITS_NOMINAL (mandatory) and INFERENCE_PEAK_FITS_NOMINAL (advisory): the whole lifecycle of an
-inference workload (InferenceService, Deployment, StatefulSet, LeaderWorkerSet) fits the nominalQuota of its
-ClusterQueue, so that an update never deadlocks on its own quota. StatefulSets never surge (`statefulset_strategy`);
-a LeaderWorkerSet's replica is a group of pods and its surge whole groups (`lws_strategy_of`).
+"""INFERENCE_ROLLOUT_FITS_NOMINAL (mandatory; its advisory twin INFERENCE_PEAK_FITS_NOMINAL, in
+inference_peak_fits_nominal.py, reads the same lifecycle model): the whole lifecycle of an inference workload
+(InferenceService, Deployment, StatefulSet, LeaderWorkerSet) fits the nominalQuota of its ClusterQueue, so that an
+update never deadlocks on its own quota. StatefulSets never surge (`statefulset_strategy`); a LeaderWorkerSet's
+replica is a group of pods and its surge whole groups (`lws_strategy_of`).
 
 Inference never borrows (borrowingLimit 0), so its pods can only ever use their ClusterQueue's nominalQuota. A
 rolling update first creates `maxSurge` new pods; each gets its own Kueue Workload (Kueue's pod integration, which the

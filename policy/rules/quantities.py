@@ -1,4 +1,4 @@
-"""quantities: every quantity of any object is a Kubernetes quantity, never negative, and whole for extended resources.
+"""QUANTITIES: every quantity of any object is a Kubernetes quantity, never negative, and whole for extended resources.
 
 Where an object carries quantities is `vocabulary/resources.py` (`quantity_fields`: ClusterQueue and Cohort quotas,
 container requests and limits in any pod template, node capacity); the value rules are

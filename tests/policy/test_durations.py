@@ -1,4 +1,4 @@
-"""policy/rules/durations.py: Go's own ParseDuration test table, Kueue's range, and round trips."""
+"""policy/rules/vocabulary/durations.py: Go's own ParseDuration test table, Kueue's range, and round trips."""
 from __future__ import annotations
 
 import pytest

@@ -1,8 +1,7 @@
 """Promise 2, Kueue counts every inference and training pod: the model of what Kueue 0.19.2 counts
-(policy/rules/kueue_counts.py) and the two rules that judge from it, `kueue-manager-config` (what a Configuration
-alone breaks) and `cluster-queue-covers-pod-resources` (what it breaks for this stack), wherever the Configuration
-is: a ConfigMap's data or binaryData, the kueue chart's values, the manager's --feature-gates flag.
-"""
+(policy/rules/vocabulary/kueue_counts.py) and the two rules that judge from it, `kueue-manager-config` (what a
+Configuration alone breaks) and `cluster-queue-covers-pod-resources` (what it breaks for this stack), wherever the
+Configuration is: a ConfigMap's data or binaryData, the kueue chart's values, the manager's --feature-gates flag."""
 from __future__ import annotations
 
 import base64

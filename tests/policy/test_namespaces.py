@@ -1,4 +1,4 @@
-"""policy/rules/namespaces.py: system and controller namespaces never become Kueue tenants."""
+"""policy/rules/protected_namespaces.py: system and controller namespaces never become Kueue tenants."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
-"""policy/rules/overlap.py: no two ClusterQueues select one namespace; selectors pin namespace names."""
+"""policy/rules/cluster_queue_selector_overlap.py and cluster_queue_pinned_selector.py: no two ClusterQueues select
+one namespace; selectors pin namespace names."""
 from __future__ import annotations
 
 import pytest

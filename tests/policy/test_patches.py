@@ -1,4 +1,5 @@
-"""policy/rules/patches.py: patches judged as the objects they produce; Helm v3 Releases refused."""
+"""policy/rules/vocabulary/patches.py, judgeable_patches.py and no_helm_release.py: patches judged as the objects
+they produce; Helm v3 Releases refused."""
 from __future__ import annotations
 
 import copy

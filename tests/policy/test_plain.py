@@ -1,4 +1,4 @@
-"""policy/rules/plain.py: plain values behind the SDK's proxies."""
+"""policy/rules/vocabulary/plain.py: plain values behind the SDK's proxies."""
 from __future__ import annotations
 
 from hypothesis import given

@@ -1,5 +1,5 @@
-"""policy/rules/resources.py (and the NaN-proof quantities.parse): quantities anywhere in an object, extended
-resources in whole numbers, Kubernetes' effective requests."""
+"""policy/rules/vocabulary/resources.py and quantities.py (and the NaN-proof quantity.parse): quantities anywhere in
+an object, extended resources in whole numbers, Kubernetes' effective requests."""
 from __future__ import annotations
 
 from decimal import Decimal

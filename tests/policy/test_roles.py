@@ -1,4 +1,5 @@
-"""policy/rules/roles.py: inference ClusterQueues recognised from the whole stack; undecided roles fail closed."""
+"""policy/rules/vocabulary/roles.py and cluster_queue_role.py: inference ClusterQueues recognised from the whole
+stack; undecided roles fail closed."""
 from __future__ import annotations
 
 import copy

@@ -1,4 +1,4 @@
-"""policy/rules/selectors.py: LabelSelector shape, label syntax, matching, overlap and pinned names."""
+"""policy/rules/vocabulary/selectors.py: LabelSelector shape, label syntax, matching, overlap and pinned names."""
 from __future__ import annotations
 
 import copy

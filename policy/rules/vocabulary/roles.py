@@ -275,6 +275,6 @@ def per_inference_queue(check: Callable[[KubeObject, list[str]], list[Violation]
     """A stack check from a per-object `check(obj, inference ClusterQueue names)`: every object of the stack judged
     with the stack's inference queues (`inference_queue_names`)."""
     def run(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> list[Violation]:
-        names = sorted(inference_queue_names(objects, options))
-        return [v for obj in objects for v in check(obj, names)]
+        queues = sorted(inference_queue_names(objects, options))
+        return [v for obj in objects for v in check(obj, queues)]
     return run
