@@ -334,6 +334,7 @@ EXCLUDE_RESOURCE_PREFIXES = names(
 
 
 def _check(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> list[Violation]:
+    """The policy's check, with the Configuration's excluded prefixes and the stack's inference queues."""
     return check_cluster_queue_covers_pod_resources(
         objects, EXCLUDE_RESOURCE_PREFIXES.read(options), inference_queue_names(objects, options))
 

@@ -178,6 +178,7 @@ ALLOWED_ADD_ON_NAMESPACES = names(
 
 
 def _check(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> list[Violation]:
+    """The policy's check: the book's protected namespaces plus the stack's own, less the add-ons it allows."""
     extra = [str(n) for n in EXTRA_PROTECTED_NAMESPACES.read(options)]
     allowed = [str(n) for n in ALLOWED_ADD_ON_NAMESPACES.read(options)]
     return check_protected_namespaces(objects, protected_namespaces(extra, allowed), PROTECTED_NAMESPACES.name)

@@ -143,6 +143,7 @@ def check_workload_priority_class(objects: Iterable[KubeObject], inference_names
 
 
 def _check(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> list[Violation]:
+    """The policy's check, with the stack's inference queues and the priority classes of its options."""
     return check_workload_priority_class(
         objects, sorted(inference_queue_names(objects, options)), PRIORITY_CLASSES.read(options),
         INFERENCE_PRIORITY_CLASSES.read(options), TRAINING_PRIORITY_CLASSES.read(options))
