@@ -9,7 +9,7 @@
 | ``destroy`` | ``python -m deploy destroy`` | asks, unless ``--yes``; then deletes every resource of the stack |
 | ``refresh``, ``cancel``, ``render`` | ``python -m deploy ...`` | state refresh, clear a dead run's lock, YAML out |
 | ``init`` | kueue_cohorts.newstack | a new stack file from a template stack (``--from``), its own encryption salt |
-| ``validate`` | ``python -m components.validation`` | the settings check of a stack file, no engine |
+| ``validate`` | ``python -m kueue_cohorts.validate`` | the settings check of a stack file, no engine |
 | ``status``, ``verify`` | ``python -m cohorts ...`` | the stack's cohorts on its live cluster |
 | ``sandbox`` | ``python -m sandbox ...`` | the local control plane: ``up``, ``down``, ``status``, ``logs`` |
 | ``pr-summary`` | ``python -m prsummary`` | the pull-request summary of one stack |
@@ -32,13 +32,13 @@ from typing import Callable, Optional, Sequence, TextIO
 
 import benchmarks.__main__ as benchmarks_main
 import cohorts.cli as cohorts_cli
-import components.validation as validation
 import deploy.__main__ as deploy_main
 import kueue_cohorts.newstack as newstack
 import prsummary.__main__ as prsummary_main
 import sandbox.cli as sandbox_cli
 import toolchain.__main__ as toolchain_main
 from kueue_cohorts import __version__, versions_line
+from kueue_cohorts import validate as validation
 from kueue_cohorts.pipes import run_main
 
 ToolMain = Callable[[Optional[list[str]]], int]

@@ -10,10 +10,10 @@ import traceback
 from collections import deque
 from pathlib import Path
 
-from components.errors import SettingsError
-from components.secrets import is_secret
 from components.settings import raw_from_stack_file
-from components.stackfile import StackFileError
+from components.settings.errors import SettingsError
+from components.settings.secrets import is_secret
+from components.settings.stackfile import StackFileError
 from sandbox.apply import SandboxError
 from sandbox.cluster import COMPONENTS, Sandbox, stack_file
 from sandbox.status import render

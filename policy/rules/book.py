@@ -3,7 +3,7 @@ one way to judge a stack by them.
 
 Three callers judge with these same rules:
 - the policy pack (`catalog.py` wraps each rule for the CrossGuard SDK; `policy/__main__.py` serves them);
-- the program's settings check (`components/validation.py` renders the stack's objects and calls `run`), before
+- the program's settings check (`components/checks/validation.py` renders the stack's objects and calls `run`), before
   any resource is registered;
 - the cluster's ValidatingAdmissionPolicies, generated from the `cel` module next to the rules they mirror.
 
@@ -79,7 +79,7 @@ promise."""
 
 def declaring(option: Option[Any]) -> list[Declaration]:
     """The policies that declare `option`, in book order: each is given the stack's value of it in a generated pack
-    config (`components/pack_config.py`)."""
+    config (`components/model/pack_config.py`)."""
     return [rule for rule in RULES if rule.declares(option)]
 
 

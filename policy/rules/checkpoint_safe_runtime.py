@@ -66,7 +66,7 @@ DEFAULT_GRACE_SECONDS = 30  # core/v1 PodSpec.terminationGracePeriodSeconds defa
 CHECKPOINT_ROOT_ENV = "KUEUE_COHORTS_CHECKPOINT_ROOT"
 RESERVED_ENV = frozenset({"PYTHONPATH", "KUEUE_COHORTS_RUN_NAME", CHECKPOINT_ROOT_ENV, "KUEUE_COHORTS_RECIPE",
                           "KUEUE_COHORTS_SAVE_STEPS"})
-"""The variables a runtime of ours sets for its trainer's save and resume (components/runtime_manifests.py): a
+"""The variables a runtime of ours sets for its trainer's save and resume (components/model/runtime.py): a
 TrainJob's env must not replace them (the checkpoint root, the run's directory, the save interval, the code)."""
 
 

@@ -335,7 +335,7 @@ def _undecidable(flavor: _Flavor, unknown: Sequence[NodePool], slots: Mapping[st
             f"config gives {_pools_text(unknown)} ({', '.join(p.where for p in unknown)}) without node labels, so "
             f"whether its {_held(slots, unknown)} in nominalQuota has nodes cannot be decided")
     fix = (f"describe the nodes in the {COHORT_NOMINAL_WITHIN_CAPACITY.name} config nodePools with their labels "
-           "(python -m components.validation --stack NAME --pack-config --write generates them from the stack file)")
+           "(python -m kueue_cohorts.validate --stack NAME --pack-config --write generates them from the stack file)")
     if flavor.obj is not None:
         return violation(flavor.obj, COHORT_NOMINAL_WITHIN_CAPACITY.name,
                          "spec.nodeLabels", dict(flavor.labels), rule, fix)

@@ -3,7 +3,7 @@
 Kubeflow Trainer v2.2.1 builds the trainer container from the runtime's template and then upserts the TrainJob's
 `spec.trainer.env` over it, name by name (github.com/kubeflow/trainer/v2@v2.2.1
 pkg/runtime/framework/plugins/jobset/builder.go, `apply.UpsertEnvVars(env, apply.EnvVars(jobTrainer.Env...)...)`):
-a TrainJob's value wins. The checkpoint-safe runtime (components/runtime_manifests.py) sets what makes its
+a TrainJob's value wins. The checkpoint-safe runtime (components/model/runtime.py) sets what makes its
 checkpoints safe and where they go: PYTHONPATH (the trainer's code), KUEUE_COHORTS_RUN_NAME (the run directory),
 KUEUE_COHORTS_CHECKPOINT_ROOT, KUEUE_COHORTS_RECIPE, KUEUE_COHORTS_SAVE_STEPS (`RESERVED_ENV`); the Trainer's torch
 plugin sets the PET_* variables of torchrun (pkg/runtime/framework/plugins/torch/torch.go). A TrainJob of such a

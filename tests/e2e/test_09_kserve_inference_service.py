@@ -25,7 +25,7 @@ import pytest
 from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, SLICE, admitted_in, condition, is_true, wait_for
 from kubernetes import client as k8s
 
-from components.service_manifests import inference_service_manifest
+from components.model.services import inference_service_manifest
 from components.settings import InferenceServiceSettings
 from policy.rules.inference_rollout_fits_nominal import SAFE_STRATEGY
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import policy.rules
-from components.pack_config import STATED, UNSTATED, facts, pack_config
-from components.render import render_stack
+from components.model.pack_config import STATED, UNSTATED, facts, pack_config
+from components.model.render import render_stack
 from components.settings import parse_settings
 from policy.rules import config
 from policy.rules.book import RULES, declaring, run

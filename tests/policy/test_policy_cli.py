@@ -124,10 +124,10 @@ opts = pulumi.ResourceOptions(provider=provider)
 
 COMPONENT_PROGRAM = """\
 import copy
-from components.layouts import InferenceTrainingCohort, InferenceTrainingCohortArgs
-from components.render import render
-from components.resources import ManifestResource
-from components.validation import load_stack_file
+from components.resources.layouts import InferenceTrainingCohort, InferenceTrainingCohortArgs
+from components.model.render import render
+from components.resources.manifest import ManifestResource
+from components.checks.validation import load_stack_file
 
 settings = load_stack_file({stack_file!r})
 rendered = render(settings, "policy/cli")
@@ -411,8 +411,8 @@ def test_the_dev_stack_through_a_config_group_with_training_above_inference_fail
     inference 1000: the pack ranks the classes the stack declares (its generated config), labelled or not."""
     import yaml as pyyaml
 
-    from components.render import render_stack
-    from components.validation import load_stack_file
+    from components.checks.validation import load_stack_file
+    from components.model.render import render_stack
 
     settings = load_stack_file(REPO / "stacks" / "Pulumi.dev.yaml")
     objects = [r.manifest for r in render_stack(settings) if r.manifest["apiVersion"].startswith("kueue.x-k8s.io")]

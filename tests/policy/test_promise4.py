@@ -8,11 +8,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components import runtime_manifests, runtime_settings
-from components.pack_config import pack_config
-from components.render import render_stack
-from components.runtime_settings import TrainingRuntimeSettings
+from components.model import runtime as runtime_manifests
+from components.model.pack_config import pack_config
+from components.model.render import render_stack
 from components.settings import parse_settings
+from components.settings import runtime as runtime_settings
+from components.settings.runtime import TrainingRuntimeSettings
 from policy.rules import checkpoint_safe_runtime
 from policy.rules.book import run
 from policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime, prestop_seconds

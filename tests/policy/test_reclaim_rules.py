@@ -9,7 +9,7 @@ import copy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.validation import validate
+from components.checks.validation import validate
 from policy.rules.book import RULES, run
 from policy.rules.inference_reclaim_unblocked import INFERENCE_RECLAIM_UNBLOCKED, fair_sharing_settings
 from tests.helpers import stack_raw

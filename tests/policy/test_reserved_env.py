@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.render import render_stack
-from components.runtime_settings import RESERVED_ENV as SETTINGS_RESERVED
-from components.validation import load_settings
+from components.checks.validation import load_settings
+from components.model.render import render_stack
+from components.settings.runtime import RESERVED_ENV as SETTINGS_RESERVED
 from policy.rules.trainjob_reserved_env import (
     RESERVED_ENV,
     TRAINJOB_RESERVED_ENV,

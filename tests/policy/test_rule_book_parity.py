@@ -4,7 +4,8 @@ calls it) report it.
 
 Rules a stack config can break are broken through the config (the settings check then names the config key); rules
 about objects our components never write (an empty namespaceSelector, an old Kueue API version) are broken on the
-rendered objects, and the settings check's judge (`book.run`, what `components.validation` calls) and the pack must
+rendered objects, and the settings check's judge (`book.run`, what `components.checks.validation` calls) and the pack
+must
 find the same (policy, object, field).
 """
 from __future__ import annotations
@@ -19,10 +20,10 @@ from pulumi.runtime import proto
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-from components.pack_config import pack_config
-from components.render import render_stack
+from components.checks.validation import validate
+from components.model.pack_config import pack_config
+from components.model.render import render_stack
 from components.settings import parse_settings
-from components.validation import validate
 from policy.rules.book import RULES, run
 from policy.rules.catalog import PACK_NAME, build_policies
 from policy.rules.checkpoint_safe_runtime import CHECKPOINT_SAFE_RUNTIME

@@ -1,6 +1,7 @@
 """Values unknown at preview fail closed, never crash (issue 26 item 5; policy/README.md "Unknown values fail closed").
 
-For every object of every stack file's assembled stack (`components.assembly.assemble`: what the program registers,
+For every object of every stack file's assembled stack (`components.model.assembly.assemble`: what the program
+registers,
 plus the manager Configuration it only judges) and of the pack's compliant fixture (tests/policy/fixtures.py), every
 field, leaf and subtree, is replaced by Pulumi's unknown (`UNKNOWN_STRING_VALUE` under the SDK's
 `unknown_checking_proxy`, as the analyzer hands properties at preview), one at a time. Then:
@@ -34,10 +35,10 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
-from components.assembly import assemble
-from components.pack_config import pack_config
+from components.checks.validation import load_settings
+from components.model.assembly import assemble
+from components.model.pack_config import pack_config
 from components.settings import raw_from_stack_file
-from components.validation import load_settings
 from policy.rules import book
 from policy.rules.catalog import build_policies
 from policy.rules.cluster_queue_role import CLUSTER_QUEUE_ROLE

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 import toolchain
-from components import runtime_manifests
-from components.runtime_settings import TrainingRuntimeSettings
+from components.model import runtime as runtime_manifests
+from components.settings.runtime import TrainingRuntimeSettings
 from deploy import engine
 from tests.integration.project import Project, manifests
 
@@ -20,11 +20,11 @@ from types import SimpleNamespace
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import training
-from components.checkpoint import CheckpointVolume, CheckpointVolumeArgs
-from components.render import checkpoint, training_runtime
-from components.resources import ManifestResource
-from components.runtime_settings import TrainingRuntimeSettings
+from components.resources import training
+from components.resources.checkpoint import CheckpointVolume, CheckpointVolumeArgs
+from components.model.render import checkpoint, training_runtime
+from components.resources.manifest import ManifestResource
+from components.settings.runtime import TrainingRuntimeSettings
 from components.settings import CheckpointSettings
 
 provider = k8s.Provider("k8s", render_yaml_to_directory={render!r})

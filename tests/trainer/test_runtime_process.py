@@ -19,7 +19,8 @@ from typing import Optional
 
 import pytest
 
-from components import runtime_manifests, training
+from components.model import runtime as runtime_manifests
+from components.resources import training
 from policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime
 from tests.policy.fixtures import kube
 from trainer import checkpoints

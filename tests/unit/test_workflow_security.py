@@ -173,7 +173,7 @@ def test_deploy_runs_only_for_main_including_dispatch():
         assert not any(re.search(r"(^|[;&|\s])pulumi\s+(up|destroy|refresh)", r) for r in runs), name
 
 
-DEPLOYED_INPUTS = ["stacks/Pulumi.prod.yaml", "components/settings.py", "policy/rules/book.py", "__main__.py",
+DEPLOYED_INPUTS = ["stacks/Pulumi.prod.yaml", "components/settings/root.py", "policy/rules/book.py", "__main__.py",
                    "deploy/engine.py", "toolchain/versions.toml", "toolchain/archives.py", "Makefile", "Pulumi.yaml",
                    "requirements.txt", "requirements-dev.txt", "requirements-trainer.txt", "requirements.lock",
                    "requirements-trainer.lock"]
@@ -427,10 +427,10 @@ def test_mains_old_live_preview_would_be_caught():
     assert violations(old)
 
 
-def readme_credentials_table() -> dict[str, set[tuple[str, str]]]:
-    """README's "Who can reach each credential" table: credential -> {(workflow, job)}."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("### Who can reach each credential", 1)[1].split("\n#", 1)[0]
+def security_page_credentials_table() -> dict[str, set[tuple[str, str]]]:
+    """docs/security.md's "Who can reach each credential" table: credential -> {(workflow, job)}."""
+    page = (ROOT / "docs" / "security.md").read_text()
+    section = page.split("## Who can reach each credential", 1)[1].split("\n#", 1)[0]
     table: dict[str, set[tuple[str, str]]] = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -441,9 +441,9 @@ def readme_credentials_table() -> dict[str, set[tuple[str, str]]]:
     return table
 
 
-def test_readme_states_per_credential_which_jobs_reach_it():
+def test_the_security_page_states_per_credential_which_jobs_reach_it():
     """Per credential (deploy kubeconfig, preview kubeconfig, passphrase, backend URL): the jobs that can read it
-    are exactly those README's security section names, and each of them runs base-branch / main code only."""
+    are exactly those docs/security.md names, and each of them runs base-branch / main code only."""
     reach: dict[str, set[tuple[str, str]]] = {k: set() for k in CREDENTIALS}
     for path in WORKFLOWS:
         doc = load(path)
@@ -451,6 +451,6 @@ def test_readme_states_per_credential_which_jobs_reach_it():
             for secret in secrets_seen(job) & set(CREDENTIALS):
                 reach[secret].add((path.name, name))
             assert not pr_code_reasons(doc, job) or not secrets_seen(job)
-    assert readme_credentials_table() == reach
+    assert security_page_credentials_table() == reach
     assert reach["KUBECONFIG"] == {("deploy.yml", "staging"), ("deploy.yml", "prod")}
     assert reach["PREVIEW_KUBECONFIG"] == {("live-preview.yml", "live-preview")}

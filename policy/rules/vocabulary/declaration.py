@@ -4,8 +4,8 @@ Each rule module exports one `Declaration` per policy (a module may hold a close
 that names a policy derives from it: the rule book's order (`book.RULES`), the pack's policies (`catalog.py`), the
 pack config schema the engine validates (`config.SCHEMAS`), the options table of policy/README.md
 (`config.options_table`), which policies get which facts of a stack in its generated pack config
-(`components/pack_config.py`: every policy that declares an option gets the stack's value of it) and the tests' sets
-of names.
+(`components/model/pack_config.py`: every policy that declares an option gets the stack's value of it) and the
+tests' sets of names.
 
 CrossGuard config is per policy (`pulumi preview --policy-pack-config file.json`, format
 `{"<policy>": {"enforcementLevel": "...", "<option>": ...}}`); the engine fills in each option's `default` and

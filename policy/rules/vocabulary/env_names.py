@@ -1,5 +1,5 @@
 """The environment variables the checkpoint-safe training runtime sets itself, declared once: the settings check
-(`components/runtime_settings.py`, `trainingRuntime.env`) and the rule book's TRAINJOB_RESERVED_ENV
+(`components/settings/runtime.py`, `trainingRuntime.env`) and the rule book's TRAINJOB_RESERVED_ENV
 (`trainjob_reserved_env.py`, a TrainJob's `spec.trainer.env`) read them here. No SDK is loaded here.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Kubernetes quantities for the policy pack: `kubernetes.utils.parse_quantity` plus a readable print form.
 
 Upstream grammar: k8s.io/apimachinery/pkg/api/resource (Quantity). The pack does not import the program's
-`components/quantity.py` on purpose (it must stand alone); both parse with the same library function.
+`components/settings/quantity.py` on purpose (it must stand alone); both parse with the same library function.
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def _parse_text(text: str) -> Optional[Decimal]:
     if not _GRAMMAR.match(text):
         return None
     try:
-        parsed = Decimal(parse_quantity(text))  # type: ignore[no-untyped-call]  # kubernetes.utils is untyped
+        parsed = Decimal(parse_quantity(text))
     except (ValueError, ArithmeticError):
         return None
     if not parsed.is_finite() or parsed.copy_abs() > _MAX_QUANTITY:

@@ -1,0 +1,53 @@
+"""Register a manifest dict (a rendered object, components/model/render.py) as a Kubernetes resource of the
+pulumi-kubernetes provider.
+
+`pulumi_kubernetes.apiextensions.CustomResource` accepts only apiVersion, kind, metadata and spec, but a
+WorkloadPriorityClass carries `value` and `description` at the top level. `ManifestResource` registers any manifest
+under the same type token the provider and the policy pack use: `kubernetes:<apiVersion>:<kind>`
+(`kubernetes:core/v1:<kind>` for the core group).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+import pulumi
+from pulumi_kubernetes import _utilities as k8s_utilities
+
+from components.model.render import Rendered
+
+
+class ManifestResource(pulumi.CustomResource):
+    """A Kubernetes object given as a full manifest (Kueue, Trainer and KServe custom resources).
+
+    Args:
+        resource_name: the Pulumi resource name (unique in the stack).
+        manifest: the object as the API server receives it: apiVersion, kind, metadata (name, [namespace], labels)
+            and any other top-level fields (spec, value, description, ...), in the API's camelCase names.
+        opts: resource options; pass `parent=` and the kubernetes `provider=` through them.
+        patch: register a server-side apply patch of these fields (`kubernetes:<group>/<version>:<Kind>Patch`,
+            pulumi-kubernetes 4.25.0) instead of the whole object.
+    Outputs: one output per top-level manifest key (e.g. `.metadata`, `.spec`); plain strings `object_name`,
+    `object_namespace`, `object_kind`, `object_api_version`.
+    """
+
+    def __init__(self, resource_name: str, manifest: Mapping[str, Any], opts: Optional[pulumi.ResourceOptions] = None,
+                 patch: bool = False):
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+            version=k8s_utilities.get_version()))  # type: ignore[no-untyped-call]  # pulumi_kubernetes.utilities is untyped
+        props = dict(manifest)
+        # Plain-string twins of the manifest (the SDK turns every manifest key into an Output attribute).
+        self.object_api_version: str = props["apiVersion"]
+        self.object_kind: str = props["kind"]
+        self.object_name: str = props["metadata"]["name"]
+        self.object_namespace: Optional[str] = props["metadata"].get("namespace")
+        # The provider's tokens name the core group "core" (kubernetes:core/v1:Namespace), the API's apiVersion not.
+        token_api = self.object_api_version if "/" in self.object_api_version else f"core/{self.object_api_version}"
+        super().__init__(f"kubernetes:{token_api}:{self.object_kind}{'Patch' if patch else ''}", resource_name,
+                         props, opts)
+
+    @classmethod
+    def of(cls, resource_name: str, rendered: Rendered, opts: Optional[pulumi.ResourceOptions] = None
+           ) -> ManifestResource:
+        """Register a rendered object exactly as rendered: its manifest under `rendered.type_token` (a patch as
+        `<Kind>Patch`). Same arguments as the constructor otherwise."""
+        return cls(resource_name, rendered.manifest, opts, patch=rendered.patch)
