@@ -30,6 +30,7 @@ from kubernetes import config as kconfig
 from kubernetes.client import ApiException
 
 import toolchain
+from components.settings import KueueMetrics
 from components.validation import load_stack_file
 from sandbox import certs as certs_mod
 from sandbox import controlplane, files, jobcontrollers, kserve, kubeconfig, kueue, kwok, process
@@ -281,13 +282,13 @@ class Sandbox:
             bins["kube-scheduler"], kc, st.ports, self.paths.run / "kube-scheduler"))
         changed = self._changed_crds(api, crds)
         if not changed:
-            self._start_managers(st, bins, c, kueue_delay)
+            self._start_managers(st, bins, c, kueue_delay, settings.kueue.metrics)
         self._release_node_leases(api)
         self._spawn(st, "kwok", kwok.kwok_args(bins["kwok"], kc, stages, st.ports["kwok"]))
         self._apply_all(api, changed + others + nodes, status_kinds={"Node"})
         if changed:
             self._wait_crds_served(api, crds, timeout)
-            self._start_managers(st, bins, c, kueue_delay)
+            self._start_managers(st, bins, c, kueue_delay, settings.kueue.metrics)
         self._start_kserve(api, st, bins, c, module["kserve-manager"])
         self._log(f"{len(crds)} CRDs ({', '.join(CRD_SOURCES)}): {len(changed)} applied; "
                   f"{len(others) - 3} webhook configurations, {len(nodes)} nodes")
@@ -355,13 +356,14 @@ class Sandbox:
                    "CRDs served by discovery")
 
     def _start_managers(self, st: State, bins: Mapping[str, Path], c: certs_mod.Certificates,
-                        kueue_delay: float) -> None:
+                        kueue_delay: float, metrics: KueueMetrics = KueueMetrics()) -> None:
         """Write the Kueue, JobSet and Trainer Configurations and start the three managers (without waiting), each
         restarted whenever it exits (``process.restarting``, as a Deployment's pod). The Kueue manager is wrapped in
-        ``sleep kueue_delay`` when that is > 0 (the delay's shell ``exec``s the restart loop)."""
+        ``sleep kueue_delay`` when that is > 0 (the delay's shell ``exec``s the restart loop); its metrics are the
+        stack's ``kueue.metrics`` (``metrics``)."""
         kc = self.paths.kubeconfig
         cfg = self.paths.config / "kueue.yaml"
-        cfg.write_text(yaml.safe_dump(kueue.configuration(st.ports, c.webhook_dir), sort_keys=False))
+        cfg.write_text(yaml.safe_dump(kueue.configuration(st.ports, c.webhook_dir, metrics=metrics), sort_keys=False))
         upper, work = kueue.prepare_etc_overlay(self.paths.root / "kueue-etc", c.metrics_dir)
         self._spawn(st, "kueue", kueue.delayed(process.restarting(kueue.manager_args(bins["kueue"], cfg, kc, upper,
                                                                                      work)), kueue_delay))
