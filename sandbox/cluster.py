@@ -30,10 +30,12 @@ from kubernetes import config as kconfig
 from kubernetes.client import ApiException
 
 import toolchain
-from components.settings import KueueMetrics
+from components.alerts import rules_file
+from components.settings import KueueMetrics, Settings
 from components.validation import load_stack_file
 from sandbox import certs as certs_mod
 from sandbox import controlplane, files, jobcontrollers, kserve, kubeconfig, kueue, kwok, process
+from sandbox import prometheus as prom
 from sandbox.apply import (
     CRDS,
     SandboxError,
@@ -97,6 +99,8 @@ def probes(paths: SandboxPaths, ports: Mapping[str, int]) -> dict[str, Probe]:
     }
     if "kserve-health" in ports:  # absent from the state of a sandbox started before KServe ran in it
         found["kserve-manager"] = Probe(f"http://{LOOPBACK}:{ports['kserve-health']}/readyz")
+    if prom.NAME in ports:
+        found[prom.NAME] = Probe(f"http://{LOOPBACK}:{ports[prom.NAME]}/-/ready")
     return found
 
 
@@ -132,11 +136,12 @@ class Sandbox:
         return State.load(self.paths.state_file)
 
     def health(self) -> dict[str, tuple[bool, bool, str]]:
-        """Return ``{component: (process alive, healthy, detail)}`` for every component of :data:`COMPONENTS`."""
+        """Return ``{component: (process alive, healthy, detail)}`` for every component of :data:`COMPONENTS`, and
+        for Prometheus when ``up --with-prometheus`` started it."""
         st = self.state()
         result = {}
         checks = probes(self.paths, st.ports) if st.ports else {}
-        for name in COMPONENTS:
+        for name in COMPONENTS + ((prom.NAME,) if prom.NAME in st.processes else ()):
             rec = st.processes.get(name)
             running = bool(rec and process.alive(rec))
             ok, detail = checks[name].check() if (running and name in checks) else (False, "not running")
@@ -149,13 +154,15 @@ class Sandbox:
 
     # ----- up --------------------------------------------------------------------------------------------------
 
-    def up(self, stack_path: Path, timeout: float = 180.0, kueue_delay: float = 0.0) -> UpReport:
+    def up(self, stack_path: Path, timeout: float = 180.0, kueue_delay: float = 0.0,
+           with_prometheus: bool = False) -> UpReport:
         """Bring the sandbox up with the nodes of ``stack_path``'s nodePools; idempotent.
 
         When every component already runs and is healthy, only the nodes are reconciled with the stack. Otherwise
         whatever is left of a previous run is stopped and everything starts again (same ports when free, same
         certificates, same etcd data). ``kueue_delay`` (seconds, default 0) starts the Kueue manager that much later
-        and returns without waiting for it (see :meth:`_start`). Raises SandboxError (step, cause and log tail) or
+        and returns without waiting for it (see :meth:`_start`). ``with_prometheus`` also starts Prometheus
+        (:meth:`_start_prometheus`), on a running sandbox too. Raises SandboxError (step, cause and log tail) or
         toolchain.ToolchainError.
         """
         report = UpReport(kubeconfig=self.paths.kubeconfig)
@@ -165,12 +172,18 @@ class Sandbox:
                 st = self.state()
                 self._log("already running; reconciling nodes with the stack")
                 self._reconcile_nodes(stack_path, st)
+                if with_prometheus:
+                    self._start_prometheus(st, load_stack_file(stack_path), stack_path, timeout)
                 report.already_running = True
                 report.seconds["total"] = time.monotonic() - t0
                 return report
             self._stop_all()
             try:
                 self._start(stack_path, report, timeout, kueue_delay)
+                if with_prometheus:
+                    t = time.monotonic()
+                    self._start_prometheus(self.state(), load_stack_file(stack_path), stack_path, timeout)
+                    self._step(report, "prometheus", t)
             except BaseException:
                 self._log("start failed; stopping what was started")
                 self._stop_all()
@@ -309,6 +322,32 @@ class Sandbox:
         else:
             self._wait_webhook(api, timeout)
         self._step(report, "components", t)
+
+    def _start_prometheus(self, st: State, settings: Settings, stack_path: Path, timeout: float) -> None:
+        """Start Prometheus (:mod:`sandbox.prometheus`) unless it runs: its access to Kueue's metrics (ServiceAccount,
+        ``get /metrics``, a fresh token), its configuration and the stack's alert rules (``components.alerts``,
+        rendered again every time), its TSDB under the state directory; wait for ``/-/ready``."""
+        rec = st.processes.get(prom.NAME)
+        if rec is not None and process.alive(rec):
+            self._log("prometheus already running")
+            return
+        binary = toolchain.ensure([prom.NAME])[prom.NAME]
+        if prom.NAME not in st.ports:
+            st.ports.update(allocate([prom.NAME], previous=st.ports))
+        c = certs_mod.Certificates(self.paths.pki)
+        prom.grant_and_token(self._client(), prom.token_file(self.paths))
+        stack = stack_path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        rules = prom.rules_path(self.paths)
+        rules.write_text(yaml.safe_dump(rules_file(settings, stack), sort_keys=False))
+        config = self.paths.config / "prometheus.yml"
+        config.write_text(yaml.safe_dump(prom.configuration(st.ports, c, prom.token_file(self.paths), rules),
+                                         sort_keys=False))
+        data = prom.data_dir(self.paths)
+        files.private_dir(data.parent)
+        files.private_dir(data)
+        self._spawn(st, prom.NAME, prom.args(binary, config, data, st.ports[prom.NAME]))
+        self._wait_healthy(st, prom.NAME, timeout)
+        self._log(f"prometheus on http://{LOOPBACK}:{st.ports[prom.NAME]} (TSDB {data})")
 
     @staticmethod
     def _crds(docs: Mapping[str, list[dict]], kueue_dir: Path, port: int, ca: bytes) -> list[dict]:

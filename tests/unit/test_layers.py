@@ -25,7 +25,7 @@ LAYERS: dict[str, int] = {
     # 2: plans (pure objects and manifests)
     "components.kueue": 2, "components.plans": 2, "components.kueue_config": 2, "components.runtime_manifests": 2,
     "components.service_manifests": 2, "components.render": 2, "components.pack_config": 2,
-    "components.admission_manifests": 2, "components.assembly": 2,
+    "components.admission_manifests": 2, "components.assembly": 2, "components.alerts": 2, "components.dashboard": 2,
     # 3: checks and generated documents
     "components.settings_rules": 3, "components.security_rules": 3, "components.validation": 3,
     "components.chart_values": 3, "components.docs": 3,
