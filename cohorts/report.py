@@ -233,7 +233,8 @@ def collect(settings: Settings, stack: str, client: Prometheus, start: float, en
     for key in sorted(set(nominal) | set(reserved)):
         cohort, role = roles.get(key[0], ("", ""))
         hours[key] = ResourceHours(cohort, key[0], role, key[1], key[2])
-    times = sorted({t for series in (*nominal.values(), *reserved.values()) for t in series})
+    # each sample stands for the step that starts at it: the point at `end` lies outside [start, end)
+    times = sorted({t for series in (*nominal.values(), *reserved.values()) for t in series if t < end})
     for t in times:
         borrowed_by: dict[tuple[str, str, str], float] = {}
         idle: dict[tuple[str, ...], float] = {}

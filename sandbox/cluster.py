@@ -511,6 +511,18 @@ class Sandbox:
             st.save(self.paths.state_file)
         return stopped
 
+    def stop_prometheus(self) -> bool:
+        """Stop the sandbox's Prometheus alone (its TSDB stays); return True when it had a live process."""
+        with locked(self.paths.lock):
+            st = self.state()
+            rec = st.processes.pop(prom.NAME, None)
+            if rec is None:
+                return False
+            had_process = process.group_alive(rec)
+            process.stop(rec)
+            st.save(self.paths.state_file)
+            return had_process
+
     def down(self, purge: bool = False) -> list[str]:
         """Stop every recorded component (process groups, reverse start order); return the names stopped.
 

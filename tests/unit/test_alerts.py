@@ -54,7 +54,7 @@ def test_every_alert_names_its_cohort_and_links_its_runbook_section(stack):
         labels = dict(alert.labels)
         assert labels["cohort"] and labels["kueue_cohorts_stack"] == stack and labels["severity"]
         assert alert.runbook == f"README.md#{runbook_anchor(alert.alert)}"
-        assert f"\n### {alert.alert}\n" in readme, f"README has no runbook section for {alert.alert}"
+        assert f"\n#### {alert.alert}\n" in readme, f"README has no runbook section for {alert.alert}"
 
 
 def test_the_thresholds_come_from_the_stack():

@@ -1,0 +1,133 @@
+"""Issue 31 in the sandbox: Prometheus (`python -m sandbox up --with-prometheus`) scraping the real Kueue manager
+with the stack's metrics on, the guide's round trip (training borrows, inference reclaims, training comes back), then
+`python -m cohorts report` checked against what the test did: training's borrowed GPU-seconds (the times Kueue
+recorded on the Workload, within a scrape interval per change), the preemption with cause InCohortReclamation and
+inference's admission wait (in the histogram bucket of the wait Kueue recorded). Every Kueue query of the dashboard
+returns data from the same Prometheus, and the stack's alert rules evaluate there without error."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import time
+from datetime import datetime
+
+import pytest
+import requests
+from e2e_support import SLICE, admitted_in, condition, is_true, wait_for
+
+from cohorts import cli as cohorts_cli
+from components import dashboard
+from components.settings import parse_settings
+from sandbox import cli as sandbox_cli
+from sandbox import prometheus as sandbox_prometheus
+from tests.helpers import stack_raw
+
+SCRAPE = 5.0  # sandbox.prometheus.SCRAPE_INTERVAL
+GPU = "nvidia.com/gpualloc"
+#: Kueue v0.19.2's admission wait buckets (pkg/metrics/metrics.go generateExponentialBuckets(16)).
+BUCKETS = [1.0] + [2.5 * 2 ** i for i in range(15)] + [math.inf]
+
+
+@pytest.fixture(scope="module")
+def prometheus(sandbox, dev_stack):
+    """The session sandbox with Prometheus started through the CLI's own entry point; stopped after the module."""
+    assert sandbox_cli.main(["up", "--stack", "dev", "--with-prometheus"]) == 0
+    url = sandbox_prometheus.url(sandbox.paths)
+    assert url, "up --with-prometheus started no Prometheus"
+    wait_for(lambda: _query(url, 'up{job="kueue"} == 1'), 60, "Prometheus to scrape Kueue's metrics")
+    yield url
+    sandbox.stop_prometheus()
+
+
+def _query(url: str, expr: str, at: float | None = None) -> list[dict]:
+    params = {"query": expr, **({"time": at} if at else {})}
+    body = requests.get(f"{url}/api/v1/query", params=params, timeout=10).json()
+    assert body["status"] == "success", body
+    return body["data"]["result"]
+
+
+def _range(url: str, expr: str, start: float, end: float) -> list[dict]:
+    body = requests.get(f"{url}/api/v1/query_range", params={"query": expr, "start": start, "end": end, "step": 5},
+                        timeout=10).json()
+    assert body["status"] == "success", (expr, body)
+    return body["data"]["result"]
+
+
+def _t(cond: dict) -> float:
+    return datetime.fromisoformat(cond["lastTransitionTime"].replace("Z", "+00:00")).timestamp()
+
+
+def _bucket(seconds: float) -> float:
+    return next(b for b in BUCKETS if seconds <= b)
+
+
+def test_report_and_dashboard_follow_the_round_trip(sandbox, cluster, clean_dev_jobs, prometheus):
+    start = time.time()
+    training = cluster.submit_job("c12-training", "finetune", "c12-training-lq", SLICE,
+                                  priority_class="c12-training-prio")
+    wl = wait_for(lambda: (w := cluster.workload_of(training)) and admitted_in(w) and w, 90, "training admitted")
+    borrowed_from = _t(condition(wl, "QuotaReserved"))
+    wait_for(lambda: _query(prometheus, f'kueue_cluster_queue_resource_reservation{{cluster_queue="c12-training-cq",'
+                                        f'resource="{GPU}"}} == 1'), 30, "Prometheus to see training's GPU")
+
+    inference = cluster.submit_job("c12-inference", "serve", "c12-inference-lq", SLICE,
+                                   priority_class="c12-inference-prio")
+    preempted = wait_for(lambda: (w := cluster.workload_of(training)) and is_true(w, "Preempted")
+                         and not is_true(w, "QuotaReserved") and w, 90, "training preempted and its quota released")
+    assert condition(preempted, "Preempted")["reason"] == "InCohortReclamation"
+    borrowed_until = _t(condition(preempted, "QuotaReserved"))
+    served = wait_for(lambda: (w := cluster.workload_of(inference)) and admitted_in(w) and w, 90, "inference admitted")
+    waited = _t(condition(served, "QuotaReserved")) - datetime.fromisoformat(
+        served["metadata"]["creationTimestamp"].replace("Z", "+00:00")).timestamp()
+
+    cluster.delete_job(inference)
+    back = wait_for(lambda: (w := cluster.workload_of(training)) and admitted_in(w) and w, 120, "training back")
+    again_from = _t(condition(back, "QuotaReserved"))
+    time.sleep(3 * SCRAPE)  # let it borrow for a few scrapes
+    cluster.delete_job(training)
+    again_until = time.time()
+    wait_for(lambda: _query(prometheus, f'kueue_cluster_queue_resource_reservation{{cluster_queue="c12-training-cq",'
+                                        f'resource="{GPU}"}} == 0'), 30, "Prometheus to see training's GPU return")
+    time.sleep(SCRAPE)
+
+    since = f"{math.ceil(time.time() - start) + 2}s"
+    out, err = io.StringIO(), io.StringIO()
+    code = cohorts_cli.main(["report", "--stack", "dev", "--since", since, "--output", "json", "--prometheus",
+                             prometheus, "--step", "1"], out, err)
+    assert code == 0, err.getvalue()
+    doc = json.loads(out.getvalue())
+    hours = {(h["cluster_queue"], h["resource"]): h for h in doc["hours"]}
+    queues = {q["cluster_queue"]: q for q in doc["queues"]}
+
+    truth = (borrowed_until - borrowed_from) + (again_until - again_from)  # GPU-seconds (1 GPU slice each time)
+    reported = hours[("c12-training-cq", GPU)]["borrowed"] * 3600
+    edges = 4  # two borrowing intervals; each edge is seen up to one scrape late, timestamps to the second
+    assert abs(reported - truth) <= edges * (SCRAPE + 1), (reported, truth)
+    assert hours[("c12-training-cq", GPU)]["owned"] == 0  # training's nominalQuota is 0
+    assert hours[("c12-inference-cq", GPU)]["borrowed"] == 0
+    assert abs(hours[("c12-inference-cq", GPU)]["lent"] * 3600 - reported) <= 1  # inference lent what training took
+
+    assert queues["c12-training-cq"]["preemptions"] == {"InCohortReclamation": 1}
+    inference_wait = queues["c12-inference-cq"]["admission_wait_p50"]
+    assert queues["c12-inference-cq"]["admissions"] == 1
+    assert _bucket(inference_wait) == _bucket(waited) or abs(waited - inference_wait) <= 1.5, (inference_wait, waited)
+
+    # every dashboard query over Kueue's metrics returns data (the trainer's need a real training pod: none here)
+    settings = parse_settings(stack_raw("dev"))
+    end = time.time()
+    window = f"{math.ceil(end - start)}s"
+    for query in dashboard.queries(settings):
+        if "kueue_cohorts_trainer_" in query.expr:
+            continue
+        expr = query.expr.replace("$__rate_interval", "20s").replace("$__range", window)
+        found = (_query(prometheus, expr, end) if query.instant else _range(prometheus, expr, start, end))
+        values = [float(v) for r in found for v in ([r["value"][1]] if "value" in r else
+                                                      [p[1] for p in r["values"]])]
+        assert any(not math.isnan(v) for v in values), f"no data for {query.panel}: {expr}"
+
+    # the stack's alerts are loaded and evaluate without error on Kueue's real series
+    rules = requests.get(f"{prometheus}/api/v1/rules", timeout=10).json()["data"]["groups"]
+    assert [g["name"] for g in rules] == ["kueue-cohorts-dev"]
+    assert all(r["health"] == "ok" for r in rules[0]["rules"]), [r for r in rules[0]["rules"] if r["health"] != "ok"]
