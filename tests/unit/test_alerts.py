@@ -82,9 +82,9 @@ def test_the_webhook_names_are_those_of_the_pinned_kueue():
 # --- promtool test rules: each alert against the series of its situation -------------------------------------------
 
 
-def _series(name: str, values: str, **labels: str) -> dict[str, str]:
+def _series(metric: str, values: str, **labels: str) -> dict[str, str]:
     inner = ",".join(f'{k}="{v}"' for k, v in labels.items())
-    return {"series": f"{name}{{{inner}}}", "values": values}
+    return {"series": f"{metric}{{{inner}}}", "values": values}
 
 
 def _queue(metric: str, cq: str, values: str, cohort: str = "c12-shared") -> dict[str, str]:
