@@ -9,8 +9,10 @@ What is read (Kueue v0.19.2 pkg/metrics/metrics.go; the stack's `kueue.metrics` 
 - lent: what the cohort's queues borrowed at each instant, shared among the queues that had idle nominal quota
   (nominal - reserved, at most the lendingLimit) in proportion to it (Kueue keeps no per-lender figure; in the
   asymmetric layout inference is the only lender, so it lent exactly what training borrowed);
-- preemptions: increments of kueue_evicted_workloads_total{reason="Preempted"} per underlying cause
-  (InCohortReclamation: inference took its quota back);
+- preempted: increments of kueue_evicted_workloads_total{reason="Preempted"} of the queue's own Workloads (the
+  victims' side);
+- preempting: increments of kueue_preempted_workloads_total per reason of the Workloads the queue's Workloads
+  preempted (the preemptors' side: InCohortReclamation is inference taking its nominal quota back);
 - admission wait p50 and p95: from the increments of kueue_admission_wait_time_seconds' buckets in the window,
   interpolated within a bucket as PromQL's histogram_quantile does;
 - training steps lost: the largest kueue_cohorts_trainer_steps_lost_at_last_preemption each training pod reported
@@ -128,13 +130,16 @@ class ResourceHours:
 
 @dataclass
 class QueueFacts:
-    """Per ClusterQueue: preemptions of its Workloads by underlying cause, admission wait percentiles (seconds,
-    None without admissions in the window), steps lost by its training pods (None: no trainer metrics)."""
+    """Per ClusterQueue: how many of its Workloads were preempted, the preemptions its Workloads made per reason
+    (InCohortReclamation, InClusterQueue, InCohortFairSharing, InCohortReclaimWhileBorrowing), admission wait
+    percentiles (seconds, None without admissions in the window), steps lost by its training pods (None: no trainer
+    metrics)."""
 
     cohort: str
     cluster_queue: str
     role: str
-    preemptions: dict[str, int] = field(default_factory=dict)
+    preempted: int = 0
+    preempting: dict[str, int] = field(default_factory=dict)
     admissions: int = 0
     admission_wait_p50: Optional[float] = None
     admission_wait_p95: Optional[float] = None
@@ -261,10 +266,14 @@ def collect(settings: Settings, stack: str, client: Prometheus, start: float, en
             f'kueue_evicted_workloads_total{{cluster_queue{names}, reason="Preempted"}}', start, end, step):
         facts = queues.get(labels.get("cluster_queue", ""))
         if facts is not None:
-            cause = labels.get("underlying_cause") or "Preempted"
-            count = int(round(counter_increase(samples, start, step)))
-            if count:
-                facts.preemptions[cause] = facts.preemptions.get(cause, 0) + count
+            facts.preempted += int(round(counter_increase(samples, start, step)))
+    for labels, samples in client.query_range(
+            f"kueue_preempted_workloads_total{{preempting_cluster_queue{names}}}", start, end, step):
+        facts = queues.get(labels.get("preempting_cluster_queue", ""))
+        count = int(round(counter_increase(samples, start, step)))
+        if facts is not None and count:
+            reason = labels.get("reason", "")
+            facts.preempting[reason] = facts.preempting.get(reason, 0) + count
     buckets: dict[str, dict[float, float]] = {}
     for labels, samples in client.query_range(
             f"sum by (cluster_queue, le) (kueue_admission_wait_time_seconds_bucket{{cluster_queue{names}}})",
@@ -299,7 +308,8 @@ def _fmt(value: Optional[float], digits: int = 3) -> str:
 
 
 def table(report: Report) -> str:
-    """The report as text: a header line, the resource-hours table, the per-queue facts table."""
+    """The report as text: a header line, the resource-hours table, the per-queue facts table (PREEMPTED: the
+    queue's Workloads preempted; PREEMPTING: the preemptions its Workloads made, per reason)."""
     lines = [f"stack {report.stack} · {report.prometheus} · {_iso(report.start)} .. {_iso(report.end)} · step "
              f"{report.step:g} s", "", "resource-hours (resource x hours; a GPU resource: GPU-hours)"]
     head = ("COHORT", "CLUSTERQUEUE", "ROLE", "FLAVOR", "RESOURCE", "OWNED", "USED", "BORROWED", "LENT")
@@ -307,9 +317,10 @@ def table(report: Report) -> str:
                       _fmt(h.borrowed), _fmt(h.lent)) for h in report.hours]
     lines += _columns(rows)
     lines += ["", "queues"]
-    head = ("COHORT", "CLUSTERQUEUE", "ROLE", "PREEMPTED", "ADMISSIONS", "WAIT P50 S", "WAIT P95 S", "STEPS LOST")
-    rows = [head] + [(q.cohort, q.cluster_queue, q.role,
-                      ", ".join(f"{n} {cause}" for cause, n in sorted(q.preemptions.items())) or "0",
+    head = ("COHORT", "CLUSTERQUEUE", "ROLE", "PREEMPTED", "PREEMPTING", "ADMISSIONS", "WAIT P50 S", "WAIT P95 S",
+            "STEPS LOST")
+    rows = [head] + [(q.cohort, q.cluster_queue, q.role, str(q.preempted),
+                      ", ".join(f"{n} {reason}" for reason, n in sorted(q.preempting.items())) or "0",
                       str(q.admissions), _fmt(q.admission_wait_p50, 1), _fmt(q.admission_wait_p95, 1),
                       "-" if q.steps_lost is None else str(q.steps_lost)) for q in report.queues]
     return "\n".join(lines + _columns(rows))
@@ -325,13 +336,15 @@ def as_csv(report: Report) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["cohort", "cluster_queue", "role", "flavor", "resource", "owned_hours", "used_hours",
-                     "borrowed_hours", "lent_hours", "preemptions", "admissions", "admission_wait_p50_seconds",
+                     "borrowed_hours", "lent_hours", "preempted", "preempting", "admissions",
+                     "admission_wait_p50_seconds",
                      "admission_wait_p95_seconds", "steps_lost"])
     facts = {q.cluster_queue: q for q in report.queues}
     for h in report.hours:
         q = facts.get(h.cluster_queue) or QueueFacts(h.cohort, h.cluster_queue, h.role)
         writer.writerow([h.cohort, h.cluster_queue, h.role, h.flavor, h.resource, h.owned, h.used, h.borrowed,
-                         h.lent, ";".join(f"{c}={n}" for c, n in sorted(q.preemptions.items())), q.admissions,
+                         h.lent, q.preempted, ";".join(f"{r}={n}" for r, n in sorted(q.preempting.items())),
+                         q.admissions,
                          "" if q.admission_wait_p50 is None else q.admission_wait_p50,
                          "" if q.admission_wait_p95 is None else q.admission_wait_p95,
                          "" if q.steps_lost is None else q.steps_lost])

@@ -11,8 +11,8 @@ Per cohort of the stack (a row each):
 - the inference admission wait, 50th and 95th percentile (kueue_admission_wait_time_seconds; every queue's in a
   layout without inference);
 - pending Workloads per ClusterQueue and status (kueue_pending_workloads);
-- evictions with their reason and underlying cause, preemptions by InCohortReclamation among them
-  (kueue_evicted_workloads_total);
+- evictions with their reason and underlying cause (kueue_evicted_workloads_total), and the preemptions each
+  queue's Workloads made with their reason, InCohortReclamation among them (kueue_preempted_workloads_total);
 - training's accelerator-hours held over the dashboard's range (reservation integrated per minute), and the steps
   lost at the last preemption and the checkpoint age its trainer reports (trainer/metrics.py).
 
@@ -110,9 +110,12 @@ def cohort_panels(settings: Settings, plan: CohortPlan) -> list[PanelSpec]:
     panels.append(PanelSpec(title, "timeseries", "short", (
         PanelQuery(title, f"sum by (cluster_queue, reason, underlying_cause) "
                           f"(increase(kueue_evicted_workloads_total{{{queues}}}[$__rate_interval]))",
-                   "{{cluster_queue}} {{reason}} {{underlying_cause}}"),),
-        "Workloads evicted per interval; reason Preempted with underlying_cause InCohortReclamation is inference "
-        "taking its quota back"))
+                   "{{cluster_queue}} evicted: {{reason}} {{underlying_cause}}"),
+        PanelQuery(title, f"sum by (preempting_cluster_queue, reason) (increase(kueue_preempted_workloads_total"
+                          f"{{preempting_{queues}}}[$__rate_interval]))",
+                   "{{preempting_cluster_queue}} preempted others: {{reason}}"),),
+        "Workloads evicted per interval by reason (Preempted: a victim's side), and the preemptions each queue's "
+        "Workloads made by reason (InCohortReclamation: inference taking its nominal quota back)"))
     training = [cq.name for cq in plan.cluster_queues if cq.role == ROLE_TRAINING]
     accel = accelerators(_covered(plan))
     if training and accel:

@@ -58,8 +58,9 @@ def _report() -> report.Report:
                                   owned=0.0, used=0.5, borrowed=0.5, lent=0.0),
              report.ResourceHours("c12-shared", "c12-inference-cq", "inference", "c12-default",
                                   "nvidia.com/gpualloc", owned=1.0, used=0.25, borrowed=0.0, lent=0.5)]
-    queues = [report.QueueFacts("c12-shared", "c12-training-cq", "training", {"InCohortReclamation": 1}, 2),
-              report.QueueFacts("c12-shared", "c12-inference-cq", "inference", {}, 1, 12.0, 15.5)]
+    queues = [report.QueueFacts("c12-shared", "c12-training-cq", "training", 1, {}, 2),
+              report.QueueFacts("c12-shared", "c12-inference-cq", "inference", 0, {"InCohortReclamation": 1}, 1,
+                                12.0, 15.5)]
     return report.Report("dev", "http://127.0.0.1:9", 0.0, 3600.0, 5.0, hours, queues,
                          {"c12-training-cq nvidia.com/gpualloc": [(0.0, 1.0), (1800.0, 0.0)]})
 
@@ -72,8 +73,9 @@ def test_the_outputs_carry_the_same_figures():
     assert data["kind"] == "kueue-cohorts/report/v1" and data["start"] == "1970-01-01T00:00:00Z"
     assert data["hours"][0]["borrowed"] == 0.5 and data["queues"][1]["admission_wait_p95"] == 15.5
     rows = list(csv.DictReader(io.StringIO(report.as_csv(r))))
-    assert rows[0]["borrowed_hours"] == "0.5" and rows[0]["preemptions"] == "InCohortReclamation=1"
+    assert rows[0]["borrowed_hours"] == "0.5" and rows[0]["preempted"] == "1" and rows[0]["preempting"] == ""
     assert rows[1]["lent_hours"] == "0.5" and rows[1]["admission_wait_p50_seconds"] == "12.0"
+    assert rows[1]["preempting"] == "InCohortReclamation=1"
 
 
 def test_html_is_one_self_contained_file():

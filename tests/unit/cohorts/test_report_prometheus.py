@@ -61,9 +61,12 @@ def openmetrics(t0: int) -> str:
         for status in ("active", "inadmissible"):
             add("kueue_pending_workloads", "gauge", _labels(cluster_queue=cq, status=status, replica_role="standalone"),
                 lambda t: 0)
-    add("kueue_evicted_workloads", "counter",
-        _labels(cluster_queue=TRN, reason="Preempted", underlying_cause="InCohortReclamation", priority_class="p",
+    add("kueue_evicted_workloads", "counter",  # Kueue v0.19.2: underlying_cause is "" for a preemption
+        _labels(cluster_queue=TRN, reason="Preempted", underlying_cause="", priority_class="p",
                 replica_role="standalone"), lambda t: int(t >= 1800))
+    add("kueue_preempted_workloads", "counter",
+        _labels(preempting_cluster_queue=INF, reason="InCohortReclamation", replica_role="standalone"),
+        lambda t: int(t >= 1800))
     wait = _labels(cluster_queue=INF, priority_class="p", replica_role="standalone")[:-1]
     histogram = families.setdefault("kueue_admission_wait_time_seconds", ("histogram", []))[1]
     for t in ticks:  # one observation of 3 s at 1800: in the buckets from le 5 up
@@ -131,9 +134,9 @@ def test_the_report_finds_what_was_written(backfilled):
     assert inference.used == pytest.approx(600 / HOUR, abs=1e-6)  # hours are rounded to 6 decimals
     assert inference.lent == pytest.approx(0.5)  # inference lent exactly what training borrowed
     queues = {q.cluster_queue: q for q in got.queues}
-    assert queues[TRN].preemptions == {"InCohortReclamation": 1} and queues[TRN].steps_lost == 2
+    assert (queues[TRN].preempted, queues[TRN].preempting, queues[TRN].steps_lost) == (1, {}, 2)
     assert queues[INF].admissions == 1 and queues[INF].admission_wait_p50 == pytest.approx(3.75)
-    assert queues[INF].preemptions == {}
+    assert (queues[INF].preempted, queues[INF].preempting) == (0, {"InCohortReclamation": 1})
     assert set(hours) == {(cq, r) for cq in (INF, TRN) for r in ("nvidia.com/gpualloc", "nvidia.com/gpucores",
                                                                 "nvidia.com/gpumem")}
 
