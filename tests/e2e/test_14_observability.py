@@ -3,7 +3,8 @@ with the stack's metrics on, the guide's round trip (training borrows, inference
 `python -m cohorts report` checked against what the test did: training's borrowed GPU-seconds (the times Kueue
 recorded on the Workload, within a scrape interval per change), the preemption with cause InCohortReclamation and
 inference's admission wait (in the histogram bucket of the wait Kueue recorded). Every Kueue query of the dashboard
-returns data from the same Prometheus, and the stack's alert rules evaluate there without error."""
+returns data from the same Prometheus, and the stack's alert rules evaluate there without error; the
+inference-borrowing alert fires when the inference queue is made to borrow and clears after `up --refresh`."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from datetime import datetime
 
 import pytest
 import requests
-from e2e_support import SLICE, admitted_in, condition, is_true, wait_for
+import yaml
+from e2e_support import KUEUE, REPO, SLICE, admitted_in, condition, is_true, wait_for
+from kubernetes import client as k8s
 
 from cohorts import cli as cohorts_cli
 from components import dashboard
@@ -148,3 +151,87 @@ def test_report_and_dashboard_follow_the_round_trip(sandbox, cluster, clean_dev_
     rules = requests.get(f"{prometheus}/api/v1/rules", timeout=10).json()["data"]["groups"]
     assert [g["name"] for g in rules] == ["kueue-cohorts-dev"]
     assert all(r["health"] == "ok" for r in rules[0]["rules"]), [r for r in rules[0]["rules"] if r["health"] != "ok"]
+
+
+def _alerts(url: str, name: str) -> list[dict]:
+    body = requests.get(f"{url}/api/v1/alerts", timeout=10).json()
+    return [a for a in body["data"]["alerts"] if a["labels"]["alertname"] == name and a["state"] == "firing"]
+
+
+def _dev_file(**admission) -> dict:
+    document = yaml.safe_load((REPO / "stacks" / "Pulumi.dev.yaml").read_text())
+    if admission:
+        document["config"]["kueue-cohorts:admission"] = admission
+    return document
+
+
+def _replace_cluster_queue(cluster, name: str, change) -> None:
+    """Apply `change` to the live ClusterQueue `name` and replace it, again on a 409 (Kueue writes its status)."""
+    for _ in range(10):
+        cq = cluster.cluster_queue(name)
+        change(cq)
+        try:
+            cluster.custom.replace_cluster_custom_object(*KUEUE, "clusterqueues", name, cq)
+            return
+        except k8s.ApiException as exc:
+            if exc.status != 409:
+                raise
+    raise AssertionError(f"ClusterQueue {name} kept changing")
+
+
+def test_the_borrowing_alert_fires_for_a_queue_made_to_borrow_and_clears_after_up_refresh(
+        sandbox, cluster, project, dev_stack, clean_dev_jobs, prometheus):
+    """Guardrails in Warn let a hand-made change through: the inference ClusterQueue may borrow, a hand-made lender
+    joins the cohort, and a second inference Job borrows; the stack's KueueCohortsInferenceBorrowing fires in the
+    sandbox's Prometheus, naming cohort and queue. `up --refresh` with Deny writes borrowingLimit 0 back; once the
+    borrower is gone, the alert clears."""
+    inference = "c12-inference-cq"
+    project.add_stack(dev_stack, _dev_file(validationActions=["Warn", "Audit"]))
+    lender = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "e2e-lender"},
+              "spec": {"cohortName": "c12-shared", "namespaceSelector": {"matchLabels": {"e2e-lender": "none"}},
+                       "resourceGroups": [{"coveredResources": list(SLICE), "flavors": [
+                           {"name": "c12-default",
+                            "resources": [{"name": r, "nominalQuota": q} for r, q in SLICE.items()]}]}]}}
+    try:
+        assert project.run(dev_stack, "up").summary.result == "succeeded"
+
+        def may_borrow(cq: dict) -> None:
+            for resource in cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"]:
+                resource["borrowingLimit"] = SLICE[resource["name"]]
+
+        wait_for(lambda: _try(lambda: _replace_cluster_queue(cluster, inference, may_borrow)), 60,
+                 "the Warn binding to let the borrowingLimit through")
+        cluster.custom.create_cluster_custom_object(*KUEUE, "clusterqueues", lender)
+        first = cluster.submit_job("c12-inference", "serve", "c12-inference-lq", SLICE,
+                                   priority_class="c12-inference-prio")
+        wait_for(lambda: admitted_in(cluster.workload_of(first)), 90, "the first inference Job admitted")
+        second = cluster.submit_job("c12-inference", "serve-borrowing", "c12-inference-lq", SLICE,
+                                    priority_class="c12-inference-prio")
+        wait_for(lambda: admitted_in(cluster.workload_of(second)), 90, "the second, borrowing, inference Job admitted")
+        firing = wait_for(lambda: _alerts(prometheus, "KueueCohortsInferenceBorrowing"), 60, "the alert to fire")
+        labels = firing[0]["labels"]
+        assert (labels["cohort"], labels["cluster_queue"], labels["severity"]) == ("c12-shared", inference, "critical")
+        assert firing[0]["annotations"]["runbook_url"].endswith("#kueuecohortsinferenceborrowing")
+    finally:
+        project.add_stack(dev_stack, _dev_file())
+        try:
+            cluster.custom.delete_cluster_custom_object(*KUEUE, "clusterqueues", "e2e-lender")
+        except k8s.ApiException as exc:
+            if exc.status != 404:
+                raise
+    assert project.run(dev_stack, "up", refresh=True).summary.result == "succeeded"
+    limits = {r["name"]: r.get("borrowingLimit") for r in
+              cluster.cluster_queue(inference)["spec"]["resourceGroups"][0]["flavors"][0]["resources"]}
+    assert set(limits.values()) == {"0"}, limits
+    cluster.delete_job(second)  # Kueue keeps an admitted Workload when the limit drops: the borrower ends
+    wait_for(lambda: not _alerts(prometheus, "KueueCohortsInferenceBorrowing"), 60, "the alert to clear")
+
+
+def _try(call) -> bool:
+    try:
+        call()
+    except k8s.ApiException as exc:
+        if "ValidatingAdmissionPolicy" in str(exc.body):
+            return False  # the Deny binding is still loaded
+        raise
+    return True
