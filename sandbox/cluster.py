@@ -32,9 +32,11 @@ from kubernetes.client import ApiClient, ApiException
 
 import toolchain
 from components.checks.validation import load_stack_file
-from components.settings import Settings
+from components.model.alerts import rules_file
+from components.settings import KueueMetrics, Settings
 from sandbox import certs as certs_mod
 from sandbox import controlplane, files, jobcontrollers, kserve, kubeconfig, kueue, kwok, process
+from sandbox import prometheus as prom
 from sandbox.apply import (
     CRDS,
     SandboxError,
@@ -98,6 +100,8 @@ def probes(paths: SandboxPaths, ports: Mapping[str, int]) -> dict[str, Probe]:
     }
     if "kserve-health" in ports:  # absent from the state of a sandbox started before KServe ran in it
         found["kserve-manager"] = Probe(f"http://{LOOPBACK}:{ports['kserve-health']}/readyz")
+    if prom.NAME in ports:
+        found[prom.NAME] = Probe(f"http://{LOOPBACK}:{ports[prom.NAME]}/-/ready")
     return found
 
 
@@ -133,11 +137,12 @@ class Sandbox:
         return State.load(self.paths.state_file)
 
     def health(self) -> dict[str, tuple[bool, bool, str]]:
-        """Return ``{component: (process alive, healthy, detail)}`` for every component of :data:`COMPONENTS`."""
+        """Return ``{component: (process alive, healthy, detail)}`` for every component of :data:`COMPONENTS`, and
+        for Prometheus when ``up --with-prometheus`` started it."""
         st = self.state()
         result = {}
         checks = probes(self.paths, st.ports) if st.ports else {}
-        for name in COMPONENTS:
+        for name in COMPONENTS + ((prom.NAME,) if prom.NAME in st.processes else ()):
             rec = st.processes.get(name)
             running = bool(rec and process.alive(rec))
             ok, detail = checks[name].check() if (running and name in checks) else (False, "not running")
@@ -150,13 +155,15 @@ class Sandbox:
 
     # ----- up --------------------------------------------------------------------------------------------------
 
-    def up(self, stack_path: Path, timeout: float = 180.0, kueue_delay: float = 0.0) -> UpReport:
+    def up(self, stack_path: Path, timeout: float = 180.0, kueue_delay: float = 0.0,
+           with_prometheus: bool = False) -> UpReport:
         """Bring the sandbox up with the nodes of ``stack_path``'s nodePools; idempotent.
 
         When every component already runs and is healthy, only the nodes are reconciled with the stack. Otherwise
         whatever is left of a previous run is stopped and everything starts again (same ports when free, same
         certificates, same etcd data). ``kueue_delay`` (seconds, default 0) starts the Kueue manager that much later
-        and returns without waiting for it (see :meth:`_start`). Raises SandboxError (step, cause and log tail) or
+        and returns without waiting for it (see :meth:`_start`). ``with_prometheus`` also starts Prometheus
+        (:meth:`_start_prometheus`), on a running sandbox too. Raises SandboxError (step, cause and log tail) or
         toolchain.ToolchainError.
         """
         report = UpReport(kubeconfig=self.paths.kubeconfig)
@@ -166,12 +173,18 @@ class Sandbox:
                 st = self.state()
                 self._log("already running; reconciling nodes with the stack")
                 self._reconcile_nodes(stack_path, st)
+                if with_prometheus:
+                    self._start_prometheus(st, load_stack_file(stack_path), stack_path, timeout)
                 report.already_running = True
                 report.seconds["total"] = time.monotonic() - t0
                 return report
             self._stop_all()
             try:
                 self._start(stack_path, report, timeout, kueue_delay)
+                if with_prometheus:
+                    t = time.monotonic()
+                    self._start_prometheus(self.state(), load_stack_file(stack_path), stack_path, timeout)
+                    self._step(report, "prometheus", t)
             except BaseException:
                 self._log("start failed; stopping what was started")
                 self._stop_all()
@@ -283,13 +296,13 @@ class Sandbox:
             bins["kube-scheduler"], kc, st.ports, self.paths.run / "kube-scheduler"))
         changed = self._changed_crds(api, crds)
         if not changed:
-            self._start_managers(st, bins, c, kueue_delay)
+            self._start_managers(st, bins, c, kueue_delay, settings.kueue.metrics)
         self._release_node_leases(api)
         self._spawn(st, "kwok", kwok.kwok_args(bins["kwok"], kc, stages, st.ports["kwok"]))
         self._apply_all(api, changed + others + nodes, status_kinds={"Node"})
         if changed:
             self._wait_crds_served(api, crds, timeout)
-            self._start_managers(st, bins, c, kueue_delay)
+            self._start_managers(st, bins, c, kueue_delay, settings.kueue.metrics)
         self._start_kserve(api, st, bins, c, module["kserve-manager"])
         self._log(f"{len(crds)} CRDs ({', '.join(CRD_SOURCES)}): {len(changed)} applied; "
                   f"{len(others) - 3} webhook configurations, {len(nodes)} nodes")
@@ -310,6 +323,32 @@ class Sandbox:
         else:
             self._wait_webhook(api, timeout)
         self._step(report, "components", t)
+
+    def _start_prometheus(self, st: State, settings: Settings, stack_path: Path, timeout: float) -> None:
+        """Start Prometheus (:mod:`sandbox.prometheus`) unless it runs: its access to Kueue's metrics (ServiceAccount,
+        ``get /metrics``, a fresh token), its configuration and the stack's alert rules (``components.model.alerts``,
+        rendered again every time), its TSDB under the state directory; wait for ``/-/ready``."""
+        rec = st.processes.get(prom.NAME)
+        if rec is not None and process.alive(rec):
+            self._log("prometheus already running")
+            return
+        binary = toolchain.ensure([prom.NAME])[prom.NAME]
+        if prom.NAME not in st.ports:
+            st.ports.update(allocate([prom.NAME], previous=st.ports))
+        c = certs_mod.Certificates(self.paths.pki)
+        prom.grant_and_token(self._client(), prom.token_file(self.paths))
+        stack = stack_path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        rules = prom.rules_path(self.paths)
+        rules.write_text(yaml.safe_dump(rules_file(settings, stack), sort_keys=False))
+        config = self.paths.config / "prometheus.yml"
+        config.write_text(yaml.safe_dump(prom.configuration(st.ports, c, prom.token_file(self.paths), rules),
+                                         sort_keys=False))
+        data = prom.data_dir(self.paths)
+        files.private_dir(data.parent)
+        files.private_dir(data)
+        self._spawn(st, prom.NAME, prom.args(binary, config, data, st.ports[prom.NAME]))
+        self._wait_healthy(st, prom.NAME, timeout)
+        self._log(f"prometheus on http://{LOOPBACK}:{st.ports[prom.NAME]} (TSDB {data})")
 
     @staticmethod
     def _crds(docs: Mapping[str, list[dict[str, Any]]], kueue_dir: Path, port: int, ca: bytes) -> list[dict[str, Any]]:
@@ -358,13 +397,14 @@ class Sandbox:
                    "CRDs served by discovery")
 
     def _start_managers(self, st: State, bins: Mapping[str, Path], c: certs_mod.Certificates,
-                        kueue_delay: float) -> None:
+                        kueue_delay: float, metrics: KueueMetrics = KueueMetrics()) -> None:
         """Write the Kueue, JobSet and Trainer Configurations and start the three managers (without waiting), each
         restarted whenever it exits (``process.restarting``, as a Deployment's pod). The Kueue manager is wrapped in
-        ``sleep kueue_delay`` when that is > 0 (the delay's shell ``exec``s the restart loop)."""
+        ``sleep kueue_delay`` when that is > 0 (the delay's shell ``exec``s the restart loop); its metrics are the
+        stack's ``kueue.metrics`` (``metrics``)."""
         kc = self.paths.kubeconfig
         cfg = self.paths.config / "kueue.yaml"
-        cfg.write_text(yaml.safe_dump(kueue.configuration(st.ports, c.webhook_dir), sort_keys=False))
+        cfg.write_text(yaml.safe_dump(kueue.configuration(st.ports, c.webhook_dir, metrics=metrics), sort_keys=False))
         upper, work = kueue.prepare_etc_overlay(self.paths.root / "kueue-etc", c.metrics_dir)
         self._spawn(st, "kueue", kueue.delayed(process.restarting(kueue.manager_args(bins["kueue"], cfg, kc, upper,
                                                                                      work)), kueue_delay))
@@ -473,6 +513,18 @@ class Sandbox:
             del st.processes[name]
             st.save(self.paths.state_file)
         return stopped
+
+    def stop_prometheus(self) -> bool:
+        """Stop the sandbox's Prometheus alone (its TSDB stays); return True when it had a live process."""
+        with locked(self.paths.lock):
+            st = self.state()
+            rec = st.processes.pop(prom.NAME, None)
+            if rec is None:
+                return False
+            had_process = process.group_alive(rec)
+            process.stop(rec)
+            st.save(self.paths.state_file)
+            return had_process
 
     def down(self, purge: bool = False) -> list[str]:
         """Stop every recorded component (process groups, reverse start order); return the names stopped.

@@ -29,6 +29,8 @@ from typing import Any, Iterable, Mapping
 
 import yaml
 
+from components.model.manager_config import metrics_configuration
+from components.settings import KueueMetrics
 from sandbox import files, webhooks
 from sandbox.apply import SAFE_LOADER
 from sandbox.ports import LOOPBACK
@@ -52,10 +54,13 @@ WAIT_FOR_PODS_READY = {
 
 
 def configuration(ports: Mapping[str, int], webhook_cert_dir: Path,
-                  frameworks: Iterable[str] = FRAMEWORKS) -> dict[str, Any]:
+                  frameworks: Iterable[str] = FRAMEWORKS, metrics: KueueMetrics = KueueMetrics()) -> dict[str, Any]:
     """Return the Kueue ``Configuration`` (``config.kueue.x-k8s.io/v1beta2``) for the out-of-cluster manager.
 
-    ``ports`` needs ``kueue-webhook``, ``kueue-health`` and ``kueue-metrics``. Field names and defaults follow
+    ``ports`` needs ``kueue-webhook``, ``kueue-health`` and ``kueue-metrics``; ``metrics``: the stack's
+    ``kueue.metrics`` (enableClusterQueueResources, localQueueMetrics), rendered as the stack's own manager
+    Configuration renders them (``components.model.manager_config.metrics_configuration``). Field names and defaults
+    follow
     ``apis/config/v1beta2/configuration_types.go`` / ``defaults.go`` of Kueue v0.19.2.
     """
     return {
@@ -66,7 +71,7 @@ def configuration(ports: Mapping[str, int], webhook_cert_dir: Path,
         "internalCertManagement": {"enable": False},
         "webhook": {"host": LOOPBACK, "port": ports["kueue-webhook"], "certDir": str(webhook_cert_dir)},
         "health": {"healthProbeBindAddress": f"{LOOPBACK}:{ports['kueue-health']}"},
-        "metrics": {"bindAddress": f"{LOOPBACK}:{ports['kueue-metrics']}", "enableClusterQueueResources": True},
+        "metrics": {"bindAddress": f"{LOOPBACK}:{ports['kueue-metrics']}", **metrics_configuration(metrics)},
         "waitForPodsReady": copy.deepcopy(WAIT_FOR_PODS_READY),
         "integrations": {"frameworks": list(frameworks)},
         "featureGates": {"VisibilityOnDemand": False},

@@ -12,6 +12,8 @@ family: `llamafactory:<config.yaml>`, `training-hub:<algorithm>`, `mini-trainer:
 downward API; required) |
 | KUEUE_COHORTS_SAVE_STEPS | --save-steps | if set, overrides the recipe: save_strategy "steps" every N optimizer \
 steps (components.settings.checkpoint_timing.save_steps) |
+| KUEUE_COHORTS_METRICS_PORT | --metrics-port | if set, serve the trainer's metrics (trainer.metrics: checkpoint \
+age, steps lost at the last preemption, flush seconds) on this port (0: any free port); needs prometheus-client |
 | PET_NNODES, PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT | | set by the Trainer's torch plugin; with more than \
 one node they become torch.distributed's WORLD_SIZE, RANK, MASTER_ADDR, MASTER_PORT (`distributed_env`) |
 
@@ -39,6 +41,8 @@ from trainer import checkpoints, preemption, recipes
 if TYPE_CHECKING:  # annotations only: transformers is imported late, after the SIGTERM latch (trainer.preemption)
     from transformers import Trainer
 
+    from trainer.metrics import TrainerMetrics
+
 log = logging.getLogger("kueue_cohorts.trainer")
 
 DEFAULT_RECIPE = "trainer.demo:build_trainer"
@@ -61,7 +65,8 @@ def configure_logging() -> None:
 
 
 def parse_args(argv: Optional[Sequence[str]], env: Mapping[str, str]) -> argparse.Namespace:
-    """Flags over environment. Returns recipe (str), checkpoint_root (Path), run_name (str), save_steps (int|None).
+    """Flags over environment. Returns recipe (str), checkpoint_root (Path), run_name (str), save_steps (int|None),
+    metrics_port (int|None).
 
     Raises ConfigError naming the missing or invalid variable.
     """
@@ -70,6 +75,7 @@ def parse_args(argv: Optional[Sequence[str]], env: Mapping[str, str]) -> argpars
     parser.add_argument("--checkpoint-root", default=env.get("KUEUE_COHORTS_CHECKPOINT_ROOT"))
     parser.add_argument("--run-name", default=env.get("KUEUE_COHORTS_RUN_NAME"))
     parser.add_argument("--save-steps", default=env.get("KUEUE_COHORTS_SAVE_STEPS"))
+    parser.add_argument("--metrics-port", default=env.get("KUEUE_COHORTS_METRICS_PORT"))
     ns = parser.parse_args(argv)
     if not ns.checkpoint_root:
         raise ConfigError("KUEUE_COHORTS_CHECKPOINT_ROOT is not set: set it to the checkpoint PVC's mount path")
@@ -85,8 +91,39 @@ def parse_args(argv: Optional[Sequence[str]], env: Mapping[str, str]) -> argpars
             ns.save_steps = 0
         if ns.save_steps < 1:  # the message quotes the value as given (not the 0 a non-number became)
             raise ConfigError(f"KUEUE_COHORTS_SAVE_STEPS={text!r} must be a positive integer")
+    if ns.metrics_port in (None, ""):
+        ns.metrics_port = None
+    elif not str(ns.metrics_port).isdigit() or int(ns.metrics_port) > 65535:
+        raise ConfigError(f"KUEUE_COHORTS_METRICS_PORT={ns.metrics_port!r} must be a port number from 0 to 65535 "
+                          "(0: any free port), or unset for no metrics endpoint")
+    else:
+        ns.metrics_port = int(ns.metrics_port)
     ns.checkpoint_root = Path(ns.checkpoint_root)
     return ns
+
+
+def start_metrics(run_dir: Path, port: Optional[int]) -> Optional[TrainerMetrics]:
+    """The trainer's metrics (trainer.metrics.TrainerMetrics) served on ``port``, or None when ``port`` is None.
+
+    Imported only when asked for, so an image without prometheus-client runs without metrics. Raises ConfigError
+    (naming the fix) when prometheus-client is missing or the port cannot be bound.
+    """
+    if port is None:
+        return None
+    try:
+        from trainer.metrics import TrainerMetrics
+    except ImportError as err:
+        raise ConfigError(f"KUEUE_COHORTS_METRICS_PORT={port} needs prometheus-client in the image ({err}): "
+                          "install it (requirements-trainer.txt pins the version) or unset KUEUE_COHORTS_METRICS_PORT"
+                          ) from None
+    metrics = TrainerMetrics(run_dir)
+    try:
+        served = metrics.serve(port)
+    except OSError as err:
+        raise ConfigError(f"KUEUE_COHORTS_METRICS_PORT={port}: cannot serve metrics there ({err}): choose a free "
+                          "port") from None
+    log.info("metrics on http://0.0.0.0:%d/metrics", served)
+    return metrics
 
 
 def distributed_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -220,6 +257,7 @@ def run(argv: Optional[Sequence[str]] = None, env: Optional[Mapping[str, str]] =
         if family is not None:
             return recipes.run(family, run_dir, ns.save_steps)
         recipe = load_recipe(ns.recipe)
+        metrics = start_metrics(run_dir, ns.metrics_port)
     except (ConfigError, ValueError) as err:
         log.error("%s", err)
         return 2
@@ -236,10 +274,15 @@ def run(argv: Optional[Sequence[str]] = None, env: Optional[Mapping[str, str]] =
         log.info("no complete checkpoint in %s: starting at global step 0", run_dir)
     else:
         log.info("resuming from %s at global step %d", resume.path, resume.step)
+    if metrics is not None:
+        lost = metrics.resumed(resume.step if resume else None)
+        if lost:
+            log.info("the previous attempt reached %d steps beyond this checkpoint: lost at its preemption", lost)
 
     from trainer.callback import PreemptionCallback
 
-    callback = PreemptionCallback(run_dir, limit, resume.path if resume else None, with_optimizer, world_size)
+    callback = PreemptionCallback(run_dir, limit, resume.path if resume else None, with_optimizer, world_size,
+                                  metrics=metrics)
     trainer.add_callback(callback)
     if preemption.requested():
         log.info("%s arrived before training started: nothing to save, exiting %d", preemption.signal_name(),

@@ -71,8 +71,10 @@ from components.settings.kueue import (
     DEFAULT_FRAMEWORKS,
     KUEUE_FRAMEWORKS,
     ChartSource,
+    KueueMetrics,
     KueueResources,
     KueueSettings,
+    LocalQueueMetrics,
     RequeuingStrategy,
     WaitForPodsReady,
 )
@@ -82,6 +84,11 @@ from components.settings.load import (
     parse_settings,
     raw_from_stack_file,
     stack_key,
+)
+from components.settings.monitoring import (
+    RUNBOOK_URL,
+    MonitoringSettings,
+    PositiveDuration,
 )
 from components.settings.preview import (
     PreviewIdentityCreate,
@@ -109,6 +116,11 @@ from components.settings.symmetric import (
 )
 
 __all__ = [
+    "RUNBOOK_URL",
+    "MonitoringSettings",
+    "PositiveDuration",
+    "LocalQueueMetrics",
+    "KueueMetrics",
     "PROJECT",
     "DnsLabel",
     "DnsSubdomain",

@@ -17,6 +17,7 @@ from components.settings.base import DnsLabel, Model
 from components.settings.cluster import ClusterSettings, NodePool
 from components.settings.flavors import FlavorDeclaration, ResourceFlavorSettings
 from components.settings.kueue import KueueSettings
+from components.settings.monitoring import MonitoringSettings
 from components.settings.preview import PreviewIdentitySettings
 from components.settings.runtime import (
     TrainingRuntimeSettings,
@@ -77,6 +78,9 @@ class Settings(Model):
     preview_identity: Optional[PreviewIdentitySettings] = None
     """The read-only identity of the pull-request live preview: the stack registers its RBAC (get, list, watch on
     exactly the kinds the stack manages) and, for a ServiceAccount, the account and its namespace. Omitted: none."""
+    monitoring: MonitoringSettings = MonitoringSettings()
+    """The alerts and the dashboard generated from the stack: thresholds, namespace, labels, runbook. Default: the
+    thresholds above, namespace monitoring."""
 
     @model_validator(mode="after")
     def _runtime_limits(self) -> Settings:

@@ -60,7 +60,7 @@ def test_every_contract_binary_is_pinned():
     names = {o for e in V.entries.values() for o in e.outputs}
     assert names == {"pulumi", "pulumi-resource-kubernetes", "etcd", "kube-apiserver", "kube-controller-manager",
                      "kube-scheduler", "kwok", "kueue", "jobset-controller-manager", "trainer-controller-manager",
-                     "actionlint", "kubectl", "kserve-manager"}
+                     "actionlint", "kubectl", "kserve-manager", "prometheus", "promtool"}
     assert V.entry_for("kube-scheduler").name == "kubernetes"
     # kubectl is built from the very module and build of the API server it is compared with (benchmarks/engine.py)
     assert V.entry_for("kubectl").name == "kubernetes"

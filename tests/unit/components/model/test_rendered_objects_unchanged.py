@@ -93,6 +93,15 @@ def _with_stop_not_a_failure(before: list[dict]) -> list[dict]:
     return after
 
 
+def _with_trainer_metrics(before: list[dict]) -> list[dict]:
+    """Issue 31: the trainer package shipped in the runtime's ConfigMap gains metrics.py (its Prometheus metrics)."""
+    after = copy.deepcopy(before)
+    for obj in after:
+        if obj["type"].endswith(":ConfigMap") and obj["inputs"]["metadata"]["name"].endswith("-trainer"):
+            obj["inputs"]["data"] = sorted({*obj["inputs"]["data"], "metrics.py"})
+    return after
+
+
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
 def test_every_stack_registers_what_it_did_before_plus_the_name_pins(stack):
     before = json.loads((FIXTURES / "rendered" / f"{stack}.json").read_text())
@@ -118,4 +127,5 @@ def test_every_stack_registers_what_it_did_before_plus_the_name_pins(stack):
         json.loads(json.dumps(plan.manifests() if plan else [], sort_keys=True)), key=ref)
     assert bool(identity) == (stack in ("staging", "prod"))
     assert [o for o in now if o not in admission and o not in identity] == \
-        _with_stop_not_a_failure(_with_owner_marks(_with_rollout_strategies(_with_name_pins(before))))
+        _with_trainer_metrics(_with_stop_not_a_failure(_with_owner_marks(_with_rollout_strategies(
+            _with_name_pins(before)))))
