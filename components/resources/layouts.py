@@ -218,7 +218,7 @@ class InferenceTrainingCohort(_CohortComponent):
                                        for ns in s.inference.namespaces}
         self.training_local_queues = {ns: self.local_queues[f"{ns}/{s.training.local_queue}"]
                                       for ns in s.training.namespaces}
-        self.training_checkpoints = {volume.claim.namespace or "": volume for volume in self.checkpoints.values()}
+        self.training_checkpoints = {key.split("/", 1)[0]: volume for key, volume in self.checkpoints.items()}
         self.inference_priority_class = self.priority_classes[s.inference.priority_class.name]
         self.training_priority_class = self.priority_classes[s.training.priority_class.name]
         self.register_outputs(self._outputs())

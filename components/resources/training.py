@@ -143,22 +143,20 @@ class PreemptibleTrainingRuntime(pulumi.ComponentResource):
 
 @dataclass(frozen=True)
 class TrainJobArgs:
-    """Inputs of `train_job`.
-
-    job_name: the TrainJob name (RFC 1035 label; names the run's checkpoint directory).
-    runtime: the PreemptibleTrainingRuntime (the TrainJob is created in its namespace, applied when it is an Output,
-        and references it).
-    local_queue: the training LocalQueue object (anything with a plain-string `.name`); must live in the runtime's
-        namespace when it exposes `.namespace` / `.object_namespace`.
-    priority_class: the WorkloadPriorityClass object (`.name`).
-    num_nodes: spec.trainer.numNodes; None keeps the runtime's.
-    """
+    """Inputs of `train_job`."""
 
     job_name: str
+    """The TrainJob name (RFC 1035 label; names the run's checkpoint directory); required."""
     runtime: PreemptibleTrainingRuntime
+    """The PreemptibleTrainingRuntime; required. The TrainJob is created in its namespace (applied when that is an
+    Output) and references it."""
     local_queue: Any
+    """The training LocalQueue object (anything with a plain-string `.name`, e.g. a cohort's
+    `training_local_queues[namespace]`); required. It must live in the runtime's namespace when both are plain."""
     priority_class: Any
+    """The WorkloadPriorityClass object (`.name`, e.g. a cohort's `training_priority_class`); required."""
     num_nodes: Optional[int] = None
+    """spec.trainer.numNodes. Omitted: the runtime's mlPolicy.numNodes."""
 
 
 def train_job(
