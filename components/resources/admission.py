@@ -8,21 +8,21 @@ that a change of both priority classes (or of the inference ClusterQueue names) 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Optional
 
 import pulumi
 
-from components.resources.judged import JudgedStack
+from components.resources.judged import JudgedStack, StackInput
 from components.resources.manifest import ManifestResource
-from components.settings import Settings
 
 
 @dataclass(frozen=True)
 class AdmissionGuardrailsArgs:
     """Inputs of AdmissionGuardrails."""
 
-    stack: Union[Settings, JudgedStack]
-    """The stack the guardrails guard; required. A Settings is judged here by the settings check; a JudgedStack (a
+    stack: StackInput
+    """The stack the guardrails guard; required. A Settings (or a mapping of stack-file keys, Outputs allowed) is
+    judged here by the settings check; a JudgedStack (a
     cohort's `.stack`) brings that cohort's Outputs (the inference namespaces the serving guardrail names). Its
     `admission` block says validationActions (omitted: [Deny]) and who runs the stack (omitted: the sandbox's
     admin); a stack without a layout has no guardrails (nothing is registered)."""

@@ -47,6 +47,27 @@ the value it takes instead of the stack's: a plain value, a `pulumi.Input`, or a
 _FIXED_KEYS = ("apiVersion", "kind")
 
 
+StackInput = Union[Settings, Mapping[str, Any], "JudgedStack"]
+"""What a component's `stack` argument takes: a Settings, a mapping of stack-file keys (Outputs allowed in it) or a
+JudgedStack (see `JudgedStack.of`)."""
+
+
+def stack_settings_value(stack: StackInput, *path: str) -> Any:
+    """The value at config key `path` (camelCase keys) of a stack given as any StackInput, as written (None when
+    absent): what a component reads before it judges the stack (which layout, which tenants)."""
+    if isinstance(stack, JudgedStack):
+        node: Any = stack.raw
+    elif isinstance(stack, Settings):
+        node = stack.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    else:
+        node = stack
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
 class InvalidStack(SettingsError, pulumi.RunError):
     """The settings check refused a component's stack: every problem at once, each with its config key path, value,
     rule and fix (a SettingsError, so `except SettingsError` catches it; a pulumi.RunError, so the engine shows the
@@ -155,13 +176,15 @@ class JudgedStack:
     # --- making one ---------------------------------------------------------------------------------------------
 
     @classmethod
-    def of(cls, stack: Union[Settings, JudgedStack], inputs: Optional[Inputs] = None,
+    def of(cls, stack: StackInput, inputs: Optional[Inputs] = None,
            namespace_owner: Optional[str] = None) -> JudgedStack:
         """Judge `stack` with `inputs` in place of its values at their config keys.
 
         Args:
-            stack: a Settings (judged here, its values as given: `model_dump(by_alias=True, exclude_unset=True)`),
-                or a JudgedStack (another component's `stack`; judged again only when `inputs` change something).
+            stack: a Settings (judged here, its values as given: `model_dump(by_alias=True, exclude_unset=True)`);
+                a mapping of a stack file's keys without the `kueue-cohorts:` prefix (camelCase, as the
+                configuration reference lists them), whose values may hold Outputs anywhere; or a JudgedStack
+                (another component's `stack`; judged again only when `inputs` change something).
             inputs: config key path -> value (see `Inputs`); None values are left out (the stack's value stays).
             namespace_owner: the ownership mark of the Namespaces the stack creates. Omitted: a JudgedStack's own,
                 else `<project>/<stack>` of the running Pulumi program.
@@ -175,8 +198,16 @@ class JudgedStack:
             return stack.with_inputs(given)
         owner = namespace_owner if namespace_owner is not None else owner_mark(pulumi.get_project(),
                                                                                 pulumi.get_stack())
-        raw = stack.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        return cls._judge(raw, {}, given, owner)
+        if isinstance(stack, Settings):
+            return cls._judge(stack.model_dump(mode="json", by_alias=True, exclude_unset=True), {}, given, owner)
+        found: dict[str, tuple[KeyPath, pulumi.Output[Any]]] = {}
+        raw = {key: cls._stand_ins((key,), value, found) for key, value in stack.items()}
+        written = _strings(raw)
+        for text, (path, _) in found.items():
+            if written.count(text) > 1:
+                raise ValueError(f"the stack uses {text!r} as a plain value, and it is also the stand-in of the Output "
+                                 f"at {'.'.join(map(str, path))}. Fix: rename that value")
+        return cls._judge(raw, found, given, owner)
 
     @classmethod
     def prejudged(cls, settings: Settings, assembled: AssembledStack,

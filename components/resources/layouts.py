@@ -8,16 +8,16 @@ and borrows the rest of the pool. Both register the objects the model rendered f
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence
 
 import pulumi
 
 from components.model.assembly import AssembledStack
 from components.model.render import RenderedLayout
 from components.resources.checkpoint import CheckpointVolume, CheckpointVolumeArgs
-from components.resources.judged import JudgedStack
+from components.resources.judged import JudgedStack, StackInput, stack_settings_value
 from components.resources.manifest import ManifestResource
-from components.settings import InferenceTrainingSettings, Settings, SharedPoolSettings
+from components.settings import InferenceTrainingSettings, SharedPoolSettings
 
 NAMESPACE_TYPE = "kubernetes:core/v1:Namespace"
 """The type token of k8s.core.v1.Namespace (the alias target of a layout's NamespacePatch)."""
@@ -144,20 +144,22 @@ def _shared_pool(assembled: AssembledStack) -> Optional[RenderedLayout]:
 
 
 def _missing(component: str, key: str) -> ValueError:
-    return ValueError(f"{component}: the stack has no kueue-cohorts:{key} (settings.{key} is None), the layout this "
-                      f"component registers. Fix: set it in the Settings you pass as `stack`")
+    return ValueError(f"{component}: the stack has no kueue-cohorts:{key}, the layout this component registers. Fix: "
+                      f"set `{key}` in the stack you pass as `stack`")
 
 
 @dataclass(frozen=True)
 class InferenceTrainingCohortArgs:
     """Inputs of InferenceTrainingCohort."""
 
-    stack: Union[Settings, JudgedStack]
+    stack: StackInput
     """The stack the cohort belongs to; required. A `components.settings.Settings` (what a stack file says, typed:
-    nodePools, resourceFlavor, kueue, inferenceTraining, trainingRuntime, ...) is judged at construction by the
-    settings check the stack program runs (components/checks/validation.py: shape, settings rules, the rule book on
-    the rendered objects), with the inputs below in place; a `JudgedStack` (another component's `.stack`) shares
-    that component's judgement and Outputs. The cohort registers its `inferenceTraining` layout."""
+    nodePools, resourceFlavor, kueue, inferenceTraining, trainingRuntime, ...), or a mapping of the stack file's
+    keys without the `kueue-cohorts:` prefix whose values may hold Outputs anywhere (docs/configuration.md lists
+    every key), is judged at construction by the settings check the stack program runs
+    (components/checks/validation.py: shape, settings rules, the rule book on the rendered objects), with the inputs
+    below in place; a `JudgedStack` (another component's `.stack`) shares that component's judgement and Outputs.
+    The cohort registers its `inferenceTraining` layout."""
     inference_namespaces: Optional[Sequence[pulumi.Input[str]]] = None
     """The inference namespaces, in order, instead of `inferenceTraining.inference.namespaces`; each a name or an
     Output (a Namespace's `metadata.name`). Omitted: the stack's. With a Namespace your program creates, use
@@ -195,7 +197,7 @@ class InferenceTrainingCohort(_CohortComponent):
     """
 
     def __init__(self, name: str, args: InferenceTrainingCohortArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        if not _has(args.stack, "inference_training"):
+        if stack_settings_value(args.stack, "inferenceTraining") is None:
             raise _missing("InferenceTrainingCohort", "inferenceTraining")
         top = ("inferenceTraining",)
         stack = JudgedStack.of(args.stack, {
@@ -228,7 +230,7 @@ class InferenceTrainingCohort(_CohortComponent):
 class SharedPoolCohortArgs:
     """Inputs of SharedPoolCohort."""
 
-    stack: Union[Settings, JudgedStack]
+    stack: StackInput
     """The stack the cohort belongs to, as for InferenceTrainingCohortArgs.stack; required. The cohort registers its
     `sharedPool` layout."""
     tenant_namespaces: Optional[dict[str, Sequence[pulumi.Input[str]]]] = None
@@ -252,11 +254,10 @@ class SharedPoolCohort(_CohortComponent):
     """
 
     def __init__(self, name: str, args: SharedPoolCohortArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        if not _has(args.stack, "shared_pool"):
+        if stack_settings_value(args.stack, "sharedPool") is None:
             raise _missing("SharedPoolCohort", "sharedPool")
-        given = _settings(args.stack).shared_pool
-        assert given is not None  # checked above
-        index = {tenant.name: i for i, tenant in enumerate(given.tenants)}
+        tenants = stack_settings_value(args.stack, "sharedPool", "tenants")
+        index = {str(tenant.get("name")): i for i, tenant in enumerate(tenants or []) if isinstance(tenant, dict)}
         unknown = sorted(set(args.tenant_namespaces or {}) - set(index))
         if unknown:
             raise ValueError(f"SharedPoolCohortArgs.tenant_namespaces names {unknown}, not tenants of the stack's "
@@ -272,13 +273,6 @@ class SharedPoolCohort(_CohortComponent):
         }
         self.register_outputs(self._outputs())
 
-
-def _settings(stack: Union[Settings, JudgedStack]) -> Settings:
-    return stack.settings if isinstance(stack, JudgedStack) else stack
-
-
-def _has(stack: Union[Settings, JudgedStack], layout: str) -> bool:
-    return getattr(_settings(stack), layout) is not None
 
 
 def _listed(values: Optional[Sequence[pulumi.Input[str]]]) -> Optional[list[pulumi.Input[str]]]:

@@ -344,3 +344,26 @@ def test_the_stack_program_still_passes_settings_it_judged_unchanged():
 
     registered = _stack_objects(_run(build))
     assert _by_ref(registered.values()) == _expected(_dev("Create"), _cohort_part)
+
+
+def test_a_mapping_of_stack_file_keys_takes_outputs_anywhere():
+    """The stack as a mapping in the stack file's shape, an Output where a plain value would be; keys the Args fill
+    (the training namespaces here) may be left out of it."""
+    raw = _dev("Label")
+    del raw["inferenceTraining"]["training"]["namespaces"]
+
+    def build():
+        serving = k8s.core.v1.Namespace("serving", metadata={"name": "team-serving"})
+        train = k8s.core.v1.Namespace("train", metadata={"name": "team-train"})
+        stack = {**raw, "inferenceTraining": {**raw["inferenceTraining"], "inference": {
+            **raw["inferenceTraining"]["inference"], "namespaces": [serving.metadata.name]}}}
+        InferenceTrainingCohort("c12", InferenceTrainingCohortArgs(stack=stack,
+                                                                   training_namespaces=[train.metadata.name]))
+
+    registered = _stack_objects(_run(build))
+    written = _dev("Label")
+    written["inferenceTraining"]["inference"]["namespaces"] = ["team-serving"]
+    written["inferenceTraining"]["training"]["namespaces"] = ["team-train"]
+    assert _by_ref(registered.values()) == _expected(written, _cohort_part)
+    with pytest.raises(ValueError, match="sharedPool"):
+        _run(lambda: SharedPoolCohort("pool", SharedPoolCohortArgs(stack=raw)))
