@@ -189,7 +189,7 @@ class InferenceTrainingCohort(_CohortComponent):
     `inference_local_queues` / `training_local_queues` (namespace -> LocalQueue), `inference_priority_class`,
     `training_priority_class` (ManifestResource), `inference_spec` / `training_spec` (ClusterQueueSpec),
     `training_checkpoints` (namespace -> CheckpointVolume). Outputs: `cohort`, `clusterQueues`, `localQueues`,
-    `workloadPriorityClasses` (of the resolved stack).
+    `workloadPriorityClasses` (of the resolved stack), also as the attribute `outputs`.
     Raises:
         InvalidStack: the settings check refused the stack (every problem at once; nothing registered).
         ValueError: the stack has no inferenceTraining.
@@ -223,7 +223,8 @@ class InferenceTrainingCohort(_CohortComponent):
         self.training_checkpoints = {key.split("/", 1)[0]: volume for key, volume in self.checkpoints.items()}
         self.inference_priority_class = self.priority_classes[s.inference.priority_class.name]
         self.training_priority_class = self.priority_classes[s.training.priority_class.name]
-        self.register_outputs(self._outputs())
+        self.outputs = self._outputs()
+        self.register_outputs(self.outputs)
 
 
 @dataclass(frozen=True)
@@ -246,7 +247,7 @@ class SharedPoolCohort(_CohortComponent):
     """The symmetric cohort: each tenant keeps a floor (nominalQuota) and borrows the rest of the pool.
 
     Attributes: those of every cohort component; `settings` (the sharedPool block as judged),
-    `tenant_cluster_queues` (tenant name -> ClusterQueue). Outputs as InferenceTrainingCohort's.
+    `tenant_cluster_queues` (tenant name -> ClusterQueue). Outputs as InferenceTrainingCohort's (`outputs`).
     Raises:
         InvalidStack: the settings check refused the stack. ValueError: the stack has no sharedPool, or
         `tenant_namespaces` names a tenant the stack does not have.
@@ -271,7 +272,8 @@ class SharedPoolCohort(_CohortComponent):
         self.tenant_cluster_queues = {
             t.name: self.cluster_queues[t.cluster_queue or f"{t.name}-cq"] for t in s.tenants
         }
-        self.register_outputs(self._outputs())
+        self.outputs = self._outputs()
+        self.register_outputs(self.outputs)
 
 
 

@@ -117,7 +117,7 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         cohort = InferenceTrainingCohort(settings.inference_training.cohort,
                                          InferenceTrainingCohortArgs(stack=judged, flavor=flavor), opts)
         components["inferenceTraining"] = cohort
-        outputs["inferenceTraining"] = cohort._outputs()
+        outputs["inferenceTraining"] = cohort.outputs
         runtimes = _training_runtimes(settings, layout, cohort, provider)
         if runtimes:
             components["trainingRuntimes"] = runtimes
@@ -129,7 +129,7 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
     if settings.shared_pool is not None and rendered.shared_pool is not None:
         pool = SharedPoolCohort(settings.shared_pool.cohort, SharedPoolCohortArgs(stack=judged, flavor=flavor), opts)
         components["sharedPool"] = pool
-        outputs["sharedPool"] = pool._outputs()
+        outputs["sharedPool"] = pool.outputs
     plan = stack.identity
     if plan is not None:  # last: its Roles live in the namespaces the components above create
         before = [c for key in ("kueue", "inferenceTraining", "sharedPool") if (c := components.get(key)) is not None]
