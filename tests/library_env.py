@@ -47,12 +47,18 @@ def copy_example(dest: Path) -> Path:
     return dest
 
 
+def drive(python: Path, example: Path, operation: str, backend: str, config: dict[str, str], env: dict[str, str],
+          timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run `operation` (preview, up or destroy) of stack `lab` of the example at `example` with the venv's `python`
+    and config `config` (keys of the example's own namespace); return the driver's process (text)."""
+    return subprocess.run([str(python), str(DRIVER), str(example), operation, backend, json.dumps(config)],
+                          cwd=example, env=env, capture_output=True, text=True, timeout=timeout)
+
+
 def run_example(python: Path, example: Path, operation: str, backend: str, config: dict[str, str],
                 env: dict[str, str], timeout: float = 300) -> dict[str, Any]:
-    """Run `operation` (preview, up or destroy) of stack `lab` of the example at `example` with the venv's `python`,
-    config `config` (keys of the example's own namespace); return the driver's JSON report (`steps`: [{op, type,
-    name}], `outputs`, `summary`). Raises AssertionError with the driver's output when it fails."""
-    proc = subprocess.run([str(python), str(DRIVER), str(example), operation, backend, json.dumps(config)],
-                          cwd=example, env=env, capture_output=True, text=True, timeout=timeout)
+    """`drive`, which must succeed; return the driver's JSON report (`steps`: [{op, type, name}], `outputs`,
+    `summary`, `components_file`). Raises AssertionError with the driver's output when it fails."""
+    proc = drive(python, example, operation, backend, config, env, timeout)
     assert proc.returncode == 0, f"{operation} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -19,7 +19,7 @@ from components.checks.docs import SCHEMA
 from components.model.runtime import trainer_sources
 from deploy import scratch
 from tests.integration.project import manifests
-from tests.library_env import copy_example, fresh_venv, run_example
+from tests.library_env import copy_example, drive, fresh_venv, run_example
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
@@ -103,3 +103,17 @@ def test_the_example_program_previews_and_renders_with_the_installed_library(ins
     patches = sorted(o["metadata"]["name"] for o in objects if o["kind"] == "Namespace" and "labels" in o["metadata"]
                      and "kueue.x-k8s.io/queue" in o["metadata"]["labels"])
     assert patches == ["example-serving", "example-training"]
+
+
+def test_an_output_the_check_refuses_fails_the_preview_with_the_check_message(installed, tmp_path):
+    """The program's Namespace is named kube-system: the Output resolves (its name is known at preview) and the
+    settings check refuses it as the program's own check would, naming the key the Output was given for."""
+    example = copy_example(tmp_path / "example")
+    program = example / "__main__.py"
+    program.write_text(program.read_text().replace('{"name": "example-serving"}', '{"name": "kube-system"}'))
+    (tmp_path / "state").mkdir()
+    proc = drive(installed, example, "preview", f"file://{tmp_path / 'state'}",
+                 {"renderDir": str(tmp_path / "rendered")}, _env(tmp_path))
+    assert proc.returncode != 0
+    assert "kueue-cohorts:inferenceTraining.inference.namespaces[0]" in proc.stderr, proc.stderr
+    assert '"kube-system"' in proc.stderr and "Fix:" in proc.stderr, proc.stderr
