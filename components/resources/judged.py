@@ -17,6 +17,10 @@ JudgedStack renders the model twice:
    the check judged, with no text substituted into a manifest.
 
 A stack without Outputs is rendered and judged once, and its objects are registered as plain manifests.
+
+Upstream: `pulumi.Output.all` / `Output.apply` (Pulumi Python SDK 3.259.0, sdk/python/lib/pulumi/output.py): an apply
+runs once every value is known, so in a preview where an Output is unknown the second check waits (the fields stay
+unknown), and an exception raised in it fails the registration of every resource whose inputs wait for it.
 """
 from __future__ import annotations
 
