@@ -8,7 +8,14 @@ Before any engine call: the stack file is read (deploy.stackfile); a protected s
 ``kueue-cohorts:protected: true``) refuses a file backend, the dev passphrase and ``--no-policy``
 (deploy.protection); a kubeconfig-mode stack checks its kubeconfig file, context and API server (deploy.preflight);
 a lock of the file backend is reported, with ``cancel`` to clear it when its process is gone (deploy.locks).
-``up`` first reconciles the pending operations of an interrupted run (deploy.recovery).
+``up`` first reconciles the pending operations of an interrupted run (deploy.recovery), then updates in one engine
+pass: the policy pack runs during the update (each resource policy before its resource is created, the stack policies
+at the end), and nothing reaches the engine that the program's settings check has not judged first, because the
+program judges exactly the objects it registers (components.model.assembly, the one assembler;
+tests/unit/components/model/test_registered_is_rendered.py) with the same rule book as the pack
+(tests/policy/test_rule_book_parity.py),
+and deploy runs that check on the stack file before the engine starts. ``--preview-first`` adds the earlier separate
+preview with the pack (docs/performance.md, "up in one pass": the measurement and the reasoning).
 
 ``cancel`` removes the locks of the stack whose process no longer runs on this host; it never clears a lock of a
 live process nor one written on another host.
@@ -104,6 +111,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="do not run the policy pack in policy/ (refused for protected stacks)")
     parser.add_argument("--expect-no-changes", action="store_true", help="fail if preview/up would change anything")
     parser.add_argument("--verbose", action="store_true", help="show Python tracebacks and the engine's full error")
+    parser.add_argument("--preview-first", action="store_true",
+                        help="up: preview with the policy pack before the update (one more engine pass)")
     parser.add_argument("--diff", action="store_true",
                         help="preview: show every changed property (default: one line per resource)")
     parser.add_argument("--out", type=Path, help="render: the directory for the stack's YAML (required there)")
@@ -257,10 +266,10 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, echo: Ca
             # Compact by default (one line per resource, as `pulumi preview`); --diff: every changed property.
             stack.preview(diff=args.diff or None, expect_no_changes=args.expect_no_changes or None, **kwargs)
         elif args.command == "up":
-            if not args.no_policy:
+            if args.preview_first and not args.no_policy:
                 # The Automation API runs `pulumi up --skip-preview`, where stack policies see the objects only after
-                # they were created: preview with the pack first, so a mandatory violation stops `up` before any
-                # change (it costs one more engine run; issue 13 item 12).
+                # they were created. The program judges what it registers before the first registration (see the
+                # module doc); --preview-first adds the pack's own preview pass for those who want it anyway.
                 print("deploy: preview with the policy pack before up", flush=True)
                 stack.preview(**kwargs)
             print(UP_STARTS, flush=True)

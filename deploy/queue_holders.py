@@ -61,8 +61,8 @@ def read(kubeconfig: Optional[Path], context: Optional[str], queues: Iterable[st
          timeout_seconds: float = 15.0) -> dict[str, list[str]]:
     """``holders`` of ``queues`` on the cluster of ``kubeconfig`` / ``context`` (one list of Workloads, all
     namespaces). Raises any client error (the caller decides: it cannot tell, so it says so)."""
-    api = config.new_client_from_config(  # type: ignore[no-untyped-call]  # the kubernetes client is untyped
+    api = config.new_client_from_config(
         config_file=str(kubeconfig) if kubeconfig else None, context=context)
-    items = client.CustomObjectsApi(api).list_cluster_custom_object(
-        GROUP, VERSION, "workloads", _request_timeout=timeout_seconds).get("items", [])
-    return holders(queues, items)
+    listed = client.CustomObjectsApi(api).list_cluster_custom_object(
+        GROUP, VERSION, "workloads", _request_timeout=timeout_seconds)
+    return holders(queues, listed.get("items", []) if isinstance(listed, dict) else [])

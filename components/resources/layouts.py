@@ -270,7 +270,7 @@ class SharedPoolCohort(_CohortComponent):
         super().__init__("kueue-cohorts:cohorts:SharedPoolCohort", name, stack, _shared_pool, args.flavor, True, opts)
         self.settings = s
         self.tenant_cluster_queues = {
-            t.name: self.cluster_queues[t.cluster_queue or f"{t.name}-cq"] for t in s.tenants
+            t.name: self.cluster_queues[t.cluster_queue_name] for t in s.tenants
         }
         self.outputs = self._outputs()
         self.register_outputs(self.outputs)
