@@ -117,7 +117,16 @@ def _judged(settings: Settings, raw: Mapping[str, Any],
     except (ValueError, KeyError) as err:
         return [Problem(f"{PROJECT}:*", "<stack>", f"the stack cannot be rendered: {err}",
                         "correct the stack config")], [], None
-    rendered = stack.objects()
+    problems, warnings = judge_objects(stack.objects(), raw, pack_config(settings))
+    return problems, warnings, stack
+
+
+def judge_objects(rendered: Sequence[Rendered], raw: Mapping[str, Any],
+                  config: Mapping[str, Any]) -> tuple[list[Problem], list[Problem]]:
+    """Judge `rendered` (some or all of a stack's objects) with the rule book and the pack config `config`
+    (`components.model.pack_config.pack_config`, or {} for the schema defaults). Returns (problems of mandatory
+    rules, warnings of advisory ones), each mapped back to the config key that wrote the field (`Rendered.fields`),
+    the value shown as `raw` has it; one problem per key, rule and fix."""
     by_ref: dict[tuple[Any, ...], int] = {}
     twice: set[tuple[Any, ...]] = set()
     for index, item in enumerate(rendered):
@@ -128,7 +137,7 @@ def _judged(settings: Settings, raw: Mapping[str, Any],
     problems: list[Problem] = []
     warnings: list[Problem] = []
     seen: set[tuple[str, str, str]] = set()
-    for rule, violation in run_rule_book(as_objects(rendered), pack_config(settings)):
+    for rule, violation in run_rule_book(as_objects(rendered), config):
         subject = violation.subject
         if subject is not None and (subject.kind, subject.namespace, subject.name) in twice:
             continue
@@ -137,7 +146,7 @@ def _judged(settings: Settings, raw: Mapping[str, Any],
             continue  # the same key and rule found on several objects (a runtime per training namespace)
         seen.add((problem.key, problem.rule, problem.fix))
         (problems if rule.mandatory else warnings).append(problem)
-    return problems, warnings, stack
+    return problems, warnings
 
 
 MAX_VALUES = 200_000

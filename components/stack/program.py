@@ -12,6 +12,7 @@ from components.model.assembly import AssembledStack, assemble
 from components.model.render import RenderedLayout
 from components.resources.admission import AdmissionGuardrails, AdmissionGuardrailsArgs
 from components.resources.inference import InferenceService, InferenceServiceArgs
+from components.resources.judged import JudgedStack
 from components.resources.kueue_install import (
     ChartReference,
     KueueInstallation,
@@ -85,6 +86,7 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
     """
     stack = assembled if assembled is not None else assemble(settings, namespace_owner)
     rendered = stack.rendered
+    judged = JudgedStack.prejudged(settings, stack, namespace_owner)  # registered as assembled, not judged again
     opts = pulumi.ResourceOptions(provider=provider)
     components: dict[str, Any] = {}
     if settings.kueue.install:
@@ -96,7 +98,7 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         installation = KueueInstallation("kueue", args, opts)
         components["kueue"] = installation
         opts = pulumi.ResourceOptions(provider=provider, depends_on=[installation])
-    admission = AdmissionGuardrails("admission", AdmissionGuardrailsArgs(stack.guardrails, stack.validation_actions),
+    admission = AdmissionGuardrails("admission", AdmissionGuardrailsArgs(judged),
                                     pulumi.ResourceOptions(provider=provider))
     components["admission"] = admission
     # The cohorts wait for the guardrails: an update of both priority classes (or new ClusterQueue names) is then
@@ -112,13 +114,10 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=flavors[1:]))
     if settings.inference_training is not None and rendered.inference_training is not None:
         layout = rendered.inference_training
-        cohort = InferenceTrainingCohort(
-            settings.inference_training.cohort,
-            InferenceTrainingCohortArgs(settings=settings.inference_training, layout=layout, flavor=flavor),
-            opts,
-        )
+        cohort = InferenceTrainingCohort(settings.inference_training.cohort,
+                                         InferenceTrainingCohortArgs(stack=judged, flavor=flavor), opts)
         components["inferenceTraining"] = cohort
-        outputs["inferenceTraining"] = cohort._outputs()
+        outputs["inferenceTraining"] = cohort.outputs
         runtimes = _training_runtimes(settings, layout, cohort, provider)
         if runtimes:
             components["trainingRuntimes"] = runtimes
@@ -128,12 +127,9 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
             components["inferenceServices"] = services
             outputs["inferenceServices"] = sorted(services)
     if settings.shared_pool is not None and rendered.shared_pool is not None:
-        pool = SharedPoolCohort(
-            settings.shared_pool.cohort,
-            SharedPoolCohortArgs(settings=settings.shared_pool, layout=rendered.shared_pool, flavor=flavor), opts
-        )
+        pool = SharedPoolCohort(settings.shared_pool.cohort, SharedPoolCohortArgs(stack=judged, flavor=flavor), opts)
         components["sharedPool"] = pool
-        outputs["sharedPool"] = pool._outputs()
+        outputs["sharedPool"] = pool.outputs
     plan = stack.identity
     if plan is not None:  # last: its Roles live in the namespaces the components above create
         before = [c for key in ("kueue", "inferenceTraining", "sharedPool") if (c := components.get(key)) is not None]
@@ -149,17 +145,13 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
 def _inference_services(settings: Settings, layout: RenderedLayout, cohort: InferenceTrainingCohort,
                         provider: pulumi.ProviderResource) -> dict[str, InferenceService]:
     """One InferenceService component per `inferenceTraining.inference.services[]` (its rendered object,
-    `layout.services[i]`), after the cohort's queues."""
+    `layout.services[i]`, judged with the cohort's stack), after the cohort's queues."""
     assert settings.inference_training is not None  # called for a stack with inferenceTraining only
-    inference = settings.inference_training.inference
     services = {}
-    for isvc, rendered in zip(inference.services, layout.services, strict=True):
+    for isvc, rendered in zip(settings.inference_training.inference.services, layout.services, strict=True):
         namespace = rendered.namespace or ""
-        priority = cohort.priority_classes[isvc.priority_class or inference.priority_class.name]
         services[f"{namespace}/{isvc.name}"] = InferenceService(
-            f"isvc-{namespace}-{isvc.name}",
-            InferenceServiceArgs(settings=isvc, service=rendered, local_queue=cohort.inference_local_queues[namespace],
-                                 priority_class=priority, cluster_queue=cohort.inference_spec),
+            f"isvc-{namespace}-{isvc.name}", InferenceServiceArgs(settings=isvc, cohort=cohort),
             pulumi.ResourceOptions(provider=provider, depends_on=[cohort]),
         )
     return services
@@ -167,18 +159,17 @@ def _inference_services(settings: Settings, layout: RenderedLayout, cohort: Infe
 
 def _training_runtimes(settings: Settings, layout: RenderedLayout, cohort: InferenceTrainingCohort,
                        provider: pulumi.ProviderResource) -> dict[str, PreemptibleTrainingRuntime]:
-    """One PreemptibleTrainingRuntime per training namespace (its rendered objects, `layout.runtimes`, on the
-    namespace's CheckpointVolume), when configured."""
+    """One PreemptibleTrainingRuntime per training namespace (the objects of `layout.runtimes`, on the namespace's
+    CheckpointVolume), when configured."""
     if settings.training_runtime is None:
         return {}
-    volumes = {volume.namespace: volume for volume in cohort.checkpoints.values()}
     runtimes = {}
-    for runtime, config_map in layout.runtimes:
+    for runtime, _ in layout.runtimes:
         namespace = runtime.namespace or ""
         runtimes[f"{namespace}/{settings.training_runtime.name}"] = PreemptibleTrainingRuntime(
             f"runtime-{namespace}",
-            PreemptibleTrainingRuntimeArgs(settings=settings.training_runtime, checkpoint_volume=volumes[namespace],
-                                           objects=(runtime, config_map)),
+            PreemptibleTrainingRuntimeArgs(settings=settings.training_runtime,
+                                           checkpoint_volume=cohort.training_checkpoints[namespace]),
             pulumi.ResourceOptions(provider=provider, depends_on=[cohort]),
         )
     return runtimes

@@ -146,8 +146,7 @@ def drop_inference_borrowing_limit(args):
 flavor = ManifestResource.of("resource-flavor", rendered.flavors[0], opts)
 InferenceTrainingCohort(
     "c12-shared",
-    InferenceTrainingCohortArgs(settings=settings.inference_training, layout=rendered.inference_training,
-                                flavor=flavor),
+    InferenceTrainingCohortArgs(stack=settings, flavor=flavor, namespace_owner="policy/cli"),
     pulumi.ResourceOptions(provider=provider, transformations=[drop_inference_borrowing_limit]),
 )
 """

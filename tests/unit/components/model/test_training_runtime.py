@@ -13,7 +13,6 @@ from pydantic import ValidationError
 import toolchain
 from components.checks.validation import load_settings
 from components.model import runtime as runtime_manifests
-from components.model.render import checkpoint, training_runtime
 from components.resources import training
 from components.resources.checkpoint import CheckpointVolume, CheckpointVolumeArgs
 from components.settings import CheckpointSettings
@@ -287,13 +286,11 @@ def test_trainjob_name_must_be_an_rfc1035_label(name):
 
 
 def _volume() -> CheckpointVolume:
-    return CheckpointVolume("ckpt", CheckpointVolumeArgs(checkpoint("c12-training",
-                                                                    CheckpointSettings(claim_name="c12-ckpt"))))
+    return CheckpointVolume("ckpt", CheckpointVolumeArgs("c12-training", CheckpointSettings(claim_name="c12-ckpt")))
 
 
 def _runtime_args(settings: runtime_settings.TrainingRuntimeSettings) -> training.PreemptibleTrainingRuntimeArgs:
-    return training.PreemptibleTrainingRuntimeArgs(settings, _volume(),
-                                                   training_runtime(settings, "c12-training", "c12-ckpt"))
+    return training.PreemptibleTrainingRuntimeArgs(settings, _volume())
 
 
 def test_component_registers_configmap_and_runtime_as_parented_children():
