@@ -40,7 +40,6 @@ from pulumi import automation as auto
 
 import toolchain
 from components.checks.validation import load_stack_file
-from components.model.render import render_stack
 from components.settings import Settings
 from components.settings.errors import SettingsError
 from components.settings.stackfile import StackFileError
@@ -166,38 +165,63 @@ def check_locks(args: argparse.Namespace, backend_url: str) -> None:
 SANDBOX_MODE = "sandbox"
 
 
-def stack_cluster_queues(path: Path) -> list[str]:
-    """The names of the ClusterQueues the stack file at ``path`` registers (empty when it cannot be read or
-    checked: then nothing is asked of the cluster)."""
-    try:
-        return [str(r.manifest["metadata"]["name"]) for r in render_stack(load_stack_file(path))
-                if r.kind == "ClusterQueue"]
-    except (SettingsError, StackFileError, OSError, ValueError, yaml.YAMLError):
-        return []
-
-
-def check_queue_holders(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str]) -> None:
-    """Before ``destroy``: refuse, naming them, while workloads hold a ClusterQueue of the stack (Kueue would keep
-    the queue, and the engine would wait for ever: deploy.queue_holders). One bounded read (15 s); a cluster that
-    cannot be read is said and the destroy goes on (the engine reports what it finds)."""
-    if target.mode not in (SANDBOX_MODE, stackfile.KUBECONFIG_MODE):
-        return
-    queues = stack_cluster_queues(target.path)
-    if not queues:
-        return
+def cluster_kubeconfig(target: stackfile.StackTarget, environ: dict[str, str]) -> tuple[bool, str | None]:
+    """Whether ``target`` has a cluster to read (cluster mode sandbox or kubeconfig), and the kubeconfig to read it
+    with: the sandbox's, else the files the provider would read (``preflight.kubeconfig_files``, those that exist,
+    joined with ``os.pathsep`` as the client merges them; None: the client's default)."""
     if target.mode == SANDBOX_MODE:
-        kubeconfig: Path | None = kubeconfig_path()
-    else:
-        files = preflight.kubeconfig_files(target, environ)
-        kubeconfig = files[0] if len(files) == 1 else None
-    try:
-        held = queue_holders.read(kubeconfig, target.context, queues)
-    except Exception as err:  # noqa: BLE001 - any failure: we cannot tell, the engine will
-        print(f"deploy: could not check which workloads hold the stack's ClusterQueues ({type(err).__name__}); "
-              "going on", flush=True)
+        return True, str(kubeconfig_path())
+    if target.mode != stackfile.KUBECONFIG_MODE:
+        return False, None
+    files = [str(f) for f in preflight.kubeconfig_files(target, environ) if f.is_file()]
+    return True, os.pathsep.join(files) or None
+
+
+def check_queue_holders(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
+                        steps: queue_holders.Steps) -> None:
+    """Before the engine's ``up`` or ``destroy``: refuse, naming them, while something holds a ClusterQueue or
+    ResourceFlavor that ``steps`` (the run's preview, deploy.queue_holders.deletions) delete: Kueue would keep the
+    object and the engine would wait for it (deploy.queue_holders). Nothing is read when the run deletes none; else
+    one bounded read (two lists, 15 s each). A cluster that cannot be read is said and the run goes on (the delete
+    itself is bounded: components/model/kueue.py RELEASE_WAIT_S).
+
+    Raises:
+        Failure: exit code 1 with deploy.queue_holders.message (what holds each object, and the ways out).
+    """
+    readable, kubeconfig = cluster_kubeconfig(target, environ)
+    if not readable or not any(d.kind in queue_holders.FINALIZED_KINDS for d in steps.deleted):
         return
+    try:
+        queues, workloads = queue_holders.read(kubeconfig, target.context)
+    except Exception as err:  # noqa: BLE001 - any failure: we cannot tell; the engine's delete is bounded
+        print(f"deploy: could not check what holds the Kueue objects this {args.command} deletes "
+              f"({type(err).__name__}); going on", flush=True)
+        return
+    held = queue_holders.holders(steps, queues, workloads)
     if held:
-        raise Failure(1, *queue_holders.message(args.stack, held))
+        raise Failure(1, *queue_holders.message(args.command, args.stack, held))
+
+
+def explain_release_timeout(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
+                            events: list[auto.EngineEvent]) -> list[str]:
+    """The lines that explain a failed run whose engine ``events`` show a delete of a ClusterQueue or ResourceFlavor
+    that did not finish (deploy.queue_holders.unreleased: the bounded wait ran out): the bounded wait, then what holds
+    each object now and the ways out (one bounded read; left out when the cluster cannot be read). Empty for any
+    other failure."""
+    gone = queue_holders.unreleased(events)
+    if not gone:
+        return []
+    lines = [queue_holders.timeout_line(args.command, gone)]
+    readable, kubeconfig = cluster_kubeconfig(target, environ)
+    if readable:
+        try:
+            queues, workloads = queue_holders.read(kubeconfig, target.context)
+        except Exception:  # noqa: BLE001 - the timeout line stands alone
+            return lines
+        held = queue_holders.holders(queue_holders.Steps(tuple(gone)), queues, workloads)
+        if held:
+            lines += queue_holders.message(args.command, args.stack, held)[1:]
+    return lines
 
 
 def cancel(args: argparse.Namespace, backend_url: str) -> int:
@@ -230,9 +254,15 @@ UP_STARTS = "deploy: up starts (changes from here on)"
 """Printed right before the engine's `up`: what follows may change the cluster (the preview before it does not)."""
 
 
-def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, echo: Callable[[str], None]) -> int:
-    """Open the stack, reconcile an interrupted run before ``up``, run the command. Raises Failure."""
+def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
+               echo: Callable[[str], None]) -> int:
+    """Open the stack, reconcile an interrupted run before ``up``, run the command. Raises Failure.
+
+    ``up`` always previews first (with the policy pack unless ``--no-policy``), and ``destroy`` previews its deletes
+    quietly (``preview_destroy``): the steps of that preview say which ClusterQueues and ResourceFlavors the run
+    deletes, and ``check_queue_holders`` refuses before any change while something holds one of them."""
     output: list[str] = []
+    events: list[auto.EngineEvent] = []
 
     def on_output(line: str) -> None:
         output.append(line)
@@ -257,20 +287,27 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, echo: Ca
             # Compact by default (one line per resource, as `pulumi preview`); --diff: every changed property.
             stack.preview(diff=args.diff or None, expect_no_changes=args.expect_no_changes or None, **kwargs)
         elif args.command == "up":
-            if not args.no_policy:
-                # The Automation API runs `pulumi up --skip-preview`, where stack policies see the objects only after
-                # they were created: preview with the pack first, so a mandatory violation stops `up` before any
-                # change (it costs one more engine run; issue 13 item 12).
-                print("deploy: preview with the policy pack before up", flush=True)
-                stack.preview(**kwargs)
+            # The Automation API runs `pulumi up --skip-preview`, where stack policies see the objects only after
+            # they were created: preview with the pack first, so a mandatory violation stops `up` before any change
+            # (it costs one more engine run; issue 13 item 12). Its steps also say which Kueue objects the update
+            # deletes (a rename, a replacement), checked for holders before any change (issue 28 finding 10).
+            print("deploy: preview " + ("before up (policy pack off)" if args.no_policy else
+                                        "with the policy pack before up"), flush=True)
+            stack.preview(on_event=events.append, **kwargs)
+            check_queue_holders(args, target, environ, queue_holders.deletions(events))
             print(UP_STARTS, flush=True)
-            stack.up(expect_no_changes=args.expect_no_changes or None, **kwargs)
+            events.clear()
+            stack.up(expect_no_changes=args.expect_no_changes or None, on_event=events.append, **kwargs)
         elif args.command == "refresh":
             stack.refresh(**kwargs)
         else:
-            stack.destroy(**kwargs)
+            stack.preview_destroy(on_event=events.append, **{**kwargs, "on_output": output.append})
+            check_queue_holders(args, target, environ, queue_holders.deletions(events))
+            events.clear()
+            stack.destroy(on_event=events.append, **kwargs)
     except auto.CommandError as exc:
-        raise _engine_failure(args, args.command, errors.command_output(exc)) from None
+        failure = _engine_failure(args, args.command, errors.command_output(exc))
+        raise Failure(failure.code, *failure.lines, *explain_release_timeout(args, target, environ, events)) from None
     print(f"deploy: pulumi {args.command} --stack {args.stack} done in {time.monotonic() - start:.1f} s")
     return 0
 
@@ -340,9 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "cancel":
             return cancel(args, backend_url)
         check_locks(args, backend_url)
-        if args.command == "destroy":
-            check_queue_holders(args, target, environ)
-        return run_engine(args, target, echo)
+        return run_engine(args, target, environ, echo)
     except BrokenPipeError:
         raise  # the reader went away outside the engine's output: the entry point ends quietly (kueue_cohorts.pipes)
     except Failure as failure:
