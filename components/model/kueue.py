@@ -31,7 +31,7 @@ def namespace_owner(project: str, stack: str) -> str:
     return f"{project}/{stack}"
 
 
-RELEASE_WAIT_S = 120
+RELEASE_WAIT_S = 60
 """Seconds an `up` or `destroy` waits for Kueue to release a ClusterQueue or ResourceFlavor it deletes, before the
 delete fails (the delete timeout of those resources, components/resources/). Kueue v0.19.2 holds both behind the
 finalizer `kueue.x-k8s.io/resource-in-use` while they are in use (a workload reserves quota in the queue, a
