@@ -99,6 +99,9 @@ def _queue(cluster, name: str) -> dict | None:
 
 def _held_lines(stderr: str, command: str, workload: str, job: str) -> list[str]:
     lines = [line for line in stderr.splitlines() if line.strip()]
+    start = [i for i, line in enumerate(lines) if line.startswith(f"deploy: {command} --stack {STACK} would wait ")]
+    assert start, stderr
+    lines = lines[start[0]:]
     assert lines[0].startswith(f"deploy: {command} --stack {STACK} would wait for Kueue to release 1 object(s)"), stderr
     assert queue_holders.RESOURCE_IN_USE in lines[0]
     assert lines[1].startswith(f"  ClusterQueue {TRAINING_CQ} ("), stderr
