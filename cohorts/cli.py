@@ -23,6 +23,7 @@ from cohorts.target import Target, TargetError, load_stack, stack_file, target_o
 from cohorts.verify import LEAK_GRACE, ClusterObjects, Difference, verify
 from cohorts.view import build_view
 from components.model.plans import stack_plans
+from components.settings import Settings
 
 
 def _positive_int(text: str) -> int:
@@ -108,13 +109,13 @@ def status_view(api: k8s.ApiClient, cohorts: Optional[Iterable[str]] = None, lat
     return table(view, line)
 
 
-def _settings_and_target(args) -> tuple[Any, Target, str]:
+def _settings_and_target(args: argparse.Namespace) -> tuple[Settings, Target, str]:
     path = args.stack_file or stack_file(args.stack)
     settings = load_stack(Path(path))
     return settings, target_of(settings), (args.stack if args.stack_file is None else str(path))
 
 
-def _status(args, out: TextIO, sleep: Callable[[float], None]) -> int:
+def _status(args: argparse.Namespace, out: TextIO, sleep: Callable[[float], None]) -> int:
     settings, target, name = _settings_and_target(args)
     api = target.api_client()
     cohorts = None if args.all else [plan.cohort for plan in stack_plans(settings)]
@@ -177,7 +178,7 @@ def watch_verify(check: Callable[[], list[Difference]], out: TextIO, sleep: Call
     return 1 if current else 0
 
 
-def _verify(args, out: TextIO, sleep: Callable[[float], None]) -> int:
+def _verify(args: argparse.Namespace, out: TextIO, sleep: Callable[[float], None]) -> int:
     settings, target, name = _settings_and_target(args)
     live = ClusterObjects(target.api_client())
     grace = timedelta(seconds=args.leak_grace)

@@ -8,7 +8,16 @@ Before any engine call: the stack file is read (deploy.stackfile); a protected s
 ``kueue-cohorts:protected: true``) refuses a file backend, the dev passphrase and ``--no-policy``
 (deploy.protection); a kubeconfig-mode stack checks its kubeconfig file, context and API server (deploy.preflight);
 a lock of the file backend is reported, with ``cancel`` to clear it when its process is gone (deploy.locks).
-``up`` first reconciles the pending operations of an interrupted run (deploy.recovery).
+``up`` first reconciles the pending operations of an interrupted run (deploy.recovery), then updates in one engine
+pass: the policy pack runs during the update (each resource policy before its resource is created, the stack policies
+at the end), and nothing reaches the engine that the program's settings check has not judged first, because the
+program judges exactly the objects it registers (components.model.assembly, the one assembler;
+tests/unit/components/model/test_registered_is_rendered.py) with the same rule book as the pack
+(tests/policy/test_rule_book_parity.py),
+and deploy runs that check on the stack file before the engine starts. ``--preview-first`` adds the earlier separate
+preview with the pack (docs/performance.md, "up in one pass": the measurement and the reasoning). ``up`` and
+``destroy`` refuse, before any change, while workloads hold a ClusterQueue (or ClusterQueues a ResourceFlavor) that
+the run deletes, naming them and the ways out (deploy.queue_holders; docs/operations.md, "Queues in use").
 
 ``cancel`` removes the locks of the stack whose process no longer runs on this host; it never clears a lock of a
 live process nor one written on another host.
@@ -34,6 +43,7 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pulumi import automation as auto
@@ -103,6 +113,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="do not run the policy pack in policy/ (refused for protected stacks)")
     parser.add_argument("--expect-no-changes", action="store_true", help="fail if preview/up would change anything")
     parser.add_argument("--verbose", action="store_true", help="show Python tracebacks and the engine's full error")
+    parser.add_argument("--preview-first", action="store_true",
+                        help="up: preview with the policy pack before the update (one more engine pass)")
     parser.add_argument("--diff", action="store_true",
                         help="preview: show every changed property (default: one line per resource)")
     parser.add_argument("--out", type=Path, help="render: the directory for the stack's YAML (required there)")
@@ -177,29 +189,76 @@ def cluster_kubeconfig(target: stackfile.StackTarget, environ: dict[str, str]) -
     return True, os.pathsep.join(files) or None
 
 
+Live = tuple[list[dict[str, Any]], list[dict[str, Any]]]
+"""The live ClusterQueues and Workloads (deploy.queue_holders.read)."""
+
+
+def read_live(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str]) -> Live | None:
+    """The cluster's ClusterQueues and Workloads (one bounded read, deploy.queue_holders.read), or None when the stack
+    has no cluster to read or it cannot be read (said in one line: the run goes on, its deletes are bounded by
+    components/model/kueue.py RELEASE_WAIT_S)."""
+    readable, kubeconfig = cluster_kubeconfig(target, environ)
+    if not readable:
+        return None
+    try:
+        return queue_holders.read(kubeconfig, target.context)
+    except Exception as err:  # noqa: BLE001 - any failure: we cannot tell; the engine's delete is bounded
+        print(f"deploy: could not check what holds the Kueue objects this {args.command} deletes "
+              f"({type(err).__name__}); going on", flush=True)
+        return None
+
+
 def check_queue_holders(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
-                        steps: queue_holders.Steps) -> None:
+                        steps: queue_holders.Steps, live: Live | None = None) -> None:
     """Before the engine's ``up`` or ``destroy``: refuse, naming them, while something holds a ClusterQueue or
     ResourceFlavor that ``steps`` (the run's preview, deploy.queue_holders.deletions) delete: Kueue would keep the
     object and the engine would wait for it (deploy.queue_holders). Nothing is read when the run deletes none; else
-    one bounded read (two lists, 15 s each). A cluster that cannot be read is said and the run goes on (the delete
-    itself is bounded: components/model/kueue.py RELEASE_WAIT_S).
+    ``live`` (default: ``read_live``, two lists of 15 s at most).
 
     Raises:
         Failure: exit code 1 with deploy.queue_holders.message (what holds each object, and the ways out).
     """
-    readable, kubeconfig = cluster_kubeconfig(target, environ)
-    if not readable or not any(d.kind in queue_holders.FINALIZED_KINDS for d in steps.deleted):
+    if not any(d.kind in queue_holders.FINALIZED_KINDS for d in steps.deleted):
         return
-    try:
-        queues, workloads = queue_holders.read(kubeconfig, target.context)
-    except Exception as err:  # noqa: BLE001 - any failure: we cannot tell; the engine's delete is bounded
-        print(f"deploy: could not check what holds the Kueue objects this {args.command} deletes "
-              f"({type(err).__name__}); going on", flush=True)
+    live = live if live is not None else read_live(args, target, environ)
+    if live is None:
         return
-    held = queue_holders.holders(steps, queues, workloads)
+    held = queue_holders.holders(steps, *live)
     if held:
         raise Failure(1, *queue_holders.message(args.command, args.stack, held))
+
+
+def state_deletions(stack: auto.Stack, output: list[str]) -> queue_holders.Steps:
+    """What a destroy of ``stack``'s state would delete: the steps of ``preview_destroy`` (the engine reads the state,
+    runs no program; its output goes to ``output`` only)."""
+    events: list[auto.EngineEvent] = []
+    quiet = {**engine.run_kwargs(stack, policy=False, operation="destroy"), "on_output": output.append}
+    stack.preview_destroy(on_event=events.append, **quiet)
+    return queue_holders.deletions(events)
+
+
+def check_up_holders(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
+                     stack: auto.Stack, kwargs: dict[str, Any], output: list[str]) -> None:
+    """Before a one-pass ``up``: refuse while something holds a ClusterQueue or ResourceFlavor the update deletes
+    (``check_queue_holders``), at the cost of a preview only when it can matter. An update can delete only what the
+    state holds, so first the state's queue objects (``state_deletions``) are judged against the live cluster (one
+    bounded read): when none is held, the update goes on in one pass; when one is, the update's own preview (with the
+    policy pack as the run has it) says which objects it deletes, and those are judged.
+
+    Raises:
+        Failure: as check_queue_holders; auto.CommandError from the engine's preview.
+    """
+    superset = state_deletions(stack, output)
+    if not any(d.kind in queue_holders.FINALIZED_KINDS for d in superset.deleted):
+        return
+    live = read_live(args, target, environ)
+    if live is None or not queue_holders.holders(superset, *live):
+        return
+    print("deploy: workloads hold Kueue objects of the stack: preview before up, to see whether the update deletes "
+          "one of them", flush=True)
+    events: list[auto.EngineEvent] = []
+    stack.preview(on_event=events.append, **kwargs)
+    check_queue_holders(args, target, environ, queue_holders.deletions(events), live)
 
 
 def explain_release_timeout(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
@@ -258,9 +317,9 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, environ:
                echo: Callable[[str], None]) -> int:
     """Open the stack, reconcile an interrupted run before ``up``, run the command. Raises Failure.
 
-    ``up`` always previews first (with the policy pack unless ``--no-policy``), and ``destroy`` previews its deletes
-    quietly (``preview_destroy``): the steps of that preview say which ClusterQueues and ResourceFlavors the run
-    deletes, and ``check_queue_holders`` refuses before any change while something holds one of them."""
+    Before ``destroy`` and ``up``, ``check_queue_holders`` refuses while something holds a ClusterQueue or
+    ResourceFlavor the run deletes, as the engine's preview steps say (``destroy``: ``preview_destroy``; ``up``: the
+    ``--preview-first`` preview, else ``check_up_holders``)."""
     output: list[str] = []
     events: list[auto.EngineEvent] = []
 
@@ -287,22 +346,23 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, environ:
             # Compact by default (one line per resource, as `pulumi preview`); --diff: every changed property.
             stack.preview(diff=args.diff or None, expect_no_changes=args.expect_no_changes or None, **kwargs)
         elif args.command == "up":
-            # The Automation API runs `pulumi up --skip-preview`, where stack policies see the objects only after
-            # they were created: preview with the pack first, so a mandatory violation stops `up` before any change
-            # (it costs one more engine run; issue 13 item 12). Its steps also say which Kueue objects the update
-            # deletes (a rename, a replacement), checked for holders before any change (issue 28 finding 10).
-            print("deploy: preview " + ("before up (policy pack off)" if args.no_policy else
-                                        "with the policy pack before up"), flush=True)
-            stack.preview(on_event=events.append, **kwargs)
-            check_queue_holders(args, target, environ, queue_holders.deletions(events))
+            if args.preview_first and not args.no_policy:
+                # The Automation API runs `pulumi up --skip-preview`, where stack policies see the objects only after
+                # they were created. The program judges what it registers before the first registration (see the
+                # module doc); --preview-first adds the pack's own preview pass for those who want it anyway. Its
+                # steps also say which Kueue objects the update deletes (issue 28 finding 10).
+                print("deploy: preview with the policy pack before up", flush=True)
+                stack.preview(on_event=events.append, **kwargs)
+                check_queue_holders(args, target, environ, queue_holders.deletions(events))
+            else:
+                check_up_holders(args, target, environ, stack, kwargs, output)
             print(UP_STARTS, flush=True)
             events.clear()
             stack.up(expect_no_changes=args.expect_no_changes or None, on_event=events.append, **kwargs)
         elif args.command == "refresh":
             stack.refresh(**kwargs)
         else:
-            stack.preview_destroy(on_event=events.append, **{**kwargs, "on_output": output.append})
-            check_queue_holders(args, target, environ, queue_holders.deletions(events))
+            check_queue_holders(args, target, environ, state_deletions(stack, output))
             events.clear()
             stack.destroy(on_event=events.append, **kwargs)
     except auto.CommandError as exc:

@@ -212,8 +212,7 @@ def read(config_file: Optional[str], context: Optional[str], timeout_seconds: fl
     """The live ClusterQueues and Workloads (all namespaces) of the cluster of ``config_file`` (a kubeconfig path,
     or several joined with ``os.pathsep``; None: the client's default) and ``context``: two list calls, each bounded
     by ``timeout_seconds``. Raises any client error (the caller decides what it means)."""
-    api = config.new_client_from_config(  # type: ignore[no-untyped-call]  # the kubernetes client is untyped
-        config_file=config_file, context=context)
+    api = config.new_client_from_config(config_file=config_file, context=context)
     custom = client.CustomObjectsApi(api)
 
     def items(plural: str) -> list[dict[str, Any]]:

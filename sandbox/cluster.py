@@ -20,17 +20,19 @@ import shutil
 import sys
 import time
 from collections import deque
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping, Optional
 
 import yaml
 from kubernetes import config as kconfig
-from kubernetes.client import ApiException
+from kubernetes.client import ApiClient, ApiException
 
 import toolchain
 from components.checks.validation import load_stack_file
+from components.settings import Settings
 from sandbox import certs as certs_mod
 from sandbox import controlplane, files, jobcontrollers, kserve, kubeconfig, kueue, kwok, process
 from sandbox.apply import (
@@ -310,7 +312,7 @@ class Sandbox:
         self._step(report, "components", t)
 
     @staticmethod
-    def _crds(docs: Mapping[str, list[dict]], kueue_dir: Path, port: int, ca: bytes) -> list[dict]:
+    def _crds(docs: Mapping[str, list[dict[str, Any]]], kueue_dir: Path, port: int, ca: bytes) -> list[dict[str, Any]]:
         """Return the CRDs of :data:`CRD_SOURCES` as the sandbox applies them: Kueue's with the conversion webhook
         on loopback, each annotated with the SHA-256 of that content (:data:`CRD_HASH_ANNOTATION`)."""
         converted = kueue.conversion_webhook_crds(kueue_dir)
@@ -328,14 +330,15 @@ class Sandbox:
         return out
 
     @staticmethod
-    def _changed_crds(api, crds: list[dict]) -> list[dict]:
+    def _changed_crds(api: ApiClient, crds: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Return the CRDs whose content the cluster does not have yet (one metadata-only LIST)."""
         existing = annotations_of(api, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
         return [crd for crd in crds if existing.get(crd["metadata"]["name"], {}).get(CRD_HASH_ANNOTATION)
                 != crd["metadata"]["annotations"][CRD_HASH_ANNOTATION]]
 
     @staticmethod
-    def _apply_all(api, objs: list[dict], status_kinds: set[str] = frozenset(), workers: int = 4) -> None:
+    def _apply_all(api: ApiClient, objs: list[dict[str, Any]], status_kinds: AbstractSet[str] = frozenset(),
+                   workers: int = 4) -> None:
         """Server-side apply ``objs`` (cluster-scoped kinds of :data:`sandbox.apply.CLUSTER_SCOPED`) concurrently
         with ``workers`` threads; the status of kinds in ``status_kinds`` too. Raises the first error."""
         with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -343,7 +346,7 @@ class Sandbox:
                            for o in objs]:
                 future.result()
 
-    def _wait_crds_served(self, api, crds: list[dict], timeout: float) -> None:
+    def _wait_crds_served(self, api: ApiClient, crds: list[dict[str, Any]], timeout: float) -> None:
         """Wait until every CRD of ``crds`` is Established (watched, :func:`sandbox.apply.watch_until`) and listed by
         discovery (envtest's ``WaitForCRDs``)."""
         names = [crd["metadata"]["name"] for crd in crds]
@@ -380,7 +383,7 @@ class Sandbox:
         self._spawn(st, "trainer-controller-manager", process.restarting(jobcontrollers.manager_args(
             bins["trainer-controller-manager"], trainer_cfg, kc)), env={**os.environ, "TMPDIR": str(tmpdir)})
 
-    def _start_kserve(self, api, st: State, bins: Mapping[str, Path], c: certs_mod.Certificates,
+    def _start_kserve(self, api: ApiClient, st: State, bins: Mapping[str, Path], c: certs_mod.Certificates,
                       module_dir: Path) -> None:
         """Apply KServe's ``inferenceservice-config`` (RawDeployment, :func:`sandbox.kserve.config_map`; its
         namespace is applied by now) and start KServe's manager (restarted whenever it exits), with ``TMPDIR``
@@ -392,7 +395,7 @@ class Sandbox:
             bins["kserve-manager"], self.paths.kubeconfig, st.ports)),
             env={**os.environ, **kserve.manager_env(tmpdir)})
 
-    def _applied(self, api, objs: list[dict]) -> bool:
+    def _applied(self, api: ApiClient, objs: list[dict[str, Any]]) -> bool:
         """Apply ``objs`` (:meth:`_apply_all`); return False instead of raising while the apiserver cannot reach a
         webhook they go through yet (HTTP 500 ``failed calling webhook``), True once every one is applied."""
         try:
@@ -403,7 +406,7 @@ class Sandbox:
             raise
         return True
 
-    def _release_node_leases(self, api) -> None:
+    def _release_node_leases(self, api: ApiClient) -> None:
         """Delete the node Leases (``kube-node-lease/<node>``) of the kwok nodes kept in etcd from a previous run.
 
         kwok identifies itself with a fresh random holder identity per process and only takes over a node whose Lease
@@ -416,13 +419,13 @@ class Sandbox:
         if released:
             self._log(f"released the node Leases of the previous kwok: {', '.join(released)}")
 
-    def _client(self):
+    def _client(self) -> ApiClient:
 
-        api = kconfig.new_client_from_config(config_file=str(self.paths.kubeconfig))
+        api: ApiClient = kconfig.new_client_from_config(config_file=str(self.paths.kubeconfig))
         api.configuration.retries = 3
         return api
 
-    def _wait_webhook(self, api, timeout: float) -> None:
+    def _wait_webhook(self, api: ApiClient, timeout: float) -> None:
         """Wait until the apiserver reaches Kueue's webhooks: a server-side dry-run create of a ResourceFlavor
         goes through the mutating and validating ResourceFlavor webhooks (failurePolicy Fail)."""
         body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
@@ -431,7 +434,8 @@ class Sandbox:
                                         query=[("dryRun", "All")], content_type="application/json") is not None,
                    timeout, "the apiserver to reach Kueue's webhooks")
 
-    def _reconcile_nodes(self, stack_path: Path, st: State, settings=None, timeout: float = 120.0, api=None,
+    def _reconcile_nodes(self, stack_path: Path, st: State, settings: Optional[Settings] = None,
+                         timeout: float = 120.0, api: Optional[ApiClient] = None,
                          applied: bool = False) -> None:
         """Apply one kwok node per node of the stack's nodePools (unless ``applied``: the caller did), delete kwok
         nodes no longer in it, wait until they are Ready."""

@@ -197,7 +197,7 @@ def build(entry: Entry, *, prepare_only: bool = False) -> dict[str, float]:
             raise ToolchainError(f"go build of {package} produced no {built}")
         dest = paths.bin_dir(output, entry.version)
         dest.mkdir(parents=True, exist_ok=True)
-        tmp = dest / f".{output}.tmp"
+        tmp = dest / f".{output}.{os.getpid()}.tmp"  # one per process: two builds may race
         shutil.move(str(built), tmp)
         tmp.chmod(0o755)
         os.replace(tmp, dest / output)

@@ -8,7 +8,8 @@
   requirements-trainer.txt for why): exactly its pins, each with the SHA-256 of its wheel as ``pip hash`` prints it
   (``python -m toolchain.pins trainer-lock``, after ``pip download --no-deps`` into the wheelhouse).
 
-``disagreements`` is what the tests run (tests/unit/test_requirement_locks.py): every pin is in its lock at the
+``disagreements`` is what the tests run (tests/unit/toolchain/test_requirement_locks.py): every pin is in its lock at
+the
 same version, and every lock entry has a hash.
 """
 

@@ -32,7 +32,7 @@ from trainer import checkpoints, preemption
 log = logging.getLogger("kueue_cohorts.trainer")
 
 
-class PreemptionCallback(TrainerCallback):
+class PreemptionCallback(TrainerCallback):  # type: ignore[misc]  # transformers is not type-checked (pyproject.toml)
     """Save-and-stop on SIGTERM, flush and safe rotation after every save.
 
     Args:
@@ -53,7 +53,7 @@ class PreemptionCallback(TrainerCallback):
         resumed_from: Optional[Path],
         with_optimizer: bool,
         world_size: int = 1,
-    ):
+    ) -> None:
         self.run_dir = Path(run_dir)
         self.world_size = world_size
         self.save_total_limit = save_total_limit
@@ -92,7 +92,8 @@ class PreemptionCallback(TrainerCallback):
 
     # --- TrainerCallback hooks -----------------------------------------------------------------------------------
 
-    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs):
+    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                    **kwargs: object) -> TrainerControl:
         """After an optimizer step: on a pending stop, save at this global step, skip evaluation, then stop."""
         if self._requested(args):
             control.should_save = True
@@ -100,14 +101,16 @@ class PreemptionCallback(TrainerCallback):
             control.should_training_stop = True
         return control
 
-    def on_evaluate(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs):
+    def on_evaluate(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                    **kwargs: object) -> TrainerControl:
         """After an evaluation: a stop that arrived during it saves at this step (unless already saved), then stops."""
         if self._requested(args) and self.last_saved_step != state.global_step:
             control.should_save = True
             control.should_training_stop = True
         return control
 
-    def on_epoch_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs):
+    def on_epoch_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                     **kwargs: object) -> TrainerControl:
         """At an epoch end with a pending stop: save only if this step has no checkpoint yet; never evaluate."""
         if self._requested(args):
             already_saved = self.last_saved_step == state.global_step
@@ -116,7 +119,8 @@ class PreemptionCallback(TrainerCallback):
             control.should_training_stop = True
         return control
 
-    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs):
+    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                **kwargs: object) -> TrainerControl:
         """After the Trainer wrote checkpoint-<global step>: every process flushes it; after a barrier, world rank 0
         alone checks it and rotates (keeping the best checkpoint); stop if asked to."""
         written = self.run_dir / f"checkpoint-{state.global_step}"

@@ -32,9 +32,12 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from trainer import checkpoints, preemption, recipes
+
+if TYPE_CHECKING:  # annotations only: transformers is imported late, after the SIGTERM latch (trainer.preemption)
+    from transformers import Trainer
 
 log = logging.getLogger("kueue_cohorts.trainer")
 
@@ -57,7 +60,7 @@ def configure_logging() -> None:
         log.propagate = False
 
 
-def parse_args(argv: Optional[Sequence[str]], env: os._Environ | dict) -> argparse.Namespace:
+def parse_args(argv: Optional[Sequence[str]], env: Mapping[str, str]) -> argparse.Namespace:
     """Flags over environment. Returns recipe (str), checkpoint_root (Path), run_name (str), save_steps (int|None).
 
     Raises ConfigError naming the missing or invalid variable.
@@ -75,17 +78,18 @@ def parse_args(argv: Optional[Sequence[str]], env: os._Environ | dict) -> argpar
     if ns.save_steps in (None, ""):
         ns.save_steps = None
     else:
+        text = str(ns.save_steps)
         try:
-            ns.save_steps = int(ns.save_steps)
+            ns.save_steps = int(text)
         except ValueError:
             ns.save_steps = 0
-        if ns.save_steps < 1:
-            raise ConfigError(f"KUEUE_COHORTS_SAVE_STEPS={ns.save_steps!r} must be a positive integer")
+        if ns.save_steps < 1:  # the message quotes the value as given (not the 0 a non-number became)
+            raise ConfigError(f"KUEUE_COHORTS_SAVE_STEPS={text!r} must be a positive integer")
     ns.checkpoint_root = Path(ns.checkpoint_root)
     return ns
 
 
-def distributed_env(env: dict) -> dict[str, str]:
+def distributed_env(env: Mapping[str, str]) -> dict[str, str]:
     """torch.distributed variables for one process per node, from the Kubeflow Trainer's torchrun variables.
 
     The Trainer's torch plugin (v2.2.1 plugins/torch/torch.go) gives the `node` container PET_NNODES,
@@ -122,19 +126,20 @@ def distributed_env(env: dict) -> dict[str, str]:
     }
 
 
-def load_recipe(spec: str) -> Callable[[str], object]:
+def load_recipe(spec: str) -> Callable[[str], Trainer]:
     """Import `module:function` and return the function. Raises ConfigError if the spec is malformed."""
     module_name, sep, function_name = spec.partition(":")
     if not sep or not module_name or not function_name:
         raise ConfigError(f"KUEUE_COHORTS_RECIPE={spec!r} must be 'module:function', e.g. {DEFAULT_RECIPE!r}")
     module = importlib.import_module(module_name)
     try:
-        return getattr(module, function_name)
+        recipe: Callable[[str], Trainer] = getattr(module, function_name)
+        return recipe
     except AttributeError:
         raise ConfigError(f"KUEUE_COHORTS_RECIPE={spec!r}: module {module_name!r} has no {function_name!r}") from None
 
 
-def _prepare(trainer, run_dir: Path, save_steps: Optional[int]) -> Optional[int]:
+def _prepare(trainer: Trainer, run_dir: Path, save_steps: Optional[int]) -> Optional[int]:
     """Check the recipe's Trainer writes into run_dir, apply save_steps, switch off the Trainer's own rotation and
     per-node saving.
 
@@ -175,7 +180,7 @@ def _prepare(trainer, run_dir: Path, save_steps: Optional[int]) -> Optional[int]
             "shared checkpoint files and rotates", run_dir.parent,
         )
         args.save_on_each_node = False
-    limit = args.save_total_limit
+    limit: Optional[int] = args.save_total_limit
     args.save_total_limit = None
     return limit
 
@@ -191,7 +196,7 @@ def agreed_resume(run_dir: Path, with_optimizer: bool, world_size: int) -> Optio
 
     if not (dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1):
         return checkpoints.newest_complete(run_dir, with_optimizer, world_size)
-    box: list = [None]
+    box: list[Optional[int]] = [None]
     if dist.get_rank() == 0:
         found = checkpoints.newest_complete(run_dir, with_optimizer, world_size)
         box = [found.step if found else None]
@@ -200,7 +205,7 @@ def agreed_resume(run_dir: Path, with_optimizer: bool, world_size: int) -> Optio
     return None if step is None else checkpoints.Checkpoint(step, run_dir / f"checkpoint-{step}")
 
 
-def run(argv: Optional[Sequence[str]] = None, env: Optional[dict] = None) -> int:
+def run(argv: Optional[Sequence[str]] = None, env: Optional[Mapping[str, str]] = None) -> int:
     """Run one training attempt. Returns the process exit code (0 finished, PREEMPTED_EXIT_CODE stopped by a signal
     after its save, 2 config error)."""
     configure_logging()

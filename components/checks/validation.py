@@ -30,6 +30,7 @@ from components.settings import PROJECT, Settings, config_key, parse_settings, r
 from components.settings.errors import Problem, SettingsError
 from policy.rules.book import run as run_rule_book
 from policy.rules.objects import KubeObject, from_resource
+from policy.rules.paths import parse_path
 from policy.rules.values import MISSING, Violation
 
 _FIELD_NAME = re.compile(r"^[a-z][A-Za-z0-9]*$")
@@ -58,16 +59,6 @@ def as_objects(rendered: Sequence[Rendered]) -> list[KubeObject]:
     return out
 
 
-def _split_field(path: str) -> list[Any]:
-    """`a.b[0]["x/y"].c` -> ["a", "b", 0, "x/y", "c"]."""
-    parts: list[Any] = []
-    for match in re.finditer(r'\["([^"]*)"\]|\[\'([^\']*)\'\]|\[(\d+)\]|\.?([^.\[]+)', path):
-        quoted, single, index, name = match.groups()
-        parts.append(int(index) if index is not None else (quoted if quoted is not None else
-                                                            single if single is not None else name))
-    return parts
-
-
 def key_of(item: Rendered, field: str) -> KeyPath:
     """The config key path that wrote `field` of `item`: the longest mapped prefix of the field path, with the rest
     of the path appended when it is made of plain field names (config keys follow Kueue's field names)."""
@@ -78,7 +69,7 @@ def key_of(item: Rendered, field: str) -> KeyPath:
                 best = prefix
     if best is None:
         return item.source
-    rest = _split_field(field[len(best):])
+    rest = parse_path(field[len(best):])
     if rest and all(isinstance(part, str) and _FIELD_NAME.match(part) for part in rest):
         return tuple(item.fields[best]) + tuple(rest)
     return tuple(item.fields[best])

@@ -41,7 +41,7 @@ def pack_config(settings: Settings) -> dict[str, Any]:
     roles: dict[str, str] = {}
     it, sp = settings.inference_training, settings.shared_pool
     if sp is not None:
-        roles.update({tenant.cluster_queue or f"{tenant.name}-cq": "tenant" for tenant in sp.tenants})
+        roles.update({tenant.cluster_queue_name: "tenant" for tenant in sp.tenants})
     if it is not None:
         roles.update({it.inference.cluster_queue: "inference", it.training.cluster_queue: "training"})
     facts: dict[str, Any] = {"clusterQueueRoles": dict(sorted(roles.items()))}

@@ -127,7 +127,7 @@ def probe_through_apiserver(access: ClusterAccess) -> Callable[[], None]:
 
     def probe() -> None:
 
-        api = config.new_client_from_config(  # type: ignore[no-untyped-call]  # the kubernetes client is untyped
+        api = config.new_client_from_config(
             config_file=access.kubeconfig, context=access.context)
         try:
             client.CustomObjectsApi(api).create_cluster_custom_object(

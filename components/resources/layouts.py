@@ -152,6 +152,6 @@ class SharedPoolCohort(_CohortComponent):
     def __init__(self, name: str, args: SharedPoolCohortArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("kueue-cohorts:cohorts:SharedPoolCohort", name, args.layout, args.flavor, True, opts)
         self.tenant_cluster_queues = {
-            t.name: self.cluster_queues[t.cluster_queue or f"{t.name}-cq"] for t in args.settings.tenants
+            t.name: self.cluster_queues[t.cluster_queue_name] for t in args.settings.tenants
         }
         self.register_outputs(self._outputs())

@@ -81,6 +81,7 @@ from components.settings.load import (
     config_keys,
     parse_settings,
     raw_from_stack_file,
+    stack_key,
 )
 from components.settings.preview import (
     PreviewIdentityCreate,
@@ -166,6 +167,7 @@ __all__ = [
     "training_covered",
     "Settings",
     "config_key",
+    "stack_key",
     "parse_settings",
     "raw_from_stack_file",
     "config_keys",

@@ -42,7 +42,7 @@ def _read_cluster(kubeconfig: Optional[Path], context: Optional[str], read: Call
     current context). Raises PreflightError "<failed> (kubeconfig ..., context ...): <error>. <advice>" on any
     failure (unreachable cluster, bad kubeconfig, no permission): then the cluster cannot be checked."""
     try:
-        api = config.new_client_from_config(  # type: ignore[no-untyped-call]  # the kubernetes client is untyped
+        api = config.new_client_from_config(
             config_file=str(kubeconfig) if kubeconfig else None, context=context)
         return read(api)
     except Exception as err:  # noqa: BLE001 - any failure here means we cannot check the cluster

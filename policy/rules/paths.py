@@ -5,6 +5,7 @@ name fields without loading the SDK.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any, Sequence
 
@@ -41,3 +42,18 @@ def _format(parts: tuple[Any, ...]) -> str:
         else:
             out += f".{text}" if out else text
     return out
+
+
+_PART = re.compile(r'\["([^"]*)"\]|\[\'([^\']*)\'\]|\[(\d+)\]|\.?([^.\[]+)')
+
+
+def parse_path(path: str) -> list[Any]:
+    """The inverse of `format_path`: `spec.podSets[0].template["x/y"].name` -> ["spec", "podSets", 0,
+    "template", "x/y", "name"]. Indexes come back as ints, quoted keys (double or single quotes) unquoted; a path
+    may start with `.` or `[` (the rest of a longer path). Takes a str, returns the parts (empty for "")."""
+    parts: list[Any] = []
+    for match in _PART.finditer(path):
+        quoted, single, index, name = match.groups()
+        parts.append(int(index) if index is not None else (quoted if quoted is not None else
+                                                            single if single is not None else name))
+    return parts

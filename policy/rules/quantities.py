@@ -56,7 +56,7 @@ def _parse_text(text: str) -> Optional[Decimal]:
     if not _GRAMMAR.match(text):
         return None
     try:
-        parsed = Decimal(parse_quantity(text))  # type: ignore[no-untyped-call]  # kubernetes.utils is untyped
+        parsed = Decimal(parse_quantity(text))
     except (ValueError, ArithmeticError):
         return None
     if not parsed.is_finite() or parsed.copy_abs() > _MAX_QUANTITY:

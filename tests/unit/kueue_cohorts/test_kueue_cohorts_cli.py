@@ -13,7 +13,7 @@ import pytest
 
 from kueue_cohorts import cli, pipes
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _run(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -1,4 +1,5 @@
-"""Standalone check of toolchain.archives over real TLS, run by tests/unit/test_toolchain_archives_pythons.py under
+"""Standalone check of toolchain.archives over real TLS, run by
+tests/unit/toolchain/test_toolchain_archives_pythons.py under
 every Python the project supports (3.11 and newer), with only the standard library.
 
 Usage: ``python archives_tls_probe.py <repo> <cert.pem> <key.pem> [<dir with pure-Python deps>]`` (the

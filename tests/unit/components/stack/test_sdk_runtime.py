@@ -19,7 +19,7 @@ from pulumi.runtime.settings import SETTINGS, _get_rpc_manager
 
 from components.stack import sdk_runtime
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 #: SHA-256 of ``inspect.getsource(pulumi.runtime.stack.wait_for_rpcs)`` in pulumi 3.259.0.
 REVIEWED = "c92289a2f839f5221a4068c262a706a05ce2af506b5484545ac5d371b6211e48"
 

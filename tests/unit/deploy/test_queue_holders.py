@@ -6,14 +6,12 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import pulumi
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pulumi.automation import EngineEvent
 
 from components.model.kueue import RELEASE_WAIT_S
-from components.resources.manifest import lifecycle
 from deploy import queue_holders
 from deploy.queue_holders import Deletion, Steps
 
@@ -205,14 +203,3 @@ def test_a_delete_that_ended_in_an_error_is_unreleased():
     assert queue_holders.unreleased(events[:4]) == []
     line = queue_holders.timeout_line("destroy", queue_holders.unreleased(events))
     assert f"waited up to {RELEASE_WAIT_S} s for Kueue to release ClusterQueue c12-training-cq" in line
-
-
-@pytest.mark.parametrize("kind,bounded", [("ClusterQueue", True), ("ResourceFlavor", True), ("LocalQueue", False),
-                                          ("Cohort", False), ("WorkloadPriorityClass", False)])
-def test_the_kinds_kueue_holds_are_registered_with_a_bounded_delete(kind, bounded):
-    timeouts = lifecycle("kueue.x-k8s.io/v1beta2", kind).custom_timeouts
-    if bounded:
-        assert isinstance(timeouts, pulumi.CustomTimeouts) and timeouts.delete == f"{RELEASE_WAIT_S}s"
-    else:
-        assert timeouts is None
-    assert lifecycle("v1", kind).custom_timeouts is None

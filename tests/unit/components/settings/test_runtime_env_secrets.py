@@ -60,7 +60,7 @@ def test_secret_and_config_map_references_render_as_value_from_exactly():
 def test_a_runtime_with_references_conforms_to_the_pinned_trainer_crd():
     """The API server keeps every field of valueFrom (name, key, optional): nothing pruned, nothing mistyped, per the
     TrainingRuntime CRD of Trainer v2.2.1 (toolchain/versions.toml)."""
-    from tests.unit.test_training_runtime import _crd_schema, _pruned_or_mistyped
+    from tests.unit.components.model.test_training_runtime import _crd_schema, _pruned_or_mistyped
 
     runtime = TrainingRuntimeSettings.model_validate({"image": "registry.example/trainer:1", "env": {
         "HF_TOKEN": {"secretKeyRef": {"name": "hf", "key": "token", "optional": False}},
@@ -338,7 +338,7 @@ def test_load_stack_file_reports_a_secure_value_as_a_secret_naming_its_key(tmp_p
 
 
 def test_the_validation_cli_reports_the_secret_naming_its_key(tmp_path, capsys, monkeypatch):
-    from components.checks import validation
+    from kueue_cohorts import validate as validation
 
     monkeypatch.setattr(validation, "ROOT", tmp_path)
     _stack_file_with_secret(tmp_path)
@@ -392,7 +392,7 @@ def test_the_pr_summary_names_the_secret_and_runs_no_preview(tmp_path):
 
 @pytest.mark.timeout(20)
 def test_finding_secure_values_is_bounded_for_an_alias_bomb_or_deep_nesting():
-    from tests.unit.test_bad_configs import _alias_bomb, _deep
+    from tests.unit.components.settings.test_bad_configs import _alias_bomb, _deep
 
     deep: object = dict(SECURE)
     for _ in range(5000):

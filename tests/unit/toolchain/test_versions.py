@@ -13,7 +13,7 @@ import pytest
 from toolchain import build, versions
 from toolchain.versions import ToolchainError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 V = versions.load()
 
 

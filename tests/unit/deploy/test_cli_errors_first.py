@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sandbox.cli import error_first
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def run(module: str, *args: str, **env: str) -> subprocess.CompletedProcess:

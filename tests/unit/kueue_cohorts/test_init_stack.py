@@ -12,7 +12,7 @@ import kueue_cohorts.cli as cli
 import kueue_cohorts.newstack as newstack
 from components.checks.validation import load_stack_file
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

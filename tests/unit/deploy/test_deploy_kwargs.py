@@ -13,7 +13,7 @@ from components.checks.validation import load_stack_file
 from components.model.pack_config import render as render_pack_config
 from deploy import engine
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _stack(tmp_path, name="dev"):

@@ -22,7 +22,7 @@ from components.settings import parse_settings, raw_from_stack_file, stackfile
 from components.settings.errors import SettingsError
 from policy.rules.quantities import parse as parse_quantity
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 SCHEMA = json.loads((REPO / "schema" / "stack-config.schema.json").read_text())
 
 

@@ -1,6 +1,6 @@
 """Issue 28 finding 8: toolchain/archives.py downloads over https on every Python the project runs on, 3.11 and
 newer (3.12 removed the private ``HTTPSHandler._check_hostname`` the opener used, and every https download raised
-AttributeError out of ``install()``). Runs tests/unit/archives_tls_probe.py (standard library only) under this
+AttributeError out of ``install()``). Runs tests/unit/toolchain/archives_tls_probe.py (standard library only) under this
 interpreter and under every newer CPython found on the machine (PATH, /usr/bin, pyenv), against a real TLS server
 with a certificate of its own; at least one newer Python must be found (Ubuntu 24.04's python3 is 3.12)."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROBE = Path(__file__).with_name("archives_tls_probe.py")
 CANDIDATES = ["python3.12", "python3.13", "python3.14", "/usr/bin/python3", "/usr/local/bin/python3",
               *sorted(glob.glob(str(Path.home() / ".pyenv" / "versions" / "3.1[2-9]*" / "bin" / "python3")))]

@@ -88,7 +88,7 @@ def test_extended_resources_are_named_as_kubernetes_names_them(name, extended):
 
 def test_validate_through_the_command_names_the_image_key(tmp_path, monkeypatch, capsys):
     """`kueue-cohorts validate` on a stack whose runtime is `{}`: exit 2, the image key and its fix."""
-    import components.checks.validation as validation
+    from kueue_cohorts import validate as validation
 
     (tmp_path / "stacks").mkdir()
     text = (validation.ROOT / "stacks" / "Pulumi.staging.yaml").read_text()
