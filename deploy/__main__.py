@@ -279,7 +279,7 @@ def explain_release_timeout(args: argparse.Namespace, target: stackfile.StackTar
             return lines
         held = queue_holders.holders(queue_holders.Steps(tuple(gone)), queues, workloads)
         if held:
-            lines += queue_holders.message(args.command, args.stack, held)[1:]
+            lines += queue_holders.timeout_message(args.command, held)
     return lines
 
 

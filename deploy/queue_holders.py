@@ -40,7 +40,7 @@ from pulumi.automation import EngineEvent, OpType
 from components.model.kueue import RELEASE_WAIT_S
 
 __all__ = ["RESOURCE_IN_USE", "FINALIZED_KINDS", "Deletion", "Steps", "deletions", "holders", "message", "read",
-           "unreleased", "timeout_line"]
+           "unreleased", "timeout_line", "timeout_message"]
 
 RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
 GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
@@ -178,33 +178,60 @@ def holders(steps: Steps, queues: Iterable[Mapping[str, Any]], workloads: Iterab
     return found
 
 
-def message(command: str, stack: str, held: Mapping[Deletion, list[str]], shown: int = SHOWN) -> list[str]:
-    """The lines ``deploy`` prints instead of running ``command`` (``up`` or ``destroy``) on ``stack``: per held
-    object, what holds it (at most ``shown`` by name, then how many more), then the ways out, the queue's
-    ``stopPolicy`` first (apis/kueue/v1beta2/clusterqueue_types.go ``StopPolicy``: HoldAndDrain evicts the admitted
-    workloads). ``held``: ``holders(...)``, not empty."""
-    lines = [f"deploy: {command} --stack {stack} would wait for Kueue to release {len(held)} object(s) it deletes, "
-             f"which Kueue keeps while they are in use ({RESOURCE_IN_USE} finalizer):"]
+def _object_lines(command: str, held: Mapping[Deletion, list[str]], shown: int) -> list[str]:
+    """Per held object, what holds it: at most ``shown`` by name, then how many more."""
+    lines = []
     for deletion, names in held.items():
         how = "replaced" if deletion.op != OpType.DELETE.value else (
             "deleted" if command == "destroy" else "removed or renamed")
         what = "admitted workloads" if deletion.kind == "ClusterQueue" else "listed by"
         more = f" and {len(names) - shown} more" if len(names) > shown else ""
         lines.append(f"  {deletion.describe()} ({how}): {what} {', '.join(names[:shown])}{more}")
+    return lines
+
+
+def _flavor_fix(held: Mapping[Deletion, list[str]]) -> list[str]:
+    if any(d.kind == "ResourceFlavor" for d in held):
+        return ["remove each ResourceFlavor from the resourceGroups of the ClusterQueues that list it, or keep the "
+                "flavor in the stack"]
+    return []
+
+
+def message(command: str, stack: str, held: Mapping[Deletion, list[str]], shown: int = SHOWN) -> list[str]:
+    """The lines ``deploy`` prints instead of running ``command`` (``up`` or ``destroy``) on ``stack``: per held
+    object, what holds it (at most ``shown`` by name, then how many more), then the ways out, the queue's
+    ``stopPolicy`` first (apis/kueue/v1beta2/clusterqueue_types.go ``StopPolicy``: HoldAndDrain evicts the admitted
+    workloads). ``held``: ``holders(...)``, not empty."""
+    lines = [f"deploy: {command} --stack {stack} would wait for Kueue to release {len(held)} object(s) it deletes, "
+             f"which Kueue keeps while they are in use ({RESOURCE_IN_USE} finalizer):",
+             *_object_lines(command, held, shown)]
     queues = [d.name for d in held if d.kind == "ClusterQueue"]
-    flavors = [d.name for d in held if d.kind == "ResourceFlavor"]
     fixes = []
     if queues:
         fixes.append("stop each ClusterQueue so Kueue evicts its workloads (kubectl patch clusterqueue "
                      f"{queues[0]} --type merge -p '{{\"spec\":{{\"stopPolicy\":\"HoldAndDrain\"}}}}'), or delete "
                      "or finish those workloads, or wait for them to finish")
-    if flavors:
-        fixes.append("remove each ResourceFlavor from the resourceGroups of the ClusterQueues that list it, or "
-                     "keep the flavor in the stack")
+    fixes += _flavor_fix(held)
     done = "nothing was destroyed" if command == "destroy" else "nothing was changed"
     lines.append(f"deploy: {done}. Fix: {'; '.join(fixes)}; then run {command} again "
                  "(docs/operations.md, \"Queues in use\")")
     return lines
+
+
+def timeout_message(command: str, held: Mapping[Deletion, list[str]], shown: int = SHOWN) -> list[str]:
+    """After a run stopped at the bounded wait (``unreleased``): per object still held, what holds it now, then the
+    ways out. Deleting the workloads comes first here: the run deleted the LocalQueues before it reached their
+    ClusterQueue, and Kueue v0.19.2 finds a stopped queue's workloads through its LocalQueues (pkg/controller/core/
+    workload_controller.go ``queueReconcileForWorkloadsOfClusterQueue``), so stopping the queue may evict nothing
+    now."""
+    fixes = []
+    if any(d.kind == "ClusterQueue" for d in held):
+        fixes.append("delete or finish those workloads, or wait for them to finish (stopping the queue with "
+                     "stopPolicy HoldAndDrain evicts them only through their LocalQueues, which this run may have "
+                     "deleted already)")
+    fixes += _flavor_fix(held)
+    return [*_object_lines(command, held, shown),
+            f"deploy: Fix: {'; '.join(fixes)}; then run {command} again (docs/operations.md, \"Queues in use\")"]
 
 
 def read(config_file: Optional[str], context: Optional[str], timeout_seconds: float = 15.0

@@ -8,12 +8,12 @@ training ClusterQueue; then
   Workload (namespace/name, with its Job) and the ways out: the queue is still there and not Terminating, the renamed
   one was not created;
 - `destroy` is refused the same way, and deletes nothing;
+- the first way out works: stopping the queue (stopPolicy HoldAndDrain) makes Kueue evict the Workload; the renaming
+  `up` then succeeds and the Job is admitted in the renamed queue;
 - the engine's own destroy (no check before it, as when a workload is admitted after the check) gives up on the
-  queue after the bounded wait (RELEASE_WAIT_S), leaving it Terminating, and deploy's explanation of that failure
-  names the Workload;
-- the first way out works: stopping the queue (stopPolicy HoldAndDrain) makes Kueue evict the Workload and release
-  the queue; the renaming `up` then succeeds and the Job is admitted in the renamed queue; deleting the Job lets
-  `destroy` through.
+  renamed queue after the bounded wait (RELEASE_WAIT_S), leaving it Terminating, and deploy's explanation of that
+  failure names the Workload and puts deleting it first (the run deleted the LocalQueue, through which Kueue would
+  reach the workloads of a stopped queue); deleting the Job releases the queue, and `destroy` finishes.
 """
 from __future__ import annotations
 
@@ -134,34 +134,36 @@ def test_a_queue_a_running_job_holds_is_never_deleted_blindly(project, cluster, 
     assert "deletionTimestamp" not in _queue(cluster, TRAINING_CQ)["metadata"]
     assert cluster.kueue_objects("localqueues", TRAINING)
 
+    # The way out: stop the queue; Kueue evicts the Workload (its quota released), and the rename goes through.
+    cluster.custom.patch_cluster_custom_object(*KUEUE, "clusterqueues", TRAINING_CQ,
+                                               {"spec": {"stopPolicy": "HoldAndDrain"}})
+    wait_for(lambda: not is_true(cluster.workload_of(job), "QuotaReserved"), 120,
+             "Kueue to evict the Workload of the stopped ClusterQueue")
+    _run(project, env, "up")
+    assert _queue(cluster, TRAINING_CQ) is None
+    workload = wait_for(lambda: (w := cluster.workload_of(job)) and admitted_in(w) == RENAMED_CQ and w, 120,
+                        "the evicted Job to be admitted in the renamed ClusterQueue")
+    name = workload["metadata"]["name"]
+
     # The engine's own destroy, without the check: the delete of the held queue ends after the bounded wait.
     stack = engine.open_stack(STACK, work_dir=project, backend=env["PULUMI_BACKEND_URL"])
     events: list[auto.EngineEvent] = []
     with pytest.raises(auto.CommandError):
         stack.destroy(on_event=events.append, **engine.run_kwargs(stack, policy=False, operation="destroy"))
-    assert queue_holders.unreleased(events) == [queue_holders.Deletion("ClusterQueue", TRAINING_CQ)]
-    left = _queue(cluster, TRAINING_CQ)
+    assert queue_holders.unreleased(events) == [queue_holders.Deletion("ClusterQueue", RENAMED_CQ)]
+    left = _queue(cluster, RENAMED_CQ)
     assert left is not None and left["metadata"].get("deletionTimestamp")
     assert queue_holders.RESOURCE_IN_USE in left["metadata"]["finalizers"]
     target = stackfile.read(STACK, project / "stacks" / f"Pulumi.{STACK}.yaml")
     explained = explain_release_timeout(argparse.Namespace(command="destroy", stack=STACK), target, env, events)
     assert explained[0].startswith(f"deploy: destroy waited up to {RELEASE_WAIT_S} s for Kueue to release "
-                                   f"ClusterQueue {TRAINING_CQ}"), explained
-    assert f"admitted workloads {TRAINING}/{name} (Job train)" in explained[1], explained
+                                   f"ClusterQueue {RENAMED_CQ}"), explained
+    assert explained[1] == f"  ClusterQueue {RENAMED_CQ} (deleted): admitted workloads {TRAINING}/{name} (Job train)"
+    assert explained[-1].startswith("deploy: Fix: delete or finish those workloads"), explained
 
-    # The way out: stop the queue; Kueue evicts the Workload and releases the queue (it was Terminating).
-    cluster.custom.patch_cluster_custom_object(*KUEUE, "clusterqueues", TRAINING_CQ,
-                                               {"spec": {"stopPolicy": "HoldAndDrain"}})
-    wait_for(lambda: _queue(cluster, TRAINING_CQ) is None, 120, "Kueue to release the stopped ClusterQueue")
-    assert is_true(cluster.workload_of(job), "Evicted") or not is_true(cluster.workload_of(job), "QuotaReserved")
-
-    # The renaming up goes through now, and the evicted Job is admitted in the renamed queue.
-    _run(project, env, "up")
-    wait_for(lambda: admitted_in(cluster.workload_of(job)) == RENAMED_CQ, 120,
-             "the evicted Job to be admitted in the renamed ClusterQueue")
-
-    # Deleting the Job lets destroy through.
+    # Deleting the Job releases the Terminating queue; destroy finishes the rest.
     cluster.delete_job(job)
-    wait_for(lambda: not cluster.kueue_objects("workloads", TRAINING), 60, "the Job's Workload to be gone")
+    wait_for(lambda: _queue(cluster, RENAMED_CQ) is None, 120, "Kueue to release the queue once its Job is gone")
     _run(project, env, "destroy")
     assert _queue(cluster, RENAMED_CQ) is None and _queue(cluster, TRAINING_CQ) is None
+    assert not cluster.kueue_objects("localqueues", TRAINING)

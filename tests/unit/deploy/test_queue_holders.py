@@ -203,3 +203,16 @@ def test_a_delete_that_ended_in_an_error_is_unreleased():
     assert queue_holders.unreleased(events[:4]) == []
     line = queue_holders.timeout_line("destroy", queue_holders.unreleased(events))
     assert f"waited up to {RELEASE_WAIT_S} s for Kueue to release ClusterQueue c12-training-cq" in line
+
+
+def test_after_the_bounded_wait_the_fix_starts_with_the_workloads():
+    """The run deleted the LocalQueues first, and Kueue reaches a stopped queue's workloads through them: deleting
+    the workloads comes first, stopping the queue is said to be unreliable now."""
+    held = {Deletion("ClusterQueue", "c12-training-cq"): ["c12-training/job-a (Job a)"],
+            Deletion("ResourceFlavor", "gpu"): ["ClusterQueue team-cq"]}
+    lines = queue_holders.timeout_message("destroy", held)
+    assert lines[0] == "  ClusterQueue c12-training-cq (deleted): admitted workloads c12-training/job-a (Job a)"
+    assert lines[1] == "  ResourceFlavor gpu (deleted): listed by ClusterQueue team-cq"
+    assert lines[-1].startswith("deploy: Fix: delete or finish those workloads")
+    assert "only through their LocalQueues" in lines[-1] and "remove each ResourceFlavor" in lines[-1]
+    assert lines[-1].endswith("then run destroy again (docs/operations.md, \"Queues in use\")")
