@@ -24,10 +24,12 @@ HOOKS = [ChartObject("MutatingWebhookConfiguration", "kueue-mutating-webhook-con
 
 
 def _settings(namespace: str):
-    """prod (cluster mode kubeconfig) installing Kueue into `namespace`, with no tenant namespace of its own on the
-    sandbox (namespacePolicy Create: an absent namespace is fine)."""
+    """prod (cluster mode kubeconfig) installing Kueue into `namespace`, its other namespaces judged fine whatever
+    the other tests left on the sandbox: its tenant namespaces, absent there, under namespacePolicy Create, and no
+    preview identity (whose namespace another test may have made)."""
     raw = stack_raw("prod")
     raw["kueue"] = {**raw.get("kueue", {}), "install": True, "namespace": namespace}
+    raw.pop("previewIdentity", None)
     for layout in ("inferenceTraining", "sharedPool"):
         if layout in raw:
             raw[layout]["namespacePolicy"] = "Create"
