@@ -248,6 +248,8 @@ def check_up_holders(args: argparse.Namespace, target: stackfile.StackTarget, en
     Raises:
         Failure: as check_queue_holders; auto.CommandError from the engine's preview.
     """
+    if not cluster_kubeconfig(target, environ)[0]:
+        return  # render mode: no cluster, nothing waits
     superset = state_deletions(stack, output)
     if not any(d.kind in queue_holders.FINALIZED_KINDS for d in superset.deleted):
         return
@@ -362,7 +364,8 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, environ:
         elif args.command == "refresh":
             stack.refresh(**kwargs)
         else:
-            check_queue_holders(args, target, environ, state_deletions(stack, output))
+            if cluster_kubeconfig(target, environ)[0]:  # render mode: no cluster, nothing waits
+                check_queue_holders(args, target, environ, state_deletions(stack, output))
             events.clear()
             stack.destroy(on_event=events.append, **kwargs)
     except auto.CommandError as exc:
