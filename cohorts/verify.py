@@ -35,7 +35,6 @@ from components.model.kueue import ROLE_LABEL
 from components.model.pack_config import pack_config
 from components.settings import Settings, quantity
 from policy.rules.admission import (
-    MANAGER_CONFIG_MAP,
     Identities,
     Request,
     check_cohort_membership,
@@ -44,7 +43,9 @@ from policy.rules.admission import (
     tree_field,
 )
 from policy.rules.book import run as run_book
-from policy.rules.values import MISSING, Violation
+from policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY, NODE_POOLS
+from policy.rules.vocabulary.kueue_counts import MANAGER_CONFIG_MAP
+from policy.rules.vocabulary.values import MISSING, Violation
 
 QUANTITY_KEYS = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit"})
 #: Keys whose whole value must be equal (no extra keys on the cluster): a label selector changes meaning with any
@@ -481,7 +482,7 @@ def _from_violation(violation: Violation, why: str = "") -> Difference:
 
 
 def live_node_pools(nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The rule book's ``nodePools`` option (``cohort-nominal-within-capacity``) from the live nodes: one pool per
+    """The rule book's ``nodePools`` option (``COHORT_NOMINAL_WITHIN_CAPACITY``) from the live nodes: one pool per
     Node, count 1, its labels (which decide the ResourceFlavors that select it: Kueue writes a flavor's nodeLabels
     into the pod's nodeSelector, pkg/scheduler/flavorassigner, v0.19.2) and its ``status.allocatable`` as the
     capacity. A node that is cordoned (``spec.unschedulable``) gives nothing."""
@@ -531,9 +532,9 @@ def promises_hold(ctx: Context) -> list[Difference]:
     config = pack_config(ctx.settings)
     nodes = _read_list(ctx, "v1", "Node", out)
     if nodes:
-        capacity = {k: v for k, v in config.get("cohort-nominal-within-capacity", {}).items()
+        capacity = {k: v for k, v in config.get(COHORT_NOMINAL_WITHIN_CAPACITY.name, {}).items()
                     if k not in ("nodePools", "capacity", "flavorCapacity")}
-        config["cohort-nominal-within-capacity"] = {**capacity, "nodePools": live_node_pools(nodes)}
+        config[COHORT_NOMINAL_WITHIN_CAPACITY.name] = {**capacity, NODE_POOLS.key: live_node_pools(nodes)}
     baseline = {_finding_key(r.name, v)
                 for r, v in run_book([kube_object(m) for m in rendered], pack_config(ctx.settings))}
     for rule, violation in run_book([kube_object(m) for m in merged], config):

@@ -28,7 +28,7 @@ from components.settings import (
     stack_key,
 )
 from components.settings.errors import Problem
-from policy.rules.system_namespaces import ADD_ON_NAMESPACES, DEFAULT_PROTECTED_NAMESPACES, always_protected
+from policy.rules.vocabulary.system_namespaces import ADD_ON_NAMESPACES, DEFAULT_PROTECTED_NAMESPACES, always_protected
 
 __all__ = ["EVERYONE", "EVERYONE_PREFIXES", "means_everyone", "check_identities", "check_preview_account",
            "check_add_on_allowances", "CHECKS"]

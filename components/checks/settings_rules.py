@@ -34,8 +34,10 @@ from components.settings import (
 )
 from components.settings.errors import Problem
 from components.settings.runtime import DNS_SUBDOMAIN
-from policy.rules.resource_values import quantity_problem
-from policy.rules.system_namespaces import DEFAULT_PROTECTED_NAMESPACES
+from policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY
+from policy.rules.quantities import QUANTITIES
+from policy.rules.vocabulary.resource_values import quantity_problem
+from policy.rules.vocabulary.system_namespaces import DEFAULT_PROTECTED_NAMESPACES
 
 IT = "inferenceTraining"
 SP = "sharedPool"
@@ -96,7 +98,7 @@ def check_node_capacity(settings: Settings) -> list[Problem]:
             if found is not None:
                 rule, fix = found
                 problems.append(Problem(stack_key("nodePools", index, "capacity", resource), amount, rule, fix,
-                                        "quantities"))
+                                        QUANTITIES.name))
     return problems
 
 
@@ -330,7 +332,7 @@ def _flavors_select_their_nodes(settings: Settings) -> list[Problem]:
             f"nodeLabels omitted means the labels the flavor's node pools share, but {why}, so the ResourceFlavor "
             "would have no nodeLabels and select every node of the cluster, sharing the other flavors' nodes",
             f"write the nodeLabels of the '{declared.name}' nodes, or set resourceFlavor: {declared.name} on node "
-            "pools that carry a common label", "cohort-nominal-within-capacity"))
+            "pools that carry a common label", COHORT_NOMINAL_WITHIN_CAPACITY.name))
     return problems
 
 
@@ -394,7 +396,7 @@ def check_unique_names(settings: Settings) -> list[Problem]:
 
     A tenant is its selector's label requirement, the pair (layout's namespaceLabel, tenant value), not the value
     alone: the same value under two different label keys is two selectors that no namespace label can make equal
-    (and the rendered selectors pin disjoint namespace names; the rule book's cluster-queue-selector-overlap judges
+    (and the rendered selectors pin disjoint namespace names; the rule book's CLUSTER_QUEUE_SELECTOR_OVERLAP judges
     their exact overlap)."""
     queues: list[tuple[str, tuple[Any, ...]]] = []
     priorities: list[tuple[str, tuple[Any, ...]]] = []
@@ -438,8 +440,8 @@ def check_unique_names(settings: Settings) -> list[Problem]:
 
 def check_kueue_integrations(settings: Settings) -> list[Problem]:
     """Kueue framework names are known. Whether the frameworks hold every kind the stack runs (Deployments for the
-    inference queues, TrainJobs for a TrainingRuntime) is judged by the rule book's cluster-queue-covers-pod-resources
-    on the rendered Configuration (policy/rules/coverage.py), for every kind."""
+    inference queues, TrainJobs for a TrainingRuntime) is judged by the rule book's CLUSTER_QUEUE_COVERS_POD_RESOURCES
+    on the rendered Configuration (policy/rules/cluster_queue_covers_pod_resources.py), for every kind."""
     kueue = settings.kueue
     return [Problem(stack_key("kueue", "integrations", i), framework, "not a Kueue integration framework",
                     f"use one of {', '.join(KUEUE_FRAMEWORKS)}")

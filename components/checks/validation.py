@@ -29,9 +29,9 @@ from components.model.render import KeyPath, Rendered, RenderedStack, render
 from components.settings import PROJECT, Settings, config_key, parse_settings, raw_from_stack_file, secrets
 from components.settings.errors import Problem, SettingsError
 from policy.rules.book import run as run_rule_book
-from policy.rules.objects import KubeObject, from_resource
-from policy.rules.paths import parse_path
-from policy.rules.values import MISSING, Violation
+from policy.rules.vocabulary.objects import KubeObject, from_resource
+from policy.rules.vocabulary.paths import parse_path
+from policy.rules.vocabulary.values import MISSING, Violation
 
 _FIELD_NAME = re.compile(r"^[a-z][A-Za-z0-9]*$")
 

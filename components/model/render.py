@@ -3,8 +3,8 @@
 This is what the settings check judges with the rule book before anything is registered, what `cohorts verify`
 compares with a live cluster, and what the components register (they call the same render functions). Each
 `Rendered` object carries its provenance: `source` is the config key of the object as a whole, `fields` maps a
-field path inside the manifest (kubectl style, `policy.rules.values.format_path`) to the config key that wrote it,
-so a rule's finding on a field is reported at the exact key the user wrote.
+field path inside the manifest (kubectl style, `policy.rules.vocabulary.paths.format_path`) to the config key that
+wrote it, so a rule's finding on a field is reported at the exact key the user wrote.
 """
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ from components.model.runtime import MANAGED_BY, configmap_name, render_runtime,
 from components.model.services import inference_service_manifest, surge_nominal
 from components.settings import CheckpointSettings, KueueSettings, NamespacePolicy, Settings
 from components.settings.runtime import TrainingRuntimeSettings
-from policy.rules.paths import format_path, parse_path
+from policy.rules.vocabulary.kueue_counts import MANAGER_CONFIG_MAP
+from policy.rules.vocabulary.paths import format_path, parse_path
 
 KeyPath = tuple[Any, ...]
 """A config key path without the project prefix: ("inferenceTraining", "inference", "borrowingLimit", "cpu")."""
@@ -379,12 +380,12 @@ def _training_runtime(settings: Settings) -> tuple[tuple[Rendered, Rendered], ..
 
 
 def manager_config_map(settings: Settings) -> dict[str, Any]:
-    """The Kueue chart's manager ConfigMap as it would carry our Configuration (`kueue-manager-config` in Kueue's
+    """The Kueue chart's manager ConfigMap as it would carry our Configuration (`MANAGER_CONFIG_MAP` in Kueue's
     namespace, key controller_manager_config.yaml)."""
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": "kueue-manager-config", "namespace": settings.kueue.namespace},
+        "metadata": {"name": MANAGER_CONFIG_MAP, "namespace": settings.kueue.namespace},
         "data": {MANAGER_CONFIG_KEY: yaml.safe_dump(manager_configuration(settings.kueue), sort_keys=False)},
     }
 

@@ -36,7 +36,7 @@ def quota_fit(isvc: InferenceServiceSettings, cluster_queue: ClusterQueueSpec) -
             errors.append(f"'{resource}' is not covered by ClusterQueue '{cluster_queue.name}'")
             continue
         request = quantity.parse(amount)
-        # One replica in the largest flavor (the rule book's inference-fits-nominal judges whole replicas per
+        # One replica in the largest flavor (the rule book's INFERENCE_FITS_NOMINAL judges whole replicas per
         # flavor); maxReplicas against every flavor together (replicas may land in different flavors).
         largest, nominal = max(per_flavor), sum(per_flavor, Decimal(0))
         if request > largest:

@@ -1,6 +1,6 @@
-"""The model of what Kueue counts (policy/rules/kueue_counts.py) is read from the pinned Kueue: its gate table and
-framework names are compared with the Go source of that version (toolchain/versions.toml kueue), so moving the pin
-without reading the source again fails here."""
+"""The model of what Kueue counts (policy/rules/vocabulary/kueue_counts.py) is read from the pinned Kueue: its gate
+table and framework names are compared with the Go source of that version (toolchain/versions.toml kueue), so moving
+the pin without reading the source again fails here."""
 from __future__ import annotations
 
 import re
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import toolchain
 from components.settings import KUEUE_FRAMEWORKS
-from policy.rules import kueue_counts
+from policy.rules.vocabulary import kueue_counts
 
 
 def _kueue() -> Path:

@@ -19,7 +19,8 @@ from components.settings import SANDBOX_ADMIN, parse_settings
 from components.settings.errors import SettingsError
 from policy.rules import admission
 from policy.rules.admission import Identities, LayoutScope, Request, kube_object
-from policy.rules.cluster_queue import check_inference_borrowing_limit_zero, check_inference_reclaim_any
+from policy.rules.inference_borrowing_limit_zero import check_inference_borrowing_limit_zero
+from policy.rules.inference_reclaim_any import check_inference_reclaim_any
 from sandbox import certs
 from tests.helpers import run_main, stack_raw
 

@@ -17,8 +17,9 @@ from components.model import plans
 from components.model.pack_config import pack_config
 from components.model.render import render_stack
 from components.settings import parse_settings
-from policy.rules import book, kueue, memo, namespaces, overlap, patches, queues, selectors
-from policy.rules.objects import KubeObject
+from policy.rules import book, cluster_queue_selector_overlap
+from policy.rules.vocabulary import memo, namespaces, patches, queues, quota, selectors
+from policy.rules.vocabulary.objects import KubeObject
 
 
 def _count(monkeypatch: pytest.MonkeyPatch, module: object, name: str, run) -> int:
@@ -49,7 +50,7 @@ def test_the_planner_reads_each_tenants_quantities_a_constant_number_of_times(mo
 def test_the_overlap_rule_compares_pinned_queues_in_linear_work(monkeypatch):
     def comparisons(n: int) -> int:
         raw = pool_config(n)
-        return _count(monkeypatch, overlap, "can_overlap", lambda: validate(raw))
+        return _count(monkeypatch, cluster_queue_selector_overlap, "can_overlap", lambda: validate(raw))
 
     assert comparisons(200) / comparisons(50) == pytest.approx(4, rel=0.1)
 
@@ -77,7 +78,7 @@ def test_the_rule_book_derives_each_objects_facts_once_per_run(monkeypatch):
     cluster_queues = [o for o in objects if o.kind == "ClusterQueue"]
     walks = _tally(monkeypatch, queues, "label_sets", key=lambda props, *rest: id(props))
     parses = _tally(monkeypatch, selectors, "_requirements", key=lambda selector: id(selector))
-    entries = _tally(monkeypatch, kueue, "_quota_entries", key=lambda obj: id(obj.props))
+    entries = _tally(monkeypatch, quota, "_quota_entries", key=lambda obj: id(obj.props))
     merges = _tally(monkeypatch, patches, "_resolve")
     namespace_labels = _tally(monkeypatch, namespaces, "_namespace_labels")
 

@@ -350,8 +350,8 @@ def test_train_job_refuses_a_local_queue_of_another_namespace():
 
 
 def test_default_runtime_passes_the_policy_packs_checkpoint_safe_runtime_rule():
-    from policy.rules.checkpoint import check_checkpoint_safe_runtime
-    from policy.rules.objects import KubeObject
+    from policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime
+    from policy.rules.vocabulary.objects import KubeObject
 
     def obj(manifest):
         group, _, version = manifest["apiVersion"].rpartition("/")

@@ -14,7 +14,7 @@ from components.checks.validation import as_objects, key_of, validate
 from components.model.pack_config import pack_config
 from components.model.render import render_stack
 from components.settings import parse_settings
-from policy.rules.resources import check_quantities
+from policy.rules.quantities import check_quantities
 from tests.helpers import stack_raw
 
 IT = "kueue-cohorts:inferenceTraining"
@@ -175,7 +175,7 @@ def test_inference_borrowing_limit_must_be_zero_in_every_flavor(index):
 
 @pytest.mark.parametrize("index,value", [(0, "1.5"), (1, "500m")])
 def test_extended_resources_are_whole_in_every_flavor(index, value):
-    """policy/rules/resources.py judges every quota of every flavor; the finding maps to the flavor's key."""
+    """policy/rules/quantities.py judges every quota of every flavor; the finding maps to the flavor's key."""
     raw = _mixed()
     raw["inferenceTraining"]["inference"]["flavors"][index]["nominalQuota"][GPU] = value
     keys = []
@@ -209,7 +209,8 @@ def test_a_service_that_fits_any_one_flavor_passes(requests):
 def test_a_training_runtime_must_fit_one_flavor_whole():
     raw = _asymmetric(_mixed())
     raw["inferenceTraining"]["training"]["checkpoint"] = {"claimName": "ckpt", "size": "1Gi"}
-    # deployment too: Kueue counts the inference queue's Deployments only with it (policy/rules/coverage.py)
+    # deployment too: Kueue counts the inference queue's Deployments only with it
+    # (policy/rules/cluster_queue_covers_pod_resources.py)
     raw["kueue"] = {"integrations": ["batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod",
                                      "deployment"]}
     raw["trainingRuntime"] = {"image": "registry.example/trainer:1",

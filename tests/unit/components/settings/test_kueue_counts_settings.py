@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from components.checks.validation import validate
-from policy.rules import kueue_counts
+from policy.rules.vocabulary import kueue_counts
 from tests.helpers import stack_raw
 
 DEV_GPUS = ["nvidia.com/gpualloc", "nvidia.com/gpucores", "nvidia.com/gpumem"]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from components.checks.validation import load_settings, validate
 from components.model.render import render_stack
-from policy.rules.rollout import surge_pods
+from policy.rules.inference_rollout_fits_nominal import surge_pods
 from tests.helpers import run_main, stack_raw
 
 SLICE = {"cpu": "1", "memory": "1Gi", "nvidia.com/gpualloc": "1", "nvidia.com/gpucores": "20",

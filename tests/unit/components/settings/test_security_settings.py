@@ -12,7 +12,7 @@ from components.checks.security_rules import means_everyone
 from components.checks.validation import validate
 from components.model.pack_config import pack_config
 from policy.rules.book import run as run_rule_book
-from policy.rules.system_namespaces import ADD_ON_NAMESPACES, always_protected, protected_namespaces
+from policy.rules.vocabulary.system_namespaces import ADD_ON_NAMESPACES, always_protected, protected_namespaces
 from tests.helpers import stack_raw
 from tests.policy.fixtures import compliant, local_queue, stack
 

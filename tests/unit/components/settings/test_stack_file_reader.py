@@ -20,7 +20,7 @@ from kubernetes.utils import parse_quantity as parse_quantity_loosely
 from components.checks.validation import load_stack_file
 from components.settings import parse_settings, raw_from_stack_file, stackfile
 from components.settings.errors import SettingsError
-from policy.rules.quantities import parse as parse_quantity
+from policy.rules.vocabulary.quantity import parse as parse_quantity
 
 REPO = Path(__file__).resolve().parents[4]
 SCHEMA = json.loads((REPO / "schema" / "stack-config.schema.json").read_text())
