@@ -29,13 +29,11 @@ import pulumi_kubernetes as k8s
 from kubernetes import client, config
 
 from components.checks.chart_values import merged
+from components.model.kueue_chart import RELEASE_NAME
 from components.model.manager_config import chart_values, manager_configuration
 from components.model.render import Rendered, kueue_namespace
 from components.resources.manifest import ManifestResource
 from components.settings import KueueSettings
-
-#: Helm release name of the chart (its objects are then named kueue-*, as in Kueue's released manifests).
-RELEASE_NAME = "kueue"
 
 
 @dataclass(frozen=True)
