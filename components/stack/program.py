@@ -58,6 +58,24 @@ def kubernetes_provider(cluster: ClusterSettings, project_root: Path, kubeconfig
                         kube_client_settings=k8s.KubeClientSettingsArgs(qps=limit.qps, burst=limit.burst))
 
 
+#: The Pulumi names of the two cohort components: fixed, so that renaming a cohort (`inferenceTraining.cohort`,
+#: `sharedPool.cohort`) updates `spec.cohortName` in place. Their children are named `<component>-cq-<queue>`, ...;
+#: when the component was named after the cohort (before 2026-12-04), changing the cohort changed every child's URN,
+#: so the engine created the new resources over the same objects and then deleted the old ones, and with them the
+#: live ClusterQueues, LocalQueues and tenant Namespaces.
+INFERENCE_TRAINING = "inference-training"
+SHARED_POOL = "shared-pool"
+
+
+def _renamed_from(opts: pulumi.ResourceOptions, cohort: str, name: str) -> pulumi.ResourceOptions:
+    """`opts` plus an alias from the component's earlier name, the cohort's (stacks deployed before the names were
+    fixed): the Pulumi SDK derives each child's alias from it (a child named `<cohort>-cq-x` becomes
+    `<name>-cq-x`; pulumi/resource.py `inherited_child_alias`, sdk 3.259.0), so those stacks see no change."""
+    if cohort == name:
+        return opts
+    return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(name=cohort)]))
+
+
 def build_stack(settings: Settings, provider: pulumi.ProviderResource,
                 kueue_chart: Optional[ChartReference] = None,
                 out_of_cluster_manager: Optional[OutOfClusterManager] = None, *,
@@ -114,8 +132,9 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=flavors[1:]))
     if settings.inference_training is not None and rendered.inference_training is not None:
         layout = rendered.inference_training
-        cohort = InferenceTrainingCohort(settings.inference_training.cohort,
-                                         InferenceTrainingCohortArgs(stack=judged, flavor=flavor), opts)
+        cohort = InferenceTrainingCohort(
+            INFERENCE_TRAINING, InferenceTrainingCohortArgs(stack=judged, flavor=flavor),
+            _renamed_from(opts, settings.inference_training.cohort, INFERENCE_TRAINING))
         components["inferenceTraining"] = cohort
         outputs["inferenceTraining"] = cohort.outputs
         runtimes = _training_runtimes(settings, layout, cohort, provider)
@@ -127,7 +146,8 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
             components["inferenceServices"] = services
             outputs["inferenceServices"] = sorted(services)
     if settings.shared_pool is not None and rendered.shared_pool is not None:
-        pool = SharedPoolCohort(settings.shared_pool.cohort, SharedPoolCohortArgs(stack=judged, flavor=flavor), opts)
+        pool = SharedPoolCohort(SHARED_POOL, SharedPoolCohortArgs(stack=judged, flavor=flavor),
+                                _renamed_from(opts, settings.shared_pool.cohort, SHARED_POOL))
         components["sharedPool"] = pool
         outputs["sharedPool"] = pool.outputs
     plan = stack.identity

@@ -179,7 +179,7 @@ def test_the_program_registers_the_guardrails_parented_and_before_the_cohorts():
     assert len(bindings) == len(policies)
     assert all(r.name.startswith("admission-vap") for r in policies + bindings)
     order = [r.name for r in mocks.registered]
-    assert order.index("admission") < order.index("resource-flavor") < order.index("c12-shared")
+    assert order.index("admission") < order.index("resource-flavor") < order.index("inference-training")
 
 
 # --- the Python side of each guardrail (what the apiserver must agree with) -----------------------------------------

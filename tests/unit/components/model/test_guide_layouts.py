@@ -158,7 +158,7 @@ def test_guide_shared_pool():
 
 def test_every_child_is_parented_to_its_component(dev):
     components = {r.name for r in dev.registered if not r.custom}
-    assert {"c12-shared", "runtime-c12-training"} <= components
+    assert {"inference-training", "runtime-c12-training"} <= components
     # Every child's Pulumi name starts with its component's name (house style: f"{name}-..."); only the provider
     # and the stack-wide ResourceFlavor are top-level.
     top_level = [r.name for r in dev.registered if r.custom and not any(r.name.startswith(f"{c}-") for c in components)]
