@@ -37,13 +37,15 @@ LAYERS: dict[str, int] = {
     "components.stack": 5, "components.environment": 5,
     # 6: tools over the stack (read-only views of a live cluster)
     **{f"cohorts.{p.stem}": 6 for p in (ROOT / "cohorts").glob("*.py") if p.stem != "__init__"},
+    # 6: the what-if simulator (pure, over the model layer's rendered objects)
+    **{f"whatif.{p.stem}": 6 for p in (ROOT / "whatif").glob("*.py") if p.stem != "__init__"},
 }
-OURS = ("components", "policy", "cohorts")
+OURS = ("components", "policy", "cohorts", "whatif")
 
 
 def _modules() -> list[Path]:
     return (sorted((ROOT / "components").glob("*.py")) + sorted((ROOT / "policy" / "rules").glob("*.py"))
-            + sorted((ROOT / "cohorts").glob("*.py")))
+            + sorted((ROOT / "cohorts").glob("*.py")) + sorted((ROOT / "whatif").glob("*.py")))
 
 
 def _name(path: Path) -> str:
@@ -69,7 +71,7 @@ def _imports(path: Path) -> list[tuple[str, bool]]:
         else:
             continue
         for name in names:
-            if name.split(".")[0] in OURS and name not in ("components", "policy", "policy.rules", "cohorts"):
+            if name.split(".")[0] in OURS and name not in ("components", "policy", "policy.rules", "cohorts", "whatif"):
                 found.append((name, id(node) in top))
     return found
 
