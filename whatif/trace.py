@@ -149,7 +149,8 @@ class TraceError(ValueError):
 class Trace(BaseModel):
     """A whole trace: its horizon and its workloads in submit order (ties: name).
 
-    horizon_seconds: the header's, else the latest end of a workload with a duration (or the latest submit).
+    horizon_seconds: the header's, else the latest end of a workload with a duration, at least one second past the
+    latest submit.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -177,11 +178,12 @@ class Trace(BaseModel):
     def build(workloads: Iterable[TraceWorkload], horizon_seconds: Optional[float] = None, description: str = "",
               seed: Optional[int] = None, generator: Optional[str] = None) -> Trace:
         """A Trace of `workloads` (sorted by submit time, then name). `horizon_seconds` omitted: the latest end of a
-        workload with a duration, or its latest submit. Raises TraceError for names used twice or a workload
+        workload with a duration, at least one second past the latest submit. Raises TraceError for names used twice or a workload
         submitted after the horizon."""
         ordered = tuple(sorted(workloads, key=lambda w: (w.submit_seconds, w.name)))
         horizon = horizon_seconds if horizon_seconds is not None else max(
-            [w.submit_seconds + (w.duration_seconds or 0.0) for w in ordered] or [0.0])
+            [w.submit_seconds + (w.duration_seconds or 0.0) for w in ordered]
+            + [w.submit_seconds + 1.0 for w in ordered] or [1.0])
         problems = []
         seen: set[str] = set()
         for w in ordered:
