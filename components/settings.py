@@ -866,6 +866,14 @@ class PreviewIdentitySettings(Model):
         return PreviewIdentityCreate.NOTHING
 
 
+class WhatIfSettings(Model):
+    """`kueue-cohorts:whatif`: the what-if section of the pull-request summary (`python -m cohorts whatif`)."""
+
+    trace: str = Field(min_length=1, pattern=r"^[^/].*\.jsonl$")
+    """A demand trace (JSON Lines, schema/demand-trace.schema.json), relative to the project root, e.g.
+    traces/staging.jsonl: the pull-request summary replays it against the base and the head quotas."""
+
+
 # --- the root --------------------------------------------------------------------------------------------------------
 
 
@@ -920,6 +928,9 @@ class Settings(Model):
     preview_identity: Optional[PreviewIdentitySettings] = None
     """The read-only identity of the pull-request live preview: the stack registers its RBAC (get, list, watch on
     exactly the kinds the stack manages) and, for a ServiceAccount, the account and its namespace. Omitted: none."""
+    whatif: Optional[WhatIfSettings] = None
+    """The what-if section of the pull-request summary: a demand trace replayed against the base and the head
+    quotas. Omitted: no what-if section."""
 
     @model_validator(mode="after")
     def _runtime_limits(self) -> Settings:
