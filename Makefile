@@ -21,7 +21,7 @@ TRAINER_STAMP := $(VENV)/.trainer-$(shell sha1sum requirements-trainer.lock | cu
 LF_VENV := .venv-recipe-llamafactory
 LF_STAMP := $(LF_VENV)/.installed-$(shell sha1sum requirements-recipe-llamafactory.txt | cut -c1-12)
 
-LINTED := components policy/rules
+LINTED := components policy/rules whatif
 
 .PHONY: lint lock venv trainer-deps recipe-deps toolchain sandbox-up sandbox-down sandbox-status sandbox-logs up preview destroy test test-unit bench pr-summary clean-state
 

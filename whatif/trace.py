@@ -178,8 +178,8 @@ class Trace(BaseModel):
     def build(workloads: Iterable[TraceWorkload], horizon_seconds: Optional[float] = None, description: str = "",
               seed: Optional[int] = None, generator: Optional[str] = None) -> Trace:
         """A Trace of `workloads` (sorted by submit time, then name). `horizon_seconds` omitted: the latest end of a
-        workload with a duration, at least one second past the latest submit. Raises TraceError for names used twice or a workload
-        submitted after the horizon."""
+        workload with a duration, at least one second past the latest submit. Raises TraceError for names used twice
+        or a workload submitted after the horizon."""
         ordered = tuple(sorted(workloads, key=lambda w: (w.submit_seconds, w.name)))
         horizon = horizon_seconds if horizon_seconds is not None else max(
             [w.submit_seconds + (w.duration_seconds or 0.0) for w in ordered]
