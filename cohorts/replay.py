@@ -31,7 +31,7 @@ from whatif.trace import Trace, TraceWorkload, WorkloadKind
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 KUEUE_GROUP, KUEUE_VERSION = "kueue.x-k8s.io", "v1beta2"
-_UID = re.compile(r"\(UID: ([0-9a-f-]+)")
+_UID = re.compile(r"\(UID: ([^,)\s]+)")
 
 
 @dataclass
