@@ -38,9 +38,10 @@ def quota_side(repo: Path, stack: str, base: str, chart: Optional[Path] = None) 
     before, before_error = stackfile.load(before_doc)
     after, after_error = stackfile.load(after_doc)
     tables = quotas.compare(quotas.snapshot(before), quotas.snapshot(after))
+    whatif, alerts = whatif_section(repo, stack, base, before, after, chart)
     return document.QuotaSide(tuple(tables), before_error, after_error, base_missing=before_doc is None,
-                              guarantees=tuple(guarantees.section(before, after)),
-                              whatif=tuple(whatif_section(repo, stack, base, before, after, chart)))
+                              guarantees=tuple(guarantees.section(before, after)), whatif=tuple(whatif),
+                              whatif_alerts=tuple(alerts))
 
 
 def summarize(repo: Path, stack: str, base: str, against: str = "base", policy: bool = True,

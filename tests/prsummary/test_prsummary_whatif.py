@@ -30,6 +30,7 @@ def test_a_lower_inference_quota_shows_the_what_if_section_with_the_wait_called_
                      "--out", str(out)]) == 0
     text = out.read_text()
     section = text[text.index("#### What-if"):]
+    assert text.index("> **What-if**: with this change") < text.index("#### Quotas")  # called out at the top
     assert text.index("#### Quotas") < text.index("#### What-if")
     assert section.startswith("#### What-if: `traces/staging.jsonl` (")
     assert section.index("> [!CAUTION]") < section.index("| queue |")
