@@ -313,6 +313,15 @@ def setup_from_objects(objects: Iterable[Mapping[str, Any]],
     for cohort in list(cohorts.values()):
         if cohort.parent and cohort.parent not in cohorts:
             cohorts[cohort.parent] = Cohort(cohort.parent)
+    for name in cohorts:
+        seen, node = [name], cohorts[name].parent
+        while node is not None and node not in seen:
+            seen.append(node)
+            node = cohorts[node].parent
+        if node is not None:
+            problems.append(Problem(f"Cohort {name} spec.parentName", cohorts[name].parent,
+                                    f"the cohorts form a cycle ({' -> '.join([*seen, node])}): Kueue admits nothing "
+                                    "in them", "break the cycle"))
     excluded = _configuration(configuration, problems)
     if problems:
         raise Unsupported(problems)

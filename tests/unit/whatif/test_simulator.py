@@ -179,3 +179,40 @@ def test_what_is_not_modelled_is_refused_with_every_reason():
 def test_every_stack_of_the_repository_can_be_simulated(stack):
     setup = setup_of(load_stack(STACKS / f"Pulumi.{stack}.yaml"))
     assert setup.cluster_queues and setup.local_queues
+
+
+def test_a_lending_limit_keeps_part_of_a_floor_for_its_tenant():
+    """Tenant a (floor 2, lendingLimit 1) lends only 1 GPU: b (floor 2) can reach 3, not 4."""
+    setup = setup_from_objects([
+        flavor("gpu"),
+        cluster_queue("a-cq", "pool", [("gpu", {"nvidia.com/gpu": (2, 2, 1)})]),
+        cluster_queue("b-cq", "pool", [("gpu", {"nvidia.com/gpu": (2, 2)})]),
+        local_queue("a", "a-lq", "a-cq"), local_queue("b", "b-lq", "b-cq"), priority("research", 100)])
+    result = simulate(setup, trace(workload("b1", 0, "b", gpus=3, duration=100),
+                                   workload("b2", 1, "b", gpus=4, duration=100)))
+    assert _events(result, "admitted") == [(0, "admitted", "b1")]  # b2 exceeds what b can ever reach
+
+
+def test_a_cohort_tree_lends_across_its_branches():
+    """Cohorts left and right under root, each with one queue of nominal 2: left may borrow right's 2 through the
+    root; a Cohort object's own quota adds to what its subtree can use."""
+    setup = setup_from_objects([
+        flavor("gpu"),
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "left"},
+         "spec": {"parentName": "root"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "right"},
+         "spec": {"parentName": "root", "resourceGroups": [{"coveredResources": ["nvidia.com/gpu"], "flavors": [
+             {"name": "gpu", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": "1"}]}]}]}},
+        cluster_queue("a-cq", "left", [("gpu", {"nvidia.com/gpu": (2, None)})]),
+        cluster_queue("b-cq", "right", [("gpu", {"nvidia.com/gpu": (2, None)})]),
+        local_queue("a", "a-lq", "a-cq"), local_queue("b", "b-lq", "b-cq"), priority("research", 100)])
+    result = simulate(setup, trace(workload("a1", 0, "a", gpus=5, duration=100),
+                                   workload("a2", 1, "a", gpus=6, duration=100)))
+    assert _events(result, "admitted") == [(0, "admitted", "a1")]  # 2 + 2 + right's own 1; 6 never fits
+
+
+def test_a_cycle_of_cohorts_is_refused():
+    cohort = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort"}
+    with pytest.raises(Unsupported, match="form a cycle"):
+        setup_from_objects([{**cohort, "metadata": {"name": "x"}, "spec": {"parentName": "y"}},
+                            {**cohort, "metadata": {"name": "y"}, "spec": {"parentName": "x"}}])
