@@ -8,7 +8,9 @@ What each part follows (kubernetes-sigs/kueue v0.19.2):
   `pw.set` (the preemptor stays sticky until admitted);
 - requeueing, pkg/controller/core/workload_controller.go `Update`/`Delete` and pkg/cache/queue/manager.go
   `QueueAssociatedInadmissibleWorkloadsAfter`: when a workload finishes or its quota is released after an eviction,
-  the inadmissible workloads of every ClusterQueue in its cohort tree go back to their heaps;
+  the inadmissible workloads of every ClusterQueue in its cohort tree go back to their heaps one batch period
+  (REQUEUE_BATCH_SECONDS) later (pkg/cache/queue/inadmissible_workloads.go, a delaying queue); the released
+  workload itself is requeued at once;
 - the cycle, pkg/scheduler/scheduler.go `schedule`: `Heads` (one head per active ClusterQueue), `nominate` (flavor
   assignment on the snapshot, `getInitialAssignments`: preemption targets when the mode is Preempt),
   `makeClassicalIterator` (not borrowing before borrowing, higher priority, older first), `processEntry` (NoFit;
@@ -45,6 +47,10 @@ NO_FIT = "NoFit"
 NO_CANDIDATES = "PreemptionNoCandidates"
 FAILED_AFTER_NOMINATION = "FailedAfterNomination"
 PENDING_PREEMPTION = "PendingPreemption"
+
+REQUEUE_BATCH_SECONDS = 1.0
+"""How long after a workload finishes (or its quota is released) the inadmissible workloads of its cohort tree are
+requeued (pkg/cache/queue/inadmissible_workloads.go requeueBatchPeriod, v0.19.2)."""
 
 MAX_CYCLES_PER_INSTANT = 100_000
 """A guard: more cycles at one instant than this is a bug of the simulator (RuntimeError), never a hang."""
@@ -189,6 +195,7 @@ class Simulation:
         self.result = Result(setup, trace, usage={name: [(0.0, {})] for name in setup.cluster_queues})
         self._events: list[tuple[float, int, str, Workload, int]] = []
         self._seq = 0
+        self._requeue_pending: set[str] = set()
         self.now = 0.0
 
     # -- events --------------------------------------------------------------------------------------------------
@@ -208,10 +215,28 @@ class Simulation:
         else:
             series.append((self.now, snapshot))
 
-    def _retry_cohort(self, cq: str) -> None:
-        """QueueAssociatedInadmissibleWorkloadsAfter: every ClusterQueue of `cq`'s cohort tree (or `cq` alone)."""
+    def _tree_of(self, cq: str) -> tuple[str, list[str]]:
+        """The root of `cq`'s cohort tree (or `cq` alone) and its ClusterQueues."""
         node = self.cluster.cq(cq)
-        names = [c.name for c in node.parent.root().subtree_cqs()] if node.parent is not None else [cq]
+        if node.parent is None:
+            return cq, [cq]
+        root = node.parent.root()
+        return f"cohort:{root.name}", [c.name for c in root.subtree_cqs()]
+
+    def _retry_cohort(self, wl: Workload) -> None:
+        """QueueAssociatedInadmissibleWorkloadsAfter: the inadmissible workloads of every ClusterQueue of `wl`'s
+        cohort tree go back to their heaps REQUEUE_BATCH_SECONDS later (the requeuer's delaying queue: a second
+        notice before then changes nothing)."""
+        assert wl.cq is not None
+        root, _ = self._tree_of(wl.cq)
+        if root not in self._requeue_pending:
+            self._requeue_pending.add(root)
+            self._push(self.now + REQUEUE_BATCH_SECONDS, "requeue", wl)
+
+    def _requeue(self, wl: Workload) -> None:
+        assert wl.cq is not None
+        root, names = self._tree_of(wl.cq)
+        self._requeue_pending.discard(root)
         for name in names:
             self.queues[name].retry_inadmissible()
 
@@ -231,7 +256,7 @@ class Simulation:
         wl.reserved_at = None
         self._record("finished", wl)
         self._record_usage(wl.cq)
-        self._retry_cohort(wl.cq)
+        self._retry_cohort(wl)
 
     def _release(self, wl: Workload) -> None:
         """The victim's job is no longer active: its quota goes back and it is pending again (Requeued)."""
@@ -242,7 +267,7 @@ class Simulation:
         wl.flavors, wl.usage = {}, {}
         self._record("released", wl)
         self._record_usage(wl.cq)
-        self._retry_cohort(wl.cq)
+        self._retry_cohort(wl)
         self.queues[wl.cq].push(wl)
 
     # -- admission and eviction ----------------------------------------------------------------------------------
@@ -423,6 +448,8 @@ class Simulation:
             self._finish(wl, token)
         elif kind == "release":
             self._release(wl)
+        elif kind == "requeue":
+            self._requeue(wl)
         elif kind == "start":
             if token == wl.run and wl.reserved_at is not None and not wl.evicted:
                 self._record("started", wl)

@@ -27,7 +27,7 @@ def _events(result, *kinds):
 def test_the_guides_cohort_inference_reclaims_its_gpus_from_borrowing_training():
     """Training borrows all 4 GPUs; inference needs 1: Kueue evicts the training workload (InCohortReclamation),
     admits inference at once, and inference's pod starts once the trainer has flushed (30 s). Training resumes
-    from its checkpoint at 60 s (40 s lost) when inference is gone."""
+    from its checkpoint at 60 s (40 s lost) one requeue batch (1 s) after inference is gone."""
     result = simulate(guide_cohort(), trace(
         workload("train", 0, "training", gpus=1, pods=4, duration=3600, checkpoint_interval_seconds=60,
                  termination_seconds=30),
@@ -38,8 +38,8 @@ def test_the_guides_cohort_inference_reclaims_its_gpus_from_borrowing_training()
         (100, "admitted", "serve"),        # admission wait 0: the quota is released at once
         (130, "started", "serve"),         # start delay: the victim's 30 s of termination
         (1130, "finished", "serve"),
-        (1130, "admitted", "train"), (1130, "started", "train"),
-        (1130 + 3600 - 60, "finished", "train")]
+        (1131, "admitted", "train"), (1131, "started", "train"),  # the inadmissible requeue waits 1 s
+        (1131 + 3600 - 60, "finished", "train")]
     lost = [e.lost for e in result.events if e.kind == "preempted"]
     assert lost == [40]
 
@@ -59,7 +59,7 @@ def test_symmetric_floors_a_tenant_takes_its_floor_back_from_the_most_recently_a
         (0, "admitted", "a1"), (10, "admitted", "a2"),
         (100, "preempted", "a2", "b1", "InCohortReclamation"),  # admitted more recently than a1
         (100, "admitted", "b1"),
-        (200, "admitted", "a2")]
+        (201, "admitted", "a2")]  # b1 ends at 200; the inadmissible a2 is requeued 1 s later
 
 
 def test_symmetric_floors_a_tenant_within_its_floor_is_never_preempted():
@@ -68,7 +68,7 @@ def test_symmetric_floors_a_tenant_within_its_floor_is_never_preempted():
         workload("b1", 10, "b", gpus=2, duration=5000),
         workload("b2", 20, "b", gpus=1, duration=10)))  # b's floor is used; a is within its floor
     assert result.preemptions() == []
-    assert _events(result, "admitted") == [(0, "admitted", "a1"), (10, "admitted", "b1"), (5000, "admitted", "b2")]
+    assert _events(result, "admitted") == [(0, "admitted", "a1"), (10, "admitted", "b1"), (5001, "admitted", "b2")]
 
 
 @pytest.mark.parametrize("strategy, admitted", [("BestEffortFIFO", ["small"]), ("StrictFIFO", [])])
