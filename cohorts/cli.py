@@ -278,7 +278,7 @@ def _trace(args, out: TextIO) -> int:
         kinds = queue_kinds((lq.namespace, lq.name, lq.cluster_queue.role)
                             for plan in stack_plans(settings) for lq in plan.local_queues)
         recorder = TraceRecorder(kinds, args.checkpoint_seconds)
-        end = watch_workloads(target.api_client(), args.seconds, recorder.observe)
+        end = watch_workloads(target.api_client(), args.seconds, recorder.observe, deleted=recorder.observe_deleted)
         demand = recorder.trace(end)
     if args.out:
         demand.write(args.out)

@@ -9,7 +9,7 @@ reservation and every preemption (the Preempted condition's reason; the preempto
 difference.
 
 On a sandbox (kwok nodes, pods Running until deleted) this checks the simulator against Kueue 0.19.2 itself.
-Workloads whose duration is omitted are deleted at the trace's horizon.
+Workloads whose duration is omitted run until their `deletedSeconds`, else until the trace's horizon.
 """
 from __future__ import annotations
 
@@ -219,6 +219,8 @@ def replay(api: k8s.ApiClient, trace: Trace, quiet: float = 2.0, instant_timeout
 
     for w in trace.workloads:
         push(w.submit_seconds, "submit", w.name)
+        if w.deleted_seconds is not None:
+            push(w.deleted_seconds, "delete", w.name)
     recorder = _Recorder(api, set(by_name), admitted, preempted)
     watcher = threading.Thread(target=recorder.run, daemon=True)
     start = clock()
@@ -236,14 +238,14 @@ def replay(api: k8s.ApiClient, trace: Trace, quiet: float = 2.0, instant_timeout
                 actions = []
                 while instants and instants[0][0] == at:
                     _, _, kind, name, run = heapq.heappop(instants)
-                    if kind == "submit" or (run == runs.get(name) and recorder.reserved.get(name)):
+                    if kind in ("submit", "delete") or (run == runs.get(name) and recorder.reserved.get(name)):
                         actions.append((kind, name))
             for kind, name in actions:
                 workload = by_name[name]
                 if kind == "submit":
                     batch.create_namespaced_job(workload.namespace, job_of(workload))
                     created.append(workload)
-                else:
+                elif name not in deleted:
                     deleted.add(name)
                     batch.delete_namespaced_job(name, workload.namespace, propagation_policy="Background")
             recorder.touch()

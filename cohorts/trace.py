@@ -4,7 +4,8 @@
 - ``record``: the Workloads of the stack's live cluster, watched for a while through the Kubernetes watch API
   (``watch_workloads``), turned into trace lines (``TraceRecorder``): submit time = creationTimestamp (relative to
   the first one seen), queue, priority class, pod count and per-pod requests from spec.podSets, duration = from
-  the first QuotaReserved to Finished (a workload still running when the recording stops runs until deleted).
+  the first QuotaReserved to Finished, deletedSeconds = when one deleted unfinished went (a workload still running
+  when the recording stops runs until the horizon).
 """
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ class _Seen:
     created: float
     reserved: Optional[float] = None
     finished: Optional[float] = None
+    deleted: Optional[float] = None
 
 
 @dataclass
@@ -93,6 +95,15 @@ class TraceRecorder:
         if finished and finished.get("status") == "True":
             entry.finished = _time(finished.get("lastTransitionTime"))
 
+    def observe_deleted(self, obj: Mapping[str, Any], when: float) -> None:
+        """Take a DELETED Workload seen at `when` (epoch seconds): one that never finished becomes a line with
+        deletedSeconds (a replica scaled down, a job cancelled)."""
+        self.observe(obj)
+        meta = obj.get("metadata") or {}
+        entry = self.seen.get(f"{meta.get('namespace')}/{meta.get('name')}")
+        if entry is not None and entry.finished is None:
+            entry.deleted = when
+
     def trace(self, until: float) -> Trace:
         """The Trace of what was observed, times relative to the earliest creation; `until` (epoch seconds) is the
         end of the recording (the horizon). Workloads with no pod set are skipped. Raises TraceError (never for
@@ -124,6 +135,8 @@ class TraceRecorder:
                 namespace=str(meta.get("namespace")), local_queue=str(spec.get("queueName")), kind=kind,
                 pods=int(first.get("count", 1)), requests=requests,
                 duration_seconds=max(1.0, duration) if duration is not None else None,
+                deleted_seconds=(max(entry.deleted - start, entry.created - start) if entry.deleted is not None
+                                 else None),
                 priority_class=spec.get("priorityClassName") or None,
                 checkpoint_interval_seconds=self.checkpoint_seconds if training else None))
         return Trace.build(out, max(1.0, until - start), "recorded from the live cluster",
@@ -131,10 +144,11 @@ class TraceRecorder:
 
 
 def watch_workloads(api: k8s.ApiClient, seconds: float, observe: Callable[[Mapping[str, Any]], None],
-                    clock: Callable[[], float] = time.time) -> float:
-    """List then watch every Workload (kueue.x-k8s.io/v1beta2) for `seconds`, handing each object to `observe`;
-    the watch is resumed from the last resourceVersion when the server closes it. Returns the end time (epoch
-    seconds). Raises kubernetes ApiException, urllib3 errors."""
+                    clock: Callable[[], float] = time.time,
+                    deleted: Optional[Callable[[Mapping[str, Any], float], None]] = None) -> float:
+    """List then watch every Workload (kueue.x-k8s.io/v1beta2) for `seconds`, handing each object to `observe`
+    (and a deleted one, with the time, to `deleted`); the watch is resumed from the last resourceVersion when the
+    server closes it. Returns the end time (epoch seconds). Raises kubernetes ApiException, urllib3 errors."""
     custom = k8s.CustomObjectsApi(api)
     listed = custom.list_cluster_custom_object(KUEUE_GROUP, KUEUE_VERSION, "workloads")
     for item in listed.get("items") or []:
@@ -150,6 +164,8 @@ def watch_workloads(api: k8s.ApiClient, seconds: float, observe: Callable[[Mappi
             version = (obj.get("metadata") or {}).get("resourceVersion", version)
             if event["type"] in ("ADDED", "MODIFIED"):
                 observe(obj)
+            elif event["type"] == "DELETED" and deleted is not None:
+                deleted(obj, clock())
             if clock() >= end:
                 stream.stop()
                 break

@@ -62,7 +62,8 @@ class Event:
 
     kind: submitted | admitted (quota reserved) | started (its pods run) | preempted (evicted: `by` the preemptor,
     `reason` InClusterQueue, InCohortReclamation or InCohortReclaimWhileBorrowing) | released (an evicted workload's
-    quota given back; it is pending again) | finished | unqueued (no such LocalQueue). cq: its ClusterQueue.
+    quota given back; it is pending again) | finished (ran its duration, or deleted while admitted) | deleted
+    (deleted while pending, never to run) | unqueued (no such LocalQueue). cq: its ClusterQueue.
     flavors: resource -> flavor (admitted). lost: seconds of work lost (preempted).
     """
 
@@ -163,6 +164,13 @@ class _Queue:
                     self.inadmissible[name] = other
         return True
 
+    def remove(self, name: str) -> None:
+        """Delete: the workload leaves the heap or the inadmissible set; a sticky preemptor is forgotten."""
+        self.members.pop(name, None)
+        self.inadmissible.pop(name, None)
+        if self.sticky == name:
+            self.sticky = None
+
     def retry_inadmissible(self) -> None:
         """queueInadmissibleWorkloads: every inadmissible workload back to the heap; the bulk-moved classes are
         forgotten."""
@@ -258,8 +266,21 @@ class Simulation:
         self._record_usage(wl.cq)
         self._retry_cohort(wl)
 
+    def _delete(self, wl: Workload) -> None:
+        """The workload is deleted: out of its queue when pending (workload_controller.go Delete: the queues forget
+        it, a sticky preemptor included), its quota given back when admitted (as a finish)."""
+        if wl.finished or wl.cq is None or wl.cq not in self.queues:
+            return
+        if wl.reserved_at is not None and not wl.evicted:
+            self._finish(wl, wl.run)
+            return
+        wl.finished = True
+        self.queues[wl.cq].remove(wl.name)
+        self._record("deleted", wl)
+
     def _release(self, wl: Workload) -> None:
-        """The victim's job is no longer active: its quota goes back and it is pending again (Requeued)."""
+        """The victim's job is no longer active: its quota goes back and it is pending again (Requeued), unless it
+        was deleted meanwhile."""
         assert wl.cq is not None
         self.cluster.remove(wl)
         wl.evicted = False
@@ -268,6 +289,8 @@ class Simulation:
         self._record("released", wl)
         self._record_usage(wl.cq)
         self._retry_cohort(wl)
+        if wl.finished:
+            return
         self.queues[wl.cq].push(wl)
 
     # -- admission and eviction ----------------------------------------------------------------------------------
@@ -424,6 +447,8 @@ class Simulation:
             wl = workload_of(spec, self.setup)
             self.result.workloads[wl.name] = wl
             self._push(spec.submit_seconds, "submit", wl)
+            if spec.deleted_seconds is not None:
+                self._push(spec.deleted_seconds, "delete", wl)
         horizon = self.trace.horizon_seconds
         while self._events and self._events[0][0] <= horizon:
             self.now = self._events[0][0]
@@ -450,6 +475,8 @@ class Simulation:
             self._release(wl)
         elif kind == "requeue":
             self._requeue(wl)
+        elif kind == "delete":
+            self._delete(wl)
         elif kind == "start":
             if token == wl.run and wl.reserved_at is not None and not wl.evicted:
                 self._record("started", wl)

@@ -1,7 +1,7 @@
 """`cohorts trace synth`: a seeded demand trace for a stack's queues.
 
 - Inference (the asymmetric layout's inference LocalQueue): serving replicas, each a one-pod Workload that lives
-  until the autoscaler removes it. The replica count follows a diurnal curve (lowest at 04:00, highest at 16:00,
+  until the autoscaler removes it (`deletedSeconds`: whether it ever ran or not). The replica count follows a diurnal curve (lowest at 04:00, highest at 16:00,
   weekends at 60 %) between a quarter of the inference quota and all of it, plus one or two seeded peaks a day that
   go one or two replicas beyond it; every `step_minutes` the count moves to the curve (scale-up: new replicas;
   scale-down: the newest ones end). A replica requests the first InferenceService's requests, else one GPU and the
@@ -146,8 +146,7 @@ def _inference(queue: QueueDemand, rng: random.Random, horizon: float, step: flo
             name, submit = alive.pop()
             ends[name] = max(submit + 60.0, t + rng.uniform(0, 60))
         t += step
-    return [w.model_copy(update={"duration_seconds": ends[w.name] - w.submit_seconds}) if w.name in ends else w
-            for w in out]
+    return [w.model_copy(update={"deleted_seconds": round(ends[w.name], 3)}) if w.name in ends else w for w in out]
 
 
 def _replica(queue: QueueDemand, name: str, submit: float) -> TraceWorkload:

@@ -7,7 +7,8 @@ sandbox replays against the real Kueue. Each line is one of:
   there; a workload without a duration runs until then), and free `description`, `seed`, `generator`;
 - `{"type": "workload", ...}`: one Kueue Workload (a Job, a TrainJob, one replica of an InferenceService): when it is
   submitted, to which LocalQueue (namespace + name), its kind, its pod count and per-pod requests, how long it runs
-  once started, its WorkloadPriorityClass and, for training, how often it saves a checkpoint.
+  once started (or when it is deleted, run or not), its WorkloadPriorityClass and, for training, how often it saves
+  a checkpoint.
 
 Times are seconds from the start of the trace. The JSON Schema of one line is `schema/demand-trace.schema.json`
 (generated from the models below: `python -m whatif.trace --write`; a test fails while it is stale).
@@ -105,6 +106,10 @@ class TraceWorkload(_Model):
     duration_seconds: Optional[PositiveSeconds] = None
     """How long its pods run once started, in seconds of work (a preempted training workload resumes from its last
     checkpoint and runs the rest). Omitted: until deleted, which is the end of the trace (a serving replica)."""
+    deleted_seconds: Optional[Seconds] = None
+    """When it is deleted, in seconds from the start of the trace, whether it ran or not (a serving replica the
+    autoscaler removes, a cancelled job): a pending workload leaves its queue, an admitted one gives its quota back.
+    Omitted: never (it ends after durationSeconds of running, or at the horizon)."""
     priority_class: Optional[DnsSubdomain] = None
     """Its WorkloadPriorityClass (label kueue.x-k8s.io/priority-class), one of the stack's. Omitted: priority 0."""
     checkpoint_interval_seconds: Optional[PositiveSeconds] = None
@@ -124,6 +129,12 @@ class TraceWorkload(_Model):
     flavorassigner.go checkFlavorForPodSets). Default none."""
     tolerations: list[Toleration] = Field(default_factory=list)
     """The pods' tolerations, matched against a flavor's nodeTaints (NoSchedule, NoExecute). Default none."""
+
+    @model_validator(mode="after")
+    def _deleted_after_submit(self) -> TraceWorkload:
+        if self.deleted_seconds is not None and self.deleted_seconds < self.submit_seconds:
+            raise ValueError("deletedSeconds is before submitSeconds. Fix: delete it at or after its submission")
+        return self
 
     @model_validator(mode="after")
     def _training_fields(self) -> TraceWorkload:

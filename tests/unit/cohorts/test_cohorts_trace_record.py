@@ -32,9 +32,13 @@ def test_recorded_workloads_become_trace_lines():
     recorder.observe(_workload("x" * 70, "serving", "inference", "2026-12-04T10:01:00Z", count=1,
                                priority="serving-inference"))
     recorder.observe(_workload("other", "elsewhere", "q", "2026-12-04T10:00:00Z"))  # not the stack's queue
+    gone = _workload("cancelled", "fine-tuning", "training", "2026-12-04T10:02:00Z")
+    recorder.observe_deleted(gone, recorder.seen["fine-tuning/job-a"].created + 300)
     demand = recorder.trace(until=recorder.seen["fine-tuning/job-a"].created + 3600)
     assert demand.horizon_seconds == 3600
-    first, second = demand.workloads
+    first, second, third = demand.workloads
+    assert (third.name, third.submit_seconds, third.deleted_seconds, third.duration_seconds) == (
+        "cancelled", 120, 300, None)
     assert (first.name, first.submit_seconds, first.kind, first.pods, first.duration_seconds) == (
         "job-a", 0, WorkloadKind.TRAINING, 2, 600)
     assert first.requests == {"cpu": "1", "nvidia.com/gpu": "1", "memory": "1Gi"}  # summed over containers

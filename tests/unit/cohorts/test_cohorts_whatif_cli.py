@@ -60,7 +60,7 @@ def test_synth_then_whatif_calls_out_inference_that_waits_with_a_smaller_quota(r
                            "--repo", str(repo), "--chart", str(chart)])
     assert code == 1, err
     assert out.index("> [!CAUTION]") < out.index("| queue |")
-    assert "> - inference on serving-inference-cq waits longer for admission" in out
+    assert "> - inference on serving-inference-cq: 15 workload(s) never admitted (base: 1)" in out
     assert chart.read_text().startswith("<?xml")
 
 

@@ -1,5 +1,6 @@
 """Properties of the what-if simulator over random traces: quota is never exceeded, and inference that fits its
-nominal quota never waits for GPUs that training borrowed (reclaimWithinCohort Any)."""
+nominal quota never waits for GPUs that training borrowed (reclaimWithinCohort Any): it is admitted at once, or one
+requeue batch (1 s) later when Kueue had parked its equivalence class."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +15,7 @@ from tests.unit.whatif.kueue_objects import (
     workload,
 )
 from whatif.kueue import setup_from_objects
-from whatif.scheduler import simulate
+from whatif.scheduler import REQUEUE_BATCH_SECONDS, simulate
 
 
 def _two_flavor_setup():
@@ -96,5 +97,9 @@ def test_inference_within_its_nominal_quota_never_waits_for_borrowed_gpus(traini
                      and any(t <= submit for t in admitted.get(other, []))
                      and not any(t <= submit for t in ended.get(other, [])))
         if in_use + sizes[name] <= nominal:
-            assert admitted.get(name, [None])[0] == submit, (name, submit, in_use, result.events)
+            # at once, or one requeue batch later when an equal replica was parked with its equivalence class
+            # (Kueue requeues parked workloads 1 s after quota is freed: cluster_queue.go PushOrUpdate)
+            first = admitted.get(name, [None])[0]
+            assert first is not None and submit <= first <= submit + REQUEUE_BATCH_SECONDS, (
+                name, submit, in_use, result.events)
     assert all(reason == "InCohortReclamation" for _, _, reason in result.preemptions())

@@ -216,3 +216,14 @@ def test_a_cycle_of_cohorts_is_refused():
     with pytest.raises(Unsupported, match="form a cycle"):
         setup_from_objects([{**cohort, "metadata": {"name": "x"}, "spec": {"parentName": "y"}},
                             {**cohort, "metadata": {"name": "y"}, "spec": {"parentName": "x"}}])
+
+
+def test_a_deleted_workload_leaves_its_queue_or_gives_its_quota_back():
+    """A replica deleted while pending never runs; one deleted while admitted frees its GPUs (the next one fits)."""
+    result = simulate(guide_cohort(inference_gpus=1), trace(
+        workload("r1", 0, "inference", deleted_seconds=100),
+        workload("r2", 10, "inference", deleted_seconds=50),    # pending behind r1, deleted before it fits
+        workload("r3", 60, "inference", duration=30)))
+    assert _events(result, "admitted", "deleted", "finished") == [
+        (0, "admitted", "r1"), (50, "deleted", "r2"), (100, "finished", "r1"),
+        (101, "admitted", "r3"), (131, "finished", "r3")]
