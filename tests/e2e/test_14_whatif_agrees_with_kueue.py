@@ -100,7 +100,7 @@ def _apply(cluster, objects):
             else:
                 cluster.custom.create_cluster_custom_object(*KUEUE, plural, obj)
         except k8s.ApiException as exc:
-            if exc.status != 409:  # a flavor or priority class two layouts share
+            if exc.status != 409:
                 raise
     for obj in objects:
         if obj["kind"] == "ClusterQueue":
@@ -110,7 +110,22 @@ def _apply(cluster, objects):
                 60, f"ClusterQueue {obj['metadata']['name']} to be active")
 
 
+def _gone(cluster, plural, ns, name):
+    try:
+        if ns:
+            cluster.custom.get_namespaced_custom_object(*KUEUE, ns, plural, name)
+        else:
+            cluster.custom.get_cluster_custom_object(*KUEUE, plural, name)
+    except k8s.ApiException as exc:
+        if exc.status == 404:
+            return True
+        raise
+    return False
+
+
 def _delete(cluster, objects):
+    """Delete the objects (queues first) and wait until they are gone (Kueue's finalizers: a flavor waits for its
+    ClusterQueues), so that the next layout can create its own."""
     for obj in reversed(objects):
         plural, ns, name = PLURALS[obj["kind"]], obj["metadata"].get("namespace"), obj["metadata"]["name"]
         try:
@@ -121,6 +136,9 @@ def _delete(cluster, objects):
         except k8s.ApiException as exc:
             if exc.status != 404:
                 raise
+    for obj in objects:
+        plural, ns, name = PLURALS[obj["kind"]], obj["metadata"].get("namespace"), obj["metadata"]["name"]
+        wait_for(lambda p=plural, n=ns, m=name: _gone(cluster, p, n, m), 60, f"{obj['kind']} {name} to be deleted")
 
 
 #: Seeds whose simulation preempts: the asymmetric one five times, the others twice or three times.
@@ -142,7 +160,7 @@ def test_the_simulator_predicts_kueues_admissions_and_preemptions(cluster, layou
         for ns in {w.namespace for w in demand.workloads}:
             wait_for(lambda ns=ns: not cluster.kueue_objects("workloads", ns), 60, f"Workloads in {ns} to be gone")
     finally:
-        _delete(cluster, [o for o in objects if o["kind"] in ("LocalQueue", "ClusterQueue")])
+        _delete(cluster, objects)
     result = agreement(predicted, observed)
     FIGURES[f"{layout}-{seed}"] = {"workloads": len(demand.workloads), "admissions": result.admissions,
                                    "preemptions": result.preemptions, "agrees": result.equal,
