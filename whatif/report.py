@@ -89,7 +89,7 @@ class Report:
         return next((r for r in self.rows if r.key == key), None)
 
 
-def _gpu_seconds(usage: dict[tuple[str, str], int], gpu: str) -> int:
+def _gpus(usage: dict[tuple[str, str], int], gpu: str) -> int:
     return sum(v for (_, r), v in usage.items() if r == gpu)
 
 
@@ -163,7 +163,7 @@ def gpu_series(result: Result, gpu: str) -> dict[str, list[tuple[float, int]]]:
     """Per ClusterQueue, (time, GPUs held) at every change, ending at the horizon (for the chart)."""
     out = {}
     for cq_name, series in result.usage.items():
-        points = [(t, _gpu_seconds(u, gpu)) for t, u in series]
+        points = [(t, _gpus(u, gpu)) for t, u in series]
         points.append((result.trace.horizon_seconds, points[-1][1] if points else 0))
         out[cq_name] = points
     return out

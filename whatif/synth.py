@@ -1,11 +1,11 @@
 """`cohorts trace synth`: a seeded demand trace for a stack's queues.
 
 - Inference (the asymmetric layout's inference LocalQueue): serving replicas, each a one-pod Workload that lives
-  until the autoscaler removes it (`deletedSeconds`: whether it ever ran or not). The replica count follows a diurnal curve (lowest at 04:00, highest at 16:00,
-  weekends at 60 %) between a quarter of the inference quota and all of it, plus one or two seeded peaks a day that
-  go one or two replicas beyond it; every `step_minutes` the count moves to the curve (scale-up: new replicas;
-  scale-down: the newest ones end). A replica requests the first InferenceService's requests, else one GPU and the
-  matching share of the inference nominalQuota.
+  until the autoscaler removes it (`deletedSeconds`: whether it ever ran or not). The replica count follows a
+  diurnal curve (lowest at 04:00, highest at 16:00, weekends at 60 %) between a quarter of the inference quota and
+  all of it, plus one or two seeded peaks a day that go one or two replicas beyond it; every `step_minutes` the
+  count moves to the curve (scale-up: new replicas; scale-down: the newest ones are deleted). A replica requests
+  the first InferenceService's requests, else one GPU and the matching share of the inference nominalQuota.
 - Training (the training LocalQueue, and every tenant's of the symmetric layout): a backlog of jobs arriving as a
   Poisson process (`training_per_day`), each of 1, 2 or 4 pods (never more than the queue can ever hold),
   log-normal durations (median 1 h, 10 min to 24 h), a checkpoint every 10 minutes, 30 s to let go on SIGTERM,
