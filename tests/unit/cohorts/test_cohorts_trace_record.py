@@ -51,15 +51,32 @@ def test_agreement_names_the_first_difference():
     result = simulate(guide_cohort(), trace(
         workload("train", 0, "training", gpus=4, duration=1000),
         workload("serve", 10, "inference", duration=100)))
-    same = Observed(["train", "serve", "train"], [("train", "serve", "InCohortReclamation")])
+    # instants: train submitted (#1), serve submitted (#2), serve finished (#3: train admitted again 1 s later)
+    same = Observed(["train", "serve", "train"], [("train", "serve", "InCohortReclamation")], [0, 1, 2], [1])
     assert agreement(result, same).equal and agreement(result, same).first_difference is None
-    swapped = Observed(["train", "train", "serve"], [("train", "serve", "InCohortReclamation")])
+    swapped = Observed(["train", "train", "serve"], [("train", "serve", "InCohortReclamation")], [0, 1, 2], [1])
     found = agreement(result, swapped)
     assert not found.admissions_equal and found.preemptions_equal
-    assert found.first_difference == "admission #2: the simulator says serve, Kueue did train"
-    shorter = Observed(["train", "serve", "train"], [])
+    assert found.first_difference == "admission #2: the simulator says serve (instant #2), Kueue did train (instant #2)"
+    shorter = Observed(["train", "serve", "train"], [], [0, 1, 2], [])
     assert agreement(result, shorter).first_difference == (
-        "preemption #1: only the simulator has ('train', 'serve', 'InCohortReclamation')")
+        "preemption #1: only the simulator has ('train', 'serve', 'InCohortReclamation') (instant #2)")
+
+
+def test_the_victims_of_one_preemption_round_agree_in_any_order():
+    result = simulate(guide_cohort(), trace(
+        workload("t1", 0, "training", gpus=2, duration=1000),
+        workload("t2", 5, "training", gpus=2, duration=1000),
+        workload("serve", 10, "inference", gpus=4, duration=100)))
+    victims = result.preemptions()
+    assert sorted(v for v, _, _ in victims) == ["t1", "t2"]
+    admitted = result.admission_order()
+    assert admitted == ["t1", "t2", "serve", "t1", "t2"]  # t1 and t2 again once serve is done (instant #4)
+    # evicted in parallel by Kueue: the API server saw t2 first; the two re-admissions likewise
+    observed = Observed(["t1", "t2", "serve", "t2", "t1"], list(reversed(victims)), [0, 1, 2, 3, 3], [2, 2])
+    assert agreement(result, observed).equal
+    late = Observed(admitted, list(reversed(victims)), [0, 1, 2, 3, 3], [2, 3])  # one at another instant
+    assert not agreement(result, late).equal
 
 
 def test_the_replay_recorder_reads_admissions_and_preemptions_from_workload_conditions():
@@ -77,7 +94,7 @@ def test_the_replay_recorder_reads_admissions_and_preemptions_from_workload_cond
                                owner="train"))  # seen twice: one preemption
     assert recorder.observed.admissions == ["train"] and admitted == ["train"]
     assert recorder.observed.preemptions == [("train", "serve", "InCohortReclamation")] and preempted == ["train"]
-    assert recorder.evicted["train"] and recorder.evaluated == {"train"}
+    assert recorder.evicted["train"] and recorder.existing == {"train", "serve"}
 
 
 def test_a_trace_workload_becomes_a_job_kueue_can_admit():
