@@ -7,22 +7,26 @@ from pathlib import Path
 
 import pulumi
 
-from components import sdk_runtime
-from components.assembly import assemble
-from components.environment import resolve
-from components.errors import SettingsError
-from components.kueue import namespace_owner
-from components.preflight import PreflightError
-from components.secrets import locate
+from components.checks.validation import validate
+from components.model.assembly import assemble
+from components.model.kueue import namespace_owner
 from components.settings import PROJECT, config_keys
-from components.stack import build_stack, kubernetes_provider
-from components.validation import validate
+from components.settings.errors import SettingsError
+from components.settings.secrets import locate
+from components.stack import sdk_runtime
+from components.stack.preflight import PreflightError
+from components.stack.program import build_stack, kubernetes_provider
+from components.stack.target import SandboxTarget, resolve
+from sandbox.endpoints import kueue_webhook_endpoint
+from sandbox.paths import kubeconfig_path
 
-sdk_runtime.install()  # the SDK's end-of-program wait, linear in the number of outputs (components/sdk_runtime.py)
+# the SDK's end-of-program wait, linear in the number of outputs (components/stack/sdk_runtime.py)
+sdk_runtime.install()
 config = pulumi.Config(PROJECT)
 raw = {key: value for key in config_keys() if (value := config.get_object(key)) is not None}
 # A secret (pulumi config set --secret, also nested with --path) arrives decrypted inside its top-level key, which
-# the engine marks secret; the stack file shows where it is nested. No setting takes a secret (components.secrets).
+# the engine marks secret; the stack file shows where it is nested. No setting takes a secret
+# (components.settings.secrets).
 project_dir = Path(globals().get("PROJECT_DIR") or pulumi.get_root_directory() or Path(__file__).resolve().parent)
 secret = locate([key for key in raw if pulumi.runtime.is_config_secret(f"{PROJECT}:{key}")],
                 project_dir / "stacks" / f"Pulumi.{pulumi.get_stack()}.yaml")
@@ -33,7 +37,8 @@ for warning in result.warnings:
 if result.problems or result.settings is None:
     raise pulumi.RunError(str(SettingsError(result.problems)))  # the message alone, no Python traceback
 try:
-    target = resolve(result.settings, owner)  # cluster preflight: Kueue's API, namespaces this stack did not create
+    # cluster preflight: Kueue's API, namespaces this stack did not create
+    target = resolve(result.settings, owner, SandboxTarget(kubeconfig_path(), kueue_webhook_endpoint))
 except PreflightError as err:
     raise pulumi.RunError(str(err)) from None
 for line in target.warnings:

@@ -7,7 +7,7 @@ settings check (`validation.validate`: shape, settings-only rules, rendering and
 Each phase is timed with Python's cyclic collector paused, as `validate` runs them (see
 `validation.cyclic_collector_paused`). Printed with the growth per 10x tenants (1.0 = linear) and the machine's
 load average; `--write` records benchmarks/results/planning.json. Timing never goes into a test;
-`tests/unit/test_planning_scale.py` counts work.
+`tests/unit/components/model/test_planning_scale.py` counts work.
 """
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from benchmarks import summary
-from components.plans import plan_shared_pool
-from components.render import render_stack
+from components.checks.validation import cyclic_collector_paused, validate
+from components.model.plans import plan_shared_pool
+from components.model.render import render_stack
 from components.settings import parse_settings
-from components.validation import cyclic_collector_paused, validate
 
 RESULTS = Path(__file__).resolve().parent / "results" / "planning.json"
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import add_write_flag, load_average, save, summary, utc_now
+from components.checks.validation import load_settings
 from components.settings import raw_from_stack_file
-from components.validation import load_settings
 from whatif.scheduler import simulate
 from whatif.stack import setup_of
 from whatif.synth import synth

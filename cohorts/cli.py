@@ -1,16 +1,18 @@
-"""Command line: ``python -m cohorts status|verify [--stack NAME] [--watch]``, ``python -m cohorts trace
+"""Command line: ``python -m cohorts status|verify|report|monitoring [--stack NAME]``, ``python -m cohorts trace
 synth|record --stack NAME`` (a demand trace) and ``python -m cohorts whatif --stack NAME --trace FILE [--base REF]``
 (the trace replayed offline on the stack's quotas, and on the base ref's).
 
-Exit codes: 0 ok; 1 differences (verify), the cluster did not answer, or (whatif) inference waits longer with the
-change; 2 usage or config error (bad arguments, missing or invalid stack file or trace, a stack the simulator cannot
-model, a stack in render mode, a missing kubeconfig, an unknown git ref). User errors print one message, no
+Exit codes: 0 ok; 1 differences (verify), the cluster or Prometheus did not answer, or (whatif) inference waits
+longer with the change; 2 usage or config error (bad arguments, missing or invalid stack file or trace, a stack the
+simulator cannot model, a stack in render mode, a missing kubeconfig, an unknown git ref). User errors print one
+message, no
 traceback.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from datetime import UTC, datetime, timedelta
@@ -18,23 +20,28 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, TextIO
 
 import urllib3
+import yaml
 from kubernetes import client as k8s
 
+from cohorts import report
 from cohorts.live import ClusterUnreachable, read_snapshot
 from cohorts.render import as_json, table
 from cohorts.target import Target, TargetError, load_stack, stack_file, target_of
 from cohorts.trace import TraceRecorder, queue_kinds, synth_trace, watch_workloads, write_trace
 from cohorts.verify import LEAK_GRACE, ClusterObjects, Difference, verify
 from cohorts.view import build_view
-from components.plans import stack_plans
-from components.settings import Settings
-from components.stackfile import StackFileError
+from components.model import alerts, dashboard
+from components.model.plans import stack_plans
+from components.settings import ClusterMode, Settings
+from components.settings.stackfile import StackFileError
 from prsummary import gitbase
 from prsummary import stackfile as stackdoc
-from whatif.chart import chart_svg
+from sandbox import prometheus as sandbox_prometheus
+from sandbox.paths import SandboxPaths
+from whatif.chart import chart_html
 from whatif.compare import section, what_if
 from whatif.kueue import Unsupported
-from whatif.report import report
+from whatif.report import report as whatif_report
 from whatif.trace import Trace, TraceError
 
 
@@ -56,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m cohorts", description=(
         "Kueue cohorts of a kueue-cohorts stack on its live cluster (the sandbox, or the stack's kubeconfig and "
         "context). Exit codes: 0 ok, 1 differences or cluster failure, 2 usage or config error."))
-    sub = p.add_subparsers(dest="command", required=True, metavar="{status,verify,trace,whatif}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{status,verify,report,monitoring,trace,whatif}")
 
     def stack_args(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
@@ -100,6 +107,31 @@ def _parser() -> argparse.ArgumentParser:
                     help="how long an evicted Workload may hold quota with no pod before it is reported as leaked "
                          f"quota (default {int(LEAK_GRACE.total_seconds())})")
 
+    rp = sub.add_parser("report", help="per queue and resource: hours owned, used, borrowed and lent; preemptions; "
+                                       "admission wait; steps lost (from Prometheus)",
+                        description="Per tenant and ClusterQueue over the last --since: accelerator-hours owned "
+                                    "(nominalQuota x time), used, borrowed and lent, preemptions with their cause, "
+                                    "admission wait p50/p95 and training steps lost, from the Prometheus HTTP API "
+                                    "(cohorts/report.py says how each figure is computed).")
+    rp.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
+    rp.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
+    rp.add_argument("--since", default="7d", help="the window, ending now: 7d, 36h, 90m, ... (default 7d)")
+    rp.add_argument("--output", "-o", choices=tuple(report.RENDERERS), default="table", help="default table")
+    rp.add_argument("--prometheus", metavar="URL",
+                    help=f"the Prometheus to read (default ${PROMETHEUS_ENV}, else the sandbox's for a sandbox stack)")
+    rp.add_argument("--step", type=_positive_float, metavar="SECONDS",
+                    help="sampling step (default the Prometheus's scrape_interval)")
+    rp.add_argument("--out", type=Path, metavar="FILE", help="write the report there instead of to stdout")
+
+    mp = sub.add_parser("monitoring", help="write the stack's alerts (PrometheusRule and rules file) and Grafana "
+                                           "dashboard (JSON and ConfigMap) into a directory",
+                        description="Render the stack's monitoring files, offline: prometheusrule.yaml "
+                                    "(monitoring.coreos.com/v1), rules.yaml (a Prometheus rules file), dashboard.json "
+                                    "and dashboard-configmap.yaml (label grafana_dashboard: \"1\").")
+    mp.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
+    mp.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
+    mp.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory for the four files")
+
     tr = sub.add_parser("trace", help="a demand trace for the stack: synthetic, or recorded from its live cluster",
                         description="Write a demand trace (JSON Lines, schema/demand-trace.schema.json).")
     trace_sub = tr.add_subparsers(dest="trace_command", required=True, metavar="{synth,record}")
@@ -134,7 +166,8 @@ def _parser() -> argparse.ArgumentParser:
     stack_args(wi)
     wi.add_argument("--trace", type=Path, required=True, help="the demand trace (JSON Lines)")
     wi.add_argument("--base", metavar="REF", help="git ref of the base stack file (e.g. origin/main)")
-    wi.add_argument("--chart", type=Path, metavar="FILE", help="write the chart of GPUs held per queue (SVG) here")
+    wi.add_argument("--chart", type=Path, metavar="FILE",
+                    help="write the chart of GPUs held per queue (one HTML page) here")
     wi.add_argument("--repo", type=Path, default=Path.cwd(), help="git work tree for --base (default: current dir)")
     return p
 
@@ -156,6 +189,57 @@ def _duration(text: str) -> float:
     return total
 
 
+
+PROMETHEUS_ENV = "KUEUE_COHORTS_PROMETHEUS_URL"
+
+
+def prometheus_url(explicit: Optional[str], settings: Any, environ: Optional[dict[str, str]] = None) -> str:
+    """The Prometheus to read: ``explicit`` (--prometheus), else ``$KUEUE_COHORTS_PROMETHEUS_URL``, else the sandbox's
+    for a stack of cluster mode sandbox when it runs. Raises TargetError naming the three ways when there is none."""
+    env = os.environ if environ is None else environ
+    found = explicit or env.get(PROMETHEUS_ENV)
+    if not found and settings.cluster.mode == ClusterMode.SANDBOX:
+        found = sandbox_prometheus.url(SandboxPaths.default(env))
+    if not found:
+        raise TargetError(f"no Prometheus to read: pass --prometheus URL or set {PROMETHEUS_ENV} (for the sandbox: "
+                          "`python -m sandbox up --with-prometheus`)")
+    return found
+
+
+def _report(args: argparse.Namespace, out: TextIO) -> int:
+    settings, _target, name = _settings_and_target(args)
+    try:
+        window = report.parse_since(args.since)
+    except ValueError as err:
+        raise TargetError(str(err)) from None
+    client = report.Prometheus(prometheus_url(args.prometheus, settings))
+    end = time.time()
+    text = report.RENDERERS[args.output](report.collect(settings, name, client, end - window, end, args.step))
+    if args.out:
+        args.out.write_text(text if text.endswith("\n") else text + "\n")
+        out.write(f"wrote {args.out}\n")
+    else:
+        out.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def _monitoring(args: argparse.Namespace, out: TextIO) -> int:
+    path = args.stack_file or stack_file(args.stack)
+    settings = load_stack(Path(path))
+    name = args.stack if args.stack_file is None else Path(path).name.removeprefix("Pulumi.").removesuffix(".yaml")
+    args.out.mkdir(parents=True, exist_ok=True)
+    written = {
+        "prometheusrule.yaml": yaml.safe_dump(alerts.prometheus_rule(settings, name), sort_keys=False),
+        "rules.yaml": yaml.safe_dump(alerts.rules_file(settings, name), sort_keys=False),
+        "dashboard.json": json.dumps(dashboard.dashboard(settings, name), indent=2, sort_keys=True) + "\n",
+        "dashboard-configmap.yaml": yaml.safe_dump(dashboard.config_map(settings, name), sort_keys=False),
+    }
+    for file_name, text in written.items():
+        (args.out / file_name).write_text(text)
+        out.write(f"wrote {args.out / file_name}\n")
+    return 0
+
+
 def status_view(api: k8s.ApiClient, cohorts: Optional[Iterable[str]] = None, latest: int = 10,
                 output: str = "table", header: Optional[dict[str, Any]] = None, pretty: bool = True) -> str:
     """Read the cluster through ``api`` and return the status view as text.
@@ -175,13 +259,13 @@ def status_view(api: k8s.ApiClient, cohorts: Optional[Iterable[str]] = None, lat
     return table(view, line)
 
 
-def _settings_and_target(args) -> tuple[Any, Target, str]:
+def _settings_and_target(args: argparse.Namespace) -> tuple[Settings, Target, str]:
     path = args.stack_file or stack_file(args.stack)
     settings = load_stack(Path(path))
     return settings, target_of(settings), (args.stack if args.stack_file is None else str(path))
 
 
-def _status(args, out: TextIO, sleep: Callable[[float], None]) -> int:
+def _status(args: argparse.Namespace, out: TextIO, sleep: Callable[[float], None]) -> int:
     settings, target, name = _settings_and_target(args)
     api = target.api_client()
     cohorts = None if args.all else [plan.cohort for plan in stack_plans(settings)]
@@ -244,7 +328,7 @@ def watch_verify(check: Callable[[], list[Difference]], out: TextIO, sleep: Call
     return 1 if current else 0
 
 
-def _verify(args, out: TextIO, sleep: Callable[[float], None]) -> int:
+def _verify(args: argparse.Namespace, out: TextIO, sleep: Callable[[float], None]) -> int:
     settings, target, name = _settings_and_target(args)
     live = ClusterObjects(target.api_client())
     grace = timedelta(seconds=args.leak_grace)
@@ -265,16 +349,16 @@ def _verify(args, out: TextIO, sleep: Callable[[float], None]) -> int:
     return 1 if differences else 0
 
 
-def _trace(args, out: TextIO) -> int:
-    settings, target, _ = (_settings_and_target(args) if args.trace_command == "record"
-                           else (load_stack(Path(args.stack_file or stack_file(args.stack))), None, None))
+def _trace(args: argparse.Namespace, out: TextIO) -> int:
     if args.trace_command == "synth":
+        settings = load_stack(Path(args.stack_file or stack_file(args.stack)))
         try:
             demand = synth_trace(settings, args.seed, args.days, args.step_minutes, args.training_per_day,
                                  args.tenant_per_day)
         except ValueError as exc:
             raise TargetError(str(exc)) from None
     else:
+        settings, target, _ = _settings_and_target(args)
         kinds = queue_kinds((lq.namespace, lq.name, lq.cluster_queue.role)
                             for plan in stack_plans(settings) for lq in plan.local_queues)
         recorder = TraceRecorder(kinds, args.checkpoint_seconds)
@@ -299,7 +383,7 @@ def _base_settings(repo: Path, ref: str, path: str) -> Optional[Settings]:
     return settings
 
 
-def _whatif(args, out: TextIO) -> int:
+def _whatif(args: argparse.Namespace, out: TextIO) -> int:
     path = Path(args.stack_file or stack_file(args.stack))
     head = load_stack(path)
     try:
@@ -320,7 +404,7 @@ def _whatif(args, out: TextIO) -> int:
         raise TargetError(str(exc)) from None
     if args.chart:
         args.chart.parent.mkdir(parents=True, exist_ok=True)
-        args.chart.write_text(chart_svg(result.head, report(result.head).gpu, result.base,
+        args.chart.write_text(chart_html(result.head, whatif_report(result.head).gpu, result.base,
                                         f"{args.stack}: GPUs held per ClusterQueue"))
     out.write(section(result, str(args.trace), args.base, str(args.chart) if args.chart else None))
     return 1 if result.comparison.alerts else 0
@@ -338,6 +422,10 @@ def main(argv: Optional[list[str]] = None, out: TextIO = sys.stdout, err: TextIO
             return _trace(args, out)
         if args.command == "whatif":
             return _whatif(args, out)
+        if args.command == "report":
+            return _report(args, out)
+        if args.command == "monitoring":
+            return _monitoring(args, out)
         return _verify(args, out, sleep)
     except BrokenPipeError:
         raise  # the reader went away: the entry point ends quietly (kueue_cohorts.pipes)
@@ -345,6 +433,9 @@ def main(argv: Optional[list[str]] = None, out: TextIO = sys.stdout, err: TextIO
         err.write(f"cohorts: {exc}\n")
         return 2
     except ClusterUnreachable as exc:
+        err.write(f"cohorts: {exc}\n")
+        return 1
+    except (report.PrometheusUnreachable, report.PrometheusError) as exc:
         err.write(f"cohorts: {exc}\n")
         return 1
     except (urllib3.exceptions.HTTPError, OSError) as exc:

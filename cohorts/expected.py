@@ -1,7 +1,8 @@
 """What the stack puts on the cluster, as manifests: the one place ``cohorts`` asks the program for them.
 
 ``verify`` compares the live cluster with exactly this list (``status --stack`` scopes its view to the cohorts of
-``components.plans.stack_plans``). The objects are the assembled stack's (``components.assembly.assemble``, the one
+``components.model.plans.stack_plans``). The objects are the assembled stack's
+(``components.model.assembly.assemble``, the one
 assembler whose objects the components register and the settings check judges), so a kind the stack gains there is
 verified without a change here: ``cohorts.verify`` compares any kind the cluster serves, and its
 ``admission_policies_bound`` check picks up every ``ValidatingAdmissionPolicy``.
@@ -10,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.admission_manifests import render_admission
-from components.assembly import assemble
-from components.render import Rendered, render_stack
+from components.model.admission import render_admission
+from components.model.assembly import assemble
+from components.model.render import Rendered, render_stack
 from components.settings import Settings
 
 

@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from kubernetes import client as k8s
 from kubernetes import watch as k8s_watch
 
+from cohorts.trace import as_object
 from whatif.kueue import KueueSetup, setup_from_objects
 from whatif.scheduler import Result, simulate
 from whatif.trace import Trace, TraceWorkload, WorkloadKind
@@ -198,7 +199,7 @@ class _Recorder:
 
     def run(self) -> None:
         try:
-            listed = self.custom.list_cluster_custom_object(KUEUE_GROUP, KUEUE_VERSION, "workloads")
+            listed = as_object(self.custom.list_cluster_custom_object(KUEUE_GROUP, KUEUE_VERSION, "workloads"))
             for item in listed.get("items") or []:
                 self.observe(item)
             version = (listed.get("metadata") or {}).get("resourceVersion")
@@ -472,14 +473,16 @@ def apply_objects(api: k8s.ApiClient, objects: Sequence[Mapping[str, Any]], time
         else:
             custom.create_cluster_custom_object(KUEUE_GROUP, KUEUE_VERSION, plural, dict(obj))
 
-    def active(name: str) -> bool:
-        cq = custom.get_cluster_custom_object(KUEUE_GROUP, KUEUE_VERSION, "clusterqueues", name)
-        return any(c.get("type") == "Active" and c.get("status") == "True"
-                   for c in (cq.get("status") or {}).get("conditions") or [])
+    def active(name: str) -> Callable[[], bool]:
+        def check() -> bool:
+            cq = as_object(custom.get_cluster_custom_object(KUEUE_GROUP, KUEUE_VERSION, "clusterqueues", name))
+            return any(c.get("type") == "Active" and c.get("status") == "True"
+                       for c in (cq.get("status") or {}).get("conditions") or [])
+        return check
     for obj in objects:
         if obj["kind"] == "ClusterQueue":
             name = str(obj["metadata"]["name"])
-            _until(lambda n=name: active(n), timeout, f"ClusterQueue {name} to be active")
+            _until(active(name), timeout, f"ClusterQueue {name} to be active")
 
 
 def delete_objects(api: k8s.ApiClient, objects: Sequence[Mapping[str, Any]], timeout: float = 60.0) -> None:
@@ -496,10 +499,11 @@ def delete_objects(api: k8s.ApiClient, objects: Sequence[Mapping[str, Any]], tim
         except k8s.ApiException as exc:
             if exc.status != 404:
                 raise
+    def gone(plural: str, namespace: Optional[str], name: str) -> Callable[[], bool]:
+        return lambda: not _exists(custom, plural, namespace, name)
     for obj in objects:
         plural, ns, name = PLURALS[str(obj["kind"])], obj["metadata"].get("namespace"), obj["metadata"]["name"]
-        _until(lambda p=plural, n=ns, m=name: not _exists(custom, p, n, m), timeout,
-               f"{obj['kind']} {name} to be deleted")
+        _until(gone(plural, ns, name), timeout, f"{obj['kind']} {name} to be deleted")
 
 
 @dataclass(frozen=True)
@@ -525,9 +529,15 @@ def run_agreement(api: k8s.ApiClient, layout: str, seed: int, count: int = 6, qu
     try:
         observed = replay(api, demand, quiet=quiet)
         custom = k8s.CustomObjectsApi(api)
+
+        def empty(namespace: str) -> Callable[[], bool]:
+            def check() -> bool:
+                listed = as_object(custom.list_namespaced_custom_object(KUEUE_GROUP, KUEUE_VERSION, namespace,
+                                                                        "workloads"))
+                return not listed.get("items")
+            return check
         for ns in {w.namespace for w in demand.workloads}:
-            _until(lambda n=ns: not custom.list_namespaced_custom_object(
-                KUEUE_GROUP, KUEUE_VERSION, n, "workloads")["items"], 60, f"Workloads in {ns} to be gone")
+            _until(empty(ns), 60, f"Workloads in {ns} to be gone")
     finally:
         delete_objects(api, objects)
     return AgreementRun(layout, seed, len(demand.workloads), agreement(predicted, observed), observed.seconds)

@@ -16,10 +16,10 @@ from kubernetes import client as k8s
 from kubernetes import config as kconfig
 from kubernetes.config.config_exception import ConfigException
 
-from components.errors import SettingsError
+from components.checks.validation import load_settings
 from components.settings import ClusterMode, Settings, raw_from_stack_file
-from components.stackfile import StackFileError
-from components.validation import load_settings
+from components.settings.errors import SettingsError
+from components.settings.stackfile import StackFileError
 from sandbox.paths import kubeconfig_path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -78,8 +78,9 @@ class Target:
             hint = " (is the sandbox up? `python -m sandbox up`)" if self.mode == ClusterMode.SANDBOX.value else ""
             raise TargetError(f"kubeconfig {self.kubeconfig} does not exist{hint}")
         try:
-            return kconfig.new_client_from_config(
+            api: k8s.ApiClient = kconfig.new_client_from_config(
                 config_file=str(self.kubeconfig) if self.kubeconfig else None, context=self.context)
+            return api
         except (ConfigException, OSError, yaml.YAMLError) as err:
             raise TargetError(f"cannot use {self.describe()}: {err}") from None
 

@@ -19,12 +19,16 @@ from typing import Any, Callable, Iterable, Mapping, Optional, TextIO
 from kubernetes import client as k8s
 from kubernetes import watch as k8s_watch
 
-from components import quantity
-from components.settings import Settings
+from components.settings import Settings, quantity
 from whatif.synth import synth
 from whatif.trace import Trace, TraceWorkload, WorkloadKind
 
 KUEUE_GROUP, KUEUE_VERSION = "kueue.x-k8s.io", "v1beta2"
+
+
+def as_object(value: object) -> dict[str, Any]:
+    """A JSON object the kubernetes client returned (it types custom objects `object`); {} for anything else."""
+    return value if isinstance(value, dict) else {}
 
 
 def synth_trace(settings: Settings, seed: int, days: float, step_minutes: float, training_per_day: float,
@@ -126,7 +130,7 @@ class TraceRecorder:
             requests = {r: quantity.canonical(v, binary=r == "memory") for r, v in totals.items()}
             if not requests:
                 continue
-            kind = self.kinds[(meta.get("namespace"), spec.get("queueName"))]
+            kind = self.kinds[(str(meta.get("namespace")), str(spec.get("queueName")))]
             duration = (entry.finished - entry.reserved if entry.finished is not None and entry.reserved is not None
                         else None)
             training = kind == WorkloadKind.TRAINING
@@ -150,7 +154,7 @@ def watch_workloads(api: k8s.ApiClient, seconds: float, observe: Callable[[Mappi
     (and a deleted one, with the time, to `deleted`); the watch is resumed from the last resourceVersion when the
     server closes it. Returns the end time (epoch seconds). Raises kubernetes ApiException, urllib3 errors."""
     custom = k8s.CustomObjectsApi(api)
-    listed = custom.list_cluster_custom_object(KUEUE_GROUP, KUEUE_VERSION, "workloads")
+    listed = as_object(custom.list_cluster_custom_object(KUEUE_GROUP, KUEUE_VERSION, "workloads"))
     for item in listed.get("items") or []:
         observe(item)
     version = (listed.get("metadata") or {}).get("resourceVersion")

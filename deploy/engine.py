@@ -21,14 +21,15 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pulumi import automation as auto
 
 import toolchain
-from components.errors import SettingsError
-from components.pack_config import render as render_pack_config
-from components.validation import load_stack_file
+from components.checks.validation import load_stack_file
+from components.model.pack_config import render as render_pack_config
+from components.settings.errors import SettingsError
 from deploy import settings
 from deploy.backend_url import file_backend_dir, is_diy, redact
 from toolchain.paths import repo_root
@@ -146,7 +147,7 @@ POLICY_OPERATIONS = ("preview", "up")
 
 
 def run_kwargs(stack: auto.Stack, *, policy: bool = True, on_output: Callable[[str], None] | None = None,
-               color: str = "auto", operation: str = "up") -> dict:
+               color: str = "auto", operation: str = "up") -> dict[str, Any]:
     """Return the Automation API keyword arguments of ``operation`` (preview, up, refresh, destroy) on ``stack``.
 
     ``policy``: for preview and up, pass ``--policy-pack <repo>/policy`` when the pack exists (default on; the pack
@@ -158,7 +159,7 @@ def run_kwargs(stack: auto.Stack, *, policy: bool = True, on_output: Callable[[s
     """
     project = Path(stack.workspace.work_dir)
     stack_file = stack_config_file(stack.name, project)
-    kwargs: dict = {"on_output": on_output, "color": color, "config_file": str(stack_file)}
+    kwargs: dict[str, Any] = {"on_output": on_output, "color": color, "config_file": str(stack_file)}
     pack = policy_pack_dir() if policy and operation in POLICY_OPERATIONS else None
     if pack is not None:
         kwargs["policy_packs"] = [str(pack)]
@@ -169,7 +170,8 @@ def run_kwargs(stack: auto.Stack, *, policy: bool = True, on_output: Callable[[s
 
 
 def generated_pack_config(stack_file: Path) -> Path | None:
-    """Write the policy pack config of ``stack_file`` (``components.pack_config.render`` of its validated settings:
+    """Write the policy pack config of ``stack_file`` (``components.model.pack_config.render`` of its validated
+    settings:
     capacity, roles, priority classes) into this process's private temporary directory; return its path.
 
     One source of truth: ``policy/config/<stack>.json`` in the repository is the same text for users who run

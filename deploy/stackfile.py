@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from components import stackfile as reader
-from components.secrets import is_secret  # Pulumi's `{secure: ...}` form, one definition
 from components.settings import PROJECT
+from components.settings import stackfile as reader
+from components.settings.secrets import is_secret  # Pulumi's `{secure: ...}` form, one definition
 
 CLUSTER_KEY = f"{PROJECT}:cluster"
 #: The stack-file key that marks a stack protected (a bool; ``"true"``/``"false"`` strings as ``pulumi config set``
-#: writes them are accepted); the setting `protected` of components/settings.py, read here before any engine call.
+#: writes them are accepted); the setting `protected` of components/settings/, read here before any engine call.
 PROTECTED_KEY = f"{PROJECT}:protected"
 KUBECONFIG_MODE = "kubeconfig"
 PRODUCTION_NAMES = ("prod", "production")

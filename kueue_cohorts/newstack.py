@@ -14,7 +14,7 @@ state left out, so that the new stack gets its own:
 Refused, with nothing written (exit 2): a name the Pulumi CLI would refuse or that names a file outside stacks/, a
 stack file that exists already (never overwritten), a template without a stack file, a template holding ``secure:``
 values (encrypted with the template's key, unreadable by the new stack), and a result the settings check refuses
-(components.validation: every problem at its key). Exit 0 prints the file written and the next steps.
+(components.checks.validation: every problem at its key). Exit 0 prints the file written and the next steps.
 """
 from __future__ import annotations
 
@@ -24,10 +24,10 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from components import stackfile
-from components.errors import SettingsError
-from components.secrets import is_secret
-from components.validation import load_stack_file
+from components.checks.validation import load_stack_file
+from components.settings import stackfile
+from components.settings.errors import SettingsError
+from components.settings.secrets import is_secret
 
 ROOT = Path(__file__).resolve().parents[1]
 STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
@@ -122,7 +122,7 @@ NEXT_STEPS = """next steps:
      (kueue-cohorts validate --stack {name} checks it after every edit, without the engine);
   2. a real cluster: cluster.mode kubeconfig and cluster.context; the stack is protected (team backend, own
      passphrase, policy pack). A lab cluster with a local backend: `kueue-cohorts:protected: false`
-     (README, "Your own cluster");
+     (docs/operations.md, "Your own cluster");
   3. kueue-cohorts preview --stack {name}, then kueue-cohorts up --stack {name};
   4. commit {path} (with the encryptionsalt the first run wrote) and regenerate its pack config:
      kueue-cohorts validate --stack {name} --pack-config --write"""

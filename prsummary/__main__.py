@@ -5,7 +5,7 @@ policy violations (mandatory first), resource changes (real pulumi preview, offl
 cohort the quota table (before: stacks/Pulumi.<stack>.yaml at REF; after: the working tree; both through the pure
 plans) and the box diagram, then, when the stack configures a demand trace (`kueue-cohorts:whatif.trace`), the
 what-if section (the trace replayed offline on the base and the head quotas; with --out, its chart next to it as
-<out>.whatif.svg). An unchanged stack is one line.
+<out>.whatif.html). An unchanged stack is one line.
 Exit codes: 0 summary written (even if it reports policy violations: the live preview is the gate); 1 the summary
 was written but the change's stack file does not validate (nothing of it could be deployed), or an unexpected
 failure (one line; the Python traceback only with --verbose); 2 bad arguments / unknown ref / missing or unreadable
@@ -16,11 +16,12 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Optional
 
 import toolchain
-from components.stackfile import StackFileError
+from components.settings.stackfile import StackFileError
 from kueue_cohorts.pipes import run_main
 from prsummary import document, gitbase, guarantees, quotas, stackfile
 from prsummary.events import PreviewReport
@@ -45,7 +46,8 @@ def quota_side(repo: Path, stack: str, base: str, chart: Optional[Path] = None) 
 
 
 def summarize(repo: Path, stack: str, base: str, against: str = "base", policy: bool = True,
-              run_preview: bool = True, log=lambda line: None, chart: Optional[Path] = None) -> tuple[str, bool]:
+              run_preview: bool = True, log: Callable[[str], None] = lambda line: None,
+              chart: Optional[Path] = None) -> tuple[str, bool]:
     """The summary markdown of `stack` in the work tree `repo` against git ref `base` (see module doc), and whether
     the change is deployable (its stack file validates); `chart`: where the what-if chart goes (None: none).
     Raises gitbase.GitError, OSError, toolchain.ToolchainError."""
@@ -60,7 +62,7 @@ def summarize(repo: Path, stack: str, base: str, against: str = "base", policy: 
 
 
 def build(repo: Path, stack: str, base: str, against: str = "base", policy: bool = True,
-          run_preview: bool = True, log=lambda line: None) -> str:
+          run_preview: bool = True, log: Callable[[str], None] = lambda line: None) -> str:
     """The summary markdown alone (`summarize`). Raises as `summarize`."""
     return summarize(repo, stack, base, against, policy, run_preview, log)[0]
 
@@ -84,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     log = (lambda line: print(line, file=sys.stderr, flush=True)) if args.verbose else (lambda line: None)
     try:
         repo = gitbase.toplevel(args.repo)
-        chart = args.out.with_suffix(".whatif.svg") if args.out else None
+        chart = args.out.with_suffix(".whatif.html") if args.out else None
         text, deployable = summarize(repo, args.stack, args.base, args.against, not args.no_policy,
                                      not args.no_preview, log, chart)
         if args.out:

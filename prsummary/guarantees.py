@@ -1,7 +1,7 @@
 """What a reviewer asks beside the quota tables: who can reclaim from whom, the priorities, totals against capacity.
 
 Pure, from the validated Settings of each side through the same cohort plans the program registers
-(`components.plans.stack_plans`). Kueue semantics (v0.19.2, `pkg/scheduler/preemption/preemption.go`,
+(`components.model.plans.stack_plans`). Kueue semantics (v0.19.2, `pkg/scheduler/preemption/preemption.go`,
 `apis/kueue/v1beta2/clusterqueue_types.go` ClusterQueuePreemption): a ClusterQueue whose `reclaimWithinCohort` is
 `Any` takes back its nominalQuota from any workload of the cohort that borrows; `LowerPriority` only from borrowers
 of lower priority; `Never` does not reclaim. A queue without nominalQuota for a resource has nothing to reclaim.
@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Optional
 
-from components import quantity
-from components.plans import CohortPlan, stack_plans
-from components.settings import Settings
+from components.model.plans import CohortPlan, stack_plans
+from components.settings import Settings, quantity
 
 RECLAIMS = {"Any": "any borrower", "LowerPriority": "borrowers of lower priority", "Never": "nobody"}
 """reclaimWithinCohort -> whom the queue takes its nominalQuota back from (Kueue's ClusterQueuePreemption doc)."""
@@ -46,7 +45,7 @@ def _priorities(settings: Settings) -> dict[str, str]:
         values = {pc.name: pc.value for pc in pool.priority_classes}
         for tenant in pool.tenants:
             if tenant.priority_class is not None:
-                name = tenant.cluster_queue or f"{tenant.name}-cq"
+                name = tenant.cluster_queue_name
                 out[name] = f"{tenant.priority_class} ({values.get(tenant.priority_class, '?')})"
     return out
 

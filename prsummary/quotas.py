@@ -1,7 +1,7 @@
 """Quota snapshots of a stack and their before/after comparison, from the pure cohort plans (never the cluster).
 
 A snapshot lists, per cohort, every ClusterQueue (and the Cohort object, if any) with nominalQuota,
-borrowingLimit and lendingLimit per covered resource, exactly as `components.plans` would write them into
+borrowingLimit and lendingLimit per covered resource, exactly as `components.model.plans` would write them into
 kueue.x-k8s.io/v1beta2 `spec.resourceGroups[].flavors[].resources[]`. A queue with one flavor keys its rows by
 resource (`nvidia.com/gpu`); one with several ResourceFlavors by resource and flavor (`nvidia.com/gpu [h100]`), in
 the declared flavor order, so the tables and the diagram show every flavor.
@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from components import quantity
-from components.kueue import ClusterQueueSpec, CohortSpec, ResourceGroup
-from components.plans import stack_plans
-from components.settings import Settings
+from components.model.kueue import ClusterQueueSpec, CohortSpec, ResourceGroup
+from components.model.plans import stack_plans
+from components.settings import Settings, quantity
 
 FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")
 """The quota fields of a Kueue ResourceQuota, in table order (Kueue's JSON names)."""
@@ -163,7 +162,7 @@ def compare(before: dict[str, CohortQuotas], after: dict[str, CohortQuotas]) -> 
         keys = list(ai) + [k for k in bi if k not in ai]
         rows = []
         for key in keys:
-            role = (ai.get(key) or bi.get(key))[0]
+            role = (ai[key] if key in ai else bi[key])[0]
             bvals = bi[key][1] if key in bi else None
             avals = ai[key][1] if key in ai else None
             cells = {
@@ -176,6 +175,6 @@ def compare(before: dict[str, CohortQuotas], after: dict[str, CohortQuotas]) -> 
                 for f in FIELDS
             }
             rows.append(Row(key[0], role, key[1], cells))
-        layout = (a or b).layout
+        layout = (a if a is not None else before[name]).layout  # a cohort absent after is in before
         tables.append(CohortTable(name, layout, tuple(rows), a))
     return tables

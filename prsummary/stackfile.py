@@ -3,23 +3,29 @@ override (render mode, Kueue chart from the Go module) and loading a document in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, overload
 
 import yaml
 
-from components import secrets
-from components import stackfile as reader
-from components.errors import SettingsError
-from components.settings import PROJECT, Settings, config_key
-from components.validation import load_settings
+from components.checks.validation import load_settings
+from components.settings import PROJECT, Settings, config_key, secrets
+from components.settings import stackfile as reader
+from components.settings.errors import SettingsError
 
 CLUSTER_KEY = f"{PROJECT}:cluster"
 KUEUE_KEY = f"{PROJECT}:kueue"
 
 
+@overload
+def parse(text: str, path: str = ...) -> dict[str, Any]: ...
+@overload
+def parse(text: None, path: str = ...) -> None: ...
+@overload
+def parse(text: Optional[str], path: str = ...) -> Optional[dict[str, Any]]: ...
 def parse(text: Optional[str], path: str = "<stack file>") -> Optional[dict[str, Any]]:
     """Parse a stack file's text (named `path` in errors) into its document (`{}` for an empty file) with the one
-    stack-file reader; None stays None (file absent). Raises components.stackfile.StackFileError (a ValueError, one
+    stack-file reader; None stays None (file absent). Raises components.settings.stackfile.StackFileError (a
+    ValueError, one
     line `path:line:col: message`)."""
     if text is None:
         return None
@@ -35,7 +41,7 @@ def raw_config(doc: dict[str, Any]) -> dict[str, Any]:
 def secret_keys(doc: Optional[dict[str, Any]]) -> list[str]:
     """The config key paths (e.g. `kueue-cohorts:trainingRuntime.env.HF_TOKEN`) of the `{secure: ...}` values
     (`pulumi config set --secret`) among the `kueue-cohorts:*` keys of a document, in document order. Nothing
-    offline can read them, and no kueue-cohorts setting takes one (components.secrets)."""
+    offline can read them, and no kueue-cohorts setting takes one (components.settings.secrets)."""
     if doc is None:
         return []
     return [config_key(f"{PROJECT}:{path[0]}", *path[1:]) for path in secrets.secure_paths(raw_config(doc))]
@@ -43,7 +49,7 @@ def secret_keys(doc: Optional[dict[str, Any]]) -> list[str]:
 
 def load(doc: Optional[dict[str, Any]]) -> tuple[Optional[Settings], Optional[str]]:
     """Validate a document: (Settings, None), (None, SettingsError text) or (None, None) for an absent file. A
-    `secure:` value is one problem of that text, naming its key (components.validation)."""
+    `secure:` value is one problem of that text, naming its key (components.checks.validation)."""
     if doc is None:
         return None, None
     try:

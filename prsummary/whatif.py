@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 from components.settings import Settings
-from whatif.chart import chart_svg
+from whatif.chart import chart_html
 from whatif.compare import section, what_if
 from whatif.kueue import Unsupported
 from whatif.report import report
@@ -18,7 +18,7 @@ def whatif_section(repo: Path, stack: str, base_ref: str, before: Optional[Setti
     """The section's Markdown lines and its alerts (inference that waits longer with the change, for the top of the
     summary); ([], []) when the head stack configures no trace (or does not validate: the summary reports that
     already). A trace that cannot be read, or a head the simulator refuses, is one paragraph saying why (the summary
-    never fails on it). `chart`: where to write the SVG chart (None: no chart)."""
+    never fails on it). `chart`: where to write the HTML chart (None: no chart)."""
     if after is None or after.whatif is None:
         return [], []
     path = after.whatif.trace
@@ -30,7 +30,7 @@ def whatif_section(repo: Path, stack: str, base_ref: str, before: Optional[Setti
     written = None
     if chart is not None:
         chart.parent.mkdir(parents=True, exist_ok=True)
-        chart.write_text(chart_svg(result.head, report(result.head).gpu, result.base,
+        chart.write_text(chart_html(result.head, report(result.head).gpu, result.base,
                                    f"{stack}: GPUs held per ClusterQueue, base (dashed) and head"))
         written = chart.name
     text = section(result, path, base_ref, written).replace("### What-if", "#### What-if", 1)

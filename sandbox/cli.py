@@ -10,10 +10,11 @@ import traceback
 from collections import deque
 from pathlib import Path
 
-from components.errors import SettingsError
-from components.secrets import is_secret
 from components.settings import raw_from_stack_file
-from components.stackfile import StackFileError
+from components.settings.errors import SettingsError
+from components.settings.secrets import is_secret
+from components.settings.stackfile import StackFileError
+from sandbox import prometheus
 from sandbox.apply import SandboxError
 from sandbox.cluster import COMPONENTS, Sandbox, stack_file
 from sandbox.status import render
@@ -35,6 +36,9 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--kueue-delay", type=float, default=0.0, metavar="SECONDS",
                     help="start the Kueue manager SECONDS late and do not wait for it (to test clients that must "
                          "wait for Kueue's webhooks, e.g. a stack with kueue.install: true)")
+    up.add_argument("--with-prometheus", action="store_true",
+                    help="also start Prometheus on loopback, scraping Kueue's metrics and evaluating the stack's "
+                         "alerts (TSDB under the state dir); its URL is printed")
     up.add_argument("--only-if-sandbox", action="store_true",
                     help="do nothing unless the stack's kueue-cohorts:cluster.mode is sandbox (for `make up`)")
     down = sub.add_parser("down", parents=[common], help="stop every component started by up")
@@ -142,7 +146,8 @@ def _main(args: argparse.Namespace) -> int:
                 print(f"stack {Path(path).name} targets cluster mode {mode}: no sandbox needed")
                 return 0
         try:
-            report = sandbox.up(path, timeout=args.timeout, kueue_delay=args.kueue_delay)
+            report = sandbox.up(path, timeout=args.timeout, kueue_delay=args.kueue_delay,
+                                with_prometheus=args.with_prometheus)
         except SettingsError as exc:
             print(f"sandbox: {exc}", file=sys.stderr)
             return 2
@@ -152,6 +157,8 @@ def _main(args: argparse.Namespace) -> int:
         state = "already running" if report.already_running else f"up in {report.seconds['total']:.1f} s"
         print(f"sandbox {state}; kubeconfig: {report.kubeconfig}")
         print(f"export KUBECONFIG={report.kubeconfig}")
+        if args.with_prometheus:
+            print(f"prometheus: {prometheus.url(sandbox.paths)}")
         return 0
     if args.command == "down":
         stopped = sandbox.down(purge=args.purge)

@@ -11,11 +11,11 @@ import pulumi
 import pulumi.runtime
 import pulumi_kubernetes as k8s
 
-from components.kueue import namespace_owner
-from components.kueue_install import ChartReference
+from components.checks.validation import load_settings
+from components.model.kueue import namespace_owner
+from components.resources.kueue_install import ChartReference
 from components.settings import raw_from_stack_file
-from components.stack import build_stack
-from components.validation import load_settings
+from components.stack.program import build_stack
 
 ROOT = Path(__file__).resolve().parents[1]
 STACKS = ROOT / "stacks"

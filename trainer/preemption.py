@@ -18,7 +18,7 @@ from typing import Iterable, Optional
 PREEMPTED_EXIT_CODE = 75
 """The process exit code after a stop signal and its save (sysexits.h EX_TEMPFAIL), never 0: the kubelet makes an
 evicted pod whose containers all exited 0 Succeeded and the Job would count the run as complete. The runtime's
-podFailurePolicy ignores this code (components/runtime_manifests.py)."""
+podFailurePolicy ignores this code (components/model/runtime.py)."""
 
 log = logging.getLogger("kueue_cohorts.trainer")
 
@@ -45,7 +45,7 @@ def install(signals: Iterable[signal.Signals] = (signal.SIGTERM, signal.SIGINT))
 
     A second signal while a stop is pending is ignored (the save already under way must finish); the kubelet's
     SIGKILL after the grace period cannot be caught, which is why the grace period must cover one step plus one
-    save (see components.planning.grace_period_seconds).
+    save (see components.settings.checkpoint_timing.grace_period_seconds).
     """
     for sig in signals:
         signal.signal(sig, _handle)

@@ -1,45 +1,41 @@
 """The what-if chart: GPUs held per ClusterQueue over the trace, base and head, one panel per ClusterQueue, as one
-self-contained SVG file (matplotlib's SVG backend with the text drawn as paths: no font or image to fetch)."""
+self-contained HTML page (plotly, the project's chart library: `cohorts report --output html` draws with it too;
+plotly.js is embedded, nothing is fetched)."""
 from __future__ import annotations
 
-import io
+import html
 from typing import Optional
 
-import matplotlib
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
-matplotlib.use("svg")
-matplotlib.rcParams["svg.hashsalt"] = "kueue-cohorts-whatif"  # stable element ids: the same chart, the same bytes
-import matplotlib.pyplot as plt  # noqa: E402 - after the backend is chosen
-
-from whatif.report import gpu_series  # noqa: E402
-from whatif.scheduler import Result  # noqa: E402
+from whatif.report import gpu_series
+from whatif.scheduler import Result
 
 
-def chart_svg(head: Result, gpu: str, base: Optional[Result] = None, title: str = "") -> str:
-    """The SVG text of the chart: per ClusterQueue of `head` (and of `base`), the GPUs (`gpu`) it holds over time in
-    hours, the head as a solid step line, the base dashed, its nominalQuota as a dotted line. Deterministic: the
-    same results give the same bytes (no date in the file)."""
+def chart_html(head: Result, gpu: str, base: Optional[Result] = None, title: str = "") -> str:
+    """The chart as one HTML page: per ClusterQueue of `head` (and of `base`), the GPUs (`gpu`) it holds over the
+    trace in hours from its start, the head as a solid step line, the base dashed, the head's nominalQuota dotted.
+    Deterministic: the same results give the same text (no timestamp, a fixed div id)."""
     head_series = gpu_series(head, gpu)
     base_series = gpu_series(base, gpu) if base is not None else {}
     names = sorted(set(head_series) | set(base_series))
-    fig, axes = plt.subplots(len(names), 1, figsize=(10, 1.8 * len(names) + 0.6), sharex=True, squeeze=False)
-    for ax, name in zip(axes[:, 0], names, strict=True):
-        for series, style, label in ((base_series.get(name), "--", "base"), (head_series.get(name), "-", "head")):
+    fig = make_subplots(rows=len(names), cols=1, shared_xaxes=True, subplot_titles=names,
+                        vertical_spacing=min(0.08, 0.5 / max(1, len(names))))
+    for row, name in enumerate(names, start=1):
+        for series, dash, label in ((base_series.get(name), "dash", "base"), (head_series.get(name), "solid",
+                                                                                "head")):
             if series:
-                ax.step([t / 3600 for t, _ in series], [v for _, v in series], style, where="post", label=label,
-                        linewidth=1.2)
+                fig.add_trace(go.Scatter(x=[t / 3600 for t, _ in series], y=[v for _, v in series], mode="lines",
+                                         line={"shape": "hv", "dash": dash}, name=f"{name} {label}",
+                                         legendgroup=label), row=row, col=1)
         cq = head.setup.cluster_queues.get(name) or (base.setup.cluster_queues.get(name) if base else None)
         if cq is not None:
             nominal = sum(q.nominal for (_, r), q in cq.quotas.items() if r == gpu)
-            ax.axhline(nominal, linestyle=":", color="grey", linewidth=1, label="nominalQuota")
-        ax.set_ylabel(f"{name}\n{gpu}", fontsize=8)
-        ax.tick_params(labelsize=8)
-    axes[0, 0].legend(fontsize=8, loc="upper right")
-    axes[-1, 0].set_xlabel("hours from the start of the trace", fontsize=8)
-    if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", metadata={"Date": None})
-    plt.close(fig)
-    return buffer.getvalue()
+            fig.add_hline(y=nominal, line={"dash": "dot", "color": "grey"}, row=row, col=1)
+        fig.update_yaxes(title_text=gpu, row=row, col=1)
+    fig.update_xaxes(title_text="hours from the start of the trace", row=len(names), col=1)
+    fig.update_layout(title=title or "GPUs held per ClusterQueue", height=240 * len(names) + 120)
+    body = fig.to_html(full_html=False, include_plotlyjs=True, div_id="whatif-chart")
+    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title or 'what-if')}"
+            f"</title></head><body>{body}</body></html>\n")

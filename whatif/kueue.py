@@ -24,8 +24,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from components.errors import Problem, problems_message
-from components.quantity import parse as parse_quantity
+from components.settings.errors import Problem, problems_message
+from components.settings.quantity import parse as parse_quantity
 
 FlavorResource = tuple[str, str]
 """(flavor, resource): Kueue's resources.FlavorResource."""

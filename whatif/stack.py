@@ -3,8 +3,8 @@ LocalQueues and WorkloadPriorityClasses, and the Kueue manager Configuration, ex
 (`components.render`, the model layer's one renderer), read by `whatif.kueue.setup_from_objects`."""
 from __future__ import annotations
 
-from components.kueue_config import manager_configuration
-from components.render import render_stack
+from components.model.manager_config import manager_configuration
+from components.model.render import render_stack
 from components.settings import Settings
 from whatif.kueue import KueueSetup, setup_from_objects
 

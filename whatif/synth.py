@@ -21,10 +21,9 @@ from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal
 from typing import Mapping, Optional
 
-from components import quantity
-from components.kueue import ClusterQueueSpec
-from components.plans import ROLE_INFERENCE, ROLE_TENANT, ROLE_TRAINING, stack_plans
-from components.settings import Settings
+from components.model.kueue import ClusterQueueSpec
+from components.model.plans import ROLE_INFERENCE, ROLE_TENANT, ROLE_TRAINING, stack_plans
+from components.settings import Settings, quantity
 from whatif.kueue import gpu_resource
 from whatif.trace import Trace, TraceWorkload, WorkloadKind
 

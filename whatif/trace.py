@@ -24,8 +24,8 @@ from typing import Annotated, Any, Iterable, Literal, Optional, Sequence, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
-from components.errors import Problem, problems_message
-from components.quantity import Quantity
+from components.settings.errors import Problem, problems_message
+from components.settings.quantity import Quantity
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schema" / "demand-trace.schema.json"
 """Where the JSON Schema of a trace line lives (generated, checked by tests/unit/whatif/test_trace.py)."""

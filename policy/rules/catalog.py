@@ -31,12 +31,13 @@ from pulumi_policy import (
 )
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-from . import memo
-from .book import RULES, Rule, judge
-from .config import SCHEMAS, option
-from .objects import KubeObject, from_resource
-from .stack_capacity import node_pools_from_stack_config
-from .values import UnknownValueError, Violation, format_path
+from .book import RULES, judge
+from .cohort_nominal_within_capacity import LEGACY_CAPACITY, NODE_POOLS
+from .vocabulary import memo
+from .vocabulary.declaration import Declaration
+from .vocabulary.node_pools import node_pools_from_stack_config
+from .vocabulary.objects import KubeObject, from_resource
+from .vocabulary.values import UnknownValueError, Violation, format_path
 
 PACK_NAME = "kueue-cohorts"
 
@@ -55,20 +56,20 @@ def _last_resort(subject: str, err: UnknownValueError, urn: Optional[str]) -> Vi
                      f"closed; give {field} a value known at preview.", urn)
 
 
-def _schema(name: str) -> Optional[PolicyConfigSchema]:
-    properties = SCHEMAS[name]
-    return PolicyConfigSchema(properties=properties) if properties else None
+def _schema(properties: Mapping[str, Any]) -> Optional[PolicyConfigSchema]:
+    return PolicyConfigSchema(properties=dict(properties)) if properties else None
 
 
-def resource_policy(name: str, description: str, level: EnforcementLevel,
-                    rule: ResourceRule) -> ResourceValidationPolicy:
+def resource_policy(name: str, description: str, level: EnforcementLevel, rule: ResourceRule,
+                    schema: Mapping[str, Any]) -> ResourceValidationPolicy:
     """Wrap a per-object rule as a ResourceValidationPolicy.
 
     Args:
-        name: the policy name (lower-case, unique in the pack); also the key of its config in `SCHEMAS`.
+        name: the policy name (lower-case, unique in the pack); also the key of its section of the pack config.
         description: one sentence; the SDK prints it above every violation message.
         level: the default enforcement level (overridable per policy in the policy pack config).
         rule: `(obj, config) -> violations`; called only for Kubernetes objects.
+        schema: option key -> JSON schema (`Declaration.schema`); empty for a policy without options.
     Returns:
         The policy object (not yet served).
     """
@@ -82,10 +83,11 @@ def resource_policy(name: str, description: str, level: EnforcementLevel,
             _report_all([_last_resort(f"{obj.kind} '{args.name}'", err, args.urn)], report)
 
     return ResourceValidationPolicy(name=name, description=description, validate=validate, enforcement_level=level,
-                                    config_schema=_schema(name), severity=_severity(level))
+                                    config_schema=_schema(schema), severity=_severity(level))
 
 
-def stack_policy(name: str, description: str, level: EnforcementLevel, rule: StackRule) -> StackValidationPolicy:
+def stack_policy(name: str, description: str, level: EnforcementLevel, rule: StackRule,
+                 schema: Mapping[str, Any]) -> StackValidationPolicy:
     """Wrap a whole-stack rule as a StackValidationPolicy (arguments as for `resource_policy`; the rule gets every
     Kubernetes object of the stack, with the outputs the engine passes to stack policies)."""
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -96,7 +98,7 @@ def stack_policy(name: str, description: str, level: EnforcementLevel, rule: Sta
             _report_all([_last_resort("stack", err, None)], report)
 
     return StackValidationPolicy(name=name, description=description, validate=validate, enforcement_level=level,
-                                 config_schema=_schema(name), severity=_severity(level))
+                                 config_schema=_schema(schema), severity=_severity(level))
 
 
 #: The AnalyzeStack call being served (a fresh object per call, see `judge_each_stack_once`), else None.
@@ -203,24 +205,24 @@ ADVISORY = EnforcementLevel.ADVISORY
 
 
 def node_pools(config: Mapping[str, Any], config_env: Optional[Mapping[str, Any]] = None) -> list[Any]:
-    """The node pools cohort-nominal-within-capacity judges against: the policy config's `nodePools` when set; else
+    """The node pools the capacity policy judges against (`NODE_POOLS`): the policy config's `nodePools` when set; else
     none when the legacy `capacity` is set (it stands for one pool of unknown labels); else the stack's
     `kueue-cohorts:nodePools` (`config_env` defaults to the engine's PULUMI_CONFIG, which the analyzer process
     receives; omitted labels there mean none); else [] (every quota then fails)."""
-    explicit = option("cohort-nominal-within-capacity", config, "nodePools")
-    if explicit or option("cohort-nominal-within-capacity", config, "capacity"):
+    explicit = NODE_POOLS.read(config)
+    if explicit or LEGACY_CAPACITY.read(config):
         return list(explicit or [])
     env = pulumi_config_env() if config_env is None else config_env
     return node_pools_from_stack_config(env) or []
 
 
-def _options(rule: Rule, config: Mapping[str, Any]) -> Mapping[str, Any]:
-    if rule.name == "cohort-nominal-within-capacity":
-        return {**config, "nodePools": node_pools(config)}
+def _options(rule: Declaration, config: Mapping[str, Any]) -> Mapping[str, Any]:
+    if rule.declares(NODE_POOLS):
+        return {**config, NODE_POOLS.key: node_pools(config)}
     return config
 
 
-def _judged(rule: Rule) -> Callable[[Any, Mapping[str, Any]], list[Violation]]:
+def _judged(rule: Declaration) -> Callable[[Any, Mapping[str, Any]], list[Violation]]:
     """`rule` as a pack rule: `judge` with the rule's options (see `_options`)."""
     def check(subject: Any, config: Mapping[str, Any]) -> list[Violation]:
         return judge(rule, subject, _options(rule, config))
@@ -254,10 +256,11 @@ def parse_config_env_once() -> None:
 
 
 def build_policies() -> list[Any]:
-    """Return every policy of the pack (one per rule of `book.RULES`, in README order) with its default level."""
+    """Return every policy of the pack (one per declaration of `book.RULES`, in README order) with its default level
+    and its options' schema."""
     policies: list[Any] = []
     for rule in RULES:
         level = MANDATORY if rule.mandatory else ADVISORY
         adapter = stack_policy if rule.stack else resource_policy
-        policies.append(adapter(rule.name, rule.description, level, _judged(rule)))
+        policies.append(adapter(rule.name, rule.description, level, _judged(rule), rule.schema()))
     return policies

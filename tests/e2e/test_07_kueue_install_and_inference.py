@@ -38,8 +38,8 @@ from kubernetes import client as k8s
 from kubernetes import config as kconfig
 from pulumi import automation as auto
 
-from components.service_manifests import inference_service_manifest
-from components.validation import load_settings
+from components.checks.validation import load_settings
+from components.model.services import inference_service_manifest
 from deploy.scratch import Project
 from sandbox.endpoints import kueue_webhook_endpoint
 

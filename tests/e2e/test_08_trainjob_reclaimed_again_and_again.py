@@ -11,7 +11,7 @@ What the pinned controllers count (Kueue v0.19.2, Trainer v2.2.1, JobSet v0.12.0
   trainer Job ignores the trainer's stop exit code (kwok ends the deleted pod with it, as the kubelet would after the
   trainer's save: sandbox/kwok.py STOP_STAGES) and DisruptionTarget pods, so no stop is a failure.
 
-Both runtimes are our rendered runtime (components/runtime_manifests.py) with tight limits (backoffLimit 0,
+Both runtimes are our rendered runtime (components/model/runtime.py) with tight limits (backoffLimit 0,
 maxRestarts 1), so that two counted stops exhaust them. The module brings its own cohort (p4-*: an inference queue
 owning the node's GPU, a training queue borrowing it), so it needs no Pulumi stack and shares the session's sandbox.
 """
@@ -22,10 +22,10 @@ import pytest
 from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, admitted_in, is_true, wait_for
 from kubernetes import client as k8s
 
-from components.runtime_manifests import render_runtime, render_trainjob
-from components.runtime_settings import TrainingRuntimeSettings
-from policy.rules.checkpoint import check_checkpoint_safe_runtime
-from policy.rules.objects import KubeObject
+from components.model.runtime import render_runtime, render_trainjob
+from components.settings.runtime import TrainingRuntimeSettings
+from policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime
+from policy.rules.vocabulary.objects import KubeObject
 
 TRAINER = ("trainer.kubeflow.org", "v1alpha1")
 JOBSET = ("jobset.x-k8s.io", "v1alpha2")

@@ -24,8 +24,8 @@ import pytest
 from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, admitted_in, borrowed, condition, is_true, wait_for
 from kubernetes import client as k8s
 
-from components.runtime_manifests import render_runtime, render_trainjob
-from components.validation import load_stack_file
+from components.checks.validation import load_stack_file
+from components.model.runtime import render_runtime, render_trainjob
 
 TRAINER = ("trainer.kubeflow.org", "v1alpha1")
 JOBSET = ("jobset.x-k8s.io", "v1alpha2")

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from kubernetes import client as k8s
 from kubernetes import config as kconfig
 
-from components.admission_manifests import stack_guardrails
-from components.render import render_stack
+from components.model.admission import stack_guardrails
+from components.model.render import render_stack
 from components.settings import SANDBOX_ADMIN, parse_settings, raw_from_stack_file
 from policy.rules.admission import Request, judge, kube_object
 

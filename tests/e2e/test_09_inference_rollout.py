@@ -17,11 +17,11 @@ import pytest
 from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, admitted_in, condition, is_true, wait_for
 from kubernetes import client as k8s
 
-from components.render import render_stack
-from components.validation import as_objects, load_stack_file
-from policy.rules.book import inference_queue_names
-from policy.rules.objects import from_resource
-from policy.rules.rollout import SAFE_STRATEGY, check_inference_rollout_fits_nominal
+from components.checks.validation import as_objects, load_stack_file
+from components.model.render import render_stack
+from policy.rules.inference_rollout_fits_nominal import SAFE_STRATEGY, check_inference_rollout_fits_nominal
+from policy.rules.vocabulary.objects import from_resource
+from policy.rules.vocabulary.roles import inference_queue_names
 
 NAMESPACE = "c12-inference"
 NAME = "serve"

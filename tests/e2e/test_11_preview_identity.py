@@ -12,8 +12,8 @@ import pytest
 import yaml
 from kubernetes import client as k8s
 
-from components.preview_rbac import identity_plan
-from components.validation import load_settings
+from components.checks.validation import load_settings
+from components.model.preview_rbac import identity_plan
 from tests.deploycli import bare_env, clone, deploy
 
 STACK = "e2e-preview"

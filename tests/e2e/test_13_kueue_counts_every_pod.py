@@ -23,9 +23,9 @@ import yaml
 from e2e_support import KUEUE, Cluster, condition, is_true, used, wait_for
 from kubernetes import client as k8s
 
-from components.validation import validate
+from components.checks.validation import validate
 from policy.rules.book import run
-from policy.rules.objects import from_resource
+from policy.rules.vocabulary.objects import from_resource
 from sandbox.cluster import Sandbox
 from tests.helpers import stack_raw
 

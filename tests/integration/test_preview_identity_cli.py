@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from components.preview_rbac import identity_plan, read_access
-from components.validation import load_settings
+from components.checks.validation import load_settings
+from components.model.preview_rbac import identity_plan, read_access
 from tests.integration.project import Project, dump, manifests
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]

@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from components.validation import load_stack_file
-from policy.rules.quantities import parse
-from policy.rules.stack_capacity import capacity_from_node_pools
+from components.checks.validation import load_stack_file
+from policy.rules.vocabulary.node_pools import capacity_from_node_pools
+from policy.rules.vocabulary.quantity import parse
 from tests.helpers import STACKS, run_main, stack_raw
 from tests.policy.harness import REPO, evaluate, pack_config
 
@@ -54,7 +54,7 @@ def test_stack_passes_every_policy(name):
 
 
 def test_the_harness_does_catch_a_broken_stack():
-    """components/settings.py already refuses such a config, so break the registered inputs instead: what a
+    """components/settings/ already refuses such a config, so break the registered inputs instead: what a
     hand-written resource next to our components could look like."""
     mocks = run_main(_config(stack_raw("dev")))
     resources = [(r.typ, r.urn, r.name, copy.deepcopy(r.inputs)) for r in mocks.registered]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.validation import load_settings
+from components.checks.validation import load_settings
 from prsummary import guarantees
 
 STACKS = Path(__file__).resolve().parents[2] / "stacks"

@@ -1,7 +1,7 @@
 """Quota snapshots and their comparison, from the pure plans of the real stack files."""
 from __future__ import annotations
 
-from components.validation import load_settings
+from components.checks.validation import load_settings
 from prsummary import quotas
 from tests.helpers import stack_raw
 

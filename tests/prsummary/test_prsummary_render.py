@@ -1,7 +1,7 @@
 """The pure rendering: table cells, box diagrams, section order, the one-line unchanged summary."""
 from __future__ import annotations
 
-from components.validation import load_settings
+from components.checks.validation import load_settings
 from prsummary import diagram, document, quotas, tables
 from prsummary.events import PolicyViolation, PreviewReport, ResourceChange
 from tests.helpers import stack_raw

@@ -35,8 +35,8 @@ def test_a_lower_inference_quota_shows_the_what_if_section_with_the_wait_called_
     assert section.startswith("#### What-if: `traces/staging.jsonl` (")
     assert section.index("> [!CAUTION]") < section.index("| queue |")
     assert "> - inference on serving-inference-cq: " in section and "never admitted" in section
-    assert "`summary.whatif.svg`" in section
-    assert (tmp_path / "summary.whatif.svg").read_text().startswith("<?xml")
+    assert "`summary.whatif.html`" in section
+    assert (tmp_path / "summary.whatif.html").read_text().startswith("<!DOCTYPE html>")
 
 
 def test_no_trace_no_section_and_a_missing_trace_is_one_paragraph(repo):

@@ -1,8 +1,9 @@
-"""One direction of imports: rule book -> settings -> plans -> checks -> components -> stack (README, Architecture).
+"""One direction of imports, package by package: the tree is the layer map (docs/architecture.md).
 
-Read from the source with `ast`, so a new module without a layer, an import from a later layer, or an import tucked
-into a function to dodge a cycle fails here.
-"""
+rule book (policy.rules.vocabulary, then policy.rules) -> components.settings -> components.model -> components.checks
+-> components.resources -> components.stack; the tools (deploy, sandbox, cohorts, prsummary, benchmarks, kueue_cohorts)
+sit beside the stack and use only the pure layers. Read from the source with `ast`, so a new package without a layer, an
+import from a later layer, or an import tucked into a function to dodge a cycle fails here."""
 from __future__ import annotations
 
 import ast
@@ -15,37 +16,37 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# module -> layer; a module may import only from its own layer or earlier ones.
-LAYERS: dict[str, int] = {
-    # 0: the rule book (standalone: the policy pack ships it)
-    **{f"policy.rules.{p.stem}": 0 for p in (ROOT / "policy" / "rules").glob("*.py") if p.stem != "__init__"},
-    # 1: settings (shape) and their value types
-    "components.errors": 1, "components.quantity": 1, "components.planning": 1, "components.runtime_settings": 1,
-    "components.settings": 1, "components.secrets": 1, "components.stackfile": 1,
-    # 2: plans (pure objects and manifests)
-    "components.kueue": 2, "components.plans": 2, "components.kueue_config": 2, "components.runtime_manifests": 2,
-    "components.service_manifests": 2, "components.render": 2, "components.pack_config": 2,
-    "components.admission_manifests": 2, "components.assembly": 2,
-    # 3: checks and generated documents
-    "components.settings_rules": 3, "components.security_rules": 3, "components.validation": 3,
-    "components.chart_values": 3, "components.docs": 3,
-    # 4: components (Pulumi)
-    "components.resources": 4, "components.checkpoint": 4, "components.layouts": 4, "components.inference": 4,
-    "components.training": 4, "components.kueue_install": 4, "components.preflight": 4, "components.admission": 4,
-    "components.preview_rbac": 2, "components.preview_identity": 4, "components.sdk_runtime": 4,
-    # 5: the stack and its target
-    "components.stack": 5, "components.environment": 5,
-    # 6: tools over the stack (read-only views of a live cluster)
-    **{f"cohorts.{p.stem}": 6 for p in (ROOT / "cohorts").glob("*.py") if p.stem != "__init__"},
-    # 6: the what-if simulator (pure, over the model layer's rendered objects)
-    **{f"whatif.{p.stem}": 6 for p in (ROOT / "whatif").glob("*.py") if p.stem != "__init__"},
+#: package -> layer; a module may import only from its own layer or earlier ones. One entry per package.
+LAYERS: dict[str, float] = {
+    "policy.rules.vocabulary": 0,  # the rule book's vocabulary: what every rule reads a stack with (before the rules)
+    "policy.rules": 0.5,  # the rule book: one module per policy, standalone, the policy pack ships it
+    "components.settings": 1,  # stack config -> frozen Settings (shape only)
+    "components.model": 2,  # pure: Settings -> typed objects -> manifests with provenance (the one assembler)
+    "components.checks": 3,  # judgement before anything registers, and the generated documents
+    "components.resources": 4,  # Pulumi components: register the rendered objects, add only lifecycle
+    "components.stack": 5,  # assembly, target, preflight: only __main__.py imports it
 }
-OURS = ("components", "policy", "cohorts", "whatif")
+#: the tools: they import the pure layers (settings, model, checks) and the rule book, never resources/ or stack/.
+TOOLS = ("deploy", "sandbox", "cohorts", "prsummary", "benchmarks", "kueue_cohorts", "whatif")
+PURE = 3
+OURS = ("components", "policy", *TOOLS)
+
+
+def _layer(module: str) -> float | None:
+    """The layer of a dotted module name (its package's), or None when it belongs to no layered package."""
+    for package, layer in LAYERS.items():
+        if module == package or module.startswith(package + "."):
+            return layer
+    return None
 
 
 def _modules() -> list[Path]:
-    return (sorted((ROOT / "components").glob("*.py")) + sorted((ROOT / "policy" / "rules").glob("*.py"))
-            + sorted((ROOT / "cohorts").glob("*.py")) + sorted((ROOT / "whatif").glob("*.py")))
+    return sorted(path for path in (ROOT / "components").rglob("*.py") if path.parent != ROOT / "components") + sorted(
+        (ROOT / "policy" / "rules").rglob("*.py"))
+
+
+def _tool_modules() -> list[Path]:
+    return sorted(path for tool in TOOLS for path in (ROOT / tool).rglob("*.py"))
 
 
 def _name(path: Path) -> str:
@@ -67,26 +68,41 @@ def _imports(path: Path) -> list[tuple[str, bool]]:
                 base = ".".join(
                     package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
                 )
-            names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in LAYERS else base for alias in node.names]
+            names = [f"{base}.{alias.name}" if base in ("components", "policy") else base for alias in node.names]
         else:
             continue
         for name in names:
-            if name.split(".")[0] in OURS and name not in ("components", "policy", "policy.rules", "cohorts", "whatif"):
+            if name.split(".")[0] in OURS:
                 found.append((name, id(node) in top))
     return found
 
 
 @pytest.mark.parametrize("path", _modules(), ids=_name)
 def test_imports_go_one_way(path):
-    name = _name(path)
-    if name.endswith("__init__"):
-        return
-    assert name in LAYERS, f"{name} has no layer: add it to LAYERS (and to the README's Architecture)"
+    name = _name(path).removesuffix(".__init__")
+    own = _layer(name)
+    assert own is not None, f"{name} is in no layer package: put it under one of {sorted(LAYERS)}"
     for imported, at_top in _imports(path):
         assert at_top, f"{name} imports {imported} inside a function"
-        assert imported in LAYERS, f"{name} imports {imported}, which has no layer"
-        assert LAYERS[imported] <= LAYERS[name], (
-            f"{name} (layer {LAYERS[name]}) imports {imported} (layer {LAYERS[imported]}): a later layer")
+        layer = _layer(imported)
+        assert layer is not None, f"{name} imports {imported}, which is in no layer package (a tool, or a stray module)"
+        assert layer <= own, f"{name} (layer {own}) imports {imported} (layer {layer}): a later layer"
+
+
+@pytest.mark.parametrize("path", _tool_modules(), ids=_name)
+def test_tools_use_only_the_pure_layers(path):
+    """deploy, sandbox, cohorts, prsummary, benchmarks and kueue_cohorts read settings, models and checks; the Pulumi
+    components (resources/) and the stack's assembly (stack/) are the program's alone."""
+    for imported, _ in _imports(path):
+        layer = _layer(imported)
+        assert layer is None or layer <= PURE, (
+            f"{_name(path)} imports {imported} (layer {layer}): a tool uses only settings, model and checks")
+
+
+def test_every_components_module_is_in_a_layer_package():
+    """No module left at the top of components/: the tree is the layer map."""
+    stray = sorted(p.name for p in (ROOT / "components").glob("*.py") if p.name != "__init__.py")
+    assert stray == [], f"modules outside the layer packages: {stray}"
 
 
 def test_the_rule_book_imports_nothing_of_the_program():
@@ -95,11 +111,35 @@ def test_the_rule_book_imports_nothing_of_the_program():
             assert not imported.startswith("components"), f"{path} imports {imported}"
 
 
-@pytest.mark.parametrize("module", ["components.settings", "components.render", "components.docs"])
-def test_settings_and_plans_do_not_load_the_pulumi_sdk(module):
-    code = f"import sys, {module}; print(sorted(m for m in ('pulumi', 'pulumi_policy') if m in sys.modules))"
+def _pure_modules() -> list[str]:
+    names = [_name(p).removesuffix(".__init__") for p in _modules()]
+    return [n for n in names if n.startswith("components.") and (_layer(n) or 0) <= PURE]
+
+
+@pytest.mark.parametrize("module", _pure_modules())
+def test_the_pure_layers_import_no_pulumi_sdk(module):
+    """settings, model and checks never import the Pulumi SDK, the Kubernetes provider or the policy SDK themselves
+    (the rule book they call may: it is the policy pack, and marks unknown values with pulumi_policy's proxy)."""
+    path = ROOT / (module.replace(".", "/") + ("/__init__.py" if (ROOT / module.replace(".", "/")).is_dir() else ".py"))
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        for name in names:
+            assert name.split(".")[0] not in ("pulumi", "pulumi_kubernetes", "pulumi_policy"), (
+                f"{module} imports {name}")
+
+
+def test_the_pure_layers_do_not_load_the_engine():
+    """Importing every module of settings, model and checks loads no Kubernetes provider (pulumi_kubernetes);
+    the settings package loads no Pulumi module at all."""
+    modules = _pure_modules()
+    code = (f"import importlib, sys\nimport components.settings\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pulumi', 'pulumi_policy')))\n"
+            f"for m in {modules!r}: importlib.import_module(m)\n"
+            "print(sorted(m for m in ('pulumi_kubernetes',) if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert len(modules) > 30
+    assert out.stdout.splitlines() == ["[]", "[]"]
 
 
 #: A module (and optional attribute) named in a string, e.g. a recipe "pkg.module:function" handed to a subprocess.

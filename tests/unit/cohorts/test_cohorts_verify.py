@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from cohorts.expected import expected_objects, judged_objects
 from cohorts.verify import CHECKS, Context, Difference, KindNotServed, Unreadable, compare_fields, selects, verify
-from components.admission_manifests import stack_guardrails
+from components.checks.validation import load_settings, load_stack_file
+from components.model.admission import stack_guardrails
 from components.settings import raw_from_stack_file
-from components.validation import load_settings, load_stack_file
 from policy.rules.admission import Request, judge, kube_object
 from tests.helpers import STACKS
 
@@ -148,7 +148,7 @@ def test_any_quota_edit_is_reported_at_its_path_and_nowhere_else(edit):
 
 
 def _num(text):
-    from components.quantity import parse
+    from components.settings.quantity import parse
 
     return parse(text)
 

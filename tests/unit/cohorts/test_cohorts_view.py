@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from cohorts.live import Snapshot
 from cohorts.view import build_view, preemptions, rfc3339
-from components.quantity import parse
+from components.settings.quantity import parse
 
 
 def _rows(view, queue):

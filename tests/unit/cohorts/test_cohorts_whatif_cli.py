@@ -55,13 +55,13 @@ def test_synth_then_whatif_calls_out_inference_that_waits_with_a_smaller_quota(r
     assert "No inference waits longer with this change." in out
 
     _set_inference_gpus(stack_file, 2)
-    chart = tmp_path / "chart.svg"
+    chart = tmp_path / "chart.html"
     code, out, err = _run(["whatif", "--stack-file", str(stack_file), "--trace", str(trace_file), "--base", "HEAD",
                            "--repo", str(repo), "--chart", str(chart)])
     assert code == 1, err
     assert out.index("> [!CAUTION]") < out.index("| queue |")
     assert "> - inference on serving-inference-cq: 15 workload(s) never admitted (base: 1)" in out
-    assert chart.read_text().startswith("<?xml")
+    assert chart.read_text().startswith("<!DOCTYPE html>")
 
 
 def test_whatif_without_a_base_reports_the_head_alone(tmp_path):

@@ -1,0 +1,148 @@
+"""Settings rules about WHO a stack trusts: subjects that mean everyone, and identities that are not the stack's.
+
+Two settings name Kubernetes identities (``request.userInfo``, rbac.authorization.k8s.io/v1 ``subjects``):
+
+- ``admission.identities``: the users and groups exempt from the tenant-label guardrail (components/settings/
+  StackIdentities). A name that every caller, every ServiceAccount or every cluster admin carries would exempt
+  them all;
+- ``previewIdentity``: the read-only identity of the live preview. A ServiceAccount that other pods already run as
+  (every namespace's ``default`` account; any account of ``default`` or a ``kube-*`` namespace) would hand the
+  preview's read access to them.
+
+Kubernetes' own names (k8s.io/apiserver pkg/authentication/user/user.go at 1.36: ``AllAuthenticated``
+``system:authenticated``, ``AllUnauthenticated`` ``system:unauthenticated``, ``Anonymous`` ``system:anonymous``,
+``SystemPrivilegedGroup`` ``system:masters``, ``NodesGroup`` ``system:nodes``; k8s.io/apiserver
+pkg/authentication/serviceaccount/util.go: ``AllServiceAccountsGroup`` ``system:serviceaccounts`` and the per
+namespace group ``system:serviceaccounts:<namespace>``; bootstrap tokens ``system:bootstrappers[:...]``).
+"""
+from __future__ import annotations
+
+import re
+
+from components.settings import (
+    SANDBOX_ADMIN,
+    ClusterMode,
+    PreviewIdentityCreate,
+    PreviewSubjectKind,
+    Settings,
+    stack_key,
+)
+from components.settings.errors import Problem
+from policy.rules.vocabulary.system_namespaces import ADD_ON_NAMESPACES, DEFAULT_PROTECTED_NAMESPACES, always_protected
+
+__all__ = ["EVERYONE", "EVERYONE_PREFIXES", "means_everyone", "check_identities", "check_preview_account",
+           "check_add_on_allowances", "CHECKS"]
+
+#: Names that Kubernetes gives to many callers at once (sources in the module docstring).
+EVERYONE: frozenset[str] = frozenset({
+    "system:authenticated", "system:unauthenticated", "system:anonymous", "system:masters",
+    "system:serviceaccounts", "system:nodes", "system:bootstrappers",
+})
+#: Prefixes of group names that every ServiceAccount of a namespace, or every bootstrap token, carries.
+EVERYONE_PREFIXES: tuple[str, ...] = ("system:serviceaccounts:", "system:bootstrappers:")
+#: Namespaces whose ServiceAccounts belong to Kubernetes or to whoever runs pods there unnamed (`default`).
+_FOREIGN_SA_NAMESPACE = re.compile(r"^(default|kube-.*)$")
+
+
+def means_everyone(name: str) -> bool:
+    """Whether the user or group ``name`` is one Kubernetes gives to many callers (EVERYONE, EVERYONE_PREFIXES;
+    surrounding spaces ignored, so `` system:masters`` counts). Case-sensitive, as Kubernetes compares names."""
+    name = name.strip()
+    return name in EVERYONE or name.startswith(EVERYONE_PREFIXES)
+
+
+def check_identities(settings: Settings) -> list[Problem]:
+    """``admission.identities``: no user or group that means everyone, and on a real cluster (cluster mode
+    kubeconfig) never the sandbox admin's user name ``kueue-cohorts-admin`` by default (it would exempt whoever gets
+    a certificate with that well-known CN): such a stack names its users. Writing the name explicitly is accepted
+    (a kubeconfig stack aimed at the sandbox itself).
+
+    Returns one Problem per offending entry, at ``admission.identities.users[i]`` / ``.groups[i]``, or at
+    ``admission.identities`` when a kubeconfig stack did not set them.
+    """
+    ids = settings.admission.identities
+    problems: list[Problem] = []
+    for field, names in (("users", ids.users), ("groups", ids.groups)):
+        for i, name in enumerate(names):
+            if means_everyone(name):
+                problems.append(Problem(
+                    stack_key("admission", "identities", field, i), name,
+                    f"{name.strip()} is a name Kubernetes gives to many callers at once (every signed-in user, "
+                    "every ServiceAccount, every cluster admin, anonymous requests): all of them would be exempt "
+                    "from the tenant-label guardrail",
+                    "name only the user (or a group only it is in) of the kubeconfig that runs pulumi up, e.g. "
+                    "users: [kueue-cohorts-deployer]"))
+    if settings.cluster.mode != ClusterMode.KUBECONFIG:
+        return problems
+    why = (f"{SANDBOX_ADMIN} is the sandbox admin's user name (the default of admission.identities.users); on a real "
+           "cluster (cluster mode kubeconfig) it would exempt whoever holds a certificate with that well-known name "
+           "from the tenant-label guardrail")
+    fix = ("set admission.identities.users to the user of the deploy job's kubeconfig, e.g. "
+           "users: [kueue-cohorts-deployer] (or users: [] with groups)")
+    admission_set = "admission" in settings.model_fields_set
+    if not admission_set or "identities" not in settings.admission.model_fields_set:
+        problems.append(Problem(stack_key("admission", "identities"), "<absent>", why, fix))
+    elif "users" not in ids.model_fields_set and SANDBOX_ADMIN in ids.users:
+        problems.append(Problem(stack_key("admission", "identities", "users"), "<absent>", why, fix))
+    return problems
+
+
+def check_preview_account(settings: Settings) -> list[Problem]:
+    """``previewIdentity`` of kind ServiceAccount is an account only the preview uses: never a ``default`` account
+    (every pod of its namespace that names no account runs as it), never an account of ``default`` or of a
+    ``kube-*`` namespace (Kubernetes' and its add-ons' own). Problems at ``previewIdentity.name`` /
+    ``previewIdentity.namespace`` (a namespace check_preview_identity already refuses, a protected one the stack
+    would create, is not reported twice)."""
+    identity = settings.preview_identity
+    if identity is None or identity.kind != PreviewSubjectKind.SERVICE_ACCOUNT:
+        return []
+    problems: list[Problem] = []
+    fix = ("give the preview its own ServiceAccount in a namespace of its own, e.g. name: preview, "
+           "namespace: kueue-cohorts-preview")
+    if identity.name.strip() == "default":
+        problems.append(Problem(
+            stack_key("previewIdentity", "name"), identity.name,
+            "the ServiceAccount default is the one every pod of its namespace runs as when it names none: they "
+            "would all get the preview's read access", fix))
+    reported = (identity.effective_create() == PreviewIdentityCreate.SERVICE_ACCOUNT_AND_NAMESPACE
+                and identity.namespace in (*DEFAULT_PROTECTED_NAMESPACES, *settings.protected_namespaces))
+    if identity.namespace is not None and _FOREIGN_SA_NAMESPACE.match(identity.namespace) and not reported:
+        problems.append(Problem(
+            stack_key("previewIdentity", "namespace"), identity.namespace,
+            "the ServiceAccounts of default and of kube-* namespaces belong to Kubernetes, its add-ons or whoever "
+            "runs pods there, not to the preview", fix))
+    return problems
+
+
+def check_add_on_allowances(settings: Settings) -> list[Problem]:
+    """``allowedAddOnNamespaces``: each entry names a cluster add-on namespace (system_namespaces
+    ADD_ON_NAMESPACES), with a reason that is not blank; ``default``, ``kube-*`` and the controllers' namespaces
+    are never allowed; no name twice. Problems at ``allowedAddOnNamespaces[i].name`` / ``.reason``."""
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(settings.allowed_add_on_namespaces):
+        if always_protected(entry.name) or entry.name == settings.kueue.namespace:
+            problems.append(Problem(
+                stack_key("allowedAddOnNamespaces", i, "name"), entry.name,
+                "default, every kube-* namespace, Kueue's and the controllers' namespaces are never tenants: Kueue's "
+                "webhooks would take over the pods of Kubernetes or of the controllers the stack runs on",
+                "remove the entry and run the tenants in a namespace of their own"))
+        elif entry.name not in ADD_ON_NAMESPACES:
+            problems.append(Problem(
+                stack_key("allowedAddOnNamespaces", i, "name"), entry.name,
+                "only a protected add-on namespace can be allowed, and this one is not protected",
+                "remove the entry (the namespace may be a tenant as it is); protected add-ons: "
+                + ", ".join(ADD_ON_NAMESPACES)))
+        elif entry.name in seen:
+            problems.append(Problem(stack_key("allowedAddOnNamespaces", i, "name"), entry.name,
+                                    "an add-on namespace is allowed once", "remove the repeated entry"))
+        if not entry.reason.strip():
+            problems.append(Problem(stack_key("allowedAddOnNamespaces", i, "reason"), entry.reason,
+                                    "allowing an add-on's namespace needs the reason, for the review",
+                                    "write why its pods may come under Kueue"))
+        seen.add(entry.name)
+    return problems
+
+
+CHECKS = (check_identities, check_preview_account, check_add_on_allowances)
+"""The checks of this module, run by components.checks.settings_rules.check."""

@@ -1,0 +1,74 @@
+"""Pure: Settings -> the whole stack as the program registers it, object by object. The one assembler.
+
+`assemble` is what the components register (components/stack/program.py hands each component its part), what `cohorts
+verify` compares with a live cluster (cohorts/expected.py) and, for the part Settings alone decide
+(`components.model.render.render_stack`), what the settings check judges with the rule book. Every object is a
+`components.model.render.Rendered`: the manifest exactly as registered plus its provenance (the config keys its fields
+come from). The components add only lifecycle: parent, aliases, depends_on, replace_on_changes, retain_on_delete.
+
+Not rendered here (not Kubernetes manifests of ours): the Kueue Helm chart's own objects (`KueueInstallation`
+registers the chart, whose objects the provider expands) and the webhook-readiness ConfigMap, a synchronisation
+marker whose data is known only once Kueue's webhooks answer (components/resources/kueue_install.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from components.model.admission import RenderedGuardrail, guardrail_objects, validation_actions
+from components.model.preview_rbac import IdentityPlan, identity_plan
+from components.model.render import KeyPath, Rendered, RenderedStack, render
+from components.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class AssembledStack:
+    """Every object of a stack, by part.
+
+    rendered: the objects Settings alone decide (`components.model.render.RenderedStack`: Kueue's Namespace, the
+    ResourceFlavors, the layouts). guardrails: the admission guardrails (policy and binding each).
+    validation_actions: the bindings' validationActions. identity: the preview identity's plan (None without
+    `previewIdentity`); identity_objects: its objects as Rendered, in registration order.
+    """
+
+    rendered: RenderedStack
+    guardrails: tuple[RenderedGuardrail, ...]
+    validation_actions: tuple[str, ...]
+    identity: Optional[IdentityPlan]
+    identity_objects: tuple[Rendered, ...]
+
+    def objects(self) -> list[Rendered]:
+        """Every object: `rendered.objects()`, then each guardrail's policy and binding, then the preview
+        identity's objects."""
+        return [*self.rendered.objects(), *(r for rail in self.guardrails for r in (rail.policy, rail.binding)),
+                *self.identity_objects]
+
+    def registered(self) -> list[Rendered]:
+        """The objects the program registers (`objects()` without those rendered only to be judged)."""
+        return [r for r in self.objects() if r.registered]
+
+
+def assemble(settings: Settings, namespace_owner: Optional[str] = None,
+             rendered: Optional[RenderedStack] = None) -> AssembledStack:
+    """The whole stack of `settings`.
+
+    Args:
+        settings: Settings that passed the settings check (`components.checks.validation`).
+        namespace_owner: the stack's ownership mark (`components.model.kueue.namespace_owner(project, stack)`) set on
+            every Namespace the stack creates; None leaves it out (a stack compared without its Pulumi stack).
+        rendered: `render(settings, namespace_owner)` when the caller has it (the settings check's
+            `Validation.rendered`: then the registered objects are the very objects judged); default: rendered here.
+    Returns:
+        The AssembledStack. Linear in the number of tenants.
+    Raises:
+        ValueError, KeyError: settings that no manifest can express (the settings check reports them first).
+    """
+    if rendered is None:
+        rendered = render(settings, namespace_owner)
+    guardrails = tuple(guardrail_objects(settings))
+    stack_objects = [r.manifest for r in rendered.objects() if r.registered] + \
+        [r.manifest for rail in guardrails for r in (rail.policy, rail.binding)]
+    plan = identity_plan(settings, namespace_owner, stack_objects)
+    top: KeyPath = ("previewIdentity",)
+    identity_objects = tuple(Rendered(m, top) for m in plan.manifests()) if plan is not None else ()
+    return AssembledStack(rendered, guardrails, tuple(validation_actions(settings)), plan, identity_objects)

@@ -1,0 +1,52 @@
+"""`kueue-cohorts validate --stack NAME [--pack-config [--write]]`: the settings check of a stack file, no engine.
+
+The same check `__main__.py` runs before anything is registered (components.checks.validation: shape, the
+config-only rules and the rule book on the rendered stack), on stacks/Pulumi.<NAME>.yaml; with --pack-config it
+prints (or writes to policy/config/<NAME>.json) the policy pack config generated from the stack
+(components.model.pack_config).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Optional
+
+from components.checks.validation import load_stack_file
+from components.model.pack_config import render as render_pack_config
+from components.settings.stackfile import StackFileError
+from kueue_cohorts.pipes import run_main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """`python -m kueue_cohorts.validate --stack NAME [--pack-config [--write]]` (argv: the arguments, None for
+    sys.argv). Returns the exit status: 0 valid, 2 invalid or unreadable (every problem printed to stderr)."""
+    parser = argparse.ArgumentParser(prog="kueue-cohorts validate",
+                                     description="Check a stack file with every rule, without the engine.")
+    parser.add_argument("--stack", required=True, help="the stack name (stacks/Pulumi.<stack>.yaml)")
+    parser.add_argument("--pack-config", action="store_true", help="print the stack's policy pack config")
+    parser.add_argument("--write", action="store_true", help="with --pack-config: write policy/config/<stack>.json")
+    args = parser.parse_args(argv)
+    try:
+        settings = load_stack_file(ROOT / "stacks" / f"Pulumi.{args.stack}.yaml")
+    except StackFileError as err:  # one line, `file:line:col: message`
+        print(err, file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if not args.pack_config:
+        print(f"stack {args.stack}: valid")
+        return 0
+    text = render_pack_config(settings)
+    if args.write:
+        (ROOT / "policy" / "config" / f"{args.stack}.json").write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))
