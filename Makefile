@@ -22,7 +22,7 @@ LF_VENV := .venv-recipe-llamafactory
 LF_STAMP := $(LF_VENV)/.installed-$(shell sha1sum requirements-recipe-llamafactory.txt | cut -c1-12)
 
 # Strict mypy (pyproject.toml) on every package; the trainer's ML stack is skipped there (not installed for lint).
-LINTED := __main__.py components policy/rules deploy prsummary cohorts sandbox kueue_cohorts toolchain benchmarks trainer
+LINTED := __main__.py components policy/rules deploy prsummary cohorts sandbox kueue_cohorts toolchain benchmarks trainer whatif
 
 .PHONY: lint lock venv trainer-deps recipe-deps toolchain sandbox-up sandbox-down sandbox-status sandbox-logs up preview destroy test test-unit bench pr-summary clean-state
 

@@ -15,7 +15,8 @@ from benchmarks import summary
 from kueue_cohorts.pipes import run_main
 
 #: Every benchmark module, in the order ``make bench`` runs them (cheap ones first).
-BENCHMARKS = ["planning", "policy", "trainer", "toolchain", "engine", "sandbox", "trainjob"]
+BENCHMARKS = ["planning", "whatif", "policy", "trainer", "toolchain", "engine", "sandbox", "trainjob",
+              "whatif_agreement"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,8 +1,11 @@
-"""Command line: ``python -m cohorts status|verify|report|monitoring [--stack NAME]``.
+"""Command line: ``python -m cohorts status|verify|report|monitoring [--stack NAME]``, ``python -m cohorts trace
+synth|record --stack NAME`` (a demand trace) and ``python -m cohorts whatif --stack NAME --trace FILE [--base REF]``
+(the trace replayed offline on the stack's quotas, and on the base ref's).
 
-Exit codes: 0 ok; 1 differences (verify) or the cluster or Prometheus did not answer; 2 usage or config error (bad
-arguments,
-missing or invalid stack file, a stack in render mode, a missing kubeconfig). User errors print one message, no
+Exit codes: 0 ok; 1 differences (verify), the cluster or Prometheus did not answer, or (whatif) inference waits
+longer with the change; 2 usage or config error (bad arguments, missing or invalid stack file or trace, a stack the
+simulator cannot model, a stack in render mode, a missing kubeconfig, an unknown git ref). User errors print one
+message, no
 traceback.
 """
 from __future__ import annotations
@@ -24,13 +27,22 @@ from cohorts import report
 from cohorts.live import ClusterUnreachable, read_snapshot
 from cohorts.render import as_json, table
 from cohorts.target import Target, TargetError, load_stack, stack_file, target_of
+from cohorts.trace import TraceRecorder, queue_kinds, synth_trace, watch_workloads, write_trace
 from cohorts.verify import LEAK_GRACE, ClusterObjects, Difference, verify
 from cohorts.view import build_view
 from components.model import alerts, dashboard
 from components.model.plans import stack_plans
 from components.settings import ClusterMode, Settings
+from components.settings.stackfile import StackFileError
+from prsummary import gitbase
+from prsummary import stackfile as stackdoc
 from sandbox import prometheus as sandbox_prometheus
 from sandbox.paths import SandboxPaths
+from whatif.chart import chart_html
+from whatif.compare import section, what_if
+from whatif.kueue import Unsupported
+from whatif.report import report as whatif_report
+from whatif.trace import Trace, TraceError
 
 
 def _positive_int(text: str) -> int:
@@ -51,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m cohorts", description=(
         "Kueue cohorts of a kueue-cohorts stack on its live cluster (the sandbox, or the stack's kubeconfig and "
         "context). Exit codes: 0 ok, 1 differences or cluster failure, 2 usage or config error."))
-    sub = p.add_subparsers(dest="command", required=True, metavar="{status,verify,report,monitoring}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{status,verify,report,monitoring,trace,whatif}")
 
     def stack_args(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
@@ -119,7 +131,63 @@ def _parser() -> argparse.ArgumentParser:
     mp.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
     mp.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
     mp.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory for the four files")
+
+    tr = sub.add_parser("trace", help="a demand trace for the stack: synthetic, or recorded from its live cluster",
+                        description="Write a demand trace (JSON Lines, schema/demand-trace.schema.json).")
+    trace_sub = tr.add_subparsers(dest="trace_command", required=True, metavar="{synth,record}")
+    sy = trace_sub.add_parser("synth", help="a seeded synthetic trace: diurnal inference, a training backlog",
+                              description="A seeded synthetic trace for the stack's queues: inference replicas on a "
+                                          "diurnal curve with peaks, a Poisson backlog of training jobs (whatif/"
+                                          "synth.py).")
+    stack_args(sy)
+    sy.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    sy.add_argument("--days", type=_positive_float, default=7.0, help="length in days (default 7)")
+    sy.add_argument("--step-minutes", type=_positive_float, default=15.0,
+                    help="how often the inference replica count moves (default 15)")
+    sy.add_argument("--training-per-day", type=float, default=60.0, help="training jobs a day (default 60)")
+    sy.add_argument("--tenant-per-day", type=float, default=24.0, help="jobs a day per tenant (default 24)")
+    sy.add_argument("--out", type=Path, help="write here instead of stdout")
+    rc = trace_sub.add_parser("record", help="watch the live cluster's Workloads for a while, write them as a trace",
+                              description="Watch the Workloads of the stack's LocalQueues on its live cluster "
+                                          "(list, then the watch API) for --for, and write them as a trace.")
+    stack_args(rc)
+    rc.add_argument("--for", dest="seconds", type=_duration, default=3600.0, metavar="DURATION",
+                    help="how long to watch: 90s, 30m, 1h (default 1h)")
+    rc.add_argument("--checkpoint-seconds", type=_positive_float,
+                    help="the training checkpoint interval to write on training lines (default none)")
+    rc.add_argument("--out", type=Path, help="write here instead of stdout")
+
+    wi = sub.add_parser("whatif", help="replay a trace on the stack's quotas (and the base ref's), offline",
+                        description="Replay a demand trace on the stack's Kueue objects as Kueue 0.19.2 would admit "
+                                    "it (pure simulation, no cluster) and, with --base, on the stack file at that git "
+                                    "ref: per queue and tenant the admission wait, start delay, GPU-hours used and "
+                                    "borrowed, preemptions, training lost and workloads never admitted. Exit 1 when "
+                                    "inference waits longer with the change.")
+    stack_args(wi)
+    wi.add_argument("--trace", type=Path, required=True, help="the demand trace (JSON Lines)")
+    wi.add_argument("--base", metavar="REF", help="git ref of the base stack file (e.g. origin/main)")
+    wi.add_argument("--chart", type=Path, metavar="FILE",
+                    help="write the chart of GPUs held per queue (one HTML page) here")
+    wi.add_argument("--repo", type=Path, default=Path.cwd(), help="git work tree for --base (default: current dir)")
     return p
+
+
+def _duration(text: str) -> float:
+    """90, 90s, 30m, 1h, 1h30m -> seconds."""
+    total, number = 0.0, ""
+    for char in text.strip():
+        if char.isdigit() or char == ".":
+            number += char
+        elif char in "smh" and number:
+            total += float(number) * {"s": 1, "m": 60, "h": 3600}[char]
+            number = ""
+        else:
+            raise argparse.ArgumentTypeError("a duration such as 90s, 30m or 1h")
+    total += float(number) if number else 0.0
+    if total <= 0:
+        raise argparse.ArgumentTypeError("must be above 0")
+    return total
+
 
 
 PROMETHEUS_ENV = "KUEUE_COHORTS_PROMETHEUS_URL"
@@ -281,6 +349,67 @@ def _verify(args: argparse.Namespace, out: TextIO, sleep: Callable[[float], None
     return 1 if differences else 0
 
 
+def _trace(args: argparse.Namespace, out: TextIO) -> int:
+    if args.trace_command == "synth":
+        settings = load_stack(Path(args.stack_file or stack_file(args.stack)))
+        try:
+            demand = synth_trace(settings, args.seed, args.days, args.step_minutes, args.training_per_day,
+                                 args.tenant_per_day)
+        except ValueError as exc:
+            raise TargetError(str(exc)) from None
+    else:
+        settings, target, _ = _settings_and_target(args)
+        kinds = queue_kinds((lq.namespace, lq.name, lq.cluster_queue.role)
+                            for plan in stack_plans(settings) for lq in plan.local_queues)
+        recorder = TraceRecorder(kinds, args.checkpoint_seconds)
+        end = watch_workloads(target.api_client(), args.seconds, recorder.observe, deleted=recorder.observe_deleted)
+        demand = recorder.trace(end)
+    if args.out:
+        demand.write(args.out)
+    else:
+        write_trace(demand, out)
+    return 0
+
+
+def _base_settings(repo: Path, ref: str, path: str) -> Optional[Settings]:
+    """The stack's Settings at git `ref` (None when the file does not exist there). Raises TargetError."""
+    try:
+        doc = stackdoc.parse(gitbase.file_at(repo, ref, path), f"{ref}:{path}")
+    except (gitbase.GitError, StackFileError) as exc:
+        raise TargetError(str(exc)) from None
+    settings, error = stackdoc.load(doc)
+    if error:
+        raise TargetError(f"{ref}:{path}: {error}")
+    return settings
+
+
+def _whatif(args: argparse.Namespace, out: TextIO) -> int:
+    path = Path(args.stack_file or stack_file(args.stack))
+    head = load_stack(path)
+    try:
+        demand = Trace.read(args.trace)
+    except TraceError as exc:
+        raise TargetError(str(exc)) from None
+    base = None
+    if args.base:
+        try:
+            repo = gitbase.toplevel(args.repo)
+            relative = str(path.resolve().relative_to(repo.resolve()))
+        except (gitbase.GitError, ValueError) as exc:
+            raise TargetError(f"--base needs the stack file inside the git work tree {args.repo}: {exc}") from None
+        base = _base_settings(repo, args.base, relative)
+    try:
+        result = what_if(demand, head, base)
+    except Unsupported as exc:
+        raise TargetError(str(exc)) from None
+    if args.chart:
+        args.chart.parent.mkdir(parents=True, exist_ok=True)
+        args.chart.write_text(chart_html(result.head, whatif_report(result.head).gpu, result.base,
+                                        f"{args.stack}: GPUs held per ClusterQueue"))
+    out.write(section(result, str(args.trace), args.base, str(args.chart) if args.chart else None))
+    return 1 if result.comparison.alerts else 0
+
+
 def main(argv: Optional[list[str]] = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr,
          sleep: Callable[[float], None] = time.sleep) -> int:
     """Run the command line on ``argv`` (default sys.argv[1:]); write to ``out`` / ``err``. Returns the exit code
@@ -289,6 +418,10 @@ def main(argv: Optional[list[str]] = None, out: TextIO = sys.stdout, err: TextIO
     try:
         if args.command == "status":
             return _status(args, out, sleep)
+        if args.command == "trace":
+            return _trace(args, out)
+        if args.command == "whatif":
+            return _whatif(args, out)
         if args.command == "report":
             return _report(args, out)
         if args.command == "monitoring":

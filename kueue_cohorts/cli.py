@@ -12,6 +12,7 @@
 | ``validate`` | ``python -m kueue_cohorts.validate`` | the settings check of a stack file, no engine |
 | ``status``, ``verify`` | ``python -m cohorts ...`` | the stack's cohorts on its live cluster |
 | ``report``, ``monitoring`` | ``python -m cohorts ...`` | GPU-hours from Prometheus; the stack's alerts and dashboard |
+| ``trace``, ``whatif`` | ``python -m cohorts ...`` | a demand trace (``synth``, ``record``); its replay on the quotas |
 | ``sandbox`` | ``python -m sandbox ...`` | the local control plane: ``up``, ``down``, ``status``, ``logs`` |
 | ``pr-summary`` | ``python -m prsummary`` | the pull-request summary of one stack |
 | ``toolchain`` | ``python -m toolchain ...`` | build or locate the pinned binaries |
@@ -85,6 +86,10 @@ COMMANDS: dict[str, Command] = {
                       "(Prometheus, --since 7d)", verbose=False, output=("json", "csv", "html")),
     "monitoring": Command(cohorts_cli.main, ("monitoring",), "write the stack's alerts and Grafana dashboard "
                           "(--out DIR)", verbose=False),
+    "trace": Command(cohorts_cli.main, ("trace",), "a demand trace for the stack: synth (seeded) or record (live)",
+                     verbose=False),
+    "whatif": Command(cohorts_cli.main, ("whatif",), "replay a trace on the stack's quotas and the base ref's "
+                      "(--trace FILE --base REF)", verbose=False),
     "sandbox": Command(sandbox_cli.main, (), "the local control plane: up, down, status, logs", stack=False),
     "pr-summary": Command(prsummary_main.main, (), "the pull-request summary of one stack (--base REF)"),
     "toolchain": Command(toolchain_main.main, (), "build (ensure) or locate (path) the pinned binaries", stack=False,
@@ -120,9 +125,9 @@ def tool_argv(name: str, rest: Sequence[str], stack: str, output: Optional[str],
     if output not in (None, "table") and output not in cmd.output:
         raise ValueError(f"`{name}` has no {output} output; `--output {output}` works with: "
                          + ", ".join(n for n, c in COMMANDS.items() if output in c.output))
-    # A tool with subcommands of its own (sandbox, toolchain) takes them first, then its flags.
+    # A tool with subcommands of its own (sandbox, toolchain, trace) takes them first, then its flags.
     argv = [*cmd.head]
-    if not cmd.head and rest and not rest[0].startswith("-") and name in ("sandbox", "toolchain"):
+    if rest and not rest[0].startswith("-") and name in ("sandbox", "toolchain", "trace"):
         argv.append(rest[0])
         rest = rest[1:]
     if cmd.stack:

@@ -3,7 +3,9 @@
 Sections, in order: a red CAUTION alert with every problem when the stack file of the change does not validate,
 policy violations (mandatory first), resource changes (real pulumi preview, offline, see prsummary.preview), per
 cohort the quota table (before: stacks/Pulumi.<stack>.yaml at REF; after: the working tree; both through the pure
-plans) and the box diagram. An unchanged stack is one line.
+plans) and the box diagram, then, when the stack configures a demand trace (`kueue-cohorts:whatif.trace`), the
+what-if section (the trace replayed offline on the base and the head quotas; with --out, its chart next to it as
+<out>.whatif.html). An unchanged stack is one line.
 Exit codes: 0 summary written (even if it reports policy violations: the live preview is the gate); 1 the summary
 was written but the change's stack file does not validate (nothing of it could be deployed), or an unexpected
 failure (one line; the Python traceback only with --verbose); 2 bad arguments / unknown ref / missing or unreadable
@@ -16,6 +18,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import Optional
 
 import toolchain
 from components.settings.stackfile import StackFileError
@@ -23,10 +26,12 @@ from kueue_cohorts.pipes import run_main
 from prsummary import document, gitbase, guarantees, quotas, stackfile
 from prsummary.events import PreviewReport
 from prsummary.preview import AGAINST, preview_against_base, preview_against_state
+from prsummary.whatif import whatif_section
 
 
-def quota_side(repo: Path, stack: str, base: str) -> document.QuotaSide:
-    """Compare the stack's quotas at `base` (git) with the working tree, through the pure plans.
+def quota_side(repo: Path, stack: str, base: str, chart: Optional[Path] = None) -> document.QuotaSide:
+    """Compare the stack's quotas at `base` (git) with the working tree, through the pure plans, and replay the
+    stack's demand trace on both when it configures one (`whatif`; its chart written to `chart`).
     Raises gitbase.GitError for an unknown ref, OSError if the working-tree stack file is missing."""
     before_doc = stackfile.parse(gitbase.file_at(repo, base, f"stacks/Pulumi.{stack}.yaml"),
                                  f"{base}:stacks/Pulumi.{stack}.yaml")
@@ -34,15 +39,19 @@ def quota_side(repo: Path, stack: str, base: str) -> document.QuotaSide:
     before, before_error = stackfile.load(before_doc)
     after, after_error = stackfile.load(after_doc)
     tables = quotas.compare(quotas.snapshot(before), quotas.snapshot(after))
+    whatif, alerts = whatif_section(repo, stack, base, before, after, chart)
     return document.QuotaSide(tuple(tables), before_error, after_error, base_missing=before_doc is None,
-                              guarantees=tuple(guarantees.section(before, after)))
+                              guarantees=tuple(guarantees.section(before, after)), whatif=tuple(whatif),
+                              whatif_alerts=tuple(alerts))
 
 
 def summarize(repo: Path, stack: str, base: str, against: str = "base", policy: bool = True,
-              run_preview: bool = True, log: Callable[[str], None] = lambda line: None) -> tuple[str, bool]:
+              run_preview: bool = True, log: Callable[[str], None] = lambda line: None,
+              chart: Optional[Path] = None) -> tuple[str, bool]:
     """The summary markdown of `stack` in the work tree `repo` against git ref `base` (see module doc), and whether
-    the change is deployable (its stack file validates). Raises gitbase.GitError, OSError, toolchain.ToolchainError."""
-    quota = quota_side(repo, stack, base)
+    the change is deployable (its stack file validates); `chart`: where the what-if chart goes (None: none).
+    Raises gitbase.GitError, OSError, toolchain.ToolchainError."""
+    quota = quota_side(repo, stack, base, chart)
     if not run_preview:
         report = PreviewReport(ran=False, note="preview skipped (--no-preview)")
     elif against == "state":
@@ -77,8 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     log = (lambda line: print(line, file=sys.stderr, flush=True)) if args.verbose else (lambda line: None)
     try:
         repo = gitbase.toplevel(args.repo)
+        chart = args.out.with_suffix(".whatif.html") if args.out else None
         text, deployable = summarize(repo, args.stack, args.base, args.against, not args.no_policy,
-                                     not args.no_preview, log)
+                                     not args.no_preview, log, chart)
         if args.out:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(text)

@@ -29,7 +29,9 @@ class QuotaSide:
     tables: `quotas.compare(before, after)`. before_error / after_error: the SettingsError text when the stack
     file at BASE / in the working tree does not validate (its side is then empty). base_missing: the stack file
     does not exist at BASE (a new stack: everything is added). guarantees: the `#### Guarantees` lines
-    (`prsummary.guarantees.section`), empty when the change does not validate.
+    (`prsummary.guarantees.section`), empty when the change does not validate. whatif: the `#### What-if` lines
+    (`prsummary.whatif.whatif_section`), empty when the stack configures no demand trace; whatif_alerts: what the
+    what-if replay found worse for inference, shown at the top of the summary.
     """
 
     tables: tuple[CohortTable, ...]
@@ -37,6 +39,8 @@ class QuotaSide:
     after_error: Optional[str] = None
     base_missing: bool = False
     guarantees: tuple[str, ...] = ()
+    whatif: tuple[str, ...] = ()
+    whatif_alerts: tuple[str, ...] = ()
 
     @property
     def deployable(self) -> bool:
@@ -164,6 +168,11 @@ def render(stack: str, base: str, report: PreviewReport, quotas: QuotaSide) -> s
                 f"no policy reports anything, and every quota is the same.\n")
     parts = [marker(stack), f"### Stack `{stack}` — preview against `{base}`", ""]
     parts += invalid_section(stack, quotas)
+    if quotas.whatif_alerts:
+        parts += ["> [!WARNING]", "> **What-if**: with this change, on the stack's demand trace:",
+                  *[f"> - {alert}" for alert in quotas.whatif_alerts], ""]
     parts += (policy_section(report, quotas.deployable) + [""] + changes_section(report) + [""]
               + quota_section(quotas, base))
+    if quotas.whatif:
+        parts += ["", *quotas.whatif]
     return "\n".join(parts) + "\n"

@@ -12,7 +12,8 @@ One module per section of the stack file, the way Kueue keeps one `<kind>_types.
 - `queues`: preemption, WorkloadPriorityClasses, checkpoint plan; `services`: InferenceServices and their rollout;
 - `asymmetric` (`inferenceTraining`) and `symmetric` (`sharedPool`): the two cohort layouts;
 - `kueue`: Kueue itself; `admission`: the in-cluster guardrails and add-on namespaces; `preview`: the PR preview
-  identity; `root`: `Settings`; `load`: raw keys -> `Settings` with every problem's key path;
+  identity; `whatif`: the pull-request summary's demand trace; `root`: `Settings`; `load`: raw keys -> `Settings`
+  with every problem's key path;
 - beside them: `runtime` (`trainingRuntime`), `checkpoint_timing` (save interval and grace arithmetic),
   `quantity` (Kubernetes quantities), `secrets`, `stackfile` (the one stack-file reader), `errors` (`Problem`,
   `SettingsError`).
@@ -114,6 +115,7 @@ from components.settings.symmetric import (
     SharedPoolSettings,
     TenantSettings,
 )
+from components.settings.whatif import WhatIfSettings
 
 __all__ = [
     "RUNBOOK_URL",
@@ -176,6 +178,7 @@ __all__ = [
     "PreviewSubjectKind",
     "PreviewIdentityCreate",
     "PreviewIdentitySettings",
+    "WhatIfSettings",
     "training_covered",
     "Settings",
     "config_key",

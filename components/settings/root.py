@@ -23,6 +23,7 @@ from components.settings.runtime import (
     TrainingRuntimeSettings,
 )
 from components.settings.symmetric import SharedPoolSettings
+from components.settings.whatif import WhatIfSettings
 
 # --- the root --------------------------------------------------------------------------------------------------------
 
@@ -81,6 +82,9 @@ class Settings(Model):
     monitoring: MonitoringSettings = MonitoringSettings()
     """The alerts and the dashboard generated from the stack: thresholds, namespace, labels, runbook. Default: the
     thresholds above, namespace monitoring."""
+    whatif: Optional[WhatIfSettings] = None
+    """The what-if section of the pull-request summary: a demand trace replayed against the base and the head
+    quotas. Omitted: no what-if section."""
 
     @model_validator(mode="after")
     def _runtime_limits(self) -> Settings:

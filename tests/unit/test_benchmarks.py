@@ -123,7 +123,7 @@ def test_grpc_breakdown_sums_completed_calls_per_method(tmp_path_factory, calls)
     assert [v["s"] for v in found.values()] == sorted((v["s"] for v in found.values()), reverse=True)
 
 
-@pytest.mark.parametrize("name", ["toolchain", "policy", "planning", "trainjob"])
+@pytest.mark.parametrize("name", ["toolchain", "policy", "planning", "trainjob", "whatif", "whatif_agreement"])
 def test_help_describes_the_benchmark_in_whole_sentences(name, capsys):
     """`python -m benchmarks.<name> --help` shows the docstring's whole first paragraph: its first line alone stopped
     mid-sentence ("an official release archive against a")."""

@@ -27,7 +27,7 @@ LAYERS: dict[str, float] = {
     "components.stack": 5,  # assembly, target, preflight: only __main__.py imports it
 }
 #: the tools: they import the pure layers (settings, model, checks) and the rule book, never resources/ or stack/.
-TOOLS = ("deploy", "sandbox", "cohorts", "prsummary", "benchmarks", "kueue_cohorts")
+TOOLS = ("deploy", "sandbox", "cohorts", "prsummary", "benchmarks", "kueue_cohorts", "whatif")
 PURE = 3
 OURS = ("components", "policy", *TOOLS)
 

@@ -34,6 +34,9 @@ def _run(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[st
     (["pr-summary", "--stack", "prod", "--base", "origin/main"], ["--stack", "prod", "--base", "origin/main"]),
     (["validate", "--stack", "staging"], ["--stack", "staging"]),
     (["bench", "--only", "planning"], ["--only", "planning"]),
+    (["trace", "synth", "--stack", "staging", "--days", "2"], ["trace", "synth", "--stack", "staging", "--days", "2"]),
+    (["whatif", "--stack", "prod", "--trace", "t.jsonl", "--base", "origin/main"],
+     ["whatif", "--stack", "prod", "--trace", "t.jsonl", "--base", "origin/main"]),
 ])
 def test_shared_flags_reach_each_tool_in_its_own_words(argv, expected):
     args, rest = cli._parser().parse_known_args(argv)

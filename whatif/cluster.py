@@ -1,0 +1,118 @@
+"""The simulated cluster: the workloads (Kueue's workload.Info) and the admitted ones per ClusterQueue on the quota
+tree (Kueue's scheduler cache and its Snapshot).
+
+Upstream: kubernetes-sigs/kueue v0.19.2 pkg/workload/workload.go (Info, TotalRequests), pkg/cache/scheduler/
+snapshot.go (AddWorkload, RemoveWorkload, SimulateWorkloadUsageRemoval).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from whatif.kueue import FlavorResource, KueueSetup, amount
+from whatif.quota import CQNode, Tree, add_usage, remove_usage
+from whatif.trace import TraceWorkload
+
+
+@dataclass(eq=False)
+class Workload:
+    """One workload of the trace while it is simulated.
+
+    spec: its trace line. cq: the ClusterQueue of its LocalQueue (None: no such LocalQueue, never admitted).
+    priority: its WorkloadPriorityClass value (0 without one). requests: per pod, in Kueue's units, without the
+    resources Kueue leaves out (excludeResourcePrefixes). While admitted: `flavors` (resource -> flavor), `usage`
+    ((flavor, resource) -> amount) and `reserved_at` (when its quota was reserved: the candidate ordering's "admitted
+    more recently first"); `evicted` from its preemption until its quota is released.
+    Work: `saved` seconds of work kept by checkpoints, `started_at` of the current run.
+    """
+
+    spec: TraceWorkload
+    cq: Optional[str]
+    priority: int
+    requests: dict[str, int]
+    flavors: dict[str, str] = field(default_factory=dict)
+    usage: dict[FlavorResource, int] = field(default_factory=dict)
+    reserved_at: Optional[float] = None
+    evicted: bool = False
+    started_at: Optional[float] = None
+    saved: float = 0.0
+    finished: bool = False
+    victims: tuple[Workload, ...] = ()
+    evicted_at: Optional[float] = None
+    run: int = 0
+
+    @property
+    def name(self) -> str:
+        """The trace name."""
+        return self.spec.name
+
+    @property
+    def created(self) -> float:
+        """Its creation time (the FIFO timestamp: Kueue workload.Ordering GetQueueOrderTimestamp with
+        PrioritySortingWithinCohort on)."""
+        return self.spec.submit_seconds
+
+    @property
+    def count(self) -> int:
+        """Pod count."""
+        return self.spec.pods
+
+    def total(self, resource: str) -> int:
+        """Total request of `resource` over its pods (TotalRequests)."""
+        return self.requests.get(resource, 0) * self.count
+
+    def uses(self, frs: Iterable[FlavorResource]) -> bool:
+        """classical.WorkloadUsesResources: whether its admission uses any of `frs`."""
+        return any(self.flavors.get(resource) == flavor for flavor, resource in frs)
+
+
+def workload_of(spec: TraceWorkload, setup: KueueSetup) -> Workload:
+    """The simulated Workload of a trace line: its ClusterQueue, priority value and per-pod requests in Kueue's
+    units (resources matching excludeResourcePrefixes dropped, pkg/workload/resources.go)."""
+    requests = {r: amount(r, q) for r, q in spec.requests.items()
+                if not any(r.startswith(prefix) for prefix in setup.excluded_prefixes)}
+    priority = setup.priorities.get(spec.priority_class, 0) if spec.priority_class else 0
+    return Workload(spec=spec, cq=setup.queue_of(spec.namespace, spec.local_queue), priority=priority,
+                    requests=requests)
+
+
+class Cluster:
+    """The quota tree with the admitted workloads of every ClusterQueue (including evicted ones until their quota
+    is released): what Kueue's scheduler snapshot holds."""
+
+    def __init__(self, setup: KueueSetup):
+        self.setup = setup
+        self.tree = Tree(setup)
+        self.admitted: dict[str, dict[str, Workload]] = {name: {} for name in self.tree.cqs}
+
+    def cq(self, name: str) -> CQNode:
+        """The ClusterQueue node `name`."""
+        return self.tree.cqs[name]
+
+    def add(self, wl: Workload) -> None:
+        """Snapshot.AddWorkload: account `wl`'s usage in its ClusterQueue (and up the tree)."""
+        assert wl.cq is not None
+        node = self.tree.cqs[wl.cq]
+        for fr, value in wl.usage.items():
+            add_usage(node, fr, value)
+        self.admitted[wl.cq][wl.name] = wl
+
+    def remove(self, wl: Workload) -> None:
+        """Snapshot.RemoveWorkload: take `wl`'s usage back."""
+        assert wl.cq is not None
+        node = self.tree.cqs[wl.cq]
+        for fr, value in wl.usage.items():
+            remove_usage(node, fr, value)
+        del self.admitted[wl.cq][wl.name]
+
+    def add_usage(self, cq: str, usage: dict[FlavorResource, int]) -> None:
+        """ClusterQueueSnapshot.AddUsage of an assignment not yet admitted (within one scheduling cycle)."""
+        node = self.tree.cqs[cq]
+        for fr, value in usage.items():
+            add_usage(node, fr, value)
+
+    def remove_usage(self, cq: str, usage: dict[FlavorResource, int]) -> None:
+        """ClusterQueueSnapshot.RemoveUsage."""
+        node = self.tree.cqs[cq]
+        for fr, value in usage.items():
+            remove_usage(node, fr, value)

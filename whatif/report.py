@@ -1,0 +1,285 @@
+"""What a simulation means for each queue, and what a change does to it: the numbers of the what-if report.
+
+Per ClusterQueue and per tenant (a LocalQueue in a namespace), from a `whatif.scheduler.Result`:
+- admission wait (submit -> first quota reservation) and start delay (submit -> first start: the admission plus the
+  victims' termination) p50 / p95 / max over the workloads admitted; workloads never admitted are counted apart;
+- GPU-hours held (quota reserved, in the device-count resource: `whatif.kueue.gpu_resource`) and, per ClusterQueue,
+  GPU-hours borrowed (usage above nominalQuota, summed over flavors);
+- preemptions (its workloads evicted) and training work lost (hours, and steps when the trace gives stepSeconds).
+
+`compare` puts a base and a head report side by side and names first what got worse for inference: an inference
+workload that waits (or is never admitted) where it did not before.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Optional
+
+from whatif.kueue import gpu_resource
+from whatif.scheduler import Result
+from whatif.trace import WorkloadKind
+
+
+@dataclass(frozen=True)
+class Stats:
+    """p50, p95 and max of some seconds (nearest rank), over `count` values; all 0 for none."""
+
+    count: int = 0
+    p50: float = 0.0
+    p95: float = 0.0
+    max: float = 0.0
+
+    @staticmethod
+    def of(values: list[float]) -> Stats:
+        """The Stats of `values`."""
+        if not values:
+            return Stats()
+        ordered = sorted(values)
+
+        def rank(p: float) -> float:
+            return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+        return Stats(len(ordered), rank(50), rank(95), ordered[-1])
+
+
+@dataclass(frozen=True)
+class QueueReport:
+    """One row: a ClusterQueue (`local_queue` None) or one of its LocalQueues (namespace/local_queue).
+
+    kinds: the workload kinds seen. Times in seconds, work in hours."""
+
+    cluster_queue: str
+    namespace: Optional[str] = None
+    local_queue: Optional[str] = None
+    kinds: tuple[str, ...] = ()
+    workloads: int = 0
+    admission_wait: Stats = Stats()
+    start_delay: Stats = Stats()
+    gpu_hours: float = 0.0
+    borrowed_gpu_hours: Optional[float] = None
+    preempted: int = 0
+    lost_hours: float = 0.0
+    lost_steps: Optional[int] = None
+    never_admitted: int = 0
+
+    @property
+    def key(self) -> str:
+        """`<ClusterQueue>` or `<namespace>/<LocalQueue>`."""
+        return self.cluster_queue if self.local_queue is None else f"{self.namespace}/{self.local_queue}"
+
+    @property
+    def inference(self) -> bool:
+        """Whether it serves inference."""
+        return WorkloadKind.INFERENCE.value in self.kinds
+
+
+@dataclass(frozen=True)
+class Report:
+    """The rows of one simulation (ClusterQueues, each followed by its LocalQueues when it has several), the GPU
+    resource counted, the
+    horizon (seconds) and workloads whose LocalQueue does not exist."""
+
+    gpu: str
+    horizon_seconds: float
+    rows: tuple[QueueReport, ...]
+    unqueued: tuple[str, ...] = ()
+
+    def row(self, key: str) -> Optional[QueueReport]:
+        """The row whose `key` is `key`, or None."""
+        return next((r for r in self.rows if r.key == key), None)
+
+
+def _gpus(usage: dict[tuple[str, str], int], gpu: str) -> int:
+    return sum(v for (_, r), v in usage.items() if r == gpu)
+
+
+def report(result: Result) -> Report:
+    """The Report of a simulation Result (see the module doc)."""
+    setup = result.setup
+    resources = sorted({r for cq in setup.cluster_queues.values() for g in cq.groups for r in g.covered})
+    gpu = gpu_resource(resources)
+    horizon = result.trace.horizon_seconds
+    first_admit: dict[str, float] = {}
+    first_start: dict[str, float] = {}
+    held: dict[str, float] = {}
+    since: dict[str, float] = {}
+    preempted: dict[str, int] = {}
+    lost: dict[str, float] = {}
+    for e in result.events:
+        if e.kind == "admitted":
+            first_admit.setdefault(e.workload, e.time)
+            since[e.workload] = e.time
+        elif e.kind == "started":
+            first_start.setdefault(e.workload, e.time)
+        elif e.kind in ("finished", "released") and e.workload in since:
+            held[e.workload] = held.get(e.workload, 0.0) + e.time - since.pop(e.workload)
+        elif e.kind == "preempted":
+            preempted[e.workload] = preempted.get(e.workload, 0) + 1
+            lost[e.workload] = lost.get(e.workload, 0.0) + e.lost
+    for name, start in since.items():
+        held[name] = held.get(name, 0.0) + horizon - start
+    groups: dict[tuple[str, Optional[str], Optional[str]], list[str]] = {}
+    unqueued = []
+    for name, wl in result.workloads.items():
+        if wl.cq is None:
+            unqueued.append(name)
+            continue
+        groups.setdefault((wl.cq, None, None), []).append(name)
+        groups.setdefault((wl.cq, wl.spec.namespace, wl.spec.local_queue), []).append(name)
+    rows = []
+    for cq_name in sorted(setup.cluster_queues):
+        tenants = sorted(k for k in groups if k[0] == cq_name and k[1] is not None)
+        keys = [(cq_name, None, None)] + (tenants if len(tenants) > 1 else [])  # one LocalQueue: the same numbers
+        for key in keys:
+            names = groups.get(key, [])
+            wls = [result.workloads[n] for n in names]
+            steps = [lost.get(w.name, 0.0) / w.spec.step_seconds for w in wls if w.spec.step_seconds]
+            rows.append(QueueReport(
+                cluster_queue=cq_name, namespace=key[1], local_queue=key[2],
+                kinds=tuple(sorted({w.spec.kind.value for w in wls})), workloads=len(wls),
+                admission_wait=Stats.of([first_admit[w.name] - w.created for w in wls if w.name in first_admit]),
+                start_delay=Stats.of([first_start[w.name] - w.created for w in wls if w.name in first_start]),
+                gpu_hours=sum(held.get(w.name, 0.0) * w.total(gpu) for w in wls) / 3600,
+                borrowed_gpu_hours=_borrowed(result, cq_name, gpu) if key[1] is None else None,
+                preempted=sum(preempted.get(w.name, 0) for w in wls),
+                lost_hours=sum(lost.get(w.name, 0.0) for w in wls) / 3600,
+                lost_steps=round(sum(steps)) if steps else None,
+                never_admitted=sum(1 for w in wls if w.name not in first_admit)))
+    return Report(gpu, horizon, tuple(rows), tuple(sorted(unqueued)))
+
+
+def _borrowed(result: Result, cq_name: str, gpu: str) -> float:
+    """GPU-hours above nominalQuota of ClusterQueue `cq_name` over the trace."""
+    quotas = result.setup.cluster_queues[cq_name].quotas
+    series = result.usage[cq_name]
+    total = 0.0
+    for (t, usage), (t_next, _) in zip(series, series[1:] + [(result.trace.horizon_seconds, {})], strict=True):
+        above = sum(max(0, v - quotas[fr].nominal) for fr, v in usage.items() if fr[1] == gpu and fr in quotas)
+        total += above * max(0.0, min(t_next, result.trace.horizon_seconds) - t)
+    return total / 3600
+
+
+def gpu_series(result: Result, gpu: str) -> dict[str, list[tuple[float, int]]]:
+    """Per ClusterQueue, (time, GPUs held) at every change, ending at the horizon (for the chart)."""
+    out = {}
+    for cq_name, series in result.usage.items():
+        points = [(t, _gpus(u, gpu)) for t, u in series]
+        points.append((result.trace.horizon_seconds, points[-1][1] if points else 0))
+        out[cq_name] = points
+    return out
+
+
+@dataclass(frozen=True)
+class Change:
+    """One row of the comparison: the same queue in the base and the head report (None where it does not
+    exist)."""
+
+    key: str
+    base: Optional[QueueReport]
+    head: Optional[QueueReport]
+
+    @property
+    def row(self) -> QueueReport:
+        """The head row, else the base row (one of them exists)."""
+        row = self.head or self.base
+        assert row is not None
+        return row
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Base and head side by side: the rows in head order (queues only in base last) and the alerts, worst first:
+    inference that waits or is never admitted where it was not before, then inference that starts later."""
+
+    base: Report
+    head: Report
+    changes: tuple[Change, ...]
+    alerts: tuple[str, ...] = field(default=())
+
+
+def _fmt(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def compare(base: Report, head: Report) -> Comparison:
+    """Compare two Reports of the same trace (see Comparison)."""
+    keys = [r.key for r in head.rows] + [r.key for r in base.rows if head.row(r.key) is None]
+    changes = tuple(Change(k, base.row(k), head.row(k)) for k in keys)
+    alerts = []
+    for change in changes:
+        b, h = change.base, change.head
+        if h is None or not h.inference or h.local_queue is not None:
+            continue
+        if b is None:
+            continue
+        if h.never_admitted > b.never_admitted:
+            alerts.append(f"inference on {h.key}: {h.never_admitted} workload(s) never admitted "
+                          f"(base: {b.never_admitted})")
+        if h.admission_wait.max > b.admission_wait.max + 1 or h.admission_wait.p95 > b.admission_wait.p95 + 1:
+            alerts.append(f"inference on {h.key} waits longer for admission: p95 {_fmt(b.admission_wait.p95)} -> "
+                          f"{_fmt(h.admission_wait.p95)}, max {_fmt(b.admission_wait.max)} -> "
+                          f"{_fmt(h.admission_wait.max)}")
+    for change in changes:
+        b, h = change.base, change.head
+        if h is None or b is None or not h.inference or h.local_queue is not None:
+            continue
+        if h.start_delay.max > b.start_delay.max + 1:
+            alerts.append(f"inference on {h.key} starts later: start delay max {_fmt(b.start_delay.max)} -> "
+                          f"{_fmt(h.start_delay.max)} (admission plus the victims' termination)")
+    return Comparison(base, head, changes, tuple(alerts))
+
+
+def _cell(base: Optional[float], head: Optional[float], text: str = "{:.1f}") -> str:
+    if base is None and head is None:
+        return ""
+    b = "—" if base is None else text.format(base)
+    h = "—" if head is None else text.format(head)
+    return b if b == h else f"{b} → {h}"
+
+
+def _stats_cell(base: Optional[Stats], head: Optional[Stats]) -> str:
+    def one(s: Optional[Stats]) -> str:
+        if s is None:
+            return "—"
+        if not s.count:
+            return "none"
+        return f"{_fmt(s.p50)} / {_fmt(s.p95)} / {_fmt(s.max)}"
+    b, h = one(base), one(head)
+    return b if b == h else f"{b} → {h}"
+
+
+def markdown(comparison: Comparison, title: str) -> str:
+    """The what-if section as Markdown: the title, the alerts first (a CAUTION block), then one table row per
+    queue and tenant: inference rows first, each cell `base → head` where they differ."""
+    head = comparison.head
+    lines = [f"### {title}", ""]
+    if comparison.alerts:
+        lines += ["> [!CAUTION]"] + [f"> - {a}" for a in comparison.alerts] + [""]
+    else:
+        lines += ["No inference waits longer with this change.", ""]
+    lines += [f"| queue | workloads | admission wait p50 / p95 / max | start delay p50 / p95 / max | "
+              f"{head.gpu}-hours | borrowed | preempted | training lost (h) | never admitted |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    ordered = sorted(comparison.changes, key=lambda c: not c.row.inference)
+    for change in ordered:
+        b, h, row = change.base, change.head, change.row
+        label = f"`{change.key}`" + (" (inference)" if row.inference else "")
+        lines.append("| " + " | ".join([
+            label if row.local_queue is None else f"&nbsp;&nbsp;↳ {label}",
+            _cell(b.workloads if b else None, h.workloads if h else None, "{:d}"),
+            _stats_cell(b.admission_wait if b else None, h.admission_wait if h else None),
+            _stats_cell(b.start_delay if b else None, h.start_delay if h else None),
+            _cell(b.gpu_hours if b else None, h.gpu_hours if h else None),
+            _cell(b.borrowed_gpu_hours if b else None, h.borrowed_gpu_hours if h else None),
+            _cell(b.preempted if b else None, h.preempted if h else None, "{:d}"),
+            _cell(b.lost_hours if b else None, h.lost_hours if h else None),
+            _cell(b.never_admitted if b else None, h.never_admitted if h else None, "{:d}"),
+        ]) + " |")
+    if head.unqueued:
+        lines += ["", f"{len(head.unqueued)} workload(s) name a LocalQueue the stack does not have: "
+                  + ", ".join(f"`{n}`" for n in head.unqueued[:10]) + (" ..." if len(head.unqueued) > 10 else "")]
+    return "\n".join(lines) + "\n"
