@@ -20,8 +20,8 @@ Per size N, in a fresh sandbox (real kube-apiserver, etcd, Kueue with its webhoo
    the stack's state) under fresh names (every name's prefix ``<size>p-`` becomes ``<size>k-``), from one file,
    Namespaces first; then ``kubectl diff --server-side`` of the same file (no changes: exit code 0).
 4. ``--variant every-step``: ``pulumi up`` again under fresh names with ``PULUMI_SKIP_CHECKPOINTS=false`` (a state
-   checkpoint per step, Pulumi's default); ``no-policy``: with ``--no-policy``; ``preview-first``: with
-   ``--preview-first`` (the pack's separate preview before the update, what ``up`` did before it ran in one pass);
+   checkpoint per step, Pulumi's default); ``no-policy``: with ``--no-policy``; ``one-pass``: with
+   ``--one-pass`` (no separate preview with the pack before the update);
    ``parallel-32``: with
    ``PULUMI_PARALLEL=32`` (the CLI's default is 4 per CPU); ``qps-50`` / ``qps-1000``: the kubernetes provider's
    client-side rate limit (``cluster.kubeClientSettings``, default 200 QPS, burst 400) at the provider's own
@@ -65,7 +65,7 @@ STACK = "bench"
 VARIANTS: dict[str, tuple[str, dict[str, str], list[str], dict[str, Any]]] = {
     "every-step": ("e", {"PULUMI_SKIP_CHECKPOINTS": "false"}, [], {}),
     "no-policy": ("n", {}, ["--no-policy"], {}),
-    "preview-first": ("f", {}, ["--preview-first"], {}),
+    "one-pass": ("f", {}, ["--one-pass"], {}),
     "parallel-32": ("q", {"PULUMI_PARALLEL": "32"}, [], {}),
     "qps-50": ("r", {}, [], {"kubeClientSettings": {"qps": 50, "burst": 120}}),
     "qps-1000": ("s", {}, [], {"kubeClientSettings": {"qps": 1000, "burst": 2000}}),
@@ -434,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=sorted([*VARIANTS, *PREVIEW_VARIANTS]),
         default=[],
         help="extra pulumi up runs per size, under fresh names: every-step "
-        "(PULUMI_SKIP_CHECKPOINTS=false), no-policy (--no-policy), preview-first (--preview-first), "
+        "(PULUMI_SKIP_CHECKPOINTS=false), no-policy (--no-policy), one-pass (--one-pass), "
         "parallel-32 (PULUMI_PARALLEL=32), "
         "qps-200 (the kubernetes provider's client at 200 QPS, burst 400; its default is 50/120); no-change "
         "previews: preview-parallel-diff (PULUMI_PARALLEL_DIFF=true), preview-no-policy (--no-policy)",

@@ -8,14 +8,12 @@ Before any engine call: the stack file is read (deploy.stackfile); a protected s
 ``kueue-cohorts:protected: true``) refuses a file backend, the dev passphrase and ``--no-policy``
 (deploy.protection); a kubeconfig-mode stack checks its kubeconfig file, context and API server (deploy.preflight);
 a lock of the file backend is reported, with ``cancel`` to clear it when its process is gone (deploy.locks).
-``up`` first reconciles the pending operations of an interrupted run (deploy.recovery), then updates in one engine
-pass: the policy pack runs during the update (each resource policy before its resource is created, the stack policies
-at the end), and nothing reaches the engine that the program's settings check has not judged first, because the
-program judges exactly the objects it registers (components.model.assembly, the one assembler;
-tests/unit/components/model/test_registered_is_rendered.py) with the same rule book as the pack
-(tests/policy/test_rule_book_parity.py),
-and deploy runs that check on the stack file before the engine starts. ``--preview-first`` adds the earlier separate
-preview with the pack (docs/performance.md, "up in one pass": the measurement and the reasoning). ``up`` and
+``up`` first reconciles the pending operations of an interrupted run (deploy.recovery), then previews with the
+policy pack and only then updates: the Automation API's ``up`` skips the preview, and stack policies judge objects
+only after they were created. ``--one-pass`` drops that preview (the pack then runs during the update only: each
+resource policy before its resource is created, the stack policies at the end); safe for what the program's settings
+check judged (the same rule book, on exactly what the one assembler renders), not for an object a program registers
+beside the assembler (docs/performance.md, "up in one pass?": the measurement and the reasoning). ``up`` and
 ``destroy`` refuse, before any change, while workloads hold a ClusterQueue (or ClusterQueues a ResourceFlavor) that
 the run deletes, naming them and the ways out (deploy.queue_holders; docs/operations.md, "Queues in use").
 
@@ -113,8 +111,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="do not run the policy pack in policy/ (refused for protected stacks)")
     parser.add_argument("--expect-no-changes", action="store_true", help="fail if preview/up would change anything")
     parser.add_argument("--verbose", action="store_true", help="show Python tracebacks and the engine's full error")
-    parser.add_argument("--preview-first", action="store_true",
-                        help="up: preview with the policy pack before the update (one more engine pass)")
+    parser.add_argument("--one-pass", action="store_true",
+                        help="up: skip the preview with the policy pack before the update (the pack still runs "
+                             "during it; stack policies then judge objects after they were created)")
     parser.add_argument("--diff", action="store_true",
                         help="preview: show every changed property (default: one line per resource)")
     parser.add_argument("--out", type=Path, help="render: the directory for the stack's YAML (required there)")
@@ -321,7 +320,7 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, environ:
 
     Before ``destroy`` and ``up``, ``check_queue_holders`` refuses while something holds a ClusterQueue or
     ResourceFlavor the run deletes, as the engine's preview steps say (``destroy``: ``preview_destroy``; ``up``: the
-    ``--preview-first`` preview, else ``check_up_holders``)."""
+    preview before the update, or ``check_up_holders`` with ``--one-pass``)."""
     output: list[str] = []
     events: list[auto.EngineEvent] = []
 
@@ -348,10 +347,10 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, environ:
             # Compact by default (one line per resource, as `pulumi preview`); --diff: every changed property.
             stack.preview(diff=args.diff or None, expect_no_changes=args.expect_no_changes or None, **kwargs)
         elif args.command == "up":
-            if args.preview_first and not args.no_policy:
+            if not args.one_pass and not args.no_policy:
                 # The Automation API runs `pulumi up --skip-preview`, where stack policies see the objects only after
-                # they were created. The program judges what it registers before the first registration (see the
-                # module doc); --preview-first adds the pack's own preview pass for those who want it anyway. Its
+                # they were created: preview with the pack first, so a mandatory violation stops `up` before any
+                # change (it costs one more engine run; --one-pass skips it, see the module doc). Its
                 # steps also say which Kueue objects the update deletes (issue 28 finding 10).
                 print("deploy: preview with the policy pack before up", flush=True)
                 stack.preview(on_event=events.append, **kwargs)
