@@ -12,7 +12,8 @@ One module per section of the stack file, the way Kueue keeps one `<kind>_types.
 - `queues`: preemption, WorkloadPriorityClasses, checkpoint plan; `services`: InferenceServices and their rollout;
 - `asymmetric` (`inferenceTraining`) and `symmetric` (`sharedPool`): the two cohort layouts;
 - `kueue`: Kueue itself; `admission`: the in-cluster guardrails and add-on namespaces; `preview`: the PR preview
-  identity; `root`: `Settings`; `load`: raw keys -> `Settings` with every problem's key path;
+  identity; `multikueue`: the worker clusters and the ClusterQueues that dispatch to them; `root`: `Settings`;
+  `load`: raw keys -> `Settings` with every problem's key path;
 - beside them: `runtime` (`trainingRuntime`), `checkpoint_timing` (save interval and grace arithmetic),
   `quantity` (Kubernetes quantities), `secrets`, `stackfile` (the one stack-file reader), `errors` (`Problem`,
   `SettingsError`).
@@ -81,6 +82,12 @@ from components.settings.load import (
     config_keys,
     parse_settings,
     raw_from_stack_file,
+)
+from components.settings.multikueue import (
+    MultiKueueDispatch,
+    MultiKueueSettings,
+    MultiKueueWorker,
+    WorkerSecret,
 )
 from components.settings.preview import (
     PreviewIdentityCreate,
@@ -160,6 +167,10 @@ __all__ = [
     "StackIdentities",
     "AdmissionSettings",
     "AddOnNamespaceAllowance",
+    "MultiKueueSettings",
+    "MultiKueueWorker",
+    "MultiKueueDispatch",
+    "WorkerSecret",
     "PreviewSubjectKind",
     "PreviewIdentityCreate",
     "PreviewIdentitySettings",
