@@ -12,12 +12,17 @@ pkg/controller/admissionchecks/multikueue/clusterqueue.go (one MultiKueue Admiss
 """
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
 
 from components.settings import PROJECT, ClusterMode, Settings, config_key, quantity
 from components.settings.errors import Problem
 from components.settings.multikueue import MAX_CLUSTERS
+from components.settings.runtime import DNS_SUBDOMAIN
 from policy.rules.resource_values import quantity_problem
 
 MK = "multiKueue"
@@ -184,3 +189,50 @@ def check_feature_gate(settings: Settings) -> list[Problem]:
 
 CHECKS = (check_names, check_targets, check_workers_capacity, check_feature_gate)
 """Every settings-only check of `multiKueue`, in config order."""
+
+
+def kubeconfig_problems(text: str) -> list[str]:
+    """What Kueue's MultiKueue refuses in a worker kubeconfig (the Secret's `kubeconfig`), one clause each; empty when
+    it would connect. Mirrors pkg/controller/admissionchecks/multikueue/multikueuecluster.go `validateKubeconfig` and
+    `validateRestConfig` (Kueue v0.19.2, feature MultiKueueAllowInsecureKubeconfigs off): no tokenFile, no
+    insecure-skip-tls-verify, certificate-authority-data rather than a file path, a server whose host is an IP or a
+    DNS-1123 subdomain, no basic auth, exec plugin or auth provider; and (the manager's pod has none of the deploy
+    machine's files) no client-certificate or client-key file path. Pure; never raises."""
+    try:
+        config = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        return [f"it is not YAML ({str(err).splitlines()[0]})"]
+    if not isinstance(config, dict):
+        return ["it is not a kubeconfig (a YAML mapping with clusters, users and contexts)"]
+    problems: list[str] = []
+    clusters = [c for c in config.get("clusters") or [] if isinstance(c, dict)]
+    if not clusters:
+        problems.append("it names no cluster")
+    for entry in clusters:
+        name, cluster = entry.get("name"), entry.get("cluster") or {}
+        if cluster.get("insecure-skip-tls-verify"):
+            problems.append(f"cluster {name} skips TLS verification (insecure-skip-tls-verify)")
+        if cluster.get("certificate-authority"):
+            problems.append(f"cluster {name} names a certificate-authority file; write certificate-authority-data")
+        server = str(cluster.get("server") or "")
+        host = urlsplit(server).hostname or ""
+        if not server:
+            problems.append(f"cluster {name} has no server URL")
+        elif not (_is_ip(host) or re.match(DNS_SUBDOMAIN, host.lower())):
+            problems.append(f"cluster {name}'s server {server} is not an IP address or DNS name Kueue trusts")
+    for entry in [u for u in config.get("users") or [] if isinstance(u, dict)]:
+        name, user = entry.get("name"), entry.get("user") or {}
+        for key, what in (("tokenFile", "a tokenFile"), ("username", "basic auth"), ("password", "basic auth"),
+                          ("exec", "an exec plugin"), ("auth-provider", "an auth provider"),
+                          ("client-certificate", "a client-certificate file"), ("client-key", "a client-key file")):
+            if user.get(key):
+                problems.append(f"user {name} uses {what}")
+    return list(dict.fromkeys(problems))
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True

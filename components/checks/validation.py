@@ -28,7 +28,9 @@ from components.model.pack_config import pack_config
 from components.model.render import KeyPath, Rendered, RenderedStack, render
 from components.settings import PROJECT, Settings, config_key, parse_settings, raw_from_stack_file, secrets
 from components.settings.errors import Problem, SettingsError
+from policy.rules.book import Rule, run_clusters
 from policy.rules.book import run as run_rule_book
+from policy.rules.multikueue import MANAGER
 from policy.rules.objects import KubeObject, from_resource
 from policy.rules.values import MISSING, Violation
 
@@ -127,6 +129,27 @@ def _judged(settings: Settings, raw: Mapping[str, Any],
         return [Problem(f"{PROJECT}:*", "<stack>", f"the stack cannot be rendered: {err}",
                         "correct the stack config")], [], None
     rendered = stack.objects()
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+    seen: set[tuple[str, str, str]] = set()
+    config = pack_config(settings)
+    manager = as_objects(rendered)
+    _collect(raw, rendered, run_rule_book(manager, config), "", problems, warnings, seen)
+    for worker in stack.workers:  # each worker's cohorts with that worker's nodes (multiKueue.workers[].nodePools)
+        objects = worker.objects()
+        _collect(raw, objects, run_rule_book(as_objects(objects), pack_config(worker.settings)),
+                 f"on worker '{worker.name}': ", problems, warnings, seen)
+    if stack.workers:
+        clusters = {MANAGER: manager, **{w.name: as_objects(w.objects()) for w in stack.workers}}
+        _collect(raw, rendered, run_clusters(clusters, config), "", problems, warnings, seen)
+    return problems, warnings, stack
+
+
+def _collect(raw: Mapping[str, Any], rendered: Sequence[Rendered], found: Sequence[tuple[Rule, Violation]],
+             where: str, problems: list[Problem], warnings: list[Problem], seen: set[tuple[str, str, str]]) -> None:
+    """Map the rule book's findings on the objects `rendered` (of one cluster) to Problems at the config keys that
+    wrote them (`where` prefixes the rule: a worker's cluster), into `problems` (mandatory rules) and `warnings`;
+    the same key, rule and fix once (`seen`)."""
     by_ref: dict[tuple[Any, ...], int] = {}
     twice: set[tuple[Any, ...]] = set()
     for index, item in enumerate(rendered):
@@ -134,19 +157,17 @@ def _judged(settings: Settings, raw: Mapping[str, Any],
         if ref in by_ref:
             twice.add(ref)  # a name the stack uses twice: settings_rules reports it; findings on it are ambiguous
         by_ref.setdefault(ref, index)
-    problems: list[Problem] = []
-    warnings: list[Problem] = []
-    seen: set[tuple[str, str, str]] = set()
-    for rule, violation in run_rule_book(as_objects(rendered), pack_config(settings)):
+    for rule, violation in found:
         subject = violation.subject
         if subject is not None and (subject.kind, subject.namespace, subject.name) in twice:
             continue
         problem = _problem(raw, rendered, by_ref, violation)
+        if where:
+            problem = Problem(problem.key, problem.value, where + problem.rule, problem.fix, problem.policy)
         if (problem.key, problem.rule, problem.fix) in seen:
             continue  # the same key and rule found on several objects (a runtime per training namespace)
         seen.add((problem.key, problem.rule, problem.fix))
         (problems if rule.mandatory else warnings).append(problem)
-    return problems, warnings, stack
 
 
 MAX_VALUES = 200_000

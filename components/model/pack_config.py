@@ -10,7 +10,9 @@ settings check (which runs the same rule book in-process with this same config) 
 - `nodePools`: the cluster's nodes from `kueue-cohorts:nodePools`, each with its labels (written out, {} when the
   stack gives none) and capacity per node: cohort-nominal-within-capacity decides which ResourceFlavor selects which
   pool by those labels (`policy/rules/capacity.py`), so the capacity per flavor carries its node labels;
-- `kueueNamespace`: Kueue's namespace.
+- `kueueNamespace`: Kueue's namespace;
+- with `multiKueue`: `workerNodePools` (each worker's nodes, judged against its own cohorts) and the options of
+  multikueue-workers-ready (each worker's ServiceAccount, the manager's integrations and feature gates).
 """
 from __future__ import annotations
 
@@ -65,6 +67,14 @@ def pack_config(settings: Settings) -> dict[str, Any]:
             "excludeResourcePrefixes": list(settings.kueue.resources.exclude_resource_prefixes)}
     if settings.kueue.namespace != "kueue-system":
         config["kueue-manager-config"] = {"kueueNamespace": settings.kueue.namespace}
+    mk = settings.multi_kueue
+    if mk is not None:
+        config["cohort-nominal-within-capacity"]["workerNodePools"] = {
+            w.name: [{**p.model_dump(by_alias=True, exclude_none=True), "labels": dict(p.labels)}
+                     for p in w.node_pools or settings.node_pools] for w in mk.workers}
+        config["multikueue-workers-ready"] = {
+            "serviceAccounts": {w.name: f"{settings.kueue.namespace}/{w.service_account}" for w in mk.workers},
+            "integrations": list(settings.kueue.integrations), "featureGates": dict(settings.kueue.feature_gates)}
     return config
 
 
