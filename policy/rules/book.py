@@ -26,6 +26,7 @@ from .config import option
 from .coverage import check_cluster_queue_covers_pod_resources
 from .inference_fit import check_inference_fits_nominal
 from .manager_config import check_kueue_manager_config
+from .multikueue import check_workers_ready
 from .namespaces import check_protected_namespaces
 from .objects import UNKNOWN_POLICY, KubeObject, unknown_violation
 from .overlap import check_pinned_selector, check_selector_overlap
@@ -86,7 +87,9 @@ class Rule:
     sentence. mandatory: the default enforcement level (the pack config may lower it; the settings check treats
     mandatory rules as errors and advisory ones as warnings). stack: True when `check` takes every object of the
     stack, False when it takes one object. check: `(objects or object, options) -> violations`. promise: the promise
-    it keeps (its section of policy/README.md).
+    it keeps (its section of policy/README.md). clusters: True for a rule across the clusters of a MultiKueue stack:
+    `check` then takes `{cluster: objects}` (`multikueue.MANAGER` for the stack's own cluster, a worker's name for
+    each worker) and runs through `run_clusters`; every other stack rule judges each cluster on its own.
     """
 
     name: str
@@ -95,6 +98,7 @@ class Rule:
     stack: bool
     check: Callable[..., list[Violation]]
     promise: Promise
+    clusters: bool = False
 
 
 _ROLES_MEMO: list[tuple[Sequence[KubeObject], dict[tuple[Any, ...], tuple[Roles, list[Any]]]]] = []
@@ -256,6 +260,11 @@ RULES: tuple[Rule, ...] = (
          "Every patch can be judged as the object it produces (kind, apiVersion and name known).", True, True,
          lambda objs, o: check_patches(objs, "judgeable-patches"),
          promise=Promise.WELL_FORMED),
+    Rule("multikueue-workers-ready",
+         "Every worker a ClusterQueue dispatches to (MultiKueue) has its namespaces, LocalQueues and training "
+         "runtimes, and lets the manager's Kueue reach every job kind it dispatches or watches.", True, True,
+         lambda clusters, o: check_workers_ready(clusters, o, "multikueue-workers-ready"),
+         promise=Promise.KUEUE_COUNTS, clusters=True),
     Rule("no-helm-release",
          "No Helm v3 Release, whose objects the pack cannot see: use kubernetes:helm.sh/v4:Chart.", True, False,
          lambda obj, o: check_helm_release(obj, "no-helm-release"),
@@ -278,12 +287,15 @@ def _effective(objects: Sequence[KubeObject]) -> list[KubeObject]:
 
 
 def judge(rule: Rule, subject: Any, options: Mapping[str, Any]) -> list[Violation]:
-    """Apply `rule` to a stack's objects (stack rules) or one object (resource rules), patches included: a stack
-    rule sees every `<Kind>Patch` merged into the object it produces (`patches.effective_objects`); a resource rule
-    judges a judgeable patch as that object. The catalog calls this for the pack, `run` for the program.
+    """Apply `rule` to a stack's objects (stack rules), to `{cluster: objects}` (rules across clusters) or one object
+    (resource rules), patches included: a stack rule sees every `<Kind>Patch` merged into the object it produces
+    (`patches.effective_objects`); a resource rule judges a judgeable patch as that object. The catalog calls this
+    for the pack, `run` for the program.
 
     Values unknown at preview fail closed, never raise (`_failing_closed`). Raises nothing for unknown values."""
     def check() -> list[Violation]:
+        if rule.clusters:  # {cluster: objects}, each with its patches merged
+            return rule.check({name: effective_objects(objs) for name, objs in subject.items()}, options)
         if rule.stack:
             keep_patches = rule.name == "judgeable-patches"
             return rule.check(list(subject) if keep_patches else _effective(subject), options)
@@ -355,10 +367,8 @@ def _run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple
     stack = list(objects)  # one list for every stack rule, so the memos above serve them all
     subjects: Optional[list[KubeObject]] = None
     for rule in RULES:
-        options = config.get(rule.name) or {}
-        if isinstance(options, str):
-            options = {"enforcementLevel": options}
-        if options.get("enforcementLevel") == "disabled":
+        options = _options_of(rule, config)
+        if options is None or rule.clusters:
             continue
         if rule.stack:
             found += [(rule, v) for v in judge(rule, stack, options)]
@@ -373,6 +383,30 @@ def _run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple
                     except UnknownValueError as err:  # fail closed, never raise
                         judged.append(unknown_violation(obj, err))
             found += [(rule, v) for v in _failing_closed(rule, judged, noted)]
+    return found
+
+
+def _options_of(rule: Rule, config: Mapping[str, Any]) -> Optional[Mapping[str, Any]]:
+    """The options of `rule` in pack config `config` (a bare string is its enforcement level), or None when the
+    config disables it."""
+    options = config.get(rule.name) or {}
+    if isinstance(options, str):
+        options = {"enforcementLevel": options}
+    return None if options.get("enforcementLevel") == "disabled" else options
+
+
+def run_clusters(clusters: Mapping[str, Sequence[KubeObject]],
+                 config: Mapping[str, Any]) -> list[tuple[Rule, Violation]]:
+    """Judge the rules across clusters (`Rule.clusters`) as the pack would: `clusters` maps each cluster of a
+    MultiKueue stack to its objects (`multikueue.MANAGER` for the stack's own; patches merged per cluster), `config`
+    is the stack's pack config. `run` judges each cluster by every other rule. Returns (rule, violation) pairs."""
+    found: list[tuple[Rule, Violation]] = []
+    for rule in RULES:
+        options = _options_of(rule, config)
+        if options is None or not rule.clusters:
+            continue
+        with memo.judging():
+            found += [(rule, v) for v in judge(rule, clusters, options)]
     return found
 
 

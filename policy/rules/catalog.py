@@ -34,14 +34,16 @@ from pulumi_policy.policy import _PolicyAnalyzerServicer
 from . import memo
 from .book import RULES, Rule, judge
 from .config import SCHEMAS, option
+from .multikueue import MANAGER, worker_of_provider
 from .objects import KubeObject, from_resource
-from .stack_capacity import node_pools_from_stack_config
+from .stack_capacity import node_pools_from_stack_config, worker_node_pools_from_stack_config
 from .values import UnknownValueError, Violation, format_path
 
 PACK_NAME = "kueue-cohorts"
 
 ResourceRule = Callable[[KubeObject, Mapping[str, Any]], list[Violation]]
-StackRule = Callable[[list[KubeObject], Mapping[str, Any]], list[Violation]]
+StackRule = Callable[[Any, Mapping[str, Any]], list[Violation]]
+"""`(objects of one cluster, or {cluster: objects} for a rule across clusters, options) -> violations`."""
 
 
 def _report_all(violations: Iterable[Violation], report: ReportViolation) -> None:
@@ -85,13 +87,23 @@ def resource_policy(name: str, description: str, level: EnforcementLevel,
                                     config_schema=_schema(name), severity=_severity(level))
 
 
-def stack_policy(name: str, description: str, level: EnforcementLevel, rule: StackRule) -> StackValidationPolicy:
-    """Wrap a whole-stack rule as a StackValidationPolicy (arguments as for `resource_policy`; the rule gets every
-    Kubernetes object of the stack, with the outputs the engine passes to stack policies)."""
+def stack_policy(name: str, description: str, level: EnforcementLevel, rule: StackRule,
+                 clusters: bool = False) -> StackValidationPolicy:
+    """Wrap a whole-stack rule as a StackValidationPolicy (arguments as for `resource_policy`; the rule gets the
+    Kubernetes objects of the stack, with the outputs the engine passes to stack policies).
+
+    A MultiKueue stack targets several clusters, one provider each (`multikueue.worker_of_provider`): the rule judges
+    each cluster's objects on its own, with that cluster's options (`_cluster_options`: a worker's nodes); with
+    `clusters` it gets `{cluster: objects}` once instead. A stack of one cluster is judged as one list, as before."""
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        objects = _stack_objects(args)
+        by_cluster = _stack_clusters(args)
+        config = args.get_config()
         try:
-            _report_all(rule(objects, args.get_config()), report)
+            if clusters:
+                _report_all(rule(by_cluster, config), report)
+            else:
+                for cluster, objects in by_cluster.items():
+                    _report_all(rule(objects, _cluster_options(name, config, cluster)), report)
         except UnknownValueError as err:
             _report_all([_last_resort("stack", err, None)], report)
 
@@ -101,20 +113,44 @@ def stack_policy(name: str, description: str, level: EnforcementLevel, rule: Sta
 
 #: The AnalyzeStack call being served (a fresh object per call, see `judge_each_stack_once`), else None.
 _JUDGEMENT: contextvars.ContextVar[Optional[object]] = contextvars.ContextVar("kueue_cohorts_judgement", default=None)
-_STACK_MEMO: list[tuple[object, tuple[str, ...], list[KubeObject]]] = []
+_STACK_MEMO: list[tuple[object, tuple[str, ...], dict[str, list[KubeObject]]]] = []
 
 
-def _stack_objects(args: StackValidationArgs) -> list[KubeObject]:
-    """The stack's Kubernetes objects for a stack policy: within one AnalyzeStack call the same list for every stack
-    policy (same URNs), so the rule book's per-stack memos (roles, patches merged) serve them all; outside one, or
-    for other URNs, a new list."""
+def cluster_of(resource: Any) -> str:
+    """The cluster a resource of the stack targets: the worker of its provider (`k8s-worker-<name>`), else
+    `multikueue.MANAGER`."""
+    provider = getattr(resource, "provider", None)
+    if provider is None:
+        return MANAGER
+    return worker_of_provider(str(getattr(provider, "name", "") or "")) or MANAGER
+
+
+def _stack_clusters(args: StackValidationArgs) -> dict[str, list[KubeObject]]:
+    """The stack's Kubernetes objects for a stack policy, by cluster (`cluster_of`; the manager first): within one
+    AnalyzeStack call the same lists for every stack policy (same URNs), so the rule book's per-stack memos (roles,
+    patches merged) serve them all; outside one, or for other URNs, new lists."""
     judgement = _JUDGEMENT.get()
     urns = tuple(r.urn for r in args.resources)
     if judgement is not None and _STACK_MEMO and _STACK_MEMO[0][0] is judgement and _STACK_MEMO[0][1] == urns:
         return _STACK_MEMO[0][2]
-    objects = [o for o in (from_resource(r.resource_type, r.props, r.urn, r.name) for r in args.resources) if o]
-    _STACK_MEMO[:] = [(judgement, urns, objects)] if judgement is not None else []
-    return objects
+    clusters: dict[str, list[KubeObject]] = {MANAGER: []}
+    for r in args.resources:
+        obj = from_resource(r.resource_type, r.props, r.urn, r.name)
+        if obj is not None:
+            clusters.setdefault(cluster_of(r), []).append(obj)
+    _STACK_MEMO[:] = [(judgement, urns, clusters)] if judgement is not None else []
+    return clusters
+
+
+def _cluster_options(policy: str, config: Mapping[str, Any], cluster: str) -> Mapping[str, Any]:
+    """The options `policy` judges `cluster` with: the stack's own for the manager; for a worker, the capacity
+    policy's `nodePools` are the worker's (`workerNodePools`, else its `nodePools` in the stack config, else the
+    stack's)."""
+    if cluster == MANAGER or policy != "cohort-nominal-within-capacity":
+        return config
+    explicit = (option(policy, config, "workerNodePools") or {}).get(cluster)
+    pools = explicit or worker_node_pools_from_stack_config(pulumi_config_env(), cluster)
+    return {**config, "nodePools": pools} if pools else config
 
 
 def _once_per_judgement(step: str, convert: Callable[..., Any]) -> Callable[..., Any]:
@@ -258,6 +294,8 @@ def build_policies() -> list[Any]:
     policies: list[Any] = []
     for rule in RULES:
         level = MANDATORY if rule.mandatory else ADVISORY
-        adapter = stack_policy if rule.stack else resource_policy
-        policies.append(adapter(rule.name, rule.description, level, _judged(rule)))
+        if rule.stack:
+            policies.append(stack_policy(rule.name, rule.description, level, _judged(rule), rule.clusters))
+        else:
+            policies.append(resource_policy(rule.name, rule.description, level, _judged(rule)))
     return policies

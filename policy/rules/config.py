@@ -89,6 +89,15 @@ SCHEMAS: dict[str, dict[str, dict[str, Any]]] = {
                            "nodePools, as one pool whose labels are unknown: only a ResourceFlavor without "
                            "nodeLabels can be judged against it.",
         },
+        "workerNodePools": {
+            "type": "object",
+            "additionalProperties": {"type": "array", "items": {"type": "object"}},
+            "default": {},
+            "description": "MultiKueue worker name -> its nodes (as nodePools): the objects of provider "
+                           "k8s-worker-<name> are judged against them. Generated from "
+                           "kueue-cohorts:multiKueue.workers[].nodePools; a worker without an entry takes those of "
+                           "the stack config, else the stack's own nodes.",
+        },
         "flavorCapacity": {
             "type": "object",
             "additionalProperties": {"type": "object", "additionalProperties": {"type": ["string", "number"]}},
@@ -148,6 +157,29 @@ SCHEMAS: dict[str, dict[str, dict[str, Any]]] = {
         },
     },
     "kueue-api-version": {},
+    "multikueue-workers-ready": {
+        "serviceAccounts": {
+            "type": "object",
+            "additionalProperties": {"type": "string"},
+            "default": {},
+            "description": "MultiKueue worker name -> `<namespace>/<name>` of the ServiceAccount the manager's Kueue "
+                           "acts as there (default kueue-system/multikueue).",
+        },
+        "integrations": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "The manager's Kueue integrations (integrations.frameworks). Empty: those of a Kueue "
+                           "manager Configuration in the stack, else the project's default integrations.",
+        },
+        "featureGates": {
+            "type": "object",
+            "additionalProperties": {"type": "boolean"},
+            "default": {},
+            "description": "The manager's Kueue feature gates (they add verbs: ElasticJobsViaWorkloadSlices, "
+                           "MultiKueueOrchestratedPreemption).",
+        },
+    },
     "single-layout-per-cohort": {},
     "inference-reclaim-unblocked": {
         **ROLE_OPTIONS,

@@ -51,6 +51,7 @@ MANDATORY = {
     "judgeable-patches",
     "no-helm-release",
     "inference-rollout-fits-nominal",
+    "multikueue-workers-ready",
 }
 ADVISORY = {"cluster-queue-namespace-selector", "inference-peak-fits-nominal"}
 
