@@ -35,6 +35,10 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--kueue-delay", type=float, default=0.0, metavar="SECONDS",
                     help="start the Kueue manager SECONDS late and do not wait for it (to test clients that must "
                          "wait for Kueue's webhooks, e.g. a stack with kueue.install: true)")
+    up.add_argument("--workers", type=int, default=0, metavar="N",
+                    help="also start N MultiKueue worker clusters (each its own etcd, kube-apiserver, Kueue, JobSet "
+                         "and Trainer on other loopback ports; named after the stack's multiKueue.workers, else "
+                         "worker-1..N), under <state dir>/workers/<name>")
     up.add_argument("--only-if-sandbox", action="store_true",
                     help="do nothing unless the stack's kueue-cohorts:cluster.mode is sandbox (for `make up`)")
     down = sub.add_parser("down", parents=[common], help="stop every component started by up")
@@ -125,6 +129,28 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def worker_names(stack_path: Path, count: int) -> list[str]:
+    """The names of the first ``count`` MultiKueue workers of the stack file (``multiKueue.workers[].name``), then
+    ``worker-<i>`` for any beyond those it declares."""
+    raw = raw_from_stack_file(stack_path).get("multiKueue")
+    declared = [w.get("name") for w in (raw.get("workers") or []) if isinstance(w, dict)] if isinstance(raw, dict) \
+        else []
+    names = [str(n) for n in declared if isinstance(n, str)][:count]
+    return names + [f"worker-{i}" for i in range(len(names) + 1, count + 1)]
+
+
+def worker_sandboxes(sandbox: Sandbox, stack_path: Path, count: int) -> list[tuple[str, Sandbox]]:
+    """The worker sandboxes ``up --workers count`` starts, each under ``<state dir>/workers/<name>``."""
+    return [(name, Sandbox(sandbox.paths.worker(name), worker=name)) for name in worker_names(stack_path, count)]
+
+
+def existing_workers(sandbox: Sandbox) -> list[tuple[str, Sandbox]]:
+    """Every worker sandbox that has a state directory under ``<state dir>/workers``."""
+    root = sandbox.paths.root / "workers"
+    return [(d.name, Sandbox(sandbox.paths.worker(d.name), worker=d.name))
+            for d in sorted(root.iterdir()) if d.is_dir()] if root.is_dir() else []
+
+
 def _main(args: argparse.Namespace) -> int:
     sandbox = Sandbox()
     if args.command == "up":
@@ -141,8 +167,13 @@ def _main(args: argparse.Namespace) -> int:
             if isinstance(mode, str) and mode != "sandbox":
                 print(f"stack {Path(path).name} targets cluster mode {mode}: no sandbox needed")
                 return 0
+        if args.workers < 0:
+            print("sandbox: --workers takes a count (0 or more)", file=sys.stderr)
+            return 2
         try:
             report = sandbox.up(path, timeout=args.timeout, kueue_delay=args.kueue_delay)
+            workers = [(name, worker.up(path, timeout=args.timeout))
+                       for name, worker in worker_sandboxes(sandbox, path, args.workers)]
         except SettingsError as exc:
             print(f"sandbox: {exc}", file=sys.stderr)
             return 2
@@ -151,10 +182,16 @@ def _main(args: argparse.Namespace) -> int:
             return 1
         state = "already running" if report.already_running else f"up in {report.seconds['total']:.1f} s"
         print(f"sandbox {state}; kubeconfig: {report.kubeconfig}")
+        for name, worker_report in workers:
+            worker_state = ("already running" if worker_report.already_running
+                            else f"up in {worker_report.seconds['total']:.1f} s")
+            print(f"worker {name} {worker_state}; kubeconfig: {worker_report.kubeconfig}")
         print(f"export KUBECONFIG={report.kubeconfig}")
         return 0
     if args.command == "down":
-        stopped = sandbox.down(purge=args.purge)
+        stopped = [f"{name}/{component}" for name, worker in existing_workers(sandbox)
+                   for component in worker.down(purge=False)]
+        stopped = sandbox.down(purge=args.purge) + stopped
         print(f"stopped: {', '.join(stopped) if stopped else 'nothing was running'}"
               + (f"; removed {sandbox.paths.root}" if args.purge else ""))
         if args.purge:
@@ -165,5 +202,9 @@ def _main(args: argparse.Namespace) -> int:
 
         text, ok = render(sandbox)
         print(text)
+        for name, worker in existing_workers(sandbox):
+            worker_text, worker_ok = render(worker)
+            print(f"\n== worker {name} ==\n{worker_text}")
+            ok = ok and worker_ok
         return 0 if ok else 1
     return _logs(sandbox, args.component, args.lines, args.follow)

@@ -138,7 +138,8 @@ def _judged(settings: Settings, raw: Mapping[str, Any],
     for worker in stack.workers:  # each worker's cohorts with that worker's nodes (multiKueue.workers[].nodePools)
         objects = worker.objects()
         _collect(raw, objects, run_rule_book(as_objects(objects), pack_config(worker.settings)),
-                 f"on worker '{worker.name}': ", problems, warnings, seen)
+                 f"on worker '{worker.name}': ", problems, warnings, seen,
+                 f"kueue-cohorts:multiKueue.workers[{worker.index}].nodePools")
     if stack.workers:
         clusters = {MANAGER: manager, **{w.name: as_objects(w.objects()) for w in stack.workers}}
         _collect(raw, rendered, run_clusters(clusters, config), "", problems, warnings, seen)
@@ -146,10 +147,11 @@ def _judged(settings: Settings, raw: Mapping[str, Any],
 
 
 def _collect(raw: Mapping[str, Any], rendered: Sequence[Rendered], found: Sequence[tuple[Rule, Violation]],
-             where: str, problems: list[Problem], warnings: list[Problem], seen: set[tuple[str, str, str]]) -> None:
+             where: str, problems: list[Problem], warnings: list[Problem], seen: set[tuple[str, str, str]],
+             nodes_key: str = "") -> None:
     """Map the rule book's findings on the objects `rendered` (of one cluster) to Problems at the config keys that
-    wrote them (`where` prefixes the rule: a worker's cluster), into `problems` (mandatory rules) and `warnings`;
-    the same key, rule and fix once (`seen`)."""
+    wrote them (`where` prefixes the rule: a worker's cluster, whose nodes a fix names at `nodes_key`), into
+    `problems` (mandatory rules) and `warnings`; the same key, rule and fix once (`seen`)."""
     by_ref: dict[tuple[Any, ...], int] = {}
     twice: set[tuple[Any, ...]] = set()
     for index, item in enumerate(rendered):
@@ -163,7 +165,8 @@ def _collect(raw: Mapping[str, Any], rendered: Sequence[Rendered], found: Sequen
             continue
         problem = _problem(raw, rendered, by_ref, violation)
         if where:
-            problem = Problem(problem.key, problem.value, where + problem.rule, problem.fix, problem.policy)
+            fix = problem.fix.replace(f"{PROJECT}:nodePools", nodes_key) if nodes_key else problem.fix
+            problem = Problem(problem.key, problem.value, where + problem.rule, fix, problem.policy)
         if (problem.key, problem.rule, problem.fix) in seen:
             continue  # the same key and rule found on several objects (a runtime per training namespace)
         seen.add((problem.key, problem.rule, problem.fix))
