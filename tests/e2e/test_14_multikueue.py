@@ -178,19 +178,22 @@ def test_inference_reclaiming_on_the_worker_is_seen_on_the_manager(cluster, work
              "the dispatched training Pod to run on the worker")
     remote_wl = wait_for(lambda: next(iter(worker.kueue_objects("workloads", TRAINING_NS)), None), 30,
                          "the worker's copy of the Workload")
+    local_uid = wait_for(lambda: _workload(cluster, TRAINING_NS, uid), 30, "the manager's Workload")["metadata"]["uid"]
     serve = worker.submit_job(INFERENCE_NS, "serve", "mk-inference-lq", SLICE, priority_class="mk-inference-prio")
-    preempted = wait_for(
-        lambda: (w := _get(worker, KUEUE, TRAINING_NS, "workloads", remote_wl["metadata"]["name"]))
-        and is_true(w, "Preempted") and w, 120, "the worker's Kueue to preempt the dispatched training Workload")
-    reasons = {c["type"]: c.get("reason") for c in preempted["status"]["conditions"]}
-    assert reasons["Preempted"] == "InCohortReclamation"
-    wait_for(lambda: admitted_in(worker.workload_of(serve)) == "mk-inference-cq", 90,
+    wait_for(lambda: admitted_in(worker.workload_of(serve)) == "mk-inference-cq", 120,
              "inference to be admitted on the worker")
+
+    def preempted_on_worker() -> list:  # an Event: the manager may delete the worker's copy right after
+        events = worker.core.list_namespaced_event(TRAINING_NS).items
+        return [e for e in events if e.reason == "Preempted" and e.involved_object.name == remote_wl["metadata"]["name"]
+                and "reclamation within the cohort" in (e.message or "")]
+
+    wait_for(preempted_on_worker, 60, "the worker's Kueue to preempt the dispatched Workload (InCohortReclamation)")
 
     def seen_on_manager() -> list:
         events = cluster.core.list_namespaced_event(TRAINING_NS).items
         return [e for e in events if e.reason == "MultiKueue" and "evicted on worker cluster" in (e.message or "")
-                and e.involved_object.uid == _workload(cluster, TRAINING_NS, uid)["metadata"]["uid"]]
+                and e.involved_object.uid == local_uid]
 
     event = wait_for(seen_on_manager, 120, "the manager to record the eviction on worker-1")
     assert WORKER in event[0].message
