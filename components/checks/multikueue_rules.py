@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from components.settings import PROJECT, ClusterMode, Settings, config_key, quantity
+from components.settings import PROJECT, ClusterMode, ManagerTrainer, Settings, config_key, quantity
 from components.settings.errors import Problem
 from components.settings.multikueue import MAX_CLUSTERS
 from components.settings.runtime import DNS_SUBDOMAIN
@@ -187,7 +187,31 @@ def check_feature_gate(settings: Settings) -> list[Problem]:
     return []
 
 
-CHECKS = (check_names, check_targets, check_workers_capacity, check_feature_gate)
+TRAINJOB_FRAMEWORK = "trainer.kubeflow.org/trainjob"
+PINNED_TRAINER = "v2.2.1"
+"""The Kubeflow Trainer the project pins and tests (toolchain/versions.toml); its TrainJob controller reconciles
+every TrainJob whatever its spec.managedBy (pkg/controller/trainjob_controller.go, kubeflow/trainer#3632)."""
+
+
+def check_trainjob_dispatch(settings: Settings) -> list[Problem]:
+    """A ClusterQueue whose namespaces run the stack's trainingRuntime dispatches only when nothing on the manager
+    reconciles TrainJobs (`multiKueue.managerTrainer: CRDsOnly`): Kueue unsuspends the manager's TrainJob once its
+    Workload is dispatched, and the pinned Trainer ignores spec.managedBy, so the TrainJob would also run on the
+    manager (seen in the sandbox: a JobSet, a Job and a running Pod on the manager next to the worker's)."""
+    mk, layout = settings.multi_kueue, settings.inference_training
+    if (mk is None or layout is None or settings.training_runtime is None or mk.manager_trainer ==
+            ManagerTrainer.CRDS_ONLY or TRAINJOB_FRAMEWORK not in settings.kueue.integrations):
+        return []
+    return [Problem(key(MK, "dispatch", i, "clusterQueue"), entry.cluster_queue,
+                    f"its namespaces run the trainingRuntime's TrainJobs, and the Kubeflow Trainer {PINNED_TRAINER} "
+                    "on the manager ignores spec.managedBy (kubeflow/trainer#3632): a dispatched TrainJob would run "
+                    "on the manager as well as on the worker",
+                    "run only the Trainer's CRDs on the manager and set multiKueue.managerTrainer: CRDsOnly (a "
+                    "Trainer with kubeflow/trainer#3681 honours managedBy), or dispatch another ClusterQueue")
+            for i, entry in enumerate(mk.dispatch) if entry.cluster_queue == layout.training.cluster_queue]
+
+
+CHECKS = (check_names, check_targets, check_workers_capacity, check_feature_gate, check_trainjob_dispatch)
 """Every settings-only check of `multiKueue`, in config order."""
 
 

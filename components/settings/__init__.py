@@ -84,6 +84,7 @@ from components.settings.load import (
     raw_from_stack_file,
 )
 from components.settings.multikueue import (
+    ManagerTrainer,
     MultiKueueDispatch,
     MultiKueueSettings,
     MultiKueueWorker,
@@ -168,6 +169,7 @@ __all__ = [
     "AdmissionSettings",
     "AddOnNamespaceAllowance",
     "MultiKueueSettings",
+    "ManagerTrainer",
     "MultiKueueWorker",
     "MultiKueueDispatch",
     "WorkerSecret",

@@ -10,6 +10,7 @@ order the Incremental dispatcher nominates them) and admissioncheck_types.go (co
 """
 from __future__ import annotations
 
+from enum import Enum
 from typing import Optional
 
 from pydantic import (
@@ -90,6 +91,13 @@ class MultiKueueDispatch(Model):
         return self.name or f"{self.cluster_queue}-multikueue"
 
 
+class ManagerTrainer(str, Enum):
+    """What serves the TrainJob API on the manager (`multiKueue.managerTrainer`)."""
+
+    CONTROLLER = "Controller"  # the Kubeflow Trainer controller runs on the manager (the sandbox's case)
+    CRDS_ONLY = "CRDsOnly"     # only the Trainer's CRDs: nothing on the manager reconciles a TrainJob
+
+
 class MultiKueueSettings(Model):
     """`kueue-cohorts:multiKueue`: the worker clusters and which ClusterQueues dispatch to them."""
 
@@ -97,6 +105,12 @@ class MultiKueueSettings(Model):
     """The worker clusters (>= 1), each with a unique name and Secret."""
     dispatch: list[MultiKueueDispatch] = Field(min_length=1)
     """The dispatching ClusterQueues (>= 1), each once, each with its workers in dispatch order."""
+    manager_trainer: ManagerTrainer = ManagerTrainer.CONTROLLER
+    """What serves the TrainJob API on the manager: Controller (the Kubeflow Trainer controller runs there) or
+    CRDsOnly (only its CRDs). Kueue unsuspends a dispatched TrainJob on the manager (its spec.managedBy names
+    MultiKueue), and the pinned Trainer v2.2.1 ignores spec.managedBy (kubeflow/trainer#3632, fixed by #3681 after
+    it): with Controller, the TrainJob would run on the manager as well, so a ClusterQueue whose namespaces run the
+    stack's trainingRuntime may dispatch only with CRDsOnly. Default Controller."""
 
     def worker(self, name: str) -> Optional[MultiKueueWorker]:
         """The worker called `name`, or None."""

@@ -12,7 +12,7 @@ from tests.deploycli import bare_env, clone, deploy, edit_stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
-MULTI = {"workers": [{"name": "worker-1"}],
+MULTI = {"workers": [{"name": "worker-1"}], "managerTrainer": "CRDsOnly",
          "dispatch": [{"clusterQueue": "c12-training-cq", "workers": ["worker-1"]}]}
 
 

@@ -50,7 +50,7 @@ def _raw(nodes: Any = None) -> dict:
     worker: dict[str, Any] = {"name": "worker-1"}
     if nodes is not None:
         worker["nodePools"] = nodes
-    raw["multiKueue"] = {"workers": [worker],
+    raw["multiKueue"] = {"workers": [worker], "managerTrainer": "CRDsOnly",
                          "dispatch": [{"clusterQueue": "c12-training-cq", "workers": ["worker-1"]}]}
     return raw
 

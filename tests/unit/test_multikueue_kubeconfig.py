@@ -64,7 +64,8 @@ def test_any_text_gives_reasons_never_an_exception(text):
 
 def _settings(tmp_path, from_file):
     raw = raw_from_stack_file(STACKS / "Pulumi.staging.yaml")
-    raw["multiKueue"] = {"workers": [{"name": "w", "context": "w", "secret": {"fromFile": str(from_file)}}],
+    raw["multiKueue"] = {"managerTrainer": "CRDsOnly",
+                         "workers": [{"name": "w", "context": "w", "secret": {"fromFile": str(from_file)}}],
                          "dispatch": [{"clusterQueue": raw["inferenceTraining"]["training"]["clusterQueue"],
                                        "workers": ["w"]}]}
     return load_settings(raw)
@@ -95,7 +96,7 @@ def test_the_deploy_reads_the_file_and_refuses_an_insecure_one_at_its_key(tmp_pa
 
 def test_a_sandbox_worker_that_is_not_up_says_how_to_start_it(tmp_path):
     raw = raw_from_stack_file(STACKS / "Pulumi.dev.yaml")
-    raw["multiKueue"] = {"workers": [{"name": "a"}, {"name": "b"}],
+    raw["multiKueue"] = {"managerTrainer": "CRDsOnly", "workers": [{"name": "a"}, {"name": "b"}],
                          "dispatch": [{"clusterQueue": "c12-training-cq", "workers": ["a", "b"]}]}
     settings = load_settings(raw)
 

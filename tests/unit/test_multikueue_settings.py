@@ -15,8 +15,10 @@ MK = "kueue-cohorts:multiKueue"
 
 
 def _dev(multi: dict, **cluster) -> dict:
+    """The dev stack with `multi` as multiKueue (managerTrainer CRDsOnly unless `multi` says: the dev stack's training
+    queue runs TrainJobs, see test_dispatching_trainjobs_needs_a_manager_without_the_trainer_controller)."""
     raw = stack_raw("dev")
-    raw["multiKueue"] = multi
+    raw["multiKueue"] = {"managerTrainer": "CRDsOnly", **multi}
     if cluster:
         raw["cluster"] = cluster
     return raw
@@ -153,3 +155,19 @@ def test_the_dispatch_order_is_reported_at_each_bad_position(order):
             expected.add(f"{MK}.dispatch[0].workers[{index}]")
         seen.add(name)
     assert found == expected
+
+
+def test_dispatching_trainjobs_needs_a_manager_without_the_trainer_controller():
+    """The pinned Kubeflow Trainer v2.2.1 ignores spec.managedBy (kubeflow/trainer#3632): with its controller on the
+    manager a dispatched TrainJob would run there too. The training queue of a stack with a trainingRuntime may
+    dispatch only with managerTrainer CRDsOnly; the inference queue, a stack without runtime, or without the trainjob
+    integration, may."""
+    multi = {"workers": [{"name": "w"}], "dispatch": [{"clusterQueue": "c12-training-cq", "workers": ["w"]},
+                                                      {"clusterQueue": "c12-inference-cq", "workers": ["w"]}]}
+    found = _problems(_dev({**multi, "managerTrainer": "Controller"}))
+    assert set(k for k in found if k.startswith(MK)) == {f"{MK}.dispatch[0].clusterQueue"}
+    assert "kubeflow/trainer#3632" in found[f"{MK}.dispatch[0].clusterQueue"]
+    assert not [k for k in _problems(_dev(multi)) if k.startswith(MK)]
+    no_runtime = _dev({**multi, "managerTrainer": "Controller"})
+    del no_runtime["trainingRuntime"]
+    assert not [k for k in _problems(no_runtime) if k.startswith(MK)]

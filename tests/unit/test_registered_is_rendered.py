@@ -108,7 +108,8 @@ def _multikueue() -> list[tuple[str, dict]]:
     """The dev stack with two workers (one with nodes of its own) and both of its queues dispatching, and the guide's
     shared pool with a tenant dispatching."""
     dev = raw_from_stack_file(STACKS / "Pulumi.dev.yaml")
-    dev["multiKueue"] = {"workers": [{"name": "worker-1"}, {"name": "worker-2", "serviceAccount": "mk",
+    dev["multiKueue"] = {"managerTrainer": "CRDsOnly",
+                         "workers": [{"name": "worker-1"}, {"name": "worker-2", "serviceAccount": "mk",
                                                             "nodePools": dev["nodePools"]}],
                          "dispatch": [{"clusterQueue": "c12-training-cq", "workers": ["worker-2", "worker-1"]},
                                       {"clusterQueue": "c12-inference-cq", "workers": ["worker-1"]}]}

@@ -17,7 +17,7 @@ from tests.unit.cohorts.test_cohorts_verify import FakeCluster, served
 
 def _settings(integrations=None):
     raw = stack_raw("dev")
-    raw["multiKueue"] = {"workers": [{"name": "worker-1"}],
+    raw["multiKueue"] = {"managerTrainer": "CRDsOnly", "workers": [{"name": "worker-1"}],
                          "dispatch": [{"clusterQueue": "c12-training-cq", "workers": ["worker-1"]}]}
     if integrations is not None:
         raw["kueue"] = {**raw.get("kueue", {}), "integrations": integrations}

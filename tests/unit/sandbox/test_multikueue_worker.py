@@ -23,7 +23,7 @@ from tests.helpers import stack_raw
 def _stack_file(tmp_path, multi):
     raw = stack_raw("dev")
     if multi is not None:
-        raw["multiKueue"] = multi
+        raw["multiKueue"] = {"managerTrainer": "CRDsOnly", **multi}
     path = tmp_path / "Pulumi.mk.yaml"
     path.write_text(yaml.safe_dump({"config": {f"kueue-cohorts:{k}": v for k, v in raw.items()}}))
     return path, raw
