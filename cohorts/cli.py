@@ -120,10 +120,17 @@ def _status(args, out: TextIO, sleep: Callable[[float], None]) -> int:
     api = target.api_client()
     cohorts = None if args.all else [plan.cohort for plan in stack_plans(settings)]
     header = {"stack": name, "cluster": target.describe()}
+    workers = [(w.name, worker_target(settings, w)) for w in (settings.multi_kueue.workers if settings.multi_kueue
+                                                              else [])]
+    worker_apis = [(n, t.api_client(), t) for n, t in workers]
     views = 0
     try:
         while True:
             text = status_view(api, cohorts, args.preemptions, args.output, header, pretty=not args.watch)
+            for worker_name, worker_api, worker_t in worker_apis:  # MultiKueue: each worker's cohorts after
+                text += "\n" + status_view(worker_api, cohorts, args.preemptions, args.output,
+                                           {"stack": name, "worker": worker_name, "cluster": worker_t.describe()},
+                                           pretty=not args.watch)
             if args.watch and args.output == "table" and out.isatty():
                 out.write("\033[H\033[J")
             out.write(text + "\n")

@@ -136,7 +136,8 @@ def test_the_stack_registers_multikueue_on_the_manager_and_the_cohorts_on_the_wo
           f"pulumi up of the two clusters: {STARTUP.get('pulumi up', 0):.0f} s")
 
 
-def test_a_job_submitted_on_the_manager_runs_on_the_worker_and_its_status_comes_back(cluster, worker, training_job):
+def test_a_job_submitted_on_the_manager_runs_on_the_worker_and_its_status_comes_back(cluster, worker, training_job,
+                                                                                     mk_stack):
     uid = training_job.metadata.uid
     assert cluster.read_job(training_job).spec.managed_by == "kueue.x-k8s.io/multikueue", \
         "Kueue's Job webhook hands a Job of a dispatching queue to MultiKueue"
@@ -160,6 +161,10 @@ def test_a_job_submitted_on_the_manager_runs_on_the_worker_and_its_status_comes_
         return bool(here.active) and (here.active, here.ready) == (there.active, there.ready) and here.start_time
 
     wait_for(status_synced, 90, "the worker's Job status (an active, ready Pod) to be copied to the manager's Job")
+    out = io.StringIO()
+    assert cohorts_cli.main(["status", "--stack-file", str(mk_stack)], out, io.StringIO()) == 0
+    text = out.getvalue()
+    assert f"on worker {WORKER}:" in text and f"worker {WORKER}" in text.split(f"on worker {WORKER}:", 1)[1], text
 
 
 def test_inference_reclaiming_on_the_worker_is_seen_on_the_manager(cluster, worker, training_job):
