@@ -203,6 +203,9 @@ def _main(args: argparse.Namespace) -> int:
         text, ok = render(sandbox)
         print(text)
         for name, worker in existing_workers(sandbox):
+            if not worker.state().processes:  # stopped by `down`: not part of the running sandbox
+                print(f"\n== worker {name} == stopped (python -m sandbox up --workers N starts it)")
+                continue
             worker_text, worker_ok = render(worker)
             print(f"\n== worker {name} ==\n{worker_text}")
             ok = ok and worker_ok

@@ -77,7 +77,7 @@ def mk_stack(sandbox, project, tmp_path_factory):
         yield path
         project.run("mk", "destroy")
     finally:
-        worker.down()
+        worker.down(purge=True)  # no stopped worker left for `sandbox status` (test_99) to report
         sandbox.up(stack_file("dev"))  # the manager's nodes as the other tests expect them
 
 

@@ -90,3 +90,14 @@ def test_a_worker_that_never_ran_has_no_kubeconfigs(tmp_path, monkeypatch):
         assert "eu" in str(err)
     else:
         raise AssertionError("a missing worker sandbox must raise FileNotFoundError")
+
+
+def test_status_reports_a_stopped_worker_without_failing(tmp_path, monkeypatch, capsys):
+    """A worker sandbox stopped by `down` (its state dir kept, no process recorded) is listed as stopped and does
+    not turn the status of the sandbox unhealthy; one with a recorded process is judged with the sandbox."""
+    monkeypatch.setenv(STATE_DIR_ENV, str(tmp_path / "sbx"))
+    root = SandboxPaths.default()
+    root.worker("eu").root.mkdir(parents=True)
+    monkeypatch.setattr(cli, "render", lambda box: (f"view of {box.paths.root.name}", True))
+    assert cli.main(["status"]) == 0
+    assert "== worker eu == stopped" in capsys.readouterr().out
