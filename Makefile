@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 # Every install is hash-checked (pip --require-hashes): requirements.lock locks requirements.txt +
 # requirements-dev.txt with every dependency (pip-compile --generate-hashes, `make lock`); requirements-trainer.lock
-# the trainer's --no-deps wheels (toolchain/pins.py). tests/unit/test_requirement_locks.py checks locks and pins agree.
+# the trainer's --no-deps wheels (toolchain/pins.py). tests/unit/toolchain/test_requirement_locks.py checks locks and pins agree.
 # The one command (kueue_cohorts/cli.py); `pip install -e .` also puts it on the PATH as `kueue-cohorts`.
 KC := $(PY) -m kueue_cohorts
 VENV_STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha1sum | cut -c1-12)
@@ -21,7 +21,8 @@ TRAINER_STAMP := $(VENV)/.trainer-$(shell sha1sum requirements-trainer.lock | cu
 LF_VENV := .venv-recipe-llamafactory
 LF_STAMP := $(LF_VENV)/.installed-$(shell sha1sum requirements-recipe-llamafactory.txt | cut -c1-12)
 
-LINTED := components policy/rules
+# Strict mypy (pyproject.toml) on every package; the trainer's ML stack is skipped there (not installed for lint).
+LINTED := __main__.py components policy/rules deploy prsummary cohorts sandbox kueue_cohorts toolchain benchmarks trainer
 
 .PHONY: lint lock venv trainer-deps recipe-deps toolchain sandbox-up sandbox-down sandbox-status sandbox-logs up preview destroy test test-unit bench pr-summary clean-state
 
@@ -104,7 +105,7 @@ pr-summary: venv
 	$(PY) -m toolchain ensure pulumi pulumi-resource-kubernetes >&2
 	$(KC) pr-summary --stack $(STACK) --base $(BASE) $(if $(OUT),--out $(OUT))
 
-# ruff over the repository, mypy (strict on components/ and policy/).
+# ruff over the repository, strict mypy on every package ($(LINTED)).
 lint: venv
 	$(PY) -m ruff check .
 	$(PY) -m mypy $(LINTED)

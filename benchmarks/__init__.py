@@ -30,6 +30,14 @@ def add_write_flag(parser: argparse.ArgumentParser) -> None:
                         help="rewrite benchmarks/results/<name>.json with this run's figures (default: print only)")
 
 
+def json_object(answer: object) -> dict[str, Any]:
+    """Return ``answer`` (what the kubernetes client's CustomObjectsApi returns, typed ``object``: the decoded JSON
+    object) as the dict it is. Raises TypeError when it is not a JSON object."""
+    if not isinstance(answer, dict):
+        raise TypeError(f"expected a JSON object from the API, got {type(answer).__name__}")
+    return answer
+
+
 def load_average() -> list[float]:
     """Return the machine's load averages over 1, 5 and 15 minutes (``os.getloadavg()``), rounded to 0.01."""
     return [round(x, 2) for x in os.getloadavg()]

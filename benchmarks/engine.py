@@ -20,7 +20,9 @@ Per size N, in a fresh sandbox (real kube-apiserver, etcd, Kueue with its webhoo
    the stack's state) under fresh names (every name's prefix ``<size>p-`` becomes ``<size>k-``), from one file,
    Namespaces first; then ``kubectl diff --server-side`` of the same file (no changes: exit code 0).
 4. ``--variant every-step``: ``pulumi up`` again under fresh names with ``PULUMI_SKIP_CHECKPOINTS=false`` (a state
-   checkpoint per step, Pulumi's default); ``no-policy``: with ``--no-policy``; ``parallel-32``: with
+   checkpoint per step, Pulumi's default); ``no-policy``: with ``--no-policy``; ``preview-first``: with
+   ``--preview-first`` (the pack's separate preview before the update, what ``up`` did before it ran in one pass);
+   ``parallel-32``: with
    ``PULUMI_PARALLEL=32`` (the CLI's default is 4 per CPU); ``qps-50`` / ``qps-1000``: the kubernetes provider's
    client-side rate limit (``cluster.kubeClientSettings``, default 200 QPS, burst 400) at the provider's own
    default 50 (burst 120) or at 1000 (burst 2000);
@@ -63,6 +65,7 @@ STACK = "bench"
 VARIANTS: dict[str, tuple[str, dict[str, str], list[str], dict[str, Any]]] = {
     "every-step": ("e", {"PULUMI_SKIP_CHECKPOINTS": "false"}, [], {}),
     "no-policy": ("n", {}, ["--no-policy"], {}),
+    "preview-first": ("f", {}, ["--preview-first"], {}),
     "parallel-32": ("q", {"PULUMI_PARALLEL": "32"}, [], {}),
     "qps-50": ("r", {}, [], {"kubeClientSettings": {"qps": 50, "burst": 120}}),
     "qps-1000": ("s", {}, [], {"kubeClientSettings": {"qps": 1000, "burst": 2000}}),
@@ -243,8 +246,8 @@ class Run:
         the API requests on the bench stack's resources (``api_requests``: everyone's, Kueue's included).
         Raises RuntimeError with the log's tail when the exit code is not in ``ok_codes``."""
         log = self.logs / f"{label}.log"
-        counting = count and self.kubectl is not None
-        requests_before = api_requests(self.kubectl, self.sandbox_dir / "kubeconfig") if counting else {}
+        kubectl = self.kubectl if count else None  # counted only with a kubectl
+        requests_before = api_requests(kubectl, self.sandbox_dir / "kubeconfig") if kubectl is not None else {}
         load_before = load_average()
         sampler = CpuSampler(str(self.work))
         sampler.start()
@@ -259,9 +262,9 @@ class Run:
             raise RuntimeError(f"{label}: `{' '.join(map(str, argv))}` exited {code}:\n{tail}")
         figure = {"s": round(seconds, 2), "load1_before": load_before[0], "load1_after": load_average()[0],
                   "exit": code, "cpu_s": cpu}
-        if counting:
+        if kubectl is not None:
             figure["api_requests"] = request_delta(requests_before,
-                                                   api_requests(self.kubectl, self.sandbox_dir / "kubeconfig"))
+                                                   api_requests(kubectl, self.sandbox_dir / "kubeconfig"))
         return figure
 
     def deploy(self, label: str, command: str, prefix: str, env: dict[str, str] | None = None,
@@ -280,7 +283,8 @@ class Run:
 
         stack = engine.open_stack(STACK, work_dir=self.project, backend=self.env["PULUMI_BACKEND_URL"],
                                   create=False)
-        return stack.export_stack().deployment.get("resources") or []
+        resources: list[dict[str, Any]] = (stack.export_stack().deployment or {}).get("resources") or []
+        return resources
 
     def fresh_stack(self) -> None:
         """Remove the bench stack from the backend (the cluster keeps its objects), so the next up starts empty."""
@@ -430,7 +434,8 @@ def main(argv: list[str] | None = None) -> int:
         choices=sorted([*VARIANTS, *PREVIEW_VARIANTS]),
         default=[],
         help="extra pulumi up runs per size, under fresh names: every-step "
-        "(PULUMI_SKIP_CHECKPOINTS=false), no-policy (--no-policy), parallel-32 (PULUMI_PARALLEL=32), "
+        "(PULUMI_SKIP_CHECKPOINTS=false), no-policy (--no-policy), preview-first (--preview-first), "
+        "parallel-32 (PULUMI_PARALLEL=32), "
         "qps-200 (the kubernetes provider's client at 200 QPS, burst 400; its default is 50/120); no-change "
         "previews: preview-parallel-diff (PULUMI_PARALLEL_DIFF=true), preview-no-policy (--no-policy)",
     )

@@ -7,7 +7,7 @@ settings check (`validation.validate`: shape, settings-only rules, rendering and
 Each phase is timed with Python's cyclic collector paused, as `validate` runs them (see
 `validation.cyclic_collector_paused`). Printed with the growth per 10x tenants (1.0 = linear) and the machine's
 load average; `--write` records benchmarks/results/planning.json. Timing never goes into a test;
-`tests/unit/test_planning_scale.py` counts work.
+`tests/unit/components/model/test_planning_scale.py` counts work.
 """
 from __future__ import annotations
 

@@ -11,15 +11,17 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import yaml
+from pulumi.automation.events import OpType
 
 from benchmarks import add_write_flag, load_average, save, summary, utc_now
 from deploy import engine
 from deploy.scratch import Project
 
 
-def _shared_pool_config(tenants: int, render_dir: Path) -> dict:
+def _shared_pool_config(tenants: int, render_dir: Path) -> dict[str, Any]:
     """``config:`` of a render-mode stack with one symmetric cohort of ``tenants`` tenants (1 cpu, 4Gi, 1 GPU
     floor each; one node pool holding exactly the sum)."""
     floor = {"cpu": "1", "memory": "4Gi", "nvidia.com/gpu": "1"}
@@ -57,15 +59,15 @@ def _preview_in(tmp: Path, target: str, policy: bool) -> tuple[float, int, float
     load = load_average()[0]
     start = time.monotonic()
     result = stack.preview(**kwargs)
-    return time.monotonic() - start, result.change_summary.get("create", 0), load
+    return time.monotonic() - start, result.change_summary.get(OpType.CREATE, 0), load
 
 
-def measure(runs: int, targets: list[str]) -> dict:
+def measure(runs: int, targets: list[str]) -> dict[str, Any]:
     """Preview each target ``runs`` times without, then with the pack; return seconds per run, medians, loads and
     the overhead per resource (median difference / resources)."""
     out = {}
     for target in targets:
-        figures: dict = {}
+        figures: dict[str, Any] = {}
         for policy in (False, True):
             samples = [_preview(target, policy) for _ in range(runs)]
             figures["with_pack" if policy else "without_pack"] = {

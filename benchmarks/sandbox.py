@@ -34,13 +34,14 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from kubernetes import client as k8s
 from kubernetes import config as kconfig
 from kubernetes import watch
+from pulumi import automation as auto
 
-from benchmarks import summary
+from benchmarks import json_object, summary
 from deploy import engine
 from deploy.scratch import Project
 from sandbox.cluster import Sandbox, stack_file
@@ -70,17 +71,25 @@ def _job(ns: str, name: str, queue: str, prio: str) -> k8s.V1Job:
             containers=[container], restart_policy="Never", termination_grace_period_seconds=0))))
 
 
-def _admitted(wl: dict) -> bool:
+def _admitted(wl: dict[str, Any]) -> bool:
     return any(
         c["type"] == "Admitted" and c["status"] == "True" for c in (wl.get("status") or {}).get("conditions") or []
     )
+
+
+def _created(job: k8s.V1Job) -> tuple[str, str]:
+    """The (name, uid) of a Job as the apiserver returned it from the create. Raises RuntimeError without them."""
+    meta = job.metadata
+    if meta is None or not meta.name or not meta.uid:
+        raise RuntimeError(f"the apiserver returned a Job without name or uid: {meta}")
+    return meta.name, meta.uid
 
 
 def _wait_admitted(custom: k8s.CustomObjectsApi, ns: str, job_uid: str, start: float | None = None,
                    timeout: int = 120) -> float:
     """Watch Workloads in ``ns`` until the one of ``job_uid`` is Admitted; return seconds since ``start``."""
     selector = f"kueue.x-k8s.io/job-uid={job_uid}"
-    listed = custom.list_namespaced_custom_object(*KUEUE, ns, "workloads", label_selector=selector)
+    listed = json_object(custom.list_namespaced_custom_object(*KUEUE, ns, "workloads", label_selector=selector))
     start = time.monotonic() if start is None else start
     if any(_admitted(w) for w in listed["items"]):
         return time.monotonic() - start
@@ -111,13 +120,13 @@ def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def measure_start(root: Path, starts: int = 1) -> dict:
+def measure_start(root: Path, starts: int = 1) -> dict[str, Any]:
     """``starts`` times: a cold ``up`` of a sandbox in the empty state directory ``root``, then ``down`` and a warm
     ``up`` of the same directory (between two rounds ``down --purge`` empties it; the last one stays up); return
     ``{"cold": [...], "warm": [...]}``, one dict per start with the seconds per phase (``Sandbox.up``'s report),
     ``total`` and the load averages before and after."""
 
-    out: dict[str, list[dict]] = {"cold": [], "warm": []}
+    out: dict[str, list[dict[str, Any]]] = {"cold": [], "warm": []}
     box = Sandbox(SandboxPaths(root))
     for i in range(starts):
         for kind in ("cold", "warm"):
@@ -134,13 +143,13 @@ def measure_start(root: Path, starts: int = 1) -> dict:
     return out
 
 
-def _median_start(runs: list[dict]) -> dict:
+def _median_start(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Per phase, the median over ``runs`` (seconds)."""
     keys = [k for k in runs[0] if not k.startswith("loadavg")]
     return {k: round(statistics.median(r[k] for r in runs), 3) for k in keys}
 
 
-def apply_dev_stack(work: Path):
+def apply_dev_stack(work: Path) -> tuple[auto.Stack, float]:
     """``pulumi up`` the dev stack from a scratch copy of the project under ``work`` (own file backend) into the
     sandbox named by ``$KUEUE_COHORTS_SANDBOX_DIR``; return ``(Automation API stack, seconds the up took)``."""
 
@@ -156,7 +165,7 @@ class EventLog:
     ``(monotonic seconds at receipt, kind, type, object dict)``; :meth:`stop` ends the watches."""
 
     def __init__(self, api: k8s.ApiClient, namespaces: tuple[str, ...]) -> None:
-        self.events: list[tuple[float, str, str, dict]] = []
+        self.events: list[tuple[float, str, str, dict[str, Any]]] = []
         self._lock = threading.Lock()
         self._watches: list[watch.Watch] = []
         self._stop = threading.Event()
@@ -171,7 +180,8 @@ class EventLog:
                 thread = threading.Thread(target=self._run, args=(kind, fn, args, sanitize), daemon=True)
                 thread.start()
 
-    def _run(self, kind: str, fn: Callable, args: tuple, sanitize: Callable) -> None:
+    def _run(self, kind: str, fn: Callable[..., object], args: tuple[str, ...],
+             sanitize: Callable[[object], Any]) -> None:
         while not self._stop.is_set():
             w = watch.Watch()
             self._watches.append(w)
@@ -185,7 +195,7 @@ class EventLog:
                 if self._stop.is_set():
                     return
 
-    def since(self, t0: float) -> list[tuple[float, str, str, dict]]:
+    def since(self, t0: float) -> list[tuple[float, str, str, dict[str, Any]]]:
         """Events received at or after ``t0``."""
         with self._lock:
             return [e for e in self.events if e[0] >= t0]
@@ -197,15 +207,15 @@ class EventLog:
             w.stop()
 
 
-def _condition(obj: dict, kind: str) -> str | None:
+def _condition(obj: dict[str, Any], kind: str) -> str | None:
     for c in (obj.get("status") or {}).get("conditions") or []:
         if c["type"] == kind:
-            return c["status"]
+            return str(c["status"])
     return None
 
 
-def _job_uid(wl: dict) -> str:
-    return ((wl.get("metadata") or {}).get("labels") or {}).get("kueue.x-k8s.io/job-uid", "")
+def _job_uid(wl: dict[str, Any]) -> str:
+    return str(((wl.get("metadata") or {}).get("labels") or {}).get("kueue.x-k8s.io/job-uid", ""))
 
 
 #: Milestones of one round trip, in the order the path goes through them (see the module docstring).
@@ -213,7 +223,8 @@ MILESTONES = ("workload_created", "preemption_issued", "victim_job_suspended", "
               "victim_pod_gone", "victim_quota_released", "quota_reserved", "admitted")
 
 
-def milestones(events: list[tuple[float, str, str, dict]], t0: float, serve_uid: str, train_uid: str) -> dict:
+def milestones(events: list[tuple[float, str, str, dict[str, Any]]], t0: float, serve_uid: str,
+               train_uid: str) -> dict[str, Any]:
     """Return ``{milestone: seconds after t0}`` (first occurrence; absent when not seen) from ``events`` of one
     round trip whose inference Job has ``serve_uid`` and whose training Job has ``train_uid``."""
     seen: dict[str, float] = {}
@@ -248,7 +259,7 @@ def milestones(events: list[tuple[float, str, str, dict]], t0: float, serve_uid:
     return seen
 
 
-def breakdown(rounds: list[dict]) -> dict:
+def breakdown(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     """Per milestone, the median and p95 (seconds after the inference Job's create request) over ``rounds``, and
     the median step from the previous milestone."""
     out = {}
@@ -268,30 +279,32 @@ def breakdown(rounds: list[dict]) -> dict:
     return out
 
 
-def measure_latency(root: Path, work: Path, round_trips: int) -> dict:
+def measure_latency(root: Path, work: Path, round_trips: int) -> dict[str, Any]:
     """Apply the dev stack with pulumi up into the running sandbox at ``root``; return admission latencies, their
     breakdown into milestones (:data:`MILESTONES`) and the load averages before and after."""
 
     stack, pulumi_up = apply_dev_stack(work)
 
-    api = kconfig.new_client_from_config(config_file=str(root / "kubeconfig"))
+    api: k8s.ApiClient = kconfig.new_client_from_config(config_file=str(root / "kubeconfig"))
     batch, custom = k8s.BatchV1Api(api), k8s.CustomObjectsApi(api)
     log = EventLog(kconfig.new_client_from_config(config_file=str(root / "kubeconfig")),
                    ("c12-inference", "c12-training"))
     training = batch.create_namespaced_job("c12-training", _job("c12-training", "bench-train", "c12-training-lq",
                                                                  "c12-training-prio"))
-    _wait_admitted(custom, "c12-training", training.metadata.uid)
+    training_uid = _created(training)[1]
+    _wait_admitted(custom, "c12-training", training_uid)
     samples, rounds = [], []
     before = _load()
     for i in range(round_trips):
         start = time.monotonic()
         job = batch.create_namespaced_job("c12-inference", _job("c12-inference", f"bench-serve-{i}",
                                                                  "c12-inference-lq", "c12-inference-prio"))
-        samples.append(_wait_admitted(custom, "c12-inference", job.metadata.uid, start=start))
+        job_name, job_uid = _created(job)
+        samples.append(_wait_admitted(custom, "c12-inference", job_uid, start=start))
         time.sleep(0.2)  # let the watches deliver the last events of this round
-        rounds.append(milestones(log.since(start), start, job.metadata.uid, training.metadata.uid))
-        _delete(batch, "c12-inference", job.metadata.name)
-        _wait_admitted(custom, "c12-training", training.metadata.uid)
+        rounds.append(milestones(log.since(start), start, job_uid, training_uid))
+        _delete(batch, "c12-inference", job_name)
+        _wait_admitted(custom, "c12-training", training_uid)
     after = _load()
     log.stop()
     _delete(batch, "c12-training", "bench-train")
@@ -311,7 +324,7 @@ def measure_latency(root: Path, work: Path, round_trips: int) -> dict:
     }
 
 
-def machine(load_before: tuple[float, float, float]) -> dict:
+def machine(load_before: tuple[float, float, float]) -> dict[str, Any]:
     """Return the machine facts recorded with every sandbox figure: CPUs, Python, kernel, load averages (1, 5,
     15 min) before (``load_before``, from ``os.getloadavg()``) and now."""
     return {"cpus": os.cpu_count(), "python": platform.python_version(), "kernel": platform.release(),
@@ -354,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
                 Sandbox(SandboxPaths(root)).up(stack_file("dev"))
             latency = measure_latency(root, work, args.round_trips)
     pins = versions.load()
-    result = {
+    result: dict[str, Any] = {
         "what": "sandbox start time (cold: empty state dir; warm: down+up of the same state dir; seconds per phase "
                 "of Sandbox.up) and inference admission latency (inference Job created -> its Workload "
                 "Admitted=True, watch event) while a training Job borrows the whole GPU slice of the dev stack, "

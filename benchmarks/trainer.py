@@ -43,6 +43,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from benchmarks import summary
 from trainer import checkpoints
@@ -50,6 +51,9 @@ from trainer import recipe_native as native
 from trainer.entrypoint import PREEMPTED_EXIT_CODE
 from trainer.local import families
 from trainer.local.process import TrainerProcess, kill_all, start_nodes, trainer_env
+
+if TYPE_CHECKING:  # the optional trainer dependency, for annotations only (loaded late at run time)
+    from transformers import Trainer
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "trainer.json"
@@ -65,14 +69,14 @@ _RANK_FILE = re.compile(r"(?:__(\d+)_\d+\.distcp|rng_state_(\d+)\.pth|.*_rank(\d
 # --- the recipe the benchmark runs (imported inside the trainer processes) -------------------------------------------
 
 
-def build_trainer(output_dir: str):
+def build_trainer(output_dir: str) -> Trainer:
     """The demo recipe with `_save_checkpoint` timed: prints `[bench] save checkpoint-N <seconds>` to stderr."""
     from transformers import Trainer  # noqa: PLC0415  # optional trainer dependency: loaded late
 
     from trainer import demo  # noqa: PLC0415  # optional trainer dependency: loaded late
 
-    class TimedSaveTrainer(Trainer):
-        def _save_checkpoint(self, model, trial):
+    class TimedSaveTrainer(Trainer):  # type: ignore[misc]  # transformers is not type-checked (pyproject.toml)
+        def _save_checkpoint(self, model: object, trial: object) -> None:
             started = time.perf_counter()
             super()._save_checkpoint(model, trial)
             elapsed = time.perf_counter() - started
@@ -96,7 +100,7 @@ def _env() -> dict[str, str]:
     )
 
 
-def _start(root: Path, run: str):
+def _start(root: Path, run: str) -> TrainerProcess:
 
     argv = [sys.executable, "-m", "trainer", "--checkpoint-root", str(root), "--run-name", run]
     return TrainerProcess(argv, _env(), cwd=ROOT)
@@ -108,14 +112,14 @@ def _figures(lines: list[str]) -> tuple[list[float], list[float]]:
     return flush, save
 
 
-def _summary(values: list[float]) -> dict:
+def _summary(values: list[float]) -> dict[str, Any]:
     if not values:
         return {"samples": 0}
     return {"samples": len(values), "median": round(statistics.median(values), 6), "max": round(max(values), 6),
             "min": round(min(values), 6)}
 
 
-def measure(preemptions: int, seed: int) -> dict:
+def measure(preemptions: int, seed: int) -> dict[str, Any]:
     """Run the benchmark; return the results document (also the JSON written to benchmarks/results/trainer.json)."""
     import torch  # noqa: PLC0415  # optional trainer dependency: loaded late
     from safetensors.torch import load_file  # noqa: PLC0415  # optional trainer dependency: loaded late
@@ -192,7 +196,7 @@ def bytes_per_node(checkpoint: Path, nodes: int) -> list[int]:
     return written
 
 
-def measure_distributed(preemptions: int, seed: int, nodes: int = 2) -> dict:
+def measure_distributed(preemptions: int, seed: int, nodes: int = 2) -> dict[str, Any]:
     """The two-node part: returns the `distributed` section of the results document."""
 
     import torch  # noqa: PLC0415  # optional trainer dependency: loaded late
@@ -207,7 +211,7 @@ def measure_distributed(preemptions: int, seed: int, nodes: int = 2) -> dict:
     flush: list[list[float]] = [[] for _ in range(nodes)]
     started = []
 
-    def collect(group):
+    def collect(group: list[TrainerProcess]) -> None:
         for rank, node in enumerate(group):
             flush[rank] += _figures(node.lines)[0]
 
@@ -215,10 +219,11 @@ def measure_distributed(preemptions: int, seed: int, nodes: int = 2) -> dict:
         root = Path(tmp)
         run_dir = root / "preempted"
         try:
-            reference = start_nodes(root, "reference", nodes, **env)
+            reference = start_nodes(root, "reference", nodes, per_node=None, **env)
             started += reference
             for hold in holds:
-                group = start_nodes(root, "preempted", nodes, KUEUE_COHORTS_TEST_HOLD=f"step:{hold}", **env)
+                group = start_nodes(root, "preempted", nodes, per_node=None,
+                                    KUEUE_COHORTS_TEST_HOLD=f"step:{hold}", **env)
                 started += group
                 for node in group:
                     node.wait_for(rf"^HOLD step {hold}$", timeout=900)
@@ -239,7 +244,7 @@ def measure_distributed(preemptions: int, seed: int, nodes: int = 2) -> dict:
                 saves_after.append(
                     sum(1 for line in group[0].lines[index:] if re.search(r"\] saved checkpoint-", line))
                 )
-            final = start_nodes(root, "preempted", nodes, **env)
+            final = start_nodes(root, "preempted", nodes, per_node=None, **env)
             started += final
             for node in final + reference:
                 assert node.wait() == 0, node.log()
@@ -276,7 +281,7 @@ def measure_distributed(preemptions: int, seed: int, nodes: int = 2) -> dict:
     }
 
 
-def measure_llamafactory(preemptions: int, seed: int) -> dict:
+def measure_llamafactory(preemptions: int, seed: int) -> dict[str, Any]:
     """LlamaFactory 0.9.5 (`llamafactory:<config.yaml>`, its own venv) on the tiny Llama of
     trainer/local/tiny_llamafactory.py:
     preempted at `preemptions` seeded steps (held inside the step, SIGTERM from outside), then finished; compared
@@ -339,7 +344,7 @@ def measure_llamafactory(preemptions: int, seed: int) -> dict:
     }
 
 
-def measure_families(preemptions: int, seed: int) -> dict:
+def measure_families(preemptions: int, seed: int) -> dict[str, Any]:
     """The `families` section: LlamaFactory measured; mini_trainer and training_hub with the reason they cannot run
     on this machine (trainer.recipe_native.reason) and their documented loss bound."""
     results = {"llamafactory": measure_llamafactory(preemptions, seed)}

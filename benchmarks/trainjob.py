@@ -22,12 +22,12 @@ import os
 import statistics
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from kubernetes import client as k8s
 from kubernetes import config as kconfig
 
-from benchmarks import add_write_flag, save, summary
+from benchmarks import add_write_flag, json_object, save, summary
 from benchmarks.sandbox import SLICE, _percentile, apply_dev_stack, machine, scratch_dirs
 from components.checks.validation import load_stack_file
 from components.model.runtime import render_trainjob
@@ -53,9 +53,9 @@ def _until(fn: Callable[[], bool], start: float, what: str, timeout: float = 180
     return time.monotonic() - start
 
 
-def _condition(wl: dict | None, kind: str) -> bool:
-    return bool(wl) and any(c["type"] == kind and c["status"] == "True"
-                            for c in (wl.get("status") or {}).get("conditions") or [])
+def _condition(wl: dict[str, Any] | None, kind: str) -> bool:
+    return wl is not None and any(c["type"] == kind and c["status"] == "True"
+                                  for c in (wl.get("status") or {}).get("conditions") or [])
 
 
 def _deployment(replicas: int) -> k8s.V1Deployment:
@@ -71,28 +71,34 @@ def _deployment(replicas: int) -> k8s.V1Deployment:
                                       spec=k8s.V1PodSpec(containers=[container], termination_grace_period_seconds=0))))
 
 
-def measure(root: Path, work: Path, round_trips: int) -> dict:
+def measure(root: Path, work: Path, round_trips: int) -> dict[str, Any]:
     """Run ``round_trips`` reclaim/return cycles on the sandbox at ``root``; return the figures in seconds."""
 
     stack, pulumi_up = apply_dev_stack(work)
-    api = kconfig.new_client_from_config(config_file=str(root / "kubeconfig"))
+    api: k8s.ApiClient = kconfig.new_client_from_config(config_file=str(root / "kubeconfig"))
     core, apps, custom = k8s.CoreV1Api(api), k8s.AppsV1Api(api), k8s.CustomObjectsApi(api)
-    runtime = load_stack_file(REPO / "stacks" / "Pulumi.dev.yaml").training_runtime.name
+    runtime_settings = load_stack_file(REPO / "stacks" / "Pulumi.dev.yaml").training_runtime
+    if runtime_settings is None:
+        raise RuntimeError("stacks/Pulumi.dev.yaml has no trainingRuntime: the TrainJob benchmark needs one")
     t = time.monotonic()
-    tj = custom.create_namespaced_custom_object(*TRAINER, TRAINING_NS, "trainjobs", render_trainjob(
-        JOB, TRAINING_NS, runtime, "c12-training-lq", "c12-training-prio"))
+    tj = json_object(custom.create_namespaced_custom_object(*TRAINER, TRAINING_NS, "trainjobs", render_trainjob(
+        JOB, TRAINING_NS, runtime_settings.name, "c12-training-lq", "c12-training-prio")))
     selector = f"kueue.x-k8s.io/job-uid={tj['metadata']['uid']}"
 
-    def workload() -> dict | None:
-        items = custom.list_namespaced_custom_object(*KUEUE, TRAINING_NS, "workloads", label_selector=selector)
-        return (items["items"] or [None])[0]
+    def workload() -> dict[str, Any] | None:
+        listed = json_object(custom.list_namespaced_custom_object(*KUEUE, TRAINING_NS, "workloads",
+                                                                  label_selector=selector))
+        items: list[dict[str, Any]] = listed["items"]
+        return items[0] if items else None
 
-    def training_pods(phase: str | None = None) -> list:
+    def training_pods(phase: str | None = None) -> list[k8s.V1Pod]:
         pods = core.list_namespaced_pod(TRAINING_NS, label_selector=f"jobset.sigs.k8s.io/jobset-name={JOB}").items
-        return [p for p in pods if p.metadata.deletion_timestamp is None and (phase is None or p.status.phase == phase)]
+        return [p for p in pods if not (p.metadata and p.metadata.deletion_timestamp)
+                and (phase is None or (p.status is not None and p.status.phase == phase))]
 
     def inference_running() -> bool:
-        return any(p.status.phase == "Running" and not p.spec.scheduling_gates
+        return any(p.status is not None and p.status.phase == "Running"
+                   and not (p.spec is not None and p.spec.scheduling_gates)
                    for p in core.list_namespaced_pod(INFERENCE_NS, label_selector=f"app={JOB}").items)
 
     first_run = _until(lambda: bool(training_pods("Running")), t, "first training Pod Running")

@@ -1,6 +1,7 @@
-"""Command line: ``python -m cohorts status|verify [--stack NAME] [--watch]``.
+"""Command line: ``python -m cohorts status|verify|report|monitoring [--stack NAME]``.
 
-Exit codes: 0 ok; 1 differences (verify) or the cluster did not answer; 2 usage or config error (bad arguments,
+Exit codes: 0 ok; 1 differences (verify) or the cluster or Prometheus did not answer; 2 usage or config error (bad
+arguments,
 missing or invalid stack file, a stack in render mode, a missing kubeconfig). User errors print one message, no
 traceback.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from datetime import UTC, datetime, timedelta
@@ -15,15 +17,21 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, TextIO
 
 import urllib3
+import yaml
 from kubernetes import client as k8s
 
+from cohorts import report
 from cohorts.expected import worker_expected
 from cohorts.live import ClusterUnreachable, read_snapshot
 from cohorts.render import as_json, table
 from cohorts.target import Target, TargetError, load_stack, stack_file, target_of, worker_target
 from cohorts.verify import LEAK_GRACE, WORKER_CHECKS, ClusterObjects, Difference, verify
 from cohorts.view import build_view
+from components.model import alerts, dashboard
 from components.model.plans import stack_plans
+from components.settings import ClusterMode, Settings
+from sandbox import prometheus as sandbox_prometheus
+from sandbox.paths import SandboxPaths
 
 
 def _positive_int(text: str) -> int:
@@ -44,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m cohorts", description=(
         "Kueue cohorts of a kueue-cohorts stack on its live cluster (the sandbox, or the stack's kubeconfig and "
         "context). Exit codes: 0 ok, 1 differences or cluster failure, 2 usage or config error."))
-    sub = p.add_subparsers(dest="command", required=True, metavar="{status,verify}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{status,verify,report,monitoring}")
 
     def stack_args(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
@@ -87,7 +95,82 @@ def _parser() -> argparse.ArgumentParser:
     vf.add_argument("--leak-grace", type=_positive_float, default=LEAK_GRACE.total_seconds(), metavar="SECONDS",
                     help="how long an evicted Workload may hold quota with no pod before it is reported as leaked "
                          f"quota (default {int(LEAK_GRACE.total_seconds())})")
+
+    rp = sub.add_parser("report", help="per queue and resource: hours owned, used, borrowed and lent; preemptions; "
+                                       "admission wait; steps lost (from Prometheus)",
+                        description="Per tenant and ClusterQueue over the last --since: accelerator-hours owned "
+                                    "(nominalQuota x time), used, borrowed and lent, preemptions with their cause, "
+                                    "admission wait p50/p95 and training steps lost, from the Prometheus HTTP API "
+                                    "(cohorts/report.py says how each figure is computed).")
+    rp.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
+    rp.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
+    rp.add_argument("--since", default="7d", help="the window, ending now: 7d, 36h, 90m, ... (default 7d)")
+    rp.add_argument("--output", "-o", choices=tuple(report.RENDERERS), default="table", help="default table")
+    rp.add_argument("--prometheus", metavar="URL",
+                    help=f"the Prometheus to read (default ${PROMETHEUS_ENV}, else the sandbox's for a sandbox stack)")
+    rp.add_argument("--step", type=_positive_float, metavar="SECONDS",
+                    help="sampling step (default the Prometheus's scrape_interval)")
+    rp.add_argument("--out", type=Path, metavar="FILE", help="write the report there instead of to stdout")
+
+    mp = sub.add_parser("monitoring", help="write the stack's alerts (PrometheusRule and rules file) and Grafana "
+                                           "dashboard (JSON and ConfigMap) into a directory",
+                        description="Render the stack's monitoring files, offline: prometheusrule.yaml "
+                                    "(monitoring.coreos.com/v1), rules.yaml (a Prometheus rules file), dashboard.json "
+                                    "and dashboard-configmap.yaml (label grafana_dashboard: \"1\").")
+    mp.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
+    mp.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
+    mp.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory for the four files")
     return p
+
+
+PROMETHEUS_ENV = "KUEUE_COHORTS_PROMETHEUS_URL"
+
+
+def prometheus_url(explicit: Optional[str], settings: Any, environ: Optional[dict[str, str]] = None) -> str:
+    """The Prometheus to read: ``explicit`` (--prometheus), else ``$KUEUE_COHORTS_PROMETHEUS_URL``, else the sandbox's
+    for a stack of cluster mode sandbox when it runs. Raises TargetError naming the three ways when there is none."""
+    env = os.environ if environ is None else environ
+    found = explicit or env.get(PROMETHEUS_ENV)
+    if not found and settings.cluster.mode == ClusterMode.SANDBOX:
+        found = sandbox_prometheus.url(SandboxPaths.default(env))
+    if not found:
+        raise TargetError(f"no Prometheus to read: pass --prometheus URL or set {PROMETHEUS_ENV} (for the sandbox: "
+                          "`python -m sandbox up --with-prometheus`)")
+    return found
+
+
+def _report(args: argparse.Namespace, out: TextIO) -> int:
+    settings, _target, name = _settings_and_target(args)
+    try:
+        window = report.parse_since(args.since)
+    except ValueError as err:
+        raise TargetError(str(err)) from None
+    client = report.Prometheus(prometheus_url(args.prometheus, settings))
+    end = time.time()
+    text = report.RENDERERS[args.output](report.collect(settings, name, client, end - window, end, args.step))
+    if args.out:
+        args.out.write_text(text if text.endswith("\n") else text + "\n")
+        out.write(f"wrote {args.out}\n")
+    else:
+        out.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def _monitoring(args: argparse.Namespace, out: TextIO) -> int:
+    path = args.stack_file or stack_file(args.stack)
+    settings = load_stack(Path(path))
+    name = args.stack if args.stack_file is None else Path(path).name.removeprefix("Pulumi.").removesuffix(".yaml")
+    args.out.mkdir(parents=True, exist_ok=True)
+    written = {
+        "prometheusrule.yaml": yaml.safe_dump(alerts.prometheus_rule(settings, name), sort_keys=False),
+        "rules.yaml": yaml.safe_dump(alerts.rules_file(settings, name), sort_keys=False),
+        "dashboard.json": json.dumps(dashboard.dashboard(settings, name), indent=2, sort_keys=True) + "\n",
+        "dashboard-configmap.yaml": yaml.safe_dump(dashboard.config_map(settings, name), sort_keys=False),
+    }
+    for file_name, text in written.items():
+        (args.out / file_name).write_text(text)
+        out.write(f"wrote {args.out / file_name}\n")
+    return 0
 
 
 def status_view(api: k8s.ApiClient, cohorts: Optional[Iterable[str]] = None, latest: int = 10,
@@ -109,13 +192,13 @@ def status_view(api: k8s.ApiClient, cohorts: Optional[Iterable[str]] = None, lat
     return table(view, line)
 
 
-def _settings_and_target(args) -> tuple[Any, Target, str]:
+def _settings_and_target(args: argparse.Namespace) -> tuple[Settings, Target, str]:
     path = args.stack_file or stack_file(args.stack)
     settings = load_stack(Path(path))
     return settings, target_of(settings), (args.stack if args.stack_file is None else str(path))
 
 
-def _status(args, out: TextIO, sleep: Callable[[float], None]) -> int:
+def _status(args: argparse.Namespace, out: TextIO, sleep: Callable[[float], None]) -> int:
     settings, target, name = _settings_and_target(args)
     api = target.api_client()
     cohorts = None if args.all else [plan.cohort for plan in stack_plans(settings)]
@@ -185,7 +268,7 @@ def watch_verify(check: Callable[[], list[Difference]], out: TextIO, sleep: Call
     return 1 if current else 0
 
 
-def verify_workers(settings: Any, grace: timedelta) -> list[Difference]:
+def verify_workers(settings: Settings, grace: timedelta) -> list[Difference]:
     """``verify`` of every MultiKueue worker of `settings` (``WORKER_CHECKS`` against the objects the stack registers
     there), each on its own cluster (``worker_target``). Raises TargetError when a worker's kubeconfig is unusable."""
     if settings.multi_kueue is None:
@@ -198,7 +281,7 @@ def verify_workers(settings: Any, grace: timedelta) -> list[Difference]:
     return out
 
 
-def _verify(args, out: TextIO, sleep: Callable[[float], None]) -> int:
+def _verify(args: argparse.Namespace, out: TextIO, sleep: Callable[[float], None]) -> int:
     settings, target, name = _settings_and_target(args)
     live = ClusterObjects(target.api_client())
     grace = timedelta(seconds=args.leak_grace)
@@ -230,6 +313,10 @@ def main(argv: Optional[list[str]] = None, out: TextIO = sys.stdout, err: TextIO
     try:
         if args.command == "status":
             return _status(args, out, sleep)
+        if args.command == "report":
+            return _report(args, out)
+        if args.command == "monitoring":
+            return _monitoring(args, out)
         return _verify(args, out, sleep)
     except BrokenPipeError:
         raise  # the reader went away: the entry point ends quietly (kueue_cohorts.pipes)
@@ -237,6 +324,9 @@ def main(argv: Optional[list[str]] = None, out: TextIO = sys.stdout, err: TextIO
         err.write(f"cohorts: {exc}\n")
         return 2
     except ClusterUnreachable as exc:
+        err.write(f"cohorts: {exc}\n")
+        return 1
+    except (report.PrometheusUnreachable, report.PrometheusError) as exc:
         err.write(f"cohorts: {exc}\n")
         return 1
     except (urllib3.exceptions.HTTPError, OSError) as exc:

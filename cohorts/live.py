@@ -40,7 +40,13 @@ class ClusterUnreachable(Exception):
     has nothing to show. One message."""
 
 
-def _guard(snapshot: Snapshot, what: str, read: Callable[[], list[dict]]) -> list[dict]:
+def _items(listed: object) -> list[dict[str, Any]]:
+    """The ``items`` of a list the API returned (the client types it ``object``; it is the JSON list object)."""
+    items = listed.get("items") if isinstance(listed, dict) else None
+    return list(items) if isinstance(items, list) else []
+
+
+def _guard(snapshot: Snapshot, what: str, read: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
     try:
         return read()
     except k8s.ApiException as exc:
@@ -58,20 +64,21 @@ def read_snapshot(api: k8s.ApiClient) -> Snapshot:
     custom, core = k8s.CustomObjectsApi(api), k8s.CoreV1Api(api)
     snap = Snapshot(time=datetime.now(UTC))
     try:
-        snap.cluster_queues = custom.list_cluster_custom_object(*KUEUE, "clusterqueues")["items"]
+        snap.cluster_queues = _items(custom.list_cluster_custom_object(*KUEUE, "clusterqueues"))
     except k8s.ApiException as exc:
         hint = " (is Kueue >= 0.16 installed?)" if exc.status == 404 else ""
         raise ClusterUnreachable(f"cannot list ClusterQueues (kueue.x-k8s.io/v1beta2): {exc.status} "
                                  f"{exc.reason}{hint}") from None
     except Exception as exc:  # urllib3 connection / TLS errors: the message is the user's answer
         raise ClusterUnreachable(f"the API server did not answer: {exc}") from None
-    snap.cohorts = _guard(snap, "cohorts", lambda: custom.list_cluster_custom_object(*KUEUE, "cohorts")["items"])
+    snap.cohorts = _guard(snap, "cohorts", lambda: _items(custom.list_cluster_custom_object(*KUEUE, "cohorts")))
     snap.local_queues = _guard(snap, "localqueues",
-                               lambda: custom.list_cluster_custom_object(*KUEUE, "localqueues")["items"])
-    snap.workloads = _guard(snap, "workloads", lambda: custom.list_cluster_custom_object(*KUEUE, "workloads")["items"])
+                               lambda: _items(custom.list_cluster_custom_object(*KUEUE, "localqueues")))
+    snap.workloads = _guard(snap, "workloads",
+                            lambda: _items(custom.list_cluster_custom_object(*KUEUE, "workloads")))
 
-    def events() -> list[dict]:
-        out: list[dict] = []
+    def events() -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
         for reason in PREEMPTION_EVENT_REASONS:
             found = core.list_event_for_all_namespaces(field_selector=f"involvedObject.kind=Workload,reason={reason}")
             out.extend(api.sanitize_for_serialization(e) for e in found.items)

@@ -78,8 +78,9 @@ class Target:
             hint = " (is the sandbox up? `python -m sandbox up`)" if self.mode == ClusterMode.SANDBOX.value else ""
             raise TargetError(f"kubeconfig {self.kubeconfig} does not exist{hint}")
         try:
-            return kconfig.new_client_from_config(
+            api: k8s.ApiClient = kconfig.new_client_from_config(
                 config_file=str(self.kubeconfig) if self.kubeconfig else None, context=self.context)
+            return api
         except (ConfigException, OSError, yaml.YAMLError) as err:
             raise TargetError(f"cannot use {self.describe()}: {err}") from None
 

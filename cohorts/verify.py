@@ -18,18 +18,21 @@ check is not reported again. Adding a check (or a kind to ``expected_objects``) 
   Active; otherwise Kueue's own reason (e.g. the watch the worker refused) is the difference;
 - ``multikueue_identity`` (each MultiKueue worker, ``WORKER_CHECKS``): the live ClusterRoleBindings give the
   manager's identity every verb MultiKueue uses on Workloads and on each enabled job kind
-  (``policy.rules.multikueue``); each missing grant is one difference naming the ClusterRole rule to add.
+  (``policy.rules.vocabulary.multikueue``); each missing grant is one difference naming the ClusterRole rule to add.
 """
 from __future__ import annotations
 
+import builtins
 import json
 import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence
 
+from kubernetes.client import ApiClient
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError, ResourceNotFoundError
+from kubernetes.dynamic.resource import Resource
 
 from cohorts.expected import expected_objects, judged_objects
 from components.model.admission import layout_scopes
@@ -37,7 +40,6 @@ from components.model.kueue import ROLE_LABEL
 from components.model.pack_config import pack_config
 from components.settings import MultiKueueWorker, Settings, quantity
 from policy.rules.admission import (
-    MANAGER_CONFIG_MAP,
     Identities,
     Request,
     check_cohort_membership,
@@ -46,8 +48,10 @@ from policy.rules.admission import (
     tree_field,
 )
 from policy.rules.book import run as run_book
-from policy.rules.multikueue import granted, missing_access, rule_text
-from policy.rules.values import MISSING, Violation
+from policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY, NODE_POOLS
+from policy.rules.vocabulary.kueue_counts import MANAGER_CONFIG_MAP
+from policy.rules.vocabulary.multikueue import granted, missing_access, rule_text
+from policy.rules.vocabulary.values import MISSING, Violation
 
 QUANTITY_KEYS = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit"})
 #: Keys whose whole value must be equal (no extra keys on the cluster): a label selector changes meaning with any
@@ -121,10 +125,11 @@ class Unreadable(Exception):
 class LiveObjects(Protocol):
     """Read access to the cluster (``cohorts.cli`` passes one over the kubernetes dynamic client; tests pass dicts)."""
 
-    def get(self, api_version: str, kind: str, name: str, namespace: Optional[str] = None) -> Optional[dict]:
+    def get(self, api_version: str, kind: str, name: str,
+            namespace: Optional[str] = None) -> Optional[dict[str, Any]]:
         """The object as a dict, or None when absent. Raises KindNotServed, Unreadable."""
 
-    def list(self, api_version: str, kind: str) -> list[dict]:
+    def list(self, api_version: str, kind: str) -> builtins.list[dict[str, Any]]:
         """Every object of the kind (all namespaces). Raises KindNotServed, Unreadable."""
 
 
@@ -137,28 +142,31 @@ class Context:
     settings: Optional[Settings]
     expected: list[dict[str, Any]]
     live: LiveObjects
-    cache: dict[tuple, Any] = field(default_factory=dict)
+    cache: dict[tuple[Optional[str], ...], Any] = field(default_factory=dict)
     now: Optional[datetime] = None
     leak_grace: timedelta = LEAK_GRACE
     worker: Optional[MultiKueueWorker] = None
     """On a MultiKueue worker: that worker's settings (``settings`` are then the manager's)."""
 
-    def list(self, api_version: str, kind: str) -> list[dict]:
+    def list(self, api_version: str, kind: str) -> builtins.list[dict[str, Any]]:
         """Every live object of the kind, read once. Raises KindNotServed, Unreadable."""
         key = ("list", api_version, kind)
         if key not in self.cache:
             self.cache[key] = self.live.list(api_version, kind)
-        return self.cache[key]
+        found: builtins.list[dict[str, Any]] = self.cache[key]
+        return found
 
-    def get(self, manifest: Mapping[str, Any]) -> Optional[dict]:
+    def get(self, manifest: Mapping[str, Any]) -> Optional[dict[str, Any]]:
         """The live twin of ``manifest`` (None when absent). Raises KindNotServed, Unreadable."""
         meta = manifest["metadata"]
         key = (manifest["apiVersion"], manifest["kind"], meta.get("namespace"), meta["name"])
         if key not in self.cache:
-            self.cache[key] = self.live.get(*key[:2], meta["name"], meta.get("namespace"))
-        return self.cache[key]
+            self.cache[key] = self.live.get(manifest["apiVersion"], manifest["kind"], meta["name"],
+                                            meta.get("namespace"))
+        found: Optional[dict[str, Any]] = self.cache[key]
+        return found
 
-    def expected_of(self, kind: str) -> list[dict[str, Any]]:
+    def expected_of(self, kind: str) -> builtins.list[dict[str, Any]]:
         """The expected manifests of ``kind``."""
         return [m for m in self.expected if m["kind"] == kind]
 
@@ -171,19 +179,19 @@ def _ident(manifest: Mapping[str, Any]) -> tuple[str, str, str]:
     return manifest["kind"], meta["name"], meta.get("namespace", "") or ""
 
 
-def _read(ctx: Context, manifest: Mapping[str, Any]) -> tuple[Optional[dict], Optional[Difference]]:
-    """(live object, None) or (None, a Difference saying why it cannot be compared)."""
+def _read(ctx: Context, manifest: Mapping[str, Any]) -> dict[str, Any] | Difference:
+    """The live object, or a Difference saying why it cannot be compared."""
     kind, name, ns = _ident(manifest)
     try:
         live = ctx.get(manifest)
     except KindNotServed:
-        return None, Difference(kind, name, ns, "", "present", None,
-                                f"the cluster does not serve {manifest['apiVersion']} {kind}")
+        return Difference(kind, name, ns, "", "present", None,
+                          f"the cluster does not serve {manifest['apiVersion']} {kind}")
     except Unreadable as err:
-        return None, Difference(kind, name, ns, "", "present", None, f"cannot be read ({err})")
+        return Difference(kind, name, ns, "", "present", None, f"cannot be read ({err})")
     if live is None:
-        return None, Difference(kind, name, ns, "", "present", None, "missing on the cluster")
-    return live, None
+        return Difference(kind, name, ns, "", "present", None, "missing on the cluster")
+    return live
 
 
 # --- field comparison --------------------------------------------------------------------------------------------
@@ -195,7 +203,7 @@ def _equal(key: str, want: Any, have: Any) -> bool:
             return quantity.parse(want) == quantity.parse(have)
         except ValueError:
             return str(want) == str(have)
-    return want == have
+    return bool(want == have)
 
 
 def _named(items: Sequence[Any]) -> bool:
@@ -283,9 +291,9 @@ def objects_match(ctx: Context) -> list[Difference]:
     out = []
     for manifest in ctx.expected:
         kind, name, ns = _ident(manifest)
-        live, problem = _read(ctx, manifest)
-        if problem:
-            out.append(problem)
+        live = _read(ctx, manifest)
+        if isinstance(live, Difference):
+            out.append(live)
             continue
         for path, want, have, what, item in compare_fields(_compared_part(manifest), _compared_part(live)):
             out.append(Difference(kind, name, ns, path, want, have, what, item))
@@ -400,7 +408,7 @@ def _meta(obj: Mapping[str, Any], key: str) -> Any:
     return (obj.get("metadata") or {}).get(key)
 
 
-def _read_list(ctx: Context, api_version: str, kind: str, out: list[Difference]) -> list[dict]:
+def _read_list(ctx: Context, api_version: str, kind: str, out: list[Difference]) -> list[dict[str, Any]]:
     """``ctx.list``; a kind not served or not readable becomes one Difference in ``out`` (fail closed: what cannot be
     read cannot be vouched for) and an empty list."""
     try:
@@ -420,7 +428,7 @@ def guarded_tree(ctx: Context, live_cohorts: Sequence[Mapping[str, Any]]) -> set
     tree: set[str] = set()
     if ctx.settings is not None:
         tree |= {scope.cohort for scope in layout_scopes(ctx.settings)}
-    tree |= {(m.get("spec") or {}).get("cohortName") for m in ctx.expected_of("ClusterQueue")} - {None, ""}
+    tree |= {str(name) for m in ctx.expected_of("ClusterQueue") if (name := (m.get("spec") or {}).get("cohortName"))}
     parents = {_meta(c, "name"): (c.get("spec") or {}).get("parentName") for c in live_cohorts}
     for name in parents:
         seen, node = set(), name
@@ -491,7 +499,7 @@ def _from_violation(violation: Violation, why: str = "") -> Difference:
 
 
 def live_node_pools(nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The rule book's ``nodePools`` option (``cohort-nominal-within-capacity``) from the live nodes: one pool per
+    """The rule book's ``nodePools`` option (``COHORT_NOMINAL_WITHIN_CAPACITY``) from the live nodes: one pool per
     Node, count 1, its labels (which decide the ResourceFlavors that select it: Kueue writes a flavor's nodeLabels
     into the pod's nodeSelector, pkg/scheduler/flavorassigner, v0.19.2) and its ``status.allocatable`` as the
     capacity. A node that is cordoned (``spec.unschedulable``) gives nothing."""
@@ -514,7 +522,7 @@ def promises_hold(ctx: Context) -> list[Difference]:
         return []
     out: list[Difference] = []
     rendered = [dict(r.manifest) for r in judged_objects(ctx.settings)]
-    live: dict[tuple[str, str, str], dict] = {}
+    live: dict[tuple[str, str, str], dict[str, Any]] = {}
     cohorts = _read_list(ctx, KUEUE_API, "Cohort", out)
     tree = guarded_tree(ctx, cohorts)
     for kind in ("ClusterQueue", "Cohort", "WorkloadPriorityClass", "ResourceFlavor"):
@@ -533,7 +541,7 @@ def promises_hold(ctx: Context) -> list[Difference]:
         config_map = None
     if config_map is not None:
         live[("ConfigMap", namespace, MANAGER_CONFIG_MAP)] = _as_applied(config_map)
-    merged: list[dict] = []
+    merged: list[dict[str, Any]] = []
     for manifest in rendered:
         key = (manifest["kind"], _meta(manifest, "namespace") or "", _meta(manifest, "name"))
         merged.append(live.pop(key, manifest))
@@ -541,12 +549,13 @@ def promises_hold(ctx: Context) -> list[Difference]:
     config = pack_config(ctx.settings)
     nodes = _read_list(ctx, "v1", "Node", out)
     if nodes:
-        capacity = {k: v for k, v in config.get("cohort-nominal-within-capacity", {}).items()
+        capacity = {k: v for k, v in config.get(COHORT_NOMINAL_WITHIN_CAPACITY.name, {}).items()
                     if k not in ("nodePools", "capacity", "flavorCapacity")}
-        config["cohort-nominal-within-capacity"] = {**capacity, "nodePools": live_node_pools(nodes)}
-    baseline = {_finding_key(r, v) for r, v in run_book([kube_object(m) for m in rendered], pack_config(ctx.settings))}
+        config[COHORT_NOMINAL_WITHIN_CAPACITY.name] = {**capacity, NODE_POOLS.key: live_node_pools(nodes)}
+    baseline = {_finding_key(r.name, v)
+                for r, v in run_book([kube_object(m) for m in rendered], pack_config(ctx.settings))}
     for rule, violation in run_book([kube_object(m) for m in merged], config):
-        if rule.mandatory and _finding_key(rule, violation) not in baseline:
+        if rule.mandatory and _finding_key(rule.name, violation) not in baseline:
             out.append(_from_violation(violation))
     return out
 
@@ -559,9 +568,9 @@ def _as_applied(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _finding_key(rule: Any, violation: Violation) -> tuple:
+def _finding_key(rule: str, violation: Violation) -> tuple[str, Optional[str], Optional[str], str]:
     subject = violation.subject
-    return (rule.name, subject.kind if subject else None, subject.name if subject else None, violation.field)
+    return (rule, subject.kind if subject else None, subject.name if subject else None, violation.field)
 
 
 def guardrails_intact(ctx: Context) -> list[Difference]:
@@ -577,10 +586,10 @@ def guardrails_intact(ctx: Context) -> list[Difference]:
     live_bindings = _read_list(ctx, VAP_API, "ValidatingAdmissionPolicyBinding", out)
     for policy in policies:
         name = policy["metadata"]["name"]
-        live, problem = _read(ctx, policy)
-        if problem:
-            out.append(Difference(problem.kind, name, "", "", "present", None,
-                                  "the guardrail is missing: " + problem.rule))
+        live = _read(ctx, policy)
+        if isinstance(live, Difference):
+            out.append(Difference(live.kind, name, "", "", "present", None,
+                                  "the guardrail is missing: " + live.rule))
             continue
         out += _policy_weakened(name, policy["spec"], live.get("spec") or {})
         want = bindings.get(name)
@@ -724,8 +733,8 @@ def multikueue_connected(ctx: Context) -> list[Difference]:
     message say why not: a kubeconfig it refuses, a worker it cannot reach, a watch the worker forbids."""
     out = []
     for manifest in ctx.expected_of("MultiKueueCluster"):
-        live, missing = _read(ctx, manifest)
-        if live is None:
+        live = _read(ctx, manifest)
+        if isinstance(live, Difference):
             continue  # objects_match reports it
         condition = _condition(live, "Active") or {}
         if condition.get("status") != "True":
@@ -741,8 +750,8 @@ def multikueue_connected(ctx: Context) -> list[Difference]:
 def multikueue_identity(ctx: Context) -> list[Difference]:
     """On a MultiKueue worker (``ctx.worker``): the live ClusterRoleBindings give the worker ServiceAccount (in the
     manager's Kueue namespace) every verb MultiKueue uses on Workloads and on each job kind the manager's Kueue
-    enables (``policy.rules.multikueue.missing_access``); one Difference per kind short of a verb, on the stack's
-    ClusterRole, with the rule to add."""
+    enables (``policy.rules.vocabulary.multikueue.missing_access``); one Difference per kind short of a verb, on the
+    stack's ClusterRole, with the rule to add."""
     if ctx.worker is None or ctx.settings is None:
         return []
     rbac = "rbac.authorization.k8s.io/v1"
@@ -774,7 +783,7 @@ WORKER_CHECKS: tuple[Check, ...] = (multikueue_identity, inference_never_borrows
 guardrails and the preview identity live on the manager only)."""
 
 
-def verify(settings: Optional[Settings], live: LiveObjects, expected: Optional[list[dict]] = None,
+def verify(settings: Optional[Settings], live: LiveObjects, expected: Optional[list[dict[str, Any]]] = None,
            checks: Iterable[Check] = CHECKS, now: Optional[datetime] = None,
            leak_grace: timedelta = LEAK_GRACE, worker: Optional[MultiKueueWorker] = None) -> list[Difference]:
     """Run ``checks`` against the cluster.
@@ -791,10 +800,15 @@ def verify(settings: Optional[Settings], live: LiveObjects, expected: Optional[l
     Returns:
         Every difference, in check order; a (kind, namespace, name, path) reported by an earlier check is not
         repeated. Empty: the cluster matches the stack.
+    Raises:
+        ValueError: neither ``settings`` nor ``expected`` given.
     """
-    ctx = Context(settings, expected if expected is not None else expected_objects(settings), live, now=now,
-                  leak_grace=leak_grace, worker=worker)
-    seen: set[tuple] = set()
+    if expected is None:
+        if settings is None:
+            raise ValueError("verify needs the stack's settings or its expected objects")
+        expected = expected_objects(settings)
+    ctx = Context(settings, expected, live, now=now, leak_grace=leak_grace, worker=worker)
+    seen: set[tuple[str, str, str, str]] = set()
     out = []
     for check in checks:
         for diff in check(ctx):
@@ -808,26 +822,29 @@ def verify(settings: Optional[Settings], live: LiveObjects, expected: Optional[l
 class ClusterObjects:
     """LiveObjects over the kubernetes dynamic client (any kind the cluster serves, found by discovery)."""
 
-    def __init__(self, api):
+    def __init__(self, api: ApiClient) -> None:
         self._dyn = DynamicClient(api)
 
-    def _resource(self, api_version: str, kind: str):
+    def _resource(self, api_version: str, kind: str) -> Resource:
         try:
-            return self._dyn.resources.get(api_version=api_version, kind=kind)
+            resource: Resource = self._dyn.resources.get(api_version=api_version, kind=kind)
+            return resource
         except ResourceNotFoundError:
             raise KindNotServed(f"{api_version} {kind}") from None
 
-    def get(self, api_version: str, kind: str, name: str, namespace: Optional[str] = None) -> Optional[dict]:
+    def get(self, api_version: str, kind: str, name: str,
+            namespace: Optional[str] = None) -> Optional[dict[str, Any]]:
         """See LiveObjects.get."""
         resource = self._resource(api_version, kind)
         try:
-            return resource.get(name=name, namespace=namespace).to_dict()
+            found: dict[str, Any] = resource.get(name=name, namespace=namespace).to_dict()
+            return found
         except NotFoundError:
             return None
         except DynamicApiError as err:
             raise Unreadable(f"{err.status} {err.reason}") from None
 
-    def list(self, api_version: str, kind: str) -> list[dict]:
+    def list(self, api_version: str, kind: str) -> builtins.list[dict[str, Any]]:
         """See LiveObjects.list."""
         resource = self._resource(api_version, kind)
         try:

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from cohorts.live import Snapshot
 from components.model.kueue import ROLE_LABEL
@@ -190,7 +190,7 @@ def _text(value: Decimal, like: Iterable[Optional[str]] = ()) -> str:
     return quantity.canonical(value, binary=any(t and quantity.is_binary(t) for t in like))
 
 
-def _conditions(obj: Mapping[str, Any]) -> dict[str, dict]:
+def _conditions(obj: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return {c.get("type"): c for c in ((obj.get("status") or {}).get("conditions") or [])}
 
 
@@ -214,7 +214,8 @@ def _spec_rows(spec: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any
 # --- ClusterQueues and lending -----------------------------------------------------------------------------------
 
 
-def _lent(cqs: list[Mapping[str, Any]], cohort_obj: Optional[Mapping[str, Any]]) -> tuple[dict, dict]:
+def _lent(cqs: Sequence[Mapping[str, Any]], cohort_obj: Optional[Mapping[str, Any]]
+          ) -> tuple[dict[tuple[str, str, str], Decimal], dict[tuple[str, str], Decimal]]:
     """Per (ClusterQueue name, flavor, resource) and per (flavor, resource) of the Cohort object: the derived lent
     amount (see module doc). Returns (by_queue, by_cohort_object)."""
     idle: dict[tuple[str, str], dict[str, Decimal]] = {}
@@ -436,7 +437,7 @@ def build_view(snapshot: Snapshot, cohorts: Optional[Iterable[str]] = None, late
         name, Workloads admitted first then by name.
     """
     wanted = None if cohorts is None else set(cohorts)
-    by_cohort: dict[str, list[dict]] = {}
+    by_cohort: dict[str, list[dict[str, Any]]] = {}
     for cq in snapshot.cluster_queues:
         name = (cq.get("spec") or {}).get("cohortName") or ""
         if wanted is None or name in wanted:
@@ -484,7 +485,7 @@ def _share(obj: Mapping[str, Any]) -> Optional[int]:
 
 
 def _role(cq: Mapping[str, Any]) -> str:
-    return ((cq.get("metadata") or {}).get("labels") or {}).get(ROLE_LABEL, "")
+    return str(((cq.get("metadata") or {}).get("labels") or {}).get(ROLE_LABEL, ""))
 
 
 def _victim_cohort(p: Preemption) -> str:

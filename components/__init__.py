@@ -6,7 +6,8 @@
 - ``components.checks``: judgement before anything registers: the config-only rules, the rule book
   (``policy.rules``, standalone, shipped as the policy pack) on the assembled objects, and the generated documents;
 - ``components.resources``: Pulumi ComponentResources that register exactly the assembled manifests and add only
-  lifecycle (parent, aliases, depends_on, replace/retain);
+  lifecycle (parent, aliases, depends_on, replace/retain); also a library for other Pulumi programs, whose Args take
+  ``pulumi.Input`` values (docs/library.md);
 - ``components.stack``: the provider, the target, the preflight of the live cluster and ``build_stack``; only
   ``__main__.py`` imports it.
 

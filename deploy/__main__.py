@@ -8,7 +8,16 @@ Before any engine call: the stack file is read (deploy.stackfile); a protected s
 ``kueue-cohorts:protected: true``) refuses a file backend, the dev passphrase and ``--no-policy``
 (deploy.protection); a kubeconfig-mode stack checks its kubeconfig file, context and API server (deploy.preflight);
 a lock of the file backend is reported, with ``cancel`` to clear it when its process is gone (deploy.locks).
-``up`` first reconciles the pending operations of an interrupted run (deploy.recovery).
+``up`` first reconciles the pending operations of an interrupted run (deploy.recovery), then updates in one engine
+pass: the policy pack runs during the update (each resource policy before its resource is created, the stack policies
+at the end), and nothing reaches the engine that the program's settings check has not judged first, because the
+program judges exactly the objects it registers (components.model.assembly, the one assembler;
+tests/unit/components/model/test_registered_is_rendered.py) with the same rule book as the pack
+(tests/policy/test_rule_book_parity.py),
+and deploy runs that check on the stack file before the engine starts. ``--preview-first`` adds the earlier separate
+preview with the pack (docs/performance.md, "up in one pass": the measurement and the reasoning). ``up`` and
+``destroy`` refuse, before any change, while workloads hold a ClusterQueue (or ClusterQueues a ResourceFlavor) that
+the run deletes, naming them and the ways out (deploy.queue_holders; docs/operations.md, "Queues in use").
 
 ``cancel`` removes the locks of the stack whose process no longer runs on this host; it never clears a lock of a
 live process nor one written on another host.
@@ -34,13 +43,13 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pulumi import automation as auto
 
 import toolchain
 from components.checks.validation import load_stack_file
-from components.model.render import render_stack
 from components.settings import Settings
 from components.settings.errors import SettingsError
 from components.settings.stackfile import StackFileError
@@ -104,6 +113,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="do not run the policy pack in policy/ (refused for protected stacks)")
     parser.add_argument("--expect-no-changes", action="store_true", help="fail if preview/up would change anything")
     parser.add_argument("--verbose", action="store_true", help="show Python tracebacks and the engine's full error")
+    parser.add_argument("--preview-first", action="store_true",
+                        help="up: preview with the policy pack before the update (one more engine pass)")
     parser.add_argument("--diff", action="store_true",
                         help="preview: show every changed property (default: one line per resource)")
     parser.add_argument("--out", type=Path, help="render: the directory for the stack's YAML (required there)")
@@ -166,38 +177,112 @@ def check_locks(args: argparse.Namespace, backend_url: str) -> None:
 SANDBOX_MODE = "sandbox"
 
 
-def stack_cluster_queues(path: Path) -> list[str]:
-    """The names of the ClusterQueues the stack file at ``path`` registers (empty when it cannot be read or
-    checked: then nothing is asked of the cluster)."""
-    try:
-        return [str(r.manifest["metadata"]["name"]) for r in render_stack(load_stack_file(path))
-                if r.kind == "ClusterQueue"]
-    except (SettingsError, StackFileError, OSError, ValueError, yaml.YAMLError):
-        return []
-
-
-def check_queue_holders(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str]) -> None:
-    """Before ``destroy``: refuse, naming them, while workloads hold a ClusterQueue of the stack (Kueue would keep
-    the queue, and the engine would wait for ever: deploy.queue_holders). One bounded read (15 s); a cluster that
-    cannot be read is said and the destroy goes on (the engine reports what it finds)."""
-    if target.mode not in (SANDBOX_MODE, stackfile.KUBECONFIG_MODE):
-        return
-    queues = stack_cluster_queues(target.path)
-    if not queues:
-        return
+def cluster_kubeconfig(target: stackfile.StackTarget, environ: dict[str, str]) -> tuple[bool, str | None]:
+    """Whether ``target`` has a cluster to read (cluster mode sandbox or kubeconfig), and the kubeconfig to read it
+    with: the sandbox's, else the files the provider would read (``preflight.kubeconfig_files``, those that exist,
+    joined with ``os.pathsep`` as the client merges them; None: the client's default)."""
     if target.mode == SANDBOX_MODE:
-        kubeconfig: Path | None = kubeconfig_path()
-    else:
-        files = preflight.kubeconfig_files(target, environ)
-        kubeconfig = files[0] if len(files) == 1 else None
+        return True, str(kubeconfig_path())
+    if target.mode != stackfile.KUBECONFIG_MODE:
+        return False, None
+    files = [str(f) for f in preflight.kubeconfig_files(target, environ) if f.is_file()]
+    return True, os.pathsep.join(files) or None
+
+
+Live = tuple[list[dict[str, Any]], list[dict[str, Any]]]
+"""The live ClusterQueues and Workloads (deploy.queue_holders.read)."""
+
+
+def read_live(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str]) -> Live | None:
+    """The cluster's ClusterQueues and Workloads (one bounded read, deploy.queue_holders.read), or None when the stack
+    has no cluster to read or it cannot be read (said in one line: the run goes on, its deletes are bounded by
+    components/model/kueue.py RELEASE_WAIT_S)."""
+    readable, kubeconfig = cluster_kubeconfig(target, environ)
+    if not readable:
+        return None
     try:
-        held = queue_holders.read(kubeconfig, target.context, queues)
-    except Exception as err:  # noqa: BLE001 - any failure: we cannot tell, the engine will
-        print(f"deploy: could not check which workloads hold the stack's ClusterQueues ({type(err).__name__}); "
-              "going on", flush=True)
+        return queue_holders.read(kubeconfig, target.context)
+    except Exception as err:  # noqa: BLE001 - any failure: we cannot tell; the engine's delete is bounded
+        print(f"deploy: could not check what holds the Kueue objects this {args.command} deletes "
+              f"({type(err).__name__}); going on", flush=True)
+        return None
+
+
+def check_queue_holders(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
+                        steps: queue_holders.Steps, live: Live | None = None) -> None:
+    """Before the engine's ``up`` or ``destroy``: refuse, naming them, while something holds a ClusterQueue or
+    ResourceFlavor that ``steps`` (the run's preview, deploy.queue_holders.deletions) delete: Kueue would keep the
+    object and the engine would wait for it (deploy.queue_holders). Nothing is read when the run deletes none; else
+    ``live`` (default: ``read_live``, two lists of 15 s at most).
+
+    Raises:
+        Failure: exit code 1 with deploy.queue_holders.message (what holds each object, and the ways out).
+    """
+    if not any(d.kind in queue_holders.FINALIZED_KINDS for d in steps.deleted):
         return
+    live = live if live is not None else read_live(args, target, environ)
+    if live is None:
+        return
+    held = queue_holders.holders(steps, *live)
     if held:
-        raise Failure(1, *queue_holders.message(args.stack, held))
+        raise Failure(1, *queue_holders.message(args.command, args.stack, held))
+
+
+def state_deletions(stack: auto.Stack, output: list[str]) -> queue_holders.Steps:
+    """What a destroy of ``stack``'s state would delete: the steps of ``preview_destroy`` (the engine reads the state,
+    runs no program; its output goes to ``output`` only)."""
+    events: list[auto.EngineEvent] = []
+    quiet = {**engine.run_kwargs(stack, policy=False, operation="destroy"), "on_output": output.append}
+    stack.preview_destroy(on_event=events.append, **quiet)
+    return queue_holders.deletions(events)
+
+
+def check_up_holders(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
+                     stack: auto.Stack, kwargs: dict[str, Any], output: list[str]) -> None:
+    """Before a one-pass ``up``: refuse while something holds a ClusterQueue or ResourceFlavor the update deletes
+    (``check_queue_holders``), at the cost of a preview only when it can matter. An update can delete only what the
+    state holds, so first the state's queue objects (``state_deletions``) are judged against the live cluster (one
+    bounded read): when none is held, the update goes on in one pass; when one is, the update's own preview (with the
+    policy pack as the run has it) says which objects it deletes, and those are judged.
+
+    Raises:
+        Failure: as check_queue_holders; auto.CommandError from the engine's preview.
+    """
+    if not cluster_kubeconfig(target, environ)[0]:
+        return  # render mode: no cluster, nothing waits
+    superset = state_deletions(stack, output)
+    if not any(d.kind in queue_holders.FINALIZED_KINDS for d in superset.deleted):
+        return
+    live = read_live(args, target, environ)
+    if live is None or not queue_holders.holders(superset, *live):
+        return
+    print("deploy: workloads hold Kueue objects of the stack: preview before up, to see whether the update deletes "
+          "one of them", flush=True)
+    events: list[auto.EngineEvent] = []
+    stack.preview(on_event=events.append, **kwargs)
+    check_queue_holders(args, target, environ, queue_holders.deletions(events), live)
+
+
+def explain_release_timeout(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
+                            events: list[auto.EngineEvent]) -> list[str]:
+    """The lines that explain a failed run whose engine ``events`` show a delete of a ClusterQueue or ResourceFlavor
+    that did not finish (deploy.queue_holders.unreleased: the bounded wait ran out): the bounded wait, then what holds
+    each object now and the ways out (one bounded read; left out when the cluster cannot be read). Empty for any
+    other failure."""
+    gone = queue_holders.unreleased(events)
+    if not gone:
+        return []
+    lines = [queue_holders.timeout_line(args.command, gone)]
+    readable, kubeconfig = cluster_kubeconfig(target, environ)
+    if readable:
+        try:
+            queues, workloads = queue_holders.read(kubeconfig, target.context)
+        except Exception:  # noqa: BLE001 - the timeout line stands alone
+            return lines
+        held = queue_holders.holders(queue_holders.Steps(tuple(gone)), queues, workloads)
+        if held:
+            lines += queue_holders.timeout_message(args.command, held)
+    return lines
 
 
 def cancel(args: argparse.Namespace, backend_url: str) -> int:
@@ -230,9 +315,15 @@ UP_STARTS = "deploy: up starts (changes from here on)"
 """Printed right before the engine's `up`: what follows may change the cluster (the preview before it does not)."""
 
 
-def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, echo: Callable[[str], None]) -> int:
-    """Open the stack, reconcile an interrupted run before ``up``, run the command. Raises Failure."""
+def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
+               echo: Callable[[str], None]) -> int:
+    """Open the stack, reconcile an interrupted run before ``up``, run the command. Raises Failure.
+
+    Before ``destroy`` and ``up``, ``check_queue_holders`` refuses while something holds a ClusterQueue or
+    ResourceFlavor the run deletes, as the engine's preview steps say (``destroy``: ``preview_destroy``; ``up``: the
+    ``--preview-first`` preview, else ``check_up_holders``)."""
     output: list[str] = []
+    events: list[auto.EngineEvent] = []
 
     def on_output(line: str) -> None:
         output.append(line)
@@ -257,20 +348,29 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, echo: Ca
             # Compact by default (one line per resource, as `pulumi preview`); --diff: every changed property.
             stack.preview(diff=args.diff or None, expect_no_changes=args.expect_no_changes or None, **kwargs)
         elif args.command == "up":
-            if not args.no_policy:
+            if args.preview_first and not args.no_policy:
                 # The Automation API runs `pulumi up --skip-preview`, where stack policies see the objects only after
-                # they were created: preview with the pack first, so a mandatory violation stops `up` before any
-                # change (it costs one more engine run; issue 13 item 12).
+                # they were created. The program judges what it registers before the first registration (see the
+                # module doc); --preview-first adds the pack's own preview pass for those who want it anyway. Its
+                # steps also say which Kueue objects the update deletes (issue 28 finding 10).
                 print("deploy: preview with the policy pack before up", flush=True)
-                stack.preview(**kwargs)
+                stack.preview(on_event=events.append, **kwargs)
+                check_queue_holders(args, target, environ, queue_holders.deletions(events))
+            else:
+                check_up_holders(args, target, environ, stack, kwargs, output)
             print(UP_STARTS, flush=True)
-            stack.up(expect_no_changes=args.expect_no_changes or None, **kwargs)
+            events.clear()
+            stack.up(expect_no_changes=args.expect_no_changes or None, on_event=events.append, **kwargs)
         elif args.command == "refresh":
             stack.refresh(**kwargs)
         else:
-            stack.destroy(**kwargs)
+            if cluster_kubeconfig(target, environ)[0]:  # render mode: no cluster, nothing waits
+                check_queue_holders(args, target, environ, state_deletions(stack, output))
+            events.clear()
+            stack.destroy(on_event=events.append, **kwargs)
     except auto.CommandError as exc:
-        raise _engine_failure(args, args.command, errors.command_output(exc)) from None
+        failure = _engine_failure(args, args.command, errors.command_output(exc))
+        raise Failure(failure.code, *failure.lines, *explain_release_timeout(args, target, environ, events)) from None
     print(f"deploy: pulumi {args.command} --stack {args.stack} done in {time.monotonic() - start:.1f} s")
     return 0
 
@@ -340,9 +440,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "cancel":
             return cancel(args, backend_url)
         check_locks(args, backend_url)
-        if args.command == "destroy":
-            check_queue_holders(args, target, environ)
-        return run_engine(args, target, echo)
+        return run_engine(args, target, environ, echo)
     except BrokenPipeError:
         raise  # the reader went away outside the engine's output: the entry point ends quietly (kueue_cohorts.pipes)
     except Failure as failure:

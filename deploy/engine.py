@@ -21,6 +21,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pulumi import automation as auto
@@ -146,7 +147,7 @@ POLICY_OPERATIONS = ("preview", "up")
 
 
 def run_kwargs(stack: auto.Stack, *, policy: bool = True, on_output: Callable[[str], None] | None = None,
-               color: str = "auto", operation: str = "up") -> dict:
+               color: str = "auto", operation: str = "up") -> dict[str, Any]:
     """Return the Automation API keyword arguments of ``operation`` (preview, up, refresh, destroy) on ``stack``.
 
     ``policy``: for preview and up, pass ``--policy-pack <repo>/policy`` when the pack exists (default on; the pack
@@ -158,7 +159,7 @@ def run_kwargs(stack: auto.Stack, *, policy: bool = True, on_output: Callable[[s
     """
     project = Path(stack.workspace.work_dir)
     stack_file = stack_config_file(stack.name, project)
-    kwargs: dict = {"on_output": on_output, "color": color, "config_file": str(stack_file)}
+    kwargs: dict[str, Any] = {"on_output": on_output, "color": color, "config_file": str(stack_file)}
     pack = policy_pack_dir() if policy and operation in POLICY_OPERATIONS else None
     if pack is not None:
         kwargs["policy_packs"] = [str(pack)]

@@ -100,7 +100,9 @@ def _server_of(config_file: str, context: str) -> Optional[str]:
     try:
         loader = config.kube_config.KubeConfigLoader(
             config_dict=config.kube_config.KubeConfigMerger(config_file).config, active_context=context)
-        return loader._cluster["server"]  # noqa: SLF001 - the loader exposes the cluster only this way
+        cluster = loader._cluster  # noqa: SLF001 - the loader exposes the cluster only this way
+        server = cluster["server"] if cluster is not None else None
+        return server if isinstance(server, str) else None
     except Exception:  # noqa: BLE001 - best effort, for the message only
         return None
 

@@ -1,27 +1,133 @@
-"""What holds a ClusterQueue that ``destroy`` would delete: the workloads that reserve its quota.
+"""What holds the Kueue objects an ``up`` or a ``destroy`` deletes, said before the engine deletes them.
 
-Kueue 0.19.2 puts the finalizer ``kueue.x-k8s.io/resource-in-use`` on every ClusterQueue
-(apis/kueue/v1beta2/constants.go ``ResourceInUseFinalizerName``) and, once the queue is being deleted, removes it only
-when its cache holds no workload with reserved quota in it (pkg/controller/core/clusterqueue_controller.go
-``Reconcile``: ``r.cache.ClusterQueueEmpty``). A workload reserves quota while its ``QuotaReserved`` condition is
-True (pkg/workload/workload.go ``HasQuotaReservation``), its ``status.admission.clusterQueue`` naming the queue. So a
-``destroy`` (or an ``up`` that replaces a queue) while training runs waits for ever (Kueue's troubleshooting guide,
-"deleting a ClusterQueue"; kueue#2921). ``holders`` finds those workloads (pure); ``message`` says which and what to
-do; ``read`` is the one cluster read (two lists, bounded by a timeout).
+Kueue v0.19.2 keeps two kinds this stack registers behind the finalizer ``kueue.x-k8s.io/resource-in-use``
+(apis/kueue/v1beta2/constants.go ``ResourceInUseFinalizerName``, added by pkg/webhooks/clusterqueue_webhook.go and
+resourceflavor_webhook.go, and by the controllers as a fallback):
+
+- a **ClusterQueue** is released only when no workload reserves quota in it (pkg/controller/core/
+  clusterqueue_controller.go ``Reconcile``: ``r.cache.ClusterQueueEmpty``). A workload reserves quota while its
+  ``QuotaReserved`` condition is True (pkg/workload/workload.go ``HasQuotaReservation``), ``status.admission.
+  clusterQueue`` naming the queue;
+- a **ResourceFlavor** is released only when no ClusterQueue lists it in ``spec.resourceGroups[].flavors``
+  (pkg/controller/core/resourceflavor_controller.go ``Reconcile``: ``r.cache.ClusterQueuesUsingFlavor``,
+  pkg/cache/scheduler/clusterqueue.go ``flavorInUse``).
+
+LocalQueue, Cohort and WorkloadPriorityClass carry no finalizer (localqueue_controller.go and cohort_controller.go
+add none): deleting or replacing them never waits. AdmissionCheck and Topology have the same finalizer, but the stack
+registers neither. So a ``destroy``, or an ``up`` that renames or replaces a ClusterQueue or a ResourceFlavor, while
+training runs waits until the provider's delete times out, and leaves the queue Terminating (Kueue's troubleshooting
+guide, "deleting a ClusterQueue"; kueue#2921).
+
+What the run deletes comes from the engine's own steps (``deletions``: the resource pre-events of the preview that
+``deploy`` runs before ``up``, or of ``preview_destroy`` before ``destroy``), so a rename, a replacement, a resource
+moved to another component and a destroy of an older state are all seen as the engine will do them. ``holders``
+judges them against the live queues and workloads (pure); ``read`` is the one cluster read (two lists, each bounded
+by a timeout); ``message`` says what holds each object and what to do. The wait itself is bounded too: the stack's
+ClusterQueues and ResourceFlavors are registered with a delete timeout of ``RELEASE_WAIT_S``
+(components/model/kueue.py), and ``unreleased`` finds, in a failed run's engine events, the deletes that ended there.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from kubernetes import client, config
+from pulumi.automation import EngineEvent, OpType
 
-__all__ = ["RESOURCE_IN_USE", "holders", "message", "read"]
+from components.model.kueue import RELEASE_WAIT_S
+
+__all__ = ["RESOURCE_IN_USE", "FINALIZED_KINDS", "Deletion", "Steps", "deletions", "holders", "message", "read",
+           "unreleased", "timeout_line", "timeout_message"]
 
 RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
 GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
+#: The kinds of the stack whose deletion Kueue holds back with RESOURCE_IN_USE (see the module docstring).
+FINALIZED_KINDS = ("ClusterQueue", "ResourceFlavor")
+#: The queue kinds whose deletion the steps report (the finalized ones are judged; the others never wait).
+QUEUE_KINDS = ("ClusterQueue", "ResourceFlavor", "LocalQueue", "Cohort")
+#: Steps that physically delete the old object (a replacement's ``replace`` step precedes its ``delete-replaced``).
+DELETING_OPS = (OpType.DELETE, OpType.DELETE_REPLACED, OpType.REPLACE)
+#: Steps that write a ClusterQueue's new spec.
+WRITING_OPS = (OpType.CREATE, OpType.UPDATE, OpType.CREATE_REPLACEMENT, OpType.SAME, OpType.IMPORT)
+SHOWN = 10
+"""At most this many holders are named per object; the rest are counted."""
+
+
+@dataclass(frozen=True, order=True)
+class Deletion:
+    """A Kueue object the run deletes: ``kind`` (one of QUEUE_KINDS), ``name``, ``namespace`` (LocalQueue only) and
+    ``op``, the engine's step (``delete``: removed or renamed; ``replace`` / ``delete-replaced``: replaced)."""
+
+    kind: str
+    name: str
+    namespace: Optional[str] = None
+    op: str = OpType.DELETE.value
+
+    def describe(self) -> str:
+        """``ClusterQueue c12-training-cq`` (``LocalQueue ns/name``)."""
+        return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
+
+
+@dataclass(frozen=True)
+class Steps:
+    """What the engine's steps do to the queue kinds: ``deleted`` (each object once, sorted) and ``queue_flavors``,
+    the ResourceFlavor names each ClusterQueue the run writes will list (by ClusterQueue name)."""
+
+    deleted: tuple[Deletion, ...] = ()
+    queue_flavors: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+
+def _kind(type_token: str) -> Optional[str]:
+    """``ClusterQueue`` for ``kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue`` (any version), else None."""
+    match = re.fullmatch(r"kubernetes:kueue\.x-k8s\.io/[^:]+:(\w+)", type_token or "")
+    return match.group(1) if match and match.group(1) in QUEUE_KINDS else None
+
+
+def _object(state: Any) -> Mapping[str, Any]:
+    """The object of a step's old or new state: its outputs (the live object as last read), else its inputs."""
+    if state is None:
+        return {}
+    return state.outputs or state.inputs or {}
+
+
+def _flavors(queue: Mapping[str, Any]) -> frozenset[str]:
+    """The ResourceFlavor names a ClusterQueue object lists (``spec.resourceGroups[].flavors[].name``)."""
+    groups = ((queue.get("spec") or {}).get("resourceGroups")) or []
+    return frozenset(str(f.get("name")) for g in groups if isinstance(g, Mapping)
+                     for f in (g.get("flavors") or []) if isinstance(f, Mapping) and f.get("name"))
+
+
+def deletions(events: Iterable[EngineEvent]) -> Steps:
+    """The Steps of a preview's engine ``events`` (Automation API ``on_event``; only resource pre-events count).
+
+    A step of a queue kind (QUEUE_KINDS, any version of kueue.x-k8s.io) whose op is in DELETING_OPS deletes the
+    object of its old state (``metadata.name`` / ``metadata.namespace`` of the outputs, else the inputs), unless the
+    old state is ``retainOnDelete`` (the engine then only forgets it). A ClusterQueue step in WRITING_OPS records the
+    flavors of its new inputs. Never raises on a step it does not know: it is left out."""
+    found: dict[tuple[str, str, Optional[str]], Deletion] = {}
+    writes: dict[str, frozenset[str]] = {}
+    for event in events:
+        pre = event.resource_pre_event
+        if pre is None:
+            continue
+        step = pre.metadata
+        kind = _kind(step.type)
+        if kind is None:
+            continue
+        if step.op in DELETING_OPS and step.old is not None and not step.old.retain_on_delete:
+            meta = _object(step.old).get("metadata") or {}
+            if meta.get("name"):
+                key = (kind, str(meta["name"]), meta.get("namespace"))
+                found.setdefault(key, Deletion(*key, op=step.op.value))
+        if kind == "ClusterQueue" and step.op in WRITING_OPS and step.new is not None:
+            new = step.new.inputs or {}
+            name = (new.get("metadata") or {}).get("name")
+            if name:
+                writes[str(name)] = _flavors(new)
+    return Steps(tuple(sorted(found.values())), writes)
 
 
 def _reserves_quota(workload: Mapping[str, Any]) -> bool:
@@ -29,40 +135,144 @@ def _reserves_quota(workload: Mapping[str, Any]) -> bool:
     return any(c.get("type") == "QuotaReserved" and c.get("status") == "True" for c in conditions)
 
 
-def holders(queues: Iterable[str], workloads: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
-    """The workloads (``<namespace>/<name>``, sorted) that reserve quota in each of ``queues`` (ClusterQueue names),
-    only for the queues some workload holds. ``workloads``: Workload objects as the API returns them (dicts)."""
-    wanted = set(queues)
-    found: dict[str, list[str]] = {}
-    for workload in workloads:
-        queue = ((workload.get("status") or {}).get("admission") or {}).get("clusterQueue")
-        if queue in wanted and _reserves_quota(workload):
-            meta = workload.get("metadata") or {}
-            found.setdefault(str(queue), []).append(f"{meta.get('namespace')}/{meta.get('name')}")
-    return {queue: sorted(names) for queue, names in sorted(found.items())}
+def _workload(workload: Mapping[str, Any]) -> str:
+    """``namespace/name``, with its owner (``(Job train)``) when it has one."""
+    meta = workload.get("metadata") or {}
+    owners = [o for o in meta.get("ownerReferences") or [] if o.get("kind") and o.get("name")]
+    owner = f" ({owners[0]['kind']} {owners[0]['name']})" if owners else ""
+    return f"{meta.get('namespace')}/{meta.get('name')}{owner}"
 
 
-def message(stack: str, held: Mapping[str, list[str]], shown: int = 10) -> list[str]:
-    """The lines ``deploy destroy`` prints instead of waiting: per queue, the workloads that hold it (at most
-    ``shown`` by name, then how many more), then the three ways out."""
-    lines = [f"deploy: destroy --stack {stack} would wait for ever: Kueue keeps a ClusterQueue that still has "
-             f"admitted workloads ({RESOURCE_IN_USE} finalizer):"]
-    for queue, names in held.items():
+def holders(steps: Steps, queues: Iterable[Mapping[str, Any]], workloads: Iterable[Mapping[str, Any]]
+            ) -> dict[Deletion, list[str]]:
+    """What keeps each object of ``steps.deleted`` from going (pure), only for the objects something holds.
+
+    Args:
+        steps: ``deletions(...)`` of the run. queues: the live ClusterQueue objects (every one of the cluster).
+        workloads: the live Workload objects (all namespaces), as the API returns them.
+    Returns:
+        Per held Deletion, sorted descriptions of its holders: for a ClusterQueue the workloads that reserve quota in
+        it (``namespace/name (Job x)``); for a ResourceFlavor the ClusterQueues that will still list it when Kueue is
+        asked to delete it (``ClusterQueue x``): every live one that lists it, but those this run deletes (they go
+        first: they depend on the flavor) and those it rewrites without it. LocalQueue and Cohort never appear.
+    """
+    queues = list(queues)
+    deleted_queues = {d.name for d in steps.deleted if d.kind == "ClusterQueue"}
+    found: dict[Deletion, list[str]] = {}
+    for deletion in steps.deleted:
+        if deletion.kind == "ClusterQueue":
+            names = [_workload(w) for w in workloads
+                     if ((w.get("status") or {}).get("admission") or {}).get("clusterQueue") == deletion.name
+                     and _reserves_quota(w)]
+        elif deletion.kind == "ResourceFlavor":
+            names = []
+            for queue in queues:
+                name = str((queue.get("metadata") or {}).get("name"))
+                after = steps.queue_flavors.get(name, _flavors(queue))
+                if name not in deleted_queues and deletion.name in _flavors(queue) and deletion.name in after:
+                    names.append(f"ClusterQueue {name}")
+        else:
+            continue
+        if names:
+            found[deletion] = sorted(names)
+    return found
+
+
+def _object_lines(command: str, held: Mapping[Deletion, list[str]], shown: int) -> list[str]:
+    """Per held object, what holds it: at most ``shown`` by name, then how many more."""
+    lines = []
+    for deletion, names in held.items():
+        how = "replaced" if deletion.op != OpType.DELETE.value else (
+            "deleted" if command == "destroy" else "removed or renamed")
+        what = "admitted workloads" if deletion.kind == "ClusterQueue" else "listed by"
         more = f" and {len(names) - shown} more" if len(names) > shown else ""
-        lines.append(f"  ClusterQueue {queue}: {', '.join(names[:shown])}{more}")
-    first = next(iter(held))
-    lines.append("deploy: nothing was destroyed. Fix: stop the queue so Kueue evicts its workloads (kubectl patch "
-                 f"clusterqueue {first} --type merge -p '{{\"spec\":{{\"stopPolicy\":\"HoldAndDrain\"}}}}'), or "
-                 "delete or finish those workloads, or wait for them; then run destroy again")
+        lines.append(f"  {deletion.describe()} ({how}): {what} {', '.join(names[:shown])}{more}")
     return lines
 
 
-def read(kubeconfig: Optional[Path], context: Optional[str], queues: Iterable[str],
-         timeout_seconds: float = 15.0) -> dict[str, list[str]]:
-    """``holders`` of ``queues`` on the cluster of ``kubeconfig`` / ``context`` (one list of Workloads, all
-    namespaces). Raises any client error (the caller decides: it cannot tell, so it says so)."""
-    api = config.new_client_from_config(  # type: ignore[no-untyped-call]  # the kubernetes client is untyped
-        config_file=str(kubeconfig) if kubeconfig else None, context=context)
-    items = client.CustomObjectsApi(api).list_cluster_custom_object(
-        GROUP, VERSION, "workloads", _request_timeout=timeout_seconds).get("items", [])
-    return holders(queues, items)
+def _flavor_fix(held: Mapping[Deletion, list[str]]) -> list[str]:
+    if any(d.kind == "ResourceFlavor" for d in held):
+        return ["remove each ResourceFlavor from the resourceGroups of the ClusterQueues that list it, or keep the "
+                "flavor in the stack"]
+    return []
+
+
+def message(command: str, stack: str, held: Mapping[Deletion, list[str]], shown: int = SHOWN) -> list[str]:
+    """The lines ``deploy`` prints instead of running ``command`` (``up`` or ``destroy``) on ``stack``: per held
+    object, what holds it (at most ``shown`` by name, then how many more), then the ways out, the queue's
+    ``stopPolicy`` first (apis/kueue/v1beta2/clusterqueue_types.go ``StopPolicy``: HoldAndDrain evicts the admitted
+    workloads). ``held``: ``holders(...)``, not empty."""
+    lines = [f"deploy: {command} --stack {stack} would wait for Kueue to release {len(held)} object(s) it deletes, "
+             f"which Kueue keeps while they are in use ({RESOURCE_IN_USE} finalizer):",
+             *_object_lines(command, held, shown)]
+    queues = [d.name for d in held if d.kind == "ClusterQueue"]
+    fixes = []
+    if queues:
+        fixes.append("stop each ClusterQueue so Kueue evicts its workloads (kubectl patch clusterqueue "
+                     f"{queues[0]} --type merge -p '{{\"spec\":{{\"stopPolicy\":\"HoldAndDrain\"}}}}'), or delete "
+                     "or finish those workloads, or wait for them to finish")
+    fixes += _flavor_fix(held)
+    done = "nothing was destroyed" if command == "destroy" else "nothing was changed"
+    lines.append(f"deploy: {done}. Fix: {'; '.join(fixes)}; then run {command} again "
+                 "(docs/operations.md, \"Queues in use\")")
+    return lines
+
+
+def timeout_message(command: str, held: Mapping[Deletion, list[str]], shown: int = SHOWN) -> list[str]:
+    """After a run stopped at the bounded wait (``unreleased``): per object still held, what holds it now, then the
+    ways out. Deleting the workloads comes first here: the run deleted the LocalQueues before it reached their
+    ClusterQueue, and Kueue v0.19.2 finds a stopped queue's workloads through its LocalQueues (pkg/controller/core/
+    workload_controller.go ``queueReconcileForWorkloadsOfClusterQueue``), so stopping the queue may evict nothing
+    now."""
+    fixes = []
+    if any(d.kind == "ClusterQueue" for d in held):
+        fixes.append("delete or finish those workloads, or wait for them to finish (stopping the queue with "
+                     "stopPolicy HoldAndDrain evicts them only through their LocalQueues, which this run may have "
+                     "deleted already)")
+    fixes += _flavor_fix(held)
+    return [*_object_lines(command, held, shown),
+            f"deploy: Fix: {'; '.join(fixes)}; then run {command} again (docs/operations.md, \"Queues in use\")"]
+
+
+def read(config_file: Optional[str], context: Optional[str], timeout_seconds: float = 15.0
+         ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The live ClusterQueues and Workloads (all namespaces) of the cluster of ``config_file`` (a kubeconfig path,
+    or several joined with ``os.pathsep``; None: the client's default) and ``context``: two list calls, each bounded
+    by ``timeout_seconds``. Raises any client error (the caller decides what it means)."""
+    api = config.new_client_from_config(config_file=config_file, context=context)
+    custom = client.CustomObjectsApi(api)
+
+    def items(plural: str) -> list[dict[str, Any]]:
+        answer = custom.list_cluster_custom_object(GROUP, VERSION, plural, _request_timeout=timeout_seconds)
+        return list(answer.get("items") or []) if isinstance(answer, dict) else []
+
+    return items("clusterqueues"), items("workloads")
+
+
+def unreleased(events: Iterable[EngineEvent]) -> list[Deletion]:
+    """The ClusterQueues and ResourceFlavors a failed ``up`` or ``destroy`` set out to delete and did not (pure, over
+    the run's engine ``events``): a deleting step of theirs (DELETING_OPS) whose resource then got an ``error``
+    diagnostic. That is how the kubernetes provider ends a delete that Kueue's finalizer held past the resources'
+    delete timeout (``RELEASE_WAIT_S``; pulumi-kubernetes 4.25.0 provider/pkg/await/await.go ``Deletion``: the
+    object stays, Terminating, and the provider has warned "finalizers might be preventing deletion"). Each object
+    once, in the order of the steps."""
+    events = list(events)
+    failed = {e.diagnostic_event.urn for e in events
+              if e.diagnostic_event is not None and e.diagnostic_event.severity == "error" and e.diagnostic_event.urn}
+    found: dict[tuple[str, str], Deletion] = {}
+    for event in events:
+        pre = event.resource_pre_event
+        if pre is None or pre.metadata.urn not in failed:
+            continue
+        for deletion in deletions([event]).deleted:
+            if deletion.kind in FINALIZED_KINDS:
+                found.setdefault((deletion.kind, deletion.name), deletion)
+    return list(found.values())
+
+
+def timeout_line(command: str, gone: Iterable[Deletion]) -> str:
+    """The line that says the run stopped at the bounded wait for ``gone`` (``unreleased(...)``)."""
+    names = ", ".join(d.describe() for d in gone)
+    return (f"deploy: {command} waited up to {RELEASE_WAIT_S} s for Kueue to release {names} and stopped there; "
+            "the object stays Terminating, and Kueue deletes it by itself once nothing holds it (while its manager "
+            "runs)")

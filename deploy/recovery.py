@@ -19,7 +19,7 @@ Then it says what it did, per resource.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -71,7 +71,7 @@ def provider_id(inputs: dict[str, Any]) -> Optional[str]:
     return f"{namespace}/{metadata['name']}" if isinstance(namespace, str) and namespace else metadata["name"]
 
 
-def pending_operations(deployment: dict[str, Any]) -> list[PendingOperation]:
+def pending_operations(deployment: Mapping[str, Any]) -> list[PendingOperation]:
     """Return the pending operations of an exported deployment (``pulumi stack export``'s ``deployment``)."""
     found = []
     for op in deployment.get("pending_operations") or []:

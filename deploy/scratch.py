@@ -103,7 +103,8 @@ class Project:
 
     def resources(self, stack: auto.Stack) -> list[dict[str, Any]]:
         """Return the resources in the stack's state (``pulumi stack export``)."""
-        return stack.export_stack().deployment.get("resources") or []
+        resources: list[dict[str, Any]] = (stack.export_stack().deployment or {}).get("resources") or []
+        return resources
 
 
 def offline_config(config: dict[str, Any], directory: Path) -> dict[str, Any]:

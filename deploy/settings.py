@@ -14,6 +14,7 @@ Defaults (each overridable from the environment, which is how staging and prod p
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -35,7 +36,7 @@ def default_backend_url() -> str:
     return f"file://{state}"
 
 
-def backend_url(environ: dict[str, str] | None = None) -> str:
+def backend_url(environ: Mapping[str, str] | None = None) -> str:
     """Return ``PULUMI_BACKEND_URL`` from ``environ`` (default os.environ) or the default file backend.
 
     A file backend (the scheme ``file`` in any case, a relative or ``~`` path, a query) becomes
@@ -54,13 +55,13 @@ def backend_url(environ: dict[str, str] | None = None) -> str:
     return url
 
 
-def secrets_provider(environ: dict[str, str] | None = None) -> str:
+def secrets_provider(environ: Mapping[str, str] | None = None) -> str:
     """Return the secrets provider for new stacks: ``KUEUE_COHORTS_SECRETS_PROVIDER`` or ``passphrase``."""
     environ = os.environ if environ is None else environ
     return environ.get("KUEUE_COHORTS_SECRETS_PROVIDER") or "passphrase"
 
 
-def engine_env(environ: dict[str, str] | None = None, backend: str | None = None) -> dict[str, str]:
+def engine_env(environ: Mapping[str, str] | None = None, backend: str | None = None) -> dict[str, str]:
     """Return the environment variables every CLI run gets (merged over the caller's environment by the CLI wrapper).
 
     ``backend`` overrides the backend URL (tests pass a temporary ``file://`` directory). The passphrase default

@@ -11,13 +11,15 @@
 | ``init`` | kueue_cohorts.newstack | a new stack file from a template stack (``--from``), its own encryption salt |
 | ``validate`` | ``python -m kueue_cohorts.validate`` | the settings check of a stack file, no engine |
 | ``status``, ``verify`` | ``python -m cohorts ...`` | the stack's cohorts on its live cluster |
+| ``report``, ``monitoring`` | ``python -m cohorts ...`` | GPU-hours from Prometheus; the stack's alerts and dashboard |
 | ``sandbox`` | ``python -m sandbox ...`` | the local control plane: ``up``, ``down``, ``status``, ``logs`` |
 | ``pr-summary`` | ``python -m prsummary`` | the pull-request summary of one stack |
 | ``toolchain`` | ``python -m toolchain ...`` | build or locate the pinned binaries |
 | ``bench`` | ``python -m benchmarks`` | the benchmarks |
 
 The shared flags mean the same everywhere: ``--stack`` (default ``dev``; stacks/Pulumi.<stack>.yaml), ``--output``
-(``table`` default; ``json`` where the tool has a JSON form: ``status``, ``verify``; refused elsewhere with exit 2),
+(``table`` default; ``json`` where the tool has a JSON form: ``status``, ``verify``, ``report``; ``csv`` and ``html``
+for ``report``; refused elsewhere with exit 2),
 ``--verbose`` (Python tracebacks and the engine's full errors), ``--yes`` (no question before ``up``/``destroy``, as
 ``pulumi up --yes``). Every other flag goes to the tool unchanged (``kueue-cohorts up --help`` shows the tool's own).
 Exit codes are the tools': 0 ok, 1 the command failed, 2 usage or configuration error; 141 when the reader of the
@@ -47,7 +49,8 @@ ToolMain = Callable[[Optional[list[str]]], int]
 @dataclass(frozen=True)
 class Command:
     """One subcommand: ``tool`` is the tool's ``main(argv)``; ``head`` the words put before the forwarded flags
-    (the tool's own subcommand); ``stack``/``verbose``/``output`` whether the tool takes that shared flag;
+    (the tool's own subcommand); ``stack``/``verbose`` whether the tool takes that shared flag; ``output`` the
+    ``--output`` forms it has besides table;
     ``confirm`` whether it asks before it runs (``up``, ``destroy``); ``summary`` one line for ``--help``."""
 
     tool: ToolMain
@@ -55,7 +58,7 @@ class Command:
     summary: str
     stack: bool = True
     verbose: bool = True
-    output: bool = False
+    output: tuple[str, ...] = ()
     confirm: bool = False
 
 
@@ -75,9 +78,13 @@ COMMANDS: dict[str, Command] = {
     "validate": Command(validation.main, (), "the settings check of the stack file (every problem at once)",
                         verbose=False),
     "status": Command(cohorts_cli.main, ("status",), "the stack's cohorts on its live cluster", verbose=False,
-                      output=True),
+                      output=("json",)),
     "verify": Command(cohorts_cli.main, ("verify",), "check the live cluster and its promises; exit 1 on findings",
-                      verbose=False, output=True),
+                      verbose=False, output=("json",)),
+    "report": Command(cohorts_cli.main, ("report",), "GPU-hours owned, used, borrowed, lent; preemptions; waits "
+                      "(Prometheus, --since 7d)", verbose=False, output=("json", "csv", "html")),
+    "monitoring": Command(cohorts_cli.main, ("monitoring",), "write the stack's alerts and Grafana dashboard "
+                          "(--out DIR)", verbose=False),
     "sandbox": Command(sandbox_cli.main, (), "the local control plane: up, down, status, logs", stack=False),
     "pr-summary": Command(prsummary_main.main, (), "the pull-request summary of one stack (--base REF)"),
     "toolchain": Command(toolchain_main.main, (), "build (ensure) or locate (path) the pinned binaries", stack=False,
@@ -96,8 +103,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-h", "--help", action="store_true", help="this help; after a command, the command's own")
     parser.add_argument("command", nargs="?", choices=COMMANDS, metavar="COMMAND")
     parser.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
-    parser.add_argument("--output", "-o", choices=("table", "json"), default=None,
-                        help="table (default) or json, where the command has a JSON form")
+    parser.add_argument("--output", "-o", choices=("table", "json", "csv", "html"), default=None,
+                        help="table (default); json, csv or html where the command has that form")
     parser.add_argument("--verbose", action="store_true", help="show Python tracebacks and the engine's full errors")
     parser.add_argument("--yes", "-y", action="store_true", help="do not ask before up or destroy")
     return parser
@@ -110,9 +117,9 @@ def tool_argv(name: str, rest: Sequence[str], stack: str, output: Optional[str],
     Raises ValueError when ``--output json`` is asked of a command without a JSON form.
     """
     cmd = COMMANDS[name]
-    if output not in (None, "table") and not cmd.output:
-        raise ValueError(f"`{name}` has no {output} output; `--output json` works with: "
-                         + ", ".join(n for n, c in COMMANDS.items() if c.output))
+    if output not in (None, "table") and output not in cmd.output:
+        raise ValueError(f"`{name}` has no {output} output; `--output {output}` works with: "
+                         + ", ".join(n for n, c in COMMANDS.items() if output in c.output))
     # A tool with subcommands of its own (sandbox, toolchain) takes them first, then its flags.
     argv = [*cmd.head]
     if not cmd.head and rest and not rest[0].startswith("-") and name in ("sandbox", "toolchain"):

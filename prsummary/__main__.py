@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 import toolchain
@@ -38,7 +39,7 @@ def quota_side(repo: Path, stack: str, base: str) -> document.QuotaSide:
 
 
 def summarize(repo: Path, stack: str, base: str, against: str = "base", policy: bool = True,
-              run_preview: bool = True, log=lambda line: None) -> tuple[str, bool]:
+              run_preview: bool = True, log: Callable[[str], None] = lambda line: None) -> tuple[str, bool]:
     """The summary markdown of `stack` in the work tree `repo` against git ref `base` (see module doc), and whether
     the change is deployable (its stack file validates). Raises gitbase.GitError, OSError, toolchain.ToolchainError."""
     quota = quota_side(repo, stack, base)
@@ -52,7 +53,7 @@ def summarize(repo: Path, stack: str, base: str, against: str = "base", policy: 
 
 
 def build(repo: Path, stack: str, base: str, against: str = "base", policy: bool = True,
-          run_preview: bool = True, log=lambda line: None) -> str:
+          run_preview: bool = True, log: Callable[[str], None] = lambda line: None) -> str:
     """The summary markdown alone (`summarize`). Raises as `summarize`."""
     return summarize(repo, stack, base, against, policy, run_preview, log)[0]
 

@@ -2,9 +2,13 @@
 its nominalQuota and borrowingLimit per resource (the after state), changed values marked with `*`."""
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
+from typing import TypeVar
 
 from prsummary.quotas import COHORT_ROLE, CohortQuotas, QueueQuotas
+
+_T = TypeVar("_T")
 
 PER_ROW = 3
 """ClusterQueue boxes side by side before the diagram wraps to another row."""
@@ -35,7 +39,7 @@ def short(resource: str) -> str:
     return resource.rsplit("/", 1)[-1]
 
 
-def _queue_box(queue: QueueQuotas, changed: set[tuple[str, str, str]]) -> list[str]:
+def _queue_box(queue: QueueQuotas, changed: AbstractSet[tuple[str, str, str]]) -> list[str]:
     rows = [("resource", "nominal", "borrowing")]
     for resource, vals in queue.quotas.items():
         nominal = vals["nominalQuota"] or "0"
@@ -53,12 +57,12 @@ def _queue_box(queue: QueueQuotas, changed: set[tuple[str, str, str]]) -> list[s
     return box(lines)
 
 
-def _chunks(items: list, size: int) -> Iterable[list]:
+def _chunks(items: list[_T], size: int) -> Iterator[list[_T]]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
 
 
-def render_diagram(cohort: CohortQuotas, changed: set[tuple[str, str, str]] = frozenset()) -> str:
+def render_diagram(cohort: CohortQuotas, changed: AbstractSet[tuple[str, str, str]] = frozenset()) -> str:
     """The cohort's box diagram as plain text (to be put in a ``` block).
 
     Args:

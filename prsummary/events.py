@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from pulumi.automation.events import EngineEvent
+from pulumi.automation.events import EngineEvent, StepEventMetadata
 
 NO_CHANGE_OPS = frozenset({"same", "read", "refresh"})
 """Step ops that do not change the stack (the engine's `same`, `read`, `refresh`)."""
@@ -77,7 +77,7 @@ def _name(urn: str) -> str:
     return urn.rsplit("::", 1)[-1]
 
 
-def _paths(meta) -> tuple[str, ...]:
+def _paths(meta: StepEventMetadata) -> tuple[str, ...]:
     if meta.detailed_diff:
         return tuple(sorted(meta.detailed_diff))
     return tuple(meta.diffs or ())

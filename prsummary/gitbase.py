@@ -12,7 +12,7 @@ class GitError(RuntimeError):
     """A git command failed (unknown ref, not a repository); the message carries git's stderr."""
 
 
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
 
 

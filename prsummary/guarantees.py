@@ -45,7 +45,7 @@ def _priorities(settings: Settings) -> dict[str, str]:
         values = {pc.name: pc.value for pc in pool.priority_classes}
         for tenant in pool.tenants:
             if tenant.priority_class is not None:
-                name = tenant.cluster_queue or f"{tenant.name}-cq"
+                name = tenant.cluster_queue_name
                 out[name] = f"{tenant.priority_class} ({values.get(tenant.priority_class, '?')})"
     return out
 

@@ -25,7 +25,7 @@ from pulumi import automation as auto
 from pulumi.automation.events import EngineEvent
 
 import toolchain
-from deploy import engine
+from deploy import engine, settings
 from deploy.backend_url import redact
 from prsummary import gitbase, stackfile
 from prsummary.baseline import essence
@@ -128,7 +128,7 @@ def preview_against_state(repo: Path, stack: str, *, policy: bool = True,
     Returns the PreviewReport, or one with `ran=False` and the reason in `note` when the stack has no state
     there. Raises toolchain.ToolchainError if the CLI is not built.
     """
-    backend = redact(engine.settings.backend_url())  # printed in the summary: credentials redacted
+    backend = redact(settings.backend_url())  # printed in the summary: credentials redacted
     try:
         st = engine.open_stack(stack, work_dir=repo, create=False)
     except auto.StackNotFoundError:

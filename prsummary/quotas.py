@@ -162,7 +162,7 @@ def compare(before: dict[str, CohortQuotas], after: dict[str, CohortQuotas]) -> 
         keys = list(ai) + [k for k in bi if k not in ai]
         rows = []
         for key in keys:
-            role = (ai.get(key) or bi.get(key))[0]
+            role = (ai[key] if key in ai else bi[key])[0]
             bvals = bi[key][1] if key in bi else None
             avals = ai[key][1] if key in ai else None
             cells = {
@@ -175,6 +175,6 @@ def compare(before: dict[str, CohortQuotas], after: dict[str, CohortQuotas]) -> 
                 for f in FIELDS
             }
             rows.append(Row(key[0], role, key[1], cells))
-        layout = (a or b).layout
+        layout = (a if a is not None else before[name]).layout  # a cohort absent after is in before
         tables.append(CohortTable(name, layout, tuple(rows), a))
     return tables

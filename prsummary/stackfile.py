@@ -3,7 +3,7 @@ override (render mode, Kueue chart from the Go module) and loading a document in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, overload
 
 import yaml
 
@@ -16,6 +16,12 @@ CLUSTER_KEY = f"{PROJECT}:cluster"
 KUEUE_KEY = f"{PROJECT}:kueue"
 
 
+@overload
+def parse(text: str, path: str = ...) -> dict[str, Any]: ...
+@overload
+def parse(text: None, path: str = ...) -> None: ...
+@overload
+def parse(text: Optional[str], path: str = ...) -> Optional[dict[str, Any]]: ...
 def parse(text: Optional[str], path: str = "<stack file>") -> Optional[dict[str, Any]]:
     """Parse a stack file's text (named `path` in errors) into its document (`{}` for an empty file) with the one
     stack-file reader; None stays None (file absent). Raises components.settings.stackfile.StackFileError (a

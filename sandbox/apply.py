@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import yaml
 from kubernetes import client as k8s
@@ -27,7 +27,7 @@ class SandboxError(RuntimeError):
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def load_documents(files: Iterable[Path], kind: str | None = None) -> list[dict]:
+def load_documents(files: Iterable[Path], kind: str | None = None) -> list[dict[str, Any]]:
     """Return the YAML documents of ``files`` (in order), only those of ``kind`` when given (safe loader)."""
     docs = []
     for path in files:
@@ -56,8 +56,8 @@ NAMESPACED = {
 }
 
 
-def request_json(api: k8s.ApiClient, method: str, path: str, *, body: object = None, query: list | None = None,
-                 content_type: str | None = None) -> dict:
+def request_json(api: k8s.ApiClient, method: str, path: str, *, body: object = None,
+                 query: list[tuple[str, str]] | None = None, content_type: str | None = None) -> dict[str, Any]:
     """Send one request to the apiserver (``path`` absolute, e.g. ``/api/v1/nodes``; ``query`` a list of
     (name, value); ``body`` JSON-serialisable, sent as ``content_type``) and return the decoded JSON answer ({} when
     empty). Raw on purpose: the typed API classes cost seconds to import (``CoreV1Api``) and the dynamic client
@@ -71,13 +71,14 @@ def request_json(api: k8s.ApiClient, method: str, path: str, *, body: object = N
                                                            header_params=headers, body=body,
                                                            auth_settings=["BearerToken"])
     resp = api.call_api(method, url, header_params=headers, body=body, post_params=post)
-    resp.read()
+    data: bytes = resp.read()
     if not 200 <= resp.status <= 299:
         raise k8s.ApiException(status=resp.status, reason=resp.reason, http_resp=resp)
-    return json.loads(resp.data) if resp.data else {}
+    decoded: dict[str, Any] = json.loads(data) if data else {}
+    return decoded
 
 
-def apply_cluster_scoped(api: k8s.ApiClient, obj: Mapping, *, status: bool = False) -> dict:
+def apply_cluster_scoped(api: k8s.ApiClient, obj: Mapping[str, Any], *, status: bool = False) -> dict[str, Any]:
     """Server-side apply the cluster-scoped ``obj`` (a kind of :data:`CLUSTER_SCOPED`; or of :data:`NAMESPACED`,
     in its ``metadata.namespace``) with one PATCH
     (``application/apply-patch+yaml`` with a JSON body, field manager ``kueue-cohorts-sandbox``, ``force=true``),
@@ -125,32 +126,34 @@ def wait_until(check: Callable[[], bool], timeout: float, what: str, interval: f
 METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
 
-def get_json(api: k8s.ApiClient, path: str, accept: str = "application/json") -> dict | None:
+def get_json(api: k8s.ApiClient, path: str, accept: str = "application/json") -> dict[str, Any] | None:
     """GET ``path`` from the apiserver and return the decoded JSON, or None on 404. Raw on purpose: the typed and
     dynamic clients build Python objects for every field, which takes seconds for the Trainer and KServe CRDs.
     Raises kubernetes.client.ApiException for other errors."""
     method, url, headers, body, post = api.param_serialize(
         "GET", path, header_params={"Accept": accept}, auth_settings=["BearerToken"])
     resp = api.call_api(method, url, header_params=headers, body=body, post_params=post)
-    resp.read()
+    data: bytes = resp.read()
     if resp.status == 404:
         return None
     if not 200 <= resp.status <= 299:
         raise k8s.ApiException(status=resp.status, reason=resp.reason)
-    return json.loads(resp.data)
+    decoded: dict[str, Any] = json.loads(data)
+    return decoded
 
 
 #: The collection of CustomResourceDefinitions.
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
-def established(crd: Mapping) -> bool:
+def established(crd: Mapping[str, Any]) -> bool:
     """Return True when the CustomResourceDefinition ``crd`` (a decoded object) has condition Established=True."""
     conds = {c.get("type"): c.get("status") for c in (crd.get("status") or {}).get("conditions") or []}
     return conds.get("Established") == "True"
 
 
-def watch_until(api: k8s.ApiClient, collection: str, done: Callable[[Mapping[str, dict]], bool], timeout: float,
+def watch_until(api: k8s.ApiClient, collection: str, done: Callable[[Mapping[str, dict[str, Any]]], bool],
+                timeout: float,
                 what: str) -> int:
     """Watch the cluster-scoped ``collection`` (a list path, e.g. :data:`CRDS`) until ``done(objects)`` is True,
     ``objects`` being every object of the collection by name as the watch last reported it; return the number of
@@ -170,7 +173,7 @@ def watch_until(api: k8s.ApiClient, collection: str, done: Callable[[Mapping[str
         if remaining <= 0:
             detail = f" (last error: {last})" if last else ""
             raise SandboxError(f"timed out after {timeout:.0f}s waiting for {what}{detail}")
-        objects: dict[str, dict] = {}
+        objects: dict[str, dict[str, Any]] = {}
         query = [("watch", "true"), ("allowWatchBookmarks", "false"), ("timeoutSeconds", str(max(1, int(remaining))))]
         try:
             method, url, headers, body, post = api.param_serialize(
@@ -187,11 +190,11 @@ def watch_until(api: k8s.ApiClient, collection: str, done: Callable[[Mapping[str
                         continue
                     event = json.loads(line)
                     events += 1
-                    obj = event.get("object") or {}
+                    obj: dict[str, Any] = event.get("object") or {}
                     if event.get("type") == "ERROR":
                         raise k8s.ApiException(status=obj.get("code"), reason=obj.get("message"))
                     name = (obj.get("metadata") or {}).get("name")
-                    if event.get("type") == "DELETED":
+                    if name and event.get("type") == "DELETED":
                         objects.pop(name, None)
                     elif name:
                         objects[name] = obj

@@ -14,6 +14,7 @@ from components.settings import raw_from_stack_file
 from components.settings.errors import SettingsError
 from components.settings.secrets import is_secret
 from components.settings.stackfile import StackFileError
+from sandbox import prometheus
 from sandbox.apply import SandboxError
 from sandbox.cluster import COMPONENTS, Sandbox, stack_file
 from sandbox.status import render
@@ -39,6 +40,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="also start N MultiKueue worker clusters (each its own etcd, kube-apiserver, Kueue, JobSet "
                          "and Trainer on other loopback ports; named after the stack's multiKueue.workers, else "
                          "worker-1..N), under <state dir>/workers/<name>")
+    up.add_argument("--with-prometheus", action="store_true",
+                    help="also start Prometheus on loopback, scraping Kueue's metrics and evaluating the stack's "
+                         "alerts (TSDB under the state dir); its URL is printed")
     up.add_argument("--only-if-sandbox", action="store_true",
                     help="do nothing unless the stack's kueue-cohorts:cluster.mode is sandbox (for `make up`)")
     down = sub.add_parser("down", parents=[common], help="stop every component started by up")
@@ -171,7 +175,8 @@ def _main(args: argparse.Namespace) -> int:
             print("sandbox: --workers takes a count (0 or more)", file=sys.stderr)
             return 2
         try:
-            report = sandbox.up(path, timeout=args.timeout, kueue_delay=args.kueue_delay)
+            report = sandbox.up(path, timeout=args.timeout, kueue_delay=args.kueue_delay,
+                                with_prometheus=args.with_prometheus)
             workers = [(name, worker.up(path, timeout=args.timeout))
                        for name, worker in worker_sandboxes(sandbox, path, args.workers)]
         except SettingsError as exc:
@@ -187,6 +192,8 @@ def _main(args: argparse.Namespace) -> int:
                             else f"up in {worker_report.seconds['total']:.1f} s")
             print(f"worker {name} {worker_state}; kubeconfig: {worker_report.kubeconfig}")
         print(f"export KUBECONFIG={report.kubeconfig}")
+        if args.with_prometheus:
+            print(f"prometheus: {prometheus.url(sandbox.paths)}")
         return 0
     if args.command == "down":
         stopped = [f"{name}/{component}" for name, worker in existing_workers(sandbox)

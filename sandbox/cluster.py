@@ -20,19 +20,23 @@ import shutil
 import sys
 import time
 from collections import deque
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping, Optional
 
 import yaml
 from kubernetes import config as kconfig
-from kubernetes.client import ApiException
+from kubernetes.client import ApiClient, ApiException
 
 import toolchain
 from components.checks.validation import load_stack_file
+from components.model.alerts import rules_file
+from components.settings import KueueMetrics, NodePool, Settings
 from sandbox import certs as certs_mod
 from sandbox import controlplane, files, jobcontrollers, kserve, kubeconfig, kueue, kwok, process
+from sandbox import prometheus as prom
 from sandbox.apply import (
     CRDS,
     SandboxError,
@@ -99,6 +103,8 @@ def probes(paths: SandboxPaths, ports: Mapping[str, int]) -> dict[str, Probe]:
     }
     if "kserve-health" in ports:  # absent from the state of a sandbox started before KServe ran in it
         found["kserve-manager"] = Probe(f"http://{LOOPBACK}:{ports['kserve-health']}/readyz")
+    if prom.NAME in ports:
+        found[prom.NAME] = Probe(f"http://{LOOPBACK}:{ports[prom.NAME]}/-/ready")
     return found
 
 
@@ -146,11 +152,12 @@ class Sandbox:
 
     def health(self) -> dict[str, tuple[bool, bool, str]]:
         """Return ``{component: (process alive, healthy, detail)}`` for every component this sandbox runs
-        (:data:`COMPONENTS`, or :data:`WORKER_COMPONENTS` for a worker)."""
+        (:data:`COMPONENTS`, or :data:`WORKER_COMPONENTS` for a worker), and for Prometheus when
+        ``up --with-prometheus`` started it."""
         st = self.state()
         result = {}
         checks = probes(self.paths, st.ports) if st.ports else {}
-        for name in self.components:
+        for name in tuple(self.components) + ((prom.NAME,) if prom.NAME in st.processes else ()):
             rec = st.processes.get(name)
             running = bool(rec and process.alive(rec))
             ok, detail = checks[name].check() if (running and name in checks) else (False, "not running")
@@ -163,13 +170,15 @@ class Sandbox:
 
     # ----- up --------------------------------------------------------------------------------------------------
 
-    def up(self, stack_path: Path, timeout: float = 180.0, kueue_delay: float = 0.0) -> UpReport:
+    def up(self, stack_path: Path, timeout: float = 180.0, kueue_delay: float = 0.0,
+           with_prometheus: bool = False) -> UpReport:
         """Bring the sandbox up with the nodes of ``stack_path``'s nodePools; idempotent.
 
         When every component already runs and is healthy, only the nodes are reconciled with the stack. Otherwise
         whatever is left of a previous run is stopped and everything starts again (same ports when free, same
         certificates, same etcd data). ``kueue_delay`` (seconds, default 0) starts the Kueue manager that much later
-        and returns without waiting for it (see :meth:`_start`). Raises SandboxError (step, cause and log tail) or
+        and returns without waiting for it (see :meth:`_start`). ``with_prometheus`` also starts Prometheus
+        (:meth:`_start_prometheus`), on a running sandbox too. Raises SandboxError (step, cause and log tail) or
         toolchain.ToolchainError.
         """
         report = UpReport(kubeconfig=self.paths.kubeconfig)
@@ -180,12 +189,18 @@ class Sandbox:
                 self._log("already running; reconciling nodes with the stack")
                 self._reconcile_nodes(stack_path, st)
                 self._write_worker_identity(load_stack_file(stack_path), st)
+                if with_prometheus:
+                    self._start_prometheus(st, load_stack_file(stack_path), stack_path, timeout)
                 report.already_running = True
                 report.seconds["total"] = time.monotonic() - t0
                 return report
             self._stop_all()
             try:
                 self._start(stack_path, report, timeout, kueue_delay)
+                if with_prometheus:
+                    t = time.monotonic()
+                    self._start_prometheus(self.state(), load_stack_file(stack_path), stack_path, timeout)
+                    self._step(report, "prometheus", t)
             except BaseException:
                 self._log("start failed; stopping what was started")
                 self._stop_all()
@@ -298,13 +313,13 @@ class Sandbox:
             bins["kube-scheduler"], kc, st.ports, self.paths.run / "kube-scheduler"))
         changed = self._changed_crds(api, crds)
         if not changed:
-            self._start_managers(st, bins, c, kueue_delay)
+            self._start_managers(st, bins, c, kueue_delay, settings.kueue.metrics)
         self._release_node_leases(api)
         self._spawn(st, "kwok", kwok.kwok_args(bins["kwok"], kc, stages, st.ports["kwok"]))
         self._apply_all(api, changed + others + nodes, status_kinds={"Node"})
         if changed:
             self._wait_crds_served(api, crds, timeout)
-            self._start_managers(st, bins, c, kueue_delay)
+            self._start_managers(st, bins, c, kueue_delay, settings.kueue.metrics)
         if not self.worker:
             self._start_kserve(api, st, bins, c, module["kserve-manager"])
         self._log(f"{len(crds)} CRDs ({', '.join(self._crd_sources)}): {len(changed)} applied; "
@@ -330,13 +345,13 @@ class Sandbox:
         self._write_worker_identity(settings, st)
         self._step(report, "components", t)
 
-    def _node_pools(self, settings) -> list:
+    def _node_pools(self, settings: Settings) -> list[NodePool]:
         """The node pools this sandbox builds kwok nodes from: a worker's ``multiKueue.workers[].nodePools`` (when
         the stack gives them), else the stack's ``nodePools``."""
         found = settings.multi_kueue.worker(self.worker) if self.worker and settings.multi_kueue else None
         return list(found.node_pools) if found is not None and found.node_pools else list(settings.node_pools)
 
-    def _write_worker_identity(self, settings, st: State) -> None:
+    def _write_worker_identity(self, settings: Settings, st: State) -> None:
         """For a worker sandbox: write ``multikueue.kubeconfig``, the kubeconfig the manager's Kueue uses here, as
         the worker's ServiceAccount (``multiKueue.workers[].serviceAccount`` in Kueue's namespace; default
         multikueue) by client certificate (:func:`sandbox.certs.worker_identity`). Nothing for the manager."""
@@ -350,8 +365,34 @@ class Sandbox:
         kubeconfig.write_identity(self.paths.multikueue_kubeconfig, server, c.ca_crt.read_bytes(), pair,
                                   f"{self.worker}-multikueue")
 
+    def _start_prometheus(self, st: State, settings: Settings, stack_path: Path, timeout: float) -> None:
+        """Start Prometheus (:mod:`sandbox.prometheus`) unless it runs: its access to Kueue's metrics (ServiceAccount,
+        ``get /metrics``, a fresh token), its configuration and the stack's alert rules (``components.model.alerts``,
+        rendered again every time), its TSDB under the state directory; wait for ``/-/ready``."""
+        rec = st.processes.get(prom.NAME)
+        if rec is not None and process.alive(rec):
+            self._log("prometheus already running")
+            return
+        binary = toolchain.ensure([prom.NAME])[prom.NAME]
+        if prom.NAME not in st.ports:
+            st.ports.update(allocate([prom.NAME], previous=st.ports))
+        c = certs_mod.Certificates(self.paths.pki)
+        prom.grant_and_token(self._client(), prom.token_file(self.paths))
+        stack = stack_path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        rules = prom.rules_path(self.paths)
+        rules.write_text(yaml.safe_dump(rules_file(settings, stack), sort_keys=False))
+        config = self.paths.config / "prometheus.yml"
+        config.write_text(yaml.safe_dump(prom.configuration(st.ports, c, prom.token_file(self.paths), rules),
+                                         sort_keys=False))
+        data = prom.data_dir(self.paths)
+        files.private_dir(data.parent)
+        files.private_dir(data)
+        self._spawn(st, prom.NAME, prom.args(binary, config, data, st.ports[prom.NAME]))
+        self._wait_healthy(st, prom.NAME, timeout)
+        self._log(f"prometheus on http://{LOOPBACK}:{st.ports[prom.NAME]} (TSDB {data})")
+
     @staticmethod
-    def _crds(docs: Mapping[str, list[dict]], kueue_dir: Path, port: int, ca: bytes) -> list[dict]:
+    def _crds(docs: Mapping[str, list[dict[str, Any]]], kueue_dir: Path, port: int, ca: bytes) -> list[dict[str, Any]]:
         """Return the CRDs of ``docs`` (by :data:`CRD_SOURCES` entry) as the sandbox applies them: Kueue's with the
         conversion webhook on loopback, each annotated with the SHA-256 of that content
         (:data:`CRD_HASH_ANNOTATION`)."""
@@ -370,14 +411,15 @@ class Sandbox:
         return out
 
     @staticmethod
-    def _changed_crds(api, crds: list[dict]) -> list[dict]:
+    def _changed_crds(api: ApiClient, crds: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Return the CRDs whose content the cluster does not have yet (one metadata-only LIST)."""
         existing = annotations_of(api, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
         return [crd for crd in crds if existing.get(crd["metadata"]["name"], {}).get(CRD_HASH_ANNOTATION)
                 != crd["metadata"]["annotations"][CRD_HASH_ANNOTATION]]
 
     @staticmethod
-    def _apply_all(api, objs: list[dict], status_kinds: set[str] = frozenset(), workers: int = 4) -> None:
+    def _apply_all(api: ApiClient, objs: list[dict[str, Any]], status_kinds: AbstractSet[str] = frozenset(),
+                   workers: int = 4) -> None:
         """Server-side apply ``objs`` (cluster-scoped kinds of :data:`sandbox.apply.CLUSTER_SCOPED`) concurrently
         with ``workers`` threads; the status of kinds in ``status_kinds`` too. Raises the first error."""
         with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -385,7 +427,7 @@ class Sandbox:
                            for o in objs]:
                 future.result()
 
-    def _wait_crds_served(self, api, crds: list[dict], timeout: float) -> None:
+    def _wait_crds_served(self, api: ApiClient, crds: list[dict[str, Any]], timeout: float) -> None:
         """Wait until every CRD of ``crds`` is Established (watched, :func:`sandbox.apply.watch_until`) and listed by
         discovery (envtest's ``WaitForCRDs``)."""
         names = [crd["metadata"]["name"] for crd in crds]
@@ -397,13 +439,14 @@ class Sandbox:
                    "CRDs served by discovery")
 
     def _start_managers(self, st: State, bins: Mapping[str, Path], c: certs_mod.Certificates,
-                        kueue_delay: float) -> None:
+                        kueue_delay: float, metrics: KueueMetrics = KueueMetrics()) -> None:
         """Write the Kueue, JobSet and Trainer Configurations and start the three managers (without waiting), each
         restarted whenever it exits (``process.restarting``, as a Deployment's pod). The Kueue manager is wrapped in
-        ``sleep kueue_delay`` when that is > 0 (the delay's shell ``exec``s the restart loop)."""
+        ``sleep kueue_delay`` when that is > 0 (the delay's shell ``exec``s the restart loop); its metrics are the
+        stack's ``kueue.metrics`` (``metrics``)."""
         kc = self.paths.kubeconfig
         cfg = self.paths.config / "kueue.yaml"
-        cfg.write_text(yaml.safe_dump(kueue.configuration(st.ports, c.webhook_dir), sort_keys=False))
+        cfg.write_text(yaml.safe_dump(kueue.configuration(st.ports, c.webhook_dir, metrics=metrics), sort_keys=False))
         upper, work = kueue.prepare_etc_overlay(self.paths.root / "kueue-etc", c.metrics_dir)
         self._spawn(st, "kueue", kueue.delayed(process.restarting(kueue.manager_args(bins["kueue"], cfg, kc, upper,
                                                                                      work)), kueue_delay))
@@ -422,7 +465,7 @@ class Sandbox:
         self._spawn(st, "trainer-controller-manager", process.restarting(jobcontrollers.manager_args(
             bins["trainer-controller-manager"], trainer_cfg, kc)), env={**os.environ, "TMPDIR": str(tmpdir)})
 
-    def _start_kserve(self, api, st: State, bins: Mapping[str, Path], c: certs_mod.Certificates,
+    def _start_kserve(self, api: ApiClient, st: State, bins: Mapping[str, Path], c: certs_mod.Certificates,
                       module_dir: Path) -> None:
         """Apply KServe's ``inferenceservice-config`` (RawDeployment, :func:`sandbox.kserve.config_map`; its
         namespace is applied by now) and start KServe's manager (restarted whenever it exits), with ``TMPDIR``
@@ -434,7 +477,7 @@ class Sandbox:
             bins["kserve-manager"], self.paths.kubeconfig, st.ports)),
             env={**os.environ, **kserve.manager_env(tmpdir)})
 
-    def _applied(self, api, objs: list[dict]) -> bool:
+    def _applied(self, api: ApiClient, objs: list[dict[str, Any]]) -> bool:
         """Apply ``objs`` (:meth:`_apply_all`); return False instead of raising while the apiserver cannot reach a
         webhook they go through yet (HTTP 500 ``failed calling webhook``), True once every one is applied."""
         try:
@@ -445,7 +488,7 @@ class Sandbox:
             raise
         return True
 
-    def _release_node_leases(self, api) -> None:
+    def _release_node_leases(self, api: ApiClient) -> None:
         """Delete the node Leases (``kube-node-lease/<node>``) of the kwok nodes kept in etcd from a previous run.
 
         kwok identifies itself with a fresh random holder identity per process and only takes over a node whose Lease
@@ -458,13 +501,13 @@ class Sandbox:
         if released:
             self._log(f"released the node Leases of the previous kwok: {', '.join(released)}")
 
-    def _client(self):
+    def _client(self) -> ApiClient:
 
-        api = kconfig.new_client_from_config(config_file=str(self.paths.kubeconfig))
+        api: ApiClient = kconfig.new_client_from_config(config_file=str(self.paths.kubeconfig))
         api.configuration.retries = 3
         return api
 
-    def _wait_webhook(self, api, timeout: float) -> None:
+    def _wait_webhook(self, api: ApiClient, timeout: float) -> None:
         """Wait until the apiserver reaches Kueue's webhooks: a server-side dry-run create of a ResourceFlavor
         goes through the mutating and validating ResourceFlavor webhooks (failurePolicy Fail)."""
         body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
@@ -473,7 +516,8 @@ class Sandbox:
                                         query=[("dryRun", "All")], content_type="application/json") is not None,
                    timeout, "the apiserver to reach Kueue's webhooks")
 
-    def _reconcile_nodes(self, stack_path: Path, st: State, settings=None, timeout: float = 120.0, api=None,
+    def _reconcile_nodes(self, stack_path: Path, st: State, settings: Optional[Settings] = None,
+                         timeout: float = 120.0, api: Optional[ApiClient] = None,
                          applied: bool = False) -> None:
         """Apply one kwok node per node of the stack's nodePools (unless ``applied``: the caller did), delete kwok
         nodes no longer in it, wait until they are Ready."""
@@ -511,6 +555,18 @@ class Sandbox:
             del st.processes[name]
             st.save(self.paths.state_file)
         return stopped
+
+    def stop_prometheus(self) -> bool:
+        """Stop the sandbox's Prometheus alone (its TSDB stays); return True when it had a live process."""
+        with locked(self.paths.lock):
+            st = self.state()
+            rec = st.processes.pop(prom.NAME, None)
+            if rec is None:
+                return False
+            had_process = process.group_alive(rec)
+            process.stop(rec)
+            st.save(self.paths.state_file)
+            return had_process
 
     def down(self, purge: bool = False) -> list[str]:
         """Stop every recorded component (process groups, reverse start order); return the names stopped.

@@ -16,7 +16,7 @@ def _mtime(path: Path | None) -> float:
 
 
 @functools.lru_cache(maxsize=32)
-def _ssl_context(ca: Path | None, client: tuple[Path, Path] | None, _stamp: tuple) -> ssl.SSLContext:
+def _ssl_context(ca: Path | None, client: tuple[Path, Path] | None, _stamp: tuple[float, ...]) -> ssl.SSLContext:
     """One SSLContext per (CA, client pair, their modification times): loading the CA and the key for each of
     the hundreds of probes a start makes would cost CPU the starting components need."""
     if ca:

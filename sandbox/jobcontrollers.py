@@ -21,7 +21,7 @@ that holds a copy of the pair.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from sandbox import files, webhooks
 from sandbox.ports import LOOPBACK
@@ -37,7 +37,7 @@ TRAINER_WEBHOOK_DIR = "manifests/base/webhook"
 CERTS_BELOW_TMPDIR = Path("k8s-webhook-server") / "serving-certs"
 
 
-def jobset_configuration(ports: Mapping[str, int], cert_dir: Path) -> dict:
+def jobset_configuration(ports: Mapping[str, int], cert_dir: Path) -> dict[str, Any]:
     """Return JobSet's ``config.jobset.x-k8s.io/v1alpha1`` Configuration for the out-of-cluster manager.
 
     ``ports`` needs ``jobset-webhook`` and ``jobset-health``; ``cert_dir`` holds ``tls.crt``/``tls.key``. Fields
@@ -54,7 +54,7 @@ def jobset_configuration(ports: Mapping[str, int], cert_dir: Path) -> dict:
     }
 
 
-def trainer_configuration(ports: Mapping[str, int]) -> dict:
+def trainer_configuration(ports: Mapping[str, int]) -> dict[str, Any]:
     """Return the Trainer's ``config.trainer.kubeflow.org/v1alpha1`` Configuration for the out-of-cluster manager.
 
     ``ports`` needs ``trainer-webhook`` and ``trainer-health``. Fields follow
@@ -71,14 +71,14 @@ def trainer_configuration(ports: Mapping[str, int]) -> dict:
     }
 
 
-def jobset_webhooks(module_dir: Path, port: int, ca_bundle_pem: bytes) -> list[dict]:
+def jobset_webhooks(module_dir: Path, port: int, ca_bundle_pem: bytes) -> list[dict[str, Any]]:
     """Return JobSet's Mutating/ValidatingWebhookConfigurations (``jobset-…``) on ``127.0.0.1:port``, with the
     module's patches (the Pod webhooks only see Pods labelled ``jobset.sigs.k8s.io/jobset-name``)."""
     return webhooks.from_kustomization(module_dir / JOBSET_WEBHOOK_DIR, port, ca_bundle_pem, JOBSET_NAME_PREFIX,
                                        {"app.kubernetes.io/name": "jobset"})
 
 
-def trainer_webhooks(module_dir: Path, port: int, ca_bundle_pem: bytes) -> list[dict]:
+def trainer_webhooks(module_dir: Path, port: int, ca_bundle_pem: bytes) -> list[dict[str, Any]]:
     """Return the Trainer's ``defaulter.trainer.kubeflow.org`` / ``validator.trainer.kubeflow.org`` on
     ``127.0.0.1:port`` (TrainJob defaulting and validation; TrainingRuntime and ClusterTrainingRuntime
     validation)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -18,7 +19,7 @@ def _b64(path: Path) -> str:
     return base64.b64encode(path.read_bytes()).decode()
 
 
-def render(server: str, certs: Certificates) -> dict:
+def render(server: str, certs: Certificates) -> dict[str, Any]:
     """Return a kubeconfig (``apiVersion: v1``, ``kind: Config``) for ``server`` (e.g. ``https://127.0.0.1:6443``).
 
     Cluster, user and context are all named :data:`CONTEXT`; the CA and the admin client pair are embedded as
@@ -55,7 +56,7 @@ def write(path: Path, server: str, certs: Certificates) -> bool:
     return True
 
 
-def render_identity(server: str, ca_pem: bytes, identity: KeyPair, name: str) -> dict:
+def render_identity(server: str, ca_pem: bytes, identity: KeyPair, name: str) -> dict[str, Any]:
     """Return a kubeconfig for ``server`` acting as ``identity`` (a client certificate pair), cluster, user and
     context named ``name``; the CA and the pair embedded (``*-data``), as Kueue's MultiKueue requires of a worker
     kubeconfig (no file paths)."""

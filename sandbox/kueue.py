@@ -25,10 +25,12 @@ import copy
 import os
 import shutil
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 import yaml
 
+from components.model.manager_config import metrics_configuration
+from components.settings import KueueMetrics
 from sandbox import files, webhooks
 from sandbox.apply import SAFE_LOADER
 from sandbox.ports import LOOPBACK
@@ -52,10 +54,13 @@ WAIT_FOR_PODS_READY = {
 
 
 def configuration(ports: Mapping[str, int], webhook_cert_dir: Path,
-                  frameworks: Iterable[str] = FRAMEWORKS) -> dict:
+                  frameworks: Iterable[str] = FRAMEWORKS, metrics: KueueMetrics = KueueMetrics()) -> dict[str, Any]:
     """Return the Kueue ``Configuration`` (``config.kueue.x-k8s.io/v1beta2``) for the out-of-cluster manager.
 
-    ``ports`` needs ``kueue-webhook``, ``kueue-health`` and ``kueue-metrics``. Field names and defaults follow
+    ``ports`` needs ``kueue-webhook``, ``kueue-health`` and ``kueue-metrics``; ``metrics``: the stack's
+    ``kueue.metrics`` (enableClusterQueueResources, localQueueMetrics), rendered as the stack's own manager
+    Configuration renders them (``components.model.manager_config.metrics_configuration``). Field names and defaults
+    follow
     ``apis/config/v1beta2/configuration_types.go`` / ``defaults.go`` of Kueue v0.19.2.
     """
     return {
@@ -66,18 +71,19 @@ def configuration(ports: Mapping[str, int], webhook_cert_dir: Path,
         "internalCertManagement": {"enable": False},
         "webhook": {"host": LOOPBACK, "port": ports["kueue-webhook"], "certDir": str(webhook_cert_dir)},
         "health": {"healthProbeBindAddress": f"{LOOPBACK}:{ports['kueue-health']}"},
-        "metrics": {"bindAddress": f"{LOOPBACK}:{ports['kueue-metrics']}", "enableClusterQueueResources": True},
+        "metrics": {"bindAddress": f"{LOOPBACK}:{ports['kueue-metrics']}", **metrics_configuration(metrics)},
         "waitForPodsReady": copy.deepcopy(WAIT_FOR_PODS_READY),
         "integrations": {"frameworks": list(frameworks)},
         "featureGates": {"VisibilityOnDemand": False},
     }
 
 
-def _namespace_selector_patch(kustomization: Mapping) -> dict[str, dict]:
+def _namespace_selector_patch(kustomization: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Return ``{webhook name: namespaceSelector}`` as the module's webhook kustomization sets them (its patch on
-    ``vpod.kb.io`` and the replacements copying that selector to the other job webhooks)."""
-    selectors: dict[str, dict] = {}
-    source: dict | None = None
+    ``vpod.kb.io`` and the replacements copying that selector to the other job webhooks). Raises KeyError when a
+    replacement has no selector to copy (the module layout changed)."""
+    selectors: dict[str, dict[str, Any]] = {}
+    source: dict[str, Any] | None = None
     for patch in kustomization.get("patches", []):
         doc = yaml.safe_load(patch["patch"]) if "patch" in patch else None
         for hook in (doc or {}).get("webhooks", []):
@@ -88,13 +94,15 @@ def _namespace_selector_patch(kustomization: Mapping) -> dict[str, dict]:
         src = replacement["source"]["fieldPath"]  # webhooks.[name=vpod.kb.io].namespaceSelector
         name = src.split("[name=", 1)[1].split("]", 1)[0]
         value = selectors.get(name, source)
+        if value is None:  # a null namespaceSelector would put the webhook on every namespace: the layout changed
+            raise KeyError(f"{WEBHOOK_KUSTOMIZATION}: no namespaceSelector of webhook {name} to copy ({src})")
         for target in replacement.get("targets", []):
             for field in target.get("fieldPaths", []):
                 selectors[field.split("[name=", 1)[1].split("]", 1)[0]] = value
     return selectors
 
 
-def webhook_configurations(module_dir: Path, port: int, ca_bundle_pem: bytes) -> list[dict]:
+def webhook_configurations(module_dir: Path, port: int, ca_bundle_pem: bytes) -> list[dict[str, Any]]:
     """Return Kueue's Mutating/ValidatingWebhookConfigurations rewritten for a manager on ``127.0.0.1:port``.
 
     Reads ``config/components/webhook/{manifests,kustomization}.yaml`` of the Kueue module at ``module_dir``.
@@ -131,7 +139,7 @@ def conversion_webhook_crds(module_dir: Path) -> set[str]:
     return names
 
 
-def with_conversion_webhook(crd: Mapping, port: int, ca_bundle_pem: bytes) -> dict:
+def with_conversion_webhook(crd: Mapping[str, Any], port: int, ca_bundle_pem: bytes) -> dict[str, Any]:
     """Return a copy of ``crd`` with ``spec.conversion`` = Webhook at ``https://127.0.0.1:<port>/convert``."""
 
     out = copy.deepcopy(dict(crd))

@@ -16,7 +16,7 @@ our trainer Job ignores that exit code so that a reclaim is no failure. Other Po
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable, Mapping, Protocol, Sequence
+from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 import yaml
 
@@ -117,12 +117,16 @@ NODE_IP = "10.2.0.1"
 
 
 class NodePoolLike(Protocol):
-    """What :func:`node_manifests` reads from a ``components.settings.NodePool``."""
+    """What :func:`node_manifests` reads from a ``components.settings.NodePool`` (frozen: read-only attributes)."""
 
-    name: str
-    count: int
-    capacity: Mapping[str, str]
-    labels: Mapping[str, str]
+    @property
+    def name(self) -> str: ...
+    @property
+    def count(self) -> int: ...
+    @property
+    def capacity(self) -> Mapping[str, str]: ...
+    @property
+    def labels(self) -> Mapping[str, str]: ...
 
 
 def stage_config(kwok_module_dir: Path, files: Sequence[str] = STAGE_FILES) -> str:
@@ -161,7 +165,7 @@ def node_name(pool: str, index: int) -> str:
     return f"{pool}-{index}"
 
 
-def node_manifests(pools: Iterable[NodePoolLike], max_pods: int = 110) -> list[dict]:
+def node_manifests(pools: Iterable[NodePoolLike], max_pods: int = 110) -> list[dict[str, Any]]:
     """Return one core/v1 Node per node of every pool, with the pool's capacity as ``status.capacity`` and
     ``status.allocatable`` (plus ``pods: max_pods`` unless the pool sets it) and its labels plus ``type: kwok`` and
     ``kubernetes.io/hostname``. Untainted: Pods need no toleration. kwok's node-initialize stage keeps the given

@@ -11,7 +11,7 @@ LOOPBACK = "127.0.0.1"
 PORT_NAMES = (
     "etcd-client", "etcd-peer", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok",
     "kueue-webhook", "kueue-health", "kueue-metrics", "jobset-webhook", "jobset-health", "trainer-webhook",
-    "trainer-health", "kserve-webhook", "kserve-health",
+    "trainer-health", "kserve-webhook", "kserve-health", "prometheus",
 )
 
 

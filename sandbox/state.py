@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,7 @@ class State:
         """Write the state atomically (temp file + rename); a missing directory is created 0700."""
         if not path.parent.exists():
             files.private_dir(path.parent)
-        tmp = path.with_suffix(".tmp")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # one per process: two writers may race
         tmp.write_text(json.dumps({
             "ports": self.ports,
             "processes": {k: v.to_json() for k, v in self.processes.items()},

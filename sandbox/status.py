@@ -32,7 +32,8 @@ def render(sandbox: Sandbox) -> tuple[str, bool]:
         api = sandbox._client()
         nodes = k8s.CoreV1Api(api).list_node().items
         ready = sum(
-            1 for n in nodes if any(c.type == "Ready" and c.status == "True" for c in n.status.conditions or [])
+            1 for n in nodes
+            if any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions if n.status else None) or [])
         )
         lines.append(f"nodes: {ready}/{len(nodes)} Ready")
         try:

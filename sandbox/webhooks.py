@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import copy
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 import jsonpatch
 import yaml
@@ -28,7 +28,8 @@ def url(port: int, path: str) -> str:
     return f"https://{LOOPBACK}:{port}{path}"
 
 
-def to_loopback(config: Mapping, port: int, ca_bundle_pem: bytes, name: str, labels: Mapping[str, str]) -> dict:
+def to_loopback(config: Mapping[str, Any], port: int, ca_bundle_pem: bytes, name: str,
+                labels: Mapping[str, str]) -> dict[str, Any]:
     """Return a copy of one Mutating/ValidatingWebhookConfiguration with every ``clientConfig.service {path}``
     turned into ``clientConfig.url`` on ``127.0.0.1:port`` and ``caBundle`` = ``ca_bundle_pem`` (PEM bytes, stored
     base64-encoded); ``metadata`` becomes ``{name, labels}``. Raises KeyError on a webhook without a service path.
@@ -41,14 +42,14 @@ def to_loopback(config: Mapping, port: int, ca_bundle_pem: bytes, name: str, lab
     return out
 
 
-def _targets(patch_entry: Mapping, doc: Mapping) -> bool:
+def _targets(patch_entry: Mapping[str, Any], doc: Mapping[str, Any]) -> bool:
     target = patch_entry.get("target", {})
-    return (target.get("kind", doc["kind"]) == doc["kind"]
-            and target.get("name", doc["metadata"]["name"]) == doc["metadata"]["name"])
+    return bool(target.get("kind", doc["kind"]) == doc["kind"]
+                and target.get("name", doc["metadata"]["name"]) == doc["metadata"]["name"])
 
 
 def from_kustomization(kustomization_dir: Path, port: int, ca_bundle_pem: bytes, name_prefix: str,
-                       labels: Mapping[str, str]) -> list[dict]:
+                       labels: Mapping[str, str]) -> list[dict[str, Any]]:
     """Return the webhook configurations of ``kustomization_dir`` (a directory with ``kustomization.yaml`` whose
     ``resources`` include the kubebuilder ``manifests.yaml``), patched and pointed at ``127.0.0.1:port``.
 

@@ -33,6 +33,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import IO
 
 from toolchain import paths
 from toolchain.versions import Archive, Entry
@@ -117,7 +118,8 @@ class _Watchdog:
         self._timer.cancel()
 
     def create_connection(self, *args: object, **kwargs: object) -> socket.socket:
-        sock = socket.create_connection(*args, **kwargs)  # type: ignore[arg-type]
+        # http.client's own arguments, passed through as it gives them (its timeout may be socket's default sentinel)
+        sock = socket.create_connection(*args, **kwargs)  # type: ignore[arg-type]  # a pass-through of object args
         with self._lock:
             if self.expired:
                 sock.close()
@@ -141,12 +143,12 @@ class _Watchdog:
 
         class Http(http.client.HTTPConnection):
             def __init__(self, *args: object, **kwargs: object) -> None:
-                super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+                super().__init__(*args, **kwargs)  # type: ignore[arg-type]  # urllib's arguments, passed through
                 self._create_connection = watchdog.create_connection
 
         class Https(http.client.HTTPSConnection):
             def __init__(self, *args: object, **kwargs: object) -> None:
-                super().__init__(*args, **kwargs)  # type: ignore[call-overload]
+                super().__init__(*args, **kwargs)  # type: ignore[call-overload]  # urllib's arguments, passed through
                 self._create_connection = watchdog.create_connection
 
         class HttpHandler(urllib.request.HTTPHandler):
@@ -163,12 +165,14 @@ class _Watchdog:
                 return self.do_open(Https, req, context=tls)
 
         class Redirects(urllib.request.HTTPRedirectHandler):
-            def http_error_302(self, req, fp, code, msg, headers):  # type: ignore[no-untyped-def]
+            def http_error_302(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str,
+                               headers: http.client.HTTPMessage) -> http.client.HTTPResponse | None:
                 target = urllib.parse.urljoin(req.full_url, headers.get("location") or headers.get("uri") or "")
                 if urllib.parse.urlsplit(target).scheme not in ("http", "https"):
                     fp.close()
                     raise Refused(f"{url} redirects to {target}, not an http(s) URL")
-                return super().http_error_302(req, fp, code, msg, headers)
+                followed: http.client.HTTPResponse | None = super().http_error_302(req, fp, code, msg, headers)
+                return followed
 
             http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
 

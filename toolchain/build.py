@@ -135,7 +135,8 @@ def build(entry: Entry, *, prepare_only: bool = False) -> dict[str, float]:
     """Build every output of ``entry`` into ``bin/<output>-<version>/<output>``; return seconds per step.
 
     Steps (each printed with its seconds): module download, scratch copy + ``go generate`` (if configured),
-    ``go mod tidy`` of the wrapper, one ``go build -trimpath -ldflags "-s -w ..."`` for all packages (niced).
+    ``go mod tidy`` of the wrapper, one ``go build -trimpath [-tags ...] -ldflags "-s -w ..."`` for all packages
+    (niced).
     The go output is logged to ``build/<entry>-<version>/build.log``; ``build.json`` next to each executable
     records the steps. ``prepare_only`` stops after ``go mod tidy`` (downloads only, to overlap network with
     another build's compile). Raises ToolchainError (with the log tail) on any failure.
@@ -182,8 +183,9 @@ def build(entry: Entry, *, prepare_only: bool = False) -> dict[str, float]:
     out.mkdir()
     ldflags = " ".join(["-s", "-w", *entry.ldflags])
     target = f"{out}/" if len(entry.packages) > 1 else str(out / entry.outputs[0])
+    tags = ["-tags", ",".join(entry.tags)] if entry.tags else []
     steps["build"] = gocmd.run(
-        ["build", "-trimpath", "-ldflags", ldflags, "-o", target, *entry.packages], wdir,
+        ["build", "-trimpath", *tags, "-ldflags", ldflags, "-o", target, *entry.packages], wdir,
         label=f"go build {' '.join(entry.outputs)}", nice=True, log=log)
 
     go_version = subprocess.run([gocmd.go_binary(), "env", "GOVERSION"], capture_output=True, text=True,
@@ -197,13 +199,14 @@ def build(entry: Entry, *, prepare_only: bool = False) -> dict[str, float]:
             raise ToolchainError(f"go build of {package} produced no {built}")
         dest = paths.bin_dir(output, entry.version)
         dest.mkdir(parents=True, exist_ok=True)
-        tmp = dest / f".{output}.tmp"
+        tmp = dest / f".{output}.{os.getpid()}.tmp"  # one per process: two builds may race
         shutil.move(str(built), tmp)
         tmp.chmod(0o755)
         os.replace(tmp, dest / output)
         (dest / "build.json").write_text(json.dumps({
             "entry": entry.name, "output": output, "package": package, "version": entry.version,
-            "module": f"{entry.module}@{entry.module_version}", "ldflags": ldflags, "go": go_version,
+            "module": f"{entry.module}@{entry.module_version}", "ldflags": ldflags, "tags": list(entry.tags),
+            "go": go_version,
             "seconds": {k: round(v, 1) for k, v in steps.items()},
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }, indent=2) + "\n")

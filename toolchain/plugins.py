@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 from toolchain import paths
@@ -24,17 +25,25 @@ def plugin_path(kind: str, name: str, version: str, home: Path | None = None) ->
 def install(kind: str, name: str, version: str, source: Path, home: Path | None = None) -> Path:
     """Copy executable ``source`` into the plugin cache as ``kind``/``name`` ``version``; return the installed path.
 
-    Idempotent: an identical file already in place is kept. Writes via a temp file and rename, and removes a stale
-    ``<dir>.partial`` marker (the engine treats a plugin with that marker as incompletely installed).
+    Idempotent: an identical file already in place is kept. Safe when several processes install at once (two
+    ``toolchain ensure`` runs, a test run beside ``make toolchain``): each writes its own temp file in the plugin
+    directory (``tempfile.mkstemp``) and renames it over ``dest`` atomically, so the last rename wins with a complete
+    file and no run removes another's temp file. Removes a stale ``<dir>.partial`` marker (the engine treats a plugin
+    with that marker as incompletely installed). Raises OSError when the cache cannot be written.
     """
     dest = plugin_path(kind, name, version, home)
     if dest.is_file() and dest.stat().st_size == source.stat().st_size and os.access(dest, os.X_OK):
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(dest.name + ".tmp")
-    shutil.copyfile(source, tmp)
-    tmp.chmod(0o755)
-    os.replace(tmp, dest)
+    fd, name_ = tempfile.mkstemp(prefix=dest.name + ".", suffix=".tmp", dir=dest.parent)
+    os.close(fd)
+    tmp = Path(name_)
+    try:
+        shutil.copyfile(source, tmp)
+        tmp.chmod(0o755)
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
     Path(str(dest.parent) + ".partial").unlink(missing_ok=True)
     print(f"[toolchain] installed plugin {kind} {name} {version} -> {dest}", flush=True)
     return dest

@@ -49,6 +49,7 @@ class Entry:
     plugin: Plugin | None = None
     align_with: tuple[str, str] | None = None
     copy_replaces: bool = False
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,7 @@ def _entry(name: str, spec: dict[str, Any]) -> Entry:
         plugin=Plugin(**plugin) if plugin else None,
         align_with=(spec["align_with"]["require"], spec["align_with"]["package"]) if "align_with" in spec else None,
         copy_replaces=bool(spec.get("copy_replaces", False)),
+        tags=tuple(spec.get("tags", ())),
     )
 
 

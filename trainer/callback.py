@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
@@ -32,7 +32,7 @@ from trainer import checkpoints, preemption
 log = logging.getLogger("kueue_cohorts.trainer")
 
 
-class PreemptionCallback(TrainerCallback):
+class PreemptionCallback(TrainerCallback):  # type: ignore[misc]  # transformers is not type-checked (pyproject.toml)
     """Save-and-stop on SIGTERM, flush and safe rotation after every save.
 
     Args:
@@ -41,6 +41,7 @@ class PreemptionCallback(TrainerCallback):
         resumed_from: the checkpoint this attempt resumed from (never rotated away), or None.
         with_optimizer: False when the recipe saves only the model (save_only_model).
         world_size: the number of training processes (TrainingArguments.world_size), for the completeness check.
+        metrics: a trainer.metrics.TrainerMetrics told every step and every save, or None (no metrics endpoint).
     Attributes after training: `stopped_at_step` (int global step of the checkpoint written because of the
     signal, or None), `saved_steps` (global steps saved in this attempt, in order), `flush_seconds` (seconds per
     save spent in fsync, same order), `last_saved_step`.
@@ -53,7 +54,8 @@ class PreemptionCallback(TrainerCallback):
         resumed_from: Optional[Path],
         with_optimizer: bool,
         world_size: int = 1,
-    ):
+        metrics: Optional[Any] = None,
+    ) -> None:
         self.run_dir = Path(run_dir)
         self.world_size = world_size
         self.save_total_limit = save_total_limit
@@ -63,6 +65,7 @@ class PreemptionCallback(TrainerCallback):
         self.last_saved_step: Optional[int] = None
         self.saved_steps: list[int] = []
         self.flush_seconds: list[float] = []
+        self.metrics = metrics
 
     # --- helpers -------------------------------------------------------------------------------------------------
 
@@ -92,22 +95,27 @@ class PreemptionCallback(TrainerCallback):
 
     # --- TrainerCallback hooks -----------------------------------------------------------------------------------
 
-    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs):
+    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                    **kwargs: object) -> TrainerControl:
         """After an optimizer step: on a pending stop, save at this global step, skip evaluation, then stop."""
+        if self.metrics is not None:
+            self.metrics.step(state.global_step, state.is_world_process_zero)
         if self._requested(args):
             control.should_save = True
             control.should_evaluate = False
             control.should_training_stop = True
         return control
 
-    def on_evaluate(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs):
+    def on_evaluate(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                    **kwargs: object) -> TrainerControl:
         """After an evaluation: a stop that arrived during it saves at this step (unless already saved), then stops."""
         if self._requested(args) and self.last_saved_step != state.global_step:
             control.should_save = True
             control.should_training_stop = True
         return control
 
-    def on_epoch_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs):
+    def on_epoch_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                     **kwargs: object) -> TrainerControl:
         """At an epoch end with a pending stop: save only if this step has no checkpoint yet; never evaluate."""
         if self._requested(args):
             already_saved = self.last_saved_step == state.global_step
@@ -116,7 +124,8 @@ class PreemptionCallback(TrainerCallback):
             control.should_training_stop = True
         return control
 
-    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs):
+    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                **kwargs: object) -> TrainerControl:
         """After the Trainer wrote checkpoint-<global step>: every process flushes it; after a barrier, world rank 0
         alone checks it and rotates (keeping the best checkpoint); stop if asked to."""
         written = self.run_dir / f"checkpoint-{state.global_step}"
@@ -149,6 +158,8 @@ class PreemptionCallback(TrainerCallback):
         )
         self.last_saved_step = state.global_step
         self.saved_steps.append(state.global_step)
+        if self.metrics is not None:
+            self.metrics.saved(state.global_step, flushed, state.is_world_process_zero)
         if self._requested(args):
             self.stopped_at_step = state.global_step
             control.should_training_stop = True

@@ -52,7 +52,8 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
+from types import TracebackType
+from typing import Callable, Iterable, Optional
 
 CHECKPOINT_NAME = re.compile(r"checkpoint-([0-9]+)")  # always fullmatch: `$` would accept a trailing newline
 TRAINER_STATE = "trainer_state.json"
@@ -90,7 +91,7 @@ class Checkpoint:
     path: Path
 
 
-def run_dir(root: os.PathLike | str, run_name: str) -> Path:
+def run_dir(root: os.PathLike[str] | str, run_name: str) -> Path:
     """The run-scoped checkpoint directory `<root>/<run_name>`.
 
     Args:
@@ -123,7 +124,7 @@ def _refuse_link_out(root: Path, path: Path) -> None:
         raise ValueError(f"{path} resolves to {path.resolve()}, outside the checkpoint root {root}")
 
 
-def ensure_run_dir(root: os.PathLike | str, run_name: str) -> Path:
+def ensure_run_dir(root: os.PathLike[str] | str, run_name: str) -> Path:
     """Create ``<root>/<run_name>`` (``run_dir``) if missing and return it, never following a symbolic link out of
     the checkpoint root: the directory is checked again after ``mkdir`` (a link that appeared in between is
     refused) with ``lstat``, so it is a real directory inside ``root``.
@@ -147,7 +148,7 @@ def checkpoint_step(name: str) -> Optional[int]:
     return int(match.group(1)) if match else None
 
 
-def list_checkpoints(directory: os.PathLike | str) -> list[Checkpoint]:
+def list_checkpoints(directory: os.PathLike[str] | str) -> list[Checkpoint]:
     """Every real directory named exactly `checkpoint-<int>` in `directory`, oldest (lowest step) first.
 
     Other names (`checkpoint-12abc`, `checkpoint-12.tmp`, a trailing newline), files, and symbolic links (even to a
@@ -175,7 +176,7 @@ def list_checkpoints(directory: os.PathLike | str) -> list[Checkpoint]:
 # --- completeness --------------------------------------------------------------------------------------------------
 
 
-def _scan(path: Path) -> dict[str, os.DirEntry]:
+def _scan(path: Path) -> dict[str, os.DirEntry[str]]:
     """Name -> DirEntry of a directory's entries ({} if it is not a readable real directory)."""
     try:
         if not stat.S_ISDIR(os.lstat(path).st_mode):
@@ -185,7 +186,7 @@ def _scan(path: Path) -> dict[str, os.DirEntry]:
         return {}
 
 
-def _regular_non_empty(entry: Optional[os.DirEntry]) -> bool:
+def _regular_non_empty(entry: Optional[os.DirEntry[str]]) -> bool:
     try:
         return (
             entry is not None and entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_size > 0
@@ -194,11 +195,11 @@ def _regular_non_empty(entry: Optional[os.DirEntry]) -> bool:
         return False
 
 
-def _real_dir(entry: Optional[os.DirEntry]) -> bool:
+def _real_dir(entry: Optional[os.DirEntry[str]]) -> bool:
     return entry is not None and entry.is_dir(follow_symlinks=False)
 
 
-def _file_problem(entries: dict[str, os.DirEntry], name: str, where: str = "") -> list[str]:
+def _file_problem(entries: dict[str, os.DirEntry[str]], name: str, where: str = "") -> list[str]:
     if _regular_non_empty(entries.get(name)):
         return []
     entry = entries.get(name)
@@ -217,7 +218,7 @@ def _ranks(found: Iterable[int], world_size: Optional[int]) -> list[int]:
     return [rank for rank in expected if rank not in found]
 
 
-def detect_layout(path: os.PathLike | str) -> str:
+def detect_layout(path: os.PathLike[str] | str) -> str:
     """Which writer produced a checkpoint directory: one of LAYOUTS (see the module docstring's table).
 
     Decided from marker entries only: `latest` or `global_step*/` -> deepspeed; `pytorch_model_fsdp_0/` ->
@@ -239,14 +240,13 @@ def detect_layout(path: os.PathLike | str) -> str:
     return "single"
 
 
-def _dcp_problems(entries: dict[str, os.DirEntry], name: str, world_size: Optional[int]) -> list[str]:
+def _dcp_problems(entries: dict[str, os.DirEntry[str]], name: str, world_size: Optional[int]) -> list[str]:
     """A torch.distributed.checkpoint directory: `.metadata` (written last, by the coordinator) and per-rank data."""
     if not _real_dir(entries.get(name)):
         return [f"{name}/ is missing"]
     inside = _scan(Path(entries[name].path))
     problems = _file_problem(inside, DCP_METADATA, f"{name}/")
-    data = {n: _DISTCP.fullmatch(n) for n in inside}
-    data = {n: m for n, m in data.items() if m}
+    data = {n: m for n in inside if (m := _DISTCP.fullmatch(n))}
     if not data:
         return problems + [f"{name}/ holds no .distcp data"]
     problems += [f"{name}/{n} is missing or empty" for n in sorted(data) if not _regular_non_empty(inside[n])]
@@ -255,17 +255,16 @@ def _dcp_problems(entries: dict[str, os.DirEntry], name: str, world_size: Option
     return problems
 
 
-def _per_rank_problems(entries: dict[str, os.DirEntry], regex: re.Pattern, label: str,
+def _per_rank_problems(entries: dict[str, os.DirEntry[str]], regex: re.Pattern[str], label: str,
                        world_size: Optional[int]) -> list[str]:
-    found = {n: regex.fullmatch(n) for n in entries}
-    found = {n: m for n, m in found.items() if m}
+    found = {n: m for n in entries if (m := regex.fullmatch(n))}
     problems = [f"{n} is missing or empty" for n in sorted(found) if not _regular_non_empty(entries[n])]
     return problems + [
         f"{label} of rank {rank} is missing" for rank in _ranks((int(m.group(1)) for m in found.values()), world_size)
     ]
 
 
-def _index_problems(path: Path, entries: dict[str, os.DirEntry], index: str) -> list[str]:
+def _index_problems(path: Path, entries: dict[str, os.DirEntry[str]], index: str) -> list[str]:
     if not _regular_non_empty(entries.get(index)):
         return _file_problem(entries, index)
     try:
@@ -281,7 +280,7 @@ def _index_problems(path: Path, entries: dict[str, os.DirEntry], index: str) -> 
     return problems
 
 
-def _single_weight_problems(entries: dict[str, os.DirEntry]) -> list[str]:
+def _single_weight_problems(entries: dict[str, os.DirEntry[str]]) -> list[str]:
     present = [name for name in WEIGHT_FILES if name in entries]
     if not present:
         return ["no model weights (" + ", ".join(WEIGHT_FILES + WEIGHT_INDEXES) + ")"]
@@ -293,7 +292,7 @@ def _single_weight_problems(entries: dict[str, os.DirEntry]) -> list[str]:
     return problems
 
 
-def _deepspeed_problems(path: Path, entries: dict[str, os.DirEntry], with_optimizer: bool,
+def _deepspeed_problems(path: Path, entries: dict[str, os.DirEntry[str]], with_optimizer: bool,
                         world_size: Optional[int]) -> list[str]:
     if not _regular_non_empty(entries.get(DEEPSPEED_LATEST)):
         return _file_problem(entries, DEEPSPEED_LATEST)
@@ -312,8 +311,7 @@ def _deepspeed_problems(path: Path, entries: dict[str, os.DirEntry], with_optimi
     partitions = [int(m.group(1)) for n in states if (m := _DS_MODEL_RANK.fullmatch(n))]
     if partitions:  # ZeRO-3 partitions the parameters: one model-states file per data-parallel rank
         problems += [f"{tag}/ has no ZeRO-3 model state of rank {rank}" for rank in _ranks(partitions, world_size)]
-    optim = {n: _DS_OPTIM_RANK.fullmatch(n) for n in inside}
-    optim = {n: m for n, m in optim.items() if m}
+    optim = {n: m for n in inside if (m := _DS_OPTIM_RANK.fullmatch(n))}
     if with_optimizer and optim:  # ZeRO: one optimizer partition per data-parallel rank
         problems += [f"{tag}/{n} is missing or empty" for n in sorted(optim) if not _regular_non_empty(inside[n])]
         problems += [f"{tag}/ has no ZeRO optimizer state of rank {rank}"
@@ -324,9 +322,8 @@ def _deepspeed_problems(path: Path, entries: dict[str, os.DirEntry], with_optimi
     return problems
 
 
-def _rng_problems(entries: dict[str, os.DirEntry], world_size: Optional[int]) -> list[str]:
-    ranked = {n: _RNG_RANK.fullmatch(n) for n in entries}
-    ranked = {n: m for n, m in ranked.items() if m}
+def _rng_problems(entries: dict[str, os.DirEntry[str]], world_size: Optional[int]) -> list[str]:
+    ranked = {n: m for n in entries if (m := _RNG_RANK.fullmatch(n))}
     if world_size == 1 or (world_size is None and not ranked):
         return _file_problem(entries, "rng_state.pth")
     problems = [f"{n} is missing or empty" for n in sorted(ranked) if not _regular_non_empty(entries[n])]
@@ -405,7 +402,7 @@ def is_complete(checkpoint: Checkpoint, with_optimizer: bool = True, world_size:
     return not completeness_problems(checkpoint, with_optimizer, world_size)
 
 
-def newest_complete(directory: os.PathLike | str, with_optimizer: bool = True,
+def newest_complete(directory: os.PathLike[str] | str, with_optimizer: bool = True,
                     world_size: Optional[int] = None) -> Optional[Checkpoint]:
     """The newest complete checkpoint of a run directory (any layout), or None when there is none.
 
@@ -451,7 +448,8 @@ def _remove(path: Path) -> bool:
         log.warning("not rotating %s away: no longer a real directory", path)
         return False
 
-    def gone_is_fine(_function, _path, exc_info):
+    def gone_is_fine(_function: Callable[..., object], _path: str,
+                     exc_info: BaseException | tuple[type[BaseException], BaseException, TracebackType]) -> None:
         error = exc_info if isinstance(exc_info, BaseException) else exc_info[1]
         if not isinstance(error, FileNotFoundError):
             raise error
@@ -464,9 +462,9 @@ def _remove(path: Path) -> bool:
 
 
 def rotate(
-    directory: os.PathLike | str,
+    directory: os.PathLike[str] | str,
     save_total_limit: Optional[int],
-    protected: Iterable[os.PathLike | str] = (),
+    protected: Iterable[os.PathLike[str] | str] = (),
     with_optimizer: bool = True,
     best_model_checkpoint: Optional[str] = None,
     world_size: Optional[int] = None,
@@ -520,7 +518,7 @@ def rotate(
 # --- flush ---------------------------------------------------------------------------------------------------------
 
 
-def fsync_tree(path: os.PathLike | str) -> int:
+def fsync_tree(path: os.PathLike[str] | str) -> int:
     """Flush a checkpoint directory to stable storage: fsync every file, then each directory, then its parent.
 
     Needed on network file systems (CephFS, NFS) so that a pod killed right after the save does not leave a

@@ -21,9 +21,10 @@ only to multi-accelerator runs (`accelerate/state.py`, `AcceleratorState.__init_
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import torch
-from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
+from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainerCallback, TrainingArguments
 
 VOCAB = 64
 SEQUENCE = 32
@@ -46,20 +47,20 @@ def _int(name: str, default: int) -> int:
     return int(value) if value.strip() else default
 
 
-class SyntheticTokens(torch.utils.data.Dataset):
+class SyntheticTokens(torch.utils.data.Dataset):  # type: ignore[misc]  # torch is not type-checked (pyproject.toml)
     """`count` sequences of `SEQUENCE` token ids in [0, VOCAB): each an arithmetic progression mod VOCAB with a
     seeded random start and stride, so there is something to learn. Items: {"input_ids", "labels"} (LongTensor)."""
 
-    def __init__(self, count: int, seed: int):
+    def __init__(self, count: int, seed: int) -> None:
         generator = torch.Generator().manual_seed(seed)
         start = torch.randint(0, VOCAB, (count, 1), generator=generator)
         stride = torch.randint(1, 8, (count, 1), generator=generator)
         self.tokens = (start + stride * torch.arange(SEQUENCE)) % VOCAB
 
     def __len__(self) -> int:
-        return self.tokens.shape[0]
+        return int(self.tokens.shape[0])
 
-    def __getitem__(self, index: int) -> dict:
+    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
         row = self.tokens[index]
         return {"input_ids": row, "labels": row}
 
@@ -81,7 +82,8 @@ def tiny_model(width: int = 32) -> GPT2LMHeadModel:
     return GPT2LMHeadModel(config)
 
 
-def build_trainer(output_dir: str, callbacks: list | None = None, trainer_class: type = Trainer) -> Trainer:
+def build_trainer(output_dir: str, callbacks: list[TrainerCallback] | None = None,
+                  trainer_class: type[Trainer] = Trainer) -> Trainer:
     """The recipe: `build_trainer(output_dir) -> transformers.Trainer` (not yet trained).
 
     Args:
@@ -95,7 +97,7 @@ def build_trainer(output_dir: str, callbacks: list | None = None, trainer_class:
     eval_steps = save_steps if best_model else _int("KUEUE_COHORTS_DEMO_EVAL_STEPS", 0)
     fsdp = _int("KUEUE_COHORTS_DEMO_FSDP", 0) == 1
     torch.manual_seed(seed)
-    extra: dict = {}
+    extra: dict[str, Any] = {}
     if best_model:
         extra.update(load_best_model_at_end=True, metric_for_best_model="eval_loss", greater_is_better=False)
     if fsdp:

@@ -12,6 +12,8 @@ family: `llamafactory:<config.yaml>`, `training-hub:<algorithm>`, `mini-trainer:
 downward API; required) |
 | KUEUE_COHORTS_SAVE_STEPS | --save-steps | if set, overrides the recipe: save_strategy "steps" every N optimizer \
 steps (components.settings.checkpoint_timing.save_steps) |
+| KUEUE_COHORTS_METRICS_PORT | --metrics-port | if set, serve the trainer's metrics (trainer.metrics: checkpoint \
+age, steps lost at the last preemption, flush seconds) on this port (0: any free port); needs prometheus-client |
 | PET_NNODES, PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT | | set by the Trainer's torch plugin; with more than \
 one node they become torch.distributed's WORLD_SIZE, RANK, MASTER_ADDR, MASTER_PORT (`distributed_env`) |
 
@@ -32,9 +34,14 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from trainer import checkpoints, preemption, recipes
+
+if TYPE_CHECKING:  # annotations only: transformers is imported late, after the SIGTERM latch (trainer.preemption)
+    from transformers import Trainer
+
+    from trainer.metrics import TrainerMetrics
 
 log = logging.getLogger("kueue_cohorts.trainer")
 
@@ -57,8 +64,9 @@ def configure_logging() -> None:
         log.propagate = False
 
 
-def parse_args(argv: Optional[Sequence[str]], env: os._Environ | dict) -> argparse.Namespace:
-    """Flags over environment. Returns recipe (str), checkpoint_root (Path), run_name (str), save_steps (int|None).
+def parse_args(argv: Optional[Sequence[str]], env: Mapping[str, str]) -> argparse.Namespace:
+    """Flags over environment. Returns recipe (str), checkpoint_root (Path), run_name (str), save_steps (int|None),
+    metrics_port (int|None).
 
     Raises ConfigError naming the missing or invalid variable.
     """
@@ -67,6 +75,7 @@ def parse_args(argv: Optional[Sequence[str]], env: os._Environ | dict) -> argpar
     parser.add_argument("--checkpoint-root", default=env.get("KUEUE_COHORTS_CHECKPOINT_ROOT"))
     parser.add_argument("--run-name", default=env.get("KUEUE_COHORTS_RUN_NAME"))
     parser.add_argument("--save-steps", default=env.get("KUEUE_COHORTS_SAVE_STEPS"))
+    parser.add_argument("--metrics-port", default=env.get("KUEUE_COHORTS_METRICS_PORT"))
     ns = parser.parse_args(argv)
     if not ns.checkpoint_root:
         raise ConfigError("KUEUE_COHORTS_CHECKPOINT_ROOT is not set: set it to the checkpoint PVC's mount path")
@@ -75,17 +84,49 @@ def parse_args(argv: Optional[Sequence[str]], env: os._Environ | dict) -> argpar
     if ns.save_steps in (None, ""):
         ns.save_steps = None
     else:
+        text = str(ns.save_steps)
         try:
-            ns.save_steps = int(ns.save_steps)
+            ns.save_steps = int(text)
         except ValueError:
             ns.save_steps = 0
-        if ns.save_steps < 1:
-            raise ConfigError(f"KUEUE_COHORTS_SAVE_STEPS={ns.save_steps!r} must be a positive integer")
+        if ns.save_steps < 1:  # the message quotes the value as given (not the 0 a non-number became)
+            raise ConfigError(f"KUEUE_COHORTS_SAVE_STEPS={text!r} must be a positive integer")
+    if ns.metrics_port in (None, ""):
+        ns.metrics_port = None
+    elif not str(ns.metrics_port).isdigit() or int(ns.metrics_port) > 65535:
+        raise ConfigError(f"KUEUE_COHORTS_METRICS_PORT={ns.metrics_port!r} must be a port number from 0 to 65535 "
+                          "(0: any free port), or unset for no metrics endpoint")
+    else:
+        ns.metrics_port = int(ns.metrics_port)
     ns.checkpoint_root = Path(ns.checkpoint_root)
     return ns
 
 
-def distributed_env(env: dict) -> dict[str, str]:
+def start_metrics(run_dir: Path, port: Optional[int]) -> Optional[TrainerMetrics]:
+    """The trainer's metrics (trainer.metrics.TrainerMetrics) served on ``port``, or None when ``port`` is None.
+
+    Imported only when asked for, so an image without prometheus-client runs without metrics. Raises ConfigError
+    (naming the fix) when prometheus-client is missing or the port cannot be bound.
+    """
+    if port is None:
+        return None
+    try:
+        from trainer.metrics import TrainerMetrics
+    except ImportError as err:
+        raise ConfigError(f"KUEUE_COHORTS_METRICS_PORT={port} needs prometheus-client in the image ({err}): "
+                          "install it (requirements-trainer.txt pins the version) or unset KUEUE_COHORTS_METRICS_PORT"
+                          ) from None
+    metrics = TrainerMetrics(run_dir)
+    try:
+        served = metrics.serve(port)
+    except OSError as err:
+        raise ConfigError(f"KUEUE_COHORTS_METRICS_PORT={port}: cannot serve metrics there ({err}): choose a free "
+                          "port") from None
+    log.info("metrics on http://0.0.0.0:%d/metrics", served)
+    return metrics
+
+
+def distributed_env(env: Mapping[str, str]) -> dict[str, str]:
     """torch.distributed variables for one process per node, from the Kubeflow Trainer's torchrun variables.
 
     The Trainer's torch plugin (v2.2.1 plugins/torch/torch.go) gives the `node` container PET_NNODES,
@@ -122,19 +163,20 @@ def distributed_env(env: dict) -> dict[str, str]:
     }
 
 
-def load_recipe(spec: str) -> Callable[[str], object]:
+def load_recipe(spec: str) -> Callable[[str], Trainer]:
     """Import `module:function` and return the function. Raises ConfigError if the spec is malformed."""
     module_name, sep, function_name = spec.partition(":")
     if not sep or not module_name or not function_name:
         raise ConfigError(f"KUEUE_COHORTS_RECIPE={spec!r} must be 'module:function', e.g. {DEFAULT_RECIPE!r}")
     module = importlib.import_module(module_name)
     try:
-        return getattr(module, function_name)
+        recipe: Callable[[str], Trainer] = getattr(module, function_name)
+        return recipe
     except AttributeError:
         raise ConfigError(f"KUEUE_COHORTS_RECIPE={spec!r}: module {module_name!r} has no {function_name!r}") from None
 
 
-def _prepare(trainer, run_dir: Path, save_steps: Optional[int]) -> Optional[int]:
+def _prepare(trainer: Trainer, run_dir: Path, save_steps: Optional[int]) -> Optional[int]:
     """Check the recipe's Trainer writes into run_dir, apply save_steps, switch off the Trainer's own rotation and
     per-node saving.
 
@@ -175,7 +217,7 @@ def _prepare(trainer, run_dir: Path, save_steps: Optional[int]) -> Optional[int]
             "shared checkpoint files and rotates", run_dir.parent,
         )
         args.save_on_each_node = False
-    limit = args.save_total_limit
+    limit: Optional[int] = args.save_total_limit
     args.save_total_limit = None
     return limit
 
@@ -191,7 +233,7 @@ def agreed_resume(run_dir: Path, with_optimizer: bool, world_size: int) -> Optio
 
     if not (dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1):
         return checkpoints.newest_complete(run_dir, with_optimizer, world_size)
-    box: list = [None]
+    box: list[Optional[int]] = [None]
     if dist.get_rank() == 0:
         found = checkpoints.newest_complete(run_dir, with_optimizer, world_size)
         box = [found.step if found else None]
@@ -200,7 +242,7 @@ def agreed_resume(run_dir: Path, with_optimizer: bool, world_size: int) -> Optio
     return None if step is None else checkpoints.Checkpoint(step, run_dir / f"checkpoint-{step}")
 
 
-def run(argv: Optional[Sequence[str]] = None, env: Optional[dict] = None) -> int:
+def run(argv: Optional[Sequence[str]] = None, env: Optional[Mapping[str, str]] = None) -> int:
     """Run one training attempt. Returns the process exit code (0 finished, PREEMPTED_EXIT_CODE stopped by a signal
     after its save, 2 config error)."""
     configure_logging()
@@ -215,6 +257,7 @@ def run(argv: Optional[Sequence[str]] = None, env: Optional[dict] = None) -> int
         if family is not None:
             return recipes.run(family, run_dir, ns.save_steps)
         recipe = load_recipe(ns.recipe)
+        metrics = start_metrics(run_dir, ns.metrics_port)
     except (ConfigError, ValueError) as err:
         log.error("%s", err)
         return 2
@@ -231,10 +274,15 @@ def run(argv: Optional[Sequence[str]] = None, env: Optional[dict] = None) -> int
         log.info("no complete checkpoint in %s: starting at global step 0", run_dir)
     else:
         log.info("resuming from %s at global step %d", resume.path, resume.step)
+    if metrics is not None:
+        lost = metrics.resumed(resume.step if resume else None)
+        if lost:
+            log.info("the previous attempt reached %d steps beyond this checkpoint: lost at its preemption", lost)
 
     from trainer.callback import PreemptionCallback
 
-    callback = PreemptionCallback(run_dir, limit, resume.path if resume else None, with_optimizer, world_size)
+    callback = PreemptionCallback(run_dir, limit, resume.path if resume else None, with_optimizer, world_size,
+                                  metrics=metrics)
     trainer.add_callback(callback)
     if preemption.requested():
         log.info("%s arrived before training started: nothing to save, exiting %d", preemption.signal_name(),

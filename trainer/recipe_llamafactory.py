@@ -33,11 +33,14 @@ import importlib
 import logging
 import os
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import yaml
 
 from trainer import checkpoints, preemption
+
+if TYPE_CHECKING:  # annotations only: transformers is imported late, after the SIGTERM latch (trainer/entrypoint.py)
+    from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 log = logging.getLogger("kueue_cohorts.trainer")
 
@@ -48,7 +51,7 @@ class Preempted(Exception):
     """Raised out of `trainer.train()` after the SIGTERM checkpoint is complete, to skip LlamaFactory's final save."""
 
 
-def load_config(path: Path) -> dict:
+def load_config(path: Path) -> dict[str, Any]:
     """The LlamaFactory config at `path` (YAML mapping, as `llamafactory-cli train` reads it).
 
     Raises:
@@ -66,7 +69,7 @@ def load_config(path: Path) -> dict:
     return data
 
 
-def config_problems(config: dict) -> list[str]:
+def config_problems(config: dict[str, Any]) -> list[str]:
     """Why a LlamaFactory config cannot run checkpoint-safe under this runtime; [] when it can.
 
     Each problem names the key, its value, the rule and the fix.
@@ -96,8 +99,8 @@ def config_problems(config: dict) -> list[str]:
     return problems
 
 
-def prepare(config: dict, run_dir: Path, save_steps: Optional[int],
-            resume: Optional[checkpoints.Checkpoint]) -> tuple[dict, Optional[int]]:
+def prepare(config: dict[str, Any], run_dir: Path, save_steps: Optional[int],
+            resume: Optional[checkpoints.Checkpoint]) -> tuple[dict[str, Any], Optional[int]]:
     """The run_exp arguments for this attempt and the save_total_limit our rotation applies.
 
     Args:
@@ -133,7 +136,7 @@ def prepare(config: dict, run_dir: Path, save_steps: Optional[int],
     return args, (int(limit) if limit else None)
 
 
-def extra_callbacks(spec: str) -> list:
+def extra_callbacks(spec: str) -> list[TrainerCallback]:
     """The TrainerCallbacks of KUEUE_COHORTS_RECIPE_CALLBACKS=`module:function` (`function() -> list`), [] if unset.
 
     For callbacks a team passes to `run_exp(callbacks=...)` in its own launcher (and the hold points of the
@@ -191,10 +194,11 @@ def run(config_path: Path, run_dir: Path, save_steps: Optional[int]) -> int:
 
     callback = PreemptionCallback(run_dir, limit, resume.path if resume else None, with_optimizer, world_size)
 
-    class _EndOnPreemption(TrainerCallback):
+    class _EndOnPreemption(TrainerCallback):  # type: ignore[misc]  # transformers is not type-checked (pyproject.toml)
         global_step = 0
 
-        def on_train_end(self, args, state, control, **kwargs):
+        def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                         **kwargs: object) -> TrainerControl:
             self.global_step = state.global_step
             if callback.stopped_at_step is not None:
                 raise Preempted(callback.stopped_at_step)

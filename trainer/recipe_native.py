@@ -25,6 +25,8 @@ import re
 from pathlib import Path
 from typing import Optional
 
+from trainer.recipes import FamilyRecipe
+
 log = logging.getLogger("kueue_cohorts.trainer")
 
 FULL_STATE_DIR = "full_state_checkpoints"
@@ -132,7 +134,7 @@ def newest_complete_full_state(output_dir: Path, world_size: Optional[int] = Non
     return None
 
 
-def run(recipe, run_dir: Path, save_steps: Optional[int]) -> int:
+def run(recipe: FamilyRecipe, run_dir: Path, save_steps: Optional[int]) -> int:
     """Refuse (exit 2, with the reason) where the family cannot train; otherwise hand over to its launcher with
     on-demand checkpointing on and the newest complete full-state checkpoint to resume from."""
     algorithm, _, params_path = recipe.target.partition(":")

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIGURATION = ROOT / "docs" / "configuration.md"
 SCHEMA = ROOT / "schema" / "stack-config.schema.json"
 START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
-PAGE_GLOBS = ("*.md", "docs/*.md", "policy/*.md", "trainer/*.md")
+PAGE_GLOBS = ("*.md", "docs/*.md", "policy/*.md", "trainer/*.md", "examples/*/*.md")
 """The documentation whose links `--check` judges, relative to the project root."""
 
 

@@ -23,7 +23,8 @@ from components.settings import PROJECT, ClusterMode, ManagerTrainer, Settings, 
 from components.settings.errors import Problem
 from components.settings.multikueue import MAX_CLUSTERS
 from components.settings.runtime import DNS_SUBDOMAIN
-from policy.rules.resource_values import quantity_problem
+from policy.rules.quantities import QUANTITIES
+from policy.rules.vocabulary.resource_values import quantity_problem
 
 MK = "multiKueue"
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -168,7 +169,7 @@ def check_workers_capacity(settings: Settings) -> list[Problem]:
                 found = quantity_problem(resource, amount)
                 if found is not None:
                     problems.append(Problem(key(*base, "capacity", resource), amount, found[0], found[1],
-                                            "quantities"))
+                                            QUANTITIES.name))
                 elif quantity.parse(amount) < 0:
                     problems.append(Problem(key(*base, "capacity", resource), amount, "capacity is not negative",
                                             "write the node's allocatable amount"))

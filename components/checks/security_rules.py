@@ -25,10 +25,10 @@ from components.settings import (
     PreviewIdentityCreate,
     PreviewSubjectKind,
     Settings,
-    config_key,
+    stack_key,
 )
 from components.settings.errors import Problem
-from policy.rules.system_namespaces import ADD_ON_NAMESPACES, DEFAULT_PROTECTED_NAMESPACES, always_protected
+from policy.rules.vocabulary.system_namespaces import ADD_ON_NAMESPACES, DEFAULT_PROTECTED_NAMESPACES, always_protected
 
 __all__ = ["EVERYONE", "EVERYONE_PREFIXES", "means_everyone", "check_identities", "check_preview_account",
            "check_add_on_allowances", "CHECKS"]
@@ -42,10 +42,6 @@ EVERYONE: frozenset[str] = frozenset({
 EVERYONE_PREFIXES: tuple[str, ...] = ("system:serviceaccounts:", "system:bootstrappers:")
 #: Namespaces whose ServiceAccounts belong to Kubernetes or to whoever runs pods there unnamed (`default`).
 _FOREIGN_SA_NAMESPACE = re.compile(r"^(default|kube-.*)$")
-
-
-def _key(*parts: object) -> str:
-    return config_key("kueue-cohorts:" + str(parts[0]), *parts[1:])
 
 
 def means_everyone(name: str) -> bool:
@@ -70,7 +66,7 @@ def check_identities(settings: Settings) -> list[Problem]:
         for i, name in enumerate(names):
             if means_everyone(name):
                 problems.append(Problem(
-                    _key("admission", "identities", field, i), name,
+                    stack_key("admission", "identities", field, i), name,
                     f"{name.strip()} is a name Kubernetes gives to many callers at once (every signed-in user, "
                     "every ServiceAccount, every cluster admin, anonymous requests): all of them would be exempt "
                     "from the tenant-label guardrail",
@@ -85,9 +81,9 @@ def check_identities(settings: Settings) -> list[Problem]:
            "users: [kueue-cohorts-deployer] (or users: [] with groups)")
     admission_set = "admission" in settings.model_fields_set
     if not admission_set or "identities" not in settings.admission.model_fields_set:
-        problems.append(Problem(_key("admission", "identities"), "<absent>", why, fix))
+        problems.append(Problem(stack_key("admission", "identities"), "<absent>", why, fix))
     elif "users" not in ids.model_fields_set and SANDBOX_ADMIN in ids.users:
-        problems.append(Problem(_key("admission", "identities", "users"), "<absent>", why, fix))
+        problems.append(Problem(stack_key("admission", "identities", "users"), "<absent>", why, fix))
     return problems
 
 
@@ -105,14 +101,14 @@ def check_preview_account(settings: Settings) -> list[Problem]:
            "namespace: kueue-cohorts-preview")
     if identity.name.strip() == "default":
         problems.append(Problem(
-            _key("previewIdentity", "name"), identity.name,
+            stack_key("previewIdentity", "name"), identity.name,
             "the ServiceAccount default is the one every pod of its namespace runs as when it names none: they "
             "would all get the preview's read access", fix))
     reported = (identity.effective_create() == PreviewIdentityCreate.SERVICE_ACCOUNT_AND_NAMESPACE
                 and identity.namespace in (*DEFAULT_PROTECTED_NAMESPACES, *settings.protected_namespaces))
     if identity.namespace is not None and _FOREIGN_SA_NAMESPACE.match(identity.namespace) and not reported:
         problems.append(Problem(
-            _key("previewIdentity", "namespace"), identity.namespace,
+            stack_key("previewIdentity", "namespace"), identity.namespace,
             "the ServiceAccounts of default and of kube-* namespaces belong to Kubernetes, its add-ons or whoever "
             "runs pods there, not to the preview", fix))
     return problems
@@ -127,21 +123,21 @@ def check_add_on_allowances(settings: Settings) -> list[Problem]:
     for i, entry in enumerate(settings.allowed_add_on_namespaces):
         if always_protected(entry.name) or entry.name == settings.kueue.namespace:
             problems.append(Problem(
-                _key("allowedAddOnNamespaces", i, "name"), entry.name,
+                stack_key("allowedAddOnNamespaces", i, "name"), entry.name,
                 "default, every kube-* namespace, Kueue's and the controllers' namespaces are never tenants: Kueue's "
                 "webhooks would take over the pods of Kubernetes or of the controllers the stack runs on",
                 "remove the entry and run the tenants in a namespace of their own"))
         elif entry.name not in ADD_ON_NAMESPACES:
             problems.append(Problem(
-                _key("allowedAddOnNamespaces", i, "name"), entry.name,
+                stack_key("allowedAddOnNamespaces", i, "name"), entry.name,
                 "only a protected add-on namespace can be allowed, and this one is not protected",
                 "remove the entry (the namespace may be a tenant as it is); protected add-ons: "
                 + ", ".join(ADD_ON_NAMESPACES)))
         elif entry.name in seen:
-            problems.append(Problem(_key("allowedAddOnNamespaces", i, "name"), entry.name,
+            problems.append(Problem(stack_key("allowedAddOnNamespaces", i, "name"), entry.name,
                                     "an add-on namespace is allowed once", "remove the repeated entry"))
         if not entry.reason.strip():
-            problems.append(Problem(_key("allowedAddOnNamespaces", i, "reason"), entry.reason,
+            problems.append(Problem(stack_key("allowedAddOnNamespaces", i, "reason"), entry.reason,
                                     "allowing an add-on's namespace needs the reason, for the review",
                                     "write why its pods may come under Kueue"))
         seen.add(entry.name)

@@ -21,7 +21,6 @@ from components.model.services import deployment_strategy, surge_nominal
 from components.settings import (
     DEFAULT_FRAMEWORKS,
     KUEUE_FRAMEWORKS,
-    PROJECT,
     BorrowWithinCohortPolicy,
     ClusterMode,
     Preemption,
@@ -30,23 +29,20 @@ from components.settings import (
     ReclaimWithinCohort,
     ResourceFlavorSettings,
     Settings,
-    config_key,
     quantity,
+    stack_key,
 )
 from components.settings.errors import Problem
 from components.settings.runtime import DNS_SUBDOMAIN
-from policy.rules.resource_values import quantity_problem
-from policy.rules.system_namespaces import DEFAULT_PROTECTED_NAMESPACES
+from policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY
+from policy.rules.quantities import QUANTITIES
+from policy.rules.vocabulary.resource_values import quantity_problem
+from policy.rules.vocabulary.system_namespaces import DEFAULT_PROTECTED_NAMESPACES
 
 IT = "inferenceTraining"
 SP = "sharedPool"
 
 Check = Callable[[Settings], list[Problem]]
-
-
-def key(*parts: Any) -> str:
-    """`kueue-cohorts:<parts...>` as printed in messages (see settings.config_key)."""
-    return config_key(f"{PROJECT}:{parts[0]}", *parts[1:])
 
 
 def _q(value: Optional[str]) -> Decimal:
@@ -72,19 +68,20 @@ def check_cluster_target(settings: Settings) -> list[Problem]:
     cluster = settings.cluster
     problems = []
     if cluster.mode == ClusterMode.RENDER and not cluster.render_dir:
-        problems.append(Problem(key("cluster", "renderDir"), "<absent>", "render mode writes manifests to a directory",
+        problems.append(Problem(stack_key("cluster", "renderDir"), "<absent>",
+                                "render mode writes manifests to a directory",
                                 "set renderDir (relative to the project root)"))
     if cluster.mode != ClusterMode.RENDER and cluster.render_dir:
-        problems.append(Problem(key("cluster", "renderDir"), cluster.render_dir,
+        problems.append(Problem(stack_key("cluster", "renderDir"), cluster.render_dir,
                                 f"renderDir only applies to mode render (mode is {cluster.mode.value})",
                                 "remove renderDir or set mode: render"))
     for name, value in (("kubeconfig", cluster.kubeconfig), ("context", cluster.context)):
         if cluster.mode != ClusterMode.KUBECONFIG and value:
-            problems.append(Problem(key("cluster", name), value,
+            problems.append(Problem(stack_key("cluster", name), value,
                                     f"{name} only applies to mode kubeconfig (mode is {cluster.mode.value})",
                                     f"remove {name} or set mode: kubeconfig"))
     if cluster.mode == ClusterMode.RENDER and cluster.kube_client_settings is not None:
-        problems.append(Problem(key("cluster", "kubeClientSettings"),
+        problems.append(Problem(stack_key("cluster", "kubeClientSettings"),
                                 cluster.kube_client_settings.model_dump(by_alias=True, exclude_unset=True),
                                 "kubeClientSettings only applies to an API server (mode is render)",
                                 "remove kubeClientSettings or set mode: sandbox or kubeconfig"))
@@ -100,15 +97,15 @@ def check_node_capacity(settings: Settings) -> list[Problem]:
             found = quantity_problem(resource, amount)
             if found is not None:
                 rule, fix = found
-                problems.append(Problem(key("nodePools", index, "capacity", resource), amount, rule, fix,
-                                        "quantities"))
+                problems.append(Problem(stack_key("nodePools", index, "capacity", resource), amount, rule, fix,
+                                        QUANTITIES.name))
     return problems
 
 
 def check_some_layout(settings: Settings) -> list[Problem]:
     """A stack declares at least one cohort layout."""
     if settings.inference_training is None and settings.shared_pool is None:
-        return [Problem(key(IT), "<absent>", "a stack needs at least one cohort layout",
+        return [Problem(stack_key(IT), "<absent>", "a stack needs at least one cohort layout",
                         "add kueue-cohorts:inferenceTraining (asymmetric) and/or kueue-cohorts:sharedPool (symmetric)")]
     return []
 
@@ -117,7 +114,7 @@ def _preemption(parts: tuple[Any, ...], preemption: Preemption) -> list[Problem]
     bwc = preemption.borrow_within_cohort
     if bwc is not None and bwc.policy != BorrowWithinCohortPolicy.NEVER \
             and preemption.reclaim_within_cohort == ReclaimWithinCohort.NEVER:
-        return [Problem(key(*parts, "borrowWithinCohort", "policy"), bwc.policy.value,
+        return [Problem(stack_key(*parts, "borrowWithinCohort", "policy"), bwc.policy.value,
                         "Kueue rejects borrowWithinCohort.policy other than Never when reclaimWithinCohort is Never",
                         "set reclaimWithinCohort to LowerPriority or Any, or borrowWithinCohort.policy to Never")]
     return []
@@ -136,7 +133,7 @@ def check_preemption(settings: Settings) -> list[Problem]:
 
 
 def _uncovered(parts: tuple[Any, ...], values: Optional[Mapping[str, str]], covered: set[str]) -> list[Problem]:
-    return [Problem(key(*parts, resource), amount,
+    return [Problem(stack_key(*parts, resource), amount,
                     f"'{resource}' is not a covered resource of this cohort ({', '.join(sorted(covered))}), so the "
                     "value would never be rendered",
                     f"remove it, or add '{resource}' to the nominalQuota that defines the covered resources")
@@ -176,7 +173,7 @@ def check_inference_training_keys(settings: Settings) -> list[Problem]:
         if flavor_name is not None:
             for resource in sorted(covered - set(nominal)):
                 problems.append(Problem(
-                    key(*base, "nominalQuota", resource), "<absent>",
+                    stack_key(*base, "nominalQuota", resource), "<absent>",
                     "every inference flavor must name every covered resource of the cohort with a nominalQuota "
                     "above 0 (Kueue lists each covered resource in each flavor; inference never borrows, so a "
                     "missing one would be 0)", f"add '{resource}' to this flavor's nominalQuota"))
@@ -185,7 +182,7 @@ def check_inference_training_keys(settings: Settings) -> list[Problem]:
                 on_cohort = flavor_name is None and bool(it.cohort_quota) and \
                     _q((it.cohort_quota or {}).get(resource)) > 0
                 problems.append(Problem(
-                    key(*base, "nominalQuota", resource), amount,
+                    stack_key(*base, "nominalQuota", resource), amount,
                     "inference's guaranteed quota must be the inference ClusterQueue's own nominalQuota: reclaim only "
                     "protects a queue's own nominalQuota and a 0-nominal queue always counts as borrowing"
                     + (" (the quota sits on the Cohort object's cohortQuota instead)" if on_cohort else ""),
@@ -193,17 +190,17 @@ def check_inference_training_keys(settings: Settings) -> list[Problem]:
                     else "give inference a nominalQuota above 0, or drop the resource from the cohort"))
         for resource, amount in (lending or {}).items():
             if resource in covered and _q(amount) > _q(nominal.get(resource)):
-                problems.append(Problem(key(*base, "lendingLimit", resource), amount,
+                problems.append(Problem(stack_key(*base, "lendingLimit", resource), amount,
                                         f"lendingLimit cannot exceed the nominalQuota {nominal.get(resource, '0')}",
                                         f"lower it to at most {nominal.get(resource, '0')}"))
     for index, service in enumerate(inf.services):
         if service.min_replicas > service.max_replicas:
-            problems.append(Problem(key(IT, "inference", "services", index, "minReplicas"), service.min_replicas,
+            problems.append(Problem(stack_key(IT, "inference", "services", index, "minReplicas"), service.min_replicas,
                                     f"minReplicas cannot exceed maxReplicas {service.max_replicas}",
                                     "lower minReplicas or raise maxReplicas"))
         if service.deployment_mode == "RawDeployment" and deployment_strategy(service, surge_nominal(inf)):
             problems.append(Problem(
-                key(IT, "inference", "services", index, "deploymentMode"), service.deployment_mode,
+                stack_key(IT, "inference", "services", index, "deploymentMode"), service.deployment_mode,
                 "KServe v0.16 refuses an InferenceService annotated RawDeployment that carries a deploymentStrategy "
                 "(its validator reads the legacy name as Knative mode), and this service needs one (a rollout, or "
                 "maxSurge 0 because the default surge does not fit the inference nominalQuota)",
@@ -238,14 +235,14 @@ def check_shared_pool_keys(settings: Settings) -> list[Problem]:
         for where, flavor, nominal_key, nominal, borrowing, lending in _tenant_bases(sp, index, tenant):
             pool = pools.get(flavor, {})
             for resource in sorted(covered - set(nominal)):
-                problems.append(Problem(key(*where, nominal_key, resource), "<absent>",
+                problems.append(Problem(stack_key(*where, nominal_key, resource), "<absent>",
                                         "every tenant's floor must name the same resources (the cohort's covered "
                                         "resources)", f"add '{resource}': 0 to this tenant's {nominal_key}"
                                         if nominal_key != "floor" else f"add '{resource}': 0 to this tenant's floor"))
             for resource, amount in (lending or {}).items():
                 floor = _q(nominal.get(resource))
                 if _q(amount) > floor:
-                    problems.append(Problem(key(*where, "lendingLimit", resource), amount,
+                    problems.append(Problem(stack_key(*where, "lendingLimit", resource), amount,
                                             f"lendingLimit cannot exceed the floor (nominalQuota) "
                                             f"{quantity.canonical(floor)}",
                                             f"lower it to at most {quantity.canonical(floor)}"))
@@ -257,13 +254,13 @@ def check_shared_pool_keys(settings: Settings) -> list[Problem]:
                 headroom = total - _q(nominal.get(resource))
                 if _q(amount) > headroom:
                     problems.append(Problem(
-                        key(*where, "borrowingLimit", resource), amount,
+                        stack_key(*where, "borrowingLimit", resource), amount,
                         f"floor + borrowingLimit cannot exceed the pool total {quantity.canonical(total)}"
                         + (f" of flavor '{flavor}'" if tenant.flavors else ""),
                         f"lower it to at most {quantity.canonical(headroom)} (pool total minus floor), or omit it for "
                         "that default"))
         if tenant.priority_class is not None and tenant.priority_class not in defined:
-            problems.append(Problem(key(*base, "priorityClass"), tenant.priority_class,
+            problems.append(Problem(stack_key(*base, "priorityClass"), tenant.priority_class,
                                     "names a WorkloadPriorityClass the stack does not define",
                                     f"define it under kueue-cohorts:sharedPool.priorityClasses, or use one of "
                                     f"{sorted(defined)}"))
@@ -277,12 +274,12 @@ def _one_of(parts: tuple[Any, ...], single: dict[str, Any], flavors: Any, requir
     if flavors:
         for name, value in single.items():
             if value is not None:
-                problems.append(Problem(key(*parts, name), value,
+                problems.append(Problem(stack_key(*parts, name), value,
                                         f"{name} is a single-flavor key and this queue lists its quota per flavor",
                                         f"move it into the matching flavors[] entry (flavors[].{name})"
                                         if name != "floor" else "move it into flavors[].nominalQuota"))
     elif single.get(required) is None:
-        problems.append(Problem(key(*parts, required), "<absent>", "the queue needs its quota",
+        problems.append(Problem(stack_key(*parts, required), "<absent>", "the queue needs its quota",
                                 f"add {required} (the stack's one flavor), or flavors (quota per ResourceFlavor)"))
     return problems
 
@@ -296,21 +293,21 @@ def _flavor_list(parts: tuple[Any, ...], flavors: Any, declared: list[str], owns
     for i, flavor in enumerate(flavors or []):
         where = parts + (i,)
         if flavor.name not in declared:
-            problems.append(Problem(key(*where, "name"), flavor.name, "not a ResourceFlavor of the stack",
+            problems.append(Problem(stack_key(*where, "name"), flavor.name, "not a ResourceFlavor of the stack",
                                     f"use one of {', '.join(declared)} (kueue-cohorts:resourceFlavors)"))
         if flavor.name in seen:
-            problems.append(Problem(key(*where, "name"), flavor.name,
-                                    f"the flavor is already listed at {key(*parts, seen[flavor.name], 'name')} "
+            problems.append(Problem(stack_key(*where, "name"), flavor.name,
+                                    f"the flavor is already listed at {stack_key(*parts, seen[flavor.name], 'name')} "
                                     "(Kueue: each flavor once per resource group)", "list each flavor once"))
         seen.setdefault(flavor.name, i)
         if not owns and any(_q(v) != 0 for v in flavor.nominal_quota.values()):
-            problems.append(Problem(key(*where, "nominalQuota"), dict(flavor.nominal_quota),
+            problems.append(Problem(stack_key(*where, "nominalQuota"), dict(flavor.nominal_quota),
                                     "training owns nothing: it borrows the idle inference quota",
                                     "remove nominalQuota (give the quota to inference in this flavor)"))
         if not limits:
             for name, value in (("borrowingLimit", flavor.borrowing_limit), ("lendingLimit", flavor.lending_limit)):
                 if value is not None:
-                    problems.append(Problem(key(*where, name), value,
+                    problems.append(Problem(stack_key(*where, name), value,
                                             "a Cohort object's flavors only carry nominalQuota here",
                                             f"remove {name}"))
     return problems
@@ -331,11 +328,11 @@ def _flavors_select_their_nodes(settings: Settings) -> list[Problem]:
         why = (f"no node pool names resourceFlavor '{declared.name}'" if not pools else
                f"its node pools ({', '.join(p.name for p in pools)}) share no label")
         problems.append(Problem(
-            key("resourceFlavors", index, "nodeLabels"), "<absent>",
+            stack_key("resourceFlavors", index, "nodeLabels"), "<absent>",
             f"nodeLabels omitted means the labels the flavor's node pools share, but {why}, so the ResourceFlavor "
             "would have no nodeLabels and select every node of the cluster, sharing the other flavors' nodes",
             f"write the nodeLabels of the '{declared.name}' nodes, or set resourceFlavor: {declared.name} on node "
-            "pools that carry a common label", "cohort-nominal-within-capacity"))
+            "pools that carry a common label", COHORT_NOMINAL_WITHIN_CAPACITY.name))
     return problems
 
 
@@ -349,20 +346,20 @@ def check_flavors(settings: Settings) -> list[Problem]:
     # Pulumi.yaml declares resourceFlavor with the default {}: the engine always passes it, so only a non-default
     # value is a second declaration.
     if settings.resource_flavors and settings.resource_flavor != ResourceFlavorSettings():
-        problems.append(Problem(key("resourceFlavor"), settings.resource_flavor.name,
+        problems.append(Problem(stack_key("resourceFlavor"), settings.resource_flavor.name,
                                 "a stack declares either one resourceFlavor or the list resourceFlavors",
                                 "move it into kueue-cohorts:resourceFlavors"))
     for name, parts, first in _repeats((f.name, ("resourceFlavors", i, "name"))
                                        for i, f in enumerate(settings.resource_flavors or [])):
-        problems.append(Problem(key(*parts), name, f"the ResourceFlavor name '{name}' is already used at "
-                                f"{key(*first)}", "rename one of the ResourceFlavors"))
+        problems.append(Problem(stack_key(*parts), name, f"the ResourceFlavor name '{name}' is already used at "
+                                f"{stack_key(*first)}", "rename one of the ResourceFlavors"))
     for i, pool in enumerate(settings.node_pools):
         if pool.resource_flavor is None and several:
-            problems.append(Problem(key("nodePools", i, "resourceFlavor"), "<absent>",
+            problems.append(Problem(stack_key("nodePools", i, "resourceFlavor"), "<absent>",
                                     "the stack declares several ResourceFlavors: each node pool's capacity counts "
                                     "toward the flavor its nodes are", f"name one of {', '.join(declared)}"))
         elif pool.resource_flavor is not None and pool.resource_flavor not in declared:
-            problems.append(Problem(key("nodePools", i, "resourceFlavor"), pool.resource_flavor,
+            problems.append(Problem(stack_key("nodePools", i, "resourceFlavor"), pool.resource_flavor,
                                     "not a ResourceFlavor of the stack", f"use one of {', '.join(declared)}"))
     problems += _flavors_select_their_nodes(settings)
     it, sp = settings.inference_training, settings.shared_pool
@@ -378,7 +375,7 @@ def check_flavors(settings: Settings) -> list[Problem]:
         problems += _flavor_list((IT, "training", "flavors"), trn.flavors, declared, owns=False)
         problems += _flavor_list((IT, "cohortFlavors"), it.cohort_flavors, declared, limits=False)
         if it.cohort_flavors and it.cohort_quota:
-            problems.append(Problem(key(IT, "cohortQuota"), dict(it.cohort_quota),
+            problems.append(Problem(stack_key(IT, "cohortQuota"), dict(it.cohort_quota),
                                     "cohortQuota is the single-flavor form of cohortFlavors", "keep one of them"))
     if sp is not None:
         for i, tenant in enumerate(sp.tenants):
@@ -388,7 +385,7 @@ def check_flavors(settings: Settings) -> list[Problem]:
             problems += _flavor_list(base + ("flavors",), tenant.flavors, declared)
         problems += _flavor_list((SP, "cohortFlavors"), sp.cohort_flavors, declared, limits=False)
         if sp.cohort_flavors and sp.cohort_quota:
-            problems.append(Problem(key(SP, "cohortQuota"), dict(sp.cohort_quota),
+            problems.append(Problem(stack_key(SP, "cohortQuota"), dict(sp.cohort_quota),
                                     "cohortQuota is the single-flavor form of cohortFlavors", "keep one of them"))
     return problems
 
@@ -399,7 +396,7 @@ def check_unique_names(settings: Settings) -> list[Problem]:
 
     A tenant is its selector's label requirement, the pair (layout's namespaceLabel, tenant value), not the value
     alone: the same value under two different label keys is two selectors that no namespace label can make equal
-    (and the rendered selectors pin disjoint namespace names; the rule book's cluster-queue-selector-overlap judges
+    (and the rendered selectors pin disjoint namespace names; the rule book's CLUSTER_QUEUE_SELECTOR_OVERLAP judges
     their exact overlap)."""
     queues: list[tuple[str, tuple[Any, ...]]] = []
     priorities: list[tuple[str, tuple[Any, ...]]] = []
@@ -416,11 +413,11 @@ def check_unique_names(settings: Settings) -> list[Problem]:
     if sp is not None:
         for i, tenant in enumerate(sp.tenants):
             base = (SP, "tenants", i)
-            queues.append((tenant.cluster_queue or f"{tenant.name}-cq",
+            queues.append((tenant.cluster_queue_name,
                            base + ("clusterQueue",) if tenant.cluster_queue else base + ("name",)))
             tenants.append(((sp.namespace_label, tenant.name), base + ("name",)))
             namespaces += [(ns, base + ("namespaces", j) if tenant.namespaces else base + ("name",))
-                           for j, ns in enumerate(tenant.namespaces or [tenant.name])]
+                           for j, ns in enumerate(tenant.namespace_names)]
         priorities += [(pc.name, (SP, "priorityClasses", i, "name")) for i, pc in enumerate(sp.priority_classes)]
     problems = []
     for what, items, fix in (
@@ -430,10 +427,12 @@ def check_unique_names(settings: Settings) -> list[Problem]:
                                   "one ClusterQueue's namespaceSelector)"),
     ):
         for name, parts, first in _repeats(items):
-            problems.append(Problem(key(*parts), name, f"the {what} '{name}' is already used at {key(*first)}", fix))
+            problems.append(Problem(stack_key(*parts), name,
+                                    f"the {what} '{name}' is already used at {stack_key(*first)}", fix))
     for (label, value), parts, first in _repeats(tenants):
-        problems.append(Problem(key(*parts), value, f"the tenant label value '{value}' of namespaceLabel {label} is "
-                                f"already used at {key(*first)}: both ClusterQueues would select {label}={value}",
+        problems.append(Problem(stack_key(*parts), value,
+                                f"the tenant label value '{value}' of namespaceLabel {label} is "
+                                f"already used at {stack_key(*first)}: both ClusterQueues would select {label}={value}",
                                 "give each ClusterQueue its own tenant value (two ClusterQueues selecting the same "
                                 "tenant label would share its namespaces)"))
     return problems
@@ -441,10 +440,10 @@ def check_unique_names(settings: Settings) -> list[Problem]:
 
 def check_kueue_integrations(settings: Settings) -> list[Problem]:
     """Kueue framework names are known. Whether the frameworks hold every kind the stack runs (Deployments for the
-    inference queues, TrainJobs for a TrainingRuntime) is judged by the rule book's cluster-queue-covers-pod-resources
-    on the rendered Configuration (policy/rules/coverage.py), for every kind."""
+    inference queues, TrainJobs for a TrainingRuntime) is judged by the rule book's CLUSTER_QUEUE_COVERS_POD_RESOURCES
+    on the rendered Configuration (policy/rules/cluster_queue_covers_pod_resources.py), for every kind."""
     kueue = settings.kueue
-    return [Problem(key("kueue", "integrations", i), framework, "not a Kueue integration framework",
+    return [Problem(stack_key("kueue", "integrations", i), framework, "not a Kueue integration framework",
                     f"use one of {', '.join(KUEUE_FRAMEWORKS)}")
             for i, framework in enumerate(kueue.integrations) if framework not in KUEUE_FRAMEWORKS]
 
@@ -453,7 +452,7 @@ def check_training_runtime_home(settings: Settings) -> list[Problem]:
     """A trainingRuntime lives in the training namespaces and mounts their checkpoint PVC."""
     layout = settings.inference_training
     if settings.training_runtime is not None and (layout is None or layout.training.checkpoint is None):
-        return [Problem(key("trainingRuntime"), "<set>",
+        return [Problem(stack_key("trainingRuntime"), "<set>",
                         "the preemptible TrainingRuntime lives in the training namespaces of "
                         "kueue-cohorts:inferenceTraining and mounts their checkpoint PVC",
                         "add inferenceTraining.training.checkpoint (claimName, storageClassName, size), or remove "
@@ -469,7 +468,7 @@ def _tenant_namespaces(settings: Settings) -> list[str]:
         found += list(it.inference.namespaces) + list(it.training.namespaces)
     if sp is not None:
         for tenant in sp.tenants:
-            found += list(tenant.namespaces or [tenant.name])
+            found += list(tenant.namespace_names)
     return found
 
 
@@ -488,46 +487,46 @@ def check_preview_identity(settings: Settings) -> list[Problem]:
     problems: list[Problem] = []
     create = identity.effective_create()
     if not identity.name.strip():
-        problems.append(Problem(key(*base, "name"), identity.name, "an RBAC subject needs a name",
+        problems.append(Problem(stack_key(*base, "name"), identity.name, "an RBAC subject needs a name",
                                 f"write the {identity.kind.value}'s name"))
     if identity.kind != PreviewSubjectKind.SERVICE_ACCOUNT:
         if identity.namespace is not None:
-            problems.append(Problem(key(*base, "namespace"), identity.namespace,
+            problems.append(Problem(stack_key(*base, "namespace"), identity.namespace,
                                     f"only a ServiceAccount has a namespace, a {identity.kind.value} does not",
                                     "remove namespace"))
         if create != PreviewIdentityCreate.NOTHING:
-            problems.append(Problem(key(*base, "create"), create.value,
+            problems.append(Problem(stack_key(*base, "create"), create.value,
                                     f"the stack can create only a ServiceAccount; a {identity.kind.value} comes from "
                                     "the cluster's authenticator", "remove create, or use kind: ServiceAccount"))
         if identity.name.startswith("system:"):
-            problems.append(Problem(key(*base, "name"), identity.name,
+            problems.append(Problem(stack_key(*base, "name"), identity.name,
                                     "names starting with system: are Kubernetes' own users and groups (Group "
                                     "system:authenticated is every signed-in user): the read access would go to them",
                                     "name a user or group of your authenticator that only the preview uses, or use "
                                     "kind: ServiceAccount"))
         elif identity.name.strip() and (identity.name != identity.name.strip()
                                         or any(ord(c) < 32 for c in identity.name)):
-            problems.append(Problem(key(*base, "name"), identity.name,
+            problems.append(Problem(stack_key(*base, "name"), identity.name,
                                     "a user or group name has no surrounding spaces or control characters",
                                     "write the name exactly as the authenticator reports it"))
         return problems
     if identity.name and not re.match(DNS_SUBDOMAIN, identity.name):  # its length: the shape's max_length
-        problems.append(Problem(key(*base, "name"), identity.name,
+        problems.append(Problem(stack_key(*base, "name"), identity.name,
                                 "a ServiceAccount name must be a DNS-1123 subdomain (RFC 1123)",
                                 "use lower-case letters, digits and '-', starting and ending with a letter or digit"))
     if identity.namespace is None:
-        problems.append(Problem(key(*base, "namespace"), "<absent>", "a ServiceAccount lives in a namespace",
+        problems.append(Problem(stack_key(*base, "namespace"), "<absent>", "a ServiceAccount lives in a namespace",
                                 "add namespace: one of its own for the ServiceAccount, e.g. kueue-cohorts-preview"))
         return problems
     tenants = _tenant_namespaces(settings)
     if identity.namespace in tenants or identity.namespace == settings.kueue.namespace:
         what = "a tenant namespace of this stack" if identity.namespace in tenants else "Kueue's namespace"
-        problems.append(Problem(key(*base, "namespace"), identity.namespace,
+        problems.append(Problem(stack_key(*base, "namespace"), identity.namespace,
                                 f"the preview ServiceAccount must not live in {what}: whoever runs pods or creates "
                                 "tokens there could act as the preview identity", _SA_NAMESPACE_FIX))
     elif create == PreviewIdentityCreate.SERVICE_ACCOUNT_AND_NAMESPACE and identity.namespace in (
             *DEFAULT_PROTECTED_NAMESPACES, *settings.protected_namespaces):
-        problems.append(Problem(key(*base, "namespace"), identity.namespace,
+        problems.append(Problem(stack_key(*base, "namespace"), identity.namespace,
                                 "with create ServiceAccountAndNamespace the stack creates (and on destroy deletes) "
                                 "the namespace, and this one is a system or protected namespace", _SA_NAMESPACE_FIX))
     return problems
@@ -547,4 +546,4 @@ def check(settings: Settings) -> list[Problem]:
     return [problem for run in CHECKS for problem in run(settings)]
 
 
-__all__ = ["CHECKS", "check", "key", "DEFAULT_FRAMEWORKS"]
+__all__ = ["CHECKS", "check", "DEFAULT_FRAMEWORKS"]

@@ -28,11 +28,13 @@ from components.model.pack_config import pack_config
 from components.model.render import KeyPath, Rendered, RenderedStack, render
 from components.settings import PROJECT, Settings, config_key, parse_settings, raw_from_stack_file, secrets
 from components.settings.errors import Problem, SettingsError
-from policy.rules.book import Rule, run_clusters
 from policy.rules.book import run as run_rule_book
-from policy.rules.multikueue import MANAGER
-from policy.rules.objects import KubeObject, from_resource
-from policy.rules.values import MISSING, Violation
+from policy.rules.book import run_clusters
+from policy.rules.vocabulary.declaration import Declaration
+from policy.rules.vocabulary.multikueue import MANAGER
+from policy.rules.vocabulary.objects import KubeObject, from_resource
+from policy.rules.vocabulary.paths import parse_path
+from policy.rules.vocabulary.values import MISSING, Violation
 
 _FIELD_NAME = re.compile(r"^[a-z][A-Za-z0-9]*$")
 
@@ -60,16 +62,6 @@ def as_objects(rendered: Sequence[Rendered]) -> list[KubeObject]:
     return out
 
 
-def _split_field(path: str) -> list[Any]:
-    """`a.b[0]["x/y"].c` -> ["a", "b", 0, "x/y", "c"]."""
-    parts: list[Any] = []
-    for match in re.finditer(r'\["([^"]*)"\]|\[\'([^\']*)\'\]|\[(\d+)\]|\.?([^.\[]+)', path):
-        quoted, single, index, name = match.groups()
-        parts.append(int(index) if index is not None else (quoted if quoted is not None else
-                                                            single if single is not None else name))
-    return parts
-
-
 def key_of(item: Rendered, field: str) -> KeyPath:
     """The config key path that wrote `field` of `item`: the longest mapped prefix of the field path, with the rest
     of the path appended when it is made of plain field names (config keys follow Kueue's field names)."""
@@ -80,7 +72,7 @@ def key_of(item: Rendered, field: str) -> KeyPath:
                 best = prefix
     if best is None:
         return item.source
-    rest = _split_field(field[len(best):])
+    rest = parse_path(field[len(best):])
     if rest and all(isinstance(part, str) and _FIELD_NAME.match(part) for part in rest):
         return tuple(item.fields[best]) + tuple(rest)
     return tuple(item.fields[best])
@@ -129,12 +121,10 @@ def _judged(settings: Settings, raw: Mapping[str, Any],
         return [Problem(f"{PROJECT}:*", "<stack>", f"the stack cannot be rendered: {err}",
                         "correct the stack config")], [], None
     rendered = stack.objects()
-    problems: list[Problem] = []
-    warnings: list[Problem] = []
-    seen: set[tuple[str, str, str]] = set()
     config = pack_config(settings)
     manager = as_objects(rendered)
-    _collect(raw, rendered, run_rule_book(manager, config), "", problems, warnings, seen)
+    problems, warnings = judge_objects(rendered, raw, config)
+    seen: set[tuple[str, str, str]] = {(p.key, p.rule, p.fix) for p in problems + warnings}
     for worker in stack.workers:  # each worker's cohorts with that worker's nodes (multiKueue.workers[].nodePools)
         objects = worker.objects()
         _collect(raw, objects, run_rule_book(as_objects(objects), pack_config(worker.settings)),
@@ -146,7 +136,19 @@ def _judged(settings: Settings, raw: Mapping[str, Any],
     return problems, warnings, stack
 
 
-def _collect(raw: Mapping[str, Any], rendered: Sequence[Rendered], found: Sequence[tuple[Rule, Violation]],
+def judge_objects(rendered: Sequence[Rendered], raw: Mapping[str, Any],
+                  config: Mapping[str, Any]) -> tuple[list[Problem], list[Problem]]:
+    """Judge `rendered` (some or all of a stack's objects) with the rule book and the pack config `config`
+    (`components.model.pack_config.pack_config`, or {} for the schema defaults). Returns (problems of mandatory
+    rules, warnings of advisory ones), each mapped back to the config key that wrote the field (`Rendered.fields`),
+    the value shown as `raw` has it; one problem per key, rule and fix."""
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+    _collect(raw, rendered, run_rule_book(as_objects(rendered), config), "", problems, warnings, set())
+    return problems, warnings
+
+
+def _collect(raw: Mapping[str, Any], rendered: Sequence[Rendered], found: Sequence[tuple[Declaration, Violation]],
              where: str, problems: list[Problem], warnings: list[Problem], seen: set[tuple[str, str, str]],
              nodes_key: str = "") -> None:
     """Map the rule book's findings on the objects `rendered` (of one cluster) to Problems at the config keys that

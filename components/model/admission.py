@@ -23,7 +23,7 @@ from policy.rules.admission import (
     guardrails,
     kube_object,
 )
-from policy.rules.rollout import nominal_of
+from policy.rules.inference_rollout_fits_nominal import nominal_of
 
 
 def layout_scopes(settings: Settings) -> list[LayoutScope]:

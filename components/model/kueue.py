@@ -31,6 +31,14 @@ def namespace_owner(project: str, stack: str) -> str:
     return f"{project}/{stack}"
 
 
+RELEASE_WAIT_S = 60
+"""Seconds an `up` or `destroy` waits for Kueue to release a ClusterQueue or ResourceFlavor it deletes, before the
+delete fails (the delete timeout of those resources, components/resources/). Kueue v0.19.2 holds both behind the
+finalizer `kueue.x-k8s.io/resource-in-use` while they are in use (a workload reserves quota in the queue, a
+ClusterQueue lists the flavor: pkg/controller/core/clusterqueue_controller.go, resourceflavor_controller.go) and
+releases them within a reconcile once nothing does; without a bound, the kubernetes provider would wait its own
+default. `deploy` checks the holders before it starts (deploy/queue_holders.py); this bounds the race after."""
+
 PATCH_FORCE = {"pulumi.com/patchForce": "true"}
 """pulumi-kubernetes annotation: on server-side apply, take back fields another manager (kubectl edit) changed, so
 that `pulumi up` restores a hand-edited quota instead of failing on a field conflict. The stack owns these objects."""

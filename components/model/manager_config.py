@@ -9,19 +9,33 @@ from typing import Any
 
 import yaml
 
-from components.settings import KueueSettings
+from components.settings import KueueMetrics, KueueSettings
 
 CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"
 MANAGER_CONFIG_KEY = "controller_manager_config.yaml"
 """The key of the chart's manager ConfigMap (`<release>-manager-config`) that holds the Configuration."""
 
 
+def metrics_configuration(metrics: KueueMetrics) -> dict[str, Any]:
+    """The `metrics` fields of the manager Configuration that the settings decide (ControllerMetrics of
+    apis/config/v1beta2/configuration_types.go, v0.19.2), without bindAddress.
+
+    Takes: `kueue.metrics`. Returns: {"enableClusterQueueResources": bool, "localQueueMetrics": {"enable": bool
+    [, "localQueueSelector": LabelSelector]}}, both written explicitly (Kueue's own defaults are false and true).
+    """
+    local: dict[str, Any] = {"enable": metrics.local_queue_metrics.enable}
+    if metrics.local_queue_metrics.local_queue_selector is not None:
+        local["localQueueSelector"] = metrics.local_queue_metrics.local_queue_selector
+    return {"enableClusterQueueResources": metrics.enable_cluster_queue_resources, "localQueueMetrics": local}
+
+
 def manager_configuration(kueue: KueueSettings) -> dict[str, Any]:
     """The Kueue manager Configuration (config.kueue.x-k8s.io/v1beta2) for `kueue`.
 
-    Keeps the chart's own defaults for health, metrics, webhook, leader election, controller concurrency and client
-    rate limits; sets from the settings: namespace, manageJobsWithoutQueueName (+ managedJobsNamespaceSelector),
-    waitForPodsReady (timeout, blockAdmission, recoveryTimeout, requeuingStrategy with backoffLimitCount),
+    Keeps the chart's own defaults for health, the metrics bindAddress, webhook, leader election, controller
+    concurrency and client rate limits; sets from the settings: namespace, manageJobsWithoutQueueName
+    (+ managedJobsNamespaceSelector), waitForPodsReady (timeout, blockAdmission, recoveryTimeout, requeuingStrategy
+    with backoffLimitCount), metrics (enableClusterQueueResources, localQueueMetrics: `metrics_configuration`),
     integrations.frameworks and featureGates.
     Returns: the Configuration as a dict in Kueue's field names.
     """
@@ -44,7 +58,7 @@ def manager_configuration(kueue: KueueSettings) -> dict[str, Any]:
         "kind": "Configuration",
         "namespace": kueue.namespace,
         "health": {"healthProbeBindAddress": ":8081"},
-        "metrics": {"bindAddress": ":8443"},
+        "metrics": {"bindAddress": ":8443", **metrics_configuration(kueue.metrics)},
         "webhook": {"port": 9443},
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
         "controller": {

@@ -31,7 +31,7 @@ from typing import Any
 
 from components.model.kueue import API_VERSION, MANAGED_BY, MANAGED_BY_LABEL, PATCH_FORCE
 from components.settings import MultiKueueWorker, Settings
-from policy.rules.multikueue import CONTROLLER_NAME, worker_rules
+from policy.rules.vocabulary.multikueue import CONTROLLER_NAME, worker_rules
 
 SECRET_KEY = "kubeconfig"
 """The Secret key holding the worker's kubeconfig (kueue.MultiKueueConfigSecretKey, multikueue_types.go)."""

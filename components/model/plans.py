@@ -346,18 +346,18 @@ def plan_shared_pool(layout: SharedPoolSettings, flavor: str) -> CohortPlan:
 
     preemption = _preemption(layout.preemption)  # the layout's, the same for every tenant
     for tenant in layout.tenants:
-        cq_name = tenant.cluster_queue or f"{tenant.name}-cq"
+        cq_name = tenant.cluster_queue_name
         planned = []
         for f in entries[tenant.name]:
             borrowing = {r: default_borrowing(f.flavor, r, f.nominal.get(r, "0")) for r in covered}
             borrowing.update(f.borrowing or {})
             planned.append(QueueFlavor(f.flavor, f.nominal, borrowing, f.lending))
-        cq = _cluster_queue(layout, cq_name, ROLE_TENANT, tenant.name, tenant.namespaces or [tenant.name],
+        cq = _cluster_queue(layout, cq_name, ROLE_TENANT, tenant.name, tenant.namespace_names,
                             _group(covered, planned), preemption, tenant.flavor_fungibility)
         cluster_queues.append(cq)
-        for ns in tenant.namespaces or [tenant.name]:
+        for ns in tenant.namespace_names:
             namespaces.append(NamespaceSpec(ns, {layout.namespace_label: tenant.name}))
-            local_queues.append(LocalQueueSpec(tenant.local_queue or f"{tenant.name}-lq", ns, cq))
+            local_queues.append(LocalQueueSpec(tenant.local_queue_name, ns, cq))
     return CohortPlan(
         cohort=layout.cohort,
         layout="shared-pool",

@@ -3,8 +3,8 @@
 This is what the settings check judges with the rule book before anything is registered, what `cohorts verify`
 compares with a live cluster, and what the components register (they call the same render functions). Each
 `Rendered` object carries its provenance: `source` is the config key of the object as a whole, `fields` maps a
-field path inside the manifest (kubectl style, `policy.rules.values.format_path`) to the config key that wrote it,
-so a rule's finding on a field is reported at the exact key the user wrote.
+field path inside the manifest (kubectl style, `policy.rules.vocabulary.paths.format_path`) to the config key that
+wrote it, so a rule's finding on a field is reported at the exact key the user wrote.
 """
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ from components.model.runtime import MANAGED_BY, configmap_name, render_runtime,
 from components.model.services import inference_service_manifest, surge_nominal
 from components.settings import CheckpointSettings, KueueSettings, NamespacePolicy, Settings
 from components.settings.runtime import TrainingRuntimeSettings
-from policy.rules.paths import format_path
+from policy.rules.vocabulary.kueue_counts import MANAGER_CONFIG_MAP
+from policy.rules.vocabulary.paths import format_path, parse_path
 
 KeyPath = tuple[Any, ...]
 """A config key path without the project prefix: ("inferenceTraining", "inference", "borrowingLimit", "cpu")."""
@@ -336,7 +337,7 @@ def _shared_pool(settings: Settings, owner: Optional[str]) -> RenderedLayout:
     quota_keys: dict[str, dict[str, Any]] = {}
     for index, tenant in enumerate(layout.tenants):
         base: KeyPath = (top, "tenants", index)
-        cq = tenant.cluster_queue or f"{tenant.name}-cq"
+        cq = tenant.cluster_queue_name
         queue_keys.setdefault(cq, base + ("clusterQueue",) if tenant.cluster_queue else base + ("name",))
         quota_keys.setdefault(cq, {
             "resourceGroups": base + (("flavors",) if tenant.flavors else ("floor",)),
@@ -346,10 +347,10 @@ def _shared_pool(settings: Settings, owner: Optional[str]) -> RenderedLayout:
             "preemption": (top, "preemption"),
             "flavorFungibility": base + ("flavorFungibility",) if tenant.flavor_fungibility
             else (top, "flavorFungibility")})
-        for ns_index, ns in enumerate(tenant.namespaces or [tenant.name]):
+        for ns_index, ns in enumerate(tenant.namespace_names):
             ns_key = base + ("namespaces", ns_index) if tenant.namespaces else base + ("name",)
             namespace_keys.setdefault(ns, ns_key)
-            lq = tenant.local_queue or f"{tenant.name}-lq"
+            lq = tenant.local_queue_name
             lq_key = base + ("localQueue",) if tenant.local_queue else base + ("name",)
             local_queue_keys.setdefault(f"{ns}/{lq}", lq_key)
     priority_keys = {pc.name: (top, "priorityClasses", i) for i, pc in enumerate(layout.priority_classes)}
@@ -403,7 +404,8 @@ def training_runtime(runtime: TrainingRuntimeSettings, namespace: str, claim_nam
     }
     for kind, values in (("requests", runtime.requests), ("limits", runtime.resolved_limits)):
         for resource in values:
-            fields[format_path([*_split(pod), "containers", 0, "resources", kind, resource])] = top + (kind, resource)
+            field = format_path([*parse_path(pod), "containers", 0, "resources", kind, resource])
+            fields[field] = top + (kind, resource)
     config_map = {"apiVersion": "v1", "kind": "ConfigMap",
                   "metadata": {"name": configmap_name(runtime), "namespace": namespace, "labels": dict(MANAGED_BY)},
                   "data": trainer_sources()}
@@ -418,25 +420,13 @@ def _training_runtime(settings: Settings) -> tuple[tuple[Rendered, Rendered], ..
                  for namespace in layout.training.namespaces)
 
 
-def _split(path: str) -> list[Any]:
-    parts: list[Any] = []
-    for piece in path.split("."):
-        name, _, rest = piece.partition("[")
-        parts.append(name)
-        while rest:
-            index, _, rest = rest.partition("]")
-            parts.append(int(index))
-            rest = rest.lstrip("[")
-    return parts
-
-
 def manager_config_map(settings: Settings) -> dict[str, Any]:
-    """The Kueue chart's manager ConfigMap as it would carry our Configuration (`kueue-manager-config` in Kueue's
+    """The Kueue chart's manager ConfigMap as it would carry our Configuration (`MANAGER_CONFIG_MAP` in Kueue's
     namespace, key controller_manager_config.yaml)."""
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": "kueue-manager-config", "namespace": settings.kueue.namespace},
+        "metadata": {"name": MANAGER_CONFIG_MAP, "namespace": settings.kueue.namespace},
         "data": {MANAGER_CONFIG_KEY: yaml.safe_dump(manager_configuration(settings.kueue), sort_keys=False)},
     }
 

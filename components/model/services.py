@@ -11,8 +11,8 @@ from decimal import Decimal
 from typing import Any, Mapping, Optional
 
 from components.settings import InferenceQueueSettings, InferenceServiceSettings
-from policy.rules.quantities import parse
-from policy.rules.surge import DEFAULT_MAX_SURGE, SAFE_STRATEGY, update_overflow, update_replicas
+from policy.rules.vocabulary.quantity import parse
+from policy.rules.vocabulary.surge import DEFAULT_MAX_SURGE, SAFE_STRATEGY, update_overflow, update_replicas
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
@@ -43,7 +43,7 @@ def deployment_strategy(isvc: InferenceServiceSettings, nominal_quota: Mapping[s
         The team's `rollout` as a RollingUpdate when set (the rule book then requires its headroom); else None
         (KServe's default, RollingUpdate with maxSurge 25%) when an update at maxReplicas (capped at the replicas
         that fit) plus that surge fits nominal_quota; else RollingUpdate with maxSurge 0 and maxUnavailable 1
-        (`policy.rules.rollout.SAFE_STRATEGY`), which never needs quota beyond the replicas.
+        (`policy.rules.inference_rollout_fits_nominal.SAFE_STRATEGY`), which never needs quota beyond the replicas.
     """
     if isvc.rollout is not None:
         rolling: dict[str, Any] = {"maxSurge": isvc.rollout.max_surge}

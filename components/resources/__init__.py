@@ -1,7 +1,16 @@
-"""Layer 4, resources: Pulumi ComponentResources. Each registers exactly the manifests the model assembled for it and
-adds only lifecycle (parent, aliases, depends_on, replace_on_changes, retain_on_delete); none reads config, the
-environment or a cluster, and none builds a manifest dict of its own.
+"""Layer 4, resources: Pulumi ComponentResources, usable from the stack program and from your own Pulumi program
+(docs/library.md). Each registers exactly the manifests the model assembled for it and adds only lifecycle (parent,
+aliases, depends_on, replace_on_changes, retain_on_delete); none reads config, the environment or a cluster, and
+none builds a manifest dict of its own.
 
+Every component is `Component(name, ComponentArgs(...), opts=None)`: the Args are frozen dataclasses whose fields
+document what happens when they are omitted; the fields a program fills from other resources take `pulumi.Input`
+(namespace names, the checkpoint StorageClass, the trainer image, a model's storage URI); the kubernetes provider
+goes through `opts` (`pulumi.ResourceOptions(provider=...)`), as for any Pulumi component. Type tokens are
+`kueue-cohorts:<module>:<Name>`.
+
+- ``judged``: ``JudgedStack`` (a stack's Settings plus Outputs, judged by the settings check with a stand-in per
+  Output, registered as the resolved stack renders) and ``InvalidStack``;
 - ``manifest``: one rendered object -> one Kubernetes resource (``ManifestResource``);
 - ``layouts``: the two cohort layouts (``InferenceTrainingCohort``, ``SharedPoolCohort``);
 - ``checkpoint``: the ReadWriteMany ``CheckpointVolume`` of a training namespace;
@@ -14,7 +23,8 @@ from __future__ import annotations
 from components.resources.admission import AdmissionGuardrails, AdmissionGuardrailsArgs
 from components.resources.checkpoint import CheckpointVolume, CheckpointVolumeArgs
 from components.resources.inference import InferenceService, InferenceServiceArgs
-from components.resources.kueue_install import KueueInstallation, KueueInstallationArgs
+from components.resources.judged import InvalidStack, JudgedStack
+from components.resources.kueue_install import ChartReference, KueueInstallation, KueueInstallationArgs
 from components.resources.layouts import (
     InferenceTrainingCohort,
     InferenceTrainingCohortArgs,
@@ -23,11 +33,17 @@ from components.resources.layouts import (
 )
 from components.resources.manifest import ManifestResource
 from components.resources.preview_identity import PreviewIdentity, PreviewIdentityArgs
-from components.resources.training import PreemptibleTrainingRuntime, PreemptibleTrainingRuntimeArgs
+from components.resources.training import (
+    PreemptibleTrainingRuntime,
+    PreemptibleTrainingRuntimeArgs,
+    TrainJobArgs,
+    train_job,
+)
 
 __all__ = [
-    "AdmissionGuardrails", "AdmissionGuardrailsArgs", "CheckpointVolume", "CheckpointVolumeArgs", "InferenceService",
-    "InferenceServiceArgs", "InferenceTrainingCohort", "InferenceTrainingCohortArgs", "KueueInstallation",
-    "KueueInstallationArgs", "ManifestResource", "PreemptibleTrainingRuntime", "PreemptibleTrainingRuntimeArgs",
-    "PreviewIdentity", "PreviewIdentityArgs", "SharedPoolCohort", "SharedPoolCohortArgs",
+    "AdmissionGuardrails", "AdmissionGuardrailsArgs", "ChartReference", "CheckpointVolume", "CheckpointVolumeArgs",
+    "InferenceService", "InferenceServiceArgs", "InferenceTrainingCohort", "InferenceTrainingCohortArgs",
+    "InvalidStack", "JudgedStack", "KueueInstallation", "KueueInstallationArgs", "ManifestResource",
+    "PreemptibleTrainingRuntime", "PreemptibleTrainingRuntimeArgs", "PreviewIdentity", "PreviewIdentityArgs",
+    "SharedPoolCohort", "SharedPoolCohortArgs", "TrainJobArgs", "train_job",
 ]

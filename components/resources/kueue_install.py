@@ -29,13 +29,11 @@ import pulumi_kubernetes as k8s
 from kubernetes import client, config
 
 from components.checks.chart_values import merged
+from components.model.kueue_chart import RELEASE_NAME
 from components.model.manager_config import chart_values, manager_configuration
 from components.model.render import Rendered, kueue_namespace
 from components.resources.manifest import ManifestResource
 from components.settings import KueueSettings
-
-#: Helm release name of the chart (its objects are then named kueue-*, as in Kueue's released manifests).
-RELEASE_NAME = "kueue"
 
 
 @dataclass(frozen=True)
@@ -129,7 +127,7 @@ def probe_through_apiserver(access: ClusterAccess) -> Callable[[], None]:
 
     def probe() -> None:
 
-        api = config.new_client_from_config(  # type: ignore[no-untyped-call]  # the kubernetes client is untyped
+        api = config.new_client_from_config(
             config_file=access.kubeconfig, context=access.context)
         try:
             client.CustomObjectsApi(api).create_cluster_custom_object(
@@ -214,29 +212,28 @@ def wait_for_webhooks(readiness: WebhookReadiness, clock: Callable[[], float] = 
 
 @dataclass(frozen=True)
 class KueueInstallationArgs:
-    """Inputs of KueueInstallation: the validated `kueue-cohorts:kueue` block and the chart reference.
-
-    out_of_cluster_manager: when set (the local sandbox), the chart's manager Deployment is scaled to 0 and its
-    webhooks point at that manager instead of the in-cluster Service.
-    webhook_readiness: how to know that Kueue's webhooks answer before dependents register (module docstring).
-    When omitted: probed at the out-of-cluster manager when there is one, else not waited for (render mode; a
-    real cluster should pass `WebhookReadiness.through_apiserver(ClusterAccess(kubeconfig, context))`).
-    namespace: Kueue's rendered Namespace (`components.model.render.kueue_namespace`, part of the assembled stack),
-    registered as it is; omitted: rendered from `settings`.
-    """
+    """Inputs of KueueInstallation."""
 
     settings: KueueSettings
+    """The `kueue-cohorts:kueue` block (namespace, manager Configuration, checked chart `values`); required
+    (`KueueSettings()` takes every default: namespace kueue-system, the guide's integrations)."""
     chart: ChartReference
+    """Where Kueue's chart comes from; required. The published chart pinned in toolchain/versions.toml [charts]:
+    `ChartReference("oci://registry.k8s.io/kueue/charts/kueue", "0.19.2")`; or a local chart directory."""
     out_of_cluster_manager: Optional[OutOfClusterManager] = None
+    """A Kueue manager that runs outside the cluster (the local sandbox's): the chart's manager Deployment is then
+    scaled to 0 and its webhooks point at that manager. Omitted: the chart's own manager runs in the cluster."""
     webhook_readiness: Optional[WebhookReadiness] = field(default=None, compare=False)
+    """How to know that Kueue's webhooks answer before dependents register (module docstring). Omitted: probed at
+    the out-of-cluster manager when there is one, else not waited for (render mode; a real cluster should pass
+    `WebhookReadiness.through_apiserver(ClusterAccess(kubeconfig, context))`)."""
     namespace_owner: Optional[str] = None
     """The stack's ownership mark (`components.model.kueue.namespace_owner`), set as the `kueue-cohorts/owner`
-    annotation
-    of Kueue's Namespace so that the namespace preflight knows this stack created it; None leaves it out."""
+    annotation of Kueue's Namespace so that the namespace preflight knows this stack created it. Omitted: no
+    annotation."""
     namespace: Optional[Rendered] = None
-    """Kueue's rendered Namespace (`components.model.render.kueue_namespace`, part of the assembled stack), registered
-    as
-    it is; None: rendered from `settings` and `namespace_owner`."""
+    """Kueue's rendered Namespace (`components.model.render.kueue_namespace`, part of the assembled stack: the stack
+    program passes it), registered as it is. Omitted: rendered here from `settings` and `namespace_owner`."""
 
     def rendered_namespace(self) -> Rendered:
         """Kueue's Namespace as the model renders it (`namespace`, else `components.model.render.kueue_namespace`)."""

@@ -17,13 +17,12 @@ from components.resources.manifest import ManifestResource
 
 @dataclass(frozen=True)
 class PreviewIdentityArgs:
-    """Inputs of PreviewIdentity.
-
-    plan: the identity's objects (`preview_rbac.identity_plan(settings)`): the Namespace and ServiceAccount when the
-    stack creates them, the ClusterRole and ClusterRoleBinding, a Role and RoleBinding per namespace.
-    """
+    """Inputs of PreviewIdentity."""
 
     plan: IdentityPlan
+    """The identity's objects (`components.model.preview_rbac.identity_plan(settings)`, part of the assembled
+    stack); required: the Namespace and ServiceAccount when the stack creates them, the ClusterRole and
+    ClusterRoleBinding, a Role and RoleBinding per namespace."""
 
 
 class PreviewIdentity(pulumi.ComponentResource):

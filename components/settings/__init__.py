@@ -72,8 +72,10 @@ from components.settings.kueue import (
     DEFAULT_FRAMEWORKS,
     KUEUE_FRAMEWORKS,
     ChartSource,
+    KueueMetrics,
     KueueResources,
     KueueSettings,
+    LocalQueueMetrics,
     RequeuingStrategy,
     WaitForPodsReady,
 )
@@ -82,6 +84,12 @@ from components.settings.load import (
     config_keys,
     parse_settings,
     raw_from_stack_file,
+    stack_key,
+)
+from components.settings.monitoring import (
+    RUNBOOK_URL,
+    MonitoringSettings,
+    PositiveDuration,
 )
 from components.settings.multikueue import (
     ManagerTrainer,
@@ -116,6 +124,11 @@ from components.settings.symmetric import (
 )
 
 __all__ = [
+    "RUNBOOK_URL",
+    "MonitoringSettings",
+    "PositiveDuration",
+    "LocalQueueMetrics",
+    "KueueMetrics",
     "PROJECT",
     "DnsLabel",
     "DnsSubdomain",
@@ -179,6 +192,7 @@ __all__ = [
     "training_covered",
     "Settings",
     "config_key",
+    "stack_key",
     "parse_settings",
     "raw_from_stack_file",
     "config_keys",

@@ -87,7 +87,7 @@ class AddOnNamespaceAllowance(Model):
     """An entry of `allowedAddOnNamespaces`: a cluster add-on namespace this stack uses as a tenant namespace."""
 
     name: DnsLabel
-    """The add-on namespace (one of policy/rules/system_namespaces.py ADD_ON_NAMESPACES, e.g. kubeflow)."""
+    """The add-on namespace (one of policy/rules/vocabulary/system_namespaces.py ADD_ON_NAMESPACES, e.g. kubeflow)."""
     reason: str = Field(min_length=1)
     """Why its pods may come under Kueue (printed by reviews; not empty)."""
 

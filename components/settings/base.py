@@ -20,7 +20,7 @@ from components.settings.runtime import (
     DNS_SUBDOMAIN,
     RECIPE,
 )
-from policy.rules import durations, selectors
+from policy.rules.vocabulary import durations, selectors
 
 PROJECT = "kueue-cohorts"
 
@@ -139,7 +139,7 @@ def _go_duration(text: str) -> str:
 
 GoDuration = Annotated[str, AfterValidator(_go_duration)]
 """A Go duration such as "10m", "1h30m", "90s" or ".5m" (metav1.Duration), parsed exactly like Go's
-time.ParseDuration (the rule book's `policy.rules.durations`), within Go's range."""
+time.ParseDuration (the rule book's `policy.rules.vocabulary.durations`), within Go's range."""
 
 
 def _label_key(text: str) -> str:

@@ -85,7 +85,7 @@ def check_grace_period(grace_seconds: int, checkpoint_save_seconds: float) -> No
 
     Such a pod is SIGKILLed in the middle of its preemption save (the signal lands during a step, which must end
     before the save starts): the checkpoint it was writing is left incomplete and the run falls back to its
-    previous periodic checkpoint, losing up to save_steps steps. The policy pack's checkpoint-safe-runtime applies
+    previous periodic checkpoint, losing up to save_steps steps. The policy pack's CHECKPOINT_SAFE_RUNTIME applies
     the same rule to the annotation kueue-cohorts/checkpoint-save-seconds.
 
     Args:

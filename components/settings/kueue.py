@@ -68,6 +68,32 @@ class KueueResources(Model):
     quota would be out of play)."""
 
 
+class LocalQueueMetrics(Model):
+    """`kueue.metrics.localQueueMetrics` of the Kueue manager Configuration (config.kueue.x-k8s.io/v1beta2
+    LocalQueueMetrics, apis/config/v1beta2/configuration_types.go v0.19.2): the `kueue_local_queue_*` series."""
+
+    enable: bool = True
+    """Report the LocalQueue metrics (kueue_local_queue_pending_workloads, ..._admission_wait_time_seconds,
+    ..._resource_usage, ...; Kueue's LocalQueueMetrics feature gate, on by default in 0.19). Default true."""
+    local_queue_selector: Optional[LabelSelector] = None
+    """A LabelSelector of the LocalQueues to report. Omitted: every LocalQueue."""
+
+
+class KueueMetrics(Model):
+    """`kueue.metrics`: the metrics Kueue's manager reports (config.kueue.x-k8s.io/v1beta2 ControllerMetrics, v0.19.2),
+    which the stack's alerts, dashboard and `python -m cohorts report` read. Cohort metrics (kueue_cohort_*) follow
+    Kueue's feature gate MetricsForCohorts (Beta, on in 0.19): `kueue.featureGates: {MetricsForCohorts: false}`
+    turns them off."""
+
+    enable_cluster_queue_resources: bool = True
+    """Report the ClusterQueue quota and usage gauges (kueue_cluster_queue_nominal_quota, ..._borrowing_limit,
+    ..._lending_limit, ..._resource_reservation, ..._resource_usage; off in Kueue unless set). Default true: the
+    borrowing and headroom alerts, the dashboard's quota panels and the report's GPU-hours need them; false leaves
+    them empty."""
+    local_queue_metrics: LocalQueueMetrics = LocalQueueMetrics()
+    """The LocalQueue metrics. Default: on for every LocalQueue."""
+
+
 class ChartSource(str, Enum):
     """Where the Kueue Helm chart comes from (reference and version pinned in toolchain/versions.toml [charts])."""
 
@@ -109,6 +135,9 @@ class KueueSettings(Model):
     false, WorkloadValidateResourcesAreNonNegative false)."""
     resources: KueueResources = KueueResources()
     """Resource accounting of the manager Configuration."""
+    metrics: KueueMetrics = KueueMetrics()
+    """The metrics of the manager Configuration (`metrics`). Default: ClusterQueue resource gauges and LocalQueue
+    metrics on."""
     values: dict[str, Any] = Field(default_factory=dict)
     """Helm values for Kueue's chart (install true only), merged under the program's: the image mirror
     (controllerManager.manager.image.repository, tag), controllerManager.replicas, controllerManager.manager.resources,

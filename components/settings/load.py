@@ -71,8 +71,11 @@ def config_key(base: str, *parts: Any) -> str:
     return path
 
 
-def _key_path(top: str, loc: tuple[Any, ...]) -> str:
-    return config_key(f"{PROJECT}:{top}", *loc)
+def stack_key(top: str, *parts: Any) -> str:
+    """The config key path of a setting, as every message prints it: `stack_key("sharedPool", "tenants", 0, "floor",
+    "nvidia.com/gpu")` -> `kueue-cohorts:sharedPool.tenants[0].floor["nvidia.com/gpu"]` (top: the key under the
+    project's namespace; parts: mapping keys and list indexes below it)."""
+    return config_key(f"{PROJECT}:{top}", *parts)
 
 
 def _value_at(raw: Mapping[str, Any], loc: tuple[Any, ...]) -> Any:
@@ -151,8 +154,8 @@ def _shape_problems(err: ValidationError, raw: Mapping[str, Any]) -> list[Proble
         fix = _FIXES.get(item["type"], "correct the value")
         if " Fix: " in rule:  # our own validators carry their fix
             rule, fix = rule.split(" Fix: ", 1)
-        if item["type"] == "missing" and _key_path(top, rest) in _MISSING_FIXES:
-            fix = _MISSING_FIXES[_key_path(top, rest)]
+        if item["type"] == "missing" and stack_key(top, *rest) in _MISSING_FIXES:
+            fix = _MISSING_FIXES[stack_key(top, *rest)]
         if item["type"] == "missing" and difflib.get_close_matches(name, extra.get(parent, []), n=1):
             continue  # reported once, as the misspelt key
         if item["type"] == "extra_forbidden":
@@ -166,7 +169,7 @@ def _shape_problems(err: ValidationError, raw: Mapping[str, Any]) -> list[Proble
             pattern = item.get("ctx", {}).get("pattern")
             if pattern in _PATTERNS:
                 rule, fix = _PATTERNS[pattern]
-        problems.append(Problem(_key_path(top, rest), value, rule, fix))
+        problems.append(Problem(stack_key(top, *rest), value, rule, fix))
     return problems
 
 

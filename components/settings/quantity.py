@@ -12,7 +12,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import BeforeValidator, WithJsonSchema
 
-from policy.rules import quantities as rulebook_quantities
+from policy.rules.vocabulary import quantity as rulebook_quantities
 
 QuantityInput = Union[str, int, float, Decimal]
 
@@ -22,8 +22,8 @@ _DECIMAL = [("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3), ("", 
 
 
 def parse(value: QuantityInput) -> Decimal:
-    """Parse a Kubernetes quantity with the rule book's parser (`policy.rules.quantities.parse`: one grammar for the
-    settings and the pack).
+    """Parse a Kubernetes quantity with the rule book's parser (`policy.rules.vocabulary.quantity.parse`: one grammar
+    for the settings and the pack).
 
     Args:
         value: "4", 4, "8Gi", "500m", "1e3", ... (a YAML int or float is read as its decimal text).
@@ -123,8 +123,9 @@ QUANTITY_JSON_SCHEMA: dict[str, Any] = {
     "description": "A Kubernetes quantity (`8`, `500m`, `32Gi`, `1e3`), never negative; YAML numbers are read as their "
                    "decimal text.",
 }
-"""The JSON Schema of `Quantity`, as strict as the program: the apimachinery grammar (`policy.rules.quantities`) for
-text, a non-negative number up to the API server's 2^63-1 for a YAML number (a boolean is neither)."""
+"""The JSON Schema of `Quantity`, as strict as the program: the apimachinery grammar
+(`policy.rules.vocabulary.quantity`) for text, a non-negative number up to the API server's 2^63-1 for a YAML number
+(a boolean is neither)."""
 
 Quantity = Annotated[str, BeforeValidator(canonical_non_negative), WithJsonSchema(QUANTITY_JSON_SCHEMA)]
 """Pydantic type of a non-negative Kubernetes quantity in canonical text ("2048Mi" and "2Gi" both become "2Gi")."""

@@ -17,6 +17,7 @@ from components.settings.base import DnsLabel, Model
 from components.settings.cluster import ClusterSettings, NodePool
 from components.settings.flavors import FlavorDeclaration, ResourceFlavorSettings
 from components.settings.kueue import KueueSettings
+from components.settings.monitoring import MonitoringSettings
 from components.settings.multikueue import MultiKueueSettings
 from components.settings.preview import PreviewIdentitySettings
 from components.settings.runtime import (
@@ -83,6 +84,9 @@ class Settings(Model):
     the dispatching ClusterQueues get a MultiKueue AdmissionCheck and every worker cluster gets the stack's cohorts,
     LocalQueues, namespaces and runtime, and the ServiceAccount the manager's Kueue acts as (docs/multikueue.md).
     Omitted: one cluster."""
+    monitoring: MonitoringSettings = MonitoringSettings()
+    """The alerts and the dashboard generated from the stack: thresholds, namespace, labels, runbook. Default: the
+    thresholds above, namespace monitoring."""
 
     @model_validator(mode="after")
     def _runtime_limits(self) -> Settings:

@@ -25,7 +25,7 @@ from pydantic_core import PydanticCustomError
 
 from components.settings import checkpoint_timing as planning
 from components.settings import quantity
-from policy.rules import env_names
+from policy.rules.vocabulary import env_names
 
 GUIDE_IMAGE = "build-harbor.alauda.cn/mlops/llamafactory0.9-cu126-amd64:v0.1.0"
 """The guide's training image (a vendor registry): the dev stack names it explicitly; no stack gets it by default."""
@@ -36,7 +36,7 @@ IMAGE_FIX = ("set trainingRuntime.image to a training image your nodes can pull 
              "`image: <registry>/<team>/trainer:<tag>`; there is no default, as no public image with all three "
              "could be checked from here")
 """The fix of a trainingRuntime without an image (components.settings reports it at `trainingRuntime.image`)."""
-MIN_GRACE_SECONDS = 60  # the guide's terminationGracePeriodSeconds; policy checkpoint-safe-runtime's default minimum
+MIN_GRACE_SECONDS = 60  # the guide's terminationGracePeriodSeconds; policy CHECKPOINT_SAFE_RUNTIME's default minimum
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 """A DNS-1123 subdomain (RFC 1123; at most 253 characters, checked apart): the names of most Kubernetes objects."""
 
@@ -96,7 +96,7 @@ CONFIG_KEY = r"^[-._a-zA-Z0-9]+$"
 253 characters, not `.` or `..` and not starting with `..`)."""
 RESERVED_ENV = env_names.RESERVED_ENV
 """Environment variables the runtime sets itself (a stack may not override them; nor may a TrainJob: the rule book's
-trainjob-reserved-env; the set is declared in policy/rules/env_names.py)."""
+policy/rules/trainjob_reserved_env.py; the set is declared in policy/rules/vocabulary/env_names.py)."""
 
 Quantity = quantity.Quantity
 

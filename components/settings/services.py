@@ -47,7 +47,8 @@ class RolloutSettings(Model):
     max_surge: IntOrPercent
     """RollingUpdate maxSurge: pods created above the replicas during an update (an int, or a percentage of the
     replicas rounded up). Inference never borrows, so (maxReplicas + surge) x the per-replica requests must fit the
-    inference nominalQuota (rule inference-rollout-fits-nominal): reserve that headroom, or set 0."""
+    inference nominalQuota (the rule book's policy/rules/inference_rollout_fits_nominal.py): reserve that headroom, or
+    set 0."""
     max_unavailable: Optional[Annotated[IntOrPercent, BeforeValidator(_at_most_all)]] = None
     """RollingUpdate maxUnavailable: replicas that may be down during an update (an int, or a percentage rounded down,
     at most 100%). Omitted: Kubernetes' 25%. Cannot be 0 when maxSurge is 0."""

@@ -51,6 +51,23 @@ class TenantSettings(Model):
     priority_class: Optional[DnsSubdomain] = None
     """One of sharedPool.priorityClasses. Omitted: none."""
 
+    # The defaults of the names, resolved here once: every layer reads these, none recomputes them.
+
+    @property
+    def cluster_queue_name(self) -> str:
+        """The tenant's ClusterQueue name: `clusterQueue`, else `<name>-cq`."""
+        return self.cluster_queue or f"{self.name}-cq"
+
+    @property
+    def local_queue_name(self) -> str:
+        """The name of the tenant's LocalQueue in each of its namespaces: `localQueue`, else `<name>-lq`."""
+        return self.local_queue or f"{self.name}-lq"
+
+    @property
+    def namespace_names(self) -> list[str]:
+        """The tenant's namespaces, in the stack file's order: `namespaces`, else `[<name>]`."""
+        return list(self.namespaces) if self.namespaces else [self.name]
+
 
 class SharedPoolSettings(Model):
     """`kueue-cohorts:sharedPool`: the symmetric cohort, each tenant a floor plus borrowing."""

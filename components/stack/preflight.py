@@ -21,6 +21,7 @@ from kubernetes import client, config  # the official client: discovery of API g
 from kubernetes.client.exceptions import ApiException
 
 from components.model.kueue import MANAGED_BY, MANAGED_BY_LABEL, OWNER_ANNOTATION
+from components.model.kueue_chart import ChartObject, cluster_objects
 from components.model.render import render_stack
 from components.settings import PROJECT, ClusterMode, NamespacePolicy, PreviewIdentityCreate, Settings, config_key
 from components.settings.errors import Problem, problems_message
@@ -41,7 +42,7 @@ def _read_cluster(kubeconfig: Optional[Path], context: Optional[str], read: Call
     current context). Raises PreflightError "<failed> (kubeconfig ..., context ...): <error>. <advice>" on any
     failure (unreachable cluster, bad kubeconfig, no permission): then the cluster cannot be checked."""
     try:
-        api = config.new_client_from_config(  # type: ignore[no-untyped-call]  # the kubernetes client is untyped
+        api = config.new_client_from_config(
             config_file=str(kubeconfig) if kubeconfig else None, context=context)
         return read(api)
     except Exception as err:  # noqa: BLE001 - any failure here means we cannot check the cluster
@@ -247,24 +248,74 @@ def kueue_namespace(settings: Settings) -> DeclaredNamespace:
 
 
 def kueue_api_problems(settings: Settings, live: Mapping[str, LiveNamespace], serves_kueue: bool,
-                       owner: str) -> list[Problem]:
-    """Kueue's chart objects that exist without this stack's mark (pure). With `kueue.install` on a real cluster:
-    when the cluster already serves kueue.x-k8s.io (Kueue's CRDs, and with them its webhooks and ClusterRoles, are
-    installed) and Kueue's namespace is absent or not marked by this stack, installing would take those objects
-    over (server-side apply) and destroy would delete them, with every workload's queue. One Problem at
-    `kueue.install`, empty otherwise (a marked namespace: this stack installed them)."""
-    if not (settings.kueue.install and settings.cluster.mode == ClusterMode.KUBECONFIG and serves_kueue):
+                       owner: str, found: Sequence[ChartObject] = ()) -> list[Problem]:
+    """Kueue's chart objects that exist without this stack's mark (pure). With `kueue.install` on a real cluster, the
+    chart writes cluster-scoped objects outside Kueue's namespace (components/model/kueue_chart.py): when the cluster
+    already serves kueue.x-k8s.io (Kueue's CRDs are installed, `serves_kueue`) or already has any of the chart's
+    ClusterRoles, ClusterRoleBindings, webhook configurations or APIServices (`found`, from `chart_objects_present`),
+    and Kueue's namespace is absent or not marked by this stack, installing would take those objects over
+    (server-side apply) and destroy would delete them, with every workload's queue. One Problem at `kueue.install`
+    naming what exists (at most five objects by name, then how many more); empty otherwise (a namespace this stack
+    marked: this stack installed them)."""
+    if not (settings.kueue.install and settings.cluster.mode == ClusterMode.KUBECONFIG and (serves_kueue or found)):
         return []
     have = live.get(settings.kueue.namespace)
     if have is not None and have.owner == owner:
         return []
     where = ("in no namespace this stack created" if have is None or have.owner is None
              else f"by stack {have.owner}")
+    what = []
+    if serves_kueue:
+        what.append(f"the cluster already serves {KUEUE_GROUP} (Kueue's CRDs are installed {where})")
+    if found:
+        shown = ", ".join(o.describe() for o in sorted(found)[:5])
+        more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+        what.append(f"the cluster already has {len(found)} of the cluster-wide objects Kueue's chart writes "
+                    f"({shown}{more}), installed {where}")
     return [Problem(
         config_key(f"{PROJECT}:kueue", "install"), True,
-        f"the cluster already serves {KUEUE_GROUP} (Kueue's CRDs, webhooks and ClusterRoles are installed {where}); "
-        "installing the chart would take them over silently and destroy would delete them with every queue",
+        f"{'; '.join(what)}; installing the chart would take them over silently and destroy would delete them with "
+        "every queue",
         KUEUE_INSTALL_FIX)]
+
+
+#: (API group, version, plural) of each kind of `components.model.kueue_chart.cluster_objects`, to list them.
+CHART_KINDS: dict[str, tuple[str, str, str]] = {
+    "ClusterRole": ("rbac.authorization.k8s.io", "v1", "clusterroles"),
+    "ClusterRoleBinding": ("rbac.authorization.k8s.io", "v1", "clusterrolebindings"),
+    "MutatingWebhookConfiguration": ("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations"),
+    "ValidatingWebhookConfiguration": ("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations"),
+    "APIService": ("apiregistration.k8s.io", "v1", "apiservices"),
+}
+
+
+def chart_objects_present(kubeconfig: Optional[Path], context: Optional[str], wanted: Sequence[ChartObject],
+                          timeout_seconds: float = 15.0) -> list[ChartObject]:
+    """Which of `wanted` (`cluster_objects(kueue.values)`) the cluster has: one list call per kind (CHART_KINDS),
+    official kubernetes client. The preview identity reads these kinds with `kueue.install`
+    (components/model/preview_rbac.py KUEUE_CHART_OBJECTS).
+
+    Raises:
+        PreflightError: a kind cannot be listed (unreachable cluster, no permission), naming the kind.
+    """
+    kinds = sorted({o.kind for o in wanted})
+    if not kinds:
+        return []
+
+    def read(api: client.ApiClient) -> set[ChartObject]:
+        custom = client.CustomObjectsApi(api)
+        have = set()
+        for kind in kinds:
+            group, version, plural = CHART_KINDS[kind]
+            answer = custom.list_cluster_custom_object(group, version, plural, _request_timeout=timeout_seconds)
+            items = answer.get("items") or [] if isinstance(answer, dict) else []
+            have |= {ChartObject(kind, str((item.get("metadata") or {}).get("name"))) for item in items}
+        return have
+
+    have = _read_cluster(kubeconfig, context, read, f"Cannot list the {', '.join(kinds)} objects of the cluster",
+                         "With kueue.install the stack checks that Kueue's chart takes over no object it did not "
+                         "create; give its identity list on those kinds.")
+    return sorted(o for o in wanted if o in have)
 
 
 def _policy_fix(ns: DeclaredNamespace) -> str:
@@ -388,7 +439,10 @@ def check_namespaces(settings: Settings, owner: str, kubeconfig: Optional[Path],
     live = live_namespaces(kubeconfig, context)
     problems = namespace_problems(declared, live, owner)
     if settings.kueue.install and settings.cluster.mode == ClusterMode.KUBECONFIG and not problems:
-        problems = kueue_api_problems(settings, live, serves_kueue(kubeconfig, context), owner)
+        have = live.get(settings.kueue.namespace)
+        found = [] if have is not None and have.owner == owner else chart_objects_present(
+            kubeconfig, context, cluster_objects(settings.kueue.values))
+        problems = kueue_api_problems(settings, live, serves_kueue(kubeconfig, context), owner, found)
     if problems:
         raise NamespacePreflightError(problems)
     return [f"namespace {name} carries this stack's mark ({OWNER_ANNOTATION}={owner}) and no layout declares it any "

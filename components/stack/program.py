@@ -9,9 +9,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.model.assembly import AssembledStack, assemble
-from components.model.render import RenderedLayout, RenderedStack
+from components.model.render import RenderedLayout
 from components.resources.admission import AdmissionGuardrails, AdmissionGuardrailsArgs
 from components.resources.inference import InferenceService, InferenceServiceArgs
+from components.resources.judged import JudgedStack
 from components.resources.kueue_install import (
     ChartReference,
     KueueInstallation,
@@ -34,7 +35,7 @@ from components.resources.multikueue import (
 from components.resources.preview_identity import PreviewIdentity, PreviewIdentityArgs
 from components.resources.training import PreemptibleTrainingRuntime, PreemptibleTrainingRuntimeArgs
 from components.settings import ClusterMode, ClusterSettings, KubeClientSettings, MultiKueueWorker, Settings
-from policy.rules.multikueue import WORKER_PROVIDER_PREFIX
+from policy.rules.vocabulary.multikueue import WORKER_PROVIDER_PREFIX
 
 
 def kubernetes_provider(cluster: ClusterSettings, project_root: Path, kubeconfig: Optional[Path]) -> k8s.Provider:
@@ -64,10 +65,28 @@ def kubernetes_provider(cluster: ClusterSettings, project_root: Path, kubeconfig
                         kube_client_settings=k8s.KubeClientSettingsArgs(qps=limit.qps, burst=limit.burst))
 
 
+#: The Pulumi names of the two cohort components: fixed, so that renaming a cohort (`inferenceTraining.cohort`,
+#: `sharedPool.cohort`) updates `spec.cohortName` in place. Their children are named `<component>-cq-<queue>`, ...;
+#: when the component was named after the cohort (before 2026-12-04), changing the cohort changed every child's URN,
+#: so the engine created the new resources over the same objects and then deleted the old ones, and with them the
+#: live ClusterQueues, LocalQueues and tenant Namespaces.
+INFERENCE_TRAINING = "inference-training"
+SHARED_POOL = "shared-pool"
+
+
+def _renamed_from(opts: pulumi.ResourceOptions, cohort: str, name: str) -> pulumi.ResourceOptions:
+    """`opts` plus an alias from the component's earlier name, the cohort's (stacks deployed before the names were
+    fixed): the Pulumi SDK derives each child's alias from it (a child named `<cohort>-cq-x` becomes
+    `<name>-cq-x`; pulumi/resource.py `inherited_child_alias`, sdk 3.259.0), so those stacks see no change."""
+    if cohort == name:
+        return opts
+    return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(name=cohort)]))
+
+
 def worker_provider(cluster: ClusterSettings, worker: MultiKueueWorker, project_root: Path,
                     kubeconfig: Optional[Path]) -> k8s.Provider:
     """The kubernetes provider of MultiKueue worker `worker`, named `k8s-worker-<name>` (the policy pack tells the
-    clusters apart by this name, policy/rules/multikueue.py).
+    clusters apart by this name, policy/rules/vocabulary/multikueue.py).
 
     Args:
         cluster: `kueue-cohorts:cluster` (the mode is the manager's, and the workers'). render: manifests go to
@@ -133,6 +152,7 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
     """
     stack = assembled if assembled is not None else assemble(settings, namespace_owner)
     rendered = stack.rendered
+    judged = JudgedStack.prejudged(settings, stack, namespace_owner)  # registered as assembled, not judged again
     opts = pulumi.ResourceOptions(provider=provider)
     components: dict[str, Any] = {}
     if settings.kueue.install:
@@ -144,7 +164,7 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         installation = KueueInstallation("kueue", args, opts)
         components["kueue"] = installation
         opts = pulumi.ResourceOptions(provider=provider, depends_on=[installation])
-    admission = AdmissionGuardrails("admission", AdmissionGuardrailsArgs(stack.guardrails, stack.validation_actions),
+    admission = AdmissionGuardrails("admission", AdmissionGuardrailsArgs(judged),
                                     pulumi.ResourceOptions(provider=provider))
     components["admission"] = admission
     # The cohorts wait for the guardrails: an update of both priority classes (or new ClusterQueue names) is then
@@ -157,7 +177,7 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[manager]))
     outputs: dict[str, Any] = {"resourceFlavor": rendered.flavors[0].name,
                                "admissionPolicies": sorted(rail.name for rail in stack.guardrails)}
-    _register_cohorts(settings, rendered, provider, opts, "", components, outputs)
+    _register_cohorts(judged, provider, opts, "", components, outputs)
     if rendered.workers:
         outputs["multiKueue"] = {"clusters": [w.name for w in rendered.workers], "workers": {}}
     for worker in rendered.workers:
@@ -168,8 +188,9 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         parts: dict[str, Any] = {"identity": MultiKueueWorkerIdentity(
             f"{worker.name}-multikueue", MultiKueueWorkerIdentityArgs(worker.identity), worker_opts)}
         worker_outputs: dict[str, Any] = {}
-        _register_cohorts(worker.settings, worker.stack, worker_provider_, worker_opts, f"{worker.name}-", parts,
-                          worker_outputs)
+        worker_stack = JudgedStack.prejudged(worker.settings, AssembledStack(worker.stack, (), (), None, ()),
+                                             namespace_owner)  # judged by the program's check, cluster by cluster
+        _register_cohorts(worker_stack, worker_provider_, worker_opts, f"{worker.name}-", parts, worker_outputs)
         components[f"worker/{worker.name}"] = parts
         outputs["multiKueue"]["workers"][worker.name] = worker_outputs
     plan = stack.identity
@@ -184,12 +205,13 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
     return outputs
 
 
-def _register_cohorts(settings: Settings, rendered: RenderedStack, provider: pulumi.ProviderResource,
-                      opts: pulumi.ResourceOptions, prefix: str, components: dict[str, Any],
-                      outputs: dict[str, Any]) -> None:
-    """Register one cluster's ResourceFlavors, cohort layouts, training runtimes and inference services (the
-    manager's, or a MultiKueue worker's with `prefix` `<worker>-` on every component name), each after the flavors,
-    with `opts` (provider and dependencies); record them in `components` and their names in `outputs`."""
+def _register_cohorts(judged: JudgedStack, provider: pulumi.ProviderResource, opts: pulumi.ResourceOptions,
+                      prefix: str, components: dict[str, Any], outputs: dict[str, Any]) -> None:
+    """Register one cluster's ResourceFlavors, cohort layouts, training runtimes and inference services from
+    `judged` (the manager's stack, or a MultiKueue worker's with `prefix` `<worker>-` on every component name: the
+    cohorts are `<prefix>inference-training` and `<prefix>shared-pool`, fixed like the manager's), each after the
+    flavors, with `opts` (provider and dependencies); record them in `components` and their names in `outputs`."""
+    settings, rendered = judged.settings, judged.assembled.rendered
     flavors = [ManifestResource.of(f"{prefix}resource-flavor" if i == 0 else f"{prefix}resource-flavor-{item.name}",
                                    item, opts)
                for i, item in enumerate(rendered.flavors)]
@@ -200,13 +222,12 @@ def _register_cohorts(settings: Settings, rendered: RenderedStack, provider: pul
         opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=flavors[1:]))
     if settings.inference_training is not None and rendered.inference_training is not None:
         layout = rendered.inference_training
+        name = f"{prefix}{INFERENCE_TRAINING}"
         cohort = InferenceTrainingCohort(
-            f"{prefix}{settings.inference_training.cohort}",
-            InferenceTrainingCohortArgs(settings=settings.inference_training, layout=layout, flavor=flavor),
-            opts,
-        )
+            name, InferenceTrainingCohortArgs(stack=judged, flavor=flavor),
+            _renamed_from(opts, f"{prefix}{settings.inference_training.cohort}", name))
         components["inferenceTraining"] = cohort
-        outputs["inferenceTraining"] = cohort._outputs()
+        outputs["inferenceTraining"] = cohort.outputs
         runtimes = _training_runtimes(settings, layout, cohort, provider, prefix)
         if runtimes:
             components["trainingRuntimes"] = runtimes
@@ -216,28 +237,23 @@ def _register_cohorts(settings: Settings, rendered: RenderedStack, provider: pul
             components["inferenceServices"] = services
             outputs["inferenceServices"] = sorted(services)
     if settings.shared_pool is not None and rendered.shared_pool is not None:
-        pool = SharedPoolCohort(
-            f"{prefix}{settings.shared_pool.cohort}",
-            SharedPoolCohortArgs(settings=settings.shared_pool, layout=rendered.shared_pool, flavor=flavor), opts
-        )
+        name = f"{prefix}{SHARED_POOL}"
+        pool = SharedPoolCohort(name, SharedPoolCohortArgs(stack=judged, flavor=flavor),
+                                _renamed_from(opts, f"{prefix}{settings.shared_pool.cohort}", name))
         components["sharedPool"] = pool
-        outputs["sharedPool"] = pool._outputs()
+        outputs["sharedPool"] = pool.outputs
 
 
 def _inference_services(settings: Settings, layout: RenderedLayout, cohort: InferenceTrainingCohort,
                         provider: pulumi.ProviderResource) -> dict[str, InferenceService]:
     """One InferenceService component per `inferenceTraining.inference.services[]` (its rendered object,
-    `layout.services[i]`), after the cohort's queues."""
+    `layout.services[i]`, judged with the cohort's stack), after the cohort's queues."""
     assert settings.inference_training is not None  # called for a stack with inferenceTraining only
-    inference = settings.inference_training.inference
     services = {}
-    for isvc, rendered in zip(inference.services, layout.services, strict=True):
+    for isvc, rendered in zip(settings.inference_training.inference.services, layout.services, strict=True):
         namespace = rendered.namespace or ""
-        priority = cohort.priority_classes[isvc.priority_class or inference.priority_class.name]
         services[f"{namespace}/{isvc.name}"] = InferenceService(
-            f"isvc-{namespace}-{isvc.name}",
-            InferenceServiceArgs(settings=isvc, service=rendered, local_queue=cohort.inference_local_queues[namespace],
-                                 priority_class=priority, cluster_queue=cohort.inference_spec),
+            f"isvc-{namespace}-{isvc.name}", InferenceServiceArgs(settings=isvc, cohort=cohort),
             pulumi.ResourceOptions(provider=provider, depends_on=[cohort]),
         )
     return services
@@ -245,18 +261,17 @@ def _inference_services(settings: Settings, layout: RenderedLayout, cohort: Infe
 
 def _training_runtimes(settings: Settings, layout: RenderedLayout, cohort: InferenceTrainingCohort,
                        provider: pulumi.ProviderResource, prefix: str = "") -> dict[str, PreemptibleTrainingRuntime]:
-    """One PreemptibleTrainingRuntime per training namespace (its rendered objects, `layout.runtimes`, on the
-    namespace's CheckpointVolume), when configured."""
+    """One PreemptibleTrainingRuntime per training namespace (the objects of `layout.runtimes`, on the namespace's
+    CheckpointVolume), when configured; `prefix` (`<worker>-`) before each name on a MultiKueue worker."""
     if settings.training_runtime is None:
         return {}
-    volumes = {volume.namespace: volume for volume in cohort.checkpoints.values()}
     runtimes = {}
-    for runtime, config_map in layout.runtimes:
+    for runtime, _ in layout.runtimes:
         namespace = runtime.namespace or ""
         runtimes[f"{namespace}/{settings.training_runtime.name}"] = PreemptibleTrainingRuntime(
             f"{prefix}runtime-{namespace}",
-            PreemptibleTrainingRuntimeArgs(settings=settings.training_runtime, checkpoint_volume=volumes[namespace],
-                                           objects=(runtime, config_map)),
+            PreemptibleTrainingRuntimeArgs(settings=settings.training_runtime,
+                                           checkpoint_volume=cohort.training_checkpoints[namespace]),
             pulumi.ResourceOptions(provider=provider, depends_on=[cohort]),
         )
     return runtimes

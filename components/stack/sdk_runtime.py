@@ -15,7 +15,8 @@ its task finishes, ``ResourceRegistrationFailed`` ignored as the SDK does, tasks
 next round), linear in the number of tasks. :func:`install` puts it in place of the SDK's function before the
 program registers anything; ``run_pulumi_func`` looks the name up when the program returns.
 
-The trade-off: it replaces an internal function of the pinned SDK. ``tests/unit/test_sdk_runtime.py`` pins the
+The trade-off: it replaces an internal function of the pinned SDK. ``tests/unit/components/stack/test_sdk_runtime.py``
+pins the
 SHA-256 of the SDK function's source (a new SDK fails there until this module is reviewed against it) and runs both
 functions on the same programs of outputs, failures and late tasks.
 """

@@ -6,16 +6,19 @@ Each `Guardrail` here pairs one rule of the book with its CEL twin:
 
 | guardrail                      | Python rule it mirrors                                     | object judged         |
 |--------------------------------|------------------------------------------------------------|-----------------------|
-| inference-borrowing-limit-zero | `cluster_queue.check_inference_borrowing_limit_zero`       | ClusterQueue          |
-| inference-reclaim-any          | `cluster_queue.check_inference_reclaim_any`                | ClusterQueue          |
-| namespace-selector             | `cluster_queue.check_namespace_selector` (both roles)      | ClusterQueue          |
-| workload-priority-class        | `priority.check_workload_priority_class` (the ranking)     | WorkloadPriorityClass |
+| INFERENCE_BORROWING_LIMIT_ZERO | `inference_borrowing_limit_zero` (the same rule)           | ClusterQueue          |
+| INFERENCE_RECLAIM_ANY          | `inference_reclaim_any` (the same rule)                    | ClusterQueue          |
+| namespace-selector             | `namespace_selector.check_namespace_selector` (both roles) | ClusterQueue          |
+| WORKLOAD_PRIORITY_CLASS        | `workload_priority_class` (the ranking)                    | WorkloadPriorityClass |
 | tenant-label                   | `check_tenant_label` (here: admission only, needs the user) | Namespace (+ subres.) |
 | cohort-membership              | `check_cohort_membership` (admission only, needs the user)  | ClusterQueue, Cohort  |
 | priority-ceiling               | `check_priority_ceiling` (admission only, needs the user)   | WorkloadPriorityClass |
 | kueue-manager-config-writers   | `check_manager_config_writer` (admission only)              | ConfigMap (Kueue's)   |
-| inference-rollout-fits-nominal | `rollout.lifecycle_of` + `rollout.judge` (one workload)    | Deployment,           |
-|                                |                                                            | StatefulSet, LWS      |
+| INFERENCE_ROLLOUT_FITS_NOMINAL | `inference_rollout_fits_nominal`: `lifecycle_of` + `judge` | Deployment,           |
+|                                | (one workload)                                             | StatefulSet, LWS      |
+
+A guardrail that mirrors a pack policy carries its declared name (upper case above: the declaration); the others
+are admission only.
 
 Both sides are built from one `LayoutScope` (the stack's inference ClusterQueue names, ClusterQueue names, priority
 class values and tenant label key: the same parameters the pack config gives the Python rules), and each
@@ -39,14 +42,22 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
-from .cluster_queue import check_inference_borrowing_limit_zero, check_inference_reclaim_any, check_namespace_selector
-from .objects import INFERENCE_ROLE, QUEUE_NAME_LABEL, ROLE_LABEL, TRAINING_ROLE, KubeObject, violation
-from .priority import check_workload_priority_class
-from .quantities import is_binary, parse, show
-from .rollout import LWS_GROUP, SERVING_KINDS, lifecycle_of, queue_of
-from .rollout import POLICY as ROLLOUT_POLICY
-from .rollout import judge as judge_lifecycle
-from .values import MISSING, Violation, format_path, get
+from .inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO, check_inference_borrowing_limit_zero
+from .inference_reclaim_any import INFERENCE_RECLAIM_ANY, check_inference_reclaim_any
+from .inference_rollout_fits_nominal import (
+    INFERENCE_ROLLOUT_FITS_NOMINAL,
+    LWS_GROUP,
+    SERVING_KINDS,
+    lifecycle_of,
+    queue_of,
+)
+from .inference_rollout_fits_nominal import judge as judge_lifecycle
+from .namespace_selector import check_namespace_selector
+from .vocabulary.kueue_counts import MANAGER_CONFIG_MAP
+from .vocabulary.objects import INFERENCE_ROLE, QUEUE_NAME_LABEL, ROLE_LABEL, TRAINING_ROLE, KubeObject, violation
+from .vocabulary.quantity import is_binary, parse, show
+from .vocabulary.values import MISSING, Violation, format_path, get
+from .workload_priority_class import WORKLOAD_PRIORITY_CLASS, check_workload_priority_class
 
 API_VERSION = "admissionregistration.k8s.io/v1"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "kueue-cohorts"}
@@ -123,9 +134,9 @@ class Request:
 class Guardrail:
     """One ValidatingAdmissionPolicy and the Python rule it mirrors.
 
-    name: the policy and binding name (`kueue-cohorts.<cohort>.<policy>`). policy: the rule's name
-    (`inference-borrowing-limit-zero`, ...). cohort: the layout's cohort. resource: (apiGroup, version, plural)
-    matched on CREATE and UPDATE. match_conditions / variables: (name, CEL) pairs. validations: dicts of the
+    name: the policy and binding name (`kueue-cohorts.<cohort>.<policy>`). policy: the rule's name (a pack
+    policy's declared name, or an admission-only rule's). cohort: the layout's cohort. resource: (apiGroup, version,
+    plural) matched on CREATE and UPDATE. match_conditions / variables: (name, CEL) pairs. validations: dicts of the
     policy's `spec.validations` (expression, message, messageExpression, reason). check: the Python rule on a
     `Request`. ratchet: top-level fields ("spec", "value") whose being unchanged on UPDATE lets the request
     through whatever the rule says (variable `unchanged`, as Kubernetes ratchets CRD validation); `judge` is the
@@ -291,10 +302,10 @@ def _name(scope: LayoutScope, policy: str) -> str:
 
 
 def borrowing_limit_zero(scope: LayoutScope) -> Guardrail:
-    """inference-borrowing-limit-zero: an inference ClusterQueue in a cohort has borrowingLimit 0 on every resource
+    """INFERENCE_BORROWING_LIMIT_ZERO: an inference ClusterQueue in a cohort has borrowingLimit 0 on every resource
     of every flavor (CEL `quantity(...).compareTo(quantity('0')) == 0`: `sign()` is not in the 1.36 admission
     environment); a missing borrowingLimit (unlimited) is refused."""
-    policy = "inference-borrowing-limit-zero"
+    policy = INFERENCE_BORROWING_LIMIT_ZERO.name
     names = scope.inference_cluster_queues
     probe = _cluster_queue_probe(names[0] if names else "probe", scope.cohort, {"resourceGroups": [{
         "coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [
@@ -313,9 +324,9 @@ def borrowing_limit_zero(scope: LayoutScope) -> Guardrail:
 
 
 def reclaim_any(scope: LayoutScope) -> Guardrail:
-    """inference-reclaim-any: an inference ClusterQueue sets spec.preemption.reclaimWithinCohort Any (Kueue's
+    """INFERENCE_RECLAIM_ANY: an inference ClusterQueue sets spec.preemption.reclaimWithinCohort Any (Kueue's
     default Never arrives here already defaulted, so a missing value is refused too)."""
-    policy = "inference-reclaim-any"
+    policy = INFERENCE_RECLAIM_ANY.name
     names = scope.inference_cluster_queues
     probe = _cluster_queue_probe(names[0] if names else "probe", scope.cohort,
                                  {"preemption": {"reclaimWithinCohort": "Never"}})
@@ -332,7 +343,7 @@ def reclaim_any(scope: LayoutScope) -> Guardrail:
 def namespace_selector(scope: LayoutScope) -> Guardrail:
     """namespace-selector: every ClusterQueue of the layout has a namespaceSelector with at least one matchLabels
     or matchExpressions entry (missing selects nothing, `{}` selects every namespace). Mirrors both
-    inference-namespace-selector and cluster-queue-namespace-selector on the layout's queues."""
+    both namespace-selector policies (`namespace_selector.py`) on the layout's queues."""
     policy = "namespace-selector"
     names = scope.cluster_queues
     inference = scope.inference_cluster_queues
@@ -367,11 +378,11 @@ def _priority_class(name: str, value: int, role: Optional[str] = None) -> KubeOb
 
 
 def workload_priority_class(scope: LayoutScope) -> Optional[Guardrail]:
-    """workload-priority-class (the ranking): a WorkloadPriorityClass of the inference side (declared, or labelled
+    """WORKLOAD_PRIORITY_CLASS (the ranking): a WorkloadPriorityClass of the inference side (declared, or labelled
     `kueue-cohorts/role: inference` and not declared training) keeps a value above the highest declared training
     value; one of the training side keeps a value below the lowest declared inference value. None when the layout
     has no class on one side (nothing to rank)."""
-    policy = "workload-priority-class"
+    policy = WORKLOAD_PRIORITY_CLASS.name
     inference, training = dict(scope.inference_priority_classes), dict(scope.training_priority_classes)
     if not inference or not training:
         return None
@@ -594,17 +605,16 @@ def priority_ceiling(scope: LayoutScope, identities: Identities) -> Optional[Gua
 
 
 MANAGER_CONFIG_WRITERS_POLICY = "kueue-manager-config-writers"
-MANAGER_CONFIG_MAP = "kueue-manager-config"
 """The ConfigMap that carries Kueue's manager Configuration (Kueue v0.19.2 chart
 `charts/kueue/templates/manager/manager-config.yaml`: `{{ include "kueue.fullname" . }}-manager-config`)."""
 
 
 def check_manager_config_writer(request: Request, namespace: str, identities: Identities) -> list[Violation]:
     """kueue-manager-config-writers (admission only): only the stack's identities may create, change the `data` or
-    `binaryData` of, or delete Kueue's manager ConfigMap (`kueue-manager-config` in Kueue's namespace).
+    `binaryData` of, or delete Kueue's manager ConfigMap (`MANAGER_CONFIG_MAP` in Kueue's namespace).
 
     Whether a Configuration keeps promise 2 (the GPU counted, every tenant namespace managed, the integrations the
-    stack runs) needs the YAML inside `data` parsed, which CEL cannot do: the rule book's `kueue-manager-config`
+    stack runs) needs the YAML inside `data` parsed, which CEL cannot do: the rule book's `kueue_manager_config`
     judges the content in the pack, the settings check and `cohorts verify`; this guardrail keeps everyone else
     from changing it at all.
 
@@ -643,8 +653,8 @@ def manager_config_writers(scope: LayoutScope, identities: Identities) -> Option
                        for f in ("data", "binaryData"))
     return Guardrail(
         _name(scope, MANAGER_CONFIG_WRITERS_POLICY), MANAGER_CONFIG_WRITERS_POLICY, scope.cohort, _CONFIG_MAPS,
-        (("kueue-manager-config", f"request.namespace == {cel_string(namespace)} && "
-                                  f"request.name == {cel_string(MANAGER_CONFIG_MAP)}"),
+        ((MANAGER_CONFIG_MAP, f"request.namespace == {cel_string(namespace)} && "
+                            f"request.name == {cel_string(MANAGER_CONFIG_MAP)}"),
          ("not-a-stack-identity", f"!({_stack_identity(identities)})")), (),
         ({"expression": f"request.operation == 'UPDATE' && {same}", "reason": "Forbidden",
           **_message("ConfigMap", MANAGER_CONFIG_WRITERS_POLICY, rule, fix, "data", extra=_requested_by(),
@@ -679,7 +689,7 @@ def _percent_of(value: str, replicas: str) -> str:
 
 
 def rollout_fits_nominal(scope: LayoutScope) -> Guardrail:
-    """inference-rollout-fits-nominal, one workload at a time: a Deployment, StatefulSet or LeaderWorkerSet queued
+    """INFERENCE_ROLLOUT_FITS_NOMINAL, one workload at a time: a Deployment, StatefulSet or LeaderWorkerSet queued
     (`kueue.x-k8s.io/queue-name` on it or its pod template) in an inference namespace fits the inference ClusterQueue's
     nominalQuota in steady state and during its update (the constants are that quota), exactly as the pack's rule
     judges it (`rollout.lifecycle_of` + `rollout.judge`): one replica fits, and (replicas + surge) x the per-replica
@@ -688,7 +698,7 @@ def rollout_fits_nominal(scope: LayoutScope) -> Guardrail:
     being the leader plus `size - 1` workers. A Deployment made with kubectl at full quota with the default 25% surge
     is refused (its first template change would leave the surge pod SchedulingGated); quantities are compared as
     doubles (`asApproximateFloat`)."""
-    policy = ROLLOUT_POLICY
+    policy = INFERENCE_ROLLOUT_FITS_NOMINAL.name
     cq = scope.inference_cluster_queues[0]
     nominal = {r: v for r, v in ((r, parse(q)) for r, q in scope.inference_nominal.items()) if v is not None}
     namespaces = scope.inference_namespaces

@@ -1,4 +1,5 @@
-"""The rule book: every rule of kueue-cohorts, once, with its name, level and what it judges.
+"""The rule book: every policy of kueue-cohorts in order (`RULES`, the declarations of the rule modules), and the
+one way to judge a stack by them.
 
 Three callers judge with these same rules:
 - the policy pack (`catalog.py` wraps each rule for the CrossGuard SDK; `policy/__main__.py` serves them);
@@ -6,271 +7,82 @@ Three callers judge with these same rules:
   any resource is registered;
 - the cluster's ValidatingAdmissionPolicies, generated from the `cel` module next to the rules they mirror.
 
-Every rule is a function over `KubeObject`s returning structured `Violation`s. Stack rules get every object of the
-stack; resource rules one object at a time. `options` is the rule's own section of the policy pack config
-(`policy/config/<stack>.json`, generated from the stack file; schemas and defaults in `config.py`).
+Every rule is declared once, in the module named after it (`vocabulary/declaration.py`: name, description, promise,
+level, scope, options, check); its check is a function over `KubeObject`s returning structured `Violation`s. Stack
+rules get every object of the stack; resource rules one object at a time. `options` is the rule's own section of the
+policy pack config (`policy/config/<stack>.json`, generated from the stack file; the schema derives from the
+declarations, `config.py`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from enum import Enum
-from typing import Any, Callable, Mapping, Optional, Sequence
+from dataclasses import replace
+from typing import Any, Mapping, Optional, Sequence
 
-from . import memo
-from .api_version import check_kueue_api_version
-from .capacity import check_capacity_options
-from .checkpoint import check_checkpoint_safe_runtime
-from .cluster_queue import check_inference_borrowing_limit_zero, check_inference_reclaim_any, check_namespace_selector
-from .cohort import check_single_layout_per_cohort
-from .config import option
-from .coverage import check_cluster_queue_covers_pod_resources
-from .inference_fit import check_inference_fits_nominal
-from .manager_config import check_kueue_manager_config
-from .multikueue import check_workers_ready
-from .namespaces import check_protected_namespaces
-from .objects import UNKNOWN_POLICY, KubeObject, unknown_violation
-from .overlap import check_pinned_selector, check_selector_overlap
-from .patches import as_target, check_helm_release, check_patches, effective_objects, is_patch, patch_problem
-from .priority import check_workload_priority_class
-from .reclaim import check_inference_reclaim_unblocked
-from .reserved_env import check_trainjob_reserved_env
-from .resources import check_quantities
-from .roles import Roles, check_undecided, classify
-from .rollout import check_inference_peak_fits_nominal, check_inference_rollout_fits_nominal
-from .runtime_fit import check_training_runtime_fits_queue
-from .system_namespaces import protected_namespaces
-from .values import MISSING, UnknownValueError, Violation, format_path
+from .checkpoint_safe_runtime import CHECKPOINT_SAFE_RUNTIME
+from .cluster_queue_covers_pod_resources import CLUSTER_QUEUE_COVERS_POD_RESOURCES
+from .cluster_queue_pinned_selector import CLUSTER_QUEUE_PINNED_SELECTOR
+from .cluster_queue_role import CLUSTER_QUEUE_ROLE
+from .cluster_queue_selector_overlap import CLUSTER_QUEUE_SELECTOR_OVERLAP
+from .cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY
+from .inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO
+from .inference_fits_nominal import INFERENCE_FITS_NOMINAL
+from .inference_peak_fits_nominal import INFERENCE_PEAK_FITS_NOMINAL
+from .inference_reclaim_any import INFERENCE_RECLAIM_ANY
+from .inference_reclaim_unblocked import INFERENCE_RECLAIM_UNBLOCKED
+from .inference_rollout_fits_nominal import INFERENCE_ROLLOUT_FITS_NOMINAL
+from .judgeable_patches import JUDGEABLE_PATCHES
+from .kueue_api_version import KUEUE_API_VERSION
+from .kueue_manager_config import KUEUE_MANAGER_CONFIG
+from .multikueue_workers_ready import MULTIKUEUE_WORKERS_READY
+from .namespace_selector import CLUSTER_QUEUE_NAMESPACE_SELECTOR, INFERENCE_NAMESPACE_SELECTOR
+from .no_helm_release import NO_HELM_RELEASE
+from .protected_namespaces import PROTECTED_NAMESPACES
+from .quantities import QUANTITIES
+from .single_layout_per_cohort import SINGLE_LAYOUT_PER_COHORT
+from .training_runtime_fits_queue import TRAINING_RUNTIME_FITS_QUEUE
+from .trainjob_reserved_env import TRAINJOB_RESERVED_ENV
+from .vocabulary import memo, roles
+from .vocabulary.declaration import Declaration, Option
+from .vocabulary.objects import UNKNOWN_POLICY, KubeObject, unknown_violation
+from .vocabulary.patches import as_target, effective_objects, is_patch, patch_problem
+from .vocabulary.values import MISSING, UnknownValueError, Violation, format_path
+from .workload_priority_class import WORKLOAD_PRIORITY_CLASS
 
-ResourceCheck = Callable[[KubeObject, Mapping[str, Any]], list[Violation]]
-StackCheck = Callable[[Sequence[KubeObject], Mapping[str, Any]], list[Violation]]
-
-
-class Promise(str, Enum):
-    """The promise a rule keeps; each is one section of policy/README.md, in this order.
-
-    A promise is judged over the whole stack (or plan, or live cluster), not object by object. `WELL_FORMED` holds
-    the rules that keep the book able to judge at all (API versions, quantities, patches, Helm releases) and keep the
-    stack out of namespaces it does not own.
-    """
-
-    GPUS_EXIST = "gpus-exist"
-    """1. Inference's GPUs physically exist: quota against the capacity of the nodes each ResourceFlavor selects."""
-    KUEUE_COUNTS = "kueue-counts-every-pod"
-    """2. Kueue counts every inference and training pod: manager Configuration, namespaces, resources."""
-    RECLAIM = "inference-can-reclaim"
-    """3. Inference can always take its quota back: reclaim, priorities, borrowing, every serving kind's updates."""
-    TRAINING_SURVIVES = "training-survives-preemption"
-    """4. Preempted training loses at most one save interval: signals, grace, checkpoint volume, runtime."""
-    WELL_FORMED = "well-formed"
-    """The book can judge the stack, and the stack stays in its own namespaces."""
-
-    @property
-    def heading(self) -> str:
-        """The heading of this promise's section in policy/README.md."""
-        return PROMISE_TITLES[self]
-
-
-PROMISE_TITLES: dict[Promise, str] = {
-    Promise.GPUS_EXIST: "Promise 1: inference's GPUs physically exist",
-    Promise.KUEUE_COUNTS: "Promise 2: Kueue counts every inference and training pod",
-    Promise.RECLAIM: "Promise 3: inference can always take its quota back",
-    Promise.TRAINING_SURVIVES: "Promise 4: preempted training loses at most one save interval",
-    Promise.WELL_FORMED: "Well-formed stacks: what the book needs to judge at all",
-}
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One rule of the book.
-
-    name: the policy name (lower-case, unique; the key of its options in the pack config). description: one
-    sentence. mandatory: the default enforcement level (the pack config may lower it; the settings check treats
-    mandatory rules as errors and advisory ones as warnings). stack: True when `check` takes every object of the
-    stack, False when it takes one object. check: `(objects or object, options) -> violations`. promise: the promise
-    it keeps (its section of policy/README.md). clusters: True for a rule across the clusters of a MultiKueue stack:
-    `check` then takes `{cluster: objects}` (`multikueue.MANAGER` for the stack's own cluster, a worker's name for
-    each worker) and runs through `run_clusters`; every other stack rule judges each cluster on its own.
-    """
-
-    name: str
-    description: str
-    mandatory: bool
-    stack: bool
-    check: Callable[..., list[Violation]]
-    promise: Promise
-    clusters: bool = False
-
-
-_ROLES_MEMO: list[tuple[Sequence[KubeObject], dict[tuple[Any, ...], tuple[Roles, list[Any]]]]] = []
-
-
-def roles_of(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> Roles:
-    """The role of every ClusterQueue of the stack (`roles.classify`): our role label, the roles the pack config
-    declares (`inferenceClusterQueues`, `clusterQueueRoles`, generated from the stack file), an InferenceService or a
-    workload of an inference priority class (`inferencePriorityClasses`, or one labelled inference) reaching it, or a
-    workload at or above the inference priority."""
-    declared = {str(k): str(v) for k, v in (options.get("clusterQueueRoles") or {}).items()}
-    declared.update({str(name): "inference" for name in options.get("inferenceClusterQueues") or ()})
-    classes = [str(n) for n in options.get("inferencePriorityClasses") or ()]
-    key = (tuple(sorted(declared.items())), tuple(classes))
-    # Every role-aware rule of one judgement asks for the same stack: classify it once (the memo keeps the list, so
-    # its identity cannot be reused by another one while it is remembered).
-    # Rules pass different options (the same facts under each policy's name), so remember each key's answer.
-    # The values unknown at preview that classifying left out are noted for every rule that uses the roles.
-    if not _ROLES_MEMO or _ROLES_MEMO[0][0] is not objects:
-        _ROLES_MEMO[:] = [(objects, {})]
-    known = _ROLES_MEMO[0][1]
-    if key in known:
-        roles, notes = known[key]
-        memo.renote(notes)
-        return roles
-    known[key] = memo.computed(lambda: classify(objects, declared, classes))
-    return known[key][0]
-
-
-def inference_queue_names(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> set[str]:
-    """The ClusterQueues judged as inference (see `roles_of`)."""
-    return roles_of(objects, options).inference()
-
-
-def _per_queue(check: Callable[[KubeObject, list[str]], list[Violation]]) -> StackCheck:
-    def run(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> list[Violation]:
-        names = sorted(inference_queue_names(objects, options))
-        return [v for obj in objects for v in check(obj, names)]
-    return run
-
-
-def _undecided(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> list[Violation]:
-    return check_undecided(objects, roles_of(objects, options), "cluster-queue-role")
-
-
-def _protected(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> list[Violation]:
-    extra = [str(n) for n in option("protected-namespaces", options, "protectedNamespaces")]
-    allowed = [str(n) for n in option("protected-namespaces", options, "allowedAddOnNamespaces")]
-    return check_protected_namespaces(objects, protected_namespaces(extra, allowed), "protected-namespaces")
-
-
-RULES: tuple[Rule, ...] = (
-    Rule("inference-borrowing-limit-zero",
-         "Inference ClusterQueues set borrowingLimit 0 for every resource of every flavor.", True, True,
-         _per_queue(check_inference_borrowing_limit_zero),
-         promise=Promise.RECLAIM),
-    Rule("inference-reclaim-any", "Inference ClusterQueues set preemption.reclaimWithinCohort to Any.", True, True,
-         _per_queue(check_inference_reclaim_any),
-         promise=Promise.RECLAIM),
-    Rule("cohort-nominal-within-capacity",
-         "The nominalQuota of every ClusterQueue and Cohort of the stack fits, per ResourceFlavor, the nodes that "
-         "flavor selects by its nodeLabels (flavors that select the same nodes share them).", True, True,
-         check_capacity_options,
-         promise=Promise.GPUS_EXIST),
-    Rule("inference-namespace-selector",
-         "Inference ClusterQueues select their tenant namespaces (no missing or empty namespaceSelector).", True, True,
-         _per_queue(lambda obj, names: check_namespace_selector(obj, True, names)),
-         promise=Promise.KUEUE_COUNTS),
-    Rule("cluster-queue-namespace-selector",
-         "ClusterQueues select their tenant namespaces (no missing or empty namespaceSelector).", False, True,
-         _per_queue(lambda obj, names: check_namespace_selector(obj, False, names)),
-         promise=Promise.KUEUE_COUNTS),
-    Rule("workload-priority-class",
-         "Queued workloads name a WorkloadPriorityClass, and inference ranks above training.", True, True,
-         lambda objs, o: check_workload_priority_class(
-             objs, sorted(inference_queue_names(objs, o)), option("workload-priority-class", o, "priorityClasses"),
-             option("workload-priority-class", o, "inferencePriorityClasses"),
-             option("workload-priority-class", o, "trainingPriorityClasses")),
-         promise=Promise.RECLAIM),
-    Rule("cluster-queue-covers-pod-resources",
-         "Kueue counts every pod of the stack: its Configuration counts every resource the ClusterQueues quota, "
-         "selects every tenant namespace and manages every kind the stack runs; every ClusterQueue covers cpu and "
-         "memory, or the Configuration excludes them.", True, True,
-         lambda objs, o: check_cluster_queue_covers_pod_resources(
-             objs, option("cluster-queue-covers-pod-resources", o, "excludeResourcePrefixes"),
-             inference_queue_names(objs, o)),
-         promise=Promise.KUEUE_COUNTS),
-    Rule("inference-fits-nominal", "An InferenceService replica fits in the nominalQuota of its ClusterQueue.", True,
-         True, lambda objs, o: check_inference_fits_nominal(objs),
-         promise=Promise.RECLAIM),
-    Rule("inference-rollout-fits-nominal",
-         "An inference workload's steady state and every rolling update (replicas plus maxSurge) fit the "
-         "nominalQuota of its ClusterQueue, so an update never deadlocks on its own quota.", True, True,
-         lambda objs, o: check_inference_rollout_fits_nominal(
-             objs, inference_queue_names(objs, o)),
-         promise=Promise.RECLAIM),
-    Rule("inference-peak-fits-nominal",
-         "An InferenceService's maxReplicas fit the nominalQuota of its ClusterQueue (replicas beyond it stay "
-         "pending).", False, True,
-         lambda objs, o: check_inference_peak_fits_nominal(
-             objs, inference_queue_names(objs, o)),
-         promise=Promise.RECLAIM),
-    Rule("checkpoint-safe-runtime",
-         "Training runtimes checkpoint to a ReadWriteMany claim, get enough grace time and start the trainer in exec "
-         "form.", True, True,
-         lambda objs, o: check_checkpoint_safe_runtime(
-             objs, option("checkpoint-safe-runtime", o, "minTerminationGracePeriodSeconds"),
-             option("checkpoint-safe-runtime", o, "exemptRuntimes")),
-         promise=Promise.TRAINING_SURVIVES),
-    Rule("training-runtime-fits-queue",
-         "numNodes x a training runtime's per-node requests fit what its ClusterQueue can ever use.", True, True,
-         lambda objs, o: check_training_runtime_fits_queue(objs),
-         promise=Promise.TRAINING_SURVIVES),
-    Rule("trainjob-reserved-env",
-         "A TrainJob's spec.trainer.env never overrides the variables its checkpoint-safe runtime sets itself.",
-         True, True, lambda objs, o: check_trainjob_reserved_env(objs),
-         promise=Promise.TRAINING_SURVIVES),
-    Rule("kueue-manager-config",
-         "The Kueue manager Configuration limits manageJobsWithoutQueueName, sets a waitForPodsReady timeout, and "
-         "switches off no counting protection (feature gates, quotaCheckStrategy) nor the manager itself.",
-         True, False, lambda obj, o: check_kueue_manager_config(obj, option("kueue-manager-config", o,
-                                                                             "kueueNamespace")),
-         promise=Promise.KUEUE_COUNTS),
-    Rule("kueue-api-version", "Kueue objects use kueue.x-k8s.io/v1beta2 and its field names.", True, False,
-         lambda obj, o: check_kueue_api_version(obj),
-         promise=Promise.WELL_FORMED),
-    Rule("single-layout-per-cohort",
-         "A cohort uses one layout: asymmetric owner/borrower or symmetric floor-and-borrow.", True, True,
-         lambda objs, o: check_single_layout_per_cohort(objs),
-         promise=Promise.RECLAIM),
-    Rule("cluster-queue-role",
-         "A ClusterQueue that shares a cohort with an inference queue has a decided role.", True, True, _undecided,
-         promise=Promise.RECLAIM),
-    Rule("inference-reclaim-unblocked",
-         "Nothing in an inference ClusterQueue's cohort tree can block or outrank its reclaim: fair sharing without "
-         "FairSharingPreemptWithinNominal over a borrowing subtree, another queue's borrowWithinCohort, or a "
-         "WorkloadPriorityClass at or above inference that training namespaces can name.", True, True,
-         lambda objs, o: check_inference_reclaim_unblocked(
-             objs, roles_of(objs, o), option("inference-reclaim-unblocked", o, "priorityClasses"),
-             option("inference-reclaim-unblocked", o, "trainingPriorityClasses")),
-         promise=Promise.RECLAIM),
-    Rule("protected-namespaces",
-         "System namespaces (Kubernetes, Kueue, JobSet, Trainer, KServe) never become tenant namespaces.", True, True,
-         _protected,
-         promise=Promise.WELL_FORMED),
-    Rule("cluster-queue-selector-overlap",
-         "No two ClusterQueues can select the same namespace.", True, True,
-         lambda objs, o: check_selector_overlap(objs, "cluster-queue-selector-overlap"),
-         promise=Promise.KUEUE_COUNTS),
-    Rule("cluster-queue-pinned-selector",
-         "A ClusterQueue's namespaceSelector pins kubernetes.io/metadata.name, so a copied label selects nothing.",
-         True, False, lambda obj, o: check_pinned_selector(obj, "cluster-queue-pinned-selector"),
-         promise=Promise.KUEUE_COUNTS),
-    Rule("quantities",
-         "Every quantity is a Kubernetes quantity, never negative, and whole for extended resources (GPUs).", True,
-         False, lambda obj, o: check_quantities(obj, "quantities"),
-         promise=Promise.WELL_FORMED),
-    Rule("judgeable-patches",
-         "Every patch can be judged as the object it produces (kind, apiVersion and name known).", True, True,
-         lambda objs, o: check_patches(objs, "judgeable-patches"),
-         promise=Promise.WELL_FORMED),
-    Rule("multikueue-workers-ready",
-         "Every worker a ClusterQueue dispatches to (MultiKueue) has its namespaces, LocalQueues and training "
-         "runtimes, and lets the manager's Kueue reach every job kind it dispatches or watches.", True, True,
-         lambda clusters, o: check_workers_ready(clusters, o, "multikueue-workers-ready"),
-         promise=Promise.KUEUE_COUNTS, clusters=True),
-    Rule("no-helm-release",
-         "No Helm v3 Release, whose objects the pack cannot see: use kubernetes:helm.sh/v4:Chart.", True, False,
-         lambda obj, o: check_helm_release(obj, "no-helm-release"),
-         promise=Promise.WELL_FORMED),
+RULES: tuple[Declaration, ...] = (
+    INFERENCE_BORROWING_LIMIT_ZERO,
+    INFERENCE_RECLAIM_ANY,
+    COHORT_NOMINAL_WITHIN_CAPACITY,
+    INFERENCE_NAMESPACE_SELECTOR,
+    CLUSTER_QUEUE_NAMESPACE_SELECTOR,
+    WORKLOAD_PRIORITY_CLASS,
+    CLUSTER_QUEUE_COVERS_POD_RESOURCES,
+    INFERENCE_FITS_NOMINAL,
+    INFERENCE_ROLLOUT_FITS_NOMINAL,
+    INFERENCE_PEAK_FITS_NOMINAL,
+    CHECKPOINT_SAFE_RUNTIME,
+    TRAINING_RUNTIME_FITS_QUEUE,
+    TRAINJOB_RESERVED_ENV,
+    KUEUE_MANAGER_CONFIG,
+    KUEUE_API_VERSION,
+    SINGLE_LAYOUT_PER_COHORT,
+    CLUSTER_QUEUE_ROLE,
+    INFERENCE_RECLAIM_UNBLOCKED,
+    PROTECTED_NAMESPACES,
+    CLUSTER_QUEUE_SELECTOR_OVERLAP,
+    CLUSTER_QUEUE_PINNED_SELECTOR,
+    QUANTITIES,
+    JUDGEABLE_PATCHES,
+    MULTIKUEUE_WORKERS_READY,
+    NO_HELM_RELEASE,
 )
-"""Every rule, in README order."""
+"""Every policy's declaration, in the book's (and the pack's) order. policy/README.md documents each under its
+promise."""
+
+
+def declaring(option: Option[Any]) -> list[Declaration]:
+    """The policies that declare `option`, in book order: each is given the stack's value of it in a generated pack
+    config (`components/model/pack_config.py`)."""
+    return [rule for rule in RULES if rule.declares(option)]
 
 
 _EFFECTIVE_MEMO: list[tuple[Sequence[KubeObject], list[KubeObject], list[Any]]] = []
@@ -286,25 +98,27 @@ def _effective(objects: Sequence[KubeObject]) -> list[KubeObject]:
     return effective
 
 
-def judge(rule: Rule, subject: Any, options: Mapping[str, Any]) -> list[Violation]:
-    """Apply `rule` to a stack's objects (stack rules), to `{cluster: objects}` (rules across clusters) or one object
-    (resource rules), patches included: a stack rule sees every `<Kind>Patch` merged into the object it produces
-    (`patches.effective_objects`); a resource rule judges a judgeable patch as that object. The catalog calls this
-    for the pack, `run` for the program.
+def judge(rule: Declaration, subject: Any, options: Mapping[str, Any]) -> list[Violation]:
+    """Apply `rule` to a stack's objects (stack rules), to `{cluster: objects}` (rules across the clusters of a
+    MultiKueue stack, `Scope.CLUSTERS`) or one object (resource rules), patches included: a stack rule sees every
+    `<Kind>Patch` merged into the object it produces (`patches.effective_objects`); a resource rule judges a judgeable
+    patch as that object. The catalog calls this for the pack, `run` and `run_clusters` for the program.
 
     Values unknown at preview fail closed, never raise (`_failing_closed`). Raises nothing for unknown values."""
+    bound = rule.options_of(options)
+
     def check() -> list[Violation]:
         if rule.clusters:  # {cluster: objects}, each with its patches merged
-            return rule.check({name: effective_objects(objs) for name, objs in subject.items()}, options)
+            return rule.check({name: effective_objects(objs) for name, objs in subject.items()}, bound)
         if rule.stack:
-            keep_patches = rule.name == "judgeable-patches"
-            return rule.check(list(subject) if keep_patches else _effective(subject), options)
+            keep_patches = rule is JUDGEABLE_PATCHES  # it judges the patches themselves
+            return rule.check(list(subject) if keep_patches else _effective(subject), bound)
         target = subject
         if is_patch(target):
             if patch_problem(target) is not None:
-                return []  # judgeable-patches reports it (fail closed)
+                return []  # JUDGEABLE_PATCHES reports it (fail closed)
             target = as_target(target)
-        return rule.check(target, options)
+        return rule.check(target, bound)
 
     with memo.noting() as noted:
         try:
@@ -314,7 +128,7 @@ def judge(rule: Rule, subject: Any, options: Mapping[str, Any]) -> list[Violatio
     return _failing_closed(rule, found, noted)
 
 
-def _failing_closed(rule: Rule, found: list[Violation], noted: Sequence[Any]) -> list[Violation]:
+def _failing_closed(rule: Declaration, found: list[Violation], noted: Sequence[Any]) -> list[Violation]:
     """A rule's violations `found`, failing closed on values unknown at preview: every unknown that a shared fact
     the rule used left out (`objects.skipped`, collected in `noted` by `memo.noting`) is reported too, unless the
     rule reported that field of that object itself. Every violation carries a policy name (the rule's by default)."""
@@ -327,7 +141,7 @@ def _failing_closed(rule: Rule, found: list[Violation], noted: Sequence[Any]) ->
     return [_named(rule, v) for v in found]
 
 
-def _named(rule: Rule, violation: Violation) -> Violation:
+def _named(rule: Declaration, violation: Violation) -> Violation:
     """`violation` with the rule's name when it has none."""
     return violation if violation.policy else replace(violation, policy=rule.name)
 
@@ -344,7 +158,7 @@ def _unknown_in_stack(err: UnknownValueError) -> Violation:
         UNKNOWN_POLICY)
 
 
-def run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple[Rule, Violation]]:
+def run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple[Declaration, Violation]]:
     """Judge `objects` by every rule of the book, as the pack would with policy pack config `config`.
 
     Args:
@@ -358,12 +172,12 @@ def run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple[
             return _run(objects, config)
     finally:
         # The per-stack memos served this run's rules; they would keep the whole stack alive until the next run.
-        _ROLES_MEMO.clear()
+        roles.forget()
         _EFFECTIVE_MEMO.clear()
 
 
-def _run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple[Rule, Violation]]:
-    found: list[tuple[Rule, Violation]] = []
+def _run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple[Declaration, Violation]]:
+    found: list[tuple[Declaration, Violation]] = []
     stack = list(objects)  # one list for every stack rule, so the memos above serve them all
     subjects: Optional[list[KubeObject]] = None
     for rule in RULES:
@@ -372,21 +186,22 @@ def _run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple
             continue
         if rule.stack:
             found += [(rule, v) for v in judge(rule, stack, options)]
-        else:
-            if subjects is None:
-                subjects = _resource_subjects(stack)
-            with memo.noting() as noted:
-                judged: list[Violation] = []
-                for obj in subjects:
-                    try:
-                        judged += rule.check(obj, options)
-                    except UnknownValueError as err:  # fail closed, never raise
-                        judged.append(unknown_violation(obj, err))
-            found += [(rule, v) for v in _failing_closed(rule, judged, noted)]
+            continue
+        bound = rule.options_of(options)
+        if subjects is None:
+            subjects = _resource_subjects(stack)
+        with memo.noting() as noted:
+            judged: list[Violation] = []
+            for obj in subjects:
+                try:
+                    judged += rule.check(obj, bound)
+                except UnknownValueError as err:  # fail closed, never raise
+                    judged.append(unknown_violation(obj, err))
+        found += [(rule, v) for v in _failing_closed(rule, judged, noted)]
     return found
 
 
-def _options_of(rule: Rule, config: Mapping[str, Any]) -> Optional[Mapping[str, Any]]:
+def _options_of(rule: Declaration, config: Mapping[str, Any]) -> Optional[Mapping[str, Any]]:
     """The options of `rule` in pack config `config` (a bare string is its enforcement level), or None when the
     config disables it."""
     options = config.get(rule.name) or {}
@@ -396,11 +211,16 @@ def _options_of(rule: Rule, config: Mapping[str, Any]) -> Optional[Mapping[str, 
 
 
 def run_clusters(clusters: Mapping[str, Sequence[KubeObject]],
-                 config: Mapping[str, Any]) -> list[tuple[Rule, Violation]]:
-    """Judge the rules across clusters (`Rule.clusters`) as the pack would: `clusters` maps each cluster of a
-    MultiKueue stack to its objects (`multikueue.MANAGER` for the stack's own; patches merged per cluster), `config`
-    is the stack's pack config. `run` judges each cluster by every other rule. Returns (rule, violation) pairs."""
-    found: list[tuple[Rule, Violation]] = []
+                 config: Mapping[str, Any]) -> list[tuple[Declaration, Violation]]:
+    """Judge the rules across clusters (`Scope.CLUSTERS`) as the pack would.
+
+    Args:
+        clusters: each cluster of a MultiKueue stack -> its objects (`vocabulary.multikueue.MANAGER` for the
+            stack's own; patches are merged per cluster). config: the stack's pack config.
+    Returns:
+        (rule, violation) pairs in rule order. `run` judges each cluster by every other rule.
+    """
+    found: list[tuple[Declaration, Violation]] = []
     for rule in RULES:
         options = _options_of(rule, config)
         if options is None or not rule.clusters:
@@ -412,7 +232,7 @@ def run_clusters(clusters: Mapping[str, Sequence[KubeObject]],
 
 def _resource_subjects(objects: Sequence[KubeObject]) -> list[KubeObject]:
     """What `judge` hands a resource rule for each object, worked out once for every resource rule: the object, a
-    judgeable patch as the object it produces (`patches.as_target`), nothing for an unjudgeable patch (judgeable-patches
+    judgeable patch as the object it produces (`patches.as_target`), nothing for an unjudgeable patch (JUDGEABLE_PATCHES
     reports it, also when a value it needs is unknown at preview)."""
     out = []
     for obj in objects:
@@ -422,6 +242,6 @@ def _resource_subjects(objects: Sequence[KubeObject]) -> list[KubeObject]:
                     continue
                 obj = as_target(obj)
         except UnknownValueError:
-            continue  # judgeable-patches reports a patch it cannot judge (fail closed)
+            continue  # JUDGEABLE_PATCHES reports a patch it cannot judge (fail closed)
         out.append(obj)
     return out

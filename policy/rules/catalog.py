@@ -31,13 +31,14 @@ from pulumi_policy import (
 )
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-from . import memo
-from .book import RULES, Rule, judge
-from .config import SCHEMAS, option
-from .multikueue import MANAGER, worker_of_provider
-from .objects import KubeObject, from_resource
-from .stack_capacity import node_pools_from_stack_config, worker_node_pools_from_stack_config
-from .values import UnknownValueError, Violation, format_path
+from .book import RULES, judge
+from .cohort_nominal_within_capacity import LEGACY_CAPACITY, NODE_POOLS, WORKER_NODE_POOLS
+from .vocabulary import memo
+from .vocabulary.declaration import Declaration
+from .vocabulary.multikueue import MANAGER, worker_of_provider
+from .vocabulary.node_pools import node_pools_from_stack_config, worker_node_pools_from_stack_config
+from .vocabulary.objects import KubeObject, from_resource
+from .vocabulary.values import UnknownValueError, Violation, format_path
 
 PACK_NAME = "kueue-cohorts"
 
@@ -57,20 +58,20 @@ def _last_resort(subject: str, err: UnknownValueError, urn: Optional[str]) -> Vi
                      f"closed; give {field} a value known at preview.", urn)
 
 
-def _schema(name: str) -> Optional[PolicyConfigSchema]:
-    properties = SCHEMAS[name]
-    return PolicyConfigSchema(properties=properties) if properties else None
+def _schema(properties: Mapping[str, Any]) -> Optional[PolicyConfigSchema]:
+    return PolicyConfigSchema(properties=dict(properties)) if properties else None
 
 
-def resource_policy(name: str, description: str, level: EnforcementLevel,
-                    rule: ResourceRule) -> ResourceValidationPolicy:
+def resource_policy(name: str, description: str, level: EnforcementLevel, rule: ResourceRule,
+                    schema: Mapping[str, Any]) -> ResourceValidationPolicy:
     """Wrap a per-object rule as a ResourceValidationPolicy.
 
     Args:
-        name: the policy name (lower-case, unique in the pack); also the key of its config in `SCHEMAS`.
+        name: the policy name (lower-case, unique in the pack); also the key of its section of the pack config.
         description: one sentence; the SDK prints it above every violation message.
         level: the default enforcement level (overridable per policy in the policy pack config).
         rule: `(obj, config) -> violations`; called only for Kubernetes objects.
+        schema: option key -> JSON schema (`Declaration.schema`); empty for a policy without options.
     Returns:
         The policy object (not yet served).
     """
@@ -84,17 +85,19 @@ def resource_policy(name: str, description: str, level: EnforcementLevel,
             _report_all([_last_resort(f"{obj.kind} '{args.name}'", err, args.urn)], report)
 
     return ResourceValidationPolicy(name=name, description=description, validate=validate, enforcement_level=level,
-                                    config_schema=_schema(name), severity=_severity(level))
+                                    config_schema=_schema(schema), severity=_severity(level))
 
 
 def stack_policy(name: str, description: str, level: EnforcementLevel, rule: StackRule,
-                 clusters: bool = False) -> StackValidationPolicy:
+                 schema: Mapping[str, Any], clusters: bool = False,
+                 worker_options: Optional[Callable[[Mapping[str, Any], str], Mapping[str, Any]]] = None
+                 ) -> StackValidationPolicy:
     """Wrap a whole-stack rule as a StackValidationPolicy (arguments as for `resource_policy`; the rule gets the
     Kubernetes objects of the stack, with the outputs the engine passes to stack policies).
 
     A MultiKueue stack targets several clusters, one provider each (`multikueue.worker_of_provider`): the rule judges
-    each cluster's objects on its own, with that cluster's options (`_cluster_options`: a worker's nodes); with
-    `clusters` it gets `{cluster: objects}` once instead. A stack of one cluster is judged as one list, as before."""
+    each cluster's objects on its own, a worker's with `worker_options(config, worker)` (default: the same config);
+    with `clusters` it gets `{cluster: objects}` once instead. A stack of one cluster is judged as one list."""
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         by_cluster = _stack_clusters(args)
         config = args.get_config()
@@ -103,12 +106,13 @@ def stack_policy(name: str, description: str, level: EnforcementLevel, rule: Sta
                 _report_all(rule(by_cluster, config), report)
             else:
                 for cluster, objects in by_cluster.items():
-                    _report_all(rule(objects, _cluster_options(name, config, cluster)), report)
+                    own = config if cluster == MANAGER or worker_options is None else worker_options(config, cluster)
+                    _report_all(rule(objects, own), report)
         except UnknownValueError as err:
             _report_all([_last_resort("stack", err, None)], report)
 
     return StackValidationPolicy(name=name, description=description, validate=validate, enforcement_level=level,
-                                 config_schema=_schema(name), severity=_severity(level))
+                                 config_schema=_schema(schema), severity=_severity(level))
 
 
 #: The AnalyzeStack call being served (a fresh object per call, see `judge_each_stack_once`), else None.
@@ -140,17 +144,6 @@ def _stack_clusters(args: StackValidationArgs) -> dict[str, list[KubeObject]]:
             clusters.setdefault(cluster_of(r), []).append(obj)
     _STACK_MEMO[:] = [(judgement, urns, clusters)] if judgement is not None else []
     return clusters
-
-
-def _cluster_options(policy: str, config: Mapping[str, Any], cluster: str) -> Mapping[str, Any]:
-    """The options `policy` judges `cluster` with: the stack's own for the manager; for a worker, the capacity
-    policy's `nodePools` are the worker's (`workerNodePools`, else its `nodePools` in the stack config, else the
-    stack's)."""
-    if cluster == MANAGER or policy != "cohort-nominal-within-capacity":
-        return config
-    explicit = (option(policy, config, "workerNodePools") or {}).get(cluster)
-    pools = explicit or worker_node_pools_from_stack_config(pulumi_config_env(), cluster)
-    return {**config, "nodePools": pools} if pools else config
 
 
 def _once_per_judgement(step: str, convert: Callable[..., Any]) -> Callable[..., Any]:
@@ -239,24 +232,41 @@ ADVISORY = EnforcementLevel.ADVISORY
 
 
 def node_pools(config: Mapping[str, Any], config_env: Optional[Mapping[str, Any]] = None) -> list[Any]:
-    """The node pools cohort-nominal-within-capacity judges against: the policy config's `nodePools` when set; else
+    """The node pools the capacity policy judges against (`NODE_POOLS`): the policy config's `nodePools` when set; else
     none when the legacy `capacity` is set (it stands for one pool of unknown labels); else the stack's
     `kueue-cohorts:nodePools` (`config_env` defaults to the engine's PULUMI_CONFIG, which the analyzer process
     receives; omitted labels there mean none); else [] (every quota then fails)."""
-    explicit = option("cohort-nominal-within-capacity", config, "nodePools")
-    if explicit or option("cohort-nominal-within-capacity", config, "capacity"):
+    explicit = NODE_POOLS.read(config)
+    if explicit or LEGACY_CAPACITY.read(config):
         return list(explicit or [])
     env = pulumi_config_env() if config_env is None else config_env
     return node_pools_from_stack_config(env) or []
 
 
-def _options(rule: Rule, config: Mapping[str, Any]) -> Mapping[str, Any]:
-    if rule.name == "cohort-nominal-within-capacity":
-        return {**config, "nodePools": node_pools(config)}
+def worker_node_pools(config: Mapping[str, Any], worker: str,
+                      config_env: Optional[Mapping[str, Any]] = None) -> list[Any]:
+    """The node pools MultiKueue worker `worker`'s objects are judged against (`WORKER_NODE_POOLS`): the policy
+    config's entry for it, else its `nodePools` in the stack's `kueue-cohorts:multiKueue` (`config_env` defaults to
+    PULUMI_CONFIG), else the stack's own (`node_pools`)."""
+    explicit = WORKER_NODE_POOLS.read(config).get(worker)
+    if explicit:
+        return list(explicit)
+    env = pulumi_config_env() if config_env is None else config_env
+    return worker_node_pools_from_stack_config(env, worker) or node_pools(config, env)
+
+
+def _worker_options(config: Mapping[str, Any], worker: str) -> Mapping[str, Any]:
+    """The capacity policy's options for worker `worker`: its own nodes as `nodePools`."""
+    return {**config, NODE_POOLS.key: worker_node_pools(config, worker)}
+
+
+def _options(rule: Declaration, config: Mapping[str, Any]) -> Mapping[str, Any]:
+    if rule.declares(NODE_POOLS):
+        return {**config, NODE_POOLS.key: node_pools(config)}
     return config
 
 
-def _judged(rule: Rule) -> Callable[[Any, Mapping[str, Any]], list[Violation]]:
+def _judged(rule: Declaration) -> Callable[[Any, Mapping[str, Any]], list[Violation]]:
     """`rule` as a pack rule: `judge` with the rule's options (see `_options`)."""
     def check(subject: Any, config: Mapping[str, Any]) -> list[Violation]:
         return judge(rule, subject, _options(rule, config))
@@ -290,12 +300,15 @@ def parse_config_env_once() -> None:
 
 
 def build_policies() -> list[Any]:
-    """Return every policy of the pack (one per rule of `book.RULES`, in README order) with its default level."""
+    """Return every policy of the pack (one per declaration of `book.RULES`, in README order) with its default level
+    and its options' schema."""
     policies: list[Any] = []
     for rule in RULES:
         level = MANDATORY if rule.mandatory else ADVISORY
         if rule.stack:
-            policies.append(stack_policy(rule.name, rule.description, level, _judged(rule), rule.clusters))
+            worker = _worker_options if rule.declares(WORKER_NODE_POOLS) else None
+            policies.append(stack_policy(rule.name, rule.description, level, _judged(rule), rule.schema(),
+                                         rule.clusters, worker))
         else:
-            policies.append(resource_policy(rule.name, rule.description, level, _judged(rule)))
+            policies.append(resource_policy(rule.name, rule.description, level, _judged(rule), rule.schema()))
     return policies

@@ -24,8 +24,8 @@ from kubernetes import client as k8s
 
 from components.model.runtime import render_runtime, render_trainjob
 from components.settings.runtime import TrainingRuntimeSettings
-from policy.rules.checkpoint import check_checkpoint_safe_runtime
-from policy.rules.objects import KubeObject
+from policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime
+from policy.rules.vocabulary.objects import KubeObject
 
 TRAINER = ("trainer.kubeflow.org", "v1alpha1")
 JOBSET = ("jobset.x-k8s.io", "v1alpha2")

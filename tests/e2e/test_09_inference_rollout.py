@@ -19,9 +19,9 @@ from kubernetes import client as k8s
 
 from components.checks.validation import as_objects, load_stack_file
 from components.model.render import render_stack
-from policy.rules.book import inference_queue_names
-from policy.rules.objects import from_resource
-from policy.rules.rollout import SAFE_STRATEGY, check_inference_rollout_fits_nominal
+from policy.rules.inference_rollout_fits_nominal import SAFE_STRATEGY, check_inference_rollout_fits_nominal
+from policy.rules.vocabulary.objects import from_resource
+from policy.rules.vocabulary.roles import inference_queue_names
 
 NAMESPACE = "c12-inference"
 NAME = "serve"

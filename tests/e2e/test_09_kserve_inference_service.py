@@ -27,7 +27,7 @@ from kubernetes import client as k8s
 
 from components.model.services import inference_service_manifest
 from components.settings import InferenceServiceSettings
-from policy.rules.rollout import SAFE_STRATEGY
+from policy.rules.inference_rollout_fits_nominal import SAFE_STRATEGY
 
 NAMESPACE = "c12-inference"
 NAME = "tiny-llm"

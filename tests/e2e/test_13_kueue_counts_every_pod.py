@@ -25,7 +25,7 @@ from kubernetes import client as k8s
 
 from components.checks.validation import validate
 from policy.rules.book import run
-from policy.rules.objects import from_resource
+from policy.rules.vocabulary.objects import from_resource
 from sandbox.cluster import Sandbox
 from tests.helpers import stack_raw
 

@@ -22,38 +22,24 @@ from pulumi_policy import (
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 from pulumi_policy.proxy import unknown_checking_proxy
 
-from policy.rules.book import RULES, Promise
+from policy.rules.book import RULES
 from policy.rules.catalog import PACK_NAME, build_policies
-from policy.rules.config import SCHEMAS, option
+from policy.rules.checkpoint_safe_runtime import MIN_TERMINATION_GRACE_PERIOD_SECONDS
+from policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY, LEGACY_CAPACITY
+from policy.rules.config import SCHEMAS
+from policy.rules.inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO
+from policy.rules.inference_peak_fits_nominal import INFERENCE_PEAK_FITS_NOMINAL
+from policy.rules.inference_reclaim_any import INFERENCE_RECLAIM_ANY
+from policy.rules.kueue_api_version import KUEUE_API_VERSION
+from policy.rules.kueue_manager_config import KUEUE_MANAGER_CONFIG
+from policy.rules.namespace_selector import CLUSTER_QUEUE_NAMESPACE_SELECTOR
+from policy.rules.vocabulary.declaration import Level, Promise
 from tests.policy.fixtures import DEV_CAPACITY, UNKNOWN, compliant, type_token, urn
 
 REPO = Path(__file__).resolve().parents[2]
-MANDATORY = {
-    "inference-borrowing-limit-zero",
-    "inference-reclaim-any",
-    "cohort-nominal-within-capacity",
-    "inference-namespace-selector",
-    "workload-priority-class",
-    "inference-fits-nominal",
-    "checkpoint-safe-runtime",
-    "training-runtime-fits-queue",
-    "trainjob-reserved-env",
-    "cluster-queue-covers-pod-resources",
-    "kueue-manager-config",
-    "kueue-api-version",
-    "single-layout-per-cohort",
-    "inference-reclaim-unblocked",
-    "cluster-queue-role",
-    "protected-namespaces",
-    "cluster-queue-selector-overlap",
-    "cluster-queue-pinned-selector",
-    "quantities",
-    "judgeable-patches",
-    "no-helm-release",
-    "inference-rollout-fits-nominal",
-    "multikueue-workers-ready",
-}
-ADVISORY = {"cluster-queue-namespace-selector", "inference-peak-fits-nominal"}
+MANDATORY = {rule.name for rule in RULES if rule.level is Level.MANDATORY}
+ADVISORY = {rule.name for rule in RULES if rule.level is Level.ADVISORY}
+CAPACITY = COHORT_NOMINAL_WITHIN_CAPACITY.name
 
 
 def _policies():
@@ -66,7 +52,9 @@ def _opts():
 
 def test_every_policy_has_its_default_level_and_a_schema_entry():
     policies = _policies()
+    assert len(RULES) == len(policies) == 25
     assert set(policies) == MANDATORY | ADVISORY == set(SCHEMAS)
+    assert ADVISORY == {CLUSTER_QUEUE_NAMESPACE_SELECTOR.name, INFERENCE_PEAK_FITS_NOMINAL.name}
     assert {n for n, p in policies.items() if p.enforcement_level == EnforcementLevel.MANDATORY} == MANDATORY
     assert {n for n, p in policies.items() if p.enforcement_level == EnforcementLevel.ADVISORY} == ADVISORY
 
@@ -89,10 +77,10 @@ def test_readme_sections_follow_the_promises_in_book_order():
 
 
 def test_options_default_and_read_back_protobuf_numbers():
-    assert option("checkpoint-safe-runtime", {}, "minTerminationGracePeriodSeconds") == 60
-    assert option("checkpoint-safe-runtime", {"minTerminationGracePeriodSeconds": 90.0},
-                  "minTerminationGracePeriodSeconds") == 90
-    assert option("cohort-nominal-within-capacity", {}, "capacity") == {}
+    assert MIN_TERMINATION_GRACE_PERIOD_SECONDS.read({}) == 60
+    assert MIN_TERMINATION_GRACE_PERIOD_SECONDS.read({"minTerminationGracePeriodSeconds": 90.0}) == 90
+    assert isinstance(MIN_TERMINATION_GRACE_PERIOD_SECONDS.read({"minTerminationGracePeriodSeconds": 90.0}), int)
+    assert LEGACY_CAPACITY.read({}) == {}
 
 
 def test_resource_adapter_reports_through_the_callback():
@@ -101,7 +89,7 @@ def test_resource_adapter_reports_through_the_callback():
     args = ResourceValidationArgs(type_token(manifest), unknown_checking_proxy(manifest), urn("cq", manifest), "cq",
                                   _opts(), None, config={})
     reported = []
-    _policies()["kueue-api-version"].validate(args, lambda msg, u=None: reported.append((msg, u)))
+    _policies()[KUEUE_API_VERSION.name].validate(args, lambda msg, u=None: reported.append((msg, u)))
     assert len(reported) == 1 and reported[0][1] == urn("cq", manifest)
     assert reported[0][0].startswith("The ClusterQueue 'c12-inference-cq' uses kueue.x-k8s.io/v1beta1")
 
@@ -112,7 +100,7 @@ def test_inference_rules_judge_through_the_stack_adapter():
     resources = [PolicyResource(type_token(m), unknown_checking_proxy(m), urn(n, m), n, _opts(), None, None, [], {})
                  for n, m in manifests.items()]
     reported = []
-    _policies()["inference-reclaim-any"].validate(
+    _policies()[INFERENCE_RECLAIM_ANY.name].validate(
         StackValidationArgs(resources, config={}), lambda msg, u=None: reported.append((msg, u)))
     assert len(reported) == 1 and reported[0][1] == urn("inference-cq", manifests["inference-cq"])
     assert reported[0][0].startswith("The ClusterQueue 'c12-inference-cq' is an inference queue")
@@ -122,7 +110,7 @@ def test_resource_adapter_ignores_non_kubernetes_resources():
     args = ResourceValidationArgs("pulumi:providers:kubernetes", {}, "urn:x", "k8s", _opts(), None)
     reported = []
     for policy in build_policies():
-        if hasattr(policy, "validate") and policy.name in ("kueue-api-version", "kueue-manager-config"):
+        if hasattr(policy, "validate") and policy.name in (KUEUE_API_VERSION.name, KUEUE_MANAGER_CONFIG.name):
             policy.validate(args, lambda msg, u=None: reported.append(msg))
     assert reported == []
 
@@ -133,14 +121,14 @@ def test_stack_adapter_passes_every_kubernetes_object_and_the_config():
     resources.append(PolicyResource("pulumi:pulumi:Stack", {}, "urn:stack", "stack", _opts(), None, None, [], {}))
     pools = [{"name": "gpu", "labels": {}, "capacity": dict(DEV_CAPACITY, cpu="3")}]
     reported = []
-    _policies()["cohort-nominal-within-capacity"].validate(
+    _policies()[CAPACITY].validate(
         StackValidationArgs(resources, config={"nodePools": pools}), lambda msg, u=None: reported.append(msg))
     assert len(reported) == 1 and "sums to 4 of 'cpu'" in reported[0] and "above the 3 of the nodes" in reported[0]
 
 
 def _servicer():
     servicer = _PolicyAnalyzerServicer(PACK_NAME, "0.1.0", build_policies(), EnforcementLevel.MANDATORY)
-    config = {"cohort-nominal-within-capacity": proto.PolicyConfig(
+    config = {CAPACITY: proto.PolicyConfig(
         enforcementLevel=proto.MANDATORY, properties=json_format.ParseDict({"capacity": DEV_CAPACITY},
                                                                           struct_pb2.Struct()))}
     servicer.Configure(proto.ConfigureAnalyzerRequest(policyConfig=config), None)
@@ -158,9 +146,9 @@ def test_unknown_gpu_quota_is_a_mandatory_violation_through_the_sdk_servicer():
         type=type_token(manifest), properties=_struct(manifest), urn=urn("cq", manifest), name="cq")])
     response = _servicer().AnalyzeStack(request, None)
     found = [(d.policyName, d.enforcementLevel, d.message) for d in response.diagnostics
-             if d.policyName == "inference-borrowing-limit-zero"]
+             if d.policyName == INFERENCE_BORROWING_LIMIT_ZERO.name]
     assert found == [(
-        "inference-borrowing-limit-zero", proto.MANDATORY,
+        INFERENCE_BORROWING_LIMIT_ZERO.name, proto.MANDATORY,
         "Inference ClusterQueues set borrowingLimit 0 for every resource of every flavor.\n"
         "The ClusterQueue 'c12-inference-cq' has spec.resourceGroups[0].flavors[0].resources[2].borrowingLimit "
         "unknown at preview, so this policy cannot check it and fails closed; give spec.resourceGroups[0].flavors[0]"
@@ -176,10 +164,10 @@ def test_unknown_nominal_quota_fails_the_capacity_stack_policy_through_the_sdk_s
         for n, m in manifests.items()])
     response = _servicer().AnalyzeStack(request, None)
     found = [(d.policyName, d.enforcementLevel) for d in response.diagnostics]
-    assert ("cohort-nominal-within-capacity", proto.MANDATORY) in found
+    assert (CAPACITY, proto.MANDATORY) in found
     # Every policy whose verdict depends on the quota reports it at its own level: the advisory peak rule too.
-    assert ("inference-peak-fits-nominal", proto.ADVISORY) in found
-    assert all(level == proto.MANDATORY for name, level in found if name != "inference-peak-fits-nominal")
+    assert (INFERENCE_PEAK_FITS_NOMINAL.name, proto.ADVISORY) in found
+    assert all(level == proto.MANDATORY for name, level in found if name != INFERENCE_PEAK_FITS_NOMINAL.name)
     assert not any("can't run policy" in d.message for d in response.diagnostics)
 
 
@@ -188,7 +176,7 @@ def test_node_pools_of_the_pack_config_reach_the_capacity_policy_through_the_sdk
     def judged(flavor_labels: dict) -> list[str]:
         servicer = _PolicyAnalyzerServicer(PACK_NAME, "0.1.0", build_policies(), EnforcementLevel.MANDATORY)
         pools = [{"name": "gpu", "count": 2, "labels": {"gpu": "h100"}, "capacity": dict(DEV_CAPACITY, cpu="2")}]
-        config = {"cohort-nominal-within-capacity": proto.PolicyConfig(
+        config = {CAPACITY: proto.PolicyConfig(
             enforcementLevel=proto.MANDATORY,
             properties=json_format.ParseDict({"nodePools": pools}, struct_pb2.Struct()))}
         servicer.Configure(proto.ConfigureAnalyzerRequest(policyConfig=config), None)
@@ -198,7 +186,7 @@ def test_node_pools_of_the_pack_config_reach_the_capacity_policy_through_the_sdk
             proto.AnalyzerResource(type=type_token(m), properties=_struct(m), urn=urn(n, m), name=n)
             for n, m in manifests.items()])
         return [d.message for d in servicer.AnalyzeStack(request, None).diagnostics
-                if d.policyName == "cohort-nominal-within-capacity"]
+                if d.policyName == CAPACITY]
 
     assert judged({"gpu": "h100"}) == []  # cpu 4 fits 2 nodes x 2
     [message] = judged({"gpu": "a100"})
@@ -209,6 +197,6 @@ def test_analyzer_info_carries_every_policy_with_its_schema():
     info = _servicer().GetAnalyzerInfo(None, None)
     policies = {p.name: p for p in info.policies}
     assert set(policies) == MANDATORY | ADVISORY
-    schema = json_format.MessageToDict(policies["cohort-nominal-within-capacity"].configSchema.properties)
+    schema = json_format.MessageToDict(policies[CAPACITY].configSchema.properties)
     assert schema["capacity"]["default"] == {} and schema["nodePools"]["default"] == []
-    assert policies["cluster-queue-namespace-selector"].enforcementLevel == proto.ADVISORY
+    assert policies[CLUSTER_QUEUE_NAMESPACE_SELECTOR.name].enforcementLevel == proto.ADVISORY

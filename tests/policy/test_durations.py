@@ -1,11 +1,11 @@
-"""policy/rules/durations.py: Go's own ParseDuration test table, Kueue's range, and round trips."""
+"""policy/rules/vocabulary/durations.py: Go's own ParseDuration test table, Kueue's range, and round trips."""
 from __future__ import annotations
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policy.rules.durations import (
+from policy.rules.vocabulary.durations import (
     MAX_DURATION,
     MIN_DURATION,
     format_go_duration,

@@ -1,8 +1,7 @@
 """Promise 2, Kueue counts every inference and training pod: the model of what Kueue 0.19.2 counts
-(policy/rules/kueue_counts.py) and the two rules that judge from it, `kueue-manager-config` (what a Configuration
-alone breaks) and `cluster-queue-covers-pod-resources` (what it breaks for this stack), wherever the Configuration
-is: a ConfigMap's data or binaryData, the kueue chart's values, the manager's --feature-gates flag.
-"""
+(policy/rules/vocabulary/kueue_counts.py) and the two rules that judge from it, `kueue-manager-config` (what a
+Configuration alone breaks) and `cluster-queue-covers-pod-resources` (what it breaks for this stack), wherever the
+Configuration is: a ConfigMap's data or binaryData, the kueue chart's values, the manager's --feature-gates flag."""
 from __future__ import annotations
 
 import base64
@@ -14,10 +13,13 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policy.rules import kueue_counts
 from policy.rules.book import run
-from policy.rules.coverage import check_cluster_queue_covers_pod_resources
-from policy.rules.manager_config import check_kueue_manager_config
+from policy.rules.cluster_queue_covers_pod_resources import (
+    CLUSTER_QUEUE_COVERS_POD_RESOURCES,
+    check_cluster_queue_covers_pod_resources,
+)
+from policy.rules.kueue_manager_config import KUEUE_MANAGER_CONFIG, check_kueue_manager_config
+from policy.rules.vocabulary import kueue_counts
 from tests.policy.fixtures import UNKNOWN, compliant, kube, stack
 from tests.policy.harness import evaluate
 from tests.policy.harness import pack_config as harness_config
@@ -345,7 +347,7 @@ def test_an_unknown_excluded_prefix_fails_closed_in_both_rules():
                                  "data": {CONFIG_KEY: UNKNOWN}}
     found = run(stack(manifests), {})
     names = {rule.name for rule, v in found if "unknown at preview" in v.message}
-    assert {"kueue-manager-config", "cluster-queue-covers-pod-resources"} <= names
+    assert {KUEUE_MANAGER_CONFIG.name, CLUSTER_QUEUE_COVERS_POD_RESOURCES.name} <= names
 
 
 # --- the pack, through the SDK's policy objects ---------------------------------------------------------------
@@ -357,19 +359,19 @@ def test_the_pack_refuses_an_excluded_gpu_in_chart_values():
     resources = [(f"kubernetes:{'core/v1' if m['apiVersion'] == 'v1' else m['apiVersion']}:{m['kind']}",
                   f"urn:{name}", name, copy.deepcopy(m)) for name, m in manifests.items()]
     found = evaluate(resources, harness_config())
-    assert sum("takes quota out of play" in m for m in found["cluster-queue-covers-pod-resources"]) == 3
+    assert sum("takes quota out of play" in m for m in found[CLUSTER_QUEUE_COVERS_POD_RESOURCES.name]) == 3
 
 
 @pytest.mark.parametrize("form, extra, policy, words", [
     ("data", {"resources": {"transformations": [{"input": GPU, "strategy": "Replace"}]}},
-     "cluster-queue-covers-pod-resources", "takes quota out of play"),
+     CLUSTER_QUEUE_COVERS_POD_RESOURCES.name, "takes quota out of play"),
     ("binaryData", {"managedJobsNamespaceSelector": {"matchLabels": {"team": "ml"}}},
-     "cluster-queue-covers-pod-resources", "queue-name label or not"),
-    ("chart", {"integrations": {"frameworks": ["batch/job"]}}, "cluster-queue-covers-pod-resources",
+     CLUSTER_QUEUE_COVERS_POD_RESOURCES.name, "queue-name label or not"),
+    ("chart", {"integrations": {"frameworks": ["batch/job"]}}, CLUSTER_QUEUE_COVERS_POD_RESOURCES.name,
      "neither gates nor counts"),
-    ("binaryData", {"featureGates": {"DisableWaitForPodsReady": True}}, "kueue-manager-config",
+    ("binaryData", {"featureGates": {"DisableWaitForPodsReady": True}}, KUEUE_MANAGER_CONFIG.name,
      "switches off a protection"),
-    ("chart", {"resources": {"quotaCheckStrategy": "IgnoreUndeclared"}}, "kueue-manager-config",
+    ("chart", {"resources": {"quotaCheckStrategy": "IgnoreUndeclared"}}, KUEUE_MANAGER_CONFIG.name,
      "admitted uncounted"),
 ])
 def test_the_pack_judges_every_class_in_every_carrier(form, extra, policy, words):

@@ -22,13 +22,14 @@ from components.model.pack_config import pack_config
 from components.model.render import render
 from components.settings import parse_settings
 from components.settings.errors import SettingsError
-from policy.rules import multikueue
 from policy.rules.book import RULES, run, run_clusters
 from policy.rules.catalog import PACK_NAME, build_policies
-from policy.rules.objects import from_resource
+from policy.rules.multikueue_workers_ready import MULTIKUEUE_WORKERS_READY
+from policy.rules.vocabulary import multikueue
+from policy.rules.vocabulary.objects import from_resource
 from tests.helpers import stack_raw
 
-POLICY = "multikueue-workers-ready"
+POLICY = MULTIKUEUE_WORKERS_READY.name
 SMALL = [{"name": "small", "capacity": {"cpu": "2", "memory": "4Gi", "nvidia.com/gpualloc": "1",
                                         "nvidia.com/gpucores": "20", "nvidia.com/gpumem": "2048"},
           "labels": {"kueue-cohorts/pool": "gpu"}}]

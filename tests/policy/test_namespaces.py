@@ -1,13 +1,13 @@
-"""policy/rules/namespaces.py: system and controller namespaces never become Kueue tenants."""
+"""policy/rules/protected_namespaces.py: system and controller namespaces never become Kueue tenants."""
 from __future__ import annotations
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policy.rules.namespaces import DEFAULT_PROTECTED_NAMESPACES, check_protected_namespaces, namespace_labels
-from policy.rules.objects import ObjectRef
-from policy.rules.selectors import NAME_LABEL
+from policy.rules.protected_namespaces import DEFAULT_PROTECTED_NAMESPACES, check_protected_namespaces, namespace_labels
+from policy.rules.vocabulary.objects import ObjectRef
+from policy.rules.vocabulary.selectors import NAME_LABEL
 from tests.policy.fixtures import UNKNOWN, compliant, local_queue, stack
 
 POLICY = "protected-namespaces"

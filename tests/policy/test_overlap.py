@@ -1,13 +1,15 @@
-"""policy/rules/overlap.py: no two ClusterQueues select one namespace; selectors pin namespace names."""
+"""policy/rules/cluster_queue_selector_overlap.py and cluster_queue_pinned_selector.py: no two ClusterQueues select
+one namespace; selectors pin namespace names."""
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policy.rules.objects import ObjectRef
-from policy.rules.overlap import check_pinned_selector, check_selector_overlap
-from policy.rules.selectors import NAME_LABEL
+from policy.rules.cluster_queue_pinned_selector import check_pinned_selector
+from policy.rules.cluster_queue_selector_overlap import check_selector_overlap
+from policy.rules.vocabulary.objects import ObjectRef
+from policy.rules.vocabulary.selectors import NAME_LABEL
 from tests.policy.fixtures import UNKNOWN, cluster_queue, compliant, kube, stack
 
 QUEUE = "kueue.x-k8s.io/queue"

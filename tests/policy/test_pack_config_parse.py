@@ -21,6 +21,7 @@ from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from policy.rules import book, catalog
 from policy.rules.catalog import PACK_NAME, build_policies, judge_each_stack_once, parse_config_env_once
+from policy.rules.vocabulary import roles
 from tests.policy.fixtures import UNKNOWN, compliant, type_token, urn
 
 
@@ -112,13 +113,13 @@ def test_no_config_is_an_empty_mapping(parses, monkeypatch):
 def classified(monkeypatch):
     """Count the rule book's classifications of ClusterQueue roles (a per-stack computation); restore the SDK."""
     calls: list[int] = []
-    real = book.classify
+    real = roles.classify
 
     def counting(objects, *args, **kwargs):
         calls.append(len(objects))
         return real(objects, *args, **kwargs)
 
-    monkeypatch.setattr(book, "classify", counting)
+    monkeypatch.setattr(roles, "classify", counting)
     monkeypatch.setattr(_PolicyAnalyzerServicer, "AnalyzeStack", _PolicyAnalyzerServicer.AnalyzeStack)
     return calls
 
@@ -267,7 +268,7 @@ def test_one_analyze_stack_walks_each_objects_label_sets_once(conversions, monke
     """Every role-aware stack policy reads each object's label sets: within one AnalyzeStack call (one
     `memo.judging()` scope over the shared, once-converted resources) each object is walked once, not once per
     policy; the next call walks its own request again."""
-    from policy.rules import queues
+    from policy.rules.vocabulary import queues
 
     walks: list[int] = []
     real = queues.label_sets

@@ -1,4 +1,5 @@
-"""policy/rules/patches.py: patches judged as the objects they produce; Helm v3 Releases refused."""
+"""policy/rules/vocabulary/patches.py, judgeable_patches.py and no_helm_release.py: patches judged as the objects
+they produce; Helm v3 Releases refused."""
 from __future__ import annotations
 
 import copy
@@ -8,21 +9,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
-from policy.rules.cluster_queue import check_inference_borrowing_limit_zero, check_inference_reclaim_any
-from policy.rules.manager_config import check_kueue_manager_config
-from policy.rules.namespaces import DEFAULT_PROTECTED_NAMESPACES, check_protected_namespaces
-from policy.rules.objects import KubeObject, ObjectRef, from_resource
-from policy.rules.patches import (
+from policy.rules.inference_borrowing_limit_zero import check_inference_borrowing_limit_zero
+from policy.rules.inference_reclaim_any import check_inference_reclaim_any
+from policy.rules.judgeable_patches import check_patches
+from policy.rules.kueue_manager_config import check_kueue_manager_config
+from policy.rules.no_helm_release import check_helm_release
+from policy.rules.protected_namespaces import DEFAULT_PROTECTED_NAMESPACES, check_protected_namespaces
+from policy.rules.vocabulary.objects import KubeObject, ObjectRef, from_resource
+from policy.rules.vocabulary.patches import (
     _merge,
     as_target,
-    check_helm_release,
-    check_patches,
     effective_objects,
     is_patch,
     patch_problem,
     resolve_patches,
 )
-from policy.rules.values import MISSING
+from policy.rules.vocabulary.values import MISSING
 from tests.policy.fixtures import GPU_RESOURCES, UNKNOWN, compliant, stack
 
 CQ_PATCH_TOKEN = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueuePatch"

@@ -1,11 +1,11 @@
-"""policy/rules/plain.py: plain values behind the SDK's proxies."""
+"""policy/rules/vocabulary/plain.py: plain values behind the SDK's proxies."""
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 from pulumi_policy.proxy import unknown_checking_proxy
 
-from policy.rules.plain import plain
+from policy.rules.vocabulary.plain import plain
 from tests.policy.fixtures import UNKNOWN
 
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),

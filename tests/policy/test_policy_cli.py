@@ -21,6 +21,12 @@ import pytest
 from pulumi import automation as auto
 
 from deploy import engine
+from policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY
+from policy.rules.inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO
+from policy.rules.inference_peak_fits_nominal import INFERENCE_PEAK_FITS_NOMINAL
+from policy.rules.inference_reclaim_any import INFERENCE_RECLAIM_ANY
+from policy.rules.kueue_api_version import KUEUE_API_VERSION
+from policy.rules.workload_priority_class import WORKLOAD_PRIORITY_CLASS
 from tests.integration.project import STACKS, Project
 from tests.policy.harness import REPO
 
@@ -89,7 +95,7 @@ def _offline_copy(tmp_path: Path, name: str) -> Project:
 
 #: Advisory findings a committed stack is known to have: prod's llama-70b peaks at maxReplicas 4 x 300Gi of memory
 #: against a nominalQuota of 900Gi (its 4th replica stays pending, a warning by design).
-KNOWN_ADVISORY = {"prod": {"inference-peak-fits-nominal"}}
+KNOWN_ADVISORY = {"prod": {INFERENCE_PEAK_FITS_NOMINAL.name}}
 
 
 @pytest.mark.parametrize("name", STACKS)
@@ -140,8 +146,7 @@ def drop_inference_borrowing_limit(args):
 flavor = ManifestResource.of("resource-flavor", rendered.flavors[0], opts)
 InferenceTrainingCohort(
     "c12-shared",
-    InferenceTrainingCohortArgs(settings=settings.inference_training, layout=rendered.inference_training,
-                                flavor=flavor),
+    InferenceTrainingCohortArgs(stack=settings, flavor=flavor, namespace_owner="policy/cli"),
     pulumi.ResourceOptions(provider=provider, transformations=[drop_inference_borrowing_limit]),
 )
 """
@@ -247,7 +252,7 @@ def _program_preview(tmp_path: Path, body: str, pack: Path | None = None, config
 def test_unsafe_inference_queue_inside_our_component_fails(binaries, tmp_path):
     run = _program_preview(tmp_path, COMPONENT_PROGRAM, stack_file=str(REPO / "stacks" / "Pulumi.dev.yaml"))
     assert run.error is not None, run.text()
-    assert run.policies("mandatory") == {"inference-borrowing-limit-zero"}, run.text()
+    assert run.policies("mandatory") == {INFERENCE_BORROWING_LIMIT_ZERO.name}, run.text()
     assert "The ClusterQueue 'c12-inference-cq' is an inference queue and must set borrowingLimit to 0" in run.text()
 
 
@@ -257,14 +262,14 @@ def test_inference_queue_loaded_from_yaml_through_config_group_fails(binaries, t
     crd = [str(p) for p in toolchain.crd_files("kueue") if p.name == "kueue.x-k8s.io_clusterqueues.yaml"]
     run = _program_preview(tmp_path, CONFIG_GROUP_PROGRAM, crd_files=crd)
     assert run.error is not None, run.text()
-    assert "inference-borrowing-limit-zero" in run.policies("mandatory"), run.text()
+    assert INFERENCE_BORROWING_LIMIT_ZERO.name in run.policies("mandatory"), run.text()
     assert "The ClusterQueue 'yaml-inference-cq' is an inference queue and must set borrowingLimit to 0" in run.text()
 
 
 def test_v1beta1_queue_with_cohort_fails_with_the_migration(binaries, tmp_path):
     run = _program_preview(tmp_path, V1BETA1_PROGRAM)
     assert run.error is not None, run.text()
-    assert run.policies("mandatory") == {"kueue-api-version"}, run.text()
+    assert run.policies("mandatory") == {KUEUE_API_VERSION.name}, run.text()
     assert "rename spec.cohort to spec.cohortName" in run.text()
 
 
@@ -272,7 +277,7 @@ def test_capacity_comes_from_the_stack_config_without_a_config_file(binaries, tm
     """The analyzer reads the dev stack's nodePools (cpu 8) from the engine's PULUMI_CONFIG."""
     run = _program_preview(tmp_path, OVER_CAPACITY_PROGRAM)
     assert run.error is not None, run.text()
-    assert run.policies("mandatory") == {"cohort-nominal-within-capacity"}, run.text()
+    assert run.policies("mandatory") == {COHORT_NOMINAL_WITHIN_CAPACITY.name}, run.text()
     assert ("the nominalQuota of ResourceFlavor 'c12-default' over every ClusterQueue and Cohort of the stack sums "
             "to 9 of 'cpu' (ClusterQueue 'greedy-cq' 9), above the 8 of the nodes it selects (node pool 'gpu'; "
             "nodeLabels none: every node)") in run.text()
@@ -281,7 +286,7 @@ def test_capacity_comes_from_the_stack_config_without_a_config_file(binaries, tm
 def test_gpu_quota_unknown_at_preview_fails_closed(binaries, tmp_path):
     run = _program_preview(tmp_path, UNKNOWN_QUOTA_PROGRAM)
     assert run.error is not None, run.text()
-    assert "cohort-nominal-within-capacity" in run.policies("mandatory"), run.text()
+    assert COHORT_NOMINAL_WITHIN_CAPACITY.name in run.policies("mandatory"), run.text()
     assert ("The ClusterQueue 'computed-cq' has spec.resourceGroups[0].flavors[0].resources[0].nominalQuota unknown "
             "at preview") in run.text()
     assert "can't run policy" not in run.text()
@@ -304,7 +309,7 @@ def test_a_copy_of_policy_with_its_own_venv_refuses_an_unsafe_queue(binaries, tm
                          capture_output=True, text=True, timeout=900)
     assert pip.returncode == 0, f"pip install -r policy/requirements.txt failed:\n{pip.stdout}\n{pip.stderr}"
     run = _program_preview(tmp_path / "run", V1BETA1_PROGRAM, pack=pack)
-    assert run.error is not None and "kueue-api-version" in run.policies("mandatory"), run.text()
+    assert run.error is not None and KUEUE_API_VERSION.name in run.policies("mandatory"), run.text()
 
 
 # --- issue 13: inputs that once got through the pack -----------------------------------------------------------------
@@ -387,7 +392,7 @@ def test_an_unlabelled_queue_that_an_inference_service_reaches_is_judged_as_infe
                        "kueue.x-k8s.io_workloadpriorityclasses.yaml") + [str(p) for p in toolchain.crd_files("kserve")]
     run = _program_preview(tmp_path, UNLABELLED_SERVING_PROGRAM, crd_files=crds)
     assert run.error is not None, run.text()
-    assert {"inference-borrowing-limit-zero", "inference-reclaim-any"} <= run.policies("mandatory"), run.text()
+    assert {INFERENCE_BORROWING_LIMIT_ZERO.name, INFERENCE_RECLAIM_ANY.name} <= run.policies("mandatory"), run.text()
     assert "The ClusterQueue 'serving-cq' is an inference queue" in run.text()
 
 
@@ -397,7 +402,7 @@ def test_a_patch_is_judged_as_the_object_it_produces(binaries, tmp_path):
     run = _program_preview(tmp_path, PATCH_PROGRAM, config_file=REPO / "policy" / "config" / "dev.json",
                            crd_files=_kueue_crds("kueue.x-k8s.io_clusterqueues.yaml"))
     assert run.error is not None, run.text()
-    assert {"inference-borrowing-limit-zero", "inference-reclaim-any"} <= run.policies("mandatory"), run.text()
+    assert {INFERENCE_BORROWING_LIMIT_ZERO.name, INFERENCE_RECLAIM_ANY.name} <= run.policies("mandatory"), run.text()
 
 
 def test_the_dev_stack_through_a_config_group_with_training_above_inference_fails(binaries, tmp_path):
@@ -420,5 +425,5 @@ def test_the_dev_stack_through_a_config_group_with_training_above_inference_fail
     run = _program_preview(tmp_path, body, config_file=REPO / "policy" / "config" / "dev.json", crd_files=crds,
                            text=text)
     assert run.error is not None, run.text()
-    assert "workload-priority-class" in run.policies("mandatory"), run.text()
+    assert WORKLOAD_PRIORITY_CLASS.name in run.policies("mandatory"), run.text()
     assert "WorkloadPriorityClass 'c12-training-prio' (5000)" in run.text()

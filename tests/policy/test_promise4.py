@@ -14,11 +14,11 @@ from components.model.render import render_stack
 from components.settings import parse_settings
 from components.settings import runtime as runtime_settings
 from components.settings.runtime import TrainingRuntimeSettings
-from policy.rules import checkpoint
+from policy.rules import checkpoint_safe_runtime
 from policy.rules.book import run
-from policy.rules.checkpoint import check_checkpoint_safe_runtime, prestop_seconds
-from policy.rules.runtime_fit import check_training_runtime_fits_queue
-from policy.rules.signals import signal_problem
+from policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime, prestop_seconds
+from policy.rules.training_runtime_fits_queue import check_training_runtime_fits_queue
+from policy.rules.vocabulary.signals import signal_problem
 from tests.helpers import stack_raw
 from tests.policy.fixtures import UNKNOWN, compliant, messages, stack
 from tests.policy.test_rule_book_parity import as_objects_from, pack_verdicts
@@ -473,7 +473,7 @@ def test_the_pack_and_the_book_judge_promise_4_breaks_alike(case):
 def test_the_rule_reserves_the_env_the_settings_reserve():
     """The settings refuse these names in trainingRuntime.env; the rule refuses them in a TrainJob's env (one list
     each side of the layer line: components.settings must not load the pack's SDK)."""
-    assert checkpoint.RESERVED_ENV == runtime_settings.RESERVED_ENV
+    assert checkpoint_safe_runtime.RESERVED_ENV == runtime_settings.RESERVED_ENV
 
 
 @FAST

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from components.checks.validation import validate
 from policy.rules.book import RULES, run
-from policy.rules.reclaim import POLICY, fair_sharing_settings
+from policy.rules.inference_reclaim_unblocked import INFERENCE_RECLAIM_UNBLOCKED, fair_sharing_settings
 from tests.helpers import stack_raw
 from tests.policy.fixtures import (
     GPU_RESOURCES,
@@ -32,7 +32,7 @@ ZERO = {k: "0" for k in GPU_RESOURCES}
 
 
 def findings(manifests: dict[str, dict], config: dict | None = None) -> list[str]:
-    return [v.message for rule, v in run(stack(manifests), config or CONFIG) if rule.name == POLICY]
+    return [v.message for rule, v in run(stack(manifests), config or CONFIG) if rule is INFERENCE_RECLAIM_UNBLOCKED]
 
 
 def cohort(name: str, parent: str | None = None, resources: list[dict] | None = None, weight: str | None = None
@@ -236,7 +236,7 @@ def test_a_priority_class_at_or_above_inference_that_training_can_name_is_refuse
 @given(st.integers(min_value=1000, max_value=10**6))
 def test_a_cluster_priority_class_from_the_pack_config_counts_too(value):
     config = copy.deepcopy(CONFIG)
-    config[POLICY]["priorityClasses"] = {"cluster-urgent": value, "cluster-low": 5}
+    config[INFERENCE_RECLAIM_UNBLOCKED.name]["priorityClasses"] = {"cluster-urgent": value, "cluster-low": 5}
     found = findings(compliant(), config)
     assert len(found) == 1 and found[0].startswith(
         f"The WorkloadPriorityClass 'cluster-urgent' of the cluster (policy config priorityClasses, value {value})")
@@ -281,7 +281,7 @@ def test_lending_limits_cohort_quota_and_nesting_do_not_block_classical_reclaim(
 
 
 def test_the_rule_is_in_the_book_under_promise_3():
-    rule = next(r for r in RULES if r.name == POLICY)
+    rule = next(r for r in RULES if r.name == INFERENCE_RECLAIM_UNBLOCKED.name)
     assert rule.mandatory and rule.stack and rule.promise.value == "inference-can-reclaim"
     assert INFERENCE_NOMINAL  # the fixture's inference queue is the one judged
 
@@ -320,9 +320,9 @@ def test_a_value_unknown_at_preview_is_a_named_violation_never_an_exception(case
 def test_the_settings_check_refuses_a_shared_pool_class_at_or_above_inference_at_its_key(stack_name, value):
     raw = stack_raw(stack_name)
     raw["sharedPool"]["priorityClasses"][0]["value"] = value
-    problems = [p for p in validate(raw).problems if p.policy == POLICY]
+    problems = [p for p in validate(raw).problems if p.policy == INFERENCE_RECLAIM_UNBLOCKED.name]
     assert [(p.key, p.value) for p in problems] == [("kueue-cohorts:sharedPool.priorityClasses[0].value", value)]
     assert problems[0].fix == ("lower its value below 1000, or delete it, or label it kueue-cohorts/role: inference "
                                "when only inference uses it")
     raw["sharedPool"]["priorityClasses"][0]["value"] = 999
-    assert not [p for p in validate(raw).problems if p.policy == POLICY]
+    assert not [p for p in validate(raw).problems if p.policy == INFERENCE_RECLAIM_UNBLOCKED.name]

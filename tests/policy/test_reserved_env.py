@@ -10,7 +10,12 @@ from hypothesis import strategies as st
 from components.checks.validation import load_settings
 from components.model.render import render_stack
 from components.settings.runtime import RESERVED_ENV as SETTINGS_RESERVED
-from policy.rules.reserved_env import RESERVED_ENV, check_trainjob_reserved_env, is_reserved
+from policy.rules.trainjob_reserved_env import (
+    RESERVED_ENV,
+    TRAINJOB_RESERVED_ENV,
+    check_trainjob_reserved_env,
+    is_reserved,
+)
 from tests.helpers import stack_raw
 from tests.policy.fixtures import UNKNOWN, stack
 
@@ -36,7 +41,7 @@ def _trainjob(env: list, kind: str = "TrainingRuntime", name: str | None = None,
 
 
 def _judge(*manifests: dict):
-    return check_trainjob_reserved_env(stack({f"m{i}": m for i, m in enumerate(manifests)}))
+    return check_trainjob_reserved_env(stack({f"m{i}": m for i, m in enumerate(manifests)}), TRAINJOB_RESERVED_ENV.name)
 
 
 @pytest.mark.parametrize("name", sorted(RESERVED_ENV) + ["PET_NNODES", "PET_NODE_RANK", "PET_MASTER_ADDR"])

@@ -1,5 +1,5 @@
-"""policy/rules/resources.py (and the NaN-proof quantities.parse): quantities anywhere in an object, extended
-resources in whole numbers, Kubernetes' effective requests."""
+"""policy/rules/vocabulary/resources.py and quantities.py (and the NaN-proof quantity.parse): quantities anywhere in
+an object, extended resources in whole numbers, Kubernetes' effective requests."""
 from __future__ import annotations
 
 from decimal import Decimal
@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policy.rules.objects import ObjectRef, from_resource
-from policy.rules.quantities import parse
-from policy.rules.resources import (
+from policy.rules.quantities import check_quantities
+from policy.rules.vocabulary.objects import ObjectRef, from_resource
+from policy.rules.vocabulary.quantity import parse
+from policy.rules.vocabulary.resources import (
     MAX_QUANTITY,
-    check_quantities,
     effective_requests,
     is_extended_resource,
     parse_quantity_strict,
@@ -20,7 +20,7 @@ from policy.rules.resources import (
     quantity_fields,
     quantity_problem,
 )
-from policy.rules.values import MISSING
+from policy.rules.vocabulary.values import MISSING
 from tests.policy.fixtures import UNKNOWN, compliant, kube
 
 POLICY = "resource-quantities"

@@ -1,4 +1,5 @@
-"""policy/rules/roles.py: inference ClusterQueues recognised from the whole stack; undecided roles fail closed."""
+"""policy/rules/vocabulary/roles.py and cluster_queue_role.py: inference ClusterQueues recognised from the whole
+stack; undecided roles fail closed."""
 from __future__ import annotations
 
 import copy
@@ -7,10 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policy.rules.cluster_queue import check_inference_borrowing_limit_zero, check_inference_reclaim_any
-from policy.rules.objects import ObjectRef
-from policy.rules.roles import check_undecided, classify, cohort_roots
-from policy.rules.values import MISSING
+from policy.rules.cluster_queue_role import check_undecided
+from policy.rules.inference_borrowing_limit_zero import check_inference_borrowing_limit_zero
+from policy.rules.inference_reclaim_any import check_inference_reclaim_any
+from policy.rules.vocabulary.objects import ObjectRef
+from policy.rules.vocabulary.roles import classify, cohort_roots
+from policy.rules.vocabulary.values import MISSING
 from tests.policy.fixtures import GPU_RESOURCES, UNKNOWN, cluster_queue, compliant, local_queue, priority_class, stack
 
 POLICY = "cluster-queue-role"

@@ -10,13 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policy.rules.book import RULES, run
-from policy.rules.rollout import (
+from policy.rules.inference_peak_fits_nominal import check_inference_peak_fits_nominal
+from policy.rules.inference_rollout_fits_nominal import (
     SAFE_STRATEGY,
-    check_inference_peak_fits_nominal,
     check_inference_rollout_fits_nominal,
     surge_pods,
 )
-from policy.rules.values import MISSING
+from policy.rules.vocabulary.values import MISSING
 from tests.policy.fixtures import UNKNOWN, cluster_queue, compliant, stack, urn
 
 INFERENCE = ["c12-inference-cq"]

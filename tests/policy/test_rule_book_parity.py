@@ -26,7 +26,30 @@ from components.model.render import render_stack
 from components.settings import parse_settings
 from policy.rules.book import RULES, run
 from policy.rules.catalog import PACK_NAME, build_policies
-from policy.rules.objects import from_resource
+from policy.rules.checkpoint_safe_runtime import CHECKPOINT_SAFE_RUNTIME
+from policy.rules.cluster_queue_covers_pod_resources import CLUSTER_QUEUE_COVERS_POD_RESOURCES
+from policy.rules.cluster_queue_pinned_selector import CLUSTER_QUEUE_PINNED_SELECTOR
+from policy.rules.cluster_queue_role import CLUSTER_QUEUE_ROLE
+from policy.rules.cluster_queue_selector_overlap import CLUSTER_QUEUE_SELECTOR_OVERLAP
+from policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY
+from policy.rules.inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO
+from policy.rules.inference_fits_nominal import INFERENCE_FITS_NOMINAL
+from policy.rules.inference_peak_fits_nominal import INFERENCE_PEAK_FITS_NOMINAL
+from policy.rules.inference_reclaim_any import INFERENCE_RECLAIM_ANY
+from policy.rules.inference_reclaim_unblocked import INFERENCE_RECLAIM_UNBLOCKED
+from policy.rules.inference_rollout_fits_nominal import INFERENCE_ROLLOUT_FITS_NOMINAL
+from policy.rules.judgeable_patches import JUDGEABLE_PATCHES
+from policy.rules.kueue_api_version import KUEUE_API_VERSION
+from policy.rules.kueue_manager_config import KUEUE_MANAGER_CONFIG
+from policy.rules.namespace_selector import CLUSTER_QUEUE_NAMESPACE_SELECTOR, INFERENCE_NAMESPACE_SELECTOR
+from policy.rules.no_helm_release import NO_HELM_RELEASE
+from policy.rules.protected_namespaces import PROTECTED_NAMESPACES
+from policy.rules.quantities import QUANTITIES
+from policy.rules.single_layout_per_cohort import SINGLE_LAYOUT_PER_COHORT
+from policy.rules.training_runtime_fits_queue import TRAINING_RUNTIME_FITS_QUEUE
+from policy.rules.trainjob_reserved_env import TRAINJOB_RESERVED_ENV
+from policy.rules.vocabulary.objects import from_resource
+from policy.rules.workload_priority_class import WORKLOAD_PRIORITY_CLASS
 from tests.helpers import stack_raw
 
 STACKS = ("dev", "staging", "prod", "mixed")
@@ -104,24 +127,25 @@ def _flavor_no_pool_carries(raw: dict) -> None:
 
 # policy -> how a stack config breaks it
 CONFIG_BREAKS: dict[str, Mutation] = {
-    "inference-borrowing-limit-zero": lambda raw: _quotas(raw)[-1].update(borrowingLimit={_first_resource(raw): "1"}),
-    "inference-reclaim-any": lambda raw: _inference(raw).setdefault("preemption", {}).update(
+    INFERENCE_BORROWING_LIMIT_ZERO.name: lambda raw: _quotas(raw)[-1].update(
+        borrowingLimit={_first_resource(raw): "1"}),
+    INFERENCE_RECLAIM_ANY.name: lambda raw: _inference(raw).setdefault("preemption", {}).update(
         reclaimWithinCohort="LowerPriority", borrowWithinCohort=None),
-    "cohort-nominal-within-capacity": _flavor_no_pool_carries,
-    "workload-priority-class": lambda raw: raw["inferenceTraining"]["training"]["priorityClass"].update(
+    COHORT_NOMINAL_WITHIN_CAPACITY.name: _flavor_no_pool_carries,
+    WORKLOAD_PRIORITY_CLASS.name: lambda raw: raw["inferenceTraining"]["training"]["priorityClass"].update(
         value=_inference(raw)["priorityClass"]["value"]),
-    "inference-fits-nominal": _big_service,
-    "inference-rollout-fits-nominal": _surging_service,
-    "checkpoint-safe-runtime": lambda raw: _with_runtime(raw).update(terminationGracePeriodSeconds=30,
+    INFERENCE_FITS_NOMINAL.name: _big_service,
+    INFERENCE_ROLLOUT_FITS_NOMINAL.name: _surging_service,
+    CHECKPOINT_SAFE_RUNTIME.name: lambda raw: _with_runtime(raw).update(terminationGracePeriodSeconds=30,
                                                                       checkpointSaveSeconds=30),
-    "training-runtime-fits-queue": lambda raw: _with_runtime(raw).update(numNodes=1000),
-    "kueue-manager-config": lambda raw: raw.setdefault("kueue", {}).update(manageJobsWithoutQueueName=True,
+    TRAINING_RUNTIME_FITS_QUEUE.name: lambda raw: _with_runtime(raw).update(numNodes=1000),
+    KUEUE_MANAGER_CONFIG.name: lambda raw: raw.setdefault("kueue", {}).update(manageJobsWithoutQueueName=True,
                                                                             managedJobsNamespaceSelector=None),
-    "single-layout-per-cohort": _same_cohort,
-    "cluster-queue-covers-pod-resources": lambda raw: [q["nominalQuota"].pop(r, None) for q in _quotas(raw)
+    SINGLE_LAYOUT_PER_COHORT.name: _same_cohort,
+    CLUSTER_QUEUE_COVERS_POD_RESOURCES.name: lambda raw: [q["nominalQuota"].pop(r, None) for q in _quotas(raw)
                                                        for r in ("cpu", "memory")],
-    "protected-namespaces": lambda raw: raw["inferenceTraining"]["training"]["namespaces"].append("kube-system"),
-    "quantities": lambda raw: _nominal(raw).update({_first_resource(raw): "1.5"}),
+    PROTECTED_NAMESPACES.name: lambda raw: raw["inferenceTraining"]["training"]["namespaces"].append("kube-system"),
+    QUANTITIES.name: lambda raw: _nominal(raw).update({_first_resource(raw): "1.5"}),
 }
 
 
@@ -212,17 +236,17 @@ def _urgent_priority_class(objects: list[dict]) -> None:
 
 # policy -> how rendered objects (written by hand, a ConfigGroup, ...) break it
 OBJECT_BREAKS: dict[str, Callable[[list[dict]], None]] = {
-    "inference-namespace-selector": _drop_selector,
-    "cluster-queue-namespace-selector": _drop_training_selector,
-    "kueue-api-version": _old_api,
-    "cluster-queue-selector-overlap": _unpinned_twins,
-    "cluster-queue-pinned-selector": _unpinned,
-    "cluster-queue-role": _stranger_in_the_cohort,
-    "judgeable-patches": _nameless_patch,
-    "no-helm-release": _helm_release,
-    "inference-peak-fits-nominal": _peaking_service,
-    "trainjob-reserved-env": _trainjob_moves_its_checkpoints,
-    "inference-reclaim-unblocked": _urgent_priority_class,
+    INFERENCE_NAMESPACE_SELECTOR.name: _drop_selector,
+    CLUSTER_QUEUE_NAMESPACE_SELECTOR.name: _drop_training_selector,
+    KUEUE_API_VERSION.name: _old_api,
+    CLUSTER_QUEUE_SELECTOR_OVERLAP.name: _unpinned_twins,
+    CLUSTER_QUEUE_PINNED_SELECTOR.name: _unpinned,
+    CLUSTER_QUEUE_ROLE.name: _stranger_in_the_cohort,
+    JUDGEABLE_PATCHES.name: _nameless_patch,
+    NO_HELM_RELEASE.name: _helm_release,
+    INFERENCE_PEAK_FITS_NOMINAL.name: _peaking_service,
+    TRAINJOB_RESERVED_ENV.name: _trainjob_moves_its_checkpoints,
+    INFERENCE_RECLAIM_UNBLOCKED.name: _urgent_priority_class,
 }
 
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from policy.rules.selectors import matches, selector_problems
-from policy.rules.values import MISSING
+from policy.rules.vocabulary.selectors import matches, selector_problems
+from policy.rules.vocabulary.values import MISSING
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("module", ["policy.rules.durations", "policy.rules.selectors", "policy.rules.resource_values",
-                                    "policy.rules.system_namespaces", "policy.rules.quantities", "policy.rules.paths"])
+@pytest.mark.parametrize("module", [f"policy.rules.vocabulary.{name}" for name in (
+    "durations", "selectors", "resource_values", "system_namespaces", "quantity", "paths")])
 def test_value_parsers_load_no_pulumi_sdk(module):
     code = f"import sys, {module}; print(sorted(m for m in ('pulumi', 'pulumi_policy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

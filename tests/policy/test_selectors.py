@@ -1,4 +1,4 @@
-"""policy/rules/selectors.py: LabelSelector shape, label syntax, matching, overlap and pinned names."""
+"""policy/rules/vocabulary/selectors.py: LabelSelector shape, label syntax, matching, overlap and pinned names."""
 from __future__ import annotations
 
 import copy
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
-from policy.rules.selectors import (
+from policy.rules.vocabulary.selectors import (
     NAME_LABEL,
     can_overlap,
     is_label_key,

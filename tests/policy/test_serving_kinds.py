@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policy.rules.book import run
-from policy.rules.rollout import POLICY
+from policy.rules.inference_rollout_fits_nominal import INFERENCE_ROLLOUT_FITS_NOMINAL
 from tests.policy.fixtures import compliant, stack
 
 LABELS = {"kueue.x-k8s.io/queue-name": "c12-inference-lq", "kueue.x-k8s.io/priority-class": "c12-inference-prio"}
-CONFIG = {POLICY: {"inferenceClusterQueues": ["c12-inference-cq"]}}
+CONFIG = {INFERENCE_ROLLOUT_FITS_NOMINAL.name: {"inferenceClusterQueues": ["c12-inference-cq"]}}
 CPU_ONLY = {"cpu": "1", "memory": "1Gi"}  # the inference nominalQuota: cpu 4, memory 8Gi
 
 
@@ -50,7 +50,7 @@ def findings(workload: dict) -> list[str]:
     manifests = compliant()
     manifests.pop("isvc")
     manifests["workload"] = workload
-    return [v.message for rule, v in run(stack(manifests), CONFIG) if rule.name == POLICY]
+    return [v.message for rule, v in run(stack(manifests), CONFIG) if rule.name == INFERENCE_ROLLOUT_FITS_NOMINAL.name]
 
 
 # --- StatefulSet -----------------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 from components.checks.validation import load_stack_file
 from components.model.pack_config import render as render_pack_config
 from policy.rules.catalog import node_pools
-from policy.rules.stack_capacity import capacity_from_node_pools, node_pools_from_stack_config, parse_node_pools
+from policy.rules.vocabulary.node_pools import capacity_from_node_pools, node_pools_from_stack_config, parse_node_pools
 from tests.helpers import STACKS, stack_raw
 from tests.policy.harness import REPO
 

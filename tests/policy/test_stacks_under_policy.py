@@ -12,8 +12,8 @@ import json
 import pytest
 
 from components.checks.validation import load_stack_file
-from policy.rules.quantities import parse
-from policy.rules.stack_capacity import capacity_from_node_pools
+from policy.rules.vocabulary.node_pools import capacity_from_node_pools
+from policy.rules.vocabulary.quantity import parse
 from tests.helpers import STACKS, run_main, stack_raw
 from tests.policy.harness import REPO, evaluate, pack_config
 

@@ -41,9 +41,13 @@ from components.model.pack_config import pack_config
 from components.settings import raw_from_stack_file
 from policy.rules import book
 from policy.rules.catalog import build_policies
+from policy.rules.cluster_queue_role import CLUSTER_QUEUE_ROLE
+from policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY
 from policy.rules.config import SCHEMAS
-from policy.rules.objects import KubeObject, from_resource
-from policy.rules.values import format_path
+from policy.rules.inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO
+from policy.rules.inference_fits_nominal import INFERENCE_FITS_NOMINAL
+from policy.rules.vocabulary.objects import KubeObject, from_resource
+from policy.rules.vocabulary.values import format_path
 from tests.helpers import STACKS
 from tests.policy import fixtures
 from tests.policy.harness import REPO
@@ -284,14 +288,14 @@ def _dev_with_unknown(kind: str, name: str, path: Path) -> list[Item]:
 # (kind, name, field, a rule whose verdict depends on it): each once crashed the rule or passed it silently.
 KNOWN_HOLES = [
     # an unknown inference ClusterQueue name: KeyError inside the capacity rule (its sums were half updated)
-    ("ClusterQueue", "c12-inference-cq", ("metadata", "name"), "cohort-nominal-within-capacity"),
-    ("ClusterQueue", "c12-inference-cq", ("metadata",), "cohort-nominal-within-capacity"),
+    ("ClusterQueue", "c12-inference-cq", ("metadata", "name"), COHORT_NOMINAL_WITHIN_CAPACITY.name),
+    ("ClusterQueue", "c12-inference-cq", ("metadata",), COHORT_NOMINAL_WITHIN_CAPACITY.name),
     # the queue index left the LocalQueue out: "the LocalQueue is not in this stack" instead of the unknown field
-    ("LocalQueue", "c12-inference-lq", ("spec", "clusterQueue"), "inference-fits-nominal"),
+    ("LocalQueue", "c12-inference-lq", ("spec", "clusterQueue"), INFERENCE_FITS_NOMINAL.name),
     # the roles left the priority class out silently, so no queue was inference any more
-    ("WorkloadPriorityClass", "c12-inference-prio", ("value",), "inference-borrowing-limit-zero"),
+    ("WorkloadPriorityClass", "c12-inference-prio", ("value",), INFERENCE_BORROWING_LIMIT_ZERO.name),
     # the roles computed for an earlier rule of the same judgement were served without the unknown they skipped
-    ("ClusterQueue", "c12-training-cq", ("metadata",), "cluster-queue-role"),
+    ("ClusterQueue", "c12-training-cq", ("metadata",), CLUSTER_QUEUE_ROLE.name),
 ]
 
 

@@ -30,7 +30,7 @@ def test_floor_change_previews_one_cluster_queue_update_and_one_quota_cell(repo)
     raise_vision_cpu_floor(repo)
     report = preview_against_base(repo.path, "staging", "HEAD")
     assert report.errors == [] and report.violations == []
-    assert [(c.op, c.type, c.name) for c in report.changes] == [("update", CQ, "research-cq-team-vision-cq")]
+    assert [(c.op, c.type, c.name) for c in report.changes] == [("update", CQ, "shared-pool-cq-team-vision-cq")]
     assert any(p.endswith("nominalQuota") for p in report.changes[0].paths), report.changes[0].paths
     text = cli.build(repo.path, "staging", "HEAD")
     bold = [line for line in text.splitlines() if line.startswith("|") and "**" in line]

@@ -22,19 +22,15 @@ import pulumi_kubernetes as k8s
 
 from components.resources import training
 from components.resources.checkpoint import CheckpointVolume, CheckpointVolumeArgs
-from components.model.render import checkpoint, training_runtime
 from components.resources.manifest import ManifestResource
 from components.settings.runtime import TrainingRuntimeSettings
 from components.settings import CheckpointSettings
 
 provider = k8s.Provider("k8s", render_yaml_to_directory={render!r})
 opts = pulumi.ResourceOptions(provider=provider)
-volume = CheckpointVolume(
-    "ckpt", CheckpointVolumeArgs(checkpoint("c12-training", CheckpointSettings(claim_name="c12-ckpt"))), opts)
+volume = CheckpointVolume("ckpt", CheckpointVolumeArgs("c12-training", CheckpointSettings(claim_name="c12-ckpt")), opts)
 runtime = training.PreemptibleTrainingRuntime(
-    "c12", training.PreemptibleTrainingRuntimeArgs(
-        TrainingRuntimeSettings(image="registry.example/trainer:1"), volume,
-        training_runtime(TrainingRuntimeSettings(image="registry.example/trainer:1"), "c12-training", "c12-ckpt")),
+    "c12", training.PreemptibleTrainingRuntimeArgs(TrainingRuntimeSettings(image="registry.example/trainer:1"), volume),
     opts)
 priority = ManifestResource("prio", {{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
                                       "metadata": {{"name": "c12-training-prio"}}, "value": 10}}, opts)

@@ -21,7 +21,7 @@ import pytest
 
 from components.model import runtime as runtime_manifests
 from components.resources import training
-from policy.rules.checkpoint import check_checkpoint_safe_runtime
+from policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime
 from tests.policy.fixtures import kube
 from trainer import checkpoints
 from trainer.entrypoint import PREEMPTED_EXIT_CODE

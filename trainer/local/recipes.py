@@ -16,8 +16,9 @@ from __future__ import annotations
 import os
 import sys
 import time
+from typing import Any
 
-from transformers import Trainer, TrainerCallback
+from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from trainer import demo, preemption
 
@@ -37,50 +38,52 @@ def _hold_point() -> tuple[str, int]:
     return where, int(step) if step else -1
 
 
-class _HoldInStep(TrainerCallback):
+class _HoldInStep(TrainerCallback):  # type: ignore[misc]  # transformers is not type-checked (pyproject.toml)
     """Blocks inside optimizer step N+1's first micro-batch (after step N ended), i.e. in the middle of a step."""
 
-    def __init__(self, after_step: int):
+    def __init__(self, after_step: int) -> None:
         self.after_step = after_step
 
-    def on_step_begin(self, args, state, control, **kwargs):
+    def on_step_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                      **kwargs: object) -> TrainerControl:
         if state.global_step == self.after_step:
             _hold("step", state.global_step)
         return control
 
 
-class _HoldInEvaluation(TrainerCallback):
+class _HoldInEvaluation(TrainerCallback):  # type: ignore[misc]  # transformers is not type-checked (pyproject.toml)
     """Blocks at the first prediction step of the evaluation that runs after step N."""
 
-    def __init__(self, step: int):
+    def __init__(self, step: int) -> None:
         self.step = step
         self.done = False
 
-    def on_prediction_step(self, args, state, control, **kwargs):
+    def on_prediction_step(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                           **kwargs: object) -> TrainerControl:
         if state.global_step == self.step and not self.done:
             self.done = True
             _hold("eval", state.global_step)
         return control
 
 
-class _HoldInSaveTrainer(Trainer):
+class _HoldInSaveTrainer(Trainer):  # type: ignore[misc]  # transformers is not type-checked (pyproject.toml)
     """Blocks in the middle of checkpoint N's save: weights written, optimizer and trainer state not yet."""
 
     hold_step = -1
 
-    def _save_optimizer_and_scheduler(self, output_dir):
+    def _save_optimizer_and_scheduler(self, output_dir: str) -> None:
         if self.state.global_step == self.hold_step:
             _hold("save", self.state.global_step)
-        return super()._save_optimizer_and_scheduler(output_dir)
+        super()._save_optimizer_and_scheduler(output_dir)
 
 
-class _ScriptedEvalLossTrainer(Trainer):
+class _ScriptedEvalLossTrainer(Trainer):  # type: ignore[misc]  # transformers is not type-checked (pyproject.toml)
     """Reports a scripted eval_loss at chosen global steps (KUEUE_COHORTS_TEST_EVAL_LOSS), the real one elsewhere."""
 
     scripted: dict[int, float] = {}
 
-    def evaluate(self, *args, **kwargs):
-        metrics = super().evaluate(*args, **kwargs)
+    def evaluate(self, *args: object, **kwargs: object) -> dict[str, float]:
+        metrics: dict[str, float] = super().evaluate(*args, **kwargs)
         if self.state.global_step in self.scripted:
             metrics["eval_loss"] = self.scripted[self.state.global_step]
         return metrics
@@ -94,9 +97,9 @@ def _scripted_losses() -> dict[int, float]:
 def build_trainer(output_dir: str) -> Trainer:
     """The demo recipe with the hold point of KUEUE_COHORTS_TEST_HOLD (none when unset) and the other test knobs."""
     where, step = _hold_point()
-    callbacks = []
-    bases: tuple[type, ...] = ()
-    attributes: dict = {}
+    callbacks: list[TrainerCallback] = []
+    bases: tuple[type[Trainer], ...] = ()
+    attributes: dict[str, Any] = {}
     if where == "step":
         callbacks.append(_HoldInStep(step))
     elif where == "eval":

@@ -10,7 +10,7 @@ import pytest
 from cohorts.expected import expected_objects, worker_expected
 from cohorts.verify import WORKER_CHECKS, verify
 from components.checks.validation import load_settings
-from policy.rules.multikueue import kind_access
+from policy.rules.vocabulary.multikueue import kind_access
 from tests.helpers import stack_raw
 from tests.unit.cohorts.test_cohorts_verify import FakeCluster, served
 

@@ -126,3 +126,23 @@ def test_a_pod_declaring_a_graceful_stop_ends_failed_with_its_code_before_it_is_
     template = stop["spec"]["next"]["statusTemplate"]
     assert "phase: Failed" in template and "exitCode: {{ $code }}" in template
     assert stages["pod-delete-stopped"]["spec"]["next"] == {"delete": True}
+
+
+def test_a_replacement_with_no_selector_to_copy_is_refused_not_written_as_null():
+    """A kustomization whose replacements copy a namespaceSelector no patch sets (an upstream layout change) stops
+    the sandbox: a null selector would put Kueue's job webhooks on every namespace, kube-system included."""
+    kustomization = {"replacements": [{
+        "source": {"kind": "MutatingWebhookConfiguration", "fieldPath": "webhooks.[name=vpod.kb.io].namespaceSelector"},
+        "targets": [{"fieldPaths": ["webhooks.[name=vjob.kb.io].namespaceSelector"]}]}]}
+    with pytest.raises(KeyError, match=r"no namespaceSelector of webhook vpod\.kb\.io to copy"):
+        kueue._namespace_selector_patch(kustomization)
+
+
+def test_a_replacement_copies_the_patched_selector():
+    selector = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                                      "values": ["kube-system"]}]}
+    patch = yaml.safe_dump({"webhooks": [{"name": "vpod.kb.io", "namespaceSelector": selector}]})
+    kustomization = {"patches": [{"patch": patch}], "replacements": [{
+        "source": {"fieldPath": "webhooks.[name=vpod.kb.io].namespaceSelector"},
+        "targets": [{"fieldPaths": ["webhooks.[name=vjob.kb.io].namespaceSelector"]}]}]}
+    assert kueue._namespace_selector_patch(kustomization) == {"vpod.kb.io": selector, "vjob.kb.io": selector}

@@ -1,0 +1,140 @@
+"""The one `kueue-cohorts` command: shared flags reach each tool, `up`/`destroy` ask, and a closed pipe is quiet.
+
+Through the real commands (`python -m kueue_cohorts`, `python -m deploy`, ...) in subprocesses, as a user runs them.
+"""
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kueue_cohorts import cli, pipes
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _run(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True, input=stdin,
+                          timeout=120)
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["up", "--stack", "prod", "--no-policy"], ["up", "--stack", "prod", "--no-policy"]),
+    (["preview", "--verbose"], ["preview", "--stack", "dev", "--verbose"]),
+    (["status", "-o", "json", "--stack", "staging", "--all"], ["status", "--stack", "staging", "--output", "json",
+                                                                "--all"]),
+    (["verify", "--stack", "prod"], ["verify", "--stack", "prod"]),
+    (["sandbox", "up", "--stack", "staging", "--only-if-sandbox"], ["up", "--stack", "staging", "--only-if-sandbox"]),
+    (["sandbox", "down", "--purge"], ["down", "--purge"]),
+    (["sandbox", "logs", "--verbose", "kueue"], ["logs", "--verbose", "kueue"]),
+    (["toolchain", "ensure", "pulumi"], ["ensure", "pulumi"]),
+    (["pr-summary", "--stack", "prod", "--base", "origin/main"], ["--stack", "prod", "--base", "origin/main"]),
+    (["validate", "--stack", "staging"], ["--stack", "staging"]),
+    (["bench", "--only", "planning"], ["--only", "planning"]),
+])
+def test_shared_flags_reach_each_tool_in_its_own_words(argv, expected):
+    args, rest = cli._parser().parse_known_args(argv)
+    assert cli.tool_argv(args.command, rest, args.stack, args.output, args.verbose) == expected
+
+
+@pytest.mark.parametrize("command", ["up", "preview", "validate", "sandbox", "toolchain", "pr-summary", "bench"])
+def test_json_output_is_refused_where_the_tool_has_none(command):
+    result = _run("-m", "kueue_cohorts", command, "--output", "json")
+    assert result.returncode == 2
+    assert result.stderr == (f"kueue-cohorts: `{command}` has no json output; `--output json` works with: status, "
+                             "verify, report\n")
+
+
+def test_version_names_the_pinned_components():
+    result = _run("-m", "kueue_cohorts", "--version")
+    assert result.returncode == 0
+    assert result.stdout.startswith("kueue-cohorts 0.")
+    for name in ("Kueue 0.19.2", "Trainer 2.2.1", "JobSet 0.12.0", "pulumi 3.259.0"):
+        assert name in result.stdout
+
+
+def test_a_command_runs_through_the_tool_and_keeps_its_exit_code():
+    assert _run("-m", "kueue_cohorts", "validate", "--stack", "prod").stdout == "stack prod: valid\n"
+    missing = _run("-m", "kueue_cohorts", "validate", "--stack", "no-such-stack")
+    assert missing.returncode == 2 and "no-such-stack" in missing.stderr
+
+
+def test_help_after_a_command_is_the_tools_own():
+    assert _run("-m", "kueue_cohorts", "up", "--help").stdout.startswith("usage: python -m deploy")
+    assert _run("-m", "kueue_cohorts", "status", "--help").stdout.startswith("usage: python -m cohorts status")
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("command", "answer", "runs"), [
+    ("up", "y\n", [["preview", "--stack", "qa"], ["up", "--stack", "qa"]]),
+    ("up", "YES\n", [["preview", "--stack", "qa"], ["up", "--stack", "qa"]]),
+    ("up", "n\n", [["preview", "--stack", "qa"]]),
+    ("up", "", [["preview", "--stack", "qa"]]),
+    ("destroy", "y\n", [["destroy", "--stack", "qa"]]),
+    ("destroy", "nope\n", []),
+])
+def test_up_and_destroy_show_the_plan_and_ask(monkeypatch, command, answer, runs):
+    calls: list[list[str]] = []
+    monkeypatch.setitem(cli.COMMANDS, command, cli.Command(lambda argv: calls.append(list(argv or [])) or 0,
+                                                           (command,), "", confirm=True))
+    monkeypatch.setitem(cli.COMMANDS, "preview", cli.Command(lambda argv: calls.append(list(argv or [])) or 0,
+                                                             ("preview",), ""))
+    err = io.StringIO()
+    code = cli.main([command, "--stack", "qa"], stdin=_Tty(answer), stderr=err)
+    assert calls == runs
+    assert code == (0 if len(runs) == (2 if command == "up" else 1) else 2)
+    if code == 2:
+        assert err.getvalue().endswith("kueue-cohorts: nothing was changed\n")
+
+
+def test_up_without_a_terminal_and_without_yes_changes_nothing():
+    """No terminal to ask on (CI, a pipe): the preview runs (it fails here: no sandbox) or the question is refused;
+    the update never starts."""
+    result = _run("-m", "kueue_cohorts", "destroy", "--stack", "dev", stdin="y\n")
+    assert result.returncode == 2
+    assert "standard input is not a terminal: pass --yes" in result.stderr
+    assert result.stderr.endswith("kueue-cohorts: nothing was changed\n")
+
+
+@pytest.mark.parametrize("argv", [
+    ["-m", "kueue_cohorts", "validate", "--stack", "prod"],
+    ["-m", "kueue_cohorts", "pr-summary", "--stack", "staging", "--base", "HEAD", "--no-preview"],
+    ["-m", "kueue_cohorts.validate", "--stack", "prod"],
+    ["-m", "kueue_cohorts.validate", "--stack", "dev", "--pack-config"],
+    ["-m", "prsummary", "--stack", "dev", "--base", "HEAD", "--no-preview"],
+])
+def test_a_closed_pipe_ends_every_command_quietly(argv):
+    """`kueue-cohorts preview | head`: the reader is gone before the command writes; no traceback, status 141."""
+    proc = subprocess.Popen([sys.executable, *argv], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None
+    proc.stdout.close()  # the reader goes away at once
+    _, err = proc.communicate(timeout=120)
+    assert err == ""
+    assert proc.returncode == pipes.EXIT_CLOSED_PIPE
+
+
+def test_a_closed_pipe_stops_the_engine_output_but_not_the_run():
+    """`deploy up | head`: the engine's lines stop when the reader goes, the run goes on to its end (exit 0)."""
+    code = ("import sys, time\nfrom kueue_cohorts.pipes import finish_quietly\ntime.sleep(0.5)\n"
+            "echo = finish_quietly(lambda line: print(line, flush=True))\n"
+            "for i in range(1000):\n    echo(f'engine line {i}')\nprint('run finished', file=sys.stderr)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (0, "run finished\n")
+
+
+def test_run_main_passes_the_status_through_when_the_reader_stays():
+    assert pipes.run_main(lambda: 3) == 3
+    with pytest.raises(SystemExit):
+        pipes.run_main(lambda: sys.exit(4))
