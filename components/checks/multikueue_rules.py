@@ -1,10 +1,10 @@
 """The settings-only rules of `kueue-cohorts:multiKueue`: names, references and where each key applies.
 
-What the worker clusters receive (namespaces, LocalQueues, runtime, RBAC) is judged on the rendered objects by the
-rule book (`policy/rules/multikueue.py`, the same rule the policy pack runs across the stack's providers); what
-stays here is about the config as written: worker and Secret names used twice, a dispatch entry naming a
-ClusterQueue or a worker the stack does not have, AdmissionCheck names Kueue cannot take, the keys that only apply
-to one cluster mode, and a Kueue whose MultiKueue feature is off.
+What the worker clusters receive (namespaces, LocalQueues, runtime, RBAC) is judged on the rendered objects by the rule
+book (`policy/rules/multikueue_workers_ready.py`, the same rule the policy pack runs across the stack's providers); what
+stays here is about the config as written: worker and Secret names used twice, a dispatch entry naming a ClusterQueue or
+a worker the stack does not have, AdmissionCheck names Kueue cannot take, the keys that only apply to one cluster mode,
+and a Kueue whose MultiKueue feature is off.
 
 Upstream: kubernetes-sigs/kueue apis/kueue/v1beta2/multikueue_types.go (MultiKueueConfig `spec.clusters`: 1 to 20,
 unique) and admissioncheck_types.go (AdmissionCheckParametersReference `name`: a DNS-1123 label), v0.19.2;

@@ -9,20 +9,19 @@ AdmissionCheck (controllerName `kueue.x-k8s.io/multikueue`) that the dispatching
 worker's capacity) and the worker identity (ServiceAccount, ClusterRole, ClusterRoleBinding).
 
 The worker ClusterRole is derived from the manager's enabled integrations (`kueue.integrations`) by the rule book's
-`policy.rules.multikueue.worker_rules` (the same table the pack and `cohorts verify` judge with), because the
+`policy.rules.vocabulary.multikueue.worker_rules` (the same table the pack and `cohorts verify` judge with), because the
 manager's Kueue opens, on every worker, a watch of Workloads and of every enabled kind that has a MultiKueue adapter
-(pkg/controller/admissionchecks/multikueue/multikueuecluster.go `updateConfigAndRefreshWatchers`, v0.19.2: one
-failed watch fails the connection, the MultiKueueCluster turns inactive and with it the AdmissionCheck and every
-ClusterQueue using it). What each kind needs is what its adapter calls on the remote client
-(pkg/controller/jobs/*/..._multikueue_adapter.go, v0.19.2): Get to sync, Create to dispatch, Delete to clean up,
-List and Watch for the watch above, Patch where the adapter patches the remote object (Ray's spec sync; the Job's
-and Ray's elastic sync under the ElasticJobsViaWorkloadSlices gate). Workloads: create, get, list, watch, delete,
-update (the finalizer removal and priority sync of workload.go) and the status subresource's patch (the eviction
-from the manager, `workloadpatching.PatchAdmissionStatus`) and update (MultiKueueOrchestratedPreemption gate only).
-Upstream's documented setup (site/static/examples/multikueue/create-multikueue-kubeconfig.sh) grants Jobs, JobSets
-and Workloads only; upstream's own e2e environment script adds TrainJobs and JAXJobs on top ("Add missing
-permissions for e2e tests"). Here the
-`<kind>/status` get of that script is left out (no adapter reads a status subresource: status comes with the object)
+(pkg/controller/admissionchecks/multikueue/multikueuecluster.go `updateConfigAndRefreshWatchers`, v0.19.2: one failed
+watch fails the connection, the MultiKueueCluster turns inactive and with it the AdmissionCheck and every ClusterQueue
+using it). What each kind needs is what its adapter calls on the remote client
+(pkg/controller/jobs/*/..._multikueue_adapter.go, v0.19.2): Get to sync, Create to dispatch, Delete to clean up, List
+and Watch for the watch above, Patch where the adapter patches the remote object (Ray's spec sync; the Job's and Ray's
+elastic sync under the ElasticJobsViaWorkloadSlices gate). Workloads: create, get, list, watch, delete, update (the
+finalizer removal and priority sync of workload.go) and the status subresource's patch (the eviction from the manager,
+`workloadpatching.PatchAdmissionStatus`) and update (MultiKueueOrchestratedPreemption gate only). Upstream's documented
+setup (site/static/examples/multikueue/create-multikueue-kubeconfig.sh) grants Jobs, JobSets and Workloads only;
+upstream's own e2e environment script adds TrainJobs and JAXJobs on top ("Add missing permissions for e2e tests"). Here
+the `<kind>/status` get of that script is left out (no adapter reads a status subresource: status comes with the object)
 and the Workload `update` it lacks is granted.
 """
 from __future__ import annotations
