@@ -15,9 +15,9 @@ from components.settings.errors import SettingsError
 from components.settings.secrets import locate
 from components.stack import sdk_runtime
 from components.stack.preflight import PreflightError
-from components.stack.program import build_stack, kubernetes_provider
+from components.stack.program import build_stack, kubernetes_provider, worker_providers
 from components.stack.target import SandboxTarget, resolve
-from sandbox.endpoints import kueue_webhook_endpoint
+from sandbox.endpoints import kueue_webhook_endpoint, worker_kubeconfigs
 from sandbox.paths import kubeconfig_path
 
 # the SDK's end-of-program wait, linear in the number of outputs (components/stack/sdk_runtime.py)
@@ -38,14 +38,18 @@ if result.problems or result.settings is None:
     raise pulumi.RunError(str(SettingsError(result.problems)))  # the message alone, no Python traceback
 try:
     # cluster preflight: Kueue's API, namespaces this stack did not create
-    target = resolve(result.settings, owner, SandboxTarget(kubeconfig_path(), kueue_webhook_endpoint))
+    sandbox = SandboxTarget(kubeconfig_path(), kueue_webhook_endpoint, worker_kubeconfigs)
+    target = resolve(result.settings, owner, sandbox)
 except PreflightError as err:
     raise pulumi.RunError(str(err)) from None
 for line in target.warnings:
     pulumi.log.warn(line)
-provider = kubernetes_provider(result.settings.cluster, Path(__file__).resolve().parent, target.kubeconfig)
+root = Path(__file__).resolve().parent
+provider = kubernetes_provider(result.settings.cluster, root, target.kubeconfig)
+workers = worker_providers(result.settings, root, {name: w.kubeconfig for name, w in target.workers.items()})
+secrets = {name: pulumi.Output.secret(w.kubeconfig_text) for name, w in target.workers.items() if w.kubeconfig_text}
 stack = assemble(result.settings, owner, result.rendered)  # the very objects judged above, and the rest of the stack
 for key, value in build_stack(result.settings, provider, target.chart, target.manager, namespace_owner=owner,
-                              assembled=stack).items():
+                              assembled=stack, worker_providers=workers, worker_kubeconfigs=secrets).items():
     if not key.startswith("_"):
         pulumi.export(key, value)

@@ -24,11 +24,12 @@ import yaml
 from kubernetes import client as k8s
 
 from cohorts import report
+from cohorts.expected import worker_expected
 from cohorts.live import ClusterUnreachable, read_snapshot
 from cohorts.render import as_json, table
-from cohorts.target import Target, TargetError, load_stack, stack_file, target_of
+from cohorts.target import Target, TargetError, load_stack, stack_file, target_of, worker_target
 from cohorts.trace import TraceRecorder, queue_kinds, synth_trace, watch_workloads, write_trace
-from cohorts.verify import LEAK_GRACE, ClusterObjects, Difference, verify
+from cohorts.verify import LEAK_GRACE, WORKER_CHECKS, ClusterObjects, Difference, verify
 from cohorts.view import build_view
 from components.model import alerts, dashboard
 from components.model.plans import stack_plans
@@ -270,10 +271,17 @@ def _status(args: argparse.Namespace, out: TextIO, sleep: Callable[[float], None
     api = target.api_client()
     cohorts = None if args.all else [plan.cohort for plan in stack_plans(settings)]
     header = {"stack": name, "cluster": target.describe()}
+    workers = [(w.name, worker_target(settings, w)) for w in (settings.multi_kueue.workers if settings.multi_kueue
+                                                              else [])]
+    worker_apis = [(n, t.api_client(), t) for n, t in workers]
     views = 0
     try:
         while True:
             text = status_view(api, cohorts, args.preemptions, args.output, header, pretty=not args.watch)
+            for worker_name, worker_api, worker_t in worker_apis:  # MultiKueue: each worker's cohorts after
+                text += "\n" + status_view(worker_api, cohorts, args.preemptions, args.output,
+                                           {"stack": name, "worker": worker_name, "cluster": worker_t.describe()},
+                                           pretty=not args.watch)
             if args.watch and args.output == "table" and out.isatty():
                 out.write("\033[H\033[J")
             out.write(text + "\n")
@@ -328,14 +336,30 @@ def watch_verify(check: Callable[[], list[Difference]], out: TextIO, sleep: Call
     return 1 if current else 0
 
 
+def verify_workers(settings: Settings, grace: timedelta) -> list[Difference]:
+    """``verify`` of every MultiKueue worker of `settings` (``WORKER_CHECKS`` against the objects the stack registers
+    there), each on its own cluster (``worker_target``). Raises TargetError when a worker's kubeconfig is unusable."""
+    if settings.multi_kueue is None:
+        return []
+    expected = worker_expected(settings)
+    out: list[Difference] = []
+    for worker in settings.multi_kueue.workers:
+        live = ClusterObjects(worker_target(settings, worker).api_client())
+        out += verify(settings, live, expected[worker.name], WORKER_CHECKS, leak_grace=grace, worker=worker)
+    return out
+
+
 def _verify(args: argparse.Namespace, out: TextIO, sleep: Callable[[float], None]) -> int:
     settings, target, name = _settings_and_target(args)
     live = ClusterObjects(target.api_client())
     grace = timedelta(seconds=args.leak_grace)
+
+    def check() -> list[Difference]:
+        return verify(settings, live, leak_grace=grace) + verify_workers(settings, grace)
+
     if args.watch:
-        return watch_verify(lambda: verify(settings, live, leak_grace=grace), out, sleep, args.interval,
-                            args.count, args.output)
-    differences = verify(settings, live, leak_grace=grace)
+        return watch_verify(check, out, sleep, args.interval, args.count, args.output)
+    differences = check()
     if args.output == "json":
         out.write(json.dumps({"kind": "kueue-cohorts/verify/v1", "stack": name, "cluster": target.describe(),
                               "ok": not differences, "differences": [d.as_json() for d in differences]},

@@ -40,3 +40,9 @@ def judged_objects(settings: Settings) -> list[Rendered]:
     Kueue's manager ConfigMap when the stack does not install Kueue) and ``render_admission``. ``cohorts verify``
     runs the rule book over these with their live twins in their place."""
     return render_stack(settings) + render_admission(settings)
+
+
+def worker_expected(settings: Settings) -> dict[str, list[dict[str, Any]]]:
+    """MultiKueue worker name -> every object the stack registers on that worker (``AssembledStack.workers``), as
+    manifests, in ``multiKueue.workers`` order; empty without ``multiKueue``."""
+    return {name: [dict(r.manifest) for r in items] for name, items in assemble(settings).workers().items()}

@@ -28,9 +28,12 @@ def _resource(r: ResourceRow) -> dict[str, Any]:
 
 
 def _workload(w: WorkloadRow) -> dict[str, Any]:
-    return {"namespace": w.namespace, "name": w.name, "uid": w.uid, "localQueue": w.local_queue,
-            "clusterQueue": w.cluster_queue, "priority": w.priority, "priorityClass": w.priority_class,
-            "since": w.since, "reason": w.reason, "message": w.message, "usage": dict(w.usage)}
+    out = {"namespace": w.namespace, "name": w.name, "uid": w.uid, "localQueue": w.local_queue,
+           "clusterQueue": w.cluster_queue, "priority": w.priority, "priorityClass": w.priority_class,
+           "since": w.since, "reason": w.reason, "message": w.message, "usage": dict(w.usage)}
+    if w.cluster:
+        out["cluster"] = w.cluster  # the MultiKueue worker it runs on
+    return out
 
 
 def _ref(r: Optional[WorkloadRef]) -> Optional[dict[str, Any]]:
@@ -113,6 +116,8 @@ def _cohort_table(c: CohortView) -> list[str]:
                 detail = f"preempted ({w.reason}), waiting for quota"
             else:
                 detail = f"{w.reason}: {w.message}" if w.reason else w.message
+            if w.cluster:
+                detail = f"on worker {w.cluster}: {detail}"
             wl_rows.append((q.name, w.state, f"{w.namespace}/{w.name}",
                             "" if w.priority is None else str(w.priority), w.since or "", _clip(detail, 100)))
     counts = ", ".join(f"{q.name}: {q.admitted_workloads} admitted, {q.pending_workloads} pending"

@@ -17,10 +17,10 @@ from kubernetes import config as kconfig
 from kubernetes.config.config_exception import ConfigException
 
 from components.checks.validation import load_settings
-from components.settings import ClusterMode, Settings, raw_from_stack_file
+from components.settings import ClusterMode, MultiKueueWorker, Settings, raw_from_stack_file
 from components.settings.errors import SettingsError
 from components.settings.stackfile import StackFileError
-from sandbox.paths import kubeconfig_path
+from sandbox.paths import SandboxPaths, kubeconfig_path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,3 +99,20 @@ def target_of(settings: Settings) -> Target:
         return Target(ClusterMode.SANDBOX.value, kubeconfig_path(), None)
     path = Path(cluster.kubeconfig).expanduser() if cluster.kubeconfig else None
     return Target(ClusterMode.KUBECONFIG.value, path, cluster.context)
+
+
+def worker_target(settings: Settings, worker: MultiKueueWorker) -> Target:
+    """The cluster of MultiKueue worker `worker`: in sandbox mode the worker sandbox's admin kubeconfig
+    (``<state dir>/workers/<name>/kubeconfig``), in kubeconfig mode the worker's ``kubeconfig`` and ``context``.
+
+    Raises:
+        TargetError: render mode (no cluster).
+    """
+    cluster = settings.cluster
+    if cluster.mode == ClusterMode.RENDER:
+        raise TargetError(f"the stack renders manifests to {cluster.render_dir} (cluster.mode render): there is no "
+                          f"worker cluster {worker.name} to look at")
+    if cluster.mode == ClusterMode.SANDBOX:
+        return Target(ClusterMode.SANDBOX.value, SandboxPaths.default().worker(worker.name).kubeconfig, None)
+    path = Path(worker.kubeconfig).expanduser() if worker.kubeconfig else None
+    return Target(ClusterMode.KUBECONFIG.value, path, worker.context)

@@ -13,14 +13,19 @@ check is not reported again. Adding a check (or a kind to ``expected_objects``) 
   namespaceSelector (so that its Workloads can be admitted), whichever namespacePolicy the stack has;
 - ``admission_policies_bound``: every ValidatingAdmissionPolicy the stack renders has a live
   ValidatingAdmissionPolicyBinding (admissionregistration.k8s.io/v1) naming it. It has nothing to do until
-  ``expected_objects`` returns such policies.
+  ``expected_objects`` returns such policies;
+- ``multikueue_connected`` (the manager of a MultiKueue stack): every MultiKueueCluster the stack registers is
+  Active; otherwise Kueue's own reason (e.g. the watch the worker refused) is the difference;
+- ``multikueue_identity`` (each MultiKueue worker, ``WORKER_CHECKS``): the live ClusterRoleBindings give the
+  manager's identity every verb MultiKueue uses on Workloads and on each enabled job kind
+  (``policy.rules.vocabulary.multikueue``); each missing grant is one difference naming the ClusterRole rule to add.
 """
 from __future__ import annotations
 
 import builtins
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence
 
@@ -33,7 +38,7 @@ from cohorts.expected import expected_objects, judged_objects
 from components.model.admission import layout_scopes
 from components.model.kueue import ROLE_LABEL
 from components.model.pack_config import pack_config
-from components.settings import Settings, quantity
+from components.settings import MultiKueueWorker, Settings, quantity
 from policy.rules.admission import (
     Identities,
     Request,
@@ -45,6 +50,7 @@ from policy.rules.admission import (
 from policy.rules.book import run as run_book
 from policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY, NODE_POOLS
 from policy.rules.vocabulary.kueue_counts import MANAGER_CONFIG_MAP
+from policy.rules.vocabulary.multikueue import granted, missing_access, rule_text
 from policy.rules.vocabulary.values import MISSING, Violation
 
 QUANTITY_KEYS = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit"})
@@ -76,8 +82,13 @@ class Difference:
     item: str = ""
     fix: str = ""
 
+    cluster: str = ""
+    """The MultiKueue worker the difference is on ("" for the stack's own cluster)."""
+
     def __str__(self) -> str:
         obj = f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
+        if self.cluster:
+            obj = f"[worker {self.cluster}] {obj}"
         if self.fix:  # a broken promise: the rule book's words
             where = f" at {self.path}" if self.path else ""
             live = f" (live {_show(self.live)})" if self.live is not None else ""
@@ -88,9 +99,13 @@ class Difference:
         return f"{obj}: {where}: {self.rule}: expected {_show(self.expected)}, live {_show(self.live)}"
 
     def as_json(self) -> dict[str, Any]:
-        """``{"kind", "name", "namespace", "path", "item", "expected", "live", "rule", "fix"}``."""
-        return {"kind": self.kind, "name": self.name, "namespace": self.namespace, "path": self.path,
-                "item": self.item, "expected": self.expected, "live": self.live, "rule": self.rule, "fix": self.fix}
+        """``{"kind", "name", "namespace", "path", "item", "expected", "live", "rule", "fix"}``, and ``"cluster"``
+        for a difference on a MultiKueue worker."""
+        out = {"kind": self.kind, "name": self.name, "namespace": self.namespace, "path": self.path,
+               "item": self.item, "expected": self.expected, "live": self.live, "rule": self.rule, "fix": self.fix}
+        if self.cluster:
+            out["cluster"] = self.cluster
+        return out
 
 
 def _show(value: Any) -> str:
@@ -130,6 +145,8 @@ class Context:
     cache: dict[tuple[Optional[str], ...], Any] = field(default_factory=dict)
     now: Optional[datetime] = None
     leak_grace: timedelta = LEAK_GRACE
+    worker: Optional[MultiKueueWorker] = None
+    """On a MultiKueue worker: that worker's settings (``settings`` are then the manager's)."""
 
     def list(self, api_version: str, kind: str) -> builtins.list[dict[str, Any]]:
         """Every live object of the kind, read once. Raises KindNotServed, Unreadable."""
@@ -711,14 +728,64 @@ def quota_not_leaked(ctx: Context) -> list[Difference]:
     return out
 
 
+def multikueue_connected(ctx: Context) -> list[Difference]:
+    """Every MultiKueueCluster the stack registers is connected (status condition Active True). Kueue's reason and
+    message say why not: a kubeconfig it refuses, a worker it cannot reach, a watch the worker forbids."""
+    out = []
+    for manifest in ctx.expected_of("MultiKueueCluster"):
+        live = _read(ctx, manifest)
+        if isinstance(live, Difference):
+            continue  # objects_match reports it
+        condition = _condition(live, "Active") or {}
+        if condition.get("status") != "True":
+            why = f"{condition.get('reason', 'no Active condition yet')}: {condition.get('message', '')}".strip(": ")
+            out.append(Difference("MultiKueueCluster", manifest["metadata"]["name"], "", "status.conditions", "Active",
+                                  why, "the manager's Kueue is not connected to this worker, so the AdmissionCheck "
+                                  "and every ClusterQueue dispatching there admit nothing",
+                                  fix="see the message: the worker's kubeconfig Secret, its reachability or the "
+                                      "worker identity's RBAC (cohorts verify of the worker names the rule)"))
+    return out
+
+
+def multikueue_identity(ctx: Context) -> list[Difference]:
+    """On a MultiKueue worker (``ctx.worker``): the live ClusterRoleBindings give the worker ServiceAccount (in the
+    manager's Kueue namespace) every verb MultiKueue uses on Workloads and on each job kind the manager's Kueue
+    enables (``policy.rules.vocabulary.multikueue.missing_access``); one Difference per kind short of a verb, on the
+    stack's ClusterRole, with the rule to add."""
+    if ctx.worker is None or ctx.settings is None:
+        return []
+    rbac = "rbac.authorization.k8s.io/v1"
+    try:
+        live = ctx.list(rbac, "ClusterRole") + ctx.list(rbac, "ClusterRoleBinding")
+    except (KindNotServed, Unreadable) as err:
+        return [Difference("ClusterRole", "", "", "", "readable", None, f"the worker's RBAC cannot be read ({err})")]
+    subject = f"{ctx.settings.kueue.namespace}/{ctx.worker.service_account}"
+    rules = granted([kube_object(o) for o in live], subject)
+    role = f"kueue-cohorts-{ctx.worker.service_account}"
+    out = []
+    for access, verbs in missing_access(rules, ctx.settings.kueue.integrations, ctx.settings.kueue.feature_gates):
+        out.append(Difference(
+            "ClusterRole", role, "", f"rules[{access.resource}]", rule_text(access, verbs), None,
+            f"the ServiceAccount {subject} may not {', '.join(verbs)} {access.resource} "
+            f"({access.api_group or 'core'}): the manager's Kueue does so on every worker ({access.upstream}, Kueue "
+            "v0.19.2), and one refused watch disconnects the worker", item=access.resource,
+            fix=f"add the rule {rule_text(access, verbs)} to the ClusterRole {role} (or run `up`: the stack "
+                "registers it)"))
+    return out
+
+
 CHECKS: tuple[Check, ...] = (inference_never_borrows, guardrails_intact, objects_match, namespaces_selected,
                              admission_policies_bound, nothing_undeclared_in_the_tree, no_priority_above_inference,
-                             promises_hold, quota_not_leaked)
+                             promises_hold, multikueue_connected, quota_not_leaked)
+WORKER_CHECKS: tuple[Check, ...] = (multikueue_identity, inference_never_borrows, objects_match, namespaces_selected,
+                                    quota_not_leaked)
+"""What ``verify`` checks on a MultiKueue worker: its identity's RBAC first, then its objects as on any cluster (the
+guardrails and the preview identity live on the manager only)."""
 
 
 def verify(settings: Optional[Settings], live: LiveObjects, expected: Optional[list[dict[str, Any]]] = None,
            checks: Iterable[Check] = CHECKS, now: Optional[datetime] = None,
-           leak_grace: timedelta = LEAK_GRACE) -> list[Difference]:
+           leak_grace: timedelta = LEAK_GRACE, worker: Optional[MultiKueueWorker] = None) -> list[Difference]:
     """Run ``checks`` against the cluster.
 
     Args:
@@ -728,6 +795,8 @@ def verify(settings: Optional[Settings], live: LiveObjects, expected: Optional[l
         checks: the checks to run, in order.
         now: the time the leaked-quota check compares with (UTC; default: now). leak_grace: how long an evicted
             Workload may hold quota with no pod (``quota_not_leaked``).
+        worker: the MultiKueue worker whose cluster ``live`` is (``settings`` stay the manager's; pass its
+            ``expected`` objects and ``WORKER_CHECKS``); each Difference then names it.
     Returns:
         Every difference, in check order; a (kind, namespace, name, path) reported by an earlier check is not
         repeated. Empty: the cluster matches the stack.
@@ -738,7 +807,7 @@ def verify(settings: Optional[Settings], live: LiveObjects, expected: Optional[l
         if settings is None:
             raise ValueError("verify needs the stack's settings or its expected objects")
         expected = expected_objects(settings)
-    ctx = Context(settings, expected, live, now=now, leak_grace=leak_grace)
+    ctx = Context(settings, expected, live, now=now, leak_grace=leak_grace, worker=worker)
     seen: set[tuple[str, str, str, str]] = set()
     out = []
     for check in checks:
@@ -746,7 +815,7 @@ def verify(settings: Optional[Settings], live: LiveObjects, expected: Optional[l
             key = (diff.kind, diff.namespace, diff.name, diff.path)
             if key not in seen:
                 seen.add(key)
-                out.append(diff)
+                out.append(replace(diff, cluster=worker.name) if worker is not None else diff)
     return out
 
 

@@ -69,7 +69,8 @@ class WorkloadRow:
     ``since``: RFC 3339 time of the last transition into that state; ``reason`` / ``message``: why it waits (the
     QuotaReserved=False condition) or, when it was preempted, the Preempted condition; for an admitted Workload
     being evicted (Evicted=True, its Pods stopping), "Evicted" and Kueue's message; ``usage``: what it holds
-    ({resource: quantity}, admitted or reserving only, from status.admission.podSetAssignments[].resourceUsage)."""
+    ({resource: quantity}, admitted or reserving only, from status.admission.podSetAssignments[].resourceUsage);
+    ``cluster``: the MultiKueue worker it was dispatched to and runs on (``status.clusterName``), "" on this one."""
 
     namespace: str
     name: str
@@ -83,6 +84,7 @@ class WorkloadRow:
     reason: str = ""
     message: str = ""
     usage: Mapping[str, str] = field(default_factory=dict)
+    cluster: str = ""
 
 
 @dataclass(frozen=True)
@@ -327,7 +329,8 @@ def workload_row(wl: Mapping[str, Any], queue_of: Mapping[tuple[str, str], str])
         cluster_queue=admission.get("clusterQueue") or queue_of.get((ns, lq), ""), local_queue=lq, state=state,
         priority=spec.get("priority"), priority_class=ref.get("name"),
         since=rfc3339(cond.get("lastTransitionTime")) or rfc3339(meta.get("creationTimestamp")),
-        reason=reason, message=message, usage=_usage_of(wl) if state != "pending" else {})
+        reason=reason, message=message, usage=_usage_of(wl) if state != "pending" else {},
+        cluster=str((wl.get("status") or {}).get("clusterName") or ""))
 
 
 # --- preemptions -------------------------------------------------------------------------------------------------

@@ -350,3 +350,29 @@ def ensure(pki: Path, now: dt.datetime | None = None) -> Certificates:
     ):
         _write(path, data, private)
     return certs
+
+
+def worker_identity(certs: Certificates, namespace: str, service_account: str,
+                    now: dt.datetime | None = None) -> KeyPair:
+    """The MultiKueue worker identity of a worker sandbox: a client certificate signed by its CA whose CN is
+    ``system:serviceaccount:<namespace>:<service_account>``, kept under ``pki/multikueue/<namespace>-<account>.*``
+    (issued once, then reused while valid, so the kubeconfig the stack writes into the manager's Secret stays the
+    same across ``up``).
+
+    The apiserver takes a client certificate's CN as the user name, and RBAC matches a ServiceAccount subject by
+    exactly that name (``system:serviceaccount:<ns>:<name>``, k8s.io/apiserver pkg/authentication/serviceaccount), so
+    the certificate has precisely the rights the stack's ClusterRoleBinding gives the worker ServiceAccount: a sandbox
+    stand-in for the ServiceAccount token a real worker's kubeconfig carries (docs/multikueue.md). It belongs to no
+    group such as system:serviceaccounts. Raises OSError when the CA cannot be read.
+    """
+    now = now or dt.datetime.now(dt.UTC)
+    base = certs.pki / "multikueue" / f"{namespace}-{service_account}"
+    crt, key = base.with_suffix(".crt"), base.with_suffix(".key")
+    if crt.exists() and key.exists():
+        if x509.load_pem_x509_certificate(crt.read_bytes()).not_valid_after_utc - now >= RENEW_BEFORE:
+            return KeyPair(crt.read_bytes(), key.read_bytes())
+    ca = KeyPair(certs.ca_crt.read_bytes(), certs.ca_key.read_bytes())
+    pair = issue(ca, f"system:serviceaccount:{namespace}:{service_account}", client=True, now=now)
+    _write(crt, pair.cert_pem, False)
+    _write(key, pair.key_pem, True)
+    return pair

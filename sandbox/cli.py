@@ -36,6 +36,10 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--kueue-delay", type=float, default=0.0, metavar="SECONDS",
                     help="start the Kueue manager SECONDS late and do not wait for it (to test clients that must "
                          "wait for Kueue's webhooks, e.g. a stack with kueue.install: true)")
+    up.add_argument("--workers", type=int, default=0, metavar="N",
+                    help="also start N MultiKueue worker clusters (each its own etcd, kube-apiserver, Kueue, JobSet "
+                         "and Trainer on other loopback ports; named after the stack's multiKueue.workers, else "
+                         "worker-1..N), under <state dir>/workers/<name>")
     up.add_argument("--with-prometheus", action="store_true",
                     help="also start Prometheus on loopback, scraping Kueue's metrics and evaluating the stack's "
                          "alerts (TSDB under the state dir); its URL is printed")
@@ -129,6 +133,28 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def worker_names(stack_path: Path, count: int) -> list[str]:
+    """The names of the first ``count`` MultiKueue workers of the stack file (``multiKueue.workers[].name``), then
+    ``worker-<i>`` for any beyond those it declares."""
+    raw = raw_from_stack_file(stack_path).get("multiKueue")
+    declared = [w.get("name") for w in (raw.get("workers") or []) if isinstance(w, dict)] if isinstance(raw, dict) \
+        else []
+    names = [str(n) for n in declared if isinstance(n, str)][:count]
+    return names + [f"worker-{i}" for i in range(len(names) + 1, count + 1)]
+
+
+def worker_sandboxes(sandbox: Sandbox, stack_path: Path, count: int) -> list[tuple[str, Sandbox]]:
+    """The worker sandboxes ``up --workers count`` starts, each under ``<state dir>/workers/<name>``."""
+    return [(name, Sandbox(sandbox.paths.worker(name), worker=name)) for name in worker_names(stack_path, count)]
+
+
+def existing_workers(sandbox: Sandbox) -> list[tuple[str, Sandbox]]:
+    """Every worker sandbox that has a state directory under ``<state dir>/workers``."""
+    root = sandbox.paths.root / "workers"
+    return [(d.name, Sandbox(sandbox.paths.worker(d.name), worker=d.name))
+            for d in sorted(root.iterdir()) if d.is_dir()] if root.is_dir() else []
+
+
 def _main(args: argparse.Namespace) -> int:
     sandbox = Sandbox()
     if args.command == "up":
@@ -145,9 +171,14 @@ def _main(args: argparse.Namespace) -> int:
             if isinstance(mode, str) and mode != "sandbox":
                 print(f"stack {Path(path).name} targets cluster mode {mode}: no sandbox needed")
                 return 0
+        if args.workers < 0:
+            print("sandbox: --workers takes a count (0 or more)", file=sys.stderr)
+            return 2
         try:
             report = sandbox.up(path, timeout=args.timeout, kueue_delay=args.kueue_delay,
                                 with_prometheus=args.with_prometheus)
+            workers = [(name, worker.up(path, timeout=args.timeout))
+                       for name, worker in worker_sandboxes(sandbox, path, args.workers)]
         except SettingsError as exc:
             print(f"sandbox: {exc}", file=sys.stderr)
             return 2
@@ -156,12 +187,18 @@ def _main(args: argparse.Namespace) -> int:
             return 1
         state = "already running" if report.already_running else f"up in {report.seconds['total']:.1f} s"
         print(f"sandbox {state}; kubeconfig: {report.kubeconfig}")
+        for name, worker_report in workers:
+            worker_state = ("already running" if worker_report.already_running
+                            else f"up in {worker_report.seconds['total']:.1f} s")
+            print(f"worker {name} {worker_state}; kubeconfig: {worker_report.kubeconfig}")
         print(f"export KUBECONFIG={report.kubeconfig}")
         if args.with_prometheus:
             print(f"prometheus: {prometheus.url(sandbox.paths)}")
         return 0
     if args.command == "down":
-        stopped = sandbox.down(purge=args.purge)
+        stopped = [f"{name}/{component}" for name, worker in existing_workers(sandbox)
+                   for component in worker.down(purge=False)]
+        stopped = sandbox.down(purge=args.purge) + stopped
         print(f"stopped: {', '.join(stopped) if stopped else 'nothing was running'}"
               + (f"; removed {sandbox.paths.root}" if args.purge else ""))
         if args.purge:
@@ -172,5 +209,12 @@ def _main(args: argparse.Namespace) -> int:
 
         text, ok = render(sandbox)
         print(text)
+        for name, worker in existing_workers(sandbox):
+            if not worker.state().processes:  # stopped by `down`: not part of the running sandbox
+                print(f"\n== worker {name} == stopped (python -m sandbox up --workers N starts it)")
+                continue
+            worker_text, worker_ok = render(worker)
+            print(f"\n== worker {name} ==\n{worker_text}")
+            ok = ok and worker_ok
         return 0 if ok else 1
     return _logs(sandbox, args.component, args.lines, args.follow)

@@ -33,7 +33,7 @@ from kubernetes.client import ApiClient, ApiException
 import toolchain
 from components.checks.validation import load_stack_file
 from components.model.alerts import rules_file
-from components.settings import KueueMetrics, Settings
+from components.settings import KueueMetrics, NodePool, Settings
 from sandbox import certs as certs_mod
 from sandbox import controlplane, files, jobcontrollers, kserve, kubeconfig, kueue, kwok, process
 from sandbox import prometheus as prom
@@ -67,6 +67,9 @@ BINARIES = COMPONENTS
 #: versions.toml [crds] entries installed, in order (JobSet before Trainer: the TrainJob integration owns JobSets;
 #: kserve-controller: the KServe kinds its manager watches besides InferenceService).
 CRD_SOURCES = ("kueue", "jobset", "trainer", "kserve", "kserve-controller")
+#: What a MultiKueue worker sandbox runs: no KServe (InferenceServices serve where the stack targets, the manager).
+WORKER_COMPONENTS = tuple(c for c in COMPONENTS if c != "kserve-manager")
+WORKER_CRD_SOURCES = ("kueue", "jobset", "trainer")
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Annotation holding the SHA-256 of the CRD as the sandbox applied it; an unchanged CRD is not applied again.
 CRD_HASH_ANNOTATION = "kueue-cohorts.sandbox/sha256"
@@ -123,12 +126,23 @@ def _tail(path: str | Path, lines: int = 25) -> str:
 
 
 class Sandbox:
-    """One sandbox, kept in ``paths`` (default: :meth:`SandboxPaths.default`). ``log`` receives progress lines."""
+    """One sandbox, kept in ``paths`` (default: :meth:`SandboxPaths.default`). ``log`` receives progress lines.
 
-    def __init__(self, paths: SandboxPaths | None = None, log: Callable[[str], None] | None = None):
+    ``worker``: the name of a MultiKueue worker of the stack (``multiKueue.workers[].name``) when this sandbox is
+    that worker's cluster (``python -m sandbox up --workers N``, state under ``<state dir>/workers/<name>``): it runs
+    :data:`WORKER_COMPONENTS` (no KServe), takes its nodes from the worker's ``nodePools`` (default the stack's), and
+    writes the kubeconfig the manager's Kueue uses there (``multikueue.kubeconfig``, the worker identity's client
+    certificate, :func:`sandbox.certs.worker_identity`)."""
+
+    def __init__(self, paths: SandboxPaths | None = None, log: Callable[[str], None] | None = None,
+                 worker: str | None = None):
         self.paths = paths or SandboxPaths.default()
+        self.worker = worker
+        self.components = WORKER_COMPONENTS if worker else COMPONENTS
+        self._crd_sources = WORKER_CRD_SOURCES if worker else CRD_SOURCES
         self._spawned_at: dict[str, float] = {}
-        self._log = log or (lambda msg: print(f"[sandbox] {msg}", file=sys.stderr, flush=True))
+        prefix = f"[sandbox {worker}]" if worker else "[sandbox]"
+        self._log = log or (lambda msg: print(f"{prefix} {msg}", file=sys.stderr, flush=True))
 
     # ----- inspection ------------------------------------------------------------------------------------------
 
@@ -137,12 +151,13 @@ class Sandbox:
         return State.load(self.paths.state_file)
 
     def health(self) -> dict[str, tuple[bool, bool, str]]:
-        """Return ``{component: (process alive, healthy, detail)}`` for every component of :data:`COMPONENTS`, and
-        for Prometheus when ``up --with-prometheus`` started it."""
+        """Return ``{component: (process alive, healthy, detail)}`` for every component this sandbox runs
+        (:data:`COMPONENTS`, or :data:`WORKER_COMPONENTS` for a worker), and for Prometheus when
+        ``up --with-prometheus`` started it."""
         st = self.state()
         result = {}
         checks = probes(self.paths, st.ports) if st.ports else {}
-        for name in COMPONENTS + ((prom.NAME,) if prom.NAME in st.processes else ()):
+        for name in tuple(self.components) + ((prom.NAME,) if prom.NAME in st.processes else ()):
             rec = st.processes.get(name)
             running = bool(rec and process.alive(rec))
             ok, detail = checks[name].check() if (running and name in checks) else (False, "not running")
@@ -173,6 +188,7 @@ class Sandbox:
                 st = self.state()
                 self._log("already running; reconciling nodes with the stack")
                 self._reconcile_nodes(stack_path, st)
+                self._write_worker_identity(load_stack_file(stack_path), st)
                 if with_prometheus:
                     self._start_prometheus(st, load_stack_file(stack_path), stack_path, timeout)
                 report.already_running = True
@@ -247,13 +263,13 @@ class Sandbox:
         module = {b: toolchain.module_dir(pins.entry_for(b).module, pins.entry_for(b).module_version)
                   for b in ("kueue", "jobset-controller-manager", "trainer-controller-manager", "kwok",
                             "kserve-manager")}
-        crd_docs = {source: toolchain.crd_documents(source) for source in CRD_SOURCES}
+        crd_docs = {source: toolchain.crd_documents(source) for source in self._crd_sources}
         self._step(report, "toolchain", t)
 
         t = time.monotonic()
         prev = self.state()
         st = State(ports=allocate(previous=prev.ports), stack=str(stack_path),
-                   versions={b: pins.entry_for(b).version for b in BINARIES})
+                   versions={b: pins.entry_for(b).version for b in self.components})
         for d in (self.paths.root, self.paths.logs, self.paths.config, self.paths.run, self.paths.etcd_data):
             files.private_dir(d)
         c = certs_mod.ensure(self.paths.pki)
@@ -274,14 +290,15 @@ class Sandbox:
         # What the next phase applies is prepared while the apiserver starts.
         crds = self._crds(crd_docs, module["kueue"], st.ports["kueue-webhook"], ca)
         others = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
-                  for ns in (kueue.NAMESPACE, kserve.NAMESPACE)]
+                  for ns in (kueue.NAMESPACE, *(() if self.worker else (kserve.NAMESPACE,)))]
         others += load_documents([module["kwok"] / kwok.STORAGE_CLASS_FILE], kind="StorageClass")
         others += (kueue.webhook_configurations(module["kueue"], st.ports["kueue-webhook"], ca)
                    + jobcontrollers.jobset_webhooks(module["jobset-controller-manager"], st.ports["jobset-webhook"], ca)
                    + jobcontrollers.trainer_webhooks(module["trainer-controller-manager"],
                                                      st.ports["trainer-webhook"], ca)
-                   + kserve.webhook_configurations(module["kserve-manager"], st.ports["kserve-webhook"], ca))
-        nodes = kwok.node_manifests(settings.node_pools)
+                   + ([] if self.worker else kserve.webhook_configurations(module["kserve-manager"],
+                                                                            st.ports["kserve-webhook"], ca)))
+        nodes = kwok.node_manifests(self._node_pools(settings))
         stages = self.paths.config / "kwok.yaml"
         stages.write_text(kwok.stage_config(module["kwok"]))
         self._wait_healthy(st, "etcd", 30)
@@ -303,26 +320,50 @@ class Sandbox:
         if changed:
             self._wait_crds_served(api, crds, timeout)
             self._start_managers(st, bins, c, kueue_delay, settings.kueue.metrics)
-        self._start_kserve(api, st, bins, c, module["kserve-manager"])
-        self._log(f"{len(crds)} CRDs ({', '.join(CRD_SOURCES)}): {len(changed)} applied; "
+        if not self.worker:
+            self._start_kserve(api, st, bins, c, module["kserve-manager"])
+        self._log(f"{len(crds)} CRDs ({', '.join(self._crd_sources)}): {len(changed)} applied; "
                   f"{len(others) - 3} webhook configurations, {len(nodes)} nodes")
         self._step(report, "crds+webhooks", t)
 
         t = time.monotonic()
         waits = ["kube-controller-manager", "kube-scheduler", "kwok", "jobset-controller-manager",
-                 "trainer-controller-manager", "kserve-manager"] + ([] if kueue_delay > 0 else ["kueue"])
+                 "trainer-controller-manager", *(() if self.worker else ("kserve-manager",))] + \
+            ([] if kueue_delay > 0 else ["kueue"])
         for name in waits:
             self._wait_healthy(st, name, timeout)
-        runtimes = kserve.serving_runtimes(module["kserve-manager"])
-        wait_until(lambda: self._applied(api, runtimes), timeout,
-                   "KServe's ClusterServingRuntimes applied through its webhook")
+        if not self.worker:
+            runtimes = kserve.serving_runtimes(module["kserve-manager"])
+            wait_until(lambda: self._applied(api, runtimes), timeout,
+                       "KServe's ClusterServingRuntimes applied through its webhook")
         self._reconcile_nodes(stack_path, st, settings=settings, timeout=timeout, api=api, applied=True)
         wait_until(lambda: get_json(api, "/api/v1/namespaces/default") is not None, 30, "namespace default")
         if kueue_delay > 0:
             self._log(f"the Kueue manager starts {kueue_delay:g} s late (--kueue-delay): not waiting for it")
         else:
             self._wait_webhook(api, timeout)
+        self._write_worker_identity(settings, st)
         self._step(report, "components", t)
+
+    def _node_pools(self, settings: Settings) -> list[NodePool]:
+        """The node pools this sandbox builds kwok nodes from: a worker's ``multiKueue.workers[].nodePools`` (when
+        the stack gives them), else the stack's ``nodePools``."""
+        found = settings.multi_kueue.worker(self.worker) if self.worker and settings.multi_kueue else None
+        return list(found.node_pools) if found is not None and found.node_pools else list(settings.node_pools)
+
+    def _write_worker_identity(self, settings: Settings, st: State) -> None:
+        """For a worker sandbox: write ``multikueue.kubeconfig``, the kubeconfig the manager's Kueue uses here, as
+        the worker's ServiceAccount (``multiKueue.workers[].serviceAccount`` in Kueue's namespace; default
+        multikueue) by client certificate (:func:`sandbox.certs.worker_identity`). Nothing for the manager."""
+        if not self.worker:
+            return
+        found = settings.multi_kueue.worker(self.worker) if settings.multi_kueue else None
+        account = found.service_account if found is not None else "multikueue"
+        c = certs_mod.Certificates(self.paths.pki)
+        pair = certs_mod.worker_identity(c, settings.kueue.namespace, account)
+        server = f"https://{LOOPBACK}:{st.ports['kube-apiserver']}"
+        kubeconfig.write_identity(self.paths.multikueue_kubeconfig, server, c.ca_crt.read_bytes(), pair,
+                                  f"{self.worker}-multikueue")
 
     def _start_prometheus(self, st: State, settings: Settings, stack_path: Path, timeout: float) -> None:
         """Start Prometheus (:mod:`sandbox.prometheus`) unless it runs: its access to Kueue's metrics (ServiceAccount,
@@ -352,11 +393,12 @@ class Sandbox:
 
     @staticmethod
     def _crds(docs: Mapping[str, list[dict[str, Any]]], kueue_dir: Path, port: int, ca: bytes) -> list[dict[str, Any]]:
-        """Return the CRDs of :data:`CRD_SOURCES` as the sandbox applies them: Kueue's with the conversion webhook
-        on loopback, each annotated with the SHA-256 of that content (:data:`CRD_HASH_ANNOTATION`)."""
+        """Return the CRDs of ``docs`` (by :data:`CRD_SOURCES` entry) as the sandbox applies them: Kueue's with the
+        conversion webhook on loopback, each annotated with the SHA-256 of that content
+        (:data:`CRD_HASH_ANNOTATION`)."""
         converted = kueue.conversion_webhook_crds(kueue_dir)
         out = []
-        for source in CRD_SOURCES:
+        for source in docs:
             for crd in docs[source]:
                 if crd["metadata"]["name"] in converted:
                     crd = kueue.with_conversion_webhook(crd, port, ca)
@@ -482,7 +524,7 @@ class Sandbox:
 
         settings = settings or load_stack_file(stack_path)
         api = api or self._client()
-        nodes = kwok.node_manifests(settings.node_pools)
+        nodes = kwok.node_manifests(self._node_pools(settings))
         names = [n["metadata"]["name"] for n in nodes]
         if not applied:
             self._apply_all(api, nodes, status_kinds={"Node"})

@@ -1,6 +1,7 @@
 """Endpoints of a running sandbox that a Pulumi program needs (read from its state directory)."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Mapping
 
 from sandbox.certs import Certificates
@@ -18,3 +19,14 @@ def kueue_webhook_endpoint(environ: Mapping[str, str] | None = None) -> tuple[st
     state = State.load(paths.state_file)
     port = state.ports["kueue-webhook"]
     return f"https://{LOOPBACK}:{port}", Certificates(paths.pki).ca_crt.read_bytes()
+
+
+def worker_kubeconfigs(name: str, environ: Mapping[str, str] | None = None) -> tuple[Path, Path]:
+    """Return (admin kubeconfig, MultiKueue kubeconfig) of the running worker sandbox ``name``
+    (``python -m sandbox up --workers N``): the deploy's provider uses the first, the manager's Kueue the second
+    (the worker identity's client certificate, see ``sandbox.certs.worker_identity``). Raises FileNotFoundError when
+    that worker sandbox has not been started."""
+    paths = SandboxPaths.default(environ).worker(name)
+    if not paths.kubeconfig.is_file() or not paths.multikueue_kubeconfig.is_file():
+        raise FileNotFoundError(f"worker sandbox {name} at {paths.root}")
+    return paths.kubeconfig, paths.multikueue_kubeconfig

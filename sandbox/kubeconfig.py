@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from sandbox import files
-from sandbox.certs import Certificates
+from sandbox.certs import Certificates, KeyPair
 
 #: Name of the cluster, user and context in the kubeconfig.
 CONTEXT = "kueue-cohorts-sandbox"
@@ -51,6 +51,32 @@ def write(path: Path, server: str, certs: Certificates) -> bool:
     files.private_dir(path.parent)
     if path.exists() and path.read_text() == text:
         path.chmod(files.SECRET_MODE)
+        return False
+    files.write_file(path, text.encode(), files.SECRET_MODE)
+    return True
+
+
+def render_identity(server: str, ca_pem: bytes, identity: KeyPair, name: str) -> dict[str, Any]:
+    """Return a kubeconfig for ``server`` acting as ``identity`` (a client certificate pair), cluster, user and
+    context named ``name``; the CA and the pair embedded (``*-data``), as Kueue's MultiKueue requires of a worker
+    kubeconfig (no file paths)."""
+    b64 = base64.b64encode
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": name, "cluster": {"server": server, "certificate-authority-data": b64(ca_pem).decode()}}],
+        "users": [{"name": name, "user": {"client-certificate-data": b64(identity.cert_pem).decode(),
+                                          "client-key-data": b64(identity.key_pem).decode()}}],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+        "current-context": name,
+    }
+
+
+def write_identity(path: Path, server: str, ca_pem: bytes, identity: KeyPair, name: str) -> bool:
+    """Write :func:`render_identity` to ``path`` (mode 0600 from its first byte); return True when it changed."""
+    text = yaml.safe_dump(render_identity(server, ca_pem, identity, name), sort_keys=False)
+    files.private_dir(path.parent)
+    if path.exists() and path.read_text() == text:
         return False
     files.write_file(path, text.encode(), files.SECRET_MODE)
     return True

@@ -95,6 +95,16 @@ class SandboxPaths:
         """Lock file held while ``up`` or ``down`` runs."""
         return self.root / ".lock"
 
+    @property
+    def multikueue_kubeconfig(self) -> Path:
+        """A worker sandbox's kubeconfig for the manager's Kueue (the MultiKueue worker identity's client
+        certificate), which the stack writes into the manager's kubeconfig Secret."""
+        return self.root / "multikueue.kubeconfig"
+
+    def worker(self, name: str) -> SandboxPaths:
+        """The paths of worker sandbox ``name`` (``<root>/workers/<name>``; ``python -m sandbox up --workers N``)."""
+        return SandboxPaths(self.root / "workers" / name)
+
     def log(self, component: str) -> Path:
         """Return the log file of ``component`` (e.g. ``kube-apiserver``)."""
         return self.logs / f"{component}.log"

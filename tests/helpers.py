@@ -31,6 +31,7 @@ class Registered:
     inputs: dict
     custom: bool
     urn: str
+    provider: str = ""
 
 
 class RecordingMocks(pulumi.runtime.Mocks):
@@ -41,7 +42,8 @@ class RecordingMocks(pulumi.runtime.Mocks):
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         urn = f"urn:pulumi:test::kueue-cohorts::{args.typ}::{args.name}"
-        self.registered.append(Registered(args.typ, args.name, dict(args.inputs), args.custom, urn))
+        self.registered.append(Registered(args.typ, args.name, dict(args.inputs), args.custom, urn,
+                                          args.provider or ""))
         return f"{args.name}-id", dict(args.inputs)
 
     def call(self, args: pulumi.runtime.MockCallArgs):

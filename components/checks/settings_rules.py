@@ -15,7 +15,7 @@ import re
 from decimal import Decimal
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from components.checks import security_rules
+from components.checks import multikueue_rules, security_rules
 from components.model.plans import common_labels, shared_pool_totals
 from components.model.services import deployment_strategy, surge_nominal
 from components.settings import (
@@ -536,7 +536,7 @@ CHECKS: tuple[Check, ...] = (
     check_cluster_target, check_node_capacity, check_some_layout, check_flavors, check_preemption,
     check_inference_training_keys, check_shared_pool_keys,
     check_unique_names, check_kueue_integrations, check_training_runtime_home, check_preview_identity,
-    *security_rules.CHECKS,
+    *multikueue_rules.CHECKS, *security_rules.CHECKS,
 )
 """Every settings-only check, in config order."""
 

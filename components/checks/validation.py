@@ -29,6 +29,9 @@ from components.model.render import KeyPath, Rendered, RenderedStack, render
 from components.settings import PROJECT, Settings, config_key, parse_settings, raw_from_stack_file, secrets
 from components.settings.errors import Problem, SettingsError
 from policy.rules.book import run as run_rule_book
+from policy.rules.book import run_clusters
+from policy.rules.vocabulary.declaration import Declaration
+from policy.rules.vocabulary.multikueue import MANAGER
 from policy.rules.vocabulary.objects import KubeObject, from_resource
 from policy.rules.vocabulary.paths import parse_path
 from policy.rules.vocabulary.values import MISSING, Violation
@@ -117,7 +120,19 @@ def _judged(settings: Settings, raw: Mapping[str, Any],
     except (ValueError, KeyError) as err:
         return [Problem(f"{PROJECT}:*", "<stack>", f"the stack cannot be rendered: {err}",
                         "correct the stack config")], [], None
-    problems, warnings = judge_objects(stack.objects(), raw, pack_config(settings))
+    rendered = stack.objects()
+    config = pack_config(settings)
+    manager = as_objects(rendered)
+    problems, warnings = judge_objects(rendered, raw, config)
+    seen: set[tuple[str, str, str]] = {(p.key, p.rule, p.fix) for p in problems + warnings}
+    for worker in stack.workers:  # each worker's cohorts with that worker's nodes (multiKueue.workers[].nodePools)
+        objects = worker.objects()
+        _collect(raw, objects, run_rule_book(as_objects(objects), pack_config(worker.settings)),
+                 f"on worker '{worker.name}': ", problems, warnings, seen,
+                 f"kueue-cohorts:multiKueue.workers[{worker.index}].nodePools")
+    if stack.workers:
+        clusters = {MANAGER: manager, **{w.name: as_objects(w.objects()) for w in stack.workers}}
+        _collect(raw, rendered, run_clusters(clusters, config), "", problems, warnings, seen)
     return problems, warnings, stack
 
 
@@ -127,6 +142,18 @@ def judge_objects(rendered: Sequence[Rendered], raw: Mapping[str, Any],
     (`components.model.pack_config.pack_config`, or {} for the schema defaults). Returns (problems of mandatory
     rules, warnings of advisory ones), each mapped back to the config key that wrote the field (`Rendered.fields`),
     the value shown as `raw` has it; one problem per key, rule and fix."""
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+    _collect(raw, rendered, run_rule_book(as_objects(rendered), config), "", problems, warnings, set())
+    return problems, warnings
+
+
+def _collect(raw: Mapping[str, Any], rendered: Sequence[Rendered], found: Sequence[tuple[Declaration, Violation]],
+             where: str, problems: list[Problem], warnings: list[Problem], seen: set[tuple[str, str, str]],
+             nodes_key: str = "") -> None:
+    """Map the rule book's findings on the objects `rendered` (of one cluster) to Problems at the config keys that
+    wrote them (`where` prefixes the rule: a worker's cluster, whose nodes a fix names at `nodes_key`), into
+    `problems` (mandatory rules) and `warnings`; the same key, rule and fix once (`seen`)."""
     by_ref: dict[tuple[Any, ...], int] = {}
     twice: set[tuple[Any, ...]] = set()
     for index, item in enumerate(rendered):
@@ -134,19 +161,18 @@ def judge_objects(rendered: Sequence[Rendered], raw: Mapping[str, Any],
         if ref in by_ref:
             twice.add(ref)  # a name the stack uses twice: settings_rules reports it; findings on it are ambiguous
         by_ref.setdefault(ref, index)
-    problems: list[Problem] = []
-    warnings: list[Problem] = []
-    seen: set[tuple[str, str, str]] = set()
-    for rule, violation in run_rule_book(as_objects(rendered), config):
+    for rule, violation in found:
         subject = violation.subject
         if subject is not None and (subject.kind, subject.namespace, subject.name) in twice:
             continue
         problem = _problem(raw, rendered, by_ref, violation)
+        if where:
+            fix = problem.fix.replace(f"{PROJECT}:nodePools", nodes_key) if nodes_key else problem.fix
+            problem = Problem(problem.key, problem.value, where + problem.rule, fix, problem.policy)
         if (problem.key, problem.rule, problem.fix) in seen:
             continue  # the same key and rule found on several objects (a runtime per training namespace)
         seen.add((problem.key, problem.rule, problem.fix))
         (problems if rule.mandatory else warnings).append(problem)
-    return problems, warnings
 
 
 MAX_VALUES = 200_000

@@ -26,7 +26,8 @@ class AssembledStack:
     """Every object of a stack, by part.
 
     rendered: the objects Settings alone decide (`components.model.render.RenderedStack`: Kueue's Namespace, the
-    ResourceFlavors, the layouts). guardrails: the admission guardrails (policy and binding each).
+    ResourceFlavors, the MultiKueue objects, the layouts; and each MultiKueue worker's objects, `workers()`).
+    guardrails: the admission guardrails (policy and binding each).
     validation_actions: the bindings' validationActions. identity: the preview identity's plan (None without
     `previewIdentity`); identity_objects: its objects as Rendered, in registration order.
     """
@@ -44,8 +45,15 @@ class AssembledStack:
                 *self.identity_objects]
 
     def registered(self) -> list[Rendered]:
-        """The objects the program registers (`objects()` without those rendered only to be judged)."""
+        """The objects the program registers on the stack's own cluster (`objects()` without those rendered only to
+        be judged). A kubeconfig Secret of MultiKueue is registered with `stringData.kubeconfig` added (a Pulumi
+        secret, components/resources/multikueue.py)."""
         return [r for r in self.objects() if r.registered]
+
+    def workers(self) -> dict[str, list[Rendered]]:
+        """MultiKueue worker name -> the objects the program registers on that worker, with the worker's provider
+        (`rendered.workers[i].objects()` without those rendered only to be judged), in `multiKueue.workers` order."""
+        return {w.name: [r for r in w.objects() if r.registered] for w in self.rendered.workers}
 
 
 def assemble(settings: Settings, namespace_owner: Optional[str] = None,

@@ -183,7 +183,10 @@ class ClusterQueueSpec:
     """ClusterQueue (cluster-scoped).
 
     namespace_selector: a LabelSelector dict; never `{}` (which admits every namespace); None is rejected too,
-    since Kueue then admits no namespace at all. role: value of the `kueue-cohorts/role` label.
+    since Kueue then admits no namespace at all. role: value of the `kueue-cohorts/role` label. admission_checks:
+    AdmissionCheck names written as `spec.admissionChecksStrategy.admissionChecks[].name` for every flavor (a
+    MultiKueue check must not name onFlavors: Kueue then makes the queue inactive,
+    MultiKueueAdmissionCheckAppliedPerFlavor); empty: the field is not written.
     """
 
     name: str
@@ -195,6 +198,7 @@ class ClusterQueueSpec:
     queueing_strategy: Optional[str] = None
     stop_policy: Optional[str] = None
     flavor_fungibility: Optional[FlavorFungibilitySpec] = None
+    admission_checks: tuple[str, ...] = ()
 
     def manifest(self) -> dict[str, Any]:
         """Return the ClusterQueue manifest. Raises ValueError on an empty namespaceSelector."""
@@ -212,6 +216,8 @@ class ClusterQueueSpec:
             spec["stopPolicy"] = self.stop_policy
         if self.flavor_fungibility is not None:
             spec["flavorFungibility"] = self.flavor_fungibility.manifest()
+        if self.admission_checks:
+            spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": name} for name in self.admission_checks]}
         return {
             "apiVersion": API_VERSION,
             "kind": "ClusterQueue",

@@ -14,14 +14,16 @@ The stack's facts are option values (`facts`), and every policy that declares an
   stack gives none) and capacity per node: the capacity policy decides which ResourceFlavor selects which pool by
   those labels (`policy/rules/cohort_nominal_within_capacity.py`), so the capacity per flavor carries its node labels;
 - `protectedNamespaces`, `allowedAddOnNamespaces`, `excludeResourcePrefixes`, `kueueNamespace`: the stack's
-  namespaces and Kueue's resource exclusions.
+  namespaces and Kueue's resource exclusions;
+- with `multiKueue`: `workerNodePools` (each worker's nodes, judged against its own cohorts), `serviceAccounts`
+  (each worker's identity of the manager's Kueue), `integrations` and `featureGates` (the manager's Kueue).
 """
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Sequence
 
-from components.settings import Settings
+from components.settings import NodePool, Settings
 from policy.rules.book import RULES
 from policy.rules.checkpoint_safe_runtime import EXEMPT_RUNTIMES, MIN_TERMINATION_GRACE_PERIOD_SECONDS
 from policy.rules.cluster_queue_covers_pod_resources import EXCLUDE_RESOURCE_PREFIXES
@@ -30,8 +32,10 @@ from policy.rules.cohort_nominal_within_capacity import (
     LEGACY_CAPACITY,
     LEGACY_FLAVOR_CAPACITY,
     NODE_POOLS,
+    WORKER_NODE_POOLS,
 )
 from policy.rules.kueue_manager_config import KUEUE_NAMESPACE
+from policy.rules.multikueue_workers_ready import FEATURE_GATES, INTEGRATIONS, SERVICE_ACCOUNTS
 from policy.rules.protected_namespaces import ALLOWED_ADD_ON_NAMESPACES, EXTRA_PROTECTED_NAMESPACES
 from policy.rules.vocabulary.declaration import Option
 from policy.rules.vocabulary.priority import PRIORITY_CLASSES, TRAINING_PRIORITY_CLASSES
@@ -43,8 +47,23 @@ def node_pools(settings: Settings) -> list[dict[str, Any]]:
     """The stack's node pools as the pack config's `nodePools` option: name, count, labels (always written: a pool
     without labels in the pack config would have unknown labels) and capacity per node; `resourceFlavor` when the
     pool names one (messages only: Kueue places pods by labels)."""
-    return [{**pool.model_dump(by_alias=True, exclude_none=True), "labels": dict(pool.labels)}
-            for pool in settings.node_pools]
+    return _pools(settings.node_pools)
+
+
+def _pools(pools: Sequence[NodePool]) -> list[dict[str, Any]]:
+    return [{**pool.model_dump(by_alias=True, exclude_none=True), "labels": dict(pool.labels)} for pool in pools]
+
+
+def _multikueue_facts(settings: Settings) -> list[tuple[Option[Any], Any]]:
+    """The facts of a MultiKueue stack (`kueue-cohorts:multiKueue`): each worker's nodes (its own `nodePools`, else
+    the stack's), the ServiceAccount the manager's Kueue acts as on each worker (`<kueue namespace>/<name>`), the
+    manager's integrations and feature gates; none without `multiKueue`."""
+    mk = settings.multi_kueue
+    if mk is None:
+        return []
+    return [(WORKER_NODE_POOLS, {w.name: _pools(w.node_pools or settings.node_pools) for w in mk.workers}),
+            (SERVICE_ACCOUNTS, {w.name: f"{settings.kueue.namespace}/{w.service_account}" for w in mk.workers}),
+            (INTEGRATIONS, list(settings.kueue.integrations)), (FEATURE_GATES, dict(settings.kueue.feature_gates))]
 
 
 def facts(settings: Settings) -> list[tuple[Option[Any], Any]]:
@@ -73,12 +92,13 @@ def facts(settings: Settings) -> list[tuple[Option[Any], Any]]:
         found.append((EXCLUDE_RESOURCE_PREFIXES, list(settings.kueue.resources.exclude_resource_prefixes)))
     if settings.kueue.namespace != KUEUE_NAMESPACE.default:
         found.append((KUEUE_NAMESPACE, settings.kueue.namespace))
-    return found
+    return found + _multikueue_facts(settings)
 
 
 STATED: tuple[Option[Any], ...] = (
     NODE_POOLS, INFERENCE_CLUSTER_QUEUES, CLUSTER_QUEUE_ROLES, INFERENCE_PRIORITY_CLASSES, TRAINING_PRIORITY_CLASSES,
-    EXTRA_PROTECTED_NAMESPACES, ALLOWED_ADD_ON_NAMESPACES, EXCLUDE_RESOURCE_PREFIXES, KUEUE_NAMESPACE)
+    EXTRA_PROTECTED_NAMESPACES, ALLOWED_ADD_ON_NAMESPACES, EXCLUDE_RESOURCE_PREFIXES, KUEUE_NAMESPACE,
+    WORKER_NODE_POOLS, SERVICE_ACCOUNTS, INTEGRATIONS, FEATURE_GATES)
 """The pack options a stack file can state (`facts` returns some of them, by what the stack sets)."""
 UNSTATED: tuple[Option[Any], ...] = (
     MIN_TERMINATION_GRACE_PERIOD_SECONDS, EXEMPT_RUNTIMES, FLAVOR_NODE_LABELS, LEGACY_CAPACITY, LEGACY_FLAVOR_CAPACITY,

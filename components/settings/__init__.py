@@ -12,8 +12,9 @@ One module per section of the stack file, the way Kueue keeps one `<kind>_types.
 - `queues`: preemption, WorkloadPriorityClasses, checkpoint plan; `services`: InferenceServices and their rollout;
 - `asymmetric` (`inferenceTraining`) and `symmetric` (`sharedPool`): the two cohort layouts;
 - `kueue`: Kueue itself; `admission`: the in-cluster guardrails and add-on namespaces; `preview`: the PR preview
-  identity; `whatif`: the pull-request summary's demand trace; `root`: `Settings`; `load`: raw keys -> `Settings`
-  with every problem's key path;
+  identity; `whatif`: the pull-request summary's demand trace; `multikueue`: the worker clusters and the
+  ClusterQueues that dispatch to them; `root`: `Settings`; `load`: raw keys -> `Settings` with every problem's key
+  path;
 - beside them: `runtime` (`trainingRuntime`), `checkpoint_timing` (save interval and grace arithmetic),
   `quantity` (Kubernetes quantities), `secrets`, `stackfile` (the one stack-file reader), `errors` (`Problem`,
   `SettingsError`).
@@ -90,6 +91,13 @@ from components.settings.monitoring import (
     RUNBOOK_URL,
     MonitoringSettings,
     PositiveDuration,
+)
+from components.settings.multikueue import (
+    ManagerTrainer,
+    MultiKueueDispatch,
+    MultiKueueSettings,
+    MultiKueueWorker,
+    WorkerSecret,
 )
 from components.settings.preview import (
     PreviewIdentityCreate,
@@ -175,6 +183,11 @@ __all__ = [
     "StackIdentities",
     "AdmissionSettings",
     "AddOnNamespaceAllowance",
+    "MultiKueueSettings",
+    "ManagerTrainer",
+    "MultiKueueWorker",
+    "MultiKueueDispatch",
+    "WorkerSecret",
     "PreviewSubjectKind",
     "PreviewIdentityCreate",
     "PreviewIdentitySettings",

@@ -18,6 +18,7 @@ from components.settings.cluster import ClusterSettings, NodePool
 from components.settings.flavors import FlavorDeclaration, ResourceFlavorSettings
 from components.settings.kueue import KueueSettings
 from components.settings.monitoring import MonitoringSettings
+from components.settings.multikueue import MultiKueueSettings
 from components.settings.preview import PreviewIdentitySettings
 from components.settings.runtime import (
     TrainingRuntimeSettings,
@@ -79,6 +80,11 @@ class Settings(Model):
     preview_identity: Optional[PreviewIdentitySettings] = None
     """The read-only identity of the pull-request live preview: the stack registers its RBAC (get, list, watch on
     exactly the kinds the stack manages) and, for a ServiceAccount, the account and its namespace. Omitted: none."""
+    multi_kueue: Optional[MultiKueueSettings] = None
+    """MultiKueue (kueue.x-k8s.io/v1beta2, Beta and on by default in Kueue 0.19): the stack's cluster is the manager;
+    the dispatching ClusterQueues get a MultiKueue AdmissionCheck and every worker cluster gets the stack's cohorts,
+    LocalQueues, namespaces and runtime, and the ServiceAccount the manager's Kueue acts as (docs/multikueue.md).
+    Omitted: one cluster."""
     monitoring: MonitoringSettings = MonitoringSettings()
     """The alerts and the dashboard generated from the stack: thresholds, namespace, labels, runbook. Default: the
     thresholds above, namespace monitoring."""

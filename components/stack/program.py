@@ -3,7 +3,7 @@ ResourceFlavor and the cohort layouts."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -26,9 +26,16 @@ from components.resources.layouts import (
     SharedPoolCohortArgs,
 )
 from components.resources.manifest import ManifestResource
+from components.resources.multikueue import (
+    MultiKueueManager,
+    MultiKueueManagerArgs,
+    MultiKueueWorkerIdentity,
+    MultiKueueWorkerIdentityArgs,
+)
 from components.resources.preview_identity import PreviewIdentity, PreviewIdentityArgs
 from components.resources.training import PreemptibleTrainingRuntime, PreemptibleTrainingRuntimeArgs
-from components.settings import ClusterMode, ClusterSettings, KubeClientSettings, Settings
+from components.settings import ClusterMode, ClusterSettings, KubeClientSettings, MultiKueueWorker, Settings
+from policy.rules.vocabulary.multikueue import WORKER_PROVIDER_PREFIX
 
 
 def kubernetes_provider(cluster: ClusterSettings, project_root: Path, kubeconfig: Optional[Path]) -> k8s.Provider:
@@ -76,10 +83,46 @@ def _renamed_from(opts: pulumi.ResourceOptions, cohort: str, name: str) -> pulum
     return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(name=cohort)]))
 
 
+def worker_provider(cluster: ClusterSettings, worker: MultiKueueWorker, project_root: Path,
+                    kubeconfig: Optional[Path]) -> k8s.Provider:
+    """The kubernetes provider of MultiKueue worker `worker`, named `k8s-worker-<name>` (the policy pack tells the
+    clusters apart by this name, policy/rules/vocabulary/multikueue.py).
+
+    Args:
+        cluster: `kueue-cohorts:cluster` (the mode is the manager's, and the workers'). render: manifests go to
+            `<renderDir>/workers/<name>`; sandbox and kubeconfig: the cluster of `kubeconfig` and `worker.context`
+            (None in sandbox mode), with the manager's client rate limit.
+        worker: the worker's settings. project_root: the directory of Pulumi.yaml.
+        kubeconfig: the worker's kubeconfig path (the worker sandbox's in sandbox mode; None: the client's default).
+    Returns:
+        A pulumi_kubernetes Provider.
+    """
+    name = f"{WORKER_PROVIDER_PREFIX}{worker.name}"
+    if cluster.mode == ClusterMode.RENDER:
+        assert cluster.render_dir is not None  # settings_rules.check_cluster_target requires it in render mode
+        target = Path(cluster.render_dir)
+        if not target.is_absolute():
+            target = project_root / target
+        return k8s.Provider(name, render_yaml_to_directory=str(target / "workers" / worker.name))
+    limit = cluster.kube_client_settings or KubeClientSettings()
+    return k8s.Provider(name, kubeconfig=str(kubeconfig) if kubeconfig else None, context=worker.context,
+                        kube_client_settings=k8s.KubeClientSettingsArgs(qps=limit.qps, burst=limit.burst))
+
+
+def worker_providers(settings: Settings, project_root: Path,
+                     kubeconfigs: Mapping[str, Optional[Path]]) -> dict[str, k8s.Provider]:
+    """`worker_provider` of every MultiKueue worker of `settings` (none without `multiKueue`), each with its
+    kubeconfig path from `kubeconfigs` (worker name -> path; absent or None: the client's default)."""
+    workers = settings.multi_kueue.workers if settings.multi_kueue else []
+    return {w.name: worker_provider(settings.cluster, w, project_root, kubeconfigs.get(w.name)) for w in workers}
+
+
 def build_stack(settings: Settings, provider: pulumi.ProviderResource,
                 kueue_chart: Optional[ChartReference] = None,
                 out_of_cluster_manager: Optional[OutOfClusterManager] = None, *,
-                namespace_owner: str, assembled: Optional[AssembledStack] = None) -> dict[str, Any]:
+                namespace_owner: str, assembled: Optional[AssembledStack] = None,
+                worker_providers: Optional[Mapping[str, pulumi.ProviderResource]] = None,
+                worker_kubeconfigs: Optional[Mapping[str, pulumi.Input[str]]] = None) -> dict[str, Any]:
     """Register Kueue (when `settings.kueue.install`), the admission guardrails, the ResourceFlavors, every configured
     cohort layout with its training runtimes and inference services, then the preview identity (when
     `settings.preview_identity`), with `provider`: exactly the objects of `assembled` (the one assembler,
@@ -95,12 +138,17 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
             (`components.model.kueue.namespace_owner(project, stack)`; the namespace preflight checks it).
         assembled: `assemble(settings, namespace_owner)` when the caller has it (the settings check's); default:
             assembled here.
+        worker_providers: MultiKueue worker name -> its provider (`worker_provider`); required for every worker of
+            `settings.multi_kueue`. worker_kubeconfigs: worker name -> its kubeconfig text (a Pulumi secret) for
+            each kubeconfig Secret the stack writes (`components.model.multikueue.writes_secret`).
     Raises:
-        ValueError: install requested without a chart reference.
+        ValueError: install requested without a chart reference; a worker without a provider.
+        KeyError: a kubeconfig Secret the stack writes without its worker's kubeconfig.
     Returns:
         The stack outputs: {"resourceFlavor": name, "admissionPolicies": [names], "inferenceTraining": {...},
-        "sharedPool": {...}, "previewIdentity": {...}} (layout and identity keys only when configured), plus the
-        component objects under "_components" for callers that wire further components (not exported).
+        "sharedPool": {...}, "previewIdentity": {...}, "multiKueue": {...}} (layout, identity and MultiKueue keys
+        only when configured), plus the component objects under "_components" for callers that wire further
+        components (not exported).
     """
     stack = assembled if assembled is not None else assemble(settings, namespace_owner)
     rendered = stack.rendered
@@ -122,34 +170,29 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
     # The cohorts wait for the guardrails: an update of both priority classes (or new ClusterQueue names) is then
     # judged by the policies of the new config, never by the old ones.
     opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[admission]))
-    flavors = [ManifestResource.of("resource-flavor" if i == 0 else f"resource-flavor-{item.name}", item, opts)
-               for i, item in enumerate(rendered.flavors)]
-    flavor = flavors[0]  # the single-flavor keys' flavor; the cohorts' ClusterQueues wait for it
-    outputs: dict[str, Any] = {"resourceFlavor": flavor.object_name,
+    if rendered.multikueue:  # the AdmissionChecks before the ClusterQueues that name them
+        manager = MultiKueueManager("multikueue", MultiKueueManagerArgs(rendered.multikueue,
+                                                                        dict(worker_kubeconfigs or {})), opts)
+        components["multiKueue"] = manager
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[manager]))
+    outputs: dict[str, Any] = {"resourceFlavor": rendered.flavors[0].name,
                                "admissionPolicies": sorted(rail.name for rail in stack.guardrails)}
-    if len(flavors) > 1:
-        outputs["resourceFlavors"] = [f.object_name for f in flavors]
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=flavors[1:]))
-    if settings.inference_training is not None and rendered.inference_training is not None:
-        layout = rendered.inference_training
-        cohort = InferenceTrainingCohort(
-            INFERENCE_TRAINING, InferenceTrainingCohortArgs(stack=judged, flavor=flavor),
-            _renamed_from(opts, settings.inference_training.cohort, INFERENCE_TRAINING))
-        components["inferenceTraining"] = cohort
-        outputs["inferenceTraining"] = cohort.outputs
-        runtimes = _training_runtimes(settings, layout, cohort, provider)
-        if runtimes:
-            components["trainingRuntimes"] = runtimes
-            outputs["trainingRuntimes"] = sorted(runtimes)
-        services = _inference_services(settings, layout, cohort, provider)
-        if services:
-            components["inferenceServices"] = services
-            outputs["inferenceServices"] = sorted(services)
-    if settings.shared_pool is not None and rendered.shared_pool is not None:
-        pool = SharedPoolCohort(SHARED_POOL, SharedPoolCohortArgs(stack=judged, flavor=flavor),
-                                _renamed_from(opts, settings.shared_pool.cohort, SHARED_POOL))
-        components["sharedPool"] = pool
-        outputs["sharedPool"] = pool.outputs
+    _register_cohorts(judged, provider, opts, "", components, outputs)
+    if rendered.workers:
+        outputs["multiKueue"] = {"clusters": [w.name for w in rendered.workers], "workers": {}}
+    for worker in rendered.workers:
+        if worker.name not in (worker_providers or {}):
+            raise ValueError(f"MultiKueue worker {worker.name} has no provider")
+        worker_provider_ = (worker_providers or {})[worker.name]
+        worker_opts = pulumi.ResourceOptions(provider=worker_provider_)
+        parts: dict[str, Any] = {"identity": MultiKueueWorkerIdentity(
+            f"{worker.name}-multikueue", MultiKueueWorkerIdentityArgs(worker.identity), worker_opts)}
+        worker_outputs: dict[str, Any] = {}
+        worker_stack = JudgedStack.prejudged(worker.settings, AssembledStack(worker.stack, (), (), None, ()),
+                                             namespace_owner)  # judged by the program's check, cluster by cluster
+        _register_cohorts(worker_stack, worker_provider_, worker_opts, f"{worker.name}-", parts, worker_outputs)
+        components[f"worker/{worker.name}"] = parts
+        outputs["multiKueue"]["workers"][worker.name] = worker_outputs
     plan = stack.identity
     if plan is not None:  # last: its Roles live in the namespaces the components above create
         before = [c for key in ("kueue", "inferenceTraining", "sharedPool") if (c := components.get(key)) is not None]
@@ -160,6 +203,45 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
                                       "roleNamespaces": sorted(plan.access.namespaced)}
     outputs["_components"] = components
     return outputs
+
+
+def _register_cohorts(judged: JudgedStack, provider: pulumi.ProviderResource, opts: pulumi.ResourceOptions,
+                      prefix: str, components: dict[str, Any], outputs: dict[str, Any]) -> None:
+    """Register one cluster's ResourceFlavors, cohort layouts, training runtimes and inference services from
+    `judged` (the manager's stack, or a MultiKueue worker's with `prefix` `<worker>-` on every component name: the
+    cohorts are `<prefix>inference-training` and `<prefix>shared-pool`, fixed like the manager's), each after the
+    flavors, with `opts` (provider and dependencies); record them in `components` and their names in `outputs`."""
+    settings, rendered = judged.settings, judged.assembled.rendered
+    flavors = [ManifestResource.of(f"{prefix}resource-flavor" if i == 0 else f"{prefix}resource-flavor-{item.name}",
+                                   item, opts)
+               for i, item in enumerate(rendered.flavors)]
+    flavor = flavors[0]  # the single-flavor keys' flavor; the cohorts' ClusterQueues wait for it
+    outputs["resourceFlavor"] = flavor.object_name
+    if len(flavors) > 1:
+        outputs["resourceFlavors"] = [f.object_name for f in flavors]
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=flavors[1:]))
+    if settings.inference_training is not None and rendered.inference_training is not None:
+        layout = rendered.inference_training
+        name = f"{prefix}{INFERENCE_TRAINING}"
+        cohort = InferenceTrainingCohort(
+            name, InferenceTrainingCohortArgs(stack=judged, flavor=flavor),
+            _renamed_from(opts, f"{prefix}{settings.inference_training.cohort}", name))
+        components["inferenceTraining"] = cohort
+        outputs["inferenceTraining"] = cohort.outputs
+        runtimes = _training_runtimes(settings, layout, cohort, provider, prefix)
+        if runtimes:
+            components["trainingRuntimes"] = runtimes
+            outputs["trainingRuntimes"] = sorted(runtimes)
+        services = _inference_services(settings, layout, cohort, provider)
+        if services:
+            components["inferenceServices"] = services
+            outputs["inferenceServices"] = sorted(services)
+    if settings.shared_pool is not None and rendered.shared_pool is not None:
+        name = f"{prefix}{SHARED_POOL}"
+        pool = SharedPoolCohort(name, SharedPoolCohortArgs(stack=judged, flavor=flavor),
+                                _renamed_from(opts, f"{prefix}{settings.shared_pool.cohort}", name))
+        components["sharedPool"] = pool
+        outputs["sharedPool"] = pool.outputs
 
 
 def _inference_services(settings: Settings, layout: RenderedLayout, cohort: InferenceTrainingCohort,
@@ -178,16 +260,16 @@ def _inference_services(settings: Settings, layout: RenderedLayout, cohort: Infe
 
 
 def _training_runtimes(settings: Settings, layout: RenderedLayout, cohort: InferenceTrainingCohort,
-                       provider: pulumi.ProviderResource) -> dict[str, PreemptibleTrainingRuntime]:
+                       provider: pulumi.ProviderResource, prefix: str = "") -> dict[str, PreemptibleTrainingRuntime]:
     """One PreemptibleTrainingRuntime per training namespace (the objects of `layout.runtimes`, on the namespace's
-    CheckpointVolume), when configured."""
+    CheckpointVolume), when configured; `prefix` (`<worker>-`) before each name on a MultiKueue worker."""
     if settings.training_runtime is None:
         return {}
     runtimes = {}
     for runtime, _ in layout.runtimes:
         namespace = runtime.namespace or ""
         runtimes[f"{namespace}/{settings.training_runtime.name}"] = PreemptibleTrainingRuntime(
-            f"runtime-{namespace}",
+            f"{prefix}runtime-{namespace}",
             PreemptibleTrainingRuntimeArgs(settings=settings.training_runtime,
                                            checkpoint_volume=cohort.training_checkpoints[namespace]),
             pulumi.ResourceOptions(provider=provider, depends_on=[cohort]),

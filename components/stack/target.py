@@ -8,14 +8,16 @@ create (components/stack/preflight.py `check_namespaces`). Render mode has no cl
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Mapping, Optional
 
 import toolchain
+from components.checks.multikueue_rules import kubeconfig_problems
+from components.model.multikueue import worker_settings, writes_secret
 from components.resources.kueue_install import ChartReference, OutOfClusterManager
-from components.settings import ChartSource, ClusterMode, Settings
-from components.stack.preflight import check_namespaces, require_admittable_trainer, require_kueue_api
+from components.settings import ChartSource, ClusterMode, MultiKueueWorker, Settings, config_key
+from components.stack.preflight import PreflightError, check_namespaces, require_admittable_trainer, require_kueue_api
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,19 @@ class SandboxTarget:
 
     kubeconfig: Path
     manager: Callable[[], tuple[str, bytes]]
+    worker: Optional[Callable[[str], tuple[Path, Path]]] = None
+    """MultiKueue worker name -> (its worker sandbox's admin kubeconfig, the kubeconfig the manager's Kueue uses
+    there); raises FileNotFoundError when that worker sandbox is not up (`python -m sandbox up --workers N`)."""
+
+
+@dataclass(frozen=True)
+class WorkerTarget:
+    """Where a MultiKueue worker is: `kubeconfig` for the deploy's provider (None: the client's default) and
+    `kubeconfig_text`, the kubeconfig the manager's Kueue reads from the Secret the stack writes (None when the
+    stack writes none); a secret: the program hands it on only as a Pulumi secret."""
+
+    kubeconfig: Optional[Path]
+    kubeconfig_text: Optional[str] = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -39,6 +54,7 @@ class Target:
     chart: Optional[ChartReference]
     manager: Optional[OutOfClusterManager]
     warnings: tuple[str, ...] = ()
+    workers: Mapping[str, WorkerTarget] = field(default_factory=dict)
 
 
 def kueue_chart(source: ChartSource) -> ChartReference:
@@ -72,12 +88,60 @@ def resolve(settings: Settings, namespace_owner: str, sandbox: SandboxTarget) ->
     manager = None
     if settings.kueue.install and cluster.mode == ClusterMode.SANDBOX:
         manager = OutOfClusterManager(*sandbox.manager())
+    workers = {w.name: _worker_target(settings, index, w, sandbox)
+               for index, w in enumerate(settings.multi_kueue.workers if settings.multi_kueue else [])}
     if cluster.mode == ClusterMode.RENDER:
-        return Target(kubeconfig, chart, manager)
+        return Target(kubeconfig, chart, manager, (), workers)
     pins = toolchain.versions.load().entries
     if not settings.kueue.install:
         require_kueue_api(kubeconfig, cluster.context, pins["kueue"].version)
     if settings.training_runtime is not None:  # the stack runs TrainJobs: the Trainer must be one Kueue can admit
         require_admittable_trainer(kubeconfig, cluster.context, pins["kueue"].version, pins["trainer"].version)
     warnings = check_namespaces(settings, namespace_owner, kubeconfig, cluster.context)
-    return Target(kubeconfig, chart, manager, tuple(warnings))
+    for worker in settings.multi_kueue.workers if settings.multi_kueue else []:  # each worker runs its own Kueue
+        where, context = workers[worker.name].kubeconfig, worker.context
+        require_kueue_api(where, context, pins["kueue"].version)
+        if settings.training_runtime is not None:
+            require_admittable_trainer(where, context, pins["kueue"].version, pins["trainer"].version)
+        warnings += [f"worker {worker.name}: {line}" for line in
+                     check_namespaces(worker_settings(settings, worker), namespace_owner, where, context)]
+    return Target(kubeconfig, chart, manager, tuple(warnings), workers)
+
+
+def _worker_target(settings: Settings, index: int, worker: MultiKueueWorker, sandbox: SandboxTarget) -> WorkerTarget:
+    """Where worker `worker` (`multiKueue.workers[index]`) is and, when the stack writes its Secret, the kubeconfig
+    the manager's Kueue will read: the worker sandbox's (sandbox mode) or `secret.fromFile` (kubeconfig mode), read
+    now and checked as Kueue checks it.
+
+    Raises:
+        PreflightError: the worker sandbox is not up; the file cannot be read; Kueue would refuse the kubeconfig
+            (every reason listed).
+    """
+    mode = settings.cluster.mode
+    kubeconfig = Path(worker.kubeconfig).expanduser() if worker.kubeconfig else None
+    secret_file: Optional[Path] = Path(worker.secret.from_file).expanduser() if worker.secret.from_file else None
+    key = config_key("kueue-cohorts:multiKueue", "workers", index, "secret", "fromFile")
+    if mode == ClusterMode.SANDBOX:
+        try:
+            if sandbox.worker is None:
+                raise FileNotFoundError(worker.name)
+            kubeconfig, secret_file = sandbox.worker(worker.name)
+        except (FileNotFoundError, KeyError):
+            count = len(settings.multi_kueue.workers) if settings.multi_kueue else index + 1
+            raise PreflightError(f"the worker sandbox {worker.name} is not up: start it with `python -m sandbox up "
+                                 f"--workers {count}`") from None
+        key = f"the worker sandbox's kubeconfig of {worker.name}"
+    if not writes_secret(settings, worker) or secret_file is None:
+        return WorkerTarget(kubeconfig)
+    try:
+        text = secret_file.read_text()
+    except OSError as err:
+        raise PreflightError(f"{key} = {str(secret_file)!r}: cannot be read ({err.strerror or err}). Fix: write the "
+                             "worker's kubeconfig there (docs/multikueue.md), or remove fromFile and create the "
+                             "Secret yourself.") from None
+    problems = kubeconfig_problems(text)
+    if problems:
+        raise PreflightError(f"{key} = {str(secret_file)!r}: Kueue's MultiKueue would refuse this kubeconfig: "
+                             + "; ".join(problems) + ". Fix: write a kubeconfig with certificate-authority-data and a "
+                             "token or client certificate data (docs/multikueue.md).")
+    return WorkerTarget(kubeconfig, text)

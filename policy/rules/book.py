@@ -33,6 +33,7 @@ from .inference_rollout_fits_nominal import INFERENCE_ROLLOUT_FITS_NOMINAL
 from .judgeable_patches import JUDGEABLE_PATCHES
 from .kueue_api_version import KUEUE_API_VERSION
 from .kueue_manager_config import KUEUE_MANAGER_CONFIG
+from .multikueue_workers_ready import MULTIKUEUE_WORKERS_READY
 from .namespace_selector import CLUSTER_QUEUE_NAMESPACE_SELECTOR, INFERENCE_NAMESPACE_SELECTOR
 from .no_helm_release import NO_HELM_RELEASE
 from .protected_namespaces import PROTECTED_NAMESPACES
@@ -71,6 +72,7 @@ RULES: tuple[Declaration, ...] = (
     CLUSTER_QUEUE_PINNED_SELECTOR,
     QUANTITIES,
     JUDGEABLE_PATCHES,
+    MULTIKUEUE_WORKERS_READY,
     NO_HELM_RELEASE,
 )
 """Every policy's declaration, in the book's (and the pack's) order. policy/README.md documents each under its
@@ -97,14 +99,17 @@ def _effective(objects: Sequence[KubeObject]) -> list[KubeObject]:
 
 
 def judge(rule: Declaration, subject: Any, options: Mapping[str, Any]) -> list[Violation]:
-    """Apply `rule` to a stack's objects (stack rules) or one object (resource rules), patches included: a stack
-    rule sees every `<Kind>Patch` merged into the object it produces (`patches.effective_objects`); a resource rule
-    judges a judgeable patch as that object. The catalog calls this for the pack, `run` for the program.
+    """Apply `rule` to a stack's objects (stack rules), to `{cluster: objects}` (rules across the clusters of a
+    MultiKueue stack, `Scope.CLUSTERS`) or one object (resource rules), patches included: a stack rule sees every
+    `<Kind>Patch` merged into the object it produces (`patches.effective_objects`); a resource rule judges a judgeable
+    patch as that object. The catalog calls this for the pack, `run` and `run_clusters` for the program.
 
     Values unknown at preview fail closed, never raise (`_failing_closed`). Raises nothing for unknown values."""
     bound = rule.options_of(options)
 
     def check() -> list[Violation]:
+        if rule.clusters:  # {cluster: objects}, each with its patches merged
+            return rule.check({name: effective_objects(objs) for name, objs in subject.items()}, bound)
         if rule.stack:
             keep_patches = rule is JUDGEABLE_PATCHES  # it judges the patches themselves
             return rule.check(list(subject) if keep_patches else _effective(subject), bound)
@@ -176,10 +181,8 @@ def _run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple
     stack = list(objects)  # one list for every stack rule, so the memos above serve them all
     subjects: Optional[list[KubeObject]] = None
     for rule in RULES:
-        options = config.get(rule.name) or {}
-        if isinstance(options, str):
-            options = {"enforcementLevel": options}
-        if options.get("enforcementLevel") == "disabled":
+        options = _options_of(rule, config)
+        if options is None or rule.clusters:
             continue
         if rule.stack:
             found += [(rule, v) for v in judge(rule, stack, options)]
@@ -195,6 +198,35 @@ def _run(objects: Sequence[KubeObject], config: Mapping[str, Any]) -> list[tuple
                 except UnknownValueError as err:  # fail closed, never raise
                     judged.append(unknown_violation(obj, err))
         found += [(rule, v) for v in _failing_closed(rule, judged, noted)]
+    return found
+
+
+def _options_of(rule: Declaration, config: Mapping[str, Any]) -> Optional[Mapping[str, Any]]:
+    """The options of `rule` in pack config `config` (a bare string is its enforcement level), or None when the
+    config disables it."""
+    options = config.get(rule.name) or {}
+    if isinstance(options, str):
+        options = {"enforcementLevel": options}
+    return None if options.get("enforcementLevel") == "disabled" else options
+
+
+def run_clusters(clusters: Mapping[str, Sequence[KubeObject]],
+                 config: Mapping[str, Any]) -> list[tuple[Declaration, Violation]]:
+    """Judge the rules across clusters (`Scope.CLUSTERS`) as the pack would.
+
+    Args:
+        clusters: each cluster of a MultiKueue stack -> its objects (`vocabulary.multikueue.MANAGER` for the
+            stack's own; patches are merged per cluster). config: the stack's pack config.
+    Returns:
+        (rule, violation) pairs in rule order. `run` judges each cluster by every other rule.
+    """
+    found: list[tuple[Declaration, Violation]] = []
+    for rule in RULES:
+        options = _options_of(rule, config)
+        if options is None or not rule.clusters:
+            continue
+        with memo.judging():
+            found += [(rule, v) for v in judge(rule, clusters, options)]
     return found
 
 

@@ -32,17 +32,19 @@ from pulumi_policy import (
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from .book import RULES, judge
-from .cohort_nominal_within_capacity import LEGACY_CAPACITY, NODE_POOLS
+from .cohort_nominal_within_capacity import LEGACY_CAPACITY, NODE_POOLS, WORKER_NODE_POOLS
 from .vocabulary import memo
 from .vocabulary.declaration import Declaration
-from .vocabulary.node_pools import node_pools_from_stack_config
+from .vocabulary.multikueue import MANAGER, worker_of_provider
+from .vocabulary.node_pools import node_pools_from_stack_config, worker_node_pools_from_stack_config
 from .vocabulary.objects import KubeObject, from_resource
 from .vocabulary.values import UnknownValueError, Violation, format_path
 
 PACK_NAME = "kueue-cohorts"
 
 ResourceRule = Callable[[KubeObject, Mapping[str, Any]], list[Violation]]
-StackRule = Callable[[list[KubeObject], Mapping[str, Any]], list[Violation]]
+StackRule = Callable[[Any, Mapping[str, Any]], list[Violation]]
+"""`(objects of one cluster, or {cluster: objects} for a rule across clusters, options) -> violations`."""
 
 
 def _report_all(violations: Iterable[Violation], report: ReportViolation) -> None:
@@ -87,13 +89,25 @@ def resource_policy(name: str, description: str, level: EnforcementLevel, rule: 
 
 
 def stack_policy(name: str, description: str, level: EnforcementLevel, rule: StackRule,
-                 schema: Mapping[str, Any]) -> StackValidationPolicy:
-    """Wrap a whole-stack rule as a StackValidationPolicy (arguments as for `resource_policy`; the rule gets every
-    Kubernetes object of the stack, with the outputs the engine passes to stack policies)."""
+                 schema: Mapping[str, Any], clusters: bool = False,
+                 worker_options: Optional[Callable[[Mapping[str, Any], str], Mapping[str, Any]]] = None
+                 ) -> StackValidationPolicy:
+    """Wrap a whole-stack rule as a StackValidationPolicy (arguments as for `resource_policy`; the rule gets the
+    Kubernetes objects of the stack, with the outputs the engine passes to stack policies).
+
+    A MultiKueue stack targets several clusters, one provider each (`multikueue.worker_of_provider`): the rule judges
+    each cluster's objects on its own, a worker's with `worker_options(config, worker)` (default: the same config);
+    with `clusters` it gets `{cluster: objects}` once instead. A stack of one cluster is judged as one list."""
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        objects = _stack_objects(args)
+        by_cluster = _stack_clusters(args)
+        config = args.get_config()
         try:
-            _report_all(rule(objects, args.get_config()), report)
+            if clusters:
+                _report_all(rule(by_cluster, config), report)
+            else:
+                for cluster, objects in by_cluster.items():
+                    own = config if cluster == MANAGER or worker_options is None else worker_options(config, cluster)
+                    _report_all(rule(objects, own), report)
         except UnknownValueError as err:
             _report_all([_last_resort("stack", err, None)], report)
 
@@ -103,20 +117,33 @@ def stack_policy(name: str, description: str, level: EnforcementLevel, rule: Sta
 
 #: The AnalyzeStack call being served (a fresh object per call, see `judge_each_stack_once`), else None.
 _JUDGEMENT: contextvars.ContextVar[Optional[object]] = contextvars.ContextVar("kueue_cohorts_judgement", default=None)
-_STACK_MEMO: list[tuple[object, tuple[str, ...], list[KubeObject]]] = []
+_STACK_MEMO: list[tuple[object, tuple[str, ...], dict[str, list[KubeObject]]]] = []
 
 
-def _stack_objects(args: StackValidationArgs) -> list[KubeObject]:
-    """The stack's Kubernetes objects for a stack policy: within one AnalyzeStack call the same list for every stack
-    policy (same URNs), so the rule book's per-stack memos (roles, patches merged) serve them all; outside one, or
-    for other URNs, a new list."""
+def cluster_of(resource: Any) -> str:
+    """The cluster a resource of the stack targets: the worker of its provider (`k8s-worker-<name>`), else
+    `multikueue.MANAGER`."""
+    provider = getattr(resource, "provider", None)
+    if provider is None:
+        return MANAGER
+    return worker_of_provider(str(getattr(provider, "name", "") or "")) or MANAGER
+
+
+def _stack_clusters(args: StackValidationArgs) -> dict[str, list[KubeObject]]:
+    """The stack's Kubernetes objects for a stack policy, by cluster (`cluster_of`; the manager first): within one
+    AnalyzeStack call the same lists for every stack policy (same URNs), so the rule book's per-stack memos (roles,
+    patches merged) serve them all; outside one, or for other URNs, new lists."""
     judgement = _JUDGEMENT.get()
     urns = tuple(r.urn for r in args.resources)
     if judgement is not None and _STACK_MEMO and _STACK_MEMO[0][0] is judgement and _STACK_MEMO[0][1] == urns:
         return _STACK_MEMO[0][2]
-    objects = [o for o in (from_resource(r.resource_type, r.props, r.urn, r.name) for r in args.resources) if o]
-    _STACK_MEMO[:] = [(judgement, urns, objects)] if judgement is not None else []
-    return objects
+    clusters: dict[str, list[KubeObject]] = {MANAGER: []}
+    for r in args.resources:
+        obj = from_resource(r.resource_type, r.props, r.urn, r.name)
+        if obj is not None:
+            clusters.setdefault(cluster_of(r), []).append(obj)
+    _STACK_MEMO[:] = [(judgement, urns, clusters)] if judgement is not None else []
+    return clusters
 
 
 def _once_per_judgement(step: str, convert: Callable[..., Any]) -> Callable[..., Any]:
@@ -216,6 +243,23 @@ def node_pools(config: Mapping[str, Any], config_env: Optional[Mapping[str, Any]
     return node_pools_from_stack_config(env) or []
 
 
+def worker_node_pools(config: Mapping[str, Any], worker: str,
+                      config_env: Optional[Mapping[str, Any]] = None) -> list[Any]:
+    """The node pools MultiKueue worker `worker`'s objects are judged against (`WORKER_NODE_POOLS`): the policy
+    config's entry for it, else its `nodePools` in the stack's `kueue-cohorts:multiKueue` (`config_env` defaults to
+    PULUMI_CONFIG), else the stack's own (`node_pools`)."""
+    explicit = WORKER_NODE_POOLS.read(config).get(worker)
+    if explicit:
+        return list(explicit)
+    env = pulumi_config_env() if config_env is None else config_env
+    return worker_node_pools_from_stack_config(env, worker) or node_pools(config, env)
+
+
+def _worker_options(config: Mapping[str, Any], worker: str) -> Mapping[str, Any]:
+    """The capacity policy's options for worker `worker`: its own nodes as `nodePools`."""
+    return {**config, NODE_POOLS.key: worker_node_pools(config, worker)}
+
+
 def _options(rule: Declaration, config: Mapping[str, Any]) -> Mapping[str, Any]:
     if rule.declares(NODE_POOLS):
         return {**config, NODE_POOLS.key: node_pools(config)}
@@ -261,6 +305,10 @@ def build_policies() -> list[Any]:
     policies: list[Any] = []
     for rule in RULES:
         level = MANDATORY if rule.mandatory else ADVISORY
-        adapter = stack_policy if rule.stack else resource_policy
-        policies.append(adapter(rule.name, rule.description, level, _judged(rule), rule.schema()))
+        if rule.stack:
+            worker = _worker_options if rule.declares(WORKER_NODE_POOLS) else None
+            policies.append(stack_policy(rule.name, rule.description, level, _judged(rule), rule.schema(),
+                                         rule.clusters, worker))
+        else:
+            policies.append(resource_policy(rule.name, rule.description, level, _judged(rule), rule.schema()))
     return policies

@@ -446,6 +446,11 @@ NODE_POOLS: Option[list[Any]] = Option(
     "labels: the nodes' labels, which decide the ResourceFlavors that select them). Generated from "
     "kueue-cohorts:nodePools. A pool without labels has unknown labels: a flavor with nodeLabels then fails closed. "
     "Empty: the legacy capacity, else the stack's kueue-cohorts:nodePools.")
+WORKER_NODE_POOLS = mapping(
+    "workerNodePools", {"type": "array", "items": {"type": "object"}},
+    "MultiKueue worker name -> its nodes (as nodePools): the objects of provider k8s-worker-<name> are judged "
+    "against them. Generated from kueue-cohorts:multiKueue.workers[].nodePools; a worker without an entry takes those "
+    "of the stack config, else the stack's own nodes.")
 FLAVOR_NODE_LABELS = mapping(
     "flavorNodeLabels", {"type": "object", "additionalProperties": {"type": "string"}},
     "ResourceFlavor name -> nodeLabels, for flavors the stack's quota names but another program defines (the "
@@ -464,4 +469,5 @@ COHORT_NOMINAL_WITHIN_CAPACITY: Declaration = Declaration(
     description="The nominalQuota of every ClusterQueue and Cohort of the stack fits, per ResourceFlavor, the nodes "
                 "that flavor selects by its nodeLabels (flavors that select the same nodes share them).",
     promise=Promise.GPUS_EXIST, level=Level.MANDATORY, scope=Scope.STACK,
-    check=check_capacity_options, options=(NODE_POOLS, FLAVOR_NODE_LABELS, LEGACY_CAPACITY, LEGACY_FLAVOR_CAPACITY))
+    check=check_capacity_options,
+    options=(NODE_POOLS, WORKER_NODE_POOLS, FLAVOR_NODE_LABELS, LEGACY_CAPACITY, LEGACY_FLAVOR_CAPACITY))

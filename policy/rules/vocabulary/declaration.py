@@ -68,11 +68,13 @@ class Level(str, Enum):
 
 
 class Scope(str, Enum):
-    """What a policy's check takes: every object of the stack (a pulumi-policy StackValidationPolicy) or one object
-    at a time (a ResourceValidationPolicy)."""
+    """What a policy's check takes: every object of the stack (a pulumi-policy StackValidationPolicy), one object
+    at a time (a ResourceValidationPolicy), or the objects of every cluster of a MultiKueue stack at once,
+    `{cluster: objects}` (a StackValidationPolicy; `vocabulary/multikueue.py` says which cluster an object is on)."""
 
     STACK = "stack"
     RESOURCE = "resource"
+    CLUSTERS = "clusters"
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,8 +178,13 @@ class Declaration:
 
     @property
     def stack(self) -> bool:
-        """True when `check` takes every object of the stack."""
-        return self.scope is Scope.STACK
+        """True when `check` takes every object of the stack (of one cluster, or of every cluster: `clusters`)."""
+        return self.scope is not Scope.RESOURCE
+
+    @property
+    def clusters(self) -> bool:
+        """True when `check` takes `{cluster: objects}`, the objects of every cluster of a MultiKueue stack."""
+        return self.scope is Scope.CLUSTERS
 
     def declares(self, option: Option[Any]) -> bool:
         """True when this policy takes `option` (the same object)."""

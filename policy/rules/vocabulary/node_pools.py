@@ -141,6 +141,23 @@ def node_pools_from_stack_config(config_env: Mapping[str, Any]) -> Optional[list
     return [{**entry, "labels": entry.get("labels") or {}} if isinstance(entry, Mapping) else entry for entry in raw]
 
 
+def worker_node_pools_from_stack_config(config_env: Mapping[str, Any], worker: str) -> Optional[list[dict[str, Any]]]:
+    """MultiKueue worker `worker`'s `nodePools` from the engine's stack config map (`kueue-cohorts:multiKueue`,
+    `workers[].nodePools` of the entry named `worker`), shaped as `node_pools_from_stack_config`; None when the
+    stack gives none (the worker then has the stack's own nodes) or it is unreadable."""
+    raw = config_env.get("kueue-cohorts:multiKueue")
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return None
+    workers = raw.get("workers") if isinstance(raw, Mapping) else None
+    for entry in workers if isinstance(workers, list) else []:
+        if isinstance(entry, Mapping) and entry.get("name") == worker:
+            return node_pools_from_stack_config({NODE_POOLS_KEYS[0]: entry.get("nodePools")})
+    return None
+
+
 def capacity_from_node_pools(node_pools: Any) -> Optional[dict[str, str]]:
     """Sum count x capacity over node pools, whatever their labels (the cluster's total; reports and summaries).
 

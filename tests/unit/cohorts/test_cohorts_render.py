@@ -2,7 +2,16 @@
 import json
 
 from cohorts.render import JSON_KIND, as_json, table
-from cohorts.view import CohortView, Preemption, QueueView, ResourceRow, StatusView, WorkloadRef, WorkloadRow
+from cohorts.view import (
+    CohortView,
+    Preemption,
+    QueueView,
+    ResourceRow,
+    StatusView,
+    WorkloadRef,
+    WorkloadRow,
+    workload_row,
+)
 
 GPU = "nvidia.com/gpualloc"
 
@@ -92,3 +101,26 @@ def test_columns_line_up_whatever_the_name_lengths():
 
 def test_an_empty_cluster_says_so():
     assert "no ClusterQueue on this cluster" in table(StatusView(time="t", cohorts=()))
+
+
+def test_a_dispatched_workload_says_which_worker_it_runs_on():
+    """MultiKueue (issue 33): a Workload the manager dispatched carries status.clusterName; the table and the JSON name
+    the worker it runs on, and a Workload of this cluster names none."""
+    wl = {"metadata": {"namespace": "c12-training", "name": "job-a", "uid": "u-a"},
+          "spec": {"queueName": "c12-training-lq", "priority": 10},
+          "status": {"clusterName": "worker-1", "admission": {"clusterQueue": "c12-training-cq",
+                                                              "podSetAssignments": []},
+                     "conditions": [{"type": "Admitted", "status": "True",
+                                     "lastTransitionTime": "2026-11-30T21:00:00Z"}]}}
+    row = workload_row(wl, {})
+    assert row.cluster == "worker-1"
+    local = workload_row({**wl, "status": {**wl["status"], "clusterName": None}}, {})
+    assert local.cluster == ""
+    view = _view()
+    training = view.cohorts[0].cluster_queues[1]
+    dispatched = QueueView(**{**training.__dict__, "workloads": (row,)})
+    shown = StatusView(view.time, (CohortView("c12-shared", (), (view.cohorts[0].cluster_queues[0], dispatched),
+                                              ()),), {})
+    assert "on worker worker-1" in table(shown)
+    [cohort] = as_json(shown)["cohorts"]
+    assert cohort["clusterQueues"][1]["workloads"]["admitted"][0]["cluster"] == "worker-1"

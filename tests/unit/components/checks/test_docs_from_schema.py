@@ -79,4 +79,4 @@ def test_pulumi_yaml_declares_the_keys_whose_absence_means_their_default():
     # nodePools is required by the settings check, not declared: a declared key without default is required by the
     # engine for every stack, including the test stacks of a single component
     assert undeclared == {"inferenceTraining", "sharedPool", "trainingRuntime", "resourceFlavors", "nodePools",
-                          "previewIdentity", "whatif"}
+                          "previewIdentity", "whatif", "multiKueue"}

@@ -1,0 +1,216 @@
+"""(issue 33) MultiKueue from the same stack, on two real control planes: the session sandbox is the manager and
+`python -m sandbox up --workers 1` starts a worker (its own etcd, kube-apiserver, Kueue 0.19.2, JobSet and Trainer
+controllers and kwok node, on other loopback ports). A stack like dev (names `mk-*`, so that it lives next to the dev
+stack on the manager) with `multiKueue` dispatching its training ClusterQueue to the worker is applied with
+`pulumi up`: the manager gets the MultiKueueCluster, MultiKueueConfig, AdmissionCheck and the kubeconfig Secret (a
+Pulumi secret), the worker the same cohort, LocalQueues and namespaces and the worker identity's RBAC.
+Against the real managers:
+- a training Job submitted on the manager runs on the worker (its Pod there, none on the manager) and its status
+  comes back to the manager's Job;
+- inference reclaiming its quota on the worker evicts the dispatched training Workload there, and the manager sees
+  it (its MultiKueue check goes back to Retry, "evicted on worker cluster");
+- a rule removed by hand from the worker identity's ClusterRole is reported by `cohorts verify` with the rule to add.
+
+A batch/v1 Job, not a TrainJob: the sandbox's manager runs the Kubeflow Trainer controller (the other e2e tests need
+it), and the pinned Trainer v2.2.1 ignores a TrainJob's spec.managedBy (kubeflow/trainer#3632): once Kueue
+unsuspends the manager's TrainJob, the manager's Trainer runs it too (seen here: a JobSet and a running Pod on the
+manager next to the worker's). The settings check refuses that (`multiKueue.managerTrainer`); the mk stack has no
+trainingRuntime. The worker sandbox starts in this module's fixture only and is stopped after it.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import time
+
+import pytest
+import yaml
+from e2e_support import REPO, SLICE, Cluster, admitted_in, is_true, wait_for
+from kubernetes import client as k8s
+from kubernetes import config as kconfig
+
+from cohorts import cli as cohorts_cli
+from components.settings import raw_from_stack_file
+from sandbox import cli as sandbox_cli
+from sandbox.cluster import Sandbox, stack_file
+
+KUEUE = ("kueue.x-k8s.io", "v1beta2")
+WORKER = "worker-1"
+TRAINING_NS, INFERENCE_NS = "mk-training", "mk-inference"
+JOB_NAME = "dispatched"
+ROLE = "kueue-cohorts-multikueue"
+STARTUP: dict[str, float] = {}
+
+
+def mk_config() -> dict:
+    """The dev stack's config with every cluster-scoped name and namespace renamed c12 -> mk, no trainingRuntime, and a
+    multiKueue block dispatching the training ClusterQueue to worker-1."""
+    raw = raw_from_stack_file(REPO / "stacks" / "Pulumi.dev.yaml")
+    text = yaml.safe_dump(raw).replace("c12-", "mk-")
+    raw = yaml.safe_load(text)
+    raw["multiKueue"] = {"workers": [{"name": WORKER}],
+                         "dispatch": [{"clusterQueue": "mk-training-cq", "workers": [WORKER]}]}
+    del raw["trainingRuntime"]  # see the module docstring: no TrainJob dispatch with the manager's Trainer v2.2.1
+    return {"config": {f"kueue-cohorts:{key}": value for key, value in raw.items()}}
+
+
+@pytest.fixture(scope="module")
+def mk_stack(sandbox, project, tmp_path_factory):
+    """The worker sandbox started through `python -m sandbox up --stack-file <mk> --workers 1` (the manager, already
+    up, only reconciles its nodes), then the mk stack applied with `pulumi up`; destroyed and the worker stopped
+    afterwards. Returns the stack file."""
+    path = tmp_path_factory.mktemp("mk") / "Pulumi.mk.yaml"
+    path.write_text(yaml.safe_dump(mk_config(), sort_keys=False))
+    start = time.monotonic()
+    code = sandbox_cli.main(["up", "--stack-file", str(path), "--workers", "1"])
+    STARTUP["worker sandbox"] = time.monotonic() - start
+    worker = Sandbox(sandbox.paths.worker(WORKER), worker=WORKER)
+    try:
+        if code != 0:
+            pytest.fail(f"`python -m sandbox up --workers 1` exited {code}; logs in {worker.paths.logs}",
+                        pytrace=False)
+        project.add_stack("mk", path)
+        start = time.monotonic()
+        project.run("mk", "up")
+        STARTUP["pulumi up"] = time.monotonic() - start
+        yield path
+        project.run("mk", "destroy")
+    finally:
+        worker.down(purge=True)  # no stopped worker left for `sandbox status` (test_99) to report
+        sandbox.up(stack_file("dev"))  # the manager's nodes as the other tests expect them
+
+
+@pytest.fixture(scope="module")
+def worker(mk_stack, sandbox) -> Cluster:
+    """Kubernetes client APIs on the worker sandbox (its admin kubeconfig)."""
+    return Cluster(kconfig.new_client_from_config(config_file=str(sandbox.paths.worker(WORKER).kubeconfig)))
+
+
+def _workload(cluster: Cluster, namespace: str, uid: str) -> dict | None:
+    items = cluster.custom.list_namespaced_custom_object(*KUEUE, namespace, "workloads",
+                                                         label_selector=f"kueue.x-k8s.io/job-uid={uid}")["items"]
+    return items[0] if items else None
+
+
+def _check(workload: dict | None) -> dict:
+    """The workload's MultiKueue admission check state (status.admissionChecks[])."""
+    checks = ((workload or {}).get("status") or {}).get("admissionChecks") or []
+    return next((c for c in checks if c["name"] == "mk-training-cq-multikueue"), {})
+
+
+def _pods(cluster: Cluster, namespace: str, selector: str) -> list:
+    pods = cluster.core.list_namespaced_pod(namespace, label_selector=selector).items
+    return [p for p in pods if p.metadata.deletion_timestamp is None and p.status.phase == "Running"]
+
+
+@pytest.fixture
+def training_job(cluster, worker):
+    """A training Job (the whole GPU slice, borrowed) submitted on the manager; deleted afterwards with the worker's
+    inference Job, and MultiKueue's copies on the worker gone."""
+    job = cluster.submit_job(TRAINING_NS, JOB_NAME, "mk-training-lq", SLICE, priority_class="mk-training-prio")
+    yield job
+    for inference in worker.batch.list_namespaced_job(INFERENCE_NS).items:
+        worker.delete_job(inference)
+    cluster.delete_job(job)
+    wait_for(lambda: not cluster.kueue_objects("workloads", TRAINING_NS), 120, "the manager's Workload to be gone")
+    wait_for(lambda: not worker.batch.list_namespaced_job(TRAINING_NS).items, 120,
+             "MultiKueue to delete the worker's Job")
+
+
+def test_the_stack_registers_multikueue_on_the_manager_and_the_cohorts_on_the_worker(cluster, worker, mk_stack):
+    mkc = cluster.custom.get_cluster_custom_object(*KUEUE, "multikueueclusters", WORKER)
+    active = wait_for(lambda: is_true(cluster.custom.get_cluster_custom_object(*KUEUE, "multikueueclusters", WORKER),
+                                      "Active"), 90, "the manager's Kueue to connect to the worker")
+    assert active and mkc["spec"]["clusterSource"]["kubeConfig"] == {"location": f"{WORKER}-multikueue",
+                                                                     "locationType": "Secret"}
+    cq = cluster.cluster_queue("mk-training-cq")
+    assert cq["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": "mk-training-cq-multikueue"}]}
+    wait_for(lambda: is_true(cluster.cluster_queue("mk-training-cq"), "Active"), 60,
+             "the dispatching ClusterQueue to be active (its MultiKueue check is)")
+    assert "admissionChecksStrategy" not in worker.cluster_queue("mk-training-cq")["spec"]
+    assert {lq["metadata"]["name"] for lq in worker.kueue_objects("localqueues", TRAINING_NS)} == {"mk-training-lq"}
+    secret = cluster.core.read_namespaced_secret(f"{WORKER}-multikueue", "kueue-system")
+    assert set(secret.data) == {"kubeconfig"}
+    print(f"\n[multikueue e2e] worker sandbox up: {STARTUP.get('worker sandbox', 0):.0f} s, "
+          f"pulumi up of the two clusters: {STARTUP.get('pulumi up', 0):.0f} s")
+
+
+def test_a_job_submitted_on_the_manager_runs_on_the_worker_and_its_status_comes_back(cluster, worker, training_job,
+                                                                                     mk_stack):
+    uid = training_job.metadata.uid
+    assert cluster.read_job(training_job).spec.managed_by == "kueue.x-k8s.io/multikueue", \
+        "Kueue's Job webhook hands a Job of a dispatching queue to MultiKueue"
+    wait_for(lambda: (w := _workload(cluster, TRAINING_NS, uid)) and _check(w).get("state") == "Ready"
+             and (w.get("status") or {}).get("clusterName") == WORKER and admitted_in(w) == "mk-training-cq", 120,
+             "the manager to dispatch the Job's Workload to worker-1 and admit it")
+    remote = wait_for(lambda: next(iter(worker.batch.list_namespaced_job(TRAINING_NS).items), None), 60,
+                      "MultiKueue to create the Job on the worker")
+    assert remote.metadata.name == JOB_NAME and remote.metadata.labels["kueue.x-k8s.io/multikueue-origin"]
+    assert remote.spec.managed_by in (None, "kubernetes.io/job-controller"), "the worker's Job controller runs it"
+    pods = wait_for(lambda: _pods(worker, TRAINING_NS, f"job-name={JOB_NAME}"), 120,
+                    "the training Pod to run on the worker")
+    assert pods[0].spec.node_name == "gpu-0"
+    wl = next(iter(worker.kueue_objects("workloads", TRAINING_NS)))
+    assert admitted_in(wl) == "mk-training-cq", "the worker's Kueue admitted it in the worker's own queue"
+    assert not cluster.core.list_namespaced_pod(TRAINING_NS).items, "nothing runs on the manager"
+
+    def status_synced() -> bool:
+        here = cluster.read_job(training_job).status
+        there = worker.batch.read_namespaced_job(JOB_NAME, TRAINING_NS).status
+        return bool(here.active) and (here.active, here.ready) == (there.active, there.ready) and here.start_time
+
+    wait_for(status_synced, 90, "the worker's Job status (an active, ready Pod) to be copied to the manager's Job")
+    out = io.StringIO()
+    assert cohorts_cli.main(["status", "--stack-file", str(mk_stack)], out, io.StringIO()) == 0
+    text = out.getvalue()
+    assert f"on worker {WORKER}:" in text and f"worker {WORKER}" in text.split(f"on worker {WORKER}:", 1)[1], text
+
+
+def test_inference_reclaiming_on_the_worker_is_seen_on_the_manager(cluster, worker, training_job):
+    uid = training_job.metadata.uid
+    wait_for(lambda: _pods(worker, TRAINING_NS, f"job-name={JOB_NAME}"), 180,
+             "the dispatched training Pod to run on the worker")
+    remote_wl = wait_for(lambda: next(iter(worker.kueue_objects("workloads", TRAINING_NS)), None), 30,
+                         "the worker's copy of the Workload")
+    local_uid = wait_for(lambda: _workload(cluster, TRAINING_NS, uid), 30, "the manager's Workload")["metadata"]["uid"]
+    serve = worker.submit_job(INFERENCE_NS, "serve", "mk-inference-lq", SLICE, priority_class="mk-inference-prio")
+    wait_for(lambda: admitted_in(worker.workload_of(serve)) == "mk-inference-cq", 120,
+             "inference to be admitted on the worker")
+
+    def preempted_on_worker() -> list:  # an Event: the manager may delete the worker's copy right after
+        events = worker.core.list_namespaced_event(TRAINING_NS).items
+        return [e for e in events if e.reason == "Preempted" and e.involved_object.name == remote_wl["metadata"]["name"]
+                and "reclamation within the cohort" in (e.message or "")]
+
+    wait_for(preempted_on_worker, 60, "the worker's Kueue to preempt the dispatched Workload (InCohortReclamation)")
+
+    def seen_on_manager() -> list:
+        events = cluster.core.list_namespaced_event(TRAINING_NS).items
+        return [e for e in events if e.reason == "MultiKueue" and "evicted on worker cluster" in (e.message or "")
+                and e.involved_object.uid == local_uid]
+
+    event = wait_for(seen_on_manager, 120, "the manager to record the eviction on worker-1")
+    assert WORKER in event[0].message
+
+
+def test_verify_names_the_rbac_rule_a_worker_lost(cluster, worker, mk_stack):
+    out, err = io.StringIO(), io.StringIO()
+    assert cohorts_cli.main(["verify", "--stack-file", str(mk_stack)], out, err) in (0, 1), err.getvalue()
+    assert "[worker worker-1]" not in out.getvalue(), out.getvalue()
+    rbac = k8s.RbacAuthorizationV1Api(worker.api)
+    role = rbac.read_cluster_role(ROLE)
+    original = copy.deepcopy(role.rules)
+    role.rules = [r for r in role.rules if r.resources != ["trainjobs"]]
+    rbac.replace_cluster_role(ROLE, role)
+    try:
+        out = io.StringIO()
+        assert cohorts_cli.main(["verify", "--stack-file", str(mk_stack)], out, err) == 1
+        lines = [line for line in out.getvalue().splitlines() if "[worker worker-1]" in line]
+        wanted = '{apiGroups: ["trainer.kubeflow.org"], resources: [trainjobs], verbs: [create, delete, get, list, ' \
+                 'watch]}'
+        assert any(f"ClusterRole {ROLE}" in line and wanted in line for line in lines), out.getvalue()
+    finally:
+        role = rbac.read_cluster_role(ROLE)
+        role.rules = original
+        rbac.replace_cluster_role(ROLE, role)
