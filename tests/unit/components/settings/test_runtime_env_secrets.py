@@ -226,8 +226,11 @@ def test_every_secret_is_reported_at_once_with_the_other_problems():
         f"{TR}.env.A", f"{TR}.env.B", "kueue-cohorts:inferenceTraining.training.priorityClass.value"]
 
 
+# Keys never "secure": a map {secure: ...} is itself Pulumi's form of a secret value (tested above), so a secret put
+# under that key is a secret at the map's own path, one level up.
 @given(value=st.recursive(st.text(max_size=10) | st.integers() | st.booleans(),
-                          lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=6), c, max_size=3),
+                          lambda c: st.lists(c, max_size=3) | st.dictionaries(
+                              st.text(max_size=6).filter(lambda k: k != "secure"), c, max_size=3),
                           max_leaves=12),
        top=st.sampled_from(["trainingRuntime", "nodePools", "inferenceTraining", "cluster", "kueue", "sharedPool"]),
        data=st.data())
