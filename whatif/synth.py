@@ -104,7 +104,7 @@ def demand_of(settings: Settings) -> list[QueueDemand]:
                                        max(1, int(most.get(gpu, 1)))))
             elif cq.role == ROLE_TENANT:
                 tenant = next((t for t in tenants.values()
-                               if (t.cluster_queue or f"{t.name}-cq") == cq.name), None)
+                               if t.cluster_queue_name == cq.name), None)
                 out.append(QueueDemand(cq.role, lq.namespace, lq.name, WorkloadKind.TRAINING,
                                        tenant.priority_class if tenant else None, _unit(nominal, gpu),
                                        max(1, int(most.get(gpu, 1)))))

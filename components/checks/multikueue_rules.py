@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from components.checks.repeats import repeats
 from components.settings import PROJECT, ClusterMode, ManagerTrainer, Settings, config_key, quantity
 from components.settings.errors import Problem
 from components.settings.multikueue import MAX_CLUSTERS
@@ -43,19 +44,8 @@ def cluster_queue_names(settings: Settings) -> list[str]:
     if it is not None:
         names += [it.inference.cluster_queue, it.training.cluster_queue]
     if sp is not None:
-        names += [t.cluster_queue or f"{t.name}-cq" for t in sp.tenants]
+        names += [t.cluster_queue_name for t in sp.tenants]
     return names
-
-
-def _first_use(items: list[tuple[str, tuple[Any, ...]]]) -> list[tuple[str, tuple[Any, ...], tuple[Any, ...]]]:
-    first: dict[str, tuple[Any, ...]] = {}
-    out = []
-    for name, parts in items:
-        if name in first:
-            out.append((name, parts, first[name]))
-        else:
-            first[name] = parts
-    return out
 
 
 def check_names(settings: Settings) -> list[Problem]:
@@ -67,28 +57,28 @@ def check_names(settings: Settings) -> list[Problem]:
         return []
     problems: list[Problem] = []
     workers = [(w.name, (MK, "workers", i, "name")) for i, w in enumerate(mk.workers)]
-    repeated = {name for name, _, _ in _first_use(workers)}
+    repeated = {name for name, _, _ in repeats(workers)}
     # A derived Secret name repeats with its worker's name: reported once, as the worker name.
     secrets = [(w.secret.resolved_name(w.name),
                 (MK, "workers", i, "secret", "name") if w.secret.name else (MK, "workers", i, "name"))
                for i, w in enumerate(mk.workers) if w.secret.name or w.name not in repeated]
-    for name, parts, first in _first_use(workers):
+    for name, parts, first in repeats(workers):
         problems.append(Problem(key(*parts), name, f"the worker name '{name}' is already used at {key(*first)}",
                                 "give each worker cluster its own name (it names its MultiKueueCluster)"))
-    for name, parts, first in _first_use(secrets):
+    for name, parts, first in repeats(secrets):
         problems.append(Problem(key(*parts), name, f"the kubeconfig Secret '{name}' is already used at "
                                 f"{key(*first)}: two workers would read one kubeconfig",
                                 "give each worker its own secret.name"))
     queues = set(cluster_queue_names(settings))
     declared = {w.name for w in mk.workers}
     dispatched = [(d.cluster_queue, (MK, "dispatch", i, "clusterQueue")) for i, d in enumerate(mk.dispatch)]
-    for name, parts, first in _first_use(dispatched):
+    for name, parts, first in repeats(dispatched):
         problems.append(Problem(key(*parts), name, f"the ClusterQueue '{name}' already dispatches at {key(*first)}; "
                                 "Kueue makes a ClusterQueue with two MultiKueue AdmissionChecks inactive "
                                 "(MultipleMultiKueueAdmissionChecks)", "list its workers under one dispatch entry"))
     checks = [(d.check_name(), (MK, "dispatch", i, "name") if d.name else (MK, "dispatch", i, "clusterQueue"))
               for i, d in enumerate(mk.dispatch)]
-    for name, parts, first in _first_use(checks):
+    for name, parts, first in repeats(checks):
         problems.append(Problem(key(*parts), name, f"the AdmissionCheck name '{name}' is already used at "
                                 f"{key(*first)}", "give the dispatch entry its own name"))
     for i, entry in enumerate(mk.dispatch):
@@ -106,7 +96,7 @@ def check_names(settings: Settings) -> list[Problem]:
             if worker not in declared:
                 problems.append(Problem(key(*base, "workers", j), worker, "not a worker of multiKueue.workers",
                                         "name one of: " + ", ".join(sorted(declared))))
-        for name, parts, first in _first_use([(w, base + ("workers", j)) for j, w in enumerate(entry.workers)]):
+        for name, parts, first in repeats([(w, base + ("workers", j)) for j, w in enumerate(entry.workers)]):
             problems.append(Problem(key(*parts), name, f"the worker '{name}' is already listed at {key(*first)} "
                                     "(MultiKueueConfig spec.clusters must be unique)", "list each worker once"))
         if len(entry.workers) > MAX_CLUSTERS:  # the shape refuses it too; kept for direct callers

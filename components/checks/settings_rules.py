@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from components.checks import multikueue_rules, security_rules
+from components.checks.repeats import repeats
 from components.model.plans import common_labels, shared_pool_totals
 from components.model.services import deployment_strategy, surge_nominal
 from components.settings import (
@@ -47,19 +48,6 @@ Check = Callable[[Settings], list[Problem]]
 
 def _q(value: Optional[str]) -> Decimal:
     return quantity.parse(value) if value is not None else Decimal(0)
-
-
-def _repeats(items: Iterable[tuple[Any, tuple[Any, ...]]]) -> list[tuple[Any, tuple[Any, ...], tuple[Any, ...]]]:
-    """(name, key parts of the repeat, key parts of the first use) for every name (any hashable) used more than
-    once."""
-    first: dict[Any, tuple[Any, ...]] = {}
-    out = []
-    for name, parts in items:
-        if name in first:
-            out.append((name, parts, first[name]))
-        else:
-            first[name] = parts
-    return out
 
 
 def check_cluster_target(settings: Settings) -> list[Problem]:
@@ -349,7 +337,7 @@ def check_flavors(settings: Settings) -> list[Problem]:
         problems.append(Problem(stack_key("resourceFlavor"), settings.resource_flavor.name,
                                 "a stack declares either one resourceFlavor or the list resourceFlavors",
                                 "move it into kueue-cohorts:resourceFlavors"))
-    for name, parts, first in _repeats((f.name, ("resourceFlavors", i, "name"))
+    for name, parts, first in repeats((f.name, ("resourceFlavors", i, "name"))
                                        for i, f in enumerate(settings.resource_flavors or [])):
         problems.append(Problem(stack_key(*parts), name, f"the ResourceFlavor name '{name}' is already used at "
                                 f"{stack_key(*first)}", "rename one of the ResourceFlavors"))
@@ -426,10 +414,10 @@ def check_unique_names(settings: Settings) -> list[Problem]:
         ("namespace", namespaces, "list the namespace under one ClusterQueue only (each namespace belongs to exactly "
                                   "one ClusterQueue's namespaceSelector)"),
     ):
-        for name, parts, first in _repeats(items):
+        for name, parts, first in repeats(items):
             problems.append(Problem(stack_key(*parts), name,
                                     f"the {what} '{name}' is already used at {stack_key(*first)}", fix))
-    for (label, value), parts, first in _repeats(tenants):
+    for (label, value), parts, first in repeats(tenants):
         problems.append(Problem(stack_key(*parts), value,
                                 f"the tenant label value '{value}' of namespaceLabel {label} is "
                                 f"already used at {stack_key(*first)}: both ClusterQueues would select {label}={value}",
