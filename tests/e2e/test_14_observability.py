@@ -4,12 +4,7 @@ with the stack's metrics on, the guide's round trip (training borrows, inference
 recorded on the Workload, within a scrape interval per change), the preemption with cause InCohortReclamation and
 inference's admission wait (in the histogram bucket of the wait Kueue recorded). Every Kueue query of the dashboard
 returns data from the same Prometheus, and the stack's alert rules evaluate there without error; the
-inference-borrowing alert fires when the inference queue is made to borrow and clears after `up --refresh`.
-
-Runs before the test_09/test_10 files: those edit the guardrail bindings of the dev stack by hand (another field
-manager then co-owns `validationActions: [Deny]`, a set-typed list that server-side apply merges), and this file's
-`up` with `[Warn, Audit]` was refused by the API server as `[Deny, Warn, Audit]` after them (CI, 2026-12-04). That
-a hand edit of a binding can block the stack's next `up` is a product finding left open (closing note, issue 28)."""
+inference-borrowing alert fires when the inference queue is made to borrow and clears after `up --refresh`."""
 
 from __future__ import annotations
 
