@@ -330,18 +330,24 @@ def _held(slots: Mapping[str, _Reserved], pools: Sequence[NodePool]) -> str:
                      for r, s in slots.items())
 
 
+def _at_flavor_or_quota(flavor: Optional[_Flavor], slots: Mapping[str, _Reserved], rule: str, fix: str) -> Violation:
+    """The finding at the ResourceFlavor's `spec.nodeLabels` when the flavor is an object of the stack, else at the
+    `nominalQuota` of the largest reservation of it (the one field a user would change first)."""
+    if flavor is not None and flavor.obj is not None:
+        return violation(flavor.obj, COHORT_NOMINAL_WITHIN_CAPACITY.name,
+                         "spec.nodeLabels", dict(flavor.labels), rule, fix)
+    owner, entry = _largest(slots.values())
+    return violation(owner, COHORT_NOMINAL_WITHIN_CAPACITY.name,
+                     f"{entry.path}.nominalQuota", entry.field("nominalQuota"), rule, fix)
+
+
 def _undecidable(flavor: _Flavor, unknown: Sequence[NodePool], slots: Mapping[str, _Reserved]) -> Violation:
     rule = (f"ResourceFlavor '{flavor.name}' selects nodes labelled {_labels_text(flavor.labels)}, and the policy "
             f"config gives {_pools_text(unknown)} ({', '.join(p.where for p in unknown)}) without node labels, so "
             f"whether its {_held(slots, unknown)} in nominalQuota has nodes cannot be decided")
     fix = (f"describe the nodes in the {COHORT_NOMINAL_WITHIN_CAPACITY.name} config nodePools with their labels "
            "(python -m kueue_cohorts.validate --stack NAME --pack-config --write generates them from the stack file)")
-    if flavor.obj is not None:
-        return violation(flavor.obj, COHORT_NOMINAL_WITHIN_CAPACITY.name,
-                         "spec.nodeLabels", dict(flavor.labels), rule, fix)
-    owner, entry = _largest(slots.values())
-    return violation(owner, COHORT_NOMINAL_WITHIN_CAPACITY.name,
-                     f"{entry.path}.nominalQuota", entry.field("nominalQuota"), rule, fix)
+    return _at_flavor_or_quota(flavor, slots, rule, fix)
 
 
 def _holders(slots: Iterable[_Reserved]) -> str:
@@ -358,9 +364,7 @@ def _no_nodes(flavor: _Flavor, pools: Sequence[NodePool], slots: Mapping[str, _R
                 f"nominalQuota ({parts}) cannot be checked and fails")
         fix = (f"declare the nodes in kueue-cohorts:nodePools (or the {COHORT_NOMINAL_WITHIN_CAPACITY.name} config "
                "nodePools)")
-        owner, entry = _largest(slots.values())
-        return violation(owner, COHORT_NOMINAL_WITHIN_CAPACITY.name,
-                         f"{entry.path}.nominalQuota", entry.field("nominalQuota"), rule, fix)
+        return _at_flavor_or_quota(None, slots, rule, fix)
     named = [p for p in pools if p.resource_flavor == flavor.name]
     hint = (f" ({_pools_text(named)} names resourceFlavor '{flavor.name}' but lacks these labels: Kueue places pods by "
             "labels, not by the pool's name)" if named else "")
@@ -369,12 +373,7 @@ def _no_nodes(flavor: _Flavor, pools: Sequence[NodePool], slots: Mapping[str, _R
             f"node pool carries{hint}, so the {_held(slots, pools)} it holds in nominalQuota ({parts}) has no nodes")
     fix = (f"put the labels {_labels_text(flavor.labels)} on the node pool of those nodes "
            "(kueue-cohorts:nodePools[].labels), or set the flavor's nodeLabels to labels its nodes carry")
-    if flavor.obj is not None:
-        return violation(flavor.obj, COHORT_NOMINAL_WITHIN_CAPACITY.name,
-                         "spec.nodeLabels", dict(flavor.labels), rule, fix)
-    owner, entry = _largest(slots.values())
-    return violation(owner, COHORT_NOMINAL_WITHIN_CAPACITY.name,
-                     f"{entry.path}.nominalQuota", entry.field("nominalQuota"), rule, fix)
+    return _at_flavor_or_quota(flavor, slots, rule, fix)
 
 
 def _over(resource: str, group: Sequence[str], flavors: Mapping[str, _Flavor], pools: Sequence[NodePool],
