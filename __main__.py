@@ -14,6 +14,7 @@ from components.settings import PROJECT, config_keys
 from components.settings.errors import SettingsError
 from components.settings.secrets import locate
 from components.stack import sdk_runtime
+from components.stack.ownership import take_back_stack
 from components.stack.preflight import PreflightError
 from components.stack.program import build_stack, kubernetes_provider, worker_providers
 from components.stack.target import SandboxTarget, resolve
@@ -49,6 +50,13 @@ provider = kubernetes_provider(result.settings.cluster, root, target.kubeconfig)
 workers = worker_providers(result.settings, root, {name: w.kubeconfig for name, w in target.workers.items()})
 secrets = {name: pulumi.Output.secret(w.kubeconfig_text) for name, w in target.workers.items() if w.kubeconfig_text}
 stack = assemble(result.settings, owner, result.rendered)  # the very objects judged above, and the rest of the stack
+# what the stack declares on objects it created, taken back from other field managers (a kubectl edit) before the
+# engine applies: server-side apply would merge their list elements and map keys in (components/stack/ownership.py)
+ownership = take_back_stack(stack, result.settings, target, write=not pulumi.runtime.is_dry_run())
+for line in ownership.taken:
+    pulumi.log.info(("up takes back " if pulumi.runtime.is_dry_run() else "took back ") + line)
+for line in ownership.skipped:
+    pulumi.log.warn(f"field ownership: {line}")
 for key, value in build_stack(result.settings, provider, target.chart, target.manager, namespace_owner=owner,
                               assembled=stack, worker_providers=workers, worker_kubeconfigs=secrets).items():
     if not key.startswith("_"):
