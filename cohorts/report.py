@@ -20,7 +20,8 @@ What is read (Kueue v0.19.2 pkg/metrics/metrics.go; the stack's `kueue.metrics` 
 
 Every figure is computed here from `query_range` samples at `step` seconds (default: the Prometheus's global
 scrape_interval, at least window/10,000): a gauge counts value x step per sample; a counter counts its increments
-(a reset counts from 0, a series first seen inside the window counts from 0). The error of an integral is at most
+(a reset counts from 0; a series first seen inside the window, after Prometheus had already scraped Kueue's
+manager there, counts from 0). The error of an integral is at most
 one step per change of the gauge.
 """
 from __future__ import annotations
@@ -175,13 +176,21 @@ def _key(labels: dict[str, str], *names: str) -> tuple[str, ...]:
     return tuple(labels.get(n, "") for n in names)
 
 
-def counter_increase(samples: list[tuple[float, float]], start: float, step: float) -> float:
-    """The increments of a counter over `samples` (time-ordered): each rise counts, a fall is a reset that counts
-    from 0, and a series whose first sample lies more than one step after `start` appeared inside the window, so
-    its first value counts from 0 too."""
+def counter_increase(samples: list[tuple[float, float]], start: float, step: float,
+                     scraped_from: Optional[float] = None) -> float:
+    """The increments of a counter over `samples` ((unix seconds, value), time-ordered): each rise counts, a fall is a
+    reset that counts from 0 (PromQL's increase() does the same, prometheus v3 promql/functions.go extrapolatedRate).
+
+    A Kueue counter series is created at its first increment (client_golang CounterVec.WithLabelValues, as Kueue
+    v0.19.2 pkg/metrics/metrics.go uses it), so a series whose first sample lies more than one `step` after the
+    exporter was first scraped in the window appeared inside it: its first value counts from 0 too. `scraped_from`:
+    the first time in the window the exporter was scraped (`collect` reads it from kueue_cluster_queue_status); None:
+    unknown, then the first value never counts (as increase()): a Prometheus that started scraping after `start`
+    sees counters that were already there, and their earlier increments are not in the window's data."""
     if not samples:
         return 0.0
-    total = samples[0][1] if samples[0][0] > start + step else 0.0
+    born = scraped_from is not None and samples[0][0] > max(start, scraped_from) + step
+    total = samples[0][1] if born else 0.0
     for (_, before), (_, after) in zip(samples, samples[1:], strict=False):
         total += after - before if after >= before else after
     return total
@@ -262,15 +271,18 @@ def collect(settings: Settings, stack: str, client: Prometheus, start: float, en
                                                        (row.owned, row.used, row.borrowed, row.lent))
 
     queues = {name: QueueFacts(cohort, name, role) for name, (cohort, role) in roles.items()}
+    # when Prometheus first saw Kueue's manager in the window: a gauge every ClusterQueue has from the manager's start
+    status = client.query_range(f"kueue_cluster_queue_status{{cluster_queue{names}}}", start, end, step)
+    scraped_from = min((samples[0][0] for _, samples in status if samples), default=None)
     for labels, samples in client.query_range(
             f'kueue_evicted_workloads_total{{cluster_queue{names}, reason="Preempted"}}', start, end, step):
         facts = queues.get(labels.get("cluster_queue", ""))
         if facts is not None:
-            facts.preempted += int(round(counter_increase(samples, start, step)))
+            facts.preempted += int(round(counter_increase(samples, start, step, scraped_from)))
     for labels, samples in client.query_range(
             f"kueue_preempted_workloads_total{{preempting_cluster_queue{names}}}", start, end, step):
         facts = queues.get(labels.get("preempting_cluster_queue", ""))
-        count = int(round(counter_increase(samples, start, step)))
+        count = int(round(counter_increase(samples, start, step, scraped_from)))
         if facts is not None and count:
             reason = labels.get("reason", "")
             facts.preempting[reason] = facts.preempting.get(reason, 0) + count
@@ -279,7 +291,7 @@ def collect(settings: Settings, stack: str, client: Prometheus, start: float, en
             f"sum by (cluster_queue, le) (kueue_admission_wait_time_seconds_bucket{{cluster_queue{names}}})",
             start, end, step):
         per_queue = buckets.setdefault(labels.get("cluster_queue", ""), {})
-        per_queue[float(labels.get("le", "+Inf"))] = counter_increase(samples, start, step)
+        per_queue[float(labels.get("le", "+Inf"))] = counter_increase(samples, start, step, scraped_from)
     for name, cumulative in buckets.items():
         if name in queues and cumulative:
             queues[name].admissions = int(round(cumulative.get(math.inf, 0.0)))

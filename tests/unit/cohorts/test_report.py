@@ -29,9 +29,19 @@ def test_a_counter_counts_its_rises_and_restarts_from_zero_after_a_reset(values)
     samples = [(float(i), float(v)) for i, v in enumerate(values)]
     expected = sum(b - a if b >= a else b for a, b in zip(values, values[1:], strict=False))
     assert report.counter_increase(samples, start=0.0, step=1.0) == expected
-    # a series first seen two steps into the window appeared there: its first value counts from 0
+    # a series first seen two steps after Kueue's manager was first scraped appeared there: its first value counts
     late = [(t + 2.0, v) for t, v in samples]
-    assert report.counter_increase(late, start=0.0, step=1.0) == expected + values[0]
+    assert report.counter_increase(late, start=0.0, step=1.0, scraped_from=0.0) == expected + values[0]
+
+
+@given(st.lists(st.integers(0, 50), min_size=1, max_size=30), st.floats(0.0, 100.0))
+def test_a_counter_that_was_there_when_prometheus_started_scraping_counts_only_its_rises(values, started):
+    """Prometheus started scraping after the window's start (or the exporter was unreachable until then): the
+    counter's first value holds increments from before, which the window has no data on."""
+    samples = [(started + i, float(v)) for i, v in enumerate(values)]
+    expected = sum(b - a if b >= a else b for a, b in zip(values, values[1:], strict=False))
+    assert report.counter_increase(samples, start=0.0, step=1.0, scraped_from=started) == expected
+    assert report.counter_increase(samples, start=0.0, step=1.0) == expected  # unknown: as PromQL's increase()
 
 
 def test_histogram_quantile_interpolates_inside_the_bucket_as_promql_does():
