@@ -84,9 +84,11 @@ def test_status_json_follows_borrowing_preemption_and_borrowing_again(sandbox, c
     assert (p["preemptor"]["namespace"], p["preemptor"]["name"], p["preemptor"]["clusterQueue"]) == (
         "c12-inference", serve_wl, "c12-inference-cq")
     assert p["time"] and p["time"].endswith("Z")
+    # Kueue writes each ClusterQueue's status (flavorsUsage) on its own, after the Workloads': wait for both queues
     doc = wait_for(lambda: (d := _status()) and _gpu(d, "c12-training-cq")["borrowed"] == "0"
-                   and train_wl in [w["name"] for w in _queue(d, "c12-training-cq")["workloads"]["pending"]] and d,
-                   60, "the training Workload to be pending and borrow nothing")
+                   and train_wl in [w["name"] for w in _queue(d, "c12-training-cq")["workloads"]["pending"]]
+                   and _gpu(d, "c12-inference-cq")["usage"] == "1" and d,
+                   60, "the training Workload to be pending and borrow nothing, inference to use its GPU")
     assert _gpu(doc, "c12-inference-cq")["usage"] == "1" and _gpu(doc, "c12-inference-cq")["borrowed"] == "0"
 
     cluster.delete_job(inference)

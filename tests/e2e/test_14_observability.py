@@ -127,17 +127,24 @@ def test_report_and_dashboard_follow_the_round_trip(sandbox, cluster, clean_dev_
 
     # A histogram series is born with its first observation, so rate() sees an admission only from the second one
     # on: one more inference admission gives the admission wait panel something to draw.
+    # (Kueue's counters hold every admission since its manager started, earlier files' too: count from what is there)
+    admissions = 'sum(kueue_admission_wait_time_seconds_count{cluster_queue="c12-inference-cq"})'
+    before = float(_query(prometheus, admissions)[0]["value"][1])
     again = cluster.submit_job("c12-inference", "serve-again", "c12-inference-lq", SLICE,
                                priority_class="c12-inference-prio")
     wait_for(lambda: admitted_in(cluster.workload_of(again)), 90, "the second inference Workload admitted")
-    wait_for(lambda: _query(prometheus, 'sum(kueue_admission_wait_time_seconds_count{cluster_queue="c12-inference-cq"})'
-                                        " == 2"), 30, "Prometheus to see the second admission")
+    wait_for(lambda: _query(prometheus, f"{admissions} == {before + 1}"), 30, "Prometheus to see the second admission")
     cluster.delete_job(again)
+    # a range query evaluates at start + k * step (5 s): the last point before `end` must come after the scrape that
+    # saw the second admission, or no point's rate() window holds the increase (the panel is empty there)
+    time.sleep(SCRAPE + 1)
 
     # every dashboard query over Kueue's metrics returns data (the trainer's need a real training pod: none here)
     settings = parse_settings(stack_raw("dev"))
     end = time.time()
-    window = f"{math.ceil(end - start)}s"
+    # the held-hours panels sum a subquery at a 1m resolution over $__range: a window under a minute may hold no
+    # minute boundary, so no point at all (Grafana's ranges are hours); two minutes always hold one
+    window = f"{max(math.ceil(end - start), 120)}s"
     for query in dashboard.queries(settings):
         if "kueue_cohorts_trainer_" in query.expr:
             continue
