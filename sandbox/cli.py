@@ -30,7 +30,10 @@ def _parser() -> argparse.ArgumentParser:
         "~/.local/state/kueue-cohorts/sandbox."))
     sub = p.add_subparsers(dest="command", required=True)
     up = sub.add_parser("up", parents=[common], help="start (idempotent) and print the kubeconfig path")
-    up.add_argument("--stack", default="dev", help="stack whose nodePools become kwok nodes (default: dev)")
+    up.add_argument("--stack", default="dev",
+                    help="stack whose nodePools become kwok nodes and whose multiKueue.managerTrainer decides whether "
+                         "the Trainer's controller runs (CRDsOnly: the Trainer's CRDs only; a running sandbox is "
+                         "switched) (default: dev)")
     up.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
     up.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for each component")
     up.add_argument("--kueue-delay", type=float, default=0.0, metavar="SECONDS",

@@ -9,6 +9,10 @@ KServe's ClusterServingRuntimes applied through its webhook. A failed step stops
 end of the component's log. Ports, certificates and etcd data are kept in the state directory across
 ``down``/``up``, so the kubeconfig stays the same and a Pulumi stack applied before ``down`` is still there after
 ``up``.
+
+The Trainer's manager and its webhook configurations follow the stack's ``multiKueue.managerTrainer``
+(:meth:`Sandbox.manager_trainer`): with CRDsOnly the manager sandbox serves the Trainer's CRDs only, and ``up`` of a
+running sandbox stops or starts the Trainer when the stack changed it (:meth:`Sandbox._reconcile_trainer`).
 """
 
 from __future__ import annotations
@@ -33,11 +37,12 @@ from kubernetes.client import ApiClient, ApiException
 import toolchain
 from components.checks.validation import load_stack_file
 from components.model.alerts import rules_file
-from components.settings import KueueMetrics, NodePool, Settings
+from components.settings import KueueMetrics, ManagerTrainer, NodePool, Settings
 from sandbox import certs as certs_mod
 from sandbox import controlplane, files, jobcontrollers, kserve, kubeconfig, kueue, kwok, process
 from sandbox import prometheus as prom
 from sandbox.apply import (
+    CLUSTER_SCOPED,
     CRDS,
     SandboxError,
     annotations_of,
@@ -70,6 +75,9 @@ CRD_SOURCES = ("kueue", "jobset", "trainer", "kserve", "kserve-controller")
 #: What a MultiKueue worker sandbox runs: no KServe (InferenceServices serve where the stack targets, the manager).
 WORKER_COMPONENTS = tuple(c for c in COMPONENTS if c != "kserve-manager")
 WORKER_CRD_SOURCES = ("kueue", "jobset", "trainer")
+#: The Kubeflow Trainer's controller manager: not run on a manager whose stack says ``multiKueue.managerTrainer:
+#: CRDsOnly`` (:meth:`Sandbox.manager_trainer`).
+TRAINER = "trainer-controller-manager"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Annotation holding the SHA-256 of the CRD as the sandbox applied it; an unchanged CRD is not applied again.
 CRD_HASH_ANNOTATION = "kueue-cohorts.sandbox/sha256"
@@ -153,13 +161,18 @@ class Sandbox:
     def health(self) -> dict[str, tuple[bool, bool, str]]:
         """Return ``{component: (process alive, healthy, detail)}`` for every component this sandbox runs
         (:data:`COMPONENTS`, or :data:`WORKER_COMPONENTS` for a worker), and for Prometheus when
-        ``up --with-prometheus`` started it."""
+        ``up --with-prometheus`` started it. The Trainer's controller of a sandbox recorded as CRDsOnly
+        (:attr:`State.manager_trainer`) is ``(False, True, "not run: ...")`` while it is indeed not running: healthy
+        by being absent."""
         st = self.state()
         result = {}
         checks = probes(self.paths, st.ports) if st.ports else {}
         for name in tuple(self.components) + ((prom.NAME,) if prom.NAME in st.processes else ()):
             rec = st.processes.get(name)
             running = bool(rec and process.alive(rec))
+            if name == TRAINER and st.manager_trainer == ManagerTrainer.CRDS_ONLY and not running:
+                result[name] = (False, True, "not run: the stack's multiKueue.managerTrainer is CRDsOnly")
+                continue
             ok, detail = checks[name].check() if (running and name in checks) else (False, "not running")
             result[name] = (running, ok, detail)
         return result
@@ -174,7 +187,8 @@ class Sandbox:
            with_prometheus: bool = False) -> UpReport:
         """Bring the sandbox up with the nodes of ``stack_path``'s nodePools; idempotent.
 
-        When every component already runs and is healthy, only the nodes are reconciled with the stack. Otherwise
+        When every component already runs and is healthy, only the nodes and the Trainer
+        (:meth:`_reconcile_trainer`) are reconciled with the stack. Otherwise
         whatever is left of a previous run is stopped and everything starts again (same ports when free, same
         certificates, same etcd data). ``kueue_delay`` (seconds, default 0) starts the Kueue manager that much later
         and returns without waiting for it (see :meth:`_start`). ``with_prometheus`` also starts Prometheus
@@ -186,11 +200,13 @@ class Sandbox:
         with locked(self.paths.lock):
             if self.running():
                 st = self.state()
-                self._log("already running; reconciling nodes with the stack")
-                self._reconcile_nodes(stack_path, st)
-                self._write_worker_identity(load_stack_file(stack_path), st)
+                self._log("already running; reconciling nodes and the Trainer with the stack")
+                settings = load_stack_file(stack_path)
+                self._reconcile_nodes(stack_path, st, settings=settings)
+                self._reconcile_trainer(settings, st, timeout)
+                self._write_worker_identity(settings, st)
                 if with_prometheus:
-                    self._start_prometheus(st, load_stack_file(stack_path), stack_path, timeout)
+                    self._start_prometheus(st, settings, stack_path, timeout)
                 report.already_running = True
                 report.seconds["total"] = time.monotonic() - t0
                 return report
@@ -269,7 +285,9 @@ class Sandbox:
         t = time.monotonic()
         prev = self.state()
         st = State(ports=allocate(previous=prev.ports), stack=str(stack_path),
-                   versions={b: pins.entry_for(b).version for b in self.components})
+                   versions={b: pins.entry_for(b).version for b in self.components},
+                   manager_trainer=self.manager_trainer(settings))
+        trainer = st.manager_trainer == ManagerTrainer.CONTROLLER
         for d in (self.paths.root, self.paths.logs, self.paths.config, self.paths.run, self.paths.etcd_data):
             files.private_dir(d)
         c = certs_mod.ensure(self.paths.pki)
@@ -292,12 +310,13 @@ class Sandbox:
         others = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
                   for ns in (kueue.NAMESPACE, *(() if self.worker else (kserve.NAMESPACE,)))]
         others += load_documents([module["kwok"] / kwok.STORAGE_CLASS_FILE], kind="StorageClass")
-        others += (kueue.webhook_configurations(module["kueue"], st.ports["kueue-webhook"], ca)
-                   + jobcontrollers.jobset_webhooks(module["jobset-controller-manager"], st.ports["jobset-webhook"], ca)
-                   + jobcontrollers.trainer_webhooks(module["trainer-controller-manager"],
-                                                     st.ports["trainer-webhook"], ca)
-                   + ([] if self.worker else kserve.webhook_configurations(module["kserve-manager"],
-                                                                            st.ports["kserve-webhook"], ca)))
+        trainer_hooks = jobcontrollers.trainer_webhooks(module[TRAINER], st.ports["trainer-webhook"], ca)
+        hooks = (kueue.webhook_configurations(module["kueue"], st.ports["kueue-webhook"], ca)
+                 + jobcontrollers.jobset_webhooks(module["jobset-controller-manager"], st.ports["jobset-webhook"], ca)
+                 + (trainer_hooks if trainer else [])
+                 + ([] if self.worker else kserve.webhook_configurations(module["kserve-manager"],
+                                                                          st.ports["kserve-webhook"], ca)))
+        others += hooks
         nodes = kwok.node_manifests(self._node_pools(settings))
         stages = self.paths.config / "kwok.yaml"
         stages.write_text(kwok.stage_config(module["kwok"]))
@@ -313,22 +332,25 @@ class Sandbox:
             bins["kube-scheduler"], kc, st.ports, self.paths.run / "kube-scheduler"))
         changed = self._changed_crds(api, crds)
         if not changed:
-            self._start_managers(st, bins, c, kueue_delay, settings.kueue.metrics)
+            self._start_managers(st, bins, c, kueue_delay, settings.kueue.metrics, trainer)
+        if not trainer:  # left in etcd by an earlier run with the Trainer: they would refuse every TrainJob
+            self._delete_webhooks(api, trainer_hooks)
         self._release_node_leases(api)
         self._spawn(st, "kwok", kwok.kwok_args(bins["kwok"], kc, stages, st.ports["kwok"]))
         self._apply_all(api, changed + others + nodes, status_kinds={"Node"})
         if changed:
             self._wait_crds_served(api, crds, timeout)
-            self._start_managers(st, bins, c, kueue_delay, settings.kueue.metrics)
+            self._start_managers(st, bins, c, kueue_delay, settings.kueue.metrics, trainer)
         if not self.worker:
             self._start_kserve(api, st, bins, c, module["kserve-manager"])
         self._log(f"{len(crds)} CRDs ({', '.join(self._crd_sources)}): {len(changed)} applied; "
-                  f"{len(others) - 3} webhook configurations, {len(nodes)} nodes")
+                  f"{len(hooks)} webhook configurations, {len(nodes)} nodes"
+                  + ("" if trainer else "; the Trainer's CRDs only (multiKueue.managerTrainer: CRDsOnly)"))
         self._step(report, "crds+webhooks", t)
 
         t = time.monotonic()
         waits = ["kube-controller-manager", "kube-scheduler", "kwok", "jobset-controller-manager",
-                 "trainer-controller-manager", *(() if self.worker else ("kserve-manager",))] + \
+                 *((TRAINER,) if trainer else ()), *(() if self.worker else ("kserve-manager",))] + \
             ([] if kueue_delay > 0 else ["kueue"])
         for name in waits:
             self._wait_healthy(st, name, timeout)
@@ -439,31 +461,94 @@ class Sandbox:
                    "CRDs served by discovery")
 
     def _start_managers(self, st: State, bins: Mapping[str, Path], c: certs_mod.Certificates,
-                        kueue_delay: float, metrics: KueueMetrics = KueueMetrics()) -> None:
+                        kueue_delay: float, metrics: KueueMetrics = KueueMetrics(), trainer: bool = True) -> None:
         """Write the Kueue, JobSet and Trainer Configurations and start the three managers (without waiting), each
-        restarted whenever it exits (``process.restarting``, as a Deployment's pod). The Kueue manager is wrapped in
-        ``sleep kueue_delay`` when that is > 0 (the delay's shell ``exec``s the restart loop); its metrics are the
-        stack's ``kueue.metrics`` (``metrics``)."""
+        restarted whenever it exits (``process.restarting``, as a Deployment's pod); the Trainer's only when
+        ``trainer``. The Kueue manager is wrapped in ``sleep kueue_delay`` when that is > 0 (the delay's shell
+        ``exec``s the restart loop); its metrics are the stack's ``kueue.metrics`` (``metrics``)."""
         kc = self.paths.kubeconfig
         cfg = self.paths.config / "kueue.yaml"
         cfg.write_text(yaml.safe_dump(kueue.configuration(st.ports, c.webhook_dir, metrics=metrics), sort_keys=False))
         upper, work = kueue.prepare_etc_overlay(self.paths.root / "kueue-etc", c.metrics_dir)
         self._spawn(st, "kueue", kueue.delayed(process.restarting(kueue.manager_args(bins["kueue"], cfg, kc, upper,
                                                                                      work)), kueue_delay))
-        self._start_job_controllers(st, bins, c)
-
-    def _start_job_controllers(self, st: State, bins: Mapping[str, Path], c: certs_mod.Certificates) -> None:
-        """Write the JobSet and Trainer Configurations and start both managers (the Trainer with its own ``TMPDIR``
-        holding the webhook pair, see :mod:`sandbox.jobcontrollers`); :meth:`_start` waits for their ``/readyz``."""
-        kc = self.paths.kubeconfig
-        jobset_cfg, trainer_cfg = self.paths.config / "jobset.yaml", self.paths.config / "trainer.yaml"
+        jobset_cfg = self.paths.config / "jobset.yaml"
         jobset_cfg.write_text(yaml.safe_dump(jobcontrollers.jobset_configuration(st.ports, c.webhook_dir)))
-        trainer_cfg.write_text(yaml.safe_dump(jobcontrollers.trainer_configuration(st.ports)))
-        tmpdir = jobcontrollers.trainer_tmpdir(self.paths.run / "trainer-controller-manager" / "tmp", c.webhook_dir)
         self._spawn(st, "jobset-controller-manager", process.restarting(jobcontrollers.manager_args(
             bins["jobset-controller-manager"], jobset_cfg, kc)))
-        self._spawn(st, "trainer-controller-manager", process.restarting(jobcontrollers.manager_args(
-            bins["trainer-controller-manager"], trainer_cfg, kc)), env={**os.environ, "TMPDIR": str(tmpdir)})
+        if trainer:
+            self._start_trainer(st, bins[TRAINER], c)
+
+    def _start_trainer(self, st: State, binary: Path, c: certs_mod.Certificates) -> None:
+        """Write the Trainer's Configuration and start its manager (restarted whenever it exits, with its own
+        ``TMPDIR`` holding the webhook pair, see :mod:`sandbox.jobcontrollers`); the caller waits for its
+        ``/readyz``."""
+        trainer_cfg = self.paths.config / "trainer.yaml"
+        trainer_cfg.write_text(yaml.safe_dump(jobcontrollers.trainer_configuration(st.ports)))
+        tmpdir = jobcontrollers.trainer_tmpdir(self.paths.run / TRAINER / "tmp", c.webhook_dir)
+        self._spawn(st, TRAINER, process.restarting(jobcontrollers.manager_args(binary, trainer_cfg,
+                                                                                self.paths.kubeconfig)),
+                    env={**os.environ, "TMPDIR": str(tmpdir)})
+
+    def manager_trainer(self, settings: Settings) -> ManagerTrainer:
+        """What serves the TrainJob API in this sandbox for the stack ``settings``: the stack's
+        ``multiKueue.managerTrainer`` on the manager (Controller when the stack has no ``multiKueue``), always
+        Controller on a worker (MultiKueue clears ``spec.managedBy`` on the worker's copy of a TrainJob, which the
+        worker's Trainer runs: Kueue v0.19.2 ``pkg/controller/jobs/trainjob/trainjob_multikueue_adapter.go``
+        SyncJob).
+
+        Why CRDsOnly exists: the Trainer v2.2.1 TrainJob reconciler runs every TrainJob whatever its
+        ``spec.managedBy`` (``pkg/controller/trainjob_controller.go`` ``Reconcile``, l.100: no managedBy check;
+        v2.3.0 returns early for an external manager at l.89, kubeflow/trainer#3632), so with its controller on the
+        manager a dispatched TrainJob runs on the manager as well as on the worker."""
+        if self.worker or settings.multi_kueue is None:
+            return ManagerTrainer.CONTROLLER
+        return settings.multi_kueue.manager_trainer
+
+    def _delete_webhooks(self, api: ApiClient, configs: list[dict[str, Any]]) -> list[str]:
+        """Delete the webhook configurations ``configs`` (Mutating/ValidatingWebhookConfiguration, by kind and name)
+        where they exist; return the names deleted."""
+        return [c["metadata"]["name"] for c in configs
+                if delete(api, f"{CLUSTER_SCOPED[(c['apiVersion'], c['kind'])]}/{c['metadata']['name']}")]
+
+    def _reconcile_trainer(self, settings: Settings, st: State, timeout: float) -> None:
+        """Make a running sandbox's Trainer what the stack ``settings`` asks for (:meth:`manager_trainer`), and record
+        it in ``st``.
+
+        CRDsOnly: the Trainer's controller manager is stopped (its process group) and its webhook configurations
+        (``defaulter.trainer.kubeflow.org``, ``validator.trainer.kubeflow.org``, failurePolicy Fail) are deleted,
+        since nothing would answer them and every TrainJob, TrainingRuntime and ClusterTrainingRuntime would be
+        refused; the CRDs, and the TrainJobs, JobSets and TrainingRuntimes on the cluster, stay. Controller: the
+        manager is started if it does not run, waited for (``/readyz``, at most ``timeout`` seconds), then its
+        webhook configurations are applied. Raises SandboxError when it does not become healthy."""
+        wanted = self.manager_trainer(settings)
+        rec = st.processes.get(TRAINER)
+        alive = rec is not None and process.alive(rec)
+        if wanted == st.manager_trainer and (alive or wanted == ManagerTrainer.CRDS_ONLY):
+            return
+        pins = tv.load()
+        entry = pins.entry_for(TRAINER)
+        c = certs_mod.Certificates(self.paths.pki)
+        hooks = jobcontrollers.trainer_webhooks(toolchain.module_dir(entry.module, entry.module_version),
+                                                st.ports["trainer-webhook"], c.ca_crt.read_bytes())
+        api = self._client()
+        if wanted == ManagerTrainer.CRDS_ONLY:
+            if rec is not None:
+                process.stop(rec)
+                del st.processes[TRAINER]
+            st.manager_trainer = wanted
+            st.save(self.paths.state_file)
+            deleted = self._delete_webhooks(api, hooks)
+            self._log(f"multiKueue.managerTrainer CRDsOnly: stopped {TRAINER}, deleted "
+                      f"{', '.join(deleted) or 'no webhook configurations'}; the Trainer's CRDs stay")
+            return
+        if not alive:
+            self._start_trainer(st, toolchain.ensure([TRAINER])[TRAINER], c)
+            self._wait_healthy(st, TRAINER, timeout)
+        self._apply_all(api, hooks)
+        st.manager_trainer = wanted
+        st.save(self.paths.state_file)
+        self._log(f"{TRAINER} runs, with its webhooks {', '.join(h['metadata']['name'] for h in hooks)}")
 
     def _start_kserve(self, api: ApiClient, st: State, bins: Mapping[str, Path], c: certs_mod.Certificates,
                       module_dir: Path) -> None:

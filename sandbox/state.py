@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from components.settings import ManagerTrainer
 from sandbox import files
 from sandbox.process import ProcessRecord
 
@@ -17,16 +18,21 @@ from sandbox.process import ProcessRecord
 @dataclass
 class State:
     """Mutable record written after every change: ``ports`` {name: port}, ``processes`` {component: record} in start
-    order, ``stack`` (the stack file whose nodePools made the nodes), ``versions`` {binary: version string}."""
+    order, ``stack`` (the stack file whose nodePools made the nodes), ``versions`` {binary: version string},
+    ``manager_trainer`` (what serves the TrainJob API here, from the stack's ``multiKueue.managerTrainer``:
+    Controller, or CRDsOnly when the Trainer's controller and webhook configurations are not run; a state written
+    before the field existed reads as Controller)."""
 
     ports: dict[str, int] = field(default_factory=dict)
     processes: dict[str, ProcessRecord] = field(default_factory=dict)
     stack: str = ""
     versions: dict[str, str] = field(default_factory=dict)
+    manager_trainer: ManagerTrainer = ManagerTrainer.CONTROLLER
 
     @classmethod
     def load(cls, path: Path) -> State:
-        """Read ``path``; a missing file gives an empty state. Raises ValueError on a corrupt file."""
+        """Read ``path``; a missing file gives an empty state. Raises ValueError on a corrupt file (an unknown
+        ``manager_trainer`` included)."""
         if not path.exists():
             return cls()
         data = json.loads(path.read_text())
@@ -35,6 +41,7 @@ class State:
             processes={k: ProcessRecord.from_json(v) for k, v in data.get("processes", {}).items()},
             stack=data.get("stack", ""),
             versions=dict(data.get("versions", {})),
+            manager_trainer=ManagerTrainer(data.get("manager_trainer", ManagerTrainer.CONTROLLER.value)),
         )
 
     def save(self, path: Path) -> None:
@@ -47,6 +54,7 @@ class State:
             "processes": {k: v.to_json() for k, v in self.processes.items()},
             "stack": self.stack,
             "versions": self.versions,
+            "manager_trainer": self.manager_trainer.value,
         }, indent=2) + "\n")
         tmp.replace(path)
 

@@ -26,7 +26,8 @@ def render(sandbox: Sandbox) -> tuple[str, bool]:
         rec = st.processes.get(name)
         pid = str(rec.pid) if rec and running else "-"
         version = st.versions.get(name, "")
-        lines.append(f"{name:<{width}} {pid:>7}  {version:<8} {'ok' if ok else 'DOWN'} ({detail[:60]})")
+        verdict = "DOWN" if not ok else "ok" if running else "off"  # off: healthy by not running (CRDsOnly Trainer)
+        lines.append(f"{name:<{width}} {pid:>7}  {version:<8} {verdict} ({detail[:60]})")
     all_ok = all(ok for _, ok, _ in health.values())
     if health["kube-apiserver"][1]:
         api = sandbox._client()

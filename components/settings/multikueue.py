@@ -110,7 +110,9 @@ class MultiKueueSettings(Model):
     CRDsOnly (only its CRDs). Kueue unsuspends a dispatched TrainJob on the manager (its spec.managedBy names
     MultiKueue), and the pinned Trainer v2.2.1 ignores spec.managedBy (kubeflow/trainer#3632, fixed by #3681 after
     it): with Controller, the TrainJob would run on the manager as well, so a ClusterQueue whose namespaces run the
-    stack's trainingRuntime may dispatch only with CRDsOnly. Default Controller."""
+    stack's trainingRuntime may dispatch only with CRDsOnly. In sandbox mode `python -m sandbox up` follows it (with
+    CRDsOnly the manager sandbox runs no Trainer controller and has none of its webhook configurations). Default
+    Controller."""
 
     def worker(self, name: str) -> Optional[MultiKueueWorker]:
         """The worker called `name`, or None."""

@@ -1,21 +1,26 @@
 """(issue 33) MultiKueue from the same stack, on two real control planes: the session sandbox is the manager and
 `python -m sandbox up --workers 1` starts a worker (its own etcd, kube-apiserver, Kueue 0.19.2, JobSet and Trainer
 controllers and kwok node, on other loopback ports). A stack like dev (names `mk-*`, so that it lives next to the dev
-stack on the manager) with `multiKueue` dispatching its training ClusterQueue to the worker is applied with
-`pulumi up`: the manager gets the MultiKueueCluster, MultiKueueConfig, AdmissionCheck and the kubeconfig Secret (a
-Pulumi secret), the worker the same cohort, LocalQueues and namespaces and the worker identity's RBAC.
+stack on the manager, with the dev stack's trainingRuntime) with `multiKueue` dispatching its training ClusterQueue
+to the worker is applied with `pulumi up`: the manager gets the MultiKueueCluster, MultiKueueConfig, AdmissionCheck
+and the kubeconfig Secret (a Pulumi secret), the worker the same cohort, LocalQueues, namespaces, checkpoint volume
+and TrainingRuntime and the worker identity's RBAC.
 Against the real managers:
 - a training Job submitted on the manager runs on the worker (its Pod there, none on the manager) and its status
   comes back to the manager's Job;
+- a TrainJob of the stack's TrainingRuntime submitted on the manager runs on the worker (the worker's Trainer makes
+  its JobSet and Pod there; the manager has neither) and its status comes back to the manager's TrainJob;
 - inference reclaiming its quota on the worker evicts the dispatched training Workload there, and the manager sees
   it (its MultiKueue check goes back to Retry, "evicted on worker cluster");
 - a rule removed by hand from the worker identity's ClusterRole is reported by `cohorts verify` with the rule to add.
 
-A batch/v1 Job, not a TrainJob: the sandbox's manager runs the Kubeflow Trainer controller (the other e2e tests need
-it), and the pinned Trainer v2.2.1 ignores a TrainJob's spec.managedBy (kubeflow/trainer#3632): once Kueue
-unsuspends the manager's TrainJob, the manager's Trainer runs it too (seen here: a JobSet and a running Pod on the
-manager next to the worker's). The settings check refuses that (`multiKueue.managerTrainer`); the mk stack has no
-trainingRuntime. The worker sandbox starts in this module's fixture only and is stopped after it.
+The mk stack sets `multiKueue.managerTrainer: CRDsOnly`, as the settings check requires of a training queue that
+dispatches TrainJobs: the pinned Trainer v2.2.1 ignores a TrainJob's spec.managedBy (kubeflow/trainer#3632), so with
+its controller on the manager, the manager would run the dispatched TrainJob too once Kueue unsuspends it. `python -m
+sandbox up --stack-file <mk>` reads that setting and stops the manager's Trainer controller and deletes its webhook
+configurations (the CRDs stay); `up` with the dev stack at the end of the module starts them again for the files
+that follow (test_14_observability, test_14_whatif_agrees_with_kueue, test_99 share the session sandbox). The worker
+sandbox starts in this module's fixture only and is stopped after it.
 """
 
 from __future__ import annotations
@@ -31,11 +36,17 @@ from kubernetes import client as k8s
 from kubernetes import config as kconfig
 
 from cohorts import cli as cohorts_cli
-from components.settings import raw_from_stack_file
+from components.checks.validation import load_stack_file
+from components.model.runtime import render_trainjob
+from components.settings import ManagerTrainer, raw_from_stack_file
 from sandbox import cli as sandbox_cli
-from sandbox.cluster import Sandbox, stack_file
+from sandbox.cluster import TRAINER, Sandbox, stack_file
 
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
+TRAINER_API = ("trainer.kubeflow.org", "v1alpha1")
+JOBSET = ("jobset.x-k8s.io", "v1alpha2")
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+TRAINJOB_NAME = "dispatched-tj"
 WORKER = "worker-1"
 TRAINING_NS, INFERENCE_NS = "mk-training", "mk-inference"
 JOB_NAME = "dispatched"
@@ -44,22 +55,24 @@ STARTUP: dict[str, float] = {}
 
 
 def mk_config() -> dict:
-    """The dev stack's config with every cluster-scoped name and namespace renamed c12 -> mk, no trainingRuntime, and a
-    multiKueue block dispatching the training ClusterQueue to worker-1."""
+    """The dev stack's config (its trainingRuntime included) with every cluster-scoped name and namespace renamed
+    c12 -> mk, and a multiKueue block dispatching the training ClusterQueue to worker-1 with the manager serving the
+    Trainer's CRDs only (see the module docstring)."""
     raw = raw_from_stack_file(REPO / "stacks" / "Pulumi.dev.yaml")
     text = yaml.safe_dump(raw).replace("c12-", "mk-")
     raw = yaml.safe_load(text)
-    raw["multiKueue"] = {"workers": [{"name": WORKER}],
+    raw["multiKueue"] = {"workers": [{"name": WORKER}], "managerTrainer": "CRDsOnly",
                          "dispatch": [{"clusterQueue": "mk-training-cq", "workers": [WORKER]}]}
-    del raw["trainingRuntime"]  # see the module docstring: no TrainJob dispatch with the manager's Trainer v2.2.1
     return {"config": {f"kueue-cohorts:{key}": value for key, value in raw.items()}}
 
 
 @pytest.fixture(scope="module")
 def mk_stack(sandbox, project, tmp_path_factory):
     """The worker sandbox started through `python -m sandbox up --stack-file <mk> --workers 1` (the manager, already
-    up, only reconciles its nodes), then the mk stack applied with `pulumi up`; destroyed and the worker stopped
-    afterwards. Returns the stack file."""
+    up, reconciles its nodes and, the mk stack being CRDsOnly, stops its Trainer controller and deletes the Trainer's
+    webhook configurations), then the mk stack applied with `pulumi up`; destroyed and the worker stopped
+    afterwards, and the manager brought back to the dev stack (nodes, Trainer controller and webhooks). Returns the
+    stack file."""
     path = tmp_path_factory.mktemp("mk") / "Pulumi.mk.yaml"
     path.write_text(yaml.safe_dump(mk_config(), sort_keys=False))
     start = time.monotonic()
@@ -78,7 +91,7 @@ def mk_stack(sandbox, project, tmp_path_factory):
         project.run("mk", "destroy")
     finally:
         worker.down(purge=True)  # no stopped worker left for `sandbox status` (test_99) to report
-        sandbox.up(stack_file("dev"))  # the manager's nodes as the other tests expect them
+        sandbox.up(stack_file("dev"))  # the manager's nodes and Trainer controller as the other tests expect them
 
 
 @pytest.fixture(scope="module")
@@ -165,6 +178,86 @@ def test_a_job_submitted_on_the_manager_runs_on_the_worker_and_its_status_comes_
     assert cohorts_cli.main(["status", "--stack-file", str(mk_stack)], out, io.StringIO()) == 0
     text = out.getvalue()
     assert f"on worker {WORKER}:" in text and f"worker {WORKER}" in text.split(f"on worker {WORKER}:", 1)[1], text
+
+
+def _trainjob(cluster: Cluster) -> dict | None:
+    try:
+        return cluster.custom.get_namespaced_custom_object(*TRAINER_API, TRAINING_NS, "trainjobs", TRAINJOB_NAME)
+    except k8s.ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+def _jobsets(cluster: Cluster) -> list[dict]:
+    return cluster.custom.list_namespaced_custom_object(*JOBSET, TRAINING_NS, "jobsets")["items"]
+
+
+def _hooks(cluster: Cluster) -> set[str]:
+    """The names of the cluster's Trainer webhook configurations (`*.trainer.kubeflow.org`)."""
+    admission = k8s.AdmissionregistrationV1Api(cluster.api)
+    configs = (admission.list_mutating_webhook_configuration().items
+               + admission.list_validating_webhook_configuration().items)
+    return {c.metadata.name for c in configs if c.metadata.name.endswith(".trainer.kubeflow.org")}
+
+
+@pytest.fixture
+def trainjob(cluster, worker, mk_stack):
+    """A TrainJob of the mk stack's TrainingRuntime (the whole GPU slice, borrowed) submitted on the manager; deleted
+    afterwards, and MultiKueue's copy on the worker gone with its JobSet and Pods."""
+    runtime = load_stack_file(mk_stack).training_runtime
+    manifest = render_trainjob(TRAINJOB_NAME, TRAINING_NS, runtime.name, "mk-training-lq", "mk-training-prio")
+    yield cluster.custom.create_namespaced_custom_object(*TRAINER_API, TRAINING_NS, "trainjobs", manifest)
+    try:
+        cluster.custom.delete_namespaced_custom_object(*TRAINER_API, TRAINING_NS, "trainjobs", TRAINJOB_NAME)
+    except k8s.ApiException as exc:
+        if exc.status != 404:
+            raise
+    wait_for(lambda: not cluster.kueue_objects("workloads", TRAINING_NS) and _trainjob(cluster) is None, 120,
+             "the manager's TrainJob and Workload to be gone")
+    wait_for(lambda: _trainjob(worker) is None and not _jobsets(worker)
+             and not worker.core.list_namespaced_pod(TRAINING_NS).items, 120,
+             "MultiKueue to delete the worker's TrainJob, and its JobSet and Pods to be gone")
+
+
+def test_a_trainjob_submitted_on_the_manager_runs_on_the_worker_and_its_status_comes_back(cluster, worker, trainjob,
+                                                                                          sandbox):
+    assert sandbox.state().manager_trainer == ManagerTrainer.CRDS_ONLY and TRAINER not in sandbox.state().processes, \
+        "`sandbox up` of the CRDsOnly mk stack stopped the manager's Trainer controller"
+    assert not _hooks(cluster), "and deleted its webhook configurations (else every TrainJob would be refused)"
+    assert _hooks(worker) == {"defaulter.trainer.kubeflow.org", "validator.trainer.kubeflow.org"}
+    uid = trainjob["metadata"]["uid"]
+    assert trainjob["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue", \
+        "Kueue's TrainJob webhook hands a TrainJob of a dispatching queue to MultiKueue"
+    wait_for(lambda: (w := _workload(cluster, TRAINING_NS, uid)) and _check(w).get("state") == "Ready"
+             and (w.get("status") or {}).get("clusterName") == WORKER and admitted_in(w) == "mk-training-cq", 120,
+             "the manager to dispatch the TrainJob's Workload to worker-1 and admit it")
+    remote = wait_for(lambda: _trainjob(worker), 60, "MultiKueue to create the TrainJob on the worker")
+    assert remote["metadata"]["labels"]["kueue.x-k8s.io/multikueue-origin"]
+    assert remote["spec"].get("managedBy", "trainer.kubeflow.org/trainjob-controller") == \
+        "trainer.kubeflow.org/trainjob-controller", "MultiKueue clears managedBy: the worker's Trainer runs it"
+    jobset = wait_for(lambda: next((j for j in _jobsets(worker) if j["metadata"]["name"] == TRAINJOB_NAME), None), 60,
+                      "the worker's Trainer to create the JobSet")
+    owner = next(o for o in jobset["metadata"]["ownerReferences"] if o.get("controller"))
+    assert (owner["kind"], owner["uid"]) == ("TrainJob", remote["metadata"]["uid"])
+    pods = wait_for(lambda: _pods(worker, TRAINING_NS, f"{JOBSET_NAME_LABEL}={TRAINJOB_NAME}"), 120,
+                    "the training Pod to run on the worker")
+    assert [p.spec.node_name for p in pods] == ["gpu-0"]
+    wl = next(iter(worker.kueue_objects("workloads", TRAINING_NS)))
+    assert admitted_in(wl) == "mk-training-cq", "the worker's Kueue admitted it in the worker's own queue"
+
+    def status_synced() -> dict | None:
+        here, there = (_trainjob(cluster) or {}).get("status"), (_trainjob(worker) or {}).get("status")
+        active = [j for j in (there or {}).get("jobsStatus") or [] if j.get("active")]
+        return here if active and here == there else None
+
+    status = wait_for(status_synced, 90, "the worker's TrainJob status (an active child Job) to be copied to the "
+                      "manager's TrainJob")
+    assert [j["name"] for j in status["jobsStatus"]] == ["node"]
+    assert (_trainjob(cluster) or {})["spec"]["suspend"] is False, \
+        "Kueue unsuspended the manager's TrainJob: a Trainer v2.2.1 controller there would run it"
+    assert not [j for j in _jobsets(cluster) if j["metadata"]["name"] == TRAINJOB_NAME], "no JobSet on the manager"
+    assert not cluster.core.list_namespaced_pod(TRAINING_NS).items, "nothing runs on the manager"
 
 
 def test_inference_reclaiming_on_the_worker_is_seen_on_the_manager(cluster, worker, training_job):
