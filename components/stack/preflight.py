@@ -162,6 +162,66 @@ def require_admittable_trainer(kubeconfig: Optional[Path], context: Optional[str
         raise PreflightError(problem)
 
 
+# --- a CRDsOnly MultiKueue manager runs no Trainer ------------------------------------------------------------------
+
+TRAINER_WEBHOOK_SUFFIX = ".trainer.kubeflow.org"
+"""Kubeflow Trainer v2.2.1's webhook configurations are `defaulter.trainer.kubeflow.org` (mutating) and
+`validator.trainer.kubeflow.org` (validating), failurePolicy Fail (manifests/base/webhook/manifests.yaml)."""
+CRDS_ONLY_FINDING = "manager-trainer-not-crds-only"
+"""The name of the preflight's finding when a CRDsOnly manager still has the Trainer's webhooks."""
+
+
+def crds_only_problem(webhooks: Sequence[str], key: str) -> Optional[str]:
+    """Whether a manager cluster declared `multiKueue.managerTrainer: CRDsOnly` (config key `key`) really serves the
+    Trainer's CRDs only. Pure.
+
+    Its webhook configurations are the sign of an installed Trainer: with them, either its controller runs and, on the
+    pinned Trainer v2.2.1 (pkg/controller/trainjob_controller.go `Reconcile`, no `spec.managedBy` check; v2.3.0 added
+    one), also runs every TrainJob Kueue dispatches to a worker, or the controller is gone and its failurePolicy Fail
+    webhooks refuse every TrainJob.
+
+    Args:
+        webhooks: the names of the cluster's Validating- and MutatingWebhookConfigurations.
+        key: the config key path of the setting, named in the finding.
+    Returns:
+        None when no name ends in `.trainer.kubeflow.org`; else the finding, one sentence with its fix, starting with
+        `CRDS_ONLY_FINDING`.
+    """
+    found = sorted(name for name in webhooks if name.endswith(TRAINER_WEBHOOK_SUFFIX))
+    if not found:
+        return None
+    return (f"{CRDS_ONLY_FINDING}: {key} = 'CRDsOnly', but the manager cluster has the Kubeflow Trainer's webhook "
+            f"configurations ({', '.join(found)}): its Trainer is installed, so its controller would also run every "
+            "TrainJob Kueue dispatches to a worker (Trainer v2.2.1 ignores spec.managedBy), or, without the "
+            "controller, those webhooks refuse every TrainJob. Fix: on the manager, uninstall the Trainer's "
+            "controller and delete these webhook configurations, keeping its CRDs (docs/multikueue.md), or set "
+            f"{key}: Controller and do not dispatch the training queue")
+
+
+def require_crds_only_trainer(kubeconfig: Optional[Path], context: Optional[str], key: str,
+                              timeout_seconds: float = 15.0) -> None:
+    """Refuse a CRDsOnly MultiKueue manager that still has the Trainer's webhooks (`crds_only_problem`).
+
+    Raises:
+        PreflightError: the finding `manager-trainer-not-crds-only`, or the webhook configurations cannot be read.
+    """
+
+    def read(api: client.ApiClient) -> list[str]:
+        admission = client.AdmissionregistrationV1Api(api)
+        names: list[str] = []
+        for listed in (admission.list_validating_webhook_configuration, admission.list_mutating_webhook_configuration):
+            response: Any = listed(_preload_content=False, _request_timeout=timeout_seconds)
+            names += [str(item["metadata"]["name"]) for item in json.loads(response.data).get("items") or []]
+        return names
+
+    names = _read_cluster(kubeconfig, context, read, "Cannot read the webhook configurations of the manager cluster",
+                          f"The stack checks that {key} CRDsOnly holds; give its identity list on "
+                          "validatingwebhookconfigurations and mutatingwebhookconfigurations.")
+    problem = crds_only_problem(names, key)
+    if problem is not None:
+        raise PreflightError(problem)
+
+
 # --- namespaces this stack did not create -----------------------------------------------------------------------------
 
 

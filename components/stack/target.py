@@ -16,8 +16,14 @@ import toolchain
 from components.checks.multikueue_rules import kubeconfig_problems
 from components.model.multikueue import worker_settings, writes_secret
 from components.resources.kueue_install import ChartReference, OutOfClusterManager
-from components.settings import ChartSource, ClusterMode, MultiKueueWorker, Settings, config_key
-from components.stack.preflight import PreflightError, check_namespaces, require_admittable_trainer, require_kueue_api
+from components.settings import ChartSource, ClusterMode, ManagerTrainer, MultiKueueWorker, Settings, config_key
+from components.stack.preflight import (
+    PreflightError,
+    check_namespaces,
+    require_admittable_trainer,
+    require_crds_only_trainer,
+    require_kueue_api,
+)
 
 
 @dataclass(frozen=True)
@@ -75,8 +81,9 @@ def resolve(settings: Settings, namespace_owner: str, sandbox: SandboxTarget) ->
             in sandbox mode only).
     Raises:
         PreflightError: the cluster does not serve Kueue's v1beta2 API (and the stack does not install Kueue), its
-            Kubeflow Trainer is one the pinned Kueue cannot admit TrainJobs of (`trainer-not-admittable`), or its
-            Namespaces or CRDs cannot be read.
+            Kubeflow Trainer is one the pinned Kueue cannot admit TrainJobs of (`trainer-not-admittable`), a
+            `multiKueue.managerTrainer: CRDsOnly` manager has the Trainer's webhooks (`manager-trainer-not-crds-only`),
+            or its Namespaces, CRDs or webhook configurations cannot be read.
         NamespacePreflightError: a namespace the stack must not adopt or delete (every one listed at once).
         OSError: the sandbox's state cannot be read (sandbox mode with kueue.install).
     """
@@ -97,6 +104,10 @@ def resolve(settings: Settings, namespace_owner: str, sandbox: SandboxTarget) ->
         require_kueue_api(kubeconfig, cluster.context, pins["kueue"].version)
     if settings.training_runtime is not None:  # the stack runs TrainJobs: the Trainer must be one Kueue can admit
         require_admittable_trainer(kubeconfig, cluster.context, pins["kueue"].version, pins["trainer"].version)
+    mk = settings.multi_kueue
+    if mk is not None and mk.manager_trainer == ManagerTrainer.CRDS_ONLY:
+        require_crds_only_trainer(kubeconfig, cluster.context,
+                                  config_key("kueue-cohorts:multiKueue", "managerTrainer"))
     warnings = check_namespaces(settings, namespace_owner, kubeconfig, cluster.context)
     for worker in settings.multi_kueue.workers if settings.multi_kueue else []:  # each worker runs its own Kueue
         where, context = workers[worker.name].kubeconfig, worker.context

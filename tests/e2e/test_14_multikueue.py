@@ -34,6 +34,7 @@ import yaml
 from e2e_support import REPO, SLICE, Cluster, admitted_in, is_true, wait_for
 from kubernetes import client as k8s
 from kubernetes import config as kconfig
+from pulumi import automation as auto
 
 from cohorts import cli as cohorts_cli
 from components.checks.validation import load_stack_file
@@ -307,3 +308,21 @@ def test_verify_names_the_rbac_rule_a_worker_lost(cluster, worker, mk_stack):
         role = rbac.read_cluster_role(ROLE)
         role.rules = original
         rbac.replace_cluster_role(ROLE, role)
+
+
+def test_a_crds_only_manager_that_has_the_trainers_webhooks_is_refused_before_any_change(cluster, project, mk_stack):
+    """The preflight of a CRDsOnly stack reads the manager's webhook configurations: one of the Trainer's there (an
+    installed Trainer) refuses the run, naming the setting, the configuration and the fix."""
+    admission = k8s.AdmissionregistrationV1Api(cluster.api)
+    admission.create_validating_webhook_configuration(
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+         "metadata": {"name": "validator.trainer.kubeflow.org"}})
+    try:
+        with pytest.raises(auto.CommandError) as refused:
+            project.run("mk", "preview")
+        text = str(refused.value)
+        assert "manager-trainer-not-crds-only: kueue-cohorts:multiKueue.managerTrainer = 'CRDsOnly'" in text, text
+        assert "(validator.trainer.kubeflow.org)" in text and "Fix: on the manager, uninstall" in text, text
+    finally:
+        admission.delete_validating_webhook_configuration("validator.trainer.kubeflow.org")
+    assert project.run("mk", "preview").change_summary.get("update", 0) == 0
