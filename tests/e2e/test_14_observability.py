@@ -77,6 +77,7 @@ def test_report_and_dashboard_follow_the_round_trip(sandbox, cluster, clean_dev_
     borrowed_from = _t(condition(wl, "QuotaReserved"))
     wait_for(lambda: _query(prometheus, f'kueue_cluster_queue_resource_reservation{{cluster_queue="c12-training-cq",'
                                         f'resource="{GPU}"}} == 1'), 30, "Prometheus to see training's GPU")
+    series_seen = time.time()  # the training queue's reservation series is in Prometheus from here on
 
     inference = cluster.submit_job("c12-inference", "serve", "c12-inference-lq", SLICE,
                                    priority_class="c12-inference-prio")
@@ -141,9 +142,12 @@ def test_report_and_dashboard_follow_the_round_trip(sandbox, cluster, clean_dev_
 
     # every dashboard query over Kueue's metrics returns data (the trainer's need a real training pod: none here)
     settings = parse_settings(stack_raw("dev"))
+    # the held-hours panels sum a subquery at a 1m resolution over $__range (Prometheus aligns its points to whole
+    # minutes; Grafana's ranges are hours): it has a point only once a whole minute has passed since the first
+    # sample of the series, and a window of two minutes always holds that minute
+    minute = (math.floor(series_seen / 60) + 1) * 60
+    time.sleep(max(0.0, minute + 1 - time.time()))
     end = time.time()
-    # the held-hours panels sum a subquery at a 1m resolution over $__range: a window under a minute may hold no
-    # minute boundary, so no point at all (Grafana's ranges are hours); two minutes always hold one
     window = f"{max(math.ceil(end - start), 120)}s"
     for query in dashboard.queries(settings):
         if "kueue_cohorts_trainer_" in query.expr:
