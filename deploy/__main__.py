@@ -51,7 +51,19 @@ from components.checks.validation import load_stack_file
 from components.settings import Settings
 from components.settings.errors import SettingsError
 from components.settings.stackfile import StackFileError
-from deploy import engine, errors, locks, preflight, protection, queue_holders, recovery, rendered, settings, stackfile
+from deploy import (
+    engine,
+    errors,
+    locks,
+    preflight,
+    protection,
+    pullrequest,
+    queue_holders,
+    recovery,
+    rendered,
+    settings,
+    stackfile,
+)
 from deploy.backend_url import redact
 from deploy.scratch import Project, manifests
 from kueue_cohorts.pipes import finish_quietly, run_main
@@ -117,6 +129,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--diff", action="store_true",
                         help="preview: show every changed property (default: one line per resource)")
     parser.add_argument("--out", type=Path, help="render: the directory for the stack's YAML (required there)")
+    parser.add_argument("--pull-request", type=Path, metavar="FILE",
+                        help="preview: the live preview of a pull request's stack file FILE (inside the repository): "
+                             "its kueue-cohorts config replaces stacks/Pulumi.<stack>.yaml, except every key that "
+                             "selects a file, context, program or credential, which keeps the base's value; every "
+                             "kubeconfig the run loads is refused if a user runs a program (deploy.pullrequest)")
     return parser
 
 
@@ -149,6 +166,26 @@ def check_target(args: argparse.Namespace, environ: dict[str, str]) -> stackfile
         if failure:
             raise Failure(2 if failure.usage else 1, f"deploy: {failure.line}")
     return target
+
+
+def take_pull_request(args: argparse.Namespace, environ: dict[str, str]) -> None:
+    """``--pull-request FILE`` (preview only): make the stack file the pull request's, with every selecting key
+    pinned to the base's, and refuse before any kubeconfig is loaded what the run would load and should not
+    (deploy.pullrequest.prepare). Prints one line per key the pull request changed and the preview ignores.
+
+    Raises:
+        Failure: exit code 2, another command than preview, or every problem deploy.pullrequest found.
+    """
+    if args.command != "preview":
+        raise Failure(2, f"deploy: --pull-request is for preview only, not {args.command}")
+    try:
+        notes = pullrequest.prepare(args.stack, args.pull_request, engine.stack_config_file(args.stack).parents[1],
+                                    environ)
+    except pullrequest.PullRequestError as err:
+        raise Failure(2, f"deploy: preview --stack {args.stack} --pull-request {args.pull_request}: nothing was "
+                         "loaded or run:", *(f"  {line}" for line in err.lines)) from None
+    for note in notes:
+        print(f"deploy: {note}", file=sys.stderr, flush=True)
 
 
 def check_locks(args: argparse.Namespace, backend_url: str) -> None:
@@ -434,6 +471,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "render":
             return render(args, echo)
         environ = dict(os.environ)
+        if args.pull_request is not None:
+            take_pull_request(args, environ)
         target = check_target(args, environ)
         backend_url = settings.backend_url(environ)
         if args.command == "cancel":

@@ -52,8 +52,11 @@ from components.settings.base import (
     ReclaimWithinCohort,
     ResourceList,
     ResourceName,
+    Selecting,
+    Selects,
     StopPolicy,
     WithinClusterQueue,
+    inside_repository,
 )
 from components.settings.cluster import (
     CLIENT_LIMIT_MAX,
@@ -113,6 +116,13 @@ from components.settings.queues import (
 from components.settings.root import (
     Settings,
     training_covered,
+)
+from components.settings.selecting import (
+    LIST,
+    MAPPING,
+    KeyPath,
+    key_text,
+    selecting_keys,
 )
 from components.settings.services import (
     InferenceServiceSettings,
@@ -199,4 +209,12 @@ __all__ = [
     "parse_settings",
     "raw_from_stack_file",
     "config_keys",
+    "Selecting",
+    "Selects",
+    "inside_repository",
+    "LIST",
+    "MAPPING",
+    "KeyPath",
+    "key_text",
+    "selecting_keys",
 ]

@@ -3,6 +3,7 @@ base `Model` (frozen, camelCase aliases, unknown keys refused) and Kueue's case-
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Any
 
@@ -61,6 +62,57 @@ class Model(BaseModel):
         extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True, use_enum_values=False,
         use_attribute_docstrings=True,
     )
+
+
+# --- keys that select something outside the stack file ---------------------------------------------------------------
+
+
+class Selects(str, Enum):
+    """What a stack-file key selects outside the stack file itself: the kind of a `Selecting` marker.
+
+    A key of this kind steers what the machine running the deploy reads, runs or reaches, so the live preview of a
+    pull request (`python -m deploy preview --pull-request FILE`, deploy/pullrequest.py) never takes it from the
+    pull request: it pins every such key to the base branch's value (or removes it, leaving the job's own default).
+    """
+
+    TARGET = "target"          # which cluster the client targets: cluster mode (the sandbox's kubeconfig or a file)
+    KUBECONFIG = "kubeconfig"  # a kubeconfig file: it names a server, a credential and possibly a program (exec)
+    CONTEXT = "context"        # a kubeconfig context: which cluster and user of the file
+    PATH = "path"              # any other file or directory of the machine, read or written
+    PROGRAM = "program"        # where code the deploy renders or runs comes from (the Kueue chart's source)
+
+
+@dataclass(frozen=True)
+class Selecting:
+    """Field marker (pydantic `Annotated` metadata) of a settings key that selects a file, a context, a program or
+    a credential source (`Selects`). `components.settings.selecting.selecting_keys` enumerates them from the schema;
+    a test refuses a path-like key without one."""
+
+    what: Selects
+
+
+SELECTS_TARGET = Selecting(Selects.TARGET)
+SELECTS_KUBECONFIG = Selecting(Selects.KUBECONFIG)
+SELECTS_CONTEXT = Selecting(Selects.CONTEXT)
+SELECTS_PATH = Selecting(Selects.PATH)
+SELECTS_PROGRAM = Selecting(Selects.PROGRAM)
+
+
+def inside_repository(text: str) -> str:
+    """Return `text` when it is a path that stays inside the project root however it is joined to it: relative,
+    POSIX separators, no `..`, `.` or empty component, no `~` (the shell's home), no control character. This is
+    the lexical half of the rule; whoever opens the file does so below the root without following links
+    (deploy/pullrequest.py `read_inside`).
+
+    Raises:
+        ValueError: why the path could leave the root, with the fix (pydantic reports it at the key).
+    """
+    if (text.startswith(("/", "~")) or "\\" in text or any(ord(c) < 32 or ord(c) == 127 for c in text)
+            or any(part in ("", ".", "..") for part in text.split("/"))):
+        raise ValueError("must be a path inside the repository: relative, '/'-separated, without '..', '.', empty "
+                         "components, '~', backslashes or control characters Fix: write it relative to the project "
+                         "root, e.g. traces/staging.jsonl")
+    return text
 
 
 # --- enums (Kueue's are case-sensitive) ------------------------------------------------------------------------------

@@ -3,13 +3,23 @@ pools (GPUs per node, labels, taints) that the capacity promise is judged agains
 """
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Annotated, Literal, Optional
 
 from pydantic import (
     Field,
 )
 
-from components.settings.base import ClusterMode, DnsLabel, DnsSubdomain, Model, ResourceList
+from components.settings.base import (
+    SELECTS_CONTEXT,
+    SELECTS_KUBECONFIG,
+    SELECTS_PATH,
+    SELECTS_TARGET,
+    ClusterMode,
+    DnsLabel,
+    DnsSubdomain,
+    Model,
+    ResourceList,
+)
 from components.settings.runtime import (
     WholeNumber,
 )
@@ -40,15 +50,15 @@ class KubeClientSettings(Model):
 class ClusterSettings(Model):
     """`kueue-cohorts:cluster`: the provider's target."""
 
-    mode: ClusterMode = ClusterMode.SANDBOX
+    mode: Annotated[ClusterMode, SELECTS_TARGET] = ClusterMode.SANDBOX
     """Where the kubernetes provider sends objects: `sandbox` (the local sandbox, `python -m sandbox up`),
     `kubeconfig` (a real cluster) or `render` (manifests into renderDir, no cluster)."""
-    render_dir: Optional[str] = None
+    render_dir: Annotated[Optional[str], SELECTS_PATH] = None
     """Directory for the rendered manifests, relative to the project root. Required in render mode, refused in
     the others."""
-    kubeconfig: Optional[str] = None
+    kubeconfig: Annotated[Optional[str], SELECTS_KUBECONFIG] = None
     """Kubeconfig file (kubeconfig mode only). Omitted: the kubernetes client's default (~/.kube/config)."""
-    context: Optional[str] = None
+    context: Annotated[Optional[str], SELECTS_CONTEXT] = None
     """Kubeconfig context (kubeconfig mode only). Omitted: the file's current context."""
     kube_client_settings: Optional[KubeClientSettings] = None
     """The provider's rate limit towards the API server (sandbox and kubeconfig modes; render mode has no API

@@ -10,7 +10,7 @@ from pydantic import (
     Field,
 )
 
-from components.settings.base import DnsLabel, GoDuration, LabelSelector, Model
+from components.settings.base import SELECTS_PROGRAM, DnsLabel, GoDuration, LabelSelector, Model
 from components.settings.runtime import (
     WholeNumber,
 )
@@ -109,7 +109,7 @@ class KueueSettings(Model):
     (kueue.x-k8s.io/v1beta2), checked before anything is created. Default false."""
     namespace: DnsLabel = "kueue-system"
     """Kueue's namespace. Default kueue-system."""
-    chart_source: ChartSource = ChartSource.PUBLISHED
+    chart_source: Annotated[ChartSource, SELECTS_PROGRAM] = ChartSource.PUBLISHED
     """Published (the OCI chart) or GoModule (the chart in the pinned Kueue Go module, offline). Default
     Published."""
     manage_jobs_without_queue_name: bool = False

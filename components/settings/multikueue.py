@@ -11,13 +11,13 @@ order the Incremental dispatcher nominates them) and admissioncheck_types.go (co
 from __future__ import annotations
 
 from enum import Enum
-from typing import Optional
+from typing import Annotated, Optional
 
 from pydantic import (
     Field,
 )
 
-from components.settings.base import DnsLabel, DnsSubdomain, Model
+from components.settings.base import SELECTS_CONTEXT, SELECTS_KUBECONFIG, DnsLabel, DnsSubdomain, Model
 from components.settings.cluster import NodePool
 
 MAX_CLUSTERS = 20
@@ -33,7 +33,7 @@ class WorkerSecret(Model):
 
     name: Optional[DnsSubdomain] = None
     """The Secret's name. Omitted: `<worker name>-multikueue`."""
-    from_file: Optional[str] = None
+    from_file: Annotated[Optional[str], SELECTS_KUBECONFIG] = None
     """A kubeconfig file (cluster mode kubeconfig only) that the deploy reads as a Pulumi secret and writes into the
     Secret: it is encrypted in the state and never shown in a plan. Replace the file and run `up` to rotate the
     credentials. The file must satisfy Kueue's kubeconfig checks (certificate-authority-data, no tokenFile, no exec
@@ -53,10 +53,10 @@ class MultiKueueWorker(Model):
     name: DnsLabel
     """The MultiKueueCluster name on the manager; also names the worker's provider (`k8s-worker-<name>`) and, in
     sandbox mode, the worker sandbox (`python -m sandbox up --workers N` starts the first N workers)."""
-    kubeconfig: Optional[str] = None
+    kubeconfig: Annotated[Optional[str], SELECTS_KUBECONFIG] = None
     """Kubeconfig file the deploy uses for this worker (cluster mode kubeconfig only; refused in the others).
     Omitted: the kubernetes client's default (~/.kube/config)."""
-    context: Optional[str] = None
+    context: Annotated[Optional[str], SELECTS_CONTEXT] = None
     """The worker's kubeconfig context (cluster mode kubeconfig only, required there: the file's current context
     may well be the manager)."""
     secret: WorkerSecret = WorkerSecret()
