@@ -9,6 +9,16 @@ Two settings name Kubernetes identities (``request.userInfo``, rbac.authorizatio
   (every namespace's ``default`` account; any account of ``default`` or a ``kube-*`` namespace) would hand the
   preview's read access to them.
 
+One rule decides whether a ServiceAccount, or a user name, is an identity of the stack's own (``foreign_identity``):
+never a ``default`` account, never an account of ``default``, a ``kube-*`` namespace, Kueue's namespace (its manager
+``kueue-controller-manager``, Kueue v0.19.2 config/rbac/service_account.yaml with the ``kueue-`` name prefix, chart
+``<fullname>-controller-manager``) or a controller's protected namespace (policy/rules/vocabulary/system_namespaces),
+and never another ``system:`` user: Kubernetes' own components and controllers (``system:kube-controller-manager``,
+``system:kube-scheduler``, ``system:kube-proxy``, ``system:node:<node>``, ``system:apiserver``; kubernetes v1.36
+pkg/apis/rbac bootstrap policy and the node authorizer's ``system:node:`` prefix). A ServiceAccount authenticates as
+``system:serviceaccount:<namespace>:<name>`` (k8s.io/apiserver pkg/authentication/serviceaccount/util.go
+``ServiceAccountUsernamePrefix``). The preview identity's check and ``admission.identities.users`` use it alike.
+
 Kubernetes' own names (k8s.io/apiserver pkg/authentication/user/user.go at 1.36: ``AllAuthenticated``
 ``system:authenticated``, ``AllUnauthenticated`` ``system:unauthenticated``, ``Anonymous`` ``system:anonymous``,
 ``SystemPrivilegedGroup`` ``system:masters``, ``NodesGroup`` ``system:nodes``; k8s.io/apiserver
@@ -30,8 +40,8 @@ from components.settings import (
 from components.settings.errors import Problem
 from policy.rules.vocabulary.system_namespaces import ADD_ON_NAMESPACES, DEFAULT_PROTECTED_NAMESPACES, always_protected
 
-__all__ = ["EVERYONE", "EVERYONE_PREFIXES", "means_everyone", "check_identities", "check_preview_account",
-           "check_add_on_allowances", "CHECKS"]
+__all__ = ["EVERYONE", "EVERYONE_PREFIXES", "means_everyone", "foreign_account", "foreign_identity",
+           "check_identities", "check_preview_account", "check_add_on_allowances", "CHECKS"]
 
 #: Names that Kubernetes gives to many callers at once (sources in the module docstring).
 EVERYONE: frozenset[str] = frozenset({
@@ -40,8 +50,9 @@ EVERYONE: frozenset[str] = frozenset({
 })
 #: Prefixes of group names that every ServiceAccount of a namespace, or every bootstrap token, carries.
 EVERYONE_PREFIXES: tuple[str, ...] = ("system:serviceaccounts:", "system:bootstrappers:")
-#: Namespaces whose ServiceAccounts belong to Kubernetes or to whoever runs pods there unnamed (`default`).
-_FOREIGN_SA_NAMESPACE = re.compile(r"^(default|kube-.*)$")
+SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+"""The user name prefix of every ServiceAccount (serviceaccount/util.go ``ServiceAccountUsernamePrefix``)."""
+_SERVICE_ACCOUNT_USER = re.compile(r"^system:serviceaccount:([^:]*):([^:]*)$")
 
 
 def means_everyone(name: str) -> bool:
@@ -49,6 +60,46 @@ def means_everyone(name: str) -> bool:
     surrounding spaces ignored, so `` system:masters`` counts). Case-sensitive, as Kubernetes compares names."""
     name = name.strip()
     return name in EVERYONE or name.startswith(EVERYONE_PREFIXES)
+
+
+def foreign_account(namespace: str, name: str, settings: Settings) -> str | None:
+    """Whether the ServiceAccount ``namespace``/``name`` is someone else's: ``"name"`` for a ``default`` account
+    (every pod of its namespace that names no account runs as it), ``"namespace"`` for any account of ``default``, a
+    ``kube-*`` namespace, Kueue's namespace (its manager's account), a controller's protected namespace or one of the
+    stack's ``protectedNamespaces``; None for an account of the stack's own. Names compared exactly (surrounding
+    spaces ignored)."""
+    namespace, name = namespace.strip(), name.strip()
+    if name == "default":
+        return "name"
+    if (always_protected(namespace) or namespace == settings.kueue.namespace
+            or namespace in settings.protected_namespaces):
+        return "namespace"
+    return None
+
+
+def foreign_identity(user: str, settings: Settings) -> str | None:
+    """Why the user name ``user`` (request.userInfo.username) is not an identity of the stack's own, or None: a
+    ServiceAccount that ``foreign_account`` refuses, any other ``system:`` name (Kubernetes' own components, nodes and
+    controllers), or a name that means everyone (``means_everyone``). One rule for the preview identity and
+    ``admission.identities.users``."""
+    name = user.strip()
+    if means_everyone(name):
+        return ("a name Kubernetes gives to many callers at once (every signed-in user, every ServiceAccount, every "
+                "cluster admin, anonymous requests)")
+    account = _SERVICE_ACCOUNT_USER.match(name)
+    if account:
+        part = foreign_account(account.group(1), account.group(2), settings)
+        if part == "name":
+            return (f"the ServiceAccount default of namespace {account.group(1)}, which every pod of that namespace "
+                    "that names no account runs as")
+        if part == "namespace":
+            return (f"a ServiceAccount of namespace {account.group(1)}, which belongs to Kubernetes, Kueue, a "
+                    "controller the stack runs on or a protected namespace, not to the stack")
+        return None
+    if name.startswith("system:"):
+        return ("a name of Kubernetes' own (its components, controllers and nodes: system:kube-controller-manager, "
+                "system:kube-scheduler, system:node:<node>, ...)")
+    return None
 
 
 def check_identities(settings: Settings) -> list[Problem]:
@@ -62,6 +113,15 @@ def check_identities(settings: Settings) -> list[Problem]:
     """
     ids = settings.admission.identities
     problems: list[Problem] = []
+    for i, name in enumerate(ids.users):
+        why = foreign_identity(name, settings)
+        if why and not means_everyone(name):
+            problems.append(Problem(
+                stack_key("admission", "identities", "users", i), name,
+                f"{name.strip()} is {why}: every request it makes, or every pod that runs as it, would be exempt "
+                "from the tenant-label guardrail",
+                "name only the user of the kubeconfig that runs pulumi up, or a ServiceAccount of a namespace of its "
+                "own that only the deploy uses, e.g. users: [kueue-cohorts-deployer]"))
     for field, names in (("users", ids.users), ("groups", ids.groups)):
         for i, name in enumerate(names):
             if means_everyone(name):
@@ -99,18 +159,20 @@ def check_preview_account(settings: Settings) -> list[Problem]:
     problems: list[Problem] = []
     fix = ("give the preview its own ServiceAccount in a namespace of its own, e.g. name: preview, "
            "namespace: kueue-cohorts-preview")
-    if identity.name.strip() == "default":
+    part = foreign_account(identity.namespace or "", identity.name, settings)
+    if part == "name":
         problems.append(Problem(
             stack_key("previewIdentity", "name"), identity.name,
             "the ServiceAccount default is the one every pod of its namespace runs as when it names none: they "
             "would all get the preview's read access", fix))
     reported = (identity.effective_create() == PreviewIdentityCreate.SERVICE_ACCOUNT_AND_NAMESPACE
                 and identity.namespace in (*DEFAULT_PROTECTED_NAMESPACES, *settings.protected_namespaces))
-    if identity.namespace is not None and _FOREIGN_SA_NAMESPACE.match(identity.namespace) and not reported:
+    if (identity.namespace is not None and foreign_account(identity.namespace, "", settings) == "namespace"
+            and not reported):
         problems.append(Problem(
             stack_key("previewIdentity", "namespace"), identity.namespace,
-            "the ServiceAccounts of default and of kube-* namespaces belong to Kubernetes, its add-ons or whoever "
-            "runs pods there, not to the preview", fix))
+            "the ServiceAccounts of default, of kube-* namespaces, of Kueue's and the controllers' namespaces belong "
+            "to Kubernetes, its add-ons, the controllers or whoever runs pods there, not to the preview", fix))
     return problems
 
 

@@ -41,7 +41,9 @@ class StackIdentities(Model):
     users: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=lambda: [SANDBOX_ADMIN])
     """User names (request.userInfo.username). Default the sandbox's admin, kueue-cohorts-admin, refused in cluster
     mode kubeconfig: there, the user of the deploy job's kubeconfig. Never a name Kubernetes gives to many callers
-    (system:anonymous, system:masters, ...)."""
+    (system:anonymous, system:masters, ...), another system: name (system:kube-controller-manager,
+    system:node:<node>, ...), a namespace's default ServiceAccount, nor a ServiceAccount of default, a kube-*
+    namespace, Kueue's or a controller's namespace (system:serviceaccount:<namespace>:<name>)."""
     groups: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
     """Group names (request.userInfo.groups). Default none. At least one user or group. Never a group of everyone
     (system:authenticated, system:unauthenticated, system:serviceaccounts[:<ns>], system:masters, system:nodes)."""

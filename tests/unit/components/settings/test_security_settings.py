@@ -8,9 +8,10 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from components.checks.security_rules import means_everyone
+from components.checks.security_rules import check_identities, check_preview_account, means_everyone
 from components.checks.validation import validate
 from components.model.pack_config import pack_config
+from components.settings import PreviewIdentitySettings, StackIdentities
 from policy.rules.book import run as run_rule_book
 from policy.rules.vocabulary.system_namespaces import ADD_ON_NAMESPACES, always_protected, protected_namespaces
 from tests.helpers import stack_raw
@@ -185,3 +186,54 @@ def test_the_pack_refuses_a_kube_namespace_its_stack_selects_by_name():
     found = [(r.name, v.field) for r, v in run_rule_book(stack(m), {}) if r.name == "protected-namespaces"]
     assert ("protected-namespaces", "spec.namespaceSelector") in found
     assert ("protected-namespaces", "metadata.namespace") in found
+
+
+# --- issue 38 class 5: single identities that are not the stack's own -----------------------------------------------
+
+OWN_FIX = ("name only the user of the kubeconfig that runs pulumi up, or a ServiceAccount of a namespace of its own "
+           "that only the deploy uses, e.g. users: [kueue-cohorts-deployer]")
+NOT_OWN = ["system:serviceaccount:team-a:default", "system:serviceaccount:inference-prod:default",
+           "system:serviceaccount:kube-system:replicaset-controller", "system:serviceaccount:kube-flannel:flannel",
+           "system:serviceaccount:default:deployer", "system:serviceaccount:kueue-system:kueue-controller-manager",
+           "system:serviceaccount:jobset-system:jobset-controller-manager",
+           "system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager",
+           "system:kube-controller-manager", "system:kube-scheduler", "system:kube-proxy", "system:node:gpu-1",
+           "system:apiserver", " system:kube-controller-manager"]
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("name", NOT_OWN)
+def test_a_user_that_is_a_controller_node_or_shared_account_is_refused_at_its_key(stack, name):
+    """`admission.identities.users` takes one rule with the preview identity: a `default` account, an account of
+    default / kube-* / Kueue's / a controller's namespace, or another `system:` name is not the stack's."""
+    raw = _with_identities(stack, {"users": ["kueue-cohorts-deployer", name]})
+    assert _problems(raw) == [(f"{ID}.users[1]", name, OWN_FIX)]
+
+
+@pytest.mark.parametrize("name", ["kueue-cohorts-deployer", "system:serviceaccount:kueue-cohorts-deploy:deployer",
+                                  "ci@example.com"])
+def test_a_user_of_the_stacks_own_is_accepted(name):
+    assert _problems(_with_identities("prod", {"users": [name]})) == []
+
+
+PROD = validate(stack_raw("prod")).settings
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(namespace=st.one_of(st.sampled_from(["default", "kube-system", "kube-x", "kueue-system", "jobset-system",
+                                            "kserve", "team-a", "deploy", "kubeflow-system"]),
+                           st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True)),
+       name=st.one_of(st.just("default"), st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True)))
+def test_one_rule_for_the_preview_account_and_the_identities(namespace, name):
+    """The same (namespace, name) is refused as the preview identity's ServiceAccount exactly when its user name is
+    refused in admission.identities.users, and that is when it is a default account or its namespace is always
+    protected (default, kube-*, Kueue's, the controllers')."""
+    identity = PreviewIdentitySettings(kind="ServiceAccount", name=name, namespace=namespace, create="Nothing")
+    user = f"system:serviceaccount:{namespace}:{name}"
+    ids = StackIdentities(users=[user])
+    settings_ = PROD.model_copy(update={"preview_identity": identity,
+                                        "admission": PROD.admission.model_copy(update={"identities": ids})})
+    preview = check_preview_account(settings_)
+    identities = [p for p in check_identities(settings_) if p.key.endswith("users[0]")]
+    expected = name == "default" or always_protected(namespace)
+    assert bool(preview) == bool(identities) == expected, (preview, identities)
