@@ -22,6 +22,22 @@ manager or any other tool. `take_back` generalises that step to every manager, l
   (Kueue's `kueue.x-k8s.io/resource-in-use`), owner references and the identity fields stay with their managers;
 - entries of a subresource (`status`, `scale`) are never touched.
 
+Fields are taken back only from a person or another tool, never from a controller (`is_controller`): a controller
+sets what it owns because the object's life needs it, e.g. the PV controller's `spec.volumeName` (and the
+`pv.kubernetes.io/bind-completed` annotation) on a bound PersistentVolumeClaim (kube-controller-manager v1.36
+pkg/controller/volume/persistentvolume/pv_controller.go `bindClaimToVolume`); taken to the stack, the next apply
+would drop `spec.volumeName`, which the API server refuses on a bound claim (core/v1 validation: the spec of a bound
+claim is immutable except resources.requests), so every later change of that claim would fail for good. A
+controller is an entry of a subresource (`status`, `scale`: only controllers write those), or one whose manager
+name is a controller's. The API server names an entry after the request's `fieldManager`, else after the client's
+user agent up to its first `/` (k8s.io/apiserver v0.36 pkg/endpoints/handlers/rest.go `managerOrUserAgent`,
+`prefixFromUserAgent`), and client-go's default user agent starts with the program's file name (k8s.io/client-go
+rest/config.go `DefaultKubernetesUserAgent`): `kube-controller-manager`, `cloud-controller-manager`,
+`kube-scheduler`, `kubelet`, `kube-apiserver` for Kubernetes' own; `manager` for the controller-runtime binaries of
+Kueue v0.19.2, JobSet, the Kubeflow Trainer v2.2.1 and KServe (each image's entrypoint is `/manager`); `kueue` and
+`kueue-admission` for Kueue's own server-side applies (pkg/controller/constants). Every other manager (`kubectl*`,
+`helm`, `argocd-*`, a client library's default such as `OpenAPI-Generator` or `Python`) is a person or a tool.
+
 The taken fields are added to the stack's own entry: the provider's server-side apply manager (`pulumi-kubernetes-`
 and a random suffix, kept in the resource's state as `__fieldManager`: provider/pkg/provider/provider.go
 `fieldManagerName`), found on the live object as the one Apply entry of such a name that owns the stack's
@@ -39,6 +55,12 @@ from components.model.kueue import MANAGED_BY_LABEL
 
 STACK_MANAGER_PREFIX = "pulumi-kubernetes-"
 """Prefix of the field manager pulumi-kubernetes v4.25.0 applies with in server-side apply mode."""
+
+CONTROLLER_MANAGERS = frozenset({
+    "kube-controller-manager", "cloud-controller-manager", "kube-scheduler", "kubelet", "kube-apiserver",
+    "manager", "kueue", "kueue-admission",
+})
+"""Field manager names of controllers (module docstring: where each name comes from). Their fields are never taken."""
 
 _SHARED_METADATA = ("labels", "annotations")
 """The metadata maps several managers write by convention: only the keys the stack sets are taken."""
@@ -81,8 +103,16 @@ def stack_manager(managed_fields: Sequence[Mapping[str, Any]]) -> Optional[str]:
     return found[0] if len(found) == 1 else None
 
 
+def is_controller(entry: Mapping[str, Any]) -> bool:
+    """Whether the `metadata.managedFields` entry `entry` was written by a controller rather than a person or a tool:
+    it is an entry of a subresource (`status`, `scale`, ...), or its manager is one of CONTROLLER_MANAGERS (exact
+    names, as the API server records them)."""
+    return bool(entry.get("subresource")) or str(entry.get("manager", "")) in CONTROLLER_MANAGERS
+
+
 def take_back(managed_fields: Sequence[Mapping[str, Any]], declared: Mapping[str, Any]) -> Optional[TakeBack]:
-    """Move to the stack's field manager every field of `declared` that another manager owns (rules: module docstring).
+    """Move to the stack's field manager every field of `declared` that a person or another tool owns, never a
+    controller's (`is_controller`; rules: module docstring).
 
     Args:
         managed_fields: the live object's `metadata.managedFields` (as the API returns them, camelCase keys).
@@ -101,7 +131,7 @@ def take_back(managed_fields: Sequence[Mapping[str, Any]], declared: Mapping[str
     result: list[dict[str, Any]] = []
     for entry in managed_fields:
         is_ours = entry.get("manager") == ours and entry.get("operation") == "Apply" and not entry.get("subresource")
-        if is_ours or entry.get("subresource") or entry.get("fieldsType", "FieldsV1") != "FieldsV1":
+        if is_ours or is_controller(entry) or entry.get("fieldsType", "FieldsV1") != "FieldsV1":
             result.append(copy.deepcopy(dict(entry)))
             continue
         taken, kept, paths = _split_object(entry.get("fieldsV1") or {}, declared)

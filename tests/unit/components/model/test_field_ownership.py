@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.model.field_ownership import describe, stack_manager, take_back
+from components.model.field_ownership import CONTROLLER_MANAGERS, describe, is_controller, stack_manager, take_back
 
 OURS = "pulumi-kubernetes-3f9c1a2b"
 MARK = {"f:metadata": {"f:labels": {"f:app.kubernetes.io/managed-by": {}}}}
@@ -107,7 +107,7 @@ def _foreign(name: str, op: str, top: dict[str, Any], meta: dict[str, Any], sub:
 
 _FOREIGN = st.builds(_foreign,
                      st.sampled_from(["kubectl-edit", "kubectl-patch", "kubectl-client-side-apply", "kubectl",
-                                      "OpenAPI-Generator", "kueue", "argocd-controller"]),
+                                      "OpenAPI-Generator", "argocd-controller", "helm"]),
                      st.sampled_from(["Update", "Apply"]),
                      st.dictionaries(_TOP, _TREE.filter(bool), max_size=2), _META,
                      st.sampled_from(["", "", "status"]))
@@ -141,3 +141,59 @@ def test_declared_fields_end_with_the_stack_and_nothing_is_lost_or_invented(fore
     assert [e for e in out if e.get("subresource")] == [e for e in entries if e.get("subresource")]
     again = take_back(out, declared)
     assert again is not None and again.transfers == () and again.managed_fields == out  # idempotent
+
+
+# --- issue 38 class 7: a controller's fields are never taken -----------------------------------------------------
+
+CHECKPOINT_PVC = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                  "metadata": {"name": "checkpoints", "namespace": "training",
+                               "labels": {"app.kubernetes.io/managed-by": "kueue-cohorts"}},
+                  "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "100Gi"}},
+                           "storageClassName": "nfs"}}
+
+
+def test_the_pv_controllers_volume_name_of_a_bound_claim_stays_the_controllers():
+    """The PV controller (kube-controller-manager, an Update) binds the stack's checkpoint claim: `spec.volumeName`
+    and the bind annotations are its; taken to the stack, the next apply would drop volumeName, which the API
+    server refuses on a bound claim, for good."""
+    ours = _entry(OURS, "Apply", {**MARK, "f:spec": {"f:accessModes": {}, "f:resources": {"f:requests": {
+        "f:storage": {}}}, "f:storageClassName": {}}})
+    binder = _entry("kube-controller-manager", "Update", {
+        "f:metadata": {"f:annotations": {".": {}, "f:pv.kubernetes.io/bind-completed": {},
+                                         "f:pv.kubernetes.io/bound-by-controller": {}}},
+        "f:spec": {"f:volumeName": {}}})
+    status = _entry("kube-controller-manager", "Update", {"f:status": {"f:phase": {}}}, subresource="status")
+    decision = take_back([ours, binder, status], CHECKPOINT_PVC)
+    assert decision is not None and decision.transfers == ()
+    assert decision.managed_fields == [ours, binder, status]
+
+
+def test_a_persons_edit_beside_a_controllers_field_is_taken_the_controllers_is_not():
+    ours = _entry(OURS, "Apply", {**MARK, "f:spec": {"f:storageClassName": {}}})
+    binder = _entry("kube-controller-manager", "Update", {"f:spec": {"f:volumeName": {}}})
+    edit = _entry("kubectl-edit", "Update", {"f:spec": {"f:resources": {"f:requests": {"f:storage": {}}}}})
+    decision = take_back([ours, binder, edit], CHECKPOINT_PVC)
+    assert decision is not None
+    assert describe("PersistentVolumeClaim", "training", "checkpoints", decision.transfers) == [
+        'PersistentVolumeClaim training/checkpoints: spec.resources from field manager "kubectl-edit" (Update)']
+    assert binder in decision.managed_fields and edit not in decision.managed_fields
+
+
+_CONTROLLER = st.builds(_foreign, st.sampled_from(sorted(CONTROLLER_MANAGERS)), st.sampled_from(["Update", "Apply"]),
+                        st.dictionaries(_TOP, _TREE.filter(bool), max_size=2), _META, st.sampled_from(["", "status"]))
+
+
+@given(foreign=st.lists(_FOREIGN.filter(lambda e: e["fieldsV1"]), max_size=4),
+       controllers=st.lists(_CONTROLLER.filter(lambda e: e["fieldsV1"]), min_size=1, max_size=3), declared=_DECLARED)
+def test_no_field_of_a_controller_is_ever_taken(foreign, controllers, declared):
+    """Whatever the stack declares and whatever persons and tools wrote beside them, every entry of a controller
+    (its manager one of CONTROLLER_MANAGERS, or any subresource entry) comes out exactly as it went in, and no
+    transfer names a controller."""
+    entries = [_ours(), *controllers, *foreign]
+    decision = take_back(entries, declared)
+    assert decision is not None
+    for entry in controllers:
+        assert entry in decision.managed_fields
+    assert not {t.manager for t in decision.transfers} & CONTROLLER_MANAGERS
+    assert all(not is_controller(e) for e in foreign if not e.get("subresource")) and all(map(is_controller,
+                                                                                               controllers))
