@@ -215,34 +215,51 @@ def kubeconfig_problems(text: str) -> list[str]:
     machine's files) no client-certificate or client-key file path. Pure; never raises."""
     try:
         config = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        return [f"it is not YAML ({str(err).splitlines()[0]})"]
+    except (yaml.YAMLError, ValueError, RecursionError) as err:  # ValueError: e.g. a YAML 1.1 timestamp out of range
+        return [f"it is not YAML ({(str(err).splitlines() or [type(err).__name__])[0]})"]
     if not isinstance(config, dict):
         return ["it is not a kubeconfig (a YAML mapping with clusters, users and contexts)"]
     problems: list[str] = []
-    clusters = [c for c in config.get("clusters") or [] if isinstance(c, dict)]
+    clusters = [c for c in _items(config.get("clusters")) if isinstance(c, dict)]
     if not clusters:
         problems.append("it names no cluster")
     for entry in clusters:
-        name, cluster = entry.get("name"), entry.get("cluster") or {}
+        name, cluster = entry.get("name"), _mapping(entry.get("cluster"))
+        if not isinstance(entry.get("cluster"), dict):
+            problems.append(f"cluster {name} is not a mapping (server, certificate-authority-data)")
         if cluster.get("insecure-skip-tls-verify"):
             problems.append(f"cluster {name} skips TLS verification (insecure-skip-tls-verify)")
         if cluster.get("certificate-authority"):
             problems.append(f"cluster {name} names a certificate-authority file; write certificate-authority-data")
         server = str(cluster.get("server") or "")
-        host = urlsplit(server).hostname or ""
+        try:
+            host = urlsplit(server).hostname or ""
+        except ValueError:  # e.g. an unclosed IPv6 bracket: no host Kueue could parse either
+            host = ""
         if not server:
             problems.append(f"cluster {name} has no server URL")
         elif not (_is_ip(host) or re.match(DNS_SUBDOMAIN, host.lower())):
             problems.append(f"cluster {name}'s server {server} is not an IP address or DNS name Kueue trusts")
-    for entry in [u for u in config.get("users") or [] if isinstance(u, dict)]:
-        name, user = entry.get("name"), entry.get("user") or {}
+    for entry in [u for u in _items(config.get("users")) if isinstance(u, dict)]:
+        name, user = entry.get("name"), _mapping(entry.get("user"))
+        if entry.get("user") is not None and not isinstance(entry.get("user"), dict):
+            problems.append(f"user {name} is not a mapping (token or client certificate data)")
         for key, what in (("tokenFile", "a tokenFile"), ("username", "basic auth"), ("password", "basic auth"),
                           ("exec", "an exec plugin"), ("auth-provider", "an auth provider"),
                           ("client-certificate", "a client-certificate file"), ("client-key", "a client-key file")):
             if user.get(key):
                 problems.append(f"user {name} uses {what}")
     return list(dict.fromkeys(problems))
+
+
+def _items(value: object) -> list[object]:
+    """`value` when it is a list, else empty (a malformed kubeconfig's `clusters` or `users`)."""
+    return value if isinstance(value, list) else []
+
+
+def _mapping(value: object) -> dict[object, object]:
+    """`value` when it is a mapping, else empty (a malformed kubeconfig entry's `cluster` or `user`)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _is_ip(host: str) -> bool:

@@ -106,3 +106,40 @@ def test_a_sandbox_worker_that_is_not_up_says_how_to_start_it(tmp_path):
     with pytest.raises(PreflightError) as refused:
         _worker_target(settings, 1, settings.multi_kueue.workers[1], SandboxTarget(tmp_path, _no_sandbox, absent))
     assert "python -m sandbox up --workers 2" in str(refused.value)
+
+
+# --- issue 38 class 7: never raises on a malformed fromFile, whatever its shape --------------------------------------
+
+_ANY = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=12)),
+                    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                            st.dictionaries(st.text(max_size=8), inner, max_size=3)), max_leaves=10)
+_SHAPED = st.fixed_dictionaries({}, optional={
+    "clusters": st.one_of(_ANY, st.lists(st.fixed_dictionaries({}, optional={
+        "name": _ANY, "cluster": st.one_of(_ANY, st.fixed_dictionaries({}, optional={
+            "server": st.one_of(_ANY, st.sampled_from(["http://[::1", "https://[", "https://h:99999", "//x"])),
+            "insecure-skip-tls-verify": _ANY, "certificate-authority": _ANY}))}), max_size=3)),
+    "users": st.one_of(_ANY, st.lists(st.fixed_dictionaries({}, optional={
+        "name": _ANY, "user": st.one_of(_ANY, st.dictionaries(st.sampled_from(
+            ["exec", "auth-provider", "token", "tokenFile", "username"]), _ANY, max_size=3))}), max_size=3)),
+    "contexts": _ANY, "current-context": _ANY})
+
+
+@pytest.mark.parametrize("text", [
+    "clusters: [{name: w, cluster: [1, 2]}]\nusers: [{name: w, user: token}]\n",
+    "clusters: {w: {server: https://x}}\nusers: 3\n",
+    "clusters: [{name: w, cluster: {server: 'http://[::1'}}]\n",
+    "clusters: [{name: w, cluster: {server: https://x}}]\nusers: [{name: w, user: [exec]}]\n",
+    "when: 2001-02-30\n",
+    "[" * 5000 + "]" * 5000,
+])
+def test_a_malformed_kubeconfig_gives_reasons_never_an_exception(text):
+    """Each of these raised on main (AttributeError on a list or string where a mapping belongs, ValueError from
+    urlsplit or from a YAML 1.1 date out of range, RecursionError from deep nesting)."""
+    problems = kubeconfig_problems(text)
+    assert problems and all(isinstance(p, str) and p for p in problems)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_SHAPED)
+def test_any_kubeconfig_shaped_document_gives_reasons_never_an_exception(doc):
+    assert isinstance(kubeconfig_problems(yaml.safe_dump(doc)), list)
