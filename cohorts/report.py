@@ -45,6 +45,7 @@ from components.model.alerts import label_matcher
 from components.model.dashboard import accelerators
 from components.model.plans import ROLE_TRAINING, stack_plans
 from components.settings import Settings
+from components.settings.quoting import html_text
 
 HOUR = 3600.0
 MAX_POINTS = 10_000
@@ -377,10 +378,10 @@ def html(report: Report) -> str:
                       row=2, col=1)
     fig.update_layout(title=f"kueue-cohorts report: stack {report.stack}", barmode="group", height=900)
     body = fig.to_html(full_html=False, include_plotlyjs=True)
-    text = table(report).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = html_text(table(report))
     data = base64.b64encode(json.dumps(report.as_json()).encode()).decode()
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kueue-cohorts report "
-            f"{report.stack}</title></head><body>{body}<pre>{text}</pre>"
+            f"{html_text(report.stack)}</title></head><body>{body}<pre>{text}</pre>"
             f"<script type=\"application/json\" id=\"report\" data-base64=\"{data}\"></script></body></html>\n")
 
 

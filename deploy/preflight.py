@@ -16,6 +16,7 @@ from typing import Optional
 
 from kubernetes import client, config
 
+from components.settings.quoting import shell_word
 from deploy.stackfile import KUBECONFIG_MODE, StackTarget
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
@@ -75,7 +76,8 @@ def check(target: StackTarget, environ: Mapping[str, str], timeout_seconds: floa
     context = target.context or (current or {}).get("name")
     if not context or context not in names:
         have = f"it has {', '.join(names)}" if names else "it has no contexts"
-        fix = (f"add the context (kubectl --kubeconfig {config_file} config set-context {target.context} ...) or set "
+        fix = (f"add the context (kubectl --kubeconfig {shell_word(config_file)} config set-context "
+               f"{shell_word(target.context or '')} ...) or set "
                f"kueue-cohorts:cluster.context to one of its contexts" if target.context
                else "set kueue-cohorts:cluster.context or the file's current-context")
         return PreflightFailure(

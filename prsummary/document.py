@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from components.settings.quoting import markdown_fence
 from prsummary.diagram import render_diagram
 from prsummary.events import PolicyViolation, PreviewReport, ResourceChange
 from prsummary.quotas import CohortTable
@@ -57,6 +58,12 @@ def _kind(type_token: str) -> str:
     return type_token.rsplit(":", 1)[-1]
 
 
+def fenced(text: str) -> str:
+    """`text` as a Markdown code block no line of it can close (components.settings.quoting.markdown_fence), as
+    one element of the summary's lines (no trailing newline)."""
+    return markdown_fence(text).rstrip("\n")
+
+
 def _violation_line(v: PolicyViolation, names: dict[str, str]) -> str:
     badge = "🛑 **mandatory**" if v.mandatory else f"⚠️ {v.level}"
     where = f" — `{names.get(v.urn, v.urn.rsplit('::', 1)[-1])}`" if v.urn else " — stack policy"
@@ -72,7 +79,7 @@ def invalid_section(stack: str, quotas: QuotaSide) -> list[str]:
     return ["> [!CAUTION]",
             f"> **This change cannot be deployed: `stacks/Pulumi.{stack}.yaml` does not validate.** Nothing of it "
             "would be registered, the policy pack judged nothing and no quota is compared; fix every problem below.",
-            "", "```", quotas.after_error, "```", ""]
+            "", fenced(quotas.after_error), ""]
 
 
 def policy_section(report: PreviewReport, deployable: bool = True) -> list[str]:
@@ -127,7 +134,7 @@ def _cohort_block(table: CohortTable) -> list[str]:
     title = f"cohort `{table.cohort}` ({table.layout})"
     body = ["", render_table(table), ""]
     if table.after is not None:
-        body += ["```", render_diagram(table.after, table.changed_cells()), "```"]
+        body += [fenced(render_diagram(table.after, table.changed_cells()))]
     else:
         body += ["_The cohort is removed._"]
     if table.changed:
@@ -143,8 +150,7 @@ def quota_section(quotas: QuotaSide, base: str) -> list[str]:
     if quotas.base_missing:
         lines.append(f"_The stack file does not exist at `{base}`: every quota is new._")
     if quotas.before_error:
-        lines += [f"The stack file at `{base}` does not validate, so its side is empty:", "```",
-                  quotas.before_error, "```"]
+        lines += [f"The stack file at `{base}` does not validate, so its side is empty:", fenced(quotas.before_error)]
     if quotas.after_error:
         # No table: the other side would show every quota as removed, which this change does not do.
         return lines + ["**The stack file does not validate** (nothing would be registered), so no quota is "

@@ -30,12 +30,13 @@ Durations of the settings are Go durations; the rules carry them as whole second
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from components.model.plans import ROLE_INFERENCE, ROLE_TENANT, ROLE_TRAINING, stack_plans
 from components.settings import Settings
+from components.settings.quoting import go_template_text as t
+from components.settings.quoting import promql_regex_alternatives, promql_string
 from policy.rules.vocabulary import durations
 
 API_VERSION = "monitoring.coreos.com/v1"
@@ -59,8 +60,6 @@ KUEUE_WEBHOOKS = (
 server's admission metrics; mjobset.kb.io and vjobset.kb.io are left out: JobSet's own webhooks carry the same
 names."""
 
-_REGEX_META = re.compile(r"([.^$*+?()\[\]{}|\\])")
-"""RE2's metacharacters: escaped with a backslash, itself escaped in PromQL's double-quoted string."""
 _QUEUE = ("cohort", "cluster_queue", "flavor", "resource")
 _COHORT = ("cohort", "flavor", "resource")
 
@@ -77,10 +76,11 @@ def _d(duration: str) -> str:
 
 
 def label_matcher(names: list[str]) -> str:
-    """A PromQL label matcher value: `="a"` for one name, `=~"a|b"` (names regex-quoted) for several."""
+    """A PromQL label matcher value: `="a"` for one name, `=~"a|b"` (names RE2-quoted) for several, each a PromQL
+    string literal (components.settings.quoting)."""
     if len(names) == 1:
-        return f'="{names[0]}"'
-    return '=~"' + "|".join(_REGEX_META.sub(r"\\\\\1", n) for n in names) + '"'
+        return f"={promql_string(names[0])}"
+    return f"=~{promql_regex_alternatives(names)}"
 
 
 def _by(metric: str, labels: tuple[str, ...], selector: str) -> str:
@@ -105,9 +105,9 @@ class Alert:
         out: dict[str, Any] = {"alert": self.alert, "expr": self.expr}
         if self.for_:
             out["for"] = self.for_
-        out["labels"] = dict(self.labels)
+        out["labels"] = {key: t(value) for key, value in self.labels}  # Prometheus expands label templates too
         out["annotations"] = {"summary": self.summary, "description": self.description,
-                              "runbook_url": self.runbook}
+                              "runbook_url": t(self.runbook)}
         return out
 
 
@@ -138,12 +138,13 @@ def alerts(settings: Settings, stack: str) -> list[Alert]:
                   for role in (ROLE_INFERENCE, ROLE_TRAINING, ROLE_TENANT)}
         for name in queues[ROLE_INFERENCE]:
             labels = (*base, ("cohort", plan.cohort), ("cluster_queue", name))
-            cq = f'cluster_queue="{name}"'
+            cq = f"cluster_queue={promql_string(name)}"
             out.append(Alert(
                 "KueueCohortsInferencePending",
                 f"sum by (cluster_queue) (kueue_pending_workloads{{{cq}}}) > 0",
-                f"Inference in {name} has waited more than {wait} s for admission",
-                f"ClusterQueue {name} (cohort {plan.cohort}) has had {{{{ $value }}}} pending Workload(s) for more "
+                f"Inference in {t(name)} has waited more than {wait} s for admission",
+                f"ClusterQueue {t(name)} (cohort {t(plan.cohort)}) has had {{{{ $value }}}} pending Workload(s) for "
+                f"more "
                 f"than {mon.inference_admission_wait}: its quota is not coming back.",
                 (*labels, ("severity", "critical")), link("KueueCohortsInferencePending"),
                 _d(mon.inference_admission_wait)))
@@ -151,8 +152,8 @@ def alerts(settings: Settings, stack: str) -> list[Alert]:
                 "KueueCohortsInferenceAdmissionWait",
                 f"histogram_quantile(0.95, sum by (le, cluster_queue) "
                 f"(rate(kueue_admission_wait_time_seconds_bucket{{{cq}}}[{ADMISSION_WAIT_WINDOW}]))) > {wait}",
-                f"Inference admission wait in {name} is above {wait} s",
-                f"The 95th percentile admission wait of ClusterQueue {name} (cohort {plan.cohort}) over "
+                f"Inference admission wait in {t(name)} is above {wait} s",
+                f"The 95th percentile admission wait of ClusterQueue {t(name)} (cohort {t(plan.cohort)}) over "
                 f"{ADMISSION_WAIT_WINDOW} is {{{{ $value | humanizeDuration }}}}, above "
                 f"{mon.inference_admission_wait}.",
                 (*labels, ("severity", "warning")), link("KueueCohortsInferenceAdmissionWait")))
@@ -160,8 +161,9 @@ def alerts(settings: Settings, stack: str) -> list[Alert]:
                 "KueueCohortsInferenceBorrowing",
                 f"{_by('kueue_cluster_queue_resource_reservation', _QUEUE, cq)} > "
                 f"{_by('kueue_cluster_queue_nominal_quota', _QUEUE, cq)}",
-                f"Inference ClusterQueue {name} borrows",
-                f"ClusterQueue {name} (cohort {plan.cohort}) reserves {{{{ $value }}}} of {{{{ $labels.resource }}}} "
+                f"Inference ClusterQueue {t(name)} borrows",
+                f"ClusterQueue {t(name)} (cohort {t(plan.cohort)}) reserves {{{{ $value }}}} of "
+                f"{{{{ $labels.resource }}}} "
                 f"in flavor {{{{ $labels.flavor }}}}, above its nominalQuota: inference must never borrow (its "
                 f"borrowingLimit must be 0), or training can take back what inference runs on.",
                 (*labels, ("severity", "critical")), link("KueueCohortsInferenceBorrowing")))
@@ -170,10 +172,11 @@ def alerts(settings: Settings, stack: str) -> list[Alert]:
             window = _d(mon.training_preemption_window)
             out.append(Alert(
                 "KueueCohortsTrainingPreemptedOften",
-                f'sum by (cluster_queue) (increase(kueue_evicted_workloads_total{{cluster_queue="{name}", '
+                f"sum by (cluster_queue) (increase(kueue_evicted_workloads_total{{cluster_queue={promql_string(name)}, "
                 f'reason="Preempted"}}[{window}])) > {mon.training_preemptions}',
-                f"Training in {name} was preempted more than {mon.training_preemptions} times in {window}",
-                f"Workloads of ClusterQueue {name} (cohort {plan.cohort}) were preempted {{{{ $value }}}} times in "
+                f"Training in {t(name)} was preempted more than {mon.training_preemptions} times in {window}",
+                f"Workloads of ClusterQueue {t(name)} (cohort {t(plan.cohort)}) were preempted {{{{ $value }}}} "
+                f"times in "
                 f"{mon.training_preemption_window}: each preemption costs a restart and up to one save interval.",
                 (*labels, ("severity", "warning")), link("KueueCohortsTrainingPreemptedOften")))
         names = [cq.name for cq in plan.cluster_queues]
@@ -181,25 +184,26 @@ def alerts(settings: Settings, stack: str) -> list[Alert]:
         reserved = _by("kueue_cluster_queue_resource_reservation", _QUEUE, sel)
         nominal = _by("kueue_cluster_queue_nominal_quota", _QUEUE, sel)
         limit = _by("kueue_cluster_queue_borrowing_limit", _QUEUE, sel)
-        cohort_sel = f'cohort="{plan.cohort}"'
+        cohort_sel = f"cohort={promql_string(plan.cohort)}"
         cohort_full = (f"{_by('kueue_cohort_subtree_resource_reservations', _COHORT, cohort_sel)} >= "
                        f"{_by('kueue_cohort_subtree_quota', _COHORT, cohort_sel)}")
         out.append(Alert(
             "KueueCohortsQueueWithoutHeadroom",
             f"({reserved} > {nominal}) and (({reserved} >= {nominal} + {limit}) or "
             f"({reserved} and on (cohort, flavor, resource) ({cohort_full})))",
-            f"A ClusterQueue of cohort {plan.cohort} uses more than its nominalQuota with no headroom left",
-            f"ClusterQueue {{{{ $labels.cluster_queue }}}} (cohort {plan.cohort}) reserves {{{{ $value }}}} of "
+            f"A ClusterQueue of cohort {t(plan.cohort)} uses more than its nominalQuota with no headroom left",
+            f"ClusterQueue {{{{ $labels.cluster_queue }}}} (cohort {t(plan.cohort)}) reserves {{{{ $value }}}} of "
             f"{{{{ $labels.resource }}}} in flavor {{{{ $labels.flavor }}}}, above its nominalQuota, and is at its "
             f"borrowingLimit or its cohort is fully reserved: its next Workload waits for a reclaim.",
             (*base, ("cohort", plan.cohort), ("severity", "warning")), link("KueueCohortsQueueWithoutHeadroom"),
             _d(mon.headroom_for)))
     cohorts = ",".join(plan.cohort for plan in plans)
     out.append(Alert(
-        "KueueCohortsKueueDown", f'absent(up{{job="{mon.kueue_job}"}} == 1)',
+        "KueueCohortsKueueDown", f"absent(up{{job={promql_string(mon.kueue_job)}}} == 1)",
         "Kueue's manager is down",
-        f"No Kueue manager of job {mon.kueue_job} answered a scrape for {KUEUE_DOWN_FOR}: nothing is admitted or "
-        f"preempted in cohorts {cohorts}, and Kueue's webhooks (failurePolicy Fail) refuse the pods and jobs of every "
+        f"No Kueue manager of job {t(mon.kueue_job)} answered a scrape for {KUEUE_DOWN_FOR}: nothing is admitted or "
+        f"preempted in cohorts {t(cohorts)}, and Kueue's webhooks (failurePolicy Fail) refuse the pods and jobs of "
+        "every "
         "namespace Kueue manages.",
         (*base, ("cohort", cohorts), ("severity", "critical")), link("KueueCohortsKueueDown"), KUEUE_DOWN_FOR))
     out.append(Alert(
@@ -209,7 +213,7 @@ def alerts(settings: Settings, stack: str) -> list[Alert]:
         "The API server cannot call Kueue's webhook {{ $labels.name }}",
         f"Calls to Kueue's webhook {{{{ $labels.name }}}} fail ({{{{ $value }}}} per second over {WEBHOOK_WINDOW}): "
         f"it fails closed, so the objects it guards are refused in every namespace Kueue manages (cohorts "
-        f"{cohorts}).",
+        f"{t(cohorts)}).",
         (*base, ("cohort", cohorts), ("severity", "critical")), link("KueueCohortsKueueWebhookFailing")))
     runtime = settings.training_runtime
     training = sorted({ns for plan in plans for ns, _ in plan.checkpoints})

@@ -35,6 +35,7 @@ from grafana_foundation_sdk.models.dashboard import DataSourceRef
 from components.model.alerts import label_matcher
 from components.model.plans import ROLE_INFERENCE, ROLE_TRAINING, CohortPlan, stack_plans
 from components.settings import Settings
+from components.settings.quoting import promql_string
 
 DASHBOARD_LABEL = ("grafana_dashboard", "1")
 """The label kube-prometheus-stack's Grafana sidecar looks for on ConfigMaps (its `sidecar.dashboards.label` and
@@ -80,7 +81,7 @@ def cohort_panels(settings: Settings, plan: CohortPlan) -> list[PanelSpec]:
     c = plan.cohort
     panels: list[PanelSpec] = []
     for resource in _covered(plan):
-        sel = f'cohort="{c}", resource="{resource}"'
+        sel = f"cohort={promql_string(c)}, resource={promql_string(resource)}"
         title = f"{c}: {resource} per ClusterQueue"
         by = "max by (cluster_queue, flavor)"
         nominal = f"{by} (kueue_cluster_queue_nominal_quota{{{sel}}})"

@@ -27,6 +27,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from components.settings import PROJECT, config_key, stackfile
 from components.settings.errors import Problem
+from components.settings.quoting import shell_word
 
 KeyPath = tuple[Any, ...]
 SECURE = "secure"
@@ -101,13 +102,13 @@ def problem(path: KeyPath) -> Problem:
                f"secret generic <secret> --from-literal=<key>=...`), reference it with `trainingRuntime.env.{name}: "
                "{secretKeyRef: {name: <secret>, key: <key>}}` (rendered as valueFrom.secretKeyRef: the value never "
                f"enters the config, the state or the objects) and remove the secret: `pulumi config rm --path "
-               f"'{where}'`")
+               f"{shell_word(where)}`")
     elif path[0] == "trainingRuntime" and len(path) <= 2:
         fix = ("keep credentials out of the stack config: store each one in a Kubernetes Secret in every training "
                "namespace and reference it with `trainingRuntime.env.<NAME>: {secretKeyRef: {name: <secret>, key: "
                "<key>}}`; set the other values without --secret")
     else:
-        fix = (f"this setting is not a credential: set it in plain text (`pulumi config set --path '{where}' "
+        fix = (f"this setting is not a credential: set it in plain text (`pulumi config set --path {shell_word(where)} "
                "<value>`, without --secret); credentials belong in Kubernetes Secrets (trainingRuntime.env with "
                "secretKeyRef, trainingRuntime.imagePullSecrets) or in the kubeconfig file")
     return Problem(config_key(f"{PROJECT}:{path[0]}", *path[1:]), SHOWN, RULE, fix)

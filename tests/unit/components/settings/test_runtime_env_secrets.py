@@ -311,7 +311,7 @@ def test_the_program_refuses_a_secret_the_engine_marks_before_registering_anythi
         recorded.append(run_with_mocks(program))
     message = str(caught.value)
     assert 'kueue-cohorts:trainingRuntime.env.HF_TOKEN = "[secret]"' in message
-    assert "pulumi config rm --path 'trainingRuntime.env.HF_TOKEN'" in message
+    assert "pulumi config rm --path trainingRuntime.env.HF_TOKEN`" in message  # one shell word (shlex.quote)
     assert plain not in message and not recorded
     # Without the engine's mark the same config is a plain literal and passes.
     ok = run_with_mocks(lambda: runpy.run_path(str(ROOT / "__main__.py"),
