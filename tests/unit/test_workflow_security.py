@@ -22,6 +22,8 @@ from typing import Any
 import pytest
 import yaml
 
+from components.settings import key_text, selecting_keys
+
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW_DIR = ROOT / ".github" / "workflows"
 WORKFLOWS = sorted(WORKFLOW_DIR.glob("*.yml"))
@@ -622,3 +624,86 @@ def test_the_import_closure_follows_imports_of_every_form():
     assert {"deploy/__main__.py", "deploy/__init__.py", "deploy/queue_holders.py", "components/model/kueue.py",
             "components/__init__.py", "toolchain/__init__.py"} <= closure
     assert "tests/unit/test_workflow_security.py" not in closure
+
+
+# --- What a pull request controls and can select in each job (issue 38, class 1) -------------------------------------
+
+COPY_FROM_PR = re.compile(r'cp -- "(?P<dir>[\w.-]+)/(?P<src>[^"]+)" "(?P<dst>[^"]+)"')
+PREVIEW_PR = re.compile(r'python3? -m deploy preview\b[^\n]*--pull-request "(?P<file>[^"]+)"')
+
+
+def controls_tables() -> dict[str, dict[tuple[str, str], list[str]]]:
+    """The "files of the PR it keeps" tables of docs/security.md and docs/previews.md: page -> {(workflow, job):
+    [runs the PR's code, files it keeps, what its data can select]}."""
+    found: dict[str, dict[tuple[str, str], list[str]]] = {}
+    for page in ("security.md", "previews.md"):
+        text = (ROOT / "docs" / page).read_text()
+        start = text.index("| job | runs the PR's code | files of the PR it keeps | what the PR's data can select |")
+        rows: dict[tuple[str, str], list[str]] = {}
+        for line in text[start:].splitlines()[2:]:
+            if not line.startswith("|"):
+                break
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            where = re.fullmatch(r"`([\w.-]+\.yml)` `([\w-]+)`", cells[0])
+            assert where, line
+            rows[(where.group(1), where.group(2))] = cells[1:]
+        found[page] = rows
+    return found
+
+
+def kept_files(doc: dict[str, Any], job: dict[str, Any]) -> set[str]:
+    """The files a job copies out of its pull-request data checkout (`cp -- "<dir>/<file>" ...`, `$STACK` read as
+    `<stack>`), as repository paths."""
+    dirs = {str((s.get("with") or {}).get("path")) for s in job.get("steps", [])
+            if is_checkout(s) and checkout_is_pr(doc, s) and (s.get("with") or {}).get("path")}
+    files = set()
+    for step in job.get("steps", []):
+        for match in COPY_FROM_PR.finditer(str(step.get("run", ""))):
+            if match.group("dir") in dirs:
+                files.add(match.group("src").replace("$STACK", "<stack>"))
+    return files
+
+
+def test_the_pages_say_per_job_what_the_pull_request_controls_and_can_select():
+    """docs/security.md and docs/previews.md: one row per job of every workflow; "runs the PR's code" is the model's
+    answer; the files kept are those the job copies from its data checkout (all for a job that runs the PR's code);
+    for a job that previews the PR's data, the keys it names are exactly the schema's selecting keys, and its preview
+    runs with --pull-request on the file it kept."""
+    selecting = {key_text(path) for path in selecting_keys()}
+    for page, rows in controls_tables().items():
+        expected = {(path.name, name) for path in WORKFLOWS for name in load(path)["jobs"]}
+        assert set(rows) == expected, page
+        for (workflow, name), (runs, files, selects) in rows.items():
+            doc = load(WORKFLOW_DIR / workflow)
+            job = doc["jobs"][name]
+            runs_pr_code = bool(pr_code_reasons(doc, job))
+            assert runs == ("yes" if runs_pr_code else "no"), (page, workflow, name)
+            kept = kept_files(doc, job)
+            if runs_pr_code:
+                assert files.startswith("all"), (page, workflow, name)
+                continue
+            assert set(re.findall(r"`([^`]+)`", files)) == kept, (page, workflow, name)
+            if not kept:
+                assert files.startswith("none") and selects.startswith("nothing"), (page, workflow, name)
+                continue
+            scripts = "\n".join(str(s.get("run", "")) for s in job["steps"])
+            previewed = {m.group("file") for m in PREVIEW_PR.finditer(scripts.replace("\\\n", " "))}
+            assert previewed, f"{workflow} {name} keeps {kept} but previews without --pull-request"
+            named = {k for k in re.findall(r"`([^`]+)`", selects) if re.match(r"kueue-cohorts:\w", k)}
+            assert named == selecting, (page, workflow, name)
+            assert "Selecting" in selects and "exec" in selects
+
+
+def test_the_table_model_catches_a_job_that_keeps_more_of_the_pull_request():
+    """Copying the PR's pack config again (a JSON file there is a valid kubeconfig), or previewing without
+    --pull-request, makes the table false."""
+    doc = load(WORKFLOW_DIR / "live-preview.yml")
+    job = doc["jobs"]["live-preview"]
+    assert kept_files(doc, job) == {"stacks/Pulumi.<stack>.yaml"}
+    take = next(s for s in job["steps"] if "rm -rf pr" in str(s.get("run", "")))
+    take["run"] = take["run"].replace("rm -rf pr", 'cp -- "pr/policy/config/$STACK.json" "policy/config/$STACK.json"\n'
+                                                   "rm -rf pr")
+    assert kept_files(doc, job) == {"stacks/Pulumi.<stack>.yaml", "policy/config/<stack>.json"}
+    preview = next(s for s in job["steps"] if s.get("id") == "preview")
+    assert PREVIEW_PR.search(preview["run"].replace("\\\n", " "))
+    assert not PREVIEW_PR.search(preview["run"].replace("--pull-request", "--diff").replace("\\\n", " "))
