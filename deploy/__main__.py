@@ -17,6 +17,11 @@ beside the assembler (docs/performance.md, "up in one pass?": the measurement an
 ``destroy`` refuse, before any change, while workloads hold a ClusterQueue (or ClusterQueues a ResourceFlavor) that
 the run deletes, naming them and the ways out (deploy.queue_holders; docs/operations.md, "Queues in use").
 
+``preview --pull-request FILE`` is the live preview of a pull request (.github/workflows/live-preview.yml): FILE, the
+pull request's stack file, becomes ``stacks/Pulumi.<stack>.yaml`` with every key that selects a file, context,
+program or credential source kept at the base's value, and a kubeconfig whose user runs a program is refused before
+any is loaded (deploy.pullrequest).
+
 ``cancel`` removes the locks of the stack whose process no longer runs on this host; it never clears a lock of a
 live process nor one written on another host.
 
