@@ -15,6 +15,7 @@ import yaml
 import toolchain
 from components.model.alerts import KUEUE_WEBHOOKS, alerts, prometheus_rule, rules_file, runbook_anchor
 from components.settings import parse_settings
+from components.settings.quoting import promql_string
 from tests.helpers import ROOT, stack_raw
 
 STACKS = ("dev", "staging", "prod", "mixed")
@@ -188,3 +189,38 @@ def test_each_alert_fires_in_its_situation_and_not_in_its_neighbour(promtool, tm
     result = _run(promtool, "test", "rules", "test.yaml", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert {alert for alert, *_ in CASES} == {a.alert for a in alerts(settings, "dev")}
+
+
+# --- issue 38 class 6: monitoring.kueueJob is a value, in PromQL and in the annotation's Go template ---------------
+
+KUEUE_JOBS = [
+    'kueue"} == 1) unless on() vector(1) #',  # on main the Kueue-down alert could never fire
+    'kueue"}',                                 # on main a rule file promtool refused
+    "kueue\\",
+    'kueue {{ template "x" }}',                # on main the annotation failed to expand
+    "kueue-controller-manager-metrics-service",
+]
+
+
+@pytest.mark.parametrize("job", KUEUE_JOBS)
+def test_the_kueue_down_alert_fires_for_any_kueue_job_with_its_text(job, promtool, tmp_path):
+    """The real Prometheus rule engine (promtool test rules): with `up{job=<kueueJob>}` at 0 the Kueue-down alert
+    fires, and its annotations expand (Go text/template) to exactly the text with the value in it."""
+    raw = {**stack_raw("dev"), "monitoring": {"kueueJob": job}}
+    settings = parse_settings(raw)
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rules_file(settings, "dev")))
+    down = next(a for a in alerts(settings, "dev") if a.alert == "KueueCohortsKueueDown")
+    description = (f"No Kueue manager of job {job} answered a scrape for 2m: nothing is admitted or preempted in "
+                   "cohorts c12-shared, and Kueue's webhooks (failurePolicy Fail) refuse the pods and jobs of every "
+                   "namespace Kueue manages.")
+    series = {"series": f"up{{job={promql_string(job)}, instance=\"127.0.0.1:1\"}}", "values": "0x5"}
+    test = {"interval": "1m", "input_series": [series], "alert_rule_test": [{
+        "eval_time": "4m", "alertname": "KueueCohortsKueueDown", "exp_alerts": [{
+            "exp_labels": {"alertname": "KueueCohortsKueueDown", "kueue_cohorts_stack": "dev",
+                           "cohort": "c12-shared", "severity": "critical"},
+            "exp_annotations": {"summary": "Kueue's manager is down", "description": description,
+                                "runbook_url": down.runbook}}]}]}
+    (tmp_path / "test.yaml").write_text(yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "1m",
+                                                        "tests": [test]}, sort_keys=False))
+    result = _run(promtool, "test", "rules", "test.yaml", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
