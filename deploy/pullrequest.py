@@ -253,8 +253,10 @@ def vet(root: Path, doc: Mapping[str, Any], environ: Mapping[str, str]) -> list[
         if what not in (Selects.KUBECONFIG, Selects.PATH):
             continue
         found = list(values(config or {}, path))
-        if what == Selects.KUBECONFIG and path[-1] == "kubeconfig" and not any(v for _, v in found):
-            defaulted = defaulted or path[0] == "cluster" or bool(list(values(config or {}, path[:-1])))
+        if what == Selects.KUBECONFIG and path[-1] == "kubeconfig":  # a cluster or worker left to the default file
+            owners = [owner for _, owner in values(config or {}, path[:-1])] if len(path) > 1 else []
+            defaulted = defaulted or (path[0] == "cluster" and not owners) or any(
+                not isinstance(owner, dict) or not owner.get("kubeconfig") for owner in owners)
         for key, value in found:
             if value is None:
                 continue

@@ -246,3 +246,18 @@ def test_vet_checks_the_default_kubeconfig_where_a_worker_leaves_it_to_the_defau
     assert vet(repo, _worker_doc(context="w"), {"KUBECONFIG": str(default)}) == [
         f"KUBECONFIG {default}: user j has exec, which the client would run while loading it. Fix: give the live "
         "preview a kubeconfig with a token (docs/previews.md, \"The preview identity\")"]
+
+
+def test_vet_checks_the_default_kubeconfig_when_one_worker_of_several_leaves_it_to_the_default(repo, tmp_path):
+    (repo / "k").mkdir()
+    token = yaml.safe_dump({"users": [{"name": "u", "user": {"token": "t"}}]})
+    (repo / "k" / "main.yaml").write_text(token)
+    (repo / "k" / "w1.yaml").write_text(token)
+    default = tmp_path / "job-kubeconfig"
+    default.write_text(yaml.safe_dump({"users": [{"name": "j", "user": {"auth-provider": {"name": "gcp"}}}]}))
+    doc = _worker_doc(kubeconfig="k/w1.yaml", context="w1")
+    doc["config"]["kueue-cohorts:multiKueue"]["workers"].append({"name": "w2", "context": "w2"})
+    assert vet(repo, doc, {"KUBECONFIG": str(default)}) == [
+        f"KUBECONFIG {default}: user j has auth-provider, which the client would run while loading it. Fix: give the "
+        "live preview a kubeconfig with a token (docs/previews.md, \"The preview identity\")"]
+    assert vet(repo, _worker_doc(kubeconfig="k/w1.yaml", context="w1"), {"KUBECONFIG": str(default)}) == []
