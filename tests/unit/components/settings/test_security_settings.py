@@ -222,8 +222,8 @@ PROD = validate(stack_raw("prod")).settings
 @hsettings(max_examples=300, deadline=None)
 @given(namespace=st.one_of(st.sampled_from(["default", "kube-system", "kube-x", "kueue-system", "jobset-system",
                                             "kserve", "team-a", "deploy", "kubeflow-system"]),
-                           st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True)),
-       name=st.one_of(st.just("default"), st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True)))
+                           st.from_regex(r"[a-z]([a-z0-9-]{0,9}[a-z0-9])?", fullmatch=True)),
+       name=st.one_of(st.just("default"), st.from_regex(r"[a-z]([a-z0-9-]{0,9}[a-z0-9])?", fullmatch=True)))
 def test_one_rule_for_the_preview_account_and_the_identities(namespace, name):
     """The same (namespace, name) is refused as the preview identity's ServiceAccount exactly when its user name is
     refused in admission.identities.users, and that is when it is a default account or its namespace is always
