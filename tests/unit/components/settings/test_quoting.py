@@ -29,8 +29,8 @@ from prsummary.live import comment
 from tests.helpers import stack_raw
 
 #: Text that leans on each language's special characters.
-NASTY = st.text(alphabet=st.sampled_from(list('"\\\'`{}$|.*+?()[]^<>&\n\r\t\x00\x07 ~#;-a1é☃')) | st.characters(exclude_categories=["Cs"]),
-                max_size=40)
+NASTY = st.text(alphabet=st.sampled_from(list('"\\\'`{}$|.*+?()[]^<>&\n\r\t\x00\x07 ~#;-a1é☃'))
+                | st.characters(exclude_categories=["Cs"]), max_size=40)
 
 
 # --- PromQL ----------------------------------------------------------------------------------------------------------
