@@ -35,7 +35,11 @@ user agent up to its first `/` (k8s.io/apiserver v0.36 pkg/endpoints/handlers/re
 rest/config.go `DefaultKubernetesUserAgent`): `kube-controller-manager`, `cloud-controller-manager`,
 `kube-scheduler`, `kubelet`, `kube-apiserver` for Kubernetes' own; `manager` for the controller-runtime binaries of
 Kueue v0.19.2, JobSet, the Kubeflow Trainer v2.2.1 and KServe (each image's entrypoint is `/manager`); `kueue` and
-`kueue-admission` for Kueue's own server-side applies (pkg/controller/constants). Every other manager (`kubectl*`,
+`kueue-admission` for Kueue's own server-side applies (pkg/controller/constants); the local sandbox's binaries keep
+their program names (toolchain/paths.py `bin_path`): `kueue`, `jobset-controller-manager`,
+`trainer-controller-manager`, and `kwok`, which stands in for the kubelet and the volume provisioner and patches the
+checkpoint claim's `spec.volumeName` itself (sigs.k8s.io/kwok v0.8.0 kustomize/stage/volume/fast/pvc-provision.yaml;
+its applies name `kwok`, pkg/utils/lifecycle/apply.go). Every other manager (`kubectl*`,
 `helm`, `argocd-*`, a client library's default such as `OpenAPI-Generator` or `Python`) is a person or a tool.
 
 The taken fields are added to the stack's own entry: the provider's server-side apply manager (`pulumi-kubernetes-`
@@ -58,7 +62,7 @@ STACK_MANAGER_PREFIX = "pulumi-kubernetes-"
 
 CONTROLLER_MANAGERS = frozenset({
     "kube-controller-manager", "cloud-controller-manager", "kube-scheduler", "kubelet", "kube-apiserver",
-    "manager", "kueue", "kueue-admission",
+    "manager", "kueue", "kueue-admission", "jobset-controller-manager", "trainer-controller-manager", "kwok",
 })
 """Field manager names of controllers (module docstring: where each name comes from). Their fields are never taken."""
 

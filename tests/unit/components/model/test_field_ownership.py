@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -152,20 +153,21 @@ CHECKPOINT_PVC = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
                            "storageClassName": "nfs"}}
 
 
-def test_the_pv_controllers_volume_name_of_a_bound_claim_stays_the_controllers():
+@pytest.mark.parametrize("binder", ["kube-controller-manager", "kwok"])
+def test_the_pv_controllers_volume_name_of_a_bound_claim_stays_the_controllers(binder):
     """The PV controller (kube-controller-manager, an Update) binds the stack's checkpoint claim: `spec.volumeName`
     and the bind annotations are its; taken to the stack, the next apply would drop volumeName, which the API
     server refuses on a bound claim, for good."""
     ours = _entry(OURS, "Apply", {**MARK, "f:spec": {"f:accessModes": {}, "f:resources": {"f:requests": {
         "f:storage": {}}}, "f:storageClassName": {}}})
-    binder = _entry("kube-controller-manager", "Update", {
+    binding = _entry(binder, "Update", {
         "f:metadata": {"f:annotations": {".": {}, "f:pv.kubernetes.io/bind-completed": {},
                                          "f:pv.kubernetes.io/bound-by-controller": {}}},
         "f:spec": {"f:volumeName": {}}})
-    status = _entry("kube-controller-manager", "Update", {"f:status": {"f:phase": {}}}, subresource="status")
-    decision = take_back([ours, binder, status], CHECKPOINT_PVC)
+    status = _entry(binder, "Update", {"f:status": {"f:phase": {}}}, subresource="status")
+    decision = take_back([ours, binding, status], CHECKPOINT_PVC)
     assert decision is not None and decision.transfers == ()
-    assert decision.managed_fields == [ours, binder, status]
+    assert decision.managed_fields == [ours, binding, status]
 
 
 def test_a_persons_edit_beside_a_controllers_field_is_taken_the_controllers_is_not():
