@@ -25,6 +25,7 @@ from components.model.kueue_chart import ChartObject, cluster_objects
 from components.model.render import render_stack
 from components.settings import PROJECT, ClusterMode, NamespacePolicy, PreviewIdentityCreate, Settings, config_key
 from components.settings.errors import Problem, problems_message
+from components.settings.quoting import shell_word
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_VERSION = "v1beta2"
@@ -412,8 +413,8 @@ def namespace_problems(declared: Sequence[DeclaredNamespace], live: Mapping[str,
             legacy = ""
             if have.owner is None and have.managed_by_us:
                 legacy = (f"; if an earlier version of this stack did create it (it carries {MANAGED_BY_LABEL}="
-                          f"{MANAGED_BY}), mark it instead: kubectl annotate namespace {ns.name} "
-                          f"{OWNER_ANNOTATION}={owner}")
+                          f"{MANAGED_BY}), mark it instead: kubectl annotate namespace {shell_word(ns.name)} "
+                          f"{shell_word(f'{OWNER_ANNOTATION}={owner}')}")
             problems.append(Problem(
                 ns.key, ns.name,
                 f"the namespace already exists and {who}; with namespacePolicy Create the kubernetes provider would "
