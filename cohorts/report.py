@@ -86,7 +86,7 @@ class Prometheus:
         except (requests.ConnectionError, requests.Timeout) as err:
             reason = type(err).__name__
             raise PrometheusUnreachable(
-                f"no Prometheus answers at {self.url} ({reason}): start one (`python -m sandbox up "
+                f"no Prometheus answers at {self.url} ({reason}): start one (`kueue-cohorts sandbox up "
                 f"--with-prometheus` for the sandbox) or pass its address with --prometheus URL") from None
         try:
             body = response.json()

@@ -105,7 +105,7 @@ def test_sigkill_mid_up_then_cancel_then_one_up_converges(project, tmp_path):
     assert locked.returncode == 1
     assert locked.stderr.splitlines()[0] == "deploy: stack 'dev' is locked by 1 earlier run(s):"
     assert f"pid {pid} " in locked.stderr and "no longer running on this host" in locked.stderr
-    assert "`python -m deploy cancel --stack dev` clears the lock" in locked.stderr
+    assert "`kueue-cohorts cancel --stack dev` clears the lock" in locked.stderr
     assert "Traceback" not in locked.stdout + locked.stderr
 
     cancel = deploy(project, "cancel", "--stack", "dev", env=env)
