@@ -92,7 +92,7 @@ def _classify(where: str, text: str) -> Doc | None:
     text = text.strip()
     if not text or text.startswith("#"):
         return None
-    first = text.split(" | ")[0].strip()  # the first command of a pipeline
+    first = re.split(r"\s(?:\|\||&&|\||;)\s", text)[0].strip()  # the first command of a list or pipeline
     try:
         words = shlex.split(first)
     except ValueError:
@@ -168,13 +168,15 @@ def expand(argv: tuple[str, ...], commands: tuple[str, ...]) -> list[list[str]]:
     """The concrete argument lists a synopsis stands for: ``a|b`` each alternative, ``[...]`` with and without,
     ``<x>`` and upper-case names a sample value, ``COMMAND`` each of ``commands``, ``...`` dropped."""
     text = " ".join(argv)
+    text = re.sub(r"\$\{?(\w+)\}?", lambda m: ENV_VALUES.get(m.group(1), "x"), text)
     text = re.sub(r"<([^>]+)>", lambda m: _placeholder(m.group(1)), text)
     groups = re.findall(r"\[([^\]]+)\]", text)
     variants: list[str] = []
     for keep in itertools.product((True, False), repeat=len(groups)):
         out = text
-        for group, k in zip(groups, keep):
-            out = out.replace(f"[{group}]", group if k else "", 1)
+        for group, k in zip(groups, keep, strict=True):
+            kept = PLACEHOLDERS.get(group.lower(), group)  # `[component]`: a value named in brackets
+            out = out.replace(f"[{group}]", kept if k else "", 1)
         variants.append(out)
     result: list[list[str]] = []
     for variant in variants:
