@@ -24,7 +24,7 @@ import toolchain
 from components.settings.stackfile import StackFileError
 from kueue_cohorts.parsing import Parser
 from kueue_cohorts.pipes import run_main
-from prsummary import document, gitbase, guarantees, quotas, stackfile
+from prsummary import document, gitbase, guarantees, guardrail_reasons, quotas, stackfile
 from prsummary.events import PreviewReport
 from prsummary.preview import AGAINST, preview_against_base, preview_against_state
 from prsummary.whatif import whatif_section
@@ -43,7 +43,8 @@ def quota_side(repo: Path, stack: str, base: str, chart: Optional[Path] = None) 
     whatif, alerts = whatif_section(repo, stack, base, before, after, chart)
     return document.QuotaSide(tuple(tables), before_error, after_error, base_missing=before_doc is None,
                               guarantees=tuple(guarantees.section(before, after)), whatif=tuple(whatif),
-                              whatif_alerts=tuple(alerts))
+                              whatif_alerts=tuple(alerts),
+                              guardrail_reasons=tuple(guardrail_reasons.reasons(before, after).items()))
 
 
 def summarize(repo: Path, stack: str, base: str, against: str = "base", policy: bool = True,
