@@ -392,6 +392,27 @@ UP_STARTS = "deploy: up starts (changes from here on)"
 """Printed right before the engine's `up`: what follows may change the cluster (the preview before it does not)."""
 
 
+ROUND_TRIP = "examples/round-trip/trainjob.yaml"
+"""The first object of the round trip of docs/operations.md ("Round trip")."""
+
+
+def next_commands(target: stackfile.StackTarget, environ: dict[str, str]) -> list[str]:
+    """The three commands to run after a successful ``up`` of ``target``, as lines to print (``make up`` ends with
+    them): on the sandbox, point kubectl at it (its kubeconfig under ``$KUEUE_COHORTS_SANDBOX_DIR``), look at the
+    cohorts, start the round trip of docs/operations.md; on a kubeconfig cluster, check it, look at the cohorts, write
+    the monitoring files. Empty otherwise (render mode: the files are the result)."""
+    stack = target.name
+    if target.mode == SANDBOX_MODE:
+        return [f"export KUBECONFIG={kubeconfig_path(environ)}",
+                f"kueue-cohorts status --stack {stack}",
+                f"kubectl apply -f {ROUND_TRIP}   # the round trip: docs/operations.md, \"Round trip\""]
+    if target.mode == stackfile.KUBECONFIG_MODE:
+        return [f"kueue-cohorts verify --stack {stack}", f"kueue-cohorts status --stack {stack}",
+                f"kueue-cohorts monitoring --stack {stack} --out monitoring/   # alerts and dashboard "
+                "(docs/monitoring.md)"]
+    return []
+
+
 def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
                echo: Callable[[str], None], changes: Changes | None = None) -> int:
     """Open the stack, reconcile an interrupted run before ``up``, run the command. Raises Failure.
@@ -456,6 +477,10 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, environ:
         failure = _engine_failure(args, args.command, errors.command_output(exc))
         raise Failure(failure.code, *failure.lines, *explain_release_timeout(args, target, environ, events)) from None
     print(f"deploy: pulumi {args.command} --stack {args.stack} done in {time.monotonic() - start:.1f} s")
+    if args.command == "up":
+        lines = next_commands(target, environ)
+        if lines:
+            print("deploy: next:", *[f"  {line}" for line in lines], sep="\n")
     return 0
 
 

@@ -194,3 +194,18 @@ def expand(argv: tuple[str, ...], commands: tuple[str, ...]) -> list[list[str]]:
                 choices.append([w.split("|")[0]] if "|" in w else [w])
         result += [list(c) for c in itertools.product(*choices)]
     return [list(r) for r in dict.fromkeys(tuple(r) for r in result)]
+
+
+def section_commands(path: Path, heading: str) -> list[Doc]:
+    """The command lines of the fenced ``sh`` blocks under ``heading`` (a ``## `` line of ``path``), up to the next
+    heading of the same level, in order."""
+    lines = path.read_text().splitlines()
+    start = lines.index(heading) + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    rel = path.relative_to(ROOT)
+    return [d for d in page_commands(path) if d.where.startswith(f"{rel}:") and d.where.split(":")[-1].isdigit()
+            and start < int(d.where.split(":")[-1]) <= end and _in_fence(lines, int(d.where.split(":")[-1]))]
+
+
+def _in_fence(lines: list[str], number: int) -> bool:
+    return sum(1 for line in lines[:number - 1] if line.startswith("```")) % 2 == 1

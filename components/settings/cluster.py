@@ -41,7 +41,7 @@ class ClusterSettings(Model):
     """`kueue-cohorts:cluster`: the provider's target."""
 
     mode: ClusterMode = ClusterMode.SANDBOX
-    """Where the kubernetes provider sends objects: `sandbox` (the local sandbox, `python -m sandbox up`),
+    """Where the kubernetes provider sends objects: `sandbox` (the local sandbox, `kueue-cohorts sandbox up`),
     `kubeconfig` (a real cluster) or `render` (manifests into renderDir, no cluster)."""
     render_dir: Optional[str] = None
     """Directory for the rendered manifests, relative to the project root. Required in render mode, refused in
