@@ -156,7 +156,7 @@ def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
         parser.add_argument("--diff", action="store_true",
                             help="show every changed property (default: one line per resource)")
     if "--out" in flags:
-        parser.add_argument("--out", type=Path, metavar="DIR", help="the directory for the stack's YAML (required)")
+        parser.add_argument("--out", type=Path, metavar="DIR", required=True, help="the directory for the stack's YAML")
     parser.set_defaults(command=command, no_policy=False, expect_no_changes=False, one_pass=False, diff=False,
                         out=None)
 
