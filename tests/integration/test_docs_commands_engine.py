@@ -9,6 +9,7 @@ the tracked files (tests/unit/test_docs_commands.py runs the offline ones and pa
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,8 +25,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory, engine_binaries) -> tuple[Path, dict[str, str]]:
-    """A git checkout (main and origin/main at its one commit) with `kueue-cohorts` and the toolchain's environment,
-    a file backend of its own."""
+    """A git checkout (main and origin/main at its one commit) with `kueue-cohorts` (and Go, as the toolchain needs it)
+    on the PATH, a file backend of its own."""
     tmp = tmp_path_factory.mktemp("docs-engine")
     root = clone(tmp / "kueue-cohorts")
     git = ["git", "-c", "user.name=docs", "-c", "user.email=docs@example.invalid", "-c", "commit.gpgsign=false"]
@@ -37,8 +38,9 @@ def checkout(tmp_path_factory, engine_binaries) -> tuple[Path, dict[str, str]]:
     script = f'#!/bin/sh\nPYTHONPATH="{root}" exec "{sys.executable}" -m kueue_cohorts "$@"\n'
     (bin_ / "kueue-cohorts").write_text(script)
     (bin_ / "kueue-cohorts").chmod(0o755)
-    env = {"HOME": os.environ["HOME"], "LANG": "C.UTF-8", "PATH": f"{bin_}:/usr/local/bin:/usr/bin:/bin",
-           "PULUMI_BACKEND_URL": f"file://{tmp / 'state'}"}
+    go = shutil.which("go")  # a stack with kueue.install renders Kueue's chart from its Go module
+    path = os.pathsep.join([str(bin_), *([str(Path(go).parent)] if go else []), "/usr/local/bin", "/usr/bin", "/bin"])
+    env = {"HOME": os.environ["HOME"], "LANG": "C.UTF-8", "PATH": path, "PULUMI_BACKEND_URL": f"file://{tmp / 'state'}"}
     for key in ("KUEUE_COHORTS_CACHE",):
         if key in os.environ:
             env[key] = os.environ[key]
