@@ -12,6 +12,7 @@ import sys
 import time
 
 from benchmarks import summary
+from kueue_cohorts.parsing import Parser
 from kueue_cohorts.pipes import run_main
 
 #: Every benchmark module, in the order ``make bench`` runs them (cheap ones first).
@@ -21,11 +22,21 @@ BENCHMARKS = ["planning", "whatif", "policy", "trainer", "toolchain", "engine", 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the selected benchmarks with ``--write`` passed on when given; return 0, or 1 if any failed."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=summary(__doc__))
+    parser = Parser(prog="python -m benchmarks", description=summary(__doc__))
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--write`` and ``--only NAME ...`` to ``parser`` (``python -m benchmarks`` and ``kueue-cohorts
+    bench``); ``run`` reads the Namespace it gives."""
     parser.add_argument("--write", action="store_true", help="let every benchmark rewrite its results file")
     parser.add_argument("--only", nargs="+", choices=BENCHMARKS, default=BENCHMARKS, metavar="NAME",
                         help=f"run only these ({', '.join(BENCHMARKS)})")
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the benchmarks ``args.only`` (``--write`` passed on); return 0, or 1 if any failed."""
     failed = []
     for name in [b for b in BENCHMARKS if b in args.only]:
         module = f"benchmarks.{name}"

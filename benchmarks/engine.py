@@ -424,7 +424,7 @@ def _print_row(row: dict[str, Any], variants: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Measure every ``--tenants`` size, print the table and the growth; with ``--write`` record them."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.engine", description=__doc__,
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m benchmarks.engine", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tenants", type=int, nargs="+", default=[100, 500, 1000],
                         help="sizes to measure (default 100 500 1000)")

@@ -68,7 +68,8 @@ def measure(tenants: int, repeat: int) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     """Print (and with --write record) the scaling figures. Exit 0."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.planning", description=summary(__doc__))
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m benchmarks.planning",
+                                     description=summary(__doc__))
     parser.add_argument("--tenants", type=int, nargs="+", default=[1000, 2000, 5000, 10000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--write", action="store_true", help=f"record the figures in {RESULTS.name}")

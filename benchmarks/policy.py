@@ -85,7 +85,8 @@ def measure(runs: int, targets: list[str]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the previews, print the figures; with ``--write`` record them. Returns 0."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.policy", description=summary(__doc__))
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m benchmarks.policy",
+                                     description=summary(__doc__))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tenants", type=int, nargs="*", default=[500],
                         help="also preview a symmetric cohort of this many tenants (default 500; none: dev only)")

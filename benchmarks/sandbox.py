@@ -349,7 +349,8 @@ def scratch_dirs() -> Iterator[tuple[Path, Path]]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the measurements, print them, and with ``--write`` rewrite :data:`RESULTS`; return 0."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.sandbox", description=summary(__doc__))
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m benchmarks.sandbox",
+                                     description=summary(__doc__))
     parser.add_argument("--round-trips", type=int, default=25)
     parser.add_argument("--starts", type=int, default=1, help="cold+warm start pairs (medians reported)")
     parser.add_argument("--part", choices=("all", "start", "latency"), default="all")

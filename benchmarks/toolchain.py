@@ -102,7 +102,8 @@ def measure_build(name: str, spec: versions.Versions, scratch: Path) -> dict[str
 def main(argv: list[str] | None = None) -> int:
     """Print (and with --write record) both paths' seconds per entry and their ratio. Exit 0."""
     spec = versions.load()
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.toolchain", description=summary(__doc__))
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m benchmarks.toolchain",
+                                     description=summary(__doc__))
     parser.add_argument("--archives", nargs="+", choices=sorted(spec.archives), default=sorted(spec.archives))
     parser.add_argument("--build", nargs="*", choices=sorted(spec.archives), default=["etcd"],
                         help="entries also built cold from their Go module in this run (default: etcd)")

@@ -363,7 +363,8 @@ def measure_families(preemptions: int, seed: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: run, print a summary, write benchmarks/results/trainer.json. Returns 0."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.trainer", description=summary(__doc__))
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m benchmarks.trainer",
+                                     description=summary(__doc__))
     parser.add_argument("--preemptions", type=int, default=5)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--distributed-preemptions", type=int, default=3)

@@ -133,7 +133,8 @@ def measure(root: Path, work: Path, round_trips: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Start a sandbox, measure, stop it, print the figures (``--write``: record them in :data:`RESULTS`); return 0."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.trainjob", description=summary(__doc__))
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m benchmarks.trainjob",
+                                     description=summary(__doc__))
     parser.add_argument("--round-trips", type=int, default=10)
     add_write_flag(parser)
     args = parser.parse_args(argv)

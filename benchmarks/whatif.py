@@ -44,7 +44,8 @@ def measure(stack: str, repeat: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Print (and with --write record) the figures. Exit 0."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.whatif", description=summary(__doc__))
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m benchmarks.whatif",
+                                     description=summary(__doc__))
     parser.add_argument("--stacks", nargs="+", default=["prod", "staging", "mixed"])
     parser.add_argument("--repeat", type=int, default=3)
     add_write_flag(parser)

@@ -27,7 +27,8 @@ from whatif.scheduler import simulate
 def main(argv: list[str] | None = None) -> int:
     """Run the agreement replays in a fresh sandbox; print (and with --write record) the figures. Exit 0 when every
     run agrees, 1 otherwise."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.whatif_agreement", description=summary(__doc__))
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m benchmarks.whatif_agreement",
+                                     description=summary(__doc__))
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     parser.add_argument("--layouts", nargs="+", choices=sorted(AGREEMENT_LAYOUTS), default=list(AGREEMENT_LAYOUTS))
     parser.add_argument("--count", type=int, default=6, help="workloads per trace (default 6)")

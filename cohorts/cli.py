@@ -35,6 +35,7 @@ from components.model import alerts, dashboard
 from components.model.plans import stack_plans
 from components.settings import ClusterMode, Settings
 from components.settings.stackfile import StackFileError
+from kueue_cohorts.parsing import Parser
 from prsummary import gitbase
 from prsummary import stackfile as stackdoc
 from sandbox import prometheus as sandbox_prometheus
@@ -60,116 +61,130 @@ def _positive_float(text: str) -> float:
     return value
 
 
+#: Each command's one line (``kueue-cohorts --help``) and its description (``kueue-cohorts COMMAND --help``).
+HELP: dict[str, tuple[str, str]] = {
+    "status": ("per cohort, ClusterQueue and resource: quotas, usage, borrowed, lent; Workloads; latest preemptions",
+               "Per cohort, ClusterQueue and resource: nominalQuota, borrowingLimit, lendingLimit, usage, borrowed, "
+               "lent; the admitted and pending Workloads; the latest preemptions with reason, victim, preemptor and "
+               "time."),
+    "verify": ("check the live cluster against the stack and its promises; exit 1 with what breaks them",
+               "Compare the live cluster with the stack's rendered objects (every object present with its rendered "
+               "fields equal, the inference ClusterQueue never borrowing, every LocalQueue's namespace selected, the "
+               "guardrails present, bound, neither weakened to Warn nor narrowed) and check the promises on what is "
+               "live: the rule book over the live ClusterQueues, Cohorts and WorkloadPriorityClasses of the stack's "
+               "cohort trees, Kueue's live manager Configuration and the capacity of the live nodes per "
+               "ResourceFlavor; a ClusterQueue, Cohort or priority class that got in by another path is named, and so "
+               "is a Workload that holds quota while evicted with no pod (leaked quota). Exit 1 with the list (kind, "
+               "name, field path, rule)."),
+    "report": ("per queue and resource: hours owned, used, borrowed and lent; preemptions; admission wait; steps lost "
+               "(from Prometheus)",
+               "Per tenant and ClusterQueue over the last --since: accelerator-hours owned (nominalQuota x time), "
+               "used, borrowed and lent, preemptions with their cause, admission wait p50/p95 and training steps "
+               "lost, from the Prometheus HTTP API (cohorts/report.py says how each figure is computed)."),
+    "monitoring": ("write the stack's alerts (PrometheusRule and rules file) and Grafana dashboard (JSON and "
+                   "ConfigMap) into a directory",
+                   "Render the stack's monitoring files, offline: prometheusrule.yaml (monitoring.coreos.com/v1), "
+                   "rules.yaml (a Prometheus rules file), dashboard.json and dashboard-configmap.yaml (label "
+                   "grafana_dashboard: \"1\")."),
+    "trace": ("a demand trace for the stack: synthetic, or recorded from its live cluster",
+              "Write a demand trace (JSON Lines, schema/demand-trace.schema.json): `synth` a seeded synthetic one, "
+              "`record` one watched on the stack's live cluster."),
+    "whatif": ("replay a trace on the stack's quotas (and the base ref's), offline",
+               "Replay a demand trace on the stack's Kueue objects as Kueue 0.19.2 would admit it (pure simulation, "
+               "no cluster) and, with --base, on the stack file at that git ref: per queue and tenant the admission "
+               "wait, start delay, GPU-hours used and borrowed, preemptions, training lost and workloads never "
+               "admitted. Exit 1 when inference waits longer with the change."),
+}
+COMMANDS = tuple(HELP)
+
+
+def _stack_args(sp: argparse.ArgumentParser, output: tuple[str, ...] = ("table", "json")) -> None:
+    sp.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
+    sp.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
+    if output:
+        sp.add_argument("--output", "-o", choices=output, default="table", help="default table")
+
+
+def add_arguments(p: argparse.ArgumentParser, command: str) -> None:
+    """Add the flags (and, for ``trace``, the subcommands ``synth``/``record``) of ``command`` (one of COMMANDS) to
+    ``p``, with ``command`` as the default of ``command``: used by ``python -m cohorts COMMAND`` and
+    ``kueue-cohorts COMMAND``; ``run`` reads the Namespace it gives."""
+    p.set_defaults(command=command)
+    if command == "status":
+        _stack_args(p)
+        p.add_argument("--all", action="store_true", help="every cohort on the cluster, not only the stack's")
+        p.add_argument("--preemptions", type=_positive_int, default=10, metavar="N",
+                       help="latest preemptions per cohort (default 10)")
+        p.add_argument("--watch", "-w", action="store_true", help="refresh until Ctrl-C (or --count refreshes)")
+        p.add_argument("--interval", type=_positive_float, default=2.0, metavar="SECONDS",
+                       help="seconds between refreshes with --watch (default 2)")
+        p.add_argument("--count", type=_positive_int, metavar="N", help="with --watch: stop after N views")
+    elif command == "verify":
+        _stack_args(p)
+        p.add_argument("--watch", "-w", action="store_true",
+                       help="check again every --interval seconds and report each finding as it appears or goes "
+                            "(until Ctrl-C or --count checks); exit 1 if the last check found anything")
+        p.add_argument("--interval", type=_positive_float, default=5.0, metavar="SECONDS",
+                       help="seconds between checks with --watch (default 5)")
+        p.add_argument("--count", type=_positive_int, metavar="N", help="with --watch: stop after N checks")
+        p.add_argument("--leak-grace", type=_positive_float, default=LEAK_GRACE.total_seconds(), metavar="SECONDS",
+                       help="how long an evicted Workload may hold quota with no pod before it is reported as leaked "
+                            f"quota (default {int(LEAK_GRACE.total_seconds())})")
+    elif command == "report":
+        _stack_args(p, tuple(report.RENDERERS))
+        p.add_argument("--since", default="7d", help="the window, ending now: 7d, 36h, 90m, ... (default 7d)")
+        p.add_argument("--prometheus", metavar="URL",
+                       help=f"the Prometheus to read (default ${PROMETHEUS_ENV}, else the sandbox's for a sandbox "
+                            "stack)")
+        p.add_argument("--step", type=_positive_float, metavar="SECONDS",
+                       help="sampling step (default the Prometheus's scrape_interval)")
+        p.add_argument("--out", type=Path, metavar="FILE", help="write the report there instead of to stdout")
+    elif command == "monitoring":
+        _stack_args(p, ())
+        p.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory for the four files")
+    elif command == "trace":
+        trace_sub = p.add_subparsers(dest="trace_command", required=True, metavar="{synth,record}")
+        sy = trace_sub.add_parser("synth", help="a seeded synthetic trace: diurnal inference, a training backlog",
+                                  description="A seeded synthetic trace for the stack's queues: inference replicas on "
+                                              "a diurnal curve with peaks, a Poisson backlog of training jobs (whatif/"
+                                              "synth.py).")
+        _stack_args(sy)
+        sy.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+        sy.add_argument("--days", type=_positive_float, default=7.0, help="length in days (default 7)")
+        sy.add_argument("--step-minutes", type=_positive_float, default=15.0,
+                        help="how often the inference replica count moves (default 15)")
+        sy.add_argument("--training-per-day", type=float, default=60.0, help="training jobs a day (default 60)")
+        sy.add_argument("--tenant-per-day", type=float, default=24.0, help="jobs a day per tenant (default 24)")
+        sy.add_argument("--out", type=Path, help="write here instead of stdout")
+        rc = trace_sub.add_parser("record", help="watch the live cluster's Workloads for a while, write them as a "
+                                                 "trace",
+                                  description="Watch the Workloads of the stack's LocalQueues on its live cluster "
+                                              "(list, then the watch API) for --for, and write them as a trace.")
+        _stack_args(rc)
+        rc.add_argument("--for", dest="seconds", type=_duration, default=3600.0, metavar="DURATION",
+                        help="how long to watch: 90s, 30m, 1h (default 1h)")
+        rc.add_argument("--checkpoint-seconds", type=_positive_float,
+                        help="the training checkpoint interval to write on training lines (default none)")
+        rc.add_argument("--out", type=Path, help="write here instead of stdout")
+    elif command == "whatif":
+        _stack_args(p)
+        p.add_argument("--trace", type=Path, required=True, help="the demand trace (JSON Lines)")
+        p.add_argument("--base", metavar="REF", help="git ref of the base stack file (e.g. origin/main)")
+        p.add_argument("--chart", type=Path, metavar="FILE",
+                       help="write the chart of GPUs held per queue (one HTML page) here")
+        p.add_argument("--repo", type=Path, default=Path.cwd(),
+                       help="git work tree for --base (default: current dir)")
+    else:
+        raise ValueError(f"no command {command!r}: one of {', '.join(COMMANDS)}")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m cohorts", description=(
+    p = Parser(prog="python -m cohorts", description=(
         "Kueue cohorts of a kueue-cohorts stack on its live cluster (the sandbox, or the stack's kubeconfig and "
         "context). Exit codes: 0 ok, 1 differences or cluster failure, 2 usage or config error."))
-    sub = p.add_subparsers(dest="command", required=True, metavar="{status,verify,report,monitoring,trace,whatif}")
-
-    def stack_args(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
-        sp.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
-        sp.add_argument("--output", "-o", choices=("table", "json"), default="table", help="default table")
-
-    st = sub.add_parser("status", help="per cohort, ClusterQueue and resource: quotas, usage, borrowed, lent; "
-                                       "Workloads; latest preemptions",
-                        description="Per cohort, ClusterQueue and resource: nominalQuota, borrowingLimit, "
-                                    "lendingLimit, usage, borrowed, lent; the admitted and pending Workloads; the "
-                                    "latest preemptions with reason, victim, preemptor and time.")
-    stack_args(st)
-    st.add_argument("--all", action="store_true", help="every cohort on the cluster, not only the stack's")
-    st.add_argument("--preemptions", type=_positive_int, default=10, metavar="N",
-                    help="latest preemptions per cohort (default 10)")
-    st.add_argument("--watch", "-w", action="store_true", help="refresh until Ctrl-C (or --count refreshes)")
-    st.add_argument("--interval", type=_positive_float, default=2.0, metavar="SECONDS",
-                    help="seconds between refreshes with --watch (default 2)")
-    st.add_argument("--count", type=_positive_int, metavar="N", help="with --watch: stop after N views")
-
-    vf = sub.add_parser("verify", help="check the live cluster against the stack and its promises; exit 1 with "
-                                       "what breaks them",
-                        description="Compare the live cluster with the stack's rendered objects (every object "
-                                    "present with its rendered fields equal, the inference ClusterQueue never "
-                                    "borrowing, every LocalQueue's namespace selected, the guardrails present, "
-                                    "bound, neither weakened to Warn nor narrowed) and check the promises on what "
-                                    "is live: the rule book over the live ClusterQueues, Cohorts and "
-                                    "WorkloadPriorityClasses of the stack's cohort trees, Kueue's live manager "
-                                    "Configuration and the capacity of the live nodes per ResourceFlavor; a "
-                                    "ClusterQueue, Cohort or priority class that got in by another path is named, "
-                                    "and so is a Workload that holds quota while evicted with no pod (leaked "
-                                    "quota). Exit 1 with the list (kind, name, field path, rule).")
-    stack_args(vf)
-    vf.add_argument("--watch", "-w", action="store_true",
-                    help="check again every --interval seconds and report each finding as it appears or goes "
-                         "(until Ctrl-C or --count checks); exit 1 if the last check found anything")
-    vf.add_argument("--interval", type=_positive_float, default=5.0, metavar="SECONDS",
-                    help="seconds between checks with --watch (default 5)")
-    vf.add_argument("--count", type=_positive_int, metavar="N", help="with --watch: stop after N checks")
-    vf.add_argument("--leak-grace", type=_positive_float, default=LEAK_GRACE.total_seconds(), metavar="SECONDS",
-                    help="how long an evicted Workload may hold quota with no pod before it is reported as leaked "
-                         f"quota (default {int(LEAK_GRACE.total_seconds())})")
-
-    rp = sub.add_parser("report", help="per queue and resource: hours owned, used, borrowed and lent; preemptions; "
-                                       "admission wait; steps lost (from Prometheus)",
-                        description="Per tenant and ClusterQueue over the last --since: accelerator-hours owned "
-                                    "(nominalQuota x time), used, borrowed and lent, preemptions with their cause, "
-                                    "admission wait p50/p95 and training steps lost, from the Prometheus HTTP API "
-                                    "(cohorts/report.py says how each figure is computed).")
-    rp.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
-    rp.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
-    rp.add_argument("--since", default="7d", help="the window, ending now: 7d, 36h, 90m, ... (default 7d)")
-    rp.add_argument("--output", "-o", choices=tuple(report.RENDERERS), default="table", help="default table")
-    rp.add_argument("--prometheus", metavar="URL",
-                    help=f"the Prometheus to read (default ${PROMETHEUS_ENV}, else the sandbox's for a sandbox stack)")
-    rp.add_argument("--step", type=_positive_float, metavar="SECONDS",
-                    help="sampling step (default the Prometheus's scrape_interval)")
-    rp.add_argument("--out", type=Path, metavar="FILE", help="write the report there instead of to stdout")
-
-    mp = sub.add_parser("monitoring", help="write the stack's alerts (PrometheusRule and rules file) and Grafana "
-                                           "dashboard (JSON and ConfigMap) into a directory",
-                        description="Render the stack's monitoring files, offline: prometheusrule.yaml "
-                                    "(monitoring.coreos.com/v1), rules.yaml (a Prometheus rules file), dashboard.json "
-                                    "and dashboard-configmap.yaml (label grafana_dashboard: \"1\").")
-    mp.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
-    mp.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
-    mp.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory for the four files")
-
-    tr = sub.add_parser("trace", help="a demand trace for the stack: synthetic, or recorded from its live cluster",
-                        description="Write a demand trace (JSON Lines, schema/demand-trace.schema.json).")
-    trace_sub = tr.add_subparsers(dest="trace_command", required=True, metavar="{synth,record}")
-    sy = trace_sub.add_parser("synth", help="a seeded synthetic trace: diurnal inference, a training backlog",
-                              description="A seeded synthetic trace for the stack's queues: inference replicas on a "
-                                          "diurnal curve with peaks, a Poisson backlog of training jobs (whatif/"
-                                          "synth.py).")
-    stack_args(sy)
-    sy.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    sy.add_argument("--days", type=_positive_float, default=7.0, help="length in days (default 7)")
-    sy.add_argument("--step-minutes", type=_positive_float, default=15.0,
-                    help="how often the inference replica count moves (default 15)")
-    sy.add_argument("--training-per-day", type=float, default=60.0, help="training jobs a day (default 60)")
-    sy.add_argument("--tenant-per-day", type=float, default=24.0, help="jobs a day per tenant (default 24)")
-    sy.add_argument("--out", type=Path, help="write here instead of stdout")
-    rc = trace_sub.add_parser("record", help="watch the live cluster's Workloads for a while, write them as a trace",
-                              description="Watch the Workloads of the stack's LocalQueues on its live cluster "
-                                          "(list, then the watch API) for --for, and write them as a trace.")
-    stack_args(rc)
-    rc.add_argument("--for", dest="seconds", type=_duration, default=3600.0, metavar="DURATION",
-                    help="how long to watch: 90s, 30m, 1h (default 1h)")
-    rc.add_argument("--checkpoint-seconds", type=_positive_float,
-                    help="the training checkpoint interval to write on training lines (default none)")
-    rc.add_argument("--out", type=Path, help="write here instead of stdout")
-
-    wi = sub.add_parser("whatif", help="replay a trace on the stack's quotas (and the base ref's), offline",
-                        description="Replay a demand trace on the stack's Kueue objects as Kueue 0.19.2 would admit "
-                                    "it (pure simulation, no cluster) and, with --base, on the stack file at that git "
-                                    "ref: per queue and tenant the admission wait, start delay, GPU-hours used and "
-                                    "borrowed, preemptions, training lost and workloads never admitted. Exit 1 when "
-                                    "inference waits longer with the change.")
-    stack_args(wi)
-    wi.add_argument("--trace", type=Path, required=True, help="the demand trace (JSON Lines)")
-    wi.add_argument("--base", metavar="REF", help="git ref of the base stack file (e.g. origin/main)")
-    wi.add_argument("--chart", type=Path, metavar="FILE",
-                    help="write the chart of GPUs held per queue (one HTML page) here")
-    wi.add_argument("--repo", type=Path, default=Path.cwd(), help="git work tree for --base (default: current dir)")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
+    for command, (summary, description) in HELP.items():
+        add_arguments(sub.add_parser(command, help=summary, description=description), command)
     return p
 
 
@@ -203,7 +218,7 @@ def prometheus_url(explicit: Optional[str], settings: Any, environ: Optional[dic
         found = sandbox_prometheus.url(SandboxPaths.default(env))
     if not found:
         raise TargetError(f"no Prometheus to read: pass --prometheus URL or set {PROMETHEUS_ENV} (for the sandbox: "
-                          "`python -m sandbox up --with-prometheus`)")
+                          "`kueue-cohorts sandbox up --with-prometheus`)")
     return found
 
 
@@ -438,7 +453,13 @@ def main(argv: Optional[list[str]] = None, out: TextIO = sys.stdout, err: TextIO
          sleep: Callable[[float], None] = time.sleep) -> int:
     """Run the command line on ``argv`` (default sys.argv[1:]); write to ``out`` / ``err``. Returns the exit code
     (0 ok, 1 differences or cluster failure, 2 usage or config error); argparse exits 2 itself on bad usage."""
-    args = _parser().parse_args(argv)
+    return run(_parser().parse_args(argv), out, err, sleep)
+
+
+def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr,
+        sleep: Callable[[float], None] = time.sleep) -> int:
+    """Run ``args.command`` (``args`` as ``add_arguments`` shapes it); write to ``out`` / ``err``. Returns the exit
+    code (0 ok, 1 differences or cluster failure, 2 usage or config error)."""
     try:
         if args.command == "status":
             return _status(args, out, sleep)

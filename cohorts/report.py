@@ -87,7 +87,7 @@ class Prometheus:
         except (requests.ConnectionError, requests.Timeout) as err:
             reason = type(err).__name__
             raise PrometheusUnreachable(
-                f"no Prometheus answers at {self.url} ({reason}): start one (`python -m sandbox up "
+                f"no Prometheus answers at {self.url} ({reason}): start one (`kueue-cohorts sandbox up "
                 f"--with-prometheus` for the sandbox) or pass its address with --prometheus URL") from None
         try:
             body = response.json()
@@ -115,9 +115,31 @@ class Prometheus:
             return None
 
 
+def unit(resource: str) -> str:
+    """The unit of one resource's hours: the resource's own quantity unit x hours, as Kueue's quota gauges report it
+    (Kueue v0.19.2 pkg/metrics: the quantity as a float, cpu in cores, memory in bytes) and the device plugin
+    defines it (HAMi, docs/config.md of Project-HAMi/HAMi: ``nvidia.com/gpumem`` MiB of device memory,
+    ``nvidia.com/gpucores`` percent of one GPU's cores; a device count such as ``nvidia.com/gpu``,
+    ``nvidia.com/gpualloc`` or ``amd.com/gpu``: GPUs). Returns e.g. ``"GPU-hours"``, ``"MiB-hours"``,
+    ``"core%-hours"``, ``"CPU-hours"``, ``"byte-hours"``; any other resource: ``"count-hours"``."""
+    name = resource.rsplit("/", 1)[-1].lower()
+    if resource == "cpu":
+        return "CPU-hours"
+    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        return "byte-hours"
+    if name.endswith("mem") or name.endswith("memory"):
+        return "MiB-hours"
+    if name.endswith("cores"):
+        return "core%-hours"
+    if "gpu" in name:
+        return "GPU-hours"
+    return "count-hours"
+
+
 @dataclass
 class ResourceHours:
-    """Resource-hours of one ClusterQueue, flavor and resource over the window (accelerator-hours for a GPU)."""
+    """Resource-hours of one ClusterQueue, flavor and resource over the window, in ``unit`` (``unit(resource)``:
+    GPU-hours for a GPU count, MiB-hours for HAMi's gpumem, ...)."""
 
     cohort: str
     cluster_queue: str
@@ -128,6 +150,10 @@ class ResourceHours:
     used: float = 0.0
     borrowed: float = 0.0
     lent: float = 0.0
+    unit: str = ""
+
+    def __post_init__(self) -> None:
+        self.unit = self.unit or unit(self.resource)
 
 
 @dataclass
@@ -324,19 +350,19 @@ def table(report: Report) -> str:
     """The report as text: a header line, the resource-hours table, the per-queue facts table (PREEMPTED: the
     queue's Workloads preempted; PREEMPTING: the preemptions its Workloads made, per reason)."""
     lines = [f"stack {report.stack} · {report.prometheus} · {_iso(report.start)} .. {_iso(report.end)} · step "
-             f"{report.step:g} s", "", "resource-hours (resource x hours; a GPU resource: GPU-hours)"]
-    head = ("COHORT", "CLUSTERQUEUE", "ROLE", "FLAVOR", "RESOURCE", "OWNED", "USED", "BORROWED", "LENT")
-    rows = [head] + [(h.cohort, h.cluster_queue, h.role, h.flavor, h.resource, _fmt(h.owned), _fmt(h.used),
+             f"{report.step:g} s", "", "resource-hours (quantity x hours, in each row's UNIT)"]
+    head = ("COHORT", "CLUSTERQUEUE", "ROLE", "FLAVOR", "RESOURCE", "UNIT", "OWNED", "USED", "BORROWED", "LENT")
+    rows = [head] + [(h.cohort, h.cluster_queue, h.role, h.flavor, h.resource, h.unit, _fmt(h.owned), _fmt(h.used),
                       _fmt(h.borrowed), _fmt(h.lent)) for h in report.hours]
     lines += _columns(rows)
     lines += ["", "queues"]
-    head = ("COHORT", "CLUSTERQUEUE", "ROLE", "PREEMPTED", "PREEMPTING", "ADMISSIONS", "WAIT P50 S", "WAIT P95 S",
-            "STEPS LOST")
-    rows = [head] + [(q.cohort, q.cluster_queue, q.role, str(q.preempted),
+    queue_head = ("COHORT", "CLUSTERQUEUE", "ROLE", "PREEMPTED", "PREEMPTING", "ADMISSIONS", "WAIT P50 S",
+                  "WAIT P95 S", "STEPS LOST")
+    queue_rows = [queue_head] + [(q.cohort, q.cluster_queue, q.role, str(q.preempted),
                       ", ".join(f"{n} {reason}" for reason, n in sorted(q.preempting.items())) or "0",
                       str(q.admissions), _fmt(q.admission_wait_p50, 1), _fmt(q.admission_wait_p95, 1),
                       "-" if q.steps_lost is None else str(q.steps_lost)) for q in report.queues]
-    return "\n".join(lines + _columns(rows))
+    return "\n".join(lines + _columns(queue_rows))
 
 
 def _columns(rows: Sequence[tuple[str, ...]]) -> list[str]:
@@ -348,14 +374,14 @@ def as_csv(report: Report) -> str:
     """One CSV row per ClusterQueue, flavor and resource: the hours and the queue's facts beside them."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["cohort", "cluster_queue", "role", "flavor", "resource", "owned_hours", "used_hours",
+    writer.writerow(["cohort", "cluster_queue", "role", "flavor", "resource", "unit", "owned_hours", "used_hours",
                      "borrowed_hours", "lent_hours", "preempted", "preempting", "admissions",
                      "admission_wait_p50_seconds",
                      "admission_wait_p95_seconds", "steps_lost"])
     facts = {q.cluster_queue: q for q in report.queues}
     for h in report.hours:
         q = facts.get(h.cluster_queue) or QueueFacts(h.cohort, h.cluster_queue, h.role)
-        writer.writerow([h.cohort, h.cluster_queue, h.role, h.flavor, h.resource, h.owned, h.used, h.borrowed,
+        writer.writerow([h.cohort, h.cluster_queue, h.role, h.flavor, h.resource, h.unit, h.owned, h.used, h.borrowed,
                          h.lent, q.preempted, ";".join(f"{r}={n}" for r, n in sorted(q.preempting.items())),
                          q.admissions,
                          "" if q.admission_wait_p50 is None else q.admission_wait_p50,
@@ -369,7 +395,7 @@ def html(report: Report) -> str:
     and resource as bars, reserved accelerators over time, and the two tables as text."""
     fig = make_subplots(rows=2, cols=1, subplot_titles=("Resource-hours per ClusterQueue",
                                                         "Reserved over time"), vertical_spacing=0.15)
-    labels = [f"{h.cluster_queue} {h.resource}" for h in report.hours]
+    labels = [f"{h.cluster_queue} {h.resource} ({h.unit})" for h in report.hours]
     for name in ("owned", "used", "borrowed", "lent"):
         fig.add_trace(go.Bar(name=name, x=labels, y=[getattr(h, name) for h in report.hours]), row=1, col=1)
     for series, samples in sorted(report.reserved.items()):

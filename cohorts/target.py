@@ -75,7 +75,7 @@ class Target:
         """Return a kubernetes ApiClient for this cluster. Raises TargetError when the kubeconfig is missing or
         unusable (e.g. the sandbox is not running, or the context does not exist)."""
         if self.kubeconfig is not None and not self.kubeconfig.is_file():
-            hint = " (is the sandbox up? `python -m sandbox up`)" if self.mode == ClusterMode.SANDBOX.value else ""
+            hint = " (is the sandbox up? `kueue-cohorts sandbox up`)" if self.mode == ClusterMode.SANDBOX.value else ""
             raise TargetError(f"kubeconfig {self.kubeconfig} does not exist{hint}")
         try:
             api: k8s.ApiClient = kconfig.new_client_from_config(

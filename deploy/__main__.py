@@ -71,6 +71,7 @@ from deploy import (
 )
 from deploy.backend_url import redact
 from deploy.scratch import Project, manifests
+from kueue_cohorts.parsing import Parser
 from kueue_cohorts.pipes import finish_quietly, run_main
 from sandbox.paths import kubeconfig_path
 
@@ -119,26 +120,78 @@ def _sandbox_hint(stack: str, settings_: Settings | None) -> str | None:
     return None
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m deploy", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=COMMANDS)
+#: What each command does, in a user's words: ``kueue-cohorts COMMAND --help`` shows it (and ``python -m deploy``).
+HELP = {
+    "up": ("show the plan (a preview with the policy pack), then pulumi up the stack",
+           "Preview the stack with the policy pack, then apply it to the stack's cluster. Nothing changes when the "
+           "preview finds a violation, or while workloads hold a queue the run would delete (the message names them "
+           "and the fix). A run that was interrupted is reconciled first."),
+    "preview": ("pulumi preview of the stack with the policy pack",
+                "Show what `up` would change on the stack's cluster, judged by the policy pack; nothing changes."),
+    "destroy": ("delete every resource of the stack",
+                "Delete every object of the stack from its cluster. Refused, before any change, while workloads hold "
+                "a queue it deletes (the message names them and the fix)."),
+    "refresh": ("read the live objects into the stack's state",
+                "Read the stack's objects from its cluster into the stack's state (drift becomes visible to "
+                "`preview`)."),
+    "cancel": ("clear the lock of a run whose process is gone",
+               "Remove the stack's lock left by an interrupted run on this host; a lock of a live run, or one written "
+               "on another host, is kept."),
+    "render": ("write the stack's objects as YAML (--out DIR), no cluster",
+               "Write every object of the stack as YAML into DIR (0-crd/, 1-manifest/), for GitOps; needs no cluster "
+               "and does not touch the stack's backend."),
+}
+
+#: The flags each command takes (besides --stack and --verbose); a flag a command does not take is a usage error.
+FLAGS = {
+    "up": ("--no-policy", "--expect-no-changes", "--one-pass"),
+    "preview": ("--no-policy", "--expect-no-changes", "--diff", "--pull-request"),
+    "destroy": (),
+    "refresh": (),
+    "cancel": (),
+    "render": ("--no-policy", "--out"),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
+    """Add the flags of ``command`` (one of COMMANDS) to ``parser`` and default every other flag of deploy, so that
+    ``run`` reads one shape of Namespace (``command``, ``stack``, ``verbose``, ``no_policy``, ``expect_no_changes``,
+    ``one_pass``, ``diff``, ``out``, ``pull_request``). Used by ``python -m deploy COMMAND`` and
+    ``kueue-cohorts COMMAND``."""
     parser.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
-    parser.add_argument("--no-policy", action="store_true",
-                        help="do not run the policy pack in policy/ (refused for protected stacks)")
-    parser.add_argument("--expect-no-changes", action="store_true", help="fail if preview/up would change anything")
     parser.add_argument("--verbose", action="store_true", help="show Python tracebacks and the engine's full error")
-    parser.add_argument("--one-pass", action="store_true",
-                        help="up: skip the preview with the policy pack before the update (the pack still runs "
-                             "during it; stack policies then judge objects after they were created)")
-    parser.add_argument("--diff", action="store_true",
-                        help="preview: show every changed property (default: one line per resource)")
-    parser.add_argument("--out", type=Path, help="render: the directory for the stack's YAML (required there)")
-    parser.add_argument("--pull-request", type=Path, metavar="FILE",
-                        help="preview: the live preview of a pull request's stack file FILE (inside the repository): "
-                             "its kueue-cohorts config replaces stacks/Pulumi.<stack>.yaml, except every key that "
-                             "selects a file, context, program or credential, which keeps the base's value; every "
-                             "kubeconfig the run loads is refused if a user runs a program (deploy.pullrequest)")
+    flags = FLAGS[command]
+    if "--no-policy" in flags:
+        parser.add_argument("--no-policy", action="store_true",
+                            help="do not run the policy pack in policy/ (refused for protected stacks)")
+    if "--expect-no-changes" in flags:
+        parser.add_argument("--expect-no-changes", action="store_true", help=f"fail if {command} would change anything")
+    if "--one-pass" in flags:
+        parser.add_argument("--one-pass", action="store_true",
+                            help="skip the preview with the policy pack before the update (the pack still runs "
+                                 "during it; stack policies then judge objects after they were created)")
+    if "--diff" in flags:
+        parser.add_argument("--diff", action="store_true",
+                            help="show every changed property (default: one line per resource)")
+    if "--out" in flags:
+        parser.add_argument("--out", type=Path, metavar="DIR", required=True, help="the directory for the stack's YAML")
+    if "--pull-request" in flags:
+        parser.add_argument("--pull-request", type=Path, metavar="FILE",
+                            help="the live preview of a pull request's stack file FILE (inside the repository): its "
+                                 "kueue-cohorts config replaces stacks/Pulumi.<stack>.yaml, except every key that "
+                                 "selects a file, context, program or credential, which keeps the base's value; every "
+                                 "kubeconfig the run loads is refused if a user runs a program (deploy.pullrequest)")
+    parser.set_defaults(command=command, no_policy=False, expect_no_changes=False, one_pass=False, diff=False,
+                        out=None, pull_request=None)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="python -m deploy", description="Run one command of the real pulumi CLI on one stack "
+                    "(the same as `kueue-cohorts COMMAND`).")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
+    for command in COMMANDS:
+        summary, description = HELP[command]
+        add_arguments(sub.add_parser(command, help=summary, description=description), command)
     return parser
 
 
@@ -204,8 +257,8 @@ def check_locks(args: argparse.Namespace, backend_url: str) -> None:
     lines = [f"deploy: stack {args.stack!r} is locked by {len(held)} earlier run(s):"]
     lines += [f"  {lock.describe()}" for lock in held]
     if all(lock.holder is locks.Holder.GONE for lock in held):
-        lines.append(f"deploy: that run was interrupted. Fix: `python -m deploy cancel --stack {args.stack}` "
-                     f"clears the lock, then run `python -m deploy {args.command} --stack {args.stack}` again "
+        lines.append(f"deploy: that run was interrupted. Fix: `kueue-cohorts cancel --stack {args.stack}` "
+                     f"clears the lock, then run `kueue-cohorts {args.command} --stack {args.stack}` again "
                      "(docs/operations.md, \"After an interrupted run\")")
     elif any(lock.holder is locks.Holder.LIVE for lock in held):
         lines.append("deploy: another run of this stack is in progress: wait for it to end")
@@ -326,7 +379,32 @@ def explain_release_timeout(args: argparse.Namespace, target: stackfile.StackTar
     return lines
 
 
-def cancel(args: argparse.Namespace, backend_url: str) -> int:
+class Changes:
+    """What a run has begun to change, for the message of an interrupted run (Ctrl-C): ``what`` stays None until the
+    run starts to change the cluster, the stack's state, its lock files or the render directory, then names it."""
+
+    def __init__(self) -> None:
+        self.what: str | None = None
+
+    def start(self, what: str) -> None:
+        """Record that the run now changes ``what`` (e.g. ``"the cluster and the state of stack 'dev'"``)."""
+        self.what = self.what or what
+
+
+def interrupted_lines(args: argparse.Namespace, changes: Changes) -> list[str]:
+    """The message of a run of ``args.command`` interrupted (Ctrl-C) after ``changes``: "interrupted before any
+    change" while nothing was begun (the checks, the preview, the preview before an update), else what may have
+    changed and the commands that finish the job (cancel a remaining lock, run the command again)."""
+    cancel_hint = f"if a lock remains, `kueue-cohorts cancel --stack {args.stack}` clears it"
+    if changes.what is None:
+        return [f"deploy: {args.command} --stack {args.stack} interrupted before any change: nothing was changed; "
+                f"{cancel_hint}"]
+    return [f"deploy: {args.command} --stack {args.stack} interrupted while it changed {changes.what}: some changes "
+            f"may have been made; {cancel_hint}, then run `kueue-cohorts {args.command} --stack {args.stack}` again "
+            "(it reconciles the interrupted run first; docs/operations.md, \"After an interrupted run\")"]
+
+
+def cancel(args: argparse.Namespace, backend_url: str, changes: Changes | None = None) -> int:
     """``cancel``: delete the stack's lock files whose process is gone from this host (what the engine's ``pulumi
     cancel`` does, lock by lock); refuse if a lock is live or from another host, or for a non-file backend."""
     directory = locks.backend_dir(backend_url)
@@ -343,6 +421,8 @@ def cancel(args: argparse.Namespace, backend_url: str) -> int:
         raise Failure(1, f"deploy: not clearing the locks of stack {args.stack!r}: "
                          f"{len(kept)} may belong to a running process:",
                       *[f"  {lock.describe()}" for lock in kept])
+    if changes is not None:
+        changes.start(f"the lock files of stack {args.stack!r}")
     for lock in held:
         lock.path.unlink(missing_ok=True)
         print(f"deploy: cleared the stale lock of {lock.describe()}")
@@ -356,13 +436,37 @@ UP_STARTS = "deploy: up starts (changes from here on)"
 """Printed right before the engine's `up`: what follows may change the cluster (the preview before it does not)."""
 
 
+ROUND_TRIP = "examples/round-trip/trainjob.yaml"
+"""The first object of the round trip of docs/operations.md ("Round trip")."""
+
+
+def next_commands(target: stackfile.StackTarget, environ: dict[str, str]) -> list[str]:
+    """The three commands to run after a successful ``up`` of ``target``, as lines to print (``make up`` ends with
+    them): on the sandbox, point kubectl at it (its kubeconfig under ``$KUEUE_COHORTS_SANDBOX_DIR``), look at the
+    cohorts, start the round trip of docs/operations.md; on a kubeconfig cluster, check it, look at the cohorts, write
+    the monitoring files. Empty otherwise (render mode: the files are the result)."""
+    stack = target.name
+    if target.mode == SANDBOX_MODE:
+        return [f"export KUBECONFIG={kubeconfig_path(environ)}",
+                f"kueue-cohorts status --stack {stack}",
+                f"kubectl apply -f {ROUND_TRIP}   # the round trip: docs/operations.md, \"Round trip\""]
+    if target.mode == stackfile.KUBECONFIG_MODE:
+        return [f"kueue-cohorts verify --stack {stack}", f"kueue-cohorts status --stack {stack}",
+                f"kueue-cohorts monitoring --stack {stack} --out monitoring/   # alerts and dashboard "
+                "(docs/monitoring.md)"]
+    return []
+
+
 def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
-               echo: Callable[[str], None]) -> int:
+               echo: Callable[[str], None], changes: Changes | None = None) -> int:
     """Open the stack, reconcile an interrupted run before ``up``, run the command. Raises Failure.
 
     Before ``destroy`` and ``up``, ``check_queue_holders`` refuses while something holds a ClusterQueue or
     ResourceFlavor the run deletes, as the engine's preview steps say (``destroy``: ``preview_destroy``; ``up``: the
-    preview before the update, or ``check_up_holders`` with ``--one-pass``)."""
+    preview before the update, or ``check_up_holders`` with ``--one-pass``). ``changes`` records when the run
+    begins to change the cluster or the state (for the message of an interrupted run)."""
+    changes = changes or Changes()
+    cluster_and_state = f"the cluster and the state of stack {args.stack!r}"
     output: list[str] = []
     events: list[auto.EngineEvent] = []
 
@@ -382,7 +486,8 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, environ:
     start = time.monotonic()
     try:
         if args.command == "up":
-            done = recovery.reconcile(stack, kwargs["config_file"], on_output)
+            done = recovery.reconcile(stack, kwargs["config_file"], on_output, on_change=lambda: changes.start(
+                f"the state of stack {args.stack!r} (reconciling an interrupted run)"))
             for line in done.lines() if done else []:
                 print(f"deploy: {line}", flush=True)
         if args.command == "preview":
@@ -400,23 +505,30 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, environ:
             else:
                 check_up_holders(args, target, environ, stack, kwargs, output)
             print(UP_STARTS, flush=True)
+            changes.start(cluster_and_state)
             events.clear()
             stack.up(expect_no_changes=args.expect_no_changes or None, on_event=events.append, **kwargs)
         elif args.command == "refresh":
+            changes.start(f"the state of stack {args.stack!r}")
             stack.refresh(**kwargs)
         else:
             if cluster_kubeconfig(target, environ)[0]:  # render mode: no cluster, nothing waits
                 check_queue_holders(args, target, environ, state_deletions(stack, output))
             events.clear()
+            changes.start(cluster_and_state)
             stack.destroy(on_event=events.append, **kwargs)
     except auto.CommandError as exc:
         failure = _engine_failure(args, args.command, errors.command_output(exc))
         raise Failure(failure.code, *failure.lines, *explain_release_timeout(args, target, environ, events)) from None
     print(f"deploy: pulumi {args.command} --stack {args.stack} done in {time.monotonic() - start:.1f} s")
+    if args.command == "up":
+        lines = next_commands(target, environ)
+        if lines:
+            print("deploy: next:", *[f"  {line}" for line in lines], sep="\n")
     return 0
 
 
-def render(args: argparse.Namespace, echo: Callable[[str], None]) -> int:
+def render(args: argparse.Namespace, echo: Callable[[str], None], changes: Changes | None = None) -> int:
     """``render``: ``pulumi up`` of a scratch copy of the stack in render mode into ``--out`` (see the module doc)."""
     if args.out is None:
         raise Failure(2, "deploy: render needs --out DIR")
@@ -445,6 +557,8 @@ def render(args: argparse.Namespace, echo: Callable[[str], None]) -> int:
         except auto.CommandError as exc:
             raise _engine_failure(args, "up (render)", errors.command_output(exc)) from None
         count = len(manifests(fresh))
+        if changes is not None:
+            changes.start(f"the render directory {out}")
         removed = rendered.replace(out, fresh, previous)
     stale = f"; {removed} stale file(s) of the previous render removed" if removed else ""
     print(f"deploy: rendered {count} objects of stack {args.stack} into {out}{stale}")
@@ -468,22 +582,28 @@ def _engine_failure(args: argparse.Namespace, what: str, output: list[str]) -> F
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse ``argv``, run the command on the stack, stream the engine's output; return the exit code."""
-    args = _parser().parse_args(argv)
+    """Parse ``argv`` (``python -m deploy COMMAND FLAGS``), then ``run``; return the exit code (2 on bad usage)."""
+    return run(_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``args.command`` on the stack (``args`` as ``add_arguments`` shapes it), stream the engine's output;
+    return the exit code (module doc)."""
     # A closed stdout (`deploy up | head`) stops the printing, never the run (kueue_cohorts.pipes).
     echo = finish_quietly((lambda line: print(line, flush=True)) if args.verbose else _quiet_tracebacks())
+    changes = Changes()
     try:
         if args.command == "render":
-            return render(args, echo)
+            return render(args, echo, changes)
         environ = dict(os.environ)
         if args.pull_request is not None:
             take_pull_request(args, environ)
         target = check_target(args, environ)
         backend_url = settings.backend_url(environ)
         if args.command == "cancel":
-            return cancel(args, backend_url)
+            return cancel(args, backend_url, changes)
         check_locks(args, backend_url)
-        return run_engine(args, target, environ, echo)
+        return run_engine(args, target, environ, echo, changes)
     except BrokenPipeError:
         raise  # the reader went away outside the engine's output: the entry point ends quietly (kueue_cohorts.pipes)
     except Failure as failure:
@@ -491,8 +611,8 @@ def main(argv: list[str] | None = None) -> int:
             print(line, file=sys.stderr, flush=True)
         return failure.code
     except KeyboardInterrupt:
-        print(f"deploy: interrupted; if a lock remains, `python -m deploy cancel --stack {args.stack}` clears it",
-              file=sys.stderr)
+        for line in interrupted_lines(args, changes):
+            print(line, file=sys.stderr, flush=True)
         return 1
     except Exception as exc:  # noqa: BLE001 - an unexpected failure: one line, the traceback only with --verbose
         if args.verbose:

@@ -94,15 +94,18 @@ def refresh_args(stack_name: str, config_file: str, pending: list[PendingOperati
     return args
 
 
-def reconcile(stack: auto.Stack, config_file: str, on_output: Callable[[str], None]) -> Optional[Reconciliation]:
+def reconcile(stack: auto.Stack, config_file: str, on_output: Callable[[str], None],
+              on_change: Callable[[], None] = lambda: None) -> Optional[Reconciliation]:
     """Settle the pending operations of ``stack`` (see the module doc); None when there are none.
 
     Runs ``pulumi stack export`` and, if needed, ``pulumi refresh`` with the workspace's CLI and environment (the
-    Automation API's ``refresh`` has no ``--import-pending-creates``). Raises auto.CommandError if the refresh fails.
+    Automation API's ``refresh`` has no ``--import-pending-creates``); ``on_change()`` is called right before that
+    refresh changes the state. Raises auto.CommandError if the refresh fails.
     """
     pending = pending_operations(stack.export_stack().deployment or {})
     if not pending:
         return None
+    on_change()
     workspace = stack.workspace
     workspace.pulumi_command.run(refresh_args(stack.name, config_file, pending), workspace.work_dir,
                                  dict(workspace.env_vars), on_output=on_output)

@@ -1,28 +1,31 @@
-"""``kueue-cohorts``: one command for every tool of the project, with shared flags.
+"""``kueue-cohorts``: one command for every tool of the project, one parser.
 
-    kueue-cohorts [--version] COMMAND [--stack NAME] [--output table|json] [--verbose] [--yes] [TOOL FLAGS ...]
+    kueue-cohorts [--version] COMMAND [SUBCOMMAND] [FLAGS ...]
 
 | command | runs | what it does |
 |---|---|---|
-| ``up`` | ``python -m deploy up`` | shows the plan (a preview, policy pack on), asks unless ``--yes``, then updates |
-| ``preview`` | ``python -m deploy preview`` | the plan, with the policy pack |
-| ``destroy`` | ``python -m deploy destroy`` | asks, unless ``--yes``; then deletes every resource of the stack |
-| ``refresh``, ``cancel``, ``render`` | ``python -m deploy ...`` | state refresh, clear a dead run's lock, YAML out |
-| ``init`` | kueue_cohorts.newstack | a new stack file from a template stack (``--from``), its own encryption salt |
-| ``validate`` | ``python -m kueue_cohorts.validate`` | the settings check of a stack file, no engine |
-| ``status``, ``verify`` | ``python -m cohorts ...`` | the stack's cohorts on its live cluster |
-| ``report``, ``monitoring`` | ``python -m cohorts ...`` | GPU-hours from Prometheus; the stack's alerts and dashboard |
-| ``trace``, ``whatif`` | ``python -m cohorts ...`` | a demand trace (``synth``, ``record``); its replay on the quotas |
-| ``sandbox`` | ``python -m sandbox ...`` | the local control plane: ``up``, ``down``, ``status``, ``logs`` |
-| ``pr-summary`` | ``python -m prsummary`` | the pull-request summary of one stack |
-| ``toolchain`` | ``python -m toolchain ...`` | build or locate the pinned binaries |
-| ``bench`` | ``python -m benchmarks`` | the benchmarks |
+| ``up`` | ``deploy.run`` | shows the plan (a preview, policy pack on), asks unless ``--yes``, then updates |
+| ``preview`` | ``deploy.run`` | the plan, with the policy pack |
+| ``destroy`` | ``deploy.run`` | asks, unless ``--yes``; then deletes every resource of the stack |
+| ``refresh``, ``cancel``, ``render`` | ``deploy.run`` | state refresh, clear a dead run's lock, YAML out |
+| ``init`` | ``kueue_cohorts.newstack`` | a new stack file from a template stack (``--from``), its own encryption salt |
+| ``validate`` | ``kueue_cohorts.validate`` | the settings check of a stack file, no engine |
+| ``status``, ``verify`` | ``cohorts.cli`` | the stack's cohorts on its live cluster |
+| ``report``, ``monitoring`` | ``cohorts.cli`` | GPU-hours from Prometheus; the stack's alerts and dashboard |
+| ``trace``, ``whatif`` | ``cohorts.cli`` | a demand trace (``synth``, ``record``); its replay on the quotas |
+| ``sandbox`` | ``sandbox.cli`` | the local control plane: ``up``, ``down``, ``status``, ``logs`` |
+| ``pr-summary`` | ``prsummary`` | the pull-request summary of one stack |
+| ``toolchain`` | ``toolchain`` | build or locate the pinned binaries |
+| ``bench`` | ``benchmarks`` | the benchmarks |
 
-The shared flags mean the same everywhere: ``--stack`` (default ``dev``; stacks/Pulumi.<stack>.yaml), ``--output``
-(``table`` default; ``json`` where the tool has a JSON form: ``status``, ``verify``, ``report``; ``csv`` and ``html``
-for ``report``; refused elsewhere with exit 2),
-``--verbose`` (Python tracebacks and the engine's full errors), ``--yes`` (no question before ``up``/``destroy``, as
-``pulumi up --yes``). Every other flag goes to the tool unchanged (``kueue-cohorts up --help`` shows the tool's own).
+One parser (``parser()``): each command is a sub-parser that holds exactly its tool's flags, added by the tool's own
+``add_arguments`` (the same function its ``python -m`` form uses), and every level is a
+``kueue_cohorts.parsing.Parser``: no prefix matching, so ``--out`` is never read as ``--output`` (issue 39), and
+``kueue-cohorts COMMAND --help`` is the command's own usage (``usage: kueue-cohorts up ...``) with a few lines in a
+user's words. The flags mean the same wherever a command has them: ``--stack`` (default ``dev``;
+stacks/Pulumi.<stack>.yaml), ``--output`` (``table`` default; ``json`` for ``status``, ``verify``, ``report``;
+``csv`` and ``html`` for ``report``), ``--verbose`` (Python tracebacks and the engine's full errors), ``--yes`` (no
+question before ``up``/``destroy``, as ``pulumi up --yes``); a flag a command does not have is a usage error (exit 2).
 Exit codes are the tools': 0 ok, 1 the command failed, 2 usage or configuration error; 141 when the reader of the
 output went away (``kueue-cohorts preview | head``).
 """
@@ -31,7 +34,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence, TextIO
+from typing import Callable, Optional, TextIO
 
 import benchmarks.__main__ as benchmarks_main
 import cohorts.cli as cohorts_cli
@@ -42,103 +45,86 @@ import sandbox.cli as sandbox_cli
 import toolchain.__main__ as toolchain_main
 from kueue_cohorts import __version__, versions_line
 from kueue_cohorts import validate as validation
+from kueue_cohorts.parsing import Parser
 from kueue_cohorts.pipes import run_main
 
-ToolMain = Callable[[Optional[list[str]]], int]
+Run = Callable[[argparse.Namespace], int]
 
 
 @dataclass(frozen=True)
 class Command:
-    """One subcommand: ``tool`` is the tool's ``main(argv)``; ``head`` the words put before the forwarded flags
-    (the tool's own subcommand); ``stack``/``verbose`` whether the tool takes that shared flag; ``output`` the
-    ``--output`` forms it has besides table;
-    ``confirm`` whether it asks before it runs (``up``, ``destroy``); ``summary`` one line for ``--help``."""
+    """One subcommand of ``kueue-cohorts``: ``add_arguments(parser)`` puts the tool's own flags (and
+    subcommands) on the subcommand's parser, ``run(args)`` runs the tool on the Namespace that parser gives and
+    returns its exit code; ``summary`` is its line in ``kueue-cohorts --help``, ``description`` the first lines of
+    ``kueue-cohorts COMMAND --help``; ``confirm``: it asks before it changes anything (``up``, ``destroy``), and takes
+    ``--yes``."""
 
-    tool: ToolMain
-    head: tuple[str, ...]
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Run
     summary: str
-    stack: bool = True
-    verbose: bool = True
-    output: tuple[str, ...] = ()
+    description: str
     confirm: bool = False
 
 
-def _deploy(command: str, summary: str, confirm: bool = False) -> Command:
-    return Command(deploy_main.main, (command,), summary, confirm=confirm)
+def _deploy(command: str, confirm: bool = False) -> Command:
+    summary, description = deploy_main.HELP[command]
+    return Command(lambda parser: deploy_main.add_arguments(parser, command), deploy_main.run, summary, description,
+                   confirm=confirm)
+
+
+def _cohorts(command: str) -> Command:
+    summary, description = cohorts_cli.HELP[command]
+    return Command(lambda parser: cohorts_cli.add_arguments(parser, command), cohorts_cli.run, summary, description)
 
 
 COMMANDS: dict[str, Command] = {
-    "up": _deploy("up", "show the plan, ask, then pulumi up the stack (--yes: no question)", confirm=True),
-    "preview": _deploy("preview", "pulumi preview of the stack with the policy pack"),
-    "destroy": _deploy("destroy", "ask, then delete every resource of the stack (--yes: no question)", confirm=True),
-    "refresh": _deploy("refresh", "read the live objects into the stack's state"),
-    "cancel": _deploy("cancel", "clear the lock of a run whose process is gone"),
-    "render": _deploy("render", "write the stack's objects as YAML (--out DIR), no cluster"),
-    "init": Command(newstack.main, (), "write a new stack file from a template (--from STACK), with its own salt",
-                    verbose=False),
-    "validate": Command(validation.main, (), "the settings check of the stack file (every problem at once)",
-                        verbose=False),
-    "status": Command(cohorts_cli.main, ("status",), "the stack's cohorts on its live cluster", verbose=False,
-                      output=("json",)),
-    "verify": Command(cohorts_cli.main, ("verify",), "check the live cluster and its promises; exit 1 on findings",
-                      verbose=False, output=("json",)),
-    "report": Command(cohorts_cli.main, ("report",), "GPU-hours owned, used, borrowed, lent; preemptions; waits "
-                      "(Prometheus, --since 7d)", verbose=False, output=("json", "csv", "html")),
-    "monitoring": Command(cohorts_cli.main, ("monitoring",), "write the stack's alerts and Grafana dashboard "
-                          "(--out DIR)", verbose=False),
-    "trace": Command(cohorts_cli.main, ("trace",), "a demand trace for the stack: synth (seeded) or record (live)",
-                     verbose=False),
-    "whatif": Command(cohorts_cli.main, ("whatif",), "replay a trace on the stack's quotas and the base ref's "
-                      "(--trace FILE --base REF)", verbose=False),
-    "sandbox": Command(sandbox_cli.main, (), "the local control plane: up, down, status, logs", stack=False),
-    "pr-summary": Command(prsummary_main.main, (), "the pull-request summary of one stack (--base REF)"),
-    "toolchain": Command(toolchain_main.main, (), "build (ensure) or locate (path) the pinned binaries", stack=False,
-                         verbose=False),
-    "bench": Command(benchmarks_main.main, (), "run the benchmarks", stack=False, verbose=False),
+    "up": _deploy("up", confirm=True),
+    "preview": _deploy("preview"),
+    "destroy": _deploy("destroy", confirm=True),
+    "refresh": _deploy("refresh"),
+    "cancel": _deploy("cancel"),
+    "render": _deploy("render"),
+    "init": Command(newstack.add_arguments, newstack.run, "write a new stack file from a template (--from STACK), "
+                    "with its own salt", newstack.DESCRIPTION),
+    "validate": Command(validation.add_arguments, validation.run, "the settings check of the stack file (every "
+                        "problem at once)", validation.DESCRIPTION),
+    "status": _cohorts("status"),
+    "verify": _cohorts("verify"),
+    "report": _cohorts("report"),
+    "monitoring": _cohorts("monitoring"),
+    "trace": _cohorts("trace"),
+    "whatif": _cohorts("whatif"),
+    "sandbox": Command(sandbox_cli.add_arguments, sandbox_cli.run, "the local control plane: up, down, status, logs",
+                       sandbox_cli.DESCRIPTION),
+    "pr-summary": Command(prsummary_main.add_arguments, prsummary_main.run, "the pull-request summary of one stack "
+                          "(--base REF)", "The markdown summary a pull request gets for one stack: the quota "
+                          "tables, the what-if and the preview against the base ref (--out FILE: written there)."),
+    "toolchain": Command(toolchain_main.add_arguments, toolchain_main.run, "build (ensure) or locate (path) the "
+                         "pinned binaries", "Build the pinned binaries that are missing from the cache (ensure), or "
+                         "print where one is (path)."),
+    "bench": Command(benchmarks_main.add_arguments, benchmarks_main.run, "run the benchmarks",
+                     "Run every benchmark (or --only NAME ...), one after the other; --write rewrites "
+                     "benchmarks/results/*.json."),
 }
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="kueue-cohorts", formatter_class=argparse.RawDescriptionHelpFormatter, add_help=False,
+def parser() -> argparse.ArgumentParser:
+    """The whole command line of ``kueue-cohorts``: one ``kueue_cohorts.parsing.Parser`` (no abbreviations) with
+    one sub-parser per command, each holding exactly the flags of its tool (``Command.add_arguments``) and
+    ``--yes`` where the command asks. Everything after the command name is its sub-parser's: nothing is read by a
+    shared parser first."""
+    top = Parser(
+        prog="kueue-cohorts", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Share one GPU cluster between inference and training with Kueue, as a Pulumi stack.",
-        epilog="commands:\n" + "\n".join(f"  {name:<11} {cmd.summary}" for name, cmd in COMMANDS.items())
-        + "\n\n`kueue-cohorts COMMAND --help` shows the command's own flags.")
-    parser.add_argument("--version", action="version", version=f"kueue-cohorts {__version__} ({versions_line()})")
-    parser.add_argument("-h", "--help", action="store_true", help="this help; after a command, the command's own")
-    parser.add_argument("command", nargs="?", choices=COMMANDS, metavar="COMMAND")
-    parser.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
-    parser.add_argument("--output", "-o", choices=("table", "json", "csv", "html"), default=None,
-                        help="table (default); json, csv or html where the command has that form")
-    parser.add_argument("--verbose", action="store_true", help="show Python tracebacks and the engine's full errors")
-    parser.add_argument("--yes", "-y", action="store_true", help="do not ask before up or destroy")
-    return parser
-
-
-def tool_argv(name: str, rest: Sequence[str], stack: str, output: Optional[str], verbose: bool) -> list[str]:
-    """The argv that ``kueue-cohorts NAME`` hands its tool: the tool's own subcommand, the shared flags the tool
-    takes, then ``rest`` (the flags the shared parser did not know) unchanged.
-
-    Raises ValueError when ``--output json`` is asked of a command without a JSON form.
-    """
-    cmd = COMMANDS[name]
-    if output not in (None, "table") and output not in cmd.output:
-        raise ValueError(f"`{name}` has no {output} output; `--output {output}` works with: "
-                         + ", ".join(n for n, c in COMMANDS.items() if output in c.output))
-    # A tool with subcommands of its own (sandbox, toolchain, trace) takes them first, then its flags.
-    argv = [*cmd.head]
-    if rest and not rest[0].startswith("-") and name in ("sandbox", "toolchain", "trace"):
-        argv.append(rest[0])
-        rest = rest[1:]
-    if cmd.stack:
-        argv += ["--stack", stack]
-    elif name == "sandbox" and argv[:1] == ["up"]:
-        argv += ["--stack", stack]
-    if cmd.output and output:
-        argv += ["--output", output]
-    if verbose and (cmd.verbose or name == "sandbox"):
-        argv.append("--verbose")
-    return argv + list(rest)
+        epilog="`kueue-cohorts COMMAND --help` shows the command's own flags.")
+    top.add_argument("--version", action="version", version=f"kueue-cohorts {__version__} ({versions_line()})")
+    sub = top.add_subparsers(dest="kueue_cohorts_command", metavar="COMMAND", title="commands")
+    for name, cmd in COMMANDS.items():
+        child = sub.add_parser(name, help=cmd.summary, description=cmd.description)
+        cmd.add_arguments(child)
+        if cmd.confirm:
+            child.add_argument("--yes", "-y", action="store_true", help="do not ask before changing anything")
+    return top
 
 
 def confirm(question: str, stdin: TextIO, stderr: TextIO) -> bool:
@@ -159,24 +145,18 @@ def main(argv: Optional[list[str]] = None, stdin: TextIO = sys.stdin, stderr: Te
     """Run ``kueue-cohorts`` on ``argv`` (default ``sys.argv[1:]``); return the exit code (see the module doc).
 
     ``up`` without ``--yes`` runs the tool's ``preview`` first and asks before the update (as ``pulumi up`` does);
-    ``destroy`` asks. A refused or unanswered question exits 2 with nothing changed.
+    ``destroy`` asks. A refused or unanswered question exits 2 with nothing changed. A bad command line exits 2
+    with the usage of the command it names (argparse's SystemExit).
     """
-    parser = _parser()
-    args, rest = parser.parse_known_args(argv)
-    if args.command is None:
-        parser.print_help(sys.stdout if args.help else stderr)
-        return 0 if args.help else 2
-    if args.help:
-        rest = [*rest, "--help"]
-    cmd = COMMANDS[args.command]
-    try:
-        forwarded = tool_argv(args.command, rest, args.stack, args.output, args.verbose)
-    except ValueError as err:
-        stderr.write(f"kueue-cohorts: {err}\n")
+    top = parser()
+    args = top.parse_args(argv)
+    if args.kueue_cohorts_command is None:
+        top.print_help(stderr)
         return 2
-    if cmd.confirm and not args.yes and not any(flag in rest for flag in ("-h", "--help")):
-        if args.command == "up":
-            shown = cmd.tool([*tool_argv("preview", rest, args.stack, None, args.verbose)])
+    cmd = COMMANDS[args.kueue_cohorts_command]
+    if cmd.confirm and not args.yes:
+        if args.kueue_cohorts_command == "up":
+            shown = cmd.run(argparse.Namespace(**{**vars(args), "command": "preview"}))
             if shown != 0:
                 return shown
             question = f"Do you want to perform this update of stack {args.stack!r}?"
@@ -185,7 +165,7 @@ def main(argv: Optional[list[str]] = None, stdin: TextIO = sys.stdin, stderr: Te
         if not confirm(question, stdin, stderr):
             stderr.write("kueue-cohorts: nothing was changed\n")
             return 2
-    return cmd.tool(forwarded)
+    return cmd.run(args)
 
 
 def entry() -> int:

@@ -28,6 +28,7 @@ from components.checks.validation import load_stack_file
 from components.settings import stackfile
 from components.settings.errors import SettingsError
 from components.settings.secrets import is_secret
+from kueue_cohorts.parsing import Parser
 
 ROOT = Path(__file__).resolve().parents[1]
 STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
@@ -128,15 +129,29 @@ NEXT_STEPS = """next steps:
      kueue-cohorts validate --stack {name} --pack-config --write"""
 
 
-def main(argv: Optional[list[str]] = None) -> int:
-    """``kueue-cohorts init --stack NAME [--from TEMPLATE]``: 0 written, 2 refused (one message on stderr)."""
-    parser = argparse.ArgumentParser(prog="kueue-cohorts init", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+DESCRIPTION = ("Write stacks/Pulumi.<stack>.yaml for a new stack from a template stack (its own encryption salt "
+               "comes on its first run), then print the next steps.")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--stack`` and ``--from`` to ``parser`` (``kueue-cohorts init``); ``run`` reads the Namespace it
+    gives."""
     parser.add_argument("--stack", required=True, help="the new stack's name (stacks/Pulumi.<stack>.yaml)")
     parser.add_argument("--from", dest="template", default="staging",
                         help="the stack file to start from (default staging: a kubeconfig cluster with "
                              "nvidia.com/gpu nodes; dev: the sandbox and the guide's HAMi slice)")
-    args = parser.parse_args(argv)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """``kueue-cohorts init --stack NAME [--from TEMPLATE]``: 0 written, 2 refused (one message on stderr)."""
+    parser = Parser(prog="kueue-cohorts init", description=DESCRIPTION)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the stack ``args.stack`` from ``args.template``; return 0 written, 2 refused (one message on
+    stderr)."""
     try:
         path = init(ROOT, args.stack, args.template)
     except InitError as err:

@@ -15,20 +15,32 @@ from typing import Optional
 from components.checks.validation import load_stack_file
 from components.model.pack_config import render as render_pack_config
 from components.settings.stackfile import StackFileError
+from kueue_cohorts.parsing import Parser
 from kueue_cohorts.pipes import run_main
 
 ROOT = Path(__file__).resolve().parents[1]
+DESCRIPTION = "Check a stack file with every rule, without the engine and without a cluster."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--stack``, ``--pack-config`` and ``--write`` to ``parser`` (``kueue-cohorts validate`` and
+    ``python -m kueue_cohorts.validate``); ``run`` reads the Namespace it gives."""
+    parser.add_argument("--stack", required=True, help="the stack name (stacks/Pulumi.<stack>.yaml)")
+    parser.add_argument("--pack-config", action="store_true", help="print the stack's policy pack config")
+    parser.add_argument("--write", action="store_true", help="with --pack-config: write policy/config/<stack>.json")
 
 
 def main(argv: Optional[list[str]] = None) -> int:
     """`python -m kueue_cohorts.validate --stack NAME [--pack-config [--write]]` (argv: the arguments, None for
     sys.argv). Returns the exit status: 0 valid, 2 invalid or unreadable (every problem printed to stderr)."""
-    parser = argparse.ArgumentParser(prog="kueue-cohorts validate",
-                                     description="Check a stack file with every rule, without the engine.")
-    parser.add_argument("--stack", required=True, help="the stack name (stacks/Pulumi.<stack>.yaml)")
-    parser.add_argument("--pack-config", action="store_true", help="print the stack's policy pack config")
-    parser.add_argument("--write", action="store_true", help="with --pack-config: write policy/config/<stack>.json")
-    args = parser.parse_args(argv)
+    parser = Parser(prog="kueue-cohorts validate", description=DESCRIPTION)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the stack ``args.stack`` (``args`` as ``add_arguments`` shapes it); return 0 valid, 2 invalid or
+    unreadable (every problem printed to stderr)."""
     try:
         settings = load_stack_file(ROOT / "stacks" / f"Pulumi.{args.stack}.yaml")
     except StackFileError as err:  # one line, `file:line:col: message`

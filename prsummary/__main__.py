@@ -22,8 +22,9 @@ from typing import Optional
 
 import toolchain
 from components.settings.stackfile import StackFileError
+from kueue_cohorts.parsing import Parser
 from kueue_cohorts.pipes import run_main
-from prsummary import document, gitbase, guarantees, quotas, stackfile
+from prsummary import document, gitbase, guarantees, guardrail_reasons, quotas, stackfile
 from prsummary.events import PreviewReport
 from prsummary.preview import AGAINST, preview_against_base, preview_against_state
 from prsummary.whatif import whatif_section
@@ -42,7 +43,8 @@ def quota_side(repo: Path, stack: str, base: str, chart: Optional[Path] = None) 
     whatif, alerts = whatif_section(repo, stack, base, before, after, chart)
     return document.QuotaSide(tuple(tables), before_error, after_error, base_missing=before_doc is None,
                               guarantees=tuple(guarantees.section(before, after)), whatif=tuple(whatif),
-                              whatif_alerts=tuple(alerts))
+                              whatif_alerts=tuple(alerts),
+                              guardrail_reasons=tuple(guardrail_reasons.reasons(before, after).items()))
 
 
 def summarize(repo: Path, stack: str, base: str, against: str = "base", policy: bool = True,
@@ -67,10 +69,9 @@ def build(repo: Path, stack: str, base: str, against: str = "base", policy: bool
     return summarize(repo, stack, base, against, policy, run_preview, log)[0]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Parse arguments, build the summary, write it to --out or stdout; return the exit code."""
-    parser = argparse.ArgumentParser(prog="python -m prsummary", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the flags of the summary to ``parser`` (``python -m prsummary`` and ``kueue-cohorts pr-summary``);
+    ``run`` reads the Namespace it gives."""
     parser.add_argument("--stack", required=True, help="stack name: stacks/Pulumi.<stack>.yaml")
     parser.add_argument("--base", required=True, help="git ref of the pull request's base, e.g. origin/main")
     parser.add_argument("--out", type=Path, help="write the markdown here instead of stdout")
@@ -82,7 +83,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", type=Path, default=Path.cwd(), help="git work tree (default: the current dir)")
     parser.add_argument("--verbose", action="store_true",
                         help="echo the engine's output to stderr; show Python tracebacks of unexpected failures")
-    args = parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, build the summary, write it to --out or stdout; return the exit code."""
+    parser = Parser(prog="python -m prsummary", description=__doc__,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the summary of ``args`` (as ``add_arguments`` shapes them), write it to ``args.out`` or stdout; return
+    the exit code (0 written, 1 the change does not validate or the run failed, 2 git, file or toolchain error)."""
     log = (lambda line: print(line, file=sys.stderr, flush=True)) if args.verbose else (lambda line: None)
     try:
         repo = gitbase.toplevel(args.repo)

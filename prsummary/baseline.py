@@ -43,7 +43,7 @@ def essence(output: str, limit: int = 3) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse `--project --program --stack --backend`, build the base state; return the exit code."""
-    parser = argparse.ArgumentParser(prog="python -m prsummary.baseline", description=__doc__)
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m prsummary.baseline", description=__doc__)
     parser.add_argument("--project", type=Path, required=True)
     parser.add_argument("--program", type=Path, required=True)
     parser.add_argument("--stack", required=True)

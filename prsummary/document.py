@@ -11,6 +11,7 @@ from typing import Optional
 from components.settings.quoting import markdown_fence
 from prsummary.diagram import render_diagram
 from prsummary.events import PolicyViolation, PreviewReport, ResourceChange
+from prsummary.guardrail_reasons import PROGRAM as GUARDRAIL_PROGRAM
 from prsummary.quotas import CohortTable
 from prsummary.tables import LEGEND, render_table
 
@@ -42,6 +43,9 @@ class QuotaSide:
     guarantees: tuple[str, ...] = ()
     whatif: tuple[str, ...] = ()
     whatif_alerts: tuple[str, ...] = ()
+    guardrail_reasons: tuple[tuple[str, str], ...] = ()
+    """(guardrail name, why this change updates it) (`prsummary.guardrail_reasons.reasons`); empty when a side does
+    not validate."""
 
     @property
     def deployable(self) -> bool:
@@ -108,9 +112,24 @@ def _paths(change: ResourceChange) -> str:
     return ", ".join(shown)
 
 
-def changes_section(report: PreviewReport) -> list[str]:
+VAP = "ValidatingAdmissionPolicy"
+
+
+def _guardrail_why(change: ResourceChange, reasons: dict[str, str]) -> Optional[str]:
+    """Why `change` (an update of a guardrail's ValidatingAdmissionPolicy, Pulumi name `<component>-vap-<name>`)
+    happens: its entry in `reasons`, else GUARDRAIL_PROGRAM when `reasons` were computed; None for other rows."""
+    if _kind(change.type) != VAP or change.op != "update":
+        return None
+    for name, why in reasons.items():
+        if change.name == name or change.name.endswith(f"-vap-{name}"):
+            return why
+    return GUARDRAIL_PROGRAM
+
+
+def changes_section(report: PreviewReport, reasons: Optional[dict[str, str]] = None) -> list[str]:
     """`#### Resource changes` lines: the preview note, a table of changed resources (op, kind, name, changed
-    paths), the op counts, and any error diagnostics."""
+    paths), why each guardrail policy is updated (`reasons`: guardrail name -> why, from
+    `prsummary.guardrail_reasons`; None: not known, nothing said), the op counts, and any error diagnostics."""
     lines = ["#### Resource changes"]
     if report.note:
         lines.append(f"_{report.note}_")
@@ -122,6 +141,11 @@ def changes_section(report: PreviewReport) -> list[str]:
     if report.changes:
         lines += ["", "| op | kind | name | changed |", "|---|---|---|---|"]
         lines += [f"| {c.op} | {_kind(c.type)} | `{c.name}` | {_paths(c)} |" for c in report.changes]
+        whys = [(c.name, why) for c in report.changes if reasons is not None
+                and (why := _guardrail_why(c, reasons)) is not None]
+        if whys:
+            lines += ["", "Why the guardrails (ValidatingAdmissionPolicies) change:"]
+            lines += [f"- `{name}`: {why}" for name, why in whys]
         counts = ", ".join(f"{n} to {op}" for op, n in sorted(report.counts.items()) if op != "same" and n)
         if counts:
             lines += ["", f"Summary: {counts}."]
@@ -177,7 +201,8 @@ def render(stack: str, base: str, report: PreviewReport, quotas: QuotaSide) -> s
     if quotas.whatif_alerts:
         parts += ["> [!WARNING]", "> **What-if**: with this change, on the stack's demand trace:",
                   *[f"> - {alert}" for alert in quotas.whatif_alerts], ""]
-    parts += (policy_section(report, quotas.deployable) + [""] + changes_section(report) + [""]
+    reasons = dict(quotas.guardrail_reasons) if quotas.before_error is None and quotas.after_error is None else None
+    parts += (policy_section(report, quotas.deployable) + [""] + changes_section(report, reasons) + [""]
               + quota_section(quotas, base))
     if quotas.whatif:
         parts += ["", *quotas.whatif]

@@ -8,12 +8,12 @@ breaks a character. Exit codes: 0 written; 2 bad arguments.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Optional
 
 from components.settings.quoting import markdown_fence
+from kueue_cohorts.parsing import Parser
 from kueue_cohorts.pipes import run_main
 
 MAX_BYTES = 60_000
@@ -33,7 +33,7 @@ def comment(stack: str, outcome: str, text: bytes) -> str:
 
 def main(argv: Optional[list[str]] = None) -> int:
     """Write the comment (see the module doc); return the exit code."""
-    parser = argparse.ArgumentParser(prog="python -m prsummary.live", description=__doc__)
+    parser = Parser(prog="python -m prsummary.live", description=__doc__)
     parser.add_argument("--stack", required=True)
     parser.add_argument("--outcome", required=True, help="the preview step's outcome (success, failure, ...)")
     parser.add_argument("--text", type=Path, required=True, help="the preview's output (missing: empty)")

@@ -14,22 +14,27 @@ from components.settings import raw_from_stack_file
 from components.settings.errors import SettingsError
 from components.settings.secrets import is_secret
 from components.settings.stackfile import StackFileError
+from kueue_cohorts.parsing import Parser
 from sandbox import prometheus
 from sandbox.apply import SandboxError
 from sandbox.cluster import COMPONENTS, Sandbox, stack_file
 from sandbox.status import render
 from toolchain import ToolchainError
 
+DESCRIPTION = ("Local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok "
+               "with fake GPU nodes) and the real Kueue manager, on 127.0.0.1. State dir: $KUEUE_COHORTS_SANDBOX_DIR "
+               "or ~/.local/state/kueue-cohorts/sandbox.")
 
-def _parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the subcommands ``up``, ``down``, ``status``, ``logs`` and their flags to ``p`` (``python -m sandbox`` and
+    ``kueue-cohorts sandbox``); ``run`` reads the Namespace it gives."""
+    common = Parser(add_help=False)
     common.add_argument("--verbose", action="store_true", help="show Python tracebacks of unexpected failures")
-    p = argparse.ArgumentParser(prog="python -m sandbox", description=(
-        "Local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok "
-        "with fake GPU nodes) and the real Kueue manager, on 127.0.0.1. State dir: $KUEUE_COHORTS_SANDBOX_DIR or "
-        "~/.local/state/kueue-cohorts/sandbox."))
-    sub = p.add_subparsers(dest="command", required=True)
-    up = sub.add_parser("up", parents=[common], help="start (idempotent) and print the kubeconfig path")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{up,down,status,logs}")
+    up = sub.add_parser("up", parents=[common], help="start (idempotent) and print the kubeconfig path",
+                        description="Start the local control plane and Kueue (a running one is kept), with the stack's "
+                                    "node pools as fake GPU nodes; print the kubeconfig path.")
     up.add_argument("--stack", default="dev",
                     help="stack whose nodePools become kwok nodes and whose multiKueue.managerTrainer decides whether "
                          "the Trainer's controller runs (CRDsOnly: the Trainer's CRDs only; a running sandbox is "
@@ -48,15 +53,24 @@ def _parser() -> argparse.ArgumentParser:
                          "alerts (TSDB under the state dir); its URL is printed")
     up.add_argument("--only-if-sandbox", action="store_true",
                     help="do nothing unless the stack's kueue-cohorts:cluster.mode is sandbox (for `make up`)")
-    down = sub.add_parser("down", parents=[common], help="stop every component started by up")
+    down = sub.add_parser("down", parents=[common], help="stop every component started by up",
+                          description="Stop every component `up` started (--purge: also delete its state).")
     down.add_argument("--purge", action="store_true", help="also delete the state dir (certs, etcd data, logs)")
     sub.add_parser("status", parents=[common],
-                   help="component health and ClusterQueue usage; exit 1 unless all healthy")
+                   help="component health and ClusterQueue usage; exit 1 unless all healthy",
+                   description="Each component's health and the ClusterQueues' usage; exit 1 unless all are healthy.")
     logs = sub.add_parser("logs", parents=[common],
-                          help="print the log of one component (default: the last lines of each)")
+                          help="print the log of one component (default: the last lines of each)",
+                          description="Print the log of one component (default: the last lines of each); -f follows "
+                                      "it.")
     logs.add_argument("component", nargs="?", choices=COMPONENTS)
     logs.add_argument("-n", "--lines", type=int, default=40)
     logs.add_argument("-f", "--follow", action="store_true")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = Parser(prog="python -m sandbox", description=DESCRIPTION)
+    add_arguments(p)
     return p
 
 
@@ -113,7 +127,11 @@ def main(argv: list[str] | None = None) -> int:
     A failure prints the cluster's or component's own error lines first and no Python traceback unless
     ``--verbose``.
     """
-    args = _parser().parse_args(argv)
+    return run(_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``args.command`` (``args`` as ``add_arguments`` shapes it); return the exit status as ``main``."""
     try:
         return _main(args)
     except BrokenPipeError:
@@ -125,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sandbox: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("sandbox: interrupted; `python -m sandbox down` stops whatever was started", file=sys.stderr)
+        print("sandbox: interrupted; `kueue-cohorts sandbox down` stops whatever was started", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - unexpected: one line, the traceback only with --verbose
         if args.verbose:
@@ -206,7 +224,7 @@ def _main(args: argparse.Namespace) -> int:
               + (f"; removed {sandbox.paths.root}" if args.purge else ""))
         if args.purge:
             print("the Pulumi state of stacks applied to it still lists their resources: after the next `up`, run "
-                  "`python -m deploy refresh --stack dev` (or `destroy`) before `make up`, or it finds nothing to do")
+                  "`kueue-cohorts refresh --stack dev` (or `destroy`) before `make up`, or it finds nothing to do")
         return 0
     if args.command == "status":
 
@@ -214,7 +232,7 @@ def _main(args: argparse.Namespace) -> int:
         print(text)
         for name, worker in existing_workers(sandbox):
             if not worker.state().processes:  # stopped by `down`: not part of the running sandbox
-                print(f"\n== worker {name} == stopped (python -m sandbox up --workers N starts it)")
+                print(f"\n== worker {name} == stopped (kueue-cohorts sandbox up --workers N starts it)")
                 continue
             worker_text, worker_ok = render(worker)
             print(f"\n== worker {name} ==\n{worker_text}")

@@ -6,18 +6,33 @@ import argparse
 import sys
 
 import toolchain
+from kueue_cohorts.parsing import Parser
 from kueue_cohorts.pipes import run_main
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the subcommands ``ensure [NAME ...]`` and ``path NAME`` to ``parser`` (``python -m toolchain`` and
+    ``kueue-cohorts toolchain``); ``run`` reads the Namespace it gives."""
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{ensure,path}")
+    ens = sub.add_parser("ensure", help="build every missing pinned binary (or only NAME ...)",
+                         description="Build every pinned binary missing from the cache (or only NAME ...); a warm "
+                                     "cache returns in seconds. Prints each binary's path.")
+    ens.add_argument("names", nargs="*", help=f"binary names (default: all): {', '.join(toolchain.all_binaries())}")
+    path = sub.add_parser("path", help="print the path of a built binary",
+                          description="Print the path of one built binary (exit 1 when it is not built).")
+    path.add_argument("name")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run the subcommand; return the process exit code (1 on ToolchainError)."""
-    parser = argparse.ArgumentParser(prog="python -m toolchain", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    ens = sub.add_parser("ensure", help="build every missing pinned binary (or only NAME ...)")
-    ens.add_argument("names", nargs="*", help=f"binary names (default: all): {', '.join(toolchain.all_binaries())}")
-    path = sub.add_parser("path", help="print the path of a built binary")
-    path.add_argument("name")
-    args = parser.parse_args(argv)
+    parser = Parser(prog="python -m toolchain", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``args.command`` (``ensure`` or ``path``, as ``add_arguments`` shapes it); return the exit code (1 on
+    ToolchainError)."""
     try:
         if args.command == "ensure":
             for name, exe in toolchain.ensure(args.names or None).items():

@@ -115,7 +115,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     """``python -m toolchain.pins trainer-lock --wheelhouse DIR``: write requirements-trainer.lock; ``check``: print
     every disagreement of both locks with their pins, exit 1 if any."""
     root = Path(__file__).resolve().parents[1]
-    parser = argparse.ArgumentParser(prog="python -m toolchain.pins")
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m toolchain.pins")
     parser.add_argument("command", choices=("trainer-lock", "check"))
     parser.add_argument("--wheelhouse", type=Path, default=Path.home() / ".cache" / "kueue-cohorts" / "wheels")
     args = parser.parse_args(argv)

@@ -70,7 +70,7 @@ def parse_args(argv: Optional[Sequence[str]], env: Mapping[str, str]) -> argpars
 
     Raises ConfigError naming the missing or invalid variable.
     """
-    parser = argparse.ArgumentParser(prog="python -m trainer", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m trainer", description=__doc__.splitlines()[0])
     parser.add_argument("--recipe", default=env.get("KUEUE_COHORTS_RECIPE") or DEFAULT_RECIPE)
     parser.add_argument("--checkpoint-root", default=env.get("KUEUE_COHORTS_CHECKPOINT_ROOT"))
     parser.add_argument("--run-name", default=env.get("KUEUE_COHORTS_RUN_NAME"))

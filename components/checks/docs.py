@@ -290,7 +290,8 @@ def link_problems(root: Path = ROOT, pages: Optional[Iterable[Path]] = None) -> 
 
 def main(argv: Optional[list[str]] = None) -> int:
     """`python -m components.checks.docs --write | --check`. Exit 0 up to date (or written), 1 stale, 2 usage."""
-    parser = argparse.ArgumentParser(prog="python -m components.checks.docs", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m components.checks.docs",
+                                     description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true",
                       help="rewrite the docs/configuration.md table and the JSON Schema")

@@ -26,7 +26,15 @@ from components.checks import settings_rules
 from components.checks.chart_values import check_kueue_values
 from components.model.pack_config import pack_config
 from components.model.render import KeyPath, Rendered, RenderedStack, render
-from components.settings import PROJECT, Settings, config_key, parse_settings, raw_from_stack_file, secrets
+from components.settings import (
+    PROJECT,
+    Settings,
+    config_key,
+    namespace_problems,
+    parse_settings,
+    secrets,
+    stackfile,
+)
 from components.settings.errors import Problem, SettingsError
 from policy.rules.book import run as run_rule_book
 from policy.rules.book import run_clusters
@@ -291,5 +299,15 @@ def load_settings(raw: Mapping[str, Any]) -> Settings:
 
 
 def load_stack_file(path: Path) -> Settings:
-    """Load and validate a stack file (stacks/Pulumi.<stack>.yaml). Raises SettingsError, OSError, yaml.YAMLError."""
-    return load_settings(raw_from_stack_file(Path(path)))
+    """Load and validate a stack file (stacks/Pulumi.<stack>.yaml): the keys of a misspelled config namespace
+    (`components.settings.namespace_problems`) and every problem of the `kueue-cohorts:*` keys in one SettingsError.
+    Raises SettingsError, stackfile.StackFileError, OSError."""
+    doc = stackfile.read(Path(path))
+    typos = namespace_problems(doc)
+    try:
+        settings = load_settings(stackfile.project_config(doc, PROJECT))
+    except SettingsError as err:
+        raise SettingsError([*typos, *err.problems]) from None
+    if typos:
+        raise SettingsError(typos)
+    return settings

@@ -206,7 +206,7 @@ def wait_for_webhooks(readiness: WebhookReadiness, clock: Callable[[], float] = 
             raise KueueWebhooksNotAnswering(
                 f"Kueue's webhooks did not answer within {readiness.timeout_s:g} s ({readiness.what}); last error: "
                 f"{str(last).strip()[:500]}. Check that the Kueue manager runs (kubectl -n <kueue namespace> get "
-                f"pods, or `python -m sandbox status` on the sandbox)") from None
+                f"pods, or `kueue-cohorts sandbox status` on the sandbox)") from None
         sleep(readiness.interval_s)
 
 

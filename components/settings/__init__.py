@@ -86,6 +86,7 @@ from components.settings.kueue import (
 from components.settings.load import (
     config_key,
     config_keys,
+    namespace_problems,
     parse_settings,
     raw_from_stack_file,
     stack_key,
@@ -207,6 +208,7 @@ __all__ = [
     "config_key",
     "stack_key",
     "parse_settings",
+    "namespace_problems",
     "raw_from_stack_file",
     "config_keys",
     "Selecting",

@@ -167,7 +167,7 @@ class FlavorFungibilityPolicy(str, Enum):
 class ClusterMode(str, Enum):
     """Where the kubernetes provider sends the stack's objects."""
 
-    SANDBOX = "sandbox"        # the local sandbox (python -m sandbox up); the dev default
+    SANDBOX = "sandbox"        # the local sandbox (kueue-cohorts sandbox up); the dev default
     KUBECONFIG = "kubeconfig"  # a real cluster from a kubeconfig file and context
     RENDER = "render"          # no cluster: manifests written to renderDir (GitOps)
 

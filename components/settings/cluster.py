@@ -51,7 +51,7 @@ class ClusterSettings(Model):
     """`kueue-cohorts:cluster`: the provider's target."""
 
     mode: Annotated[ClusterMode, SELECTS_TARGET] = ClusterMode.SANDBOX
-    """Where the kubernetes provider sends objects: `sandbox` (the local sandbox, `python -m sandbox up`),
+    """Where the kubernetes provider sends objects: `sandbox` (the local sandbox, `kueue-cohorts sandbox up`),
     `kubeconfig` (a real cluster) or `render` (manifests into renderDir, no cluster)."""
     render_dir: Annotated[Optional[str], SELECTS_PATH] = None
     """Directory for the rendered manifests, relative to the project root. Required in render mode, refused in

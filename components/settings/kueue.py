@@ -81,7 +81,7 @@ class LocalQueueMetrics(Model):
 
 class KueueMetrics(Model):
     """`kueue.metrics`: the metrics Kueue's manager reports (config.kueue.x-k8s.io/v1beta2 ControllerMetrics, v0.19.2),
-    which the stack's alerts, dashboard and `python -m cohorts report` read. Cohort metrics (kueue_cohort_*) follow
+    which the stack's alerts, dashboard and `kueue-cohorts report` read. Cohort metrics (kueue_cohort_*) follow
     Kueue's feature gate MetricsForCohorts (Beta, on in 0.19): `kueue.featureGates: {MetricsForCohorts: false}`
     turns them off."""
 

@@ -191,12 +191,48 @@ def parse_settings(raw: Mapping[str, Any]) -> Settings:
         raise SettingsError(_shape_problems(err, raw)) from None
 
 
+def _near(namespace: str, project: str) -> bool:
+    """Whether ``namespace`` reads as a misspelling of ``project`` (same letters but for case, ``_``/``-``, or a
+    difflib similarity of 0.8 and more: ``kueue-cohort``, ``kueue_cohorts``, ``Kueue-Cohorts``, ``kueue-cohrts``)."""
+    def plain(text: str) -> str:
+        return text.lower().replace("_", "").replace("-", "")
+    return plain(namespace) == plain(project) or difflib.SequenceMatcher(None, namespace.lower(),
+                                                                         project).ratio() >= 0.8
+
+
+def namespace_problems(doc: Mapping[str, Any], project: str = PROJECT) -> list[Problem]:
+    """The keys of a parsed stack file's ``config`` whose namespace is a misspelling of the project's (``_near``):
+    Pulumi reads ``<namespace>:<name>`` keys, and the program reads only ``kueue-cohorts:*`` ones
+    (``pulumi.Config("kueue-cohorts")``), so ``kueue-cohort:inferenceTraining`` would be ignored without a word and
+    the stack deployed without that setting. One Problem per such key (key as written, its value, the rule, the
+    key to write instead). Other namespaces (``kubernetes:``, ``pulumi:``, a provider's) are left alone."""
+    found: list[Problem] = []
+    for key, value in (doc.get("config") or {}).items():
+        if not isinstance(key, str) or ":" not in key:
+            continue
+        namespace, name = key.split(":", 1)
+        if namespace != project and _near(namespace, project):
+            found.append(Problem(
+                key, value, f"the config namespace {namespace!r} is not this project's ({project!r}): the program "
+                f"reads only {project}:* keys, so this key would be ignored and its setting silently lost",
+                f"rename the key to `{project}:{name}`"))
+    return found
+
+
 def raw_from_stack_file(path: Path) -> dict[str, Any]:
     """Read the `kueue-cohorts:*` keys of a stack file (stacks/Pulumi.<stack>.yaml) into the shape `load_settings`
     takes, through the one stack-file reader (`components.settings.stackfile`). Keys of other namespaces (e.g.
-    `kubernetes:`)
-    are ignored. Raises stackfile.StackFileError (a ValueError: `file:line:col: message`)."""
-    return stackfile.project_config(stackfile.read(path), PROJECT)
+    `kubernetes:`) are ignored.
+
+    Raises:
+        stackfile.StackFileError: a ValueError, `file:line:col: message`.
+        SettingsError: a key's namespace is a misspelling of the project's (`namespace_problems`), every such key.
+    """
+    doc = stackfile.read(path)
+    typos = namespace_problems(doc)
+    if typos:
+        raise SettingsError(typos)
+    return stackfile.project_config(doc, PROJECT)
 
 
 def config_keys() -> list[str]:

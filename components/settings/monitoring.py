@@ -32,7 +32,7 @@ PositiveDuration = Annotated[GoDuration, AfterValidator(_positive_duration)]
 
 class MonitoringSettings(Model):
     """`kueue-cohorts:monitoring`: the Prometheus alerts and the Grafana dashboard generated from the stack
-    (`python -m cohorts monitoring --stack NAME --out DIR`), their thresholds and where they go."""
+    (`kueue-cohorts monitoring --stack NAME --out DIR`), their thresholds and where they go."""
 
     namespace: DnsLabel = "monitoring"
     """Namespace of the PrometheusRule and of the dashboard ConfigMap (kube-prometheus' namespace). Default

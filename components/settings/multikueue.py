@@ -38,7 +38,7 @@ class WorkerSecret(Model):
     Secret: it is encrypted in the state and never shown in a plan. Replace the file and run `up` to rotate the
     credentials. The file must satisfy Kueue's kubeconfig checks (certificate-authority-data, no tokenFile, no exec
     or auth-provider, no basic auth, TLS verified). Omitted: the Secret is yours (created and rotated outside the
-    stack); the stack only refers to it. In sandbox mode the sandbox writes it (`python -m sandbox up --workers N`);
+    stack); the stack only refers to it. In sandbox mode the sandbox writes it (`kueue-cohorts sandbox up --workers N`);
     in render mode it is always yours (no credentials are written to the render directory)."""
 
     def resolved_name(self, worker: str) -> str:
@@ -52,7 +52,7 @@ class MultiKueueWorker(Model):
 
     name: DnsLabel
     """The MultiKueueCluster name on the manager; also names the worker's provider (`k8s-worker-<name>`) and, in
-    sandbox mode, the worker sandbox (`python -m sandbox up --workers N` starts the first N workers)."""
+    sandbox mode, the worker sandbox (`kueue-cohorts sandbox up --workers N` starts the first N workers)."""
     kubeconfig: Annotated[Optional[str], SELECTS_KUBECONFIG] = None
     """Kubeconfig file the deploy uses for this worker (cluster mode kubeconfig only; refused in the others).
     Omitted: the kubernetes client's default (~/.kube/config)."""
@@ -110,7 +110,7 @@ class MultiKueueSettings(Model):
     CRDsOnly (only its CRDs). Kueue unsuspends a dispatched TrainJob on the manager (its spec.managedBy names
     MultiKueue), and the pinned Trainer v2.2.1 ignores spec.managedBy (kubeflow/trainer#3632, fixed by #3681 after
     it): with Controller, the TrainJob would run on the manager as well, so a ClusterQueue whose namespaces run the
-    stack's trainingRuntime may dispatch only with CRDsOnly. In sandbox mode `python -m sandbox up` follows it (with
+    stack's trainingRuntime may dispatch only with CRDsOnly. In sandbox mode `kueue-cohorts sandbox up` follows it (with
     CRDsOnly the manager sandbox runs no Trainer controller and has none of its webhook configurations). Default
     Controller."""
 

@@ -60,7 +60,7 @@ class Settings(Model):
     inferenceTraining.training.checkpoint and the trainjob integration; `{image: <your image>}` takes every other
     default."""
     protected: bool = False
-    """The stack guards real resources: `python -m deploy` refuses it a local file backend, the dev passphrase and
+    """The stack guards real resources: `kueue-cohorts` refuses it a local file backend, the dev passphrase and
     `--no-policy`, before any engine call. A stack of cluster mode kubeconfig is protected unless its stack file
     writes `protected: false` explicitly (a lab or kind cluster with `pulumi login --local`; every run then prints a
     warning line); a stack named prod or production (also as a part: eu-prod) stays protected whatever this says.

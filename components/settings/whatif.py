@@ -1,4 +1,4 @@
-"""`kueue-cohorts:whatif`: the what-if section of the pull-request summary (whatif/, `python -m cohorts whatif`)."""
+"""`kueue-cohorts:whatif`: the what-if section of the pull-request summary (whatif/, `kueue-cohorts whatif`)."""
 from __future__ import annotations
 
 from typing import Annotated

@@ -139,7 +139,7 @@ def _worker_target(settings: Settings, index: int, worker: MultiKueueWorker, san
             kubeconfig, secret_file = sandbox.worker(worker.name)
         except (FileNotFoundError, KeyError):
             count = len(settings.multi_kueue.workers) if settings.multi_kueue else index + 1
-            raise PreflightError(f"the worker sandbox {worker.name} is not up: start it with `python -m sandbox up "
+            raise PreflightError(f"the worker sandbox {worker.name} is not up: start it with `kueue-cohorts sandbox up "
                                  f"--workers {count}`") from None
         key = f"the worker sandbox's kubeconfig of {worker.name}"
     if not writes_secret(settings, worker) or secret_file is None:

@@ -68,7 +68,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     """`python -m policy.rules.config --write | --check`: rewrite policy/README.md's options table from the
     declarations, or exit 1 when it is stale (the tests run the same comparison). Exit 0 up to date (or written),
     2 usage."""
-    parser = argparse.ArgumentParser(prog="python -m policy.rules.config", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m policy.rules.config",
+                                     description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="rewrite the options table of policy/README.md")
     mode.add_argument("--check", action="store_true", help="exit 1 when it is stale")

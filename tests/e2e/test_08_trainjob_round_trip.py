@@ -19,13 +19,18 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, admitted_in, borrowed, condition, is_true, wait_for
 from kubernetes import client as k8s
 
+import toolchain
 from components.checks.validation import load_stack_file
 from components.model.runtime import render_runtime, render_trainjob
+from tests.docs_commands import section_commands
 
 TRAINER = ("trainer.kubeflow.org", "v1alpha1")
 JOBSET = ("jobset.x-k8s.io", "v1alpha2")
@@ -240,3 +245,38 @@ def test_what_the_guides_assets_get_from_the_real_api(cluster, dev_stack):
     stored = cluster.custom.create_namespaced_custom_object(*TRAINER, TRAINING_NS, "trainjobs", guide_job,
                                                             dry_run="All")
     assert stored["spec"]["suspend"] is True, "Kueue suspends a queued TrainJob whatever the manifest says"
+
+
+ROUND_TRIP_FILES = ("examples/round-trip/inference.yaml", "examples/round-trip/trainjob.yaml")
+
+
+@pytest.fixture
+def docs_shell(cluster, dev_stack, tmp_path):
+    """The environment a reader of the docs has after `make up`: `kueue-cohorts` (the project's console script) and
+    `kubectl` (the toolchain's) on the PATH, the session's sandbox in $KUEUE_COHORTS_SANDBOX_DIR. Afterwards the
+    round trip's objects are deleted and their Workloads waited out, whatever the test did."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    kubectl = toolchain.binary("kubectl")
+    (bin_ / "kubectl").symlink_to(kubectl)
+    env = dict(os.environ, PATH=os.pathsep.join((str(bin_), str(os.path.dirname(sys.executable)), os.environ["PATH"])))
+    yield env
+    subprocess.run([str(kubectl), "--kubeconfig", os.path.join(env["KUEUE_COHORTS_SANDBOX_DIR"], "kubeconfig"),
+                    "delete", "--ignore-not-found", "--wait=false", *[f"-f={f}" for f in ROUND_TRIP_FILES]],
+                   cwd=REPO, capture_output=True, timeout=120)
+    for ns in (TRAINING_NS, INFERENCE_NS):
+        wait_for(lambda ns=ns: not cluster.kueue_objects("workloads", ns), 120, f"Workloads in {ns} to be gone")
+
+
+def test_the_round_trip_of_the_docs_runs_as_written(docs_shell):
+    """Issue 39 item 3: docs/operations.md "Round trip", every line after `make up` (the session's sandbox and its
+    `pulumi up` of the dev stack are that step) run in one shell, as written, in the checkout: the TrainJob borrows,
+    the inference Deployment takes its GPU back (the `kubectl wait` lines are the assertions), training resumes."""
+    steps = section_commands(REPO / "docs" / "operations.md", "## Round trip")
+    assert steps[0].text == "make up" and len(steps) >= 10
+    script = "set -euo pipefail\n" + "\n".join(step.text for step in steps[1:]) + "\n"
+    proc = subprocess.run(["bash", "-c", script], cwd=REPO, env=docs_shell, capture_output=True, text=True,
+                          timeout=800)
+    assert proc.returncode == 0, f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    assert "InCohortReclamation" in proc.stdout and "trainjob.trainer.kubeflow.org/finetune condition met" in \
+        proc.stdout, proc.stdout[-4000:]

@@ -76,7 +76,7 @@ def project(sandbox, cluster, tmp_path):
         except k8s.ApiException as exc:
             if exc.status != 404:
                 raise
-    deploy(root, "destroy", "--stack", STACK, "--no-policy", env=bare_env(tmp_path))
+    deploy(root, "destroy", "--stack", STACK, env=bare_env(tmp_path))
     for name in (INFERENCE, TRAINING):
         cluster.core.delete_namespace(name)
 

@@ -72,8 +72,12 @@ def test_an_unreachable_cluster_comes_first_without_traceback(project, tmp_path)
 
 
 def test_a_provider_error_comes_first_and_alone(project, tmp_path):
-    """The provider cannot write the render directory: its own message is the one error line (the engine's
-    `error: update failed` and the resource table are not repeated)."""
+    """The provider cannot write the render directory: its own messages are the only error lines (the engine's
+    `error: update failed` and the resource table are not repeated).
+
+    The engine runs the resource steps in parallel (pulumi's step executor), so how many of the objects reached
+    their failed write before the engine stopped depends on scheduling: one line per failed write, at least one,
+    each the provider's, none twice (issue 43: one run had three)."""
     blocker = tmp_path / "file"
     blocker.write_text("")
     path = project / "stacks" / "Pulumi.norender.yaml"
@@ -84,5 +88,7 @@ def test_a_provider_error_comes_first_and_alone(project, tmp_path):
     assert proc.returncode == 1
     lines = proc.stderr.splitlines()
     assert lines[0] == "deploy: pulumi up --stack norender failed:"
-    assert lines[1].startswith("  error: failed to write YAML file: ") and str(blocker) in lines[1]
-    assert len(lines) == 2, proc.stderr
+    assert len(lines) >= 2, proc.stderr
+    for line in lines[1:]:
+        assert line.startswith("  error: failed to write YAML file: ") and str(blocker) in line, proc.stderr
+    assert len(set(lines)) == len(lines), proc.stderr

@@ -105,7 +105,7 @@ def test_sigkill_mid_up_then_cancel_then_one_up_converges(project, tmp_path):
     assert locked.returncode == 1
     assert locked.stderr.splitlines()[0] == "deploy: stack 'dev' is locked by 1 earlier run(s):"
     assert f"pid {pid} " in locked.stderr and "no longer running on this host" in locked.stderr
-    assert "`python -m deploy cancel --stack dev` clears the lock" in locked.stderr
+    assert "`kueue-cohorts cancel --stack dev` clears the lock" in locked.stderr
     assert "Traceback" not in locked.stdout + locked.stderr
 
     cancel = deploy(project, "cancel", "--stack", "dev", env=env)
@@ -120,3 +120,47 @@ def test_sigkill_mid_up_then_cancel_then_one_up_converges(project, tmp_path):
 
     again = deploy(project, "preview", "--stack", "dev", "--expect-no-changes", env=env)
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def _interrupt(project: Path, env: dict[str, str], stack: str, after: str, timeout: float = 600) -> tuple[int, str]:
+    """Run `kueue-cohorts up --yes --stack STACK` as a terminal would, send Ctrl-C (SIGINT to its process group,
+    as the terminal does) once its output shows ``after``; return (exit code, stderr)."""
+    out, err = project / f"{stack}.out", project / f"{stack}.err"
+    with open(out, "w") as stdout, open(err, "w") as stderr:
+        proc = subprocess.Popen([str(project / ".venv" / "bin" / "python"), "-m", "kueue_cohorts", "up", "--yes",
+                                 "--stack", stack], cwd=project, env=env, stdout=stdout, stderr=stderr,
+                                start_new_session=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while after not in out.read_text():
+            assert proc.poll() is None, f"the run ended before {after!r}:\n{out.read_text()}\n{err.read_text()}"
+            assert time.monotonic() < deadline, f"{after!r} did not come:\n{out.read_text()}"
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        return proc.wait(timeout=300), err.read_text()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        kill_orphans(project)
+
+
+def test_ctrl_c_before_any_change_says_so_and_after_says_what_may_have_changed(project, tmp_path):
+    """Issue 39 item 5: Ctrl-C printed `deploy: interrupted; if a lock remains, ...` whether or not anything had
+    changed. During the preview before the update nothing has: the message says "interrupted before any change";
+    once the update started it names what may have changed and how to finish (cancel a lock, run up again)."""
+    env = bare_env(tmp_path)
+    stack = "ctrlc"
+    (project / "stacks" / f"Pulumi.{stack}.yaml").write_text((project / "stacks" / "Pulumi.dev.yaml").read_text())
+    code, err = _interrupt(project, env, stack, "deploy: preview with the policy pack before up")
+    assert code == 1
+    assert (f"deploy: up --stack {stack} interrupted before any change: nothing was changed; if a lock remains, "
+            f"`kueue-cohorts cancel --stack {stack}` clears it") in err.splitlines(), err
+    assert "some changes may have been made" not in err and "Traceback" not in err
+
+    code, err = _interrupt(project, env, stack, UP_STARTS)
+    assert code == 1
+    assert (f"deploy: up --stack {stack} interrupted while it changed the cluster and the state of stack "
+            f"'{stack}': some changes may have been made; if a lock remains, `kueue-cohorts cancel --stack {stack}` "
+            f"clears it, then run `kueue-cohorts up --stack {stack}` again") in err, err
+    assert "interrupted before any change" not in err

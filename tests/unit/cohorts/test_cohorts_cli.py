@@ -60,7 +60,7 @@ def test_a_sandbox_that_is_not_up_is_a_config_error(tmp_path, monkeypatch):
     code, _, err = _run(["status", "--stack", "dev"])
     assert code == 2
     assert err == f"cohorts: kubeconfig {tmp_path / 'kubeconfig'} does not exist (is the sandbox up? " \
-                  "`python -m sandbox up`)\n"
+                  "`kueue-cohorts sandbox up`)\n"
 
 
 def test_a_kubeconfig_context_that_does_not_exist(tmp_path):

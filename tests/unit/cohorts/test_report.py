@@ -122,3 +122,20 @@ def test_monitoring_writes_the_four_files(tmp_path):
     assert board["uid"] == "kueue-cohorts-dev"
     settings = parse_settings(stack_raw("dev"))
     assert settings.monitoring.namespace in (tmp_path / "dashboard-configmap.yaml").read_text()
+
+
+@pytest.mark.parametrize(("resource", "expected"), [
+    ("nvidia.com/gpu", "GPU-hours"), ("nvidia.com/gpualloc", "GPU-hours"), ("amd.com/gpu", "GPU-hours"),
+    ("nvidia.com/gpumem", "MiB-hours"), ("nvidia.com/gpucores", "core%-hours"), ("cpu", "CPU-hours"),
+    ("memory", "byte-hours"), ("hugepages-2Mi", "byte-hours"), ("example.com/fpga", "count-hours")])
+def test_each_row_says_its_unit_and_no_header_calls_every_row_gpu_hours(resource, expected):
+    """Issue 39 item 5: the table's header said "a GPU resource: GPU-hours" over HAMi's gpumem rows (MiB-hours) and
+    gpucores rows (percent of a GPU x hours). Each row now carries its unit, in every output."""
+    r = report.Report("dev", "http://127.0.0.1:9", 0.0, 3600.0, 5.0,
+                      [report.ResourceHours("c", "q", "training", "f", resource, owned=2048.0)], [], {})
+    text = report.table(r)
+    assert "GPU-hours" not in text.splitlines()[2]
+    head, row = text.splitlines()[3:5]
+    assert head.split()[5] == "UNIT" and row.split()[4:7] == [resource, expected, "2048.000"]
+    assert json.loads(report.RENDERERS["json"](r))["hours"][0]["unit"] == expected
+    assert next(csv.DictReader(io.StringIO(report.as_csv(r))))["unit"] == expected

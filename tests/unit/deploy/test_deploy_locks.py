@@ -98,7 +98,7 @@ def test_a_stale_lock_is_reported_with_the_one_command_that_clears_it(project, t
     lines = proc.stderr.splitlines()
     assert lines[0] == "deploy: stack 'dev' is locked by 1 earlier run(s):"
     assert f"pid {dead_pid} of root@{HOST}" in lines[1] and "no longer running on this host" in lines[1]
-    assert "`python -m deploy cancel --stack dev` clears the lock" in lines[2]
+    assert "`kueue-cohorts cancel --stack dev` clears the lock" in lines[2]
     assert lock.exists()
 
 

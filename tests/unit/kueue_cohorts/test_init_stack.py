@@ -41,7 +41,10 @@ def test_init_never_overwrites_and_keeps_the_file(root, capsys):
     assert cli.main(["init", "--stack", "lab", "--from", "dev"]) == 2
     assert "exists already and is never overwritten" in capsys.readouterr().err
     assert (root / "stacks" / "Pulumi.lab.yaml").read_bytes() == before
-    assert cli.main(["init", "--from", "staging"]) == 2  # the shared --stack default, dev, exists
+    with pytest.raises(SystemExit) as exit_:  # init names its stack: no default that could be an existing one
+        cli.main(["init", "--from", "staging"])
+    assert exit_.value.code == 2
+    assert "the following arguments are required: --stack" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", ["a/b", "../x", "with space", "", "x" * 101, ".."])

@@ -22,33 +22,46 @@ def _run(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[st
 
 
 @pytest.mark.parametrize(("argv", "expected"), [
-    (["up", "--stack", "prod", "--no-policy"], ["up", "--stack", "prod", "--no-policy"]),
-    (["preview", "--verbose"], ["preview", "--stack", "dev", "--verbose"]),
-    (["status", "-o", "json", "--stack", "staging", "--all"], ["status", "--stack", "staging", "--output", "json",
-                                                                "--all"]),
-    (["verify", "--stack", "prod"], ["verify", "--stack", "prod"]),
-    (["sandbox", "up", "--stack", "staging", "--only-if-sandbox"], ["up", "--stack", "staging", "--only-if-sandbox"]),
-    (["sandbox", "down", "--purge"], ["down", "--purge"]),
-    (["sandbox", "logs", "--verbose", "kueue"], ["logs", "--verbose", "kueue"]),
-    (["toolchain", "ensure", "pulumi"], ["ensure", "pulumi"]),
-    (["pr-summary", "--stack", "prod", "--base", "origin/main"], ["--stack", "prod", "--base", "origin/main"]),
-    (["validate", "--stack", "staging"], ["--stack", "staging"]),
-    (["bench", "--only", "planning"], ["--only", "planning"]),
-    (["trace", "synth", "--stack", "staging", "--days", "2"], ["trace", "synth", "--stack", "staging", "--days", "2"]),
+    (["up", "--stack", "prod", "--no-policy"], {"command": "up", "stack": "prod", "no_policy": True, "yes": False}),
+    (["preview", "--verbose", "--diff"], {"command": "preview", "stack": "dev", "verbose": True, "diff": True}),
+    (["render", "--out", "rendered"], {"command": "render", "out": Path("rendered")}),
+    (["status", "-o", "json", "--stack", "staging", "--all"], {"command": "status", "stack": "staging",
+                                                              "output": "json", "all": True}),
+    (["verify", "--stack", "prod"], {"command": "verify", "stack": "prod"}),
+    (["report", "--out", "r.html", "--output", "html"], {"command": "report", "out": Path("r.html"),
+                                                          "output": "html"}),
+    (["monitoring", "--out", "mon"], {"command": "monitoring", "out": Path("mon")}),
+    (["sandbox", "up", "--stack", "staging", "--only-if-sandbox"], {"command": "up", "stack": "staging",
+                                                                    "only_if_sandbox": True}),
+    (["sandbox", "down", "--purge"], {"command": "down", "purge": True}),
+    (["sandbox", "logs", "--verbose", "kueue"], {"command": "logs", "verbose": True, "component": "kueue"}),
+    (["toolchain", "ensure", "pulumi"], {"command": "ensure", "names": ["pulumi"]}),
+    (["pr-summary", "--stack", "prod", "--base", "origin/main", "--out", "s.md"],
+     {"stack": "prod", "base": "origin/main", "out": Path("s.md")}),
+    (["validate", "--stack", "staging"], {"stack": "staging", "pack_config": False}),
+    (["bench", "--only", "planning"], {"only": ["planning"]}),
+    (["trace", "synth", "--stack", "staging", "--days", "2", "--out", "t.jsonl"],
+     {"command": "trace", "trace_command": "synth", "stack": "staging", "days": 2.0, "out": Path("t.jsonl")}),
     (["whatif", "--stack", "prod", "--trace", "t.jsonl", "--base", "origin/main"],
-     ["whatif", "--stack", "prod", "--trace", "t.jsonl", "--base", "origin/main"]),
+     {"command": "whatif", "stack": "prod", "trace": Path("t.jsonl"), "base": "origin/main"}),
 ])
-def test_shared_flags_reach_each_tool_in_its_own_words(argv, expected):
-    args, rest = cli._parser().parse_known_args(argv)
-    assert cli.tool_argv(args.command, rest, args.stack, args.output, args.verbose) == expected
+def test_every_flag_after_a_command_is_the_commands_own(argv, expected):
+    """Issue 39: the words after a command go to that command's parser alone (no shared parser reads `--out` as
+    `--output` first)."""
+    args = vars(cli.parser().parse_args(argv))
+    assert args["kueue_cohorts_command"] == argv[0]
+    assert {key: args[key] for key in expected} == expected
 
 
-@pytest.mark.parametrize("command", ["up", "preview", "validate", "sandbox", "toolchain", "pr-summary", "bench"])
-def test_json_output_is_refused_where_the_tool_has_none(command):
-    result = _run("-m", "kueue_cohorts", command, "--output", "json")
+@pytest.mark.parametrize(("command", "flags"), [
+    ("up", ""), ("preview", ""), ("cancel", ""), ("validate", "--stack dev"), ("sandbox up", ""),
+    ("pr-summary", "--stack dev --base HEAD"), ("bench", ""), ("monitoring", "--out x")])
+def test_json_output_is_refused_where_the_tool_has_none(command, flags):
+    """A flag the command does not have is the command's own usage error, before anything runs."""
+    result = _run("-m", "kueue_cohorts", *command.split(), *flags.split(), "--output", "json")
     assert result.returncode == 2
-    assert result.stderr == (f"kueue-cohorts: `{command}` has no json output; `--output json` works with: status, "
-                             "verify, report\n")
+    assert result.stderr.startswith(f"usage: kueue-cohorts {command} "), result.stderr
+    assert result.stderr.endswith(f"kueue-cohorts {command}: error: unrecognized arguments: --output json\n")
 
 
 def test_version_names_the_pinned_components():
@@ -65,9 +78,16 @@ def test_a_command_runs_through_the_tool_and_keeps_its_exit_code():
     assert missing.returncode == 2 and "no-such-stack" in missing.stderr
 
 
-def test_help_after_a_command_is_the_tools_own():
-    assert _run("-m", "kueue_cohorts", "up", "--help").stdout.startswith("usage: python -m deploy")
-    assert _run("-m", "kueue_cohorts", "status", "--help").stdout.startswith("usage: python -m cohorts status")
+def test_help_after_a_command_is_the_commands_own():
+    """Issue 39: `kueue-cohorts up --help` is `up`'s usage and a few lines in a user's words, not a module docstring;
+    `trace --help` works (the subcommand is not displaced by a shared flag)."""
+    up = _run("-m", "kueue_cohorts", "up", "--help")
+    assert up.returncode == 0 and up.stdout.startswith("usage: kueue-cohorts up [-h] [--stack STACK]"), up.stdout
+    assert "Preview the stack with the policy pack, then apply it" in up.stdout
+    assert len(up.stdout.splitlines()) < 25 and "python -m" not in up.stdout and "Automation API" not in up.stdout
+    assert _run("-m", "kueue_cohorts", "status", "--help").stdout.startswith("usage: kueue-cohorts status")
+    trace = _run("-m", "kueue_cohorts", "trace", "--help")
+    assert trace.returncode == 0 and trace.stdout.startswith("usage: kueue-cohorts trace [-h] {synth,record}"), trace
 
 
 class _Tty(io.StringIO):
@@ -76,22 +96,21 @@ class _Tty(io.StringIO):
 
 
 @pytest.mark.parametrize(("command", "answer", "runs"), [
-    ("up", "y\n", [["preview", "--stack", "qa"], ["up", "--stack", "qa"]]),
-    ("up", "YES\n", [["preview", "--stack", "qa"], ["up", "--stack", "qa"]]),
-    ("up", "n\n", [["preview", "--stack", "qa"]]),
-    ("up", "", [["preview", "--stack", "qa"]]),
-    ("destroy", "y\n", [["destroy", "--stack", "qa"]]),
+    ("up", "y\n", ["preview", "up"]),
+    ("up", "YES\n", ["preview", "up"]),
+    ("up", "n\n", ["preview"]),
+    ("up", "", ["preview"]),
+    ("destroy", "y\n", ["destroy"]),
     ("destroy", "nope\n", []),
 ])
 def test_up_and_destroy_show_the_plan_and_ask(monkeypatch, command, answer, runs):
-    calls: list[list[str]] = []
-    monkeypatch.setitem(cli.COMMANDS, command, cli.Command(lambda argv: calls.append(list(argv or [])) or 0,
-                                                           (command,), "", confirm=True))
-    monkeypatch.setitem(cli.COMMANDS, "preview", cli.Command(lambda argv: calls.append(list(argv or [])) or 0,
-                                                             ("preview",), ""))
+    calls: list[tuple[str, str]] = []
+    real = cli.COMMANDS[command]
+    monkeypatch.setitem(cli.COMMANDS, command, cli.Command(
+        real.add_arguments, lambda args: calls.append((args.command, args.stack)) or 0, "", "", confirm=True))
     err = io.StringIO()
     code = cli.main([command, "--stack", "qa"], stdin=_Tty(answer), stderr=err)
-    assert calls == runs
+    assert calls == [(run, "qa") for run in runs]
     assert code == (0 if len(runs) == (2 if command == "up" else 1) else 2)
     if code == 2:
         assert err.getvalue().endswith("kueue-cohorts: nothing was changed\n")

@@ -105,7 +105,7 @@ def test_a_sandbox_worker_that_is_not_up_says_how_to_start_it(tmp_path):
 
     with pytest.raises(PreflightError) as refused:
         _worker_target(settings, 1, settings.multi_kueue.workers[1], SandboxTarget(tmp_path, _no_sandbox, absent))
-    assert "python -m sandbox up --workers 2" in str(refused.value)
+    assert "kueue-cohorts sandbox up --workers 2" in str(refused.value)
 
 
 # --- issue 38 class 7: never raises on a malformed fromFile, whatever its shape --------------------------------------
