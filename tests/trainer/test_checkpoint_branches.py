@@ -1,0 +1,138 @@
+"""trainer.checkpoints: the completeness branches no other test reached (issue 42), each with the exact problem the
+resume log shows, and resume with a known world size. Trees are written by hand; the expected problems are the
+sentences of trainer/checkpoints.py's table, not recomputed."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.trainer.layouts import LAYOUTS
+from trainer import checkpoints
+from trainer.checkpoints import Checkpoint
+from trainer.entrypoint import agreed_resume
+
+SINGLE = {"model.safetensors": b"w", "training_args.bin": b"a", "optimizer.pt": b"o", "scheduler.pt": b"s",
+          "rng_state.pth": b"r"}
+
+
+def _tree(path: Path, files: dict[str, bytes]) -> Path:
+    for name, data in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_bytes(data)
+    return path
+
+
+def _single(run: Path, step: int, state: bytes | None = None, **extra: bytes) -> Path:
+    path = run / f"checkpoint-{step}"
+    path.mkdir(parents=True)
+    _tree(path, {**SINGLE, **extra})
+    (path / "trainer_state.json").write_bytes(json.dumps({"global_step": step}).encode() if state is None else state)
+    return path
+
+
+@pytest.mark.parametrize("state", [b"[]", b"[1, 2]", b'"global_step"', b"7", b"null", b"true", b"{}",
+                                   b'{"step": 7}', b"{not json", b"\xff\xfe"])
+def test_a_trainer_state_that_is_not_a_json_object_with_global_step_is_one_problem_and_resume_skips_it(tmp_path,
+                                                                                                       state):
+    _single(tmp_path, 5)
+    _single(tmp_path, 7, state)
+    assert checkpoints.completeness_problems(Checkpoint(7, tmp_path / "checkpoint-7")) == [
+        "trainer_state.json is not valid trainer state JSON"]
+    assert checkpoints.newest_complete(tmp_path) == Checkpoint(5, tmp_path / "checkpoint-5")
+    assert agreed_resume(tmp_path, True, 1) == Checkpoint(5, tmp_path / "checkpoint-5")
+
+
+@pytest.mark.parametrize("state, problem", [
+    (b'{"global_step": 6}', "trainer_state.json says global_step 6, the directory says 7"),
+    (b'{"global_step": "7"}', "trainer_state.json says global_step 7, the directory says 7"),
+    (b"", "trainer_state.json is missing or empty"),
+])
+def test_trainer_state_problems(tmp_path, state, problem):
+    path = _single(tmp_path, 7, state)
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == [problem]
+
+
+def test_a_missing_trainer_state_and_a_linked_one(tmp_path):
+    path = _single(tmp_path, 7)
+    (path / "trainer_state.json").unlink()
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == ["trainer_state.json is missing"]
+    (tmp_path / "elsewhere.json").write_text(json.dumps({"global_step": 7}))
+    os.symlink(tmp_path / "elsewhere.json", path / "trainer_state.json")
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == ["trainer_state.json is a symbolic link"]
+
+
+def test_a_checkpoint_that_is_a_link_or_gone(tmp_path):
+    real = _single(tmp_path, 7)
+    os.symlink(real, tmp_path / "checkpoint-8")
+    assert checkpoints.completeness_problems(Checkpoint(8, tmp_path / "checkpoint-8")) == [
+        "checkpoint-8 is a symbolic link"]
+    assert checkpoints.completeness_problems(Checkpoint(9, tmp_path / "checkpoint-9")) == ["checkpoint-9 is missing"]
+
+
+def test_a_model_only_save_needs_no_optimizer_scheduler_or_rng(tmp_path):
+    path = _single(tmp_path, 7)
+    for name in ("optimizer.pt", "scheduler.pt", "rng_state.pth"):
+        (path / name).unlink()
+    assert checkpoints.completeness_problems(Checkpoint(7, path), with_optimizer=False) == []
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == [
+        "optimizer.pt is missing or empty", "scheduler.pt is missing or empty", "rng_state.pth is missing or empty"]
+
+
+def test_an_empty_scaler_counts_only_when_saved(tmp_path):
+    path = _single(tmp_path, 7, **{"scaler.pt": b""})
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == ["scaler.pt is missing or empty"]
+
+
+@pytest.mark.parametrize("index, problem", [
+    (b"{not json", "model.safetensors.index.json is not a valid weight index"),
+    (b"[]", "model.safetensors.index.json is not a valid weight index"),
+    (b'{"weight_map": []}', "model.safetensors.index.json is not a valid weight index"),
+    (b'{"metadata": {}}', "model.safetensors.index.json is not a valid weight index"),
+    (b'{"weight_map": {"a": "../outside.safetensors"}}',
+     "model.safetensors.index.json names a shard outside the checkpoint: '../outside.safetensors'"),
+    (b'{"weight_map": {"a": 3}}', "model.safetensors.index.json names a shard outside the checkpoint: 3"),
+    (b'{"weight_map": {"a": "gone.safetensors"}}', "weight shard gone.safetensors is missing or empty"),
+])
+def test_weight_index_problems(tmp_path, index, problem):
+    path = _single(tmp_path, 7, **{"model.safetensors.index.json": index})
+    (path / "model.safetensors").unlink()
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == [problem]
+
+
+def test_no_weights_at_all_and_a_weight_that_is_a_directory(tmp_path):
+    path = _single(tmp_path, 7)
+    (path / "model.safetensors").unlink()
+    [problem] = checkpoints.completeness_problems(Checkpoint(7, path))
+    assert problem.startswith("no model weights (model.safetensors, ") and "model.safetensors.index.json" in problem
+    (path / "model.safetensors").mkdir()
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == [
+        "model.safetensors is missing, a symbolic link or not a file"]
+
+
+@pytest.mark.parametrize("world_size, newest", [(None, 300), (1, 200), (2, 300), (3, 100)])
+def test_resume_with_a_known_world_size_takes_the_newest_checkpoint_every_rank_wrote(tmp_path, world_size, newest):
+    """Checkpoint 100 has rng states of ranks 0-2, 200 a single-process one, 300 ranks 0-1 (hand-made)."""
+    def ranks(count: int) -> dict[str, bytes]:
+        return {f"rng_state_{r}.pth": b"r" for r in range(count)}
+
+    base = {k: v for k, v in SINGLE.items() if k != "rng_state.pth"}
+    for step, rng in ((100, ranks(3)), (200, {"rng_state.pth": b"r"}), (300, ranks(2))):
+        path = _tree(tmp_path / f"checkpoint-{step}", {**base, **rng})
+        (path / "trainer_state.json").write_text(json.dumps({"global_step": step}))
+    expected = Checkpoint(newest, tmp_path / f"checkpoint-{newest}")
+    assert checkpoints.newest_complete(tmp_path, world_size=world_size) == expected
+    if world_size is not None:
+        assert agreed_resume(tmp_path, True, world_size) == expected
+
+
+def test_a_missing_rank_of_a_known_world_size_is_named(tmp_path):
+    detected, _, tree = LAYOUTS["ddp-two-ranks"]
+    path = _tree(tmp_path / "checkpoint-100", tree)
+    (path / "trainer_state.json").write_text(json.dumps({"global_step": 100}))
+    assert checkpoints.completeness_problems(Checkpoint(100, path), world_size=3) == ["rng_state_2.pth is missing"]
+    (path / "rng_state_0.pth").write_bytes(b"")
+    assert checkpoints.completeness_problems(Checkpoint(100, path), world_size=2) == [
+        "rng_state_0.pth is missing or empty"]
