@@ -136,3 +136,83 @@ def test_a_missing_rank_of_a_known_world_size_is_named(tmp_path):
     (path / "rng_state_0.pth").write_bytes(b"")
     assert checkpoints.completeness_problems(Checkpoint(100, path), world_size=2) == [
         "rng_state_0.pth is missing or empty"]
+
+
+# --- the survivors of the mutation run (docs/testing.md): links, empty files, rank gaps, odd shard names --------------
+
+
+def test_a_linked_or_empty_weight_file(tmp_path):
+    path = _single(tmp_path, 7)
+    (path / "model.safetensors").write_bytes(b"")
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == ["model.safetensors is empty"]
+    (path / "model.safetensors").unlink()
+    (tmp_path / "w").write_bytes(b"w")
+    os.symlink(tmp_path / "w", path / "model.safetensors")
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == [
+        "model.safetensors is missing, a symbolic link or not a file"]
+    os.symlink(tmp_path / "w", path / "training_args.bin.tmp")
+    (path / "training_args.bin").unlink()
+    os.rename(path / "training_args.bin.tmp", path / "training_args.bin")
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == [
+        "training_args.bin is a symbolic link", "model.safetensors is missing, a symbolic link or not a file"]
+
+
+@pytest.mark.parametrize("shard", ["", ".", "..", "a\0b", "sub/x.safetensors"])
+def test_a_shard_name_that_is_no_single_path_component(tmp_path, shard):
+    index = json.dumps({"weight_map": {"a": shard}}).encode()
+    path = _single(tmp_path, 7, **{"model.safetensors.index.json": index})
+    (path / "model.safetensors").unlink()
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == [
+        f"model.safetensors.index.json names a shard outside the checkpoint: {shard!r}"]
+
+
+def test_shards_of_mixed_types_are_each_named_in_text_order_and_an_empty_index_is_named(tmp_path):
+    index = json.dumps({"weight_map": {"a": "x.safetensors", "b": 3}}).encode()
+    path = _single(tmp_path, 7, **{"model.safetensors.index.json": index})
+    (path / "model.safetensors").unlink()
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == [
+        "model.safetensors.index.json names a shard outside the checkpoint: 3",
+        "weight shard x.safetensors is missing or empty"]
+    (path / "model.safetensors.index.json").write_bytes(b"")
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == [
+        "model.safetensors.index.json is missing or empty"]
+
+
+def test_rank_gaps_with_an_unknown_world_size(tmp_path):
+    """Without a world size the ranks up to the highest found are expected; with none found, rank 0."""
+    path = _single(tmp_path, 7)
+    (path / "rng_state.pth").unlink()
+    for rank in (0, 2):
+        (path / f"rng_state_{rank}.pth").write_bytes(b"r")
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == ["rng_state_1.pth is missing"]
+    fsdp = _tree(tmp_path / "checkpoint-8", {"pytorch_model_fsdp_rank0.bin": b"w", "scheduler.pt": b"s",
+                                             "rng_state_0.pth": b"r"})
+    (fsdp / "trainer_state.json").write_text(json.dumps({"global_step": 8}))
+    assert checkpoints.completeness_problems(Checkpoint(8, fsdp)) == ["FSDP optimizer shard of rank 0 is missing"]
+
+
+def test_a_sharded_fsdp_directory_without_metadata_or_data(tmp_path):
+    path = _tree(tmp_path / "checkpoint-8", {"pytorch_model_fsdp_0/readme": b"x", "optimizer_0/.metadata": b"m",
+                                             "optimizer_0/__0_0.distcp": b"d", "scheduler.pt": b"s",
+                                             "rng_state_0.pth": b"r"})
+    (path / "trainer_state.json").write_text(json.dumps({"global_step": 8}))
+    assert checkpoints.completeness_problems(Checkpoint(8, path)) == [
+        "pytorch_model_fsdp_0/.metadata is missing or empty", "pytorch_model_fsdp_0/ holds no .distcp data"]
+
+
+def test_deepspeed_latest_empty_or_naming_a_link_and_optimizer_partitions_only_with_the_optimizer(tmp_path):
+    path = _tree(tmp_path / "checkpoint-5", {"training_args.bin": b"a", "latest": b"global_step5",
+                                             "global_step5/mp_rank_00_model_states.pt": b"m",
+                                             "global_step5/zero_pp_rank_0_mp_rank_00_optim_states.pt": b"o0",
+                                             "rng_state_0.pth": b"r", "rng_state_1.pth": b"r"})
+    (path / "trainer_state.json").write_text(json.dumps({"global_step": 5}))
+    assert checkpoints.completeness_problems(Checkpoint(5, path), with_optimizer=False, world_size=2) == []
+    assert checkpoints.completeness_problems(Checkpoint(5, path), world_size=2) == [
+        "global_step5/ has no ZeRO optimizer state of rank 1"]
+    os.rename(path / "global_step5", tmp_path / "outside")
+    os.symlink(tmp_path / "outside", path / "global_step5")
+    assert checkpoints.completeness_problems(Checkpoint(5, path), world_size=2) == [
+        "latest names global_step5/, which is missing or not a real directory"]
+    (path / "latest").write_bytes(b"")
+    assert checkpoints.detect_layout(path) == "deepspeed"
+    assert checkpoints.completeness_problems(Checkpoint(5, path), world_size=2) == ["latest is missing or empty"]
