@@ -216,3 +216,20 @@ def test_deepspeed_latest_empty_or_naming_a_link_and_optimizer_partitions_only_w
     (path / "latest").write_bytes(b"")
     assert checkpoints.detect_layout(path) == "deepspeed"
     assert checkpoints.completeness_problems(Checkpoint(5, path), world_size=2) == ["latest is missing or empty"]
+
+
+def test_the_run_directory_is_made_with_its_missing_parents_and_refusals_say_why(tmp_path):
+    root = tmp_path / "mnt" / "checkpoints"  # not there yet: the first run on a fresh volume makes it
+    assert checkpoints.ensure_run_dir(root, "job-1") == root / "job-1" and (root / "job-1").is_dir()
+    with pytest.raises(ValueError) as refused:
+        checkpoints.run_dir(root, "a/b")
+    assert str(refused.value) == ("run name 'a/b' must be one path component of letters, digits, '-', '_' or '.' "
+                                  "(the TrainJob name); set KUEUE_COHORTS_RUN_NAME")
+    os.symlink(tmp_path, root / "linked")
+    with pytest.raises(ValueError) as refused:
+        checkpoints.run_dir(root, "linked")
+    assert str(refused.value) == (f"{root / 'linked'} is a symbolic link (to {str(tmp_path)!r}): a run directory on "
+                                  "the shared checkpoint volume must be a real directory; remove the link")
+    (root / "file").write_text("x")
+    with pytest.raises(FileExistsError):  # the documented OSError: mkdir finds a file there
+        checkpoints.ensure_run_dir(root, "file")
