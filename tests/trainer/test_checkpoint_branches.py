@@ -233,3 +233,20 @@ def test_the_run_directory_is_made_with_its_missing_parents_and_refusals_say_why
     (root / "file").write_text("x")
     with pytest.raises(FileExistsError):  # the documented OSError: mkdir finds a file there
         checkpoints.ensure_run_dir(root, "file")
+
+
+@pytest.mark.parametrize("stored, name", [
+    ("/mnt/checkpoints/job/checkpoint-5", "checkpoint-5"), ("out/checkpoint-5/", "checkpoint-5"),
+    ("checkpoint-12", "checkpoint-12"), ("out/checkpoint-5 ", None), ("out/checkpoint-5X", None), ("out/best", None),
+    ("", None), (None, None),
+])
+def test_the_best_checkpoint_is_named_by_its_last_path_component(stored, name):
+    assert checkpoints.best_checkpoint_name(stored) == name
+
+
+def test_is_complete_takes_the_world_size(tmp_path):
+    path = _single(tmp_path, 7)
+    (path / "rng_state.pth").unlink()
+    (path / "rng_state_0.pth").write_bytes(b"r")
+    assert checkpoints.is_complete(Checkpoint(7, path))
+    assert not checkpoints.is_complete(Checkpoint(7, path), world_size=2)
