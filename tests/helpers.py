@@ -50,10 +50,12 @@ class RecordingMocks(pulumi.runtime.Mocks):
         return {}
 
 
-def run_with_mocks(build: Callable[[], Any], config: Optional[dict[str, str]] = None) -> RecordingMocks:
-    """Run `build` under fresh mocks (optionally with stack config `{"kueue-cohorts:key": json}`) and wait for
-    every registration. Exceptions raised by `build` propagate. Returns the mocks with their record."""
-    mocks = RecordingMocks()
+def run_with_mocks(build: Callable[[], Any], config: Optional[dict[str, str]] = None,
+                   mocks: Optional[RecordingMocks] = None) -> RecordingMocks:
+    """Run `build` under `mocks` (fresh ones by default; optionally with stack config `{"kueue-cohorts:key": json}`)
+    and wait for every registration. Exceptions raised by `build` propagate; the record stays in `mocks`, so a
+    caller that passed them can still read what was registered before the raise. Returns the mocks."""
+    mocks = mocks if mocks is not None else RecordingMocks()
     pulumi.runtime.set_mocks(mocks, project="kueue-cohorts", stack="test", preview=False)
     pulumi.runtime.set_all_config(config or {})
 
@@ -75,9 +77,23 @@ def fixture_raw(name: str) -> dict:
     return copy.deepcopy(raw_from_stack_file(FIXTURES / f"{name}.yaml"))
 
 
-def run_main(config: dict[str, str]) -> RecordingMocks:
-    """Run the real __main__.py under mocks with the given stack config (engine-style JSON strings)."""
-    return run_with_mocks(lambda: runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__"), config)
+def run_main(config: dict[str, str], program: Path = ROOT / "__main__.py",
+             mocks: Optional[RecordingMocks] = None) -> RecordingMocks:
+    """Run the real __main__.py (or `program`) under mocks with the given stack config (engine-style JSON
+    strings)."""
+    return run_with_mocks(lambda: runpy.run_path(str(program), run_name="__main__"), config, mocks)
+
+
+def refused(build: Callable[[], Any], config: Optional[dict[str, str]] = None) -> tuple[Exception, list[Registered]]:
+    """Run `build` under fresh mocks expecting it to raise; return the exception and every resource registered
+    before it (Pulumi mocks record a registration when the program makes it, raise or not). Raises AssertionError
+    when `build` does not raise."""
+    mocks = RecordingMocks()
+    try:
+        run_with_mocks(build, config, mocks)
+    except Exception as err:  # noqa: BLE001 - the refusal is what the caller asserts on
+        return err, mocks.registered
+    raise AssertionError("the program was not refused")
 
 
 def registered_objects(stack: str) -> list[dict]:

@@ -352,9 +352,11 @@ def _undecidable(flavor: _Flavor, unknown: Sequence[NodePool], slots: Mapping[st
 
 def _holders(slots: Iterable[_Reserved]) -> str:
     """The owners of the reservations, each once ("ClusterQueue 'a', Cohort 'c' and 3 more")."""
+    slots = list(slots)
     owners = list(dict.fromkeys(part.rsplit(" ", 1)[0] for s in slots for part in s.parts))
-    shown = ", ".join(owners[:_SHOWN])
-    return shown + (f" and {len(owners) - _SHOWN} more" if len(owners) > _SHOWN else "")
+    # `parts` keeps only the first _SHOWN reservations of each resource; `count` counts them all (one per owner)
+    more = max((s.count for s in slots), default=0) - len(owners[:_SHOWN])
+    return ", ".join(owners[:_SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
 def _no_nodes(flavor: _Flavor, pools: Sequence[NodePool], slots: Mapping[str, _Reserved]) -> Violation:
@@ -368,11 +370,16 @@ def _no_nodes(flavor: _Flavor, pools: Sequence[NodePool], slots: Mapping[str, _R
     named = [p for p in pools if p.resource_flavor == flavor.name]
     hint = (f" ({_pools_text(named)} names resourceFlavor '{flavor.name}' but lacks these labels: Kueue places pods by "
             "labels, not by the pool's name)" if named else "")
-    levels = (f" with the Topology level labels {', '.join(flavor.levels)}" if flavor.levels else "")
-    rule = (f"ResourceFlavor '{flavor.name}' selects nodes labelled {_labels_text(flavor.labels)}{levels}, which no "
-            f"node pool carries{hint}, so the {_held(slots, pools)} it holds in nominalQuota ({parts}) has no nodes")
-    fix = (f"put the labels {_labels_text(flavor.labels)} on the node pool of those nodes "
-           "(kueue-cohorts:nodePools[].labels), or set the flavor's nodeLabels to labels its nodes carry")
+    levels = f"the Topology level labels {', '.join(flavor.levels)}" if flavor.levels else ""
+    if flavor.labels:  # a Topology-Aware flavor without nodeLabels selects by its Topology's level labels alone
+        wanted = f"the labels {_labels_text(flavor.labels)}" + (f" and {levels}" if levels else "")
+        selects = f"nodes labelled {_labels_text(flavor.labels)}" + (f" with {levels}" if levels else "")
+    else:
+        wanted, selects = levels, f"the nodes with {levels}"
+    rule = (f"ResourceFlavor '{flavor.name}' selects {selects}, which no node pool carries{hint}, so the "
+            f"{_held(slots, pools)} it holds in nominalQuota ({parts}) has no nodes")
+    fix = (f"put {wanted} on the node pool of those nodes (kueue-cohorts:nodePools[].labels), or set the flavor's "
+           "nodeLabels to labels its nodes carry")
     return _at_flavor_or_quota(flavor, slots, rule, fix)
 
 

@@ -5,7 +5,9 @@ the model says cannot block reclaim (lendingLimit, Cohort quota, nesting, fair-s
 from __future__ import annotations
 
 import copy
+from itertools import product
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -126,8 +128,7 @@ def test_the_gate_off_through_the_kueue_charts_values_counts_too():
         "FairSharingPreemptWithinNominal = False"), found
 
 
-@settings(max_examples=20, deadline=None)
-@given(st.sampled_from([None, True]), st.sampled_from(["0", "0.5", None]))
+@pytest.mark.parametrize("gate, weight", list(product([None, True], ["0", "0.5", None])))
 def test_fair_sharing_with_the_gate_on_or_default_never_blocks(gate, weight):
     """FairSharingPreemptWithinNominal (on by default since 0.17): a within-nominal preemptor bypasses the shares,
     whatever the weights (preemption.go runFirstFsStrategy)."""
@@ -138,8 +139,7 @@ def test_fair_sharing_with_the_gate_on_or_default_never_blocks(gate, weight):
     assert findings(manifests) == []
 
 
-@settings(max_examples=10, deadline=None)
-@given(st.sampled_from(["0", None]))
+@pytest.mark.parametrize("limit", ["0", None])
 def test_flat_tree_or_a_closed_subtree_passes_with_the_gate_off(limit):
     """The inference queue directly under the root (its almost-LCA share is its own, 0), or a subtree whose Cohort
     sets borrowingLimit 0 (it never borrows, share 0)."""
@@ -200,8 +200,7 @@ def test_borrow_within_cohort_reaches_an_inference_queue_that_may_borrow(thresho
             f"'{resource}' of flavor 'c12-default'") in found[0]
 
 
-@settings(max_examples=20, deadline=None)
-@given(st.sampled_from([0, 10, 999]), st.booleans())
+@pytest.mark.parametrize("threshold, inference_borrows", list(product([0, 10, 999], [False, True])))
 def test_borrow_within_cohort_cannot_reach_inference(threshold, inference_borrows):
     """Below the inference priority the threshold keeps inference out of reach; and an inference queue with
     borrowingLimit 0 is never above its nominal quota, so no borrower can preempt it (candidate_generator.go)."""
@@ -261,8 +260,8 @@ def test_no_training_queue_no_finding():
 
 # --- what cannot block reclaim in 0.19.2 ----------------------------------------------------------------------------
 
-@settings(max_examples=30, deadline=None)
-@given(st.sampled_from([None, "0", "1", "4"]), st.sampled_from([None, "2"]), st.booleans(), st.booleans())
+@pytest.mark.parametrize("lending, cohort_quota, nest, fs",
+                         list(product([None, "0", "1", "4"], [None, "2"], [False, True], [False, True])))
 def test_lending_limits_cohort_quota_and_nesting_do_not_block_classical_reclaim(lending, cohort_quota, nest, fs):
     """A lendingLimit on inference only lowers what it lends; Cohort quota and nested Cohorts keep a borrower of
     inference's quota above nominal up to the common ancestor (hierarchical_preemption.go), so classical reclaim

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import benchmarks
 from benchmarks import __main__ as bench_main
+from benchmarks import mutation
 from benchmarks.engine import growth, grpc_breakdown, manifests_from_state, shared_pool_stack
 
 
@@ -139,3 +140,32 @@ def test_help_describes_the_benchmark_in_whole_sentences(name, capsys):
 def test_summary_is_the_first_paragraph_on_one_line():
     assert benchmarks.summary("One line\nand its end.\n\nMore.") == "One line and its end."
     assert benchmarks.summary(None) == ""
+
+
+# --- benchmarks/mutation.py: its pure parts (the mutation runs themselves belong to make bench) ------------------
+
+
+def test_mutation_survivors_are_matched_to_their_equivalence_by_module_and_changed_lines():
+    diff = ("# components.settings.quantity.x__canonical__mutmut_11: survived\n--- components/settings/quantity.py\n"
+            "+++ components/settings/quantity.py\n@@ -3,7 +3,7 @@\n     number = parse(value)\n"
+            '-    sign = "-" if number < 0 else ""\n+    sign = "-" if number <= 0 else ""\n'
+            "     magnitude = abs(number)\n")
+    change = mutation.change_of(diff)
+    assert change == ['- sign = "-" if number < 0 else ""', '+ sign = "-" if number <= 0 else ""']
+    listed = {"components.settings.quantity": [{"change": change, "why": "zero returned above"}]}
+    assert mutation.is_equivalent("components.settings.quantity", change, listed) == "zero returned above"
+    assert mutation.is_equivalent("policy.rules.quantities", change, listed) is None
+    assert mutation.is_equivalent("components.settings.quantity", change[:1], listed) is None
+    assert mutation.module_of("trainer/checkpoints.py") == "trainer.checkpoints"
+
+
+def test_every_equivalent_mutant_names_a_mutated_module_and_says_why():
+    listed = mutation.load_equivalent()
+    mutated = {mutation.module_of(str(p.relative_to(mutation.ROOT))) for t in mutation.TARGETS
+               for pattern in t.mutate for p in mutation.ROOT.glob(pattern)}
+    assert listed, "the checked-in file lists the equivalent survivors"
+    for module, entries in listed.items():
+        assert module in mutated
+        assert entries
+        for entry in entries:
+            assert [line[:2] for line in entry["change"]].count("- ") >= 1 and len(entry["why"]) > 20

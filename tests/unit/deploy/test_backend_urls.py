@@ -97,7 +97,9 @@ def test_credentials_are_redacted_wherever_the_url_is_printed(url, secret, tmp_p
     monkeypatch.setattr(engine.toolchain, "pulumi_home", lambda: tmp_path / "home")
     assert secret not in engine.environment_summary()
     target = StackTarget(name="prod", path=Path("p.yaml"), mode="kubeconfig", protected_by=("x",))
-    for line in protection.problems(target, {"PULUMI_BACKEND_URL": url}, no_policy=False, policy_pack=None):
+    problems = protection.problems(target, {"PULUMI_BACKEND_URL": url}, no_policy=False, policy_pack=None)
+    assert problems  # a protected stack without its policy pack is refused, naming the backend
+    for line in problems:
         assert secret not in line
 
 

@@ -58,7 +58,9 @@ def test_dev_stack_gets_one_policy_and_one_binding_per_rule_named_after_its_coho
 
 
 def test_warn_and_audit_switch_every_binding_for_a_first_rollout():
-    for _, _, binding in admission_manifests(_dev(validationActions=["Warn", "Audit"])):
+    manifests = admission_manifests(_dev(validationActions=["Warn", "Audit"]))
+    assert len(manifests) >= 5  # every guardrail of the dev stack
+    for _, _, binding in manifests:
         assert binding["spec"]["validationActions"] == ["Warn", "Audit"]
 
 
@@ -242,7 +244,9 @@ def test_prod_denies_and_staging_stays_at_the_first_rollout_step(stack, actions)
     settings = parse_settings(stack_raw(stack))
     assert [a.value for a in settings.admission.validation_actions] == actions
     assert SANDBOX_ADMIN not in settings.admission.identities.users
-    for _, _, binding in admission_manifests(settings):
+    manifests = admission_manifests(settings)
+    assert manifests
+    for _, _, binding in manifests:
         assert binding["spec"]["validationActions"] == actions
 
 

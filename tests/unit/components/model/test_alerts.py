@@ -51,7 +51,9 @@ def test_promtool_accepts_every_rendered_rule_file(stack, promtool, tmp_path):
 def test_every_alert_names_its_cohort_and_links_its_runbook_section(stack):
     settings = parse_settings(stack_raw(stack))
     readme = (ROOT / "docs" / "monitoring.md").read_text()
-    for alert in alerts(settings, stack):
+    found = alerts(settings, stack)
+    assert found, f"the {stack} stack has no alerts to check"
+    for alert in found:
         labels = dict(alert.labels)
         assert labels["cohort"] and labels["kueue_cohorts_stack"] == stack and labels["severity"]
         assert alert.runbook == f"docs/monitoring.md#{runbook_anchor(alert.alert)}"

@@ -15,7 +15,7 @@ def test_self_managed_backends_write_the_state_once(scheme, path):
     assert engine.checkpoint_env(scheme + path, environ={}) == {"PULUMI_SKIP_CHECKPOINTS": "true"}
 
 
-@given(url=st.sampled_from(["https://api.pulumi.com", "https://pulumi.example.internal/api", "http://localhost:8080"]))
+@pytest.mark.parametrize("url", ["https://api.pulumi.com", "https://pulumi.example.internal/api", "http://localhost:8080"])
 def test_pulumi_cloud_keeps_its_journal(url):
     assert engine.checkpoint_env(url, environ={}) == {}
 

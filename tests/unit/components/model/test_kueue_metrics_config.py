@@ -4,12 +4,11 @@ with the same fields. The field names are read from the pinned Kueue's Go source
 from __future__ import annotations
 
 import re
+from itertools import product
 from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given
-from hypothesis import strategies as st
 
 import toolchain
 from components.model.manager_config import chart_values, manager_configuration
@@ -33,7 +32,7 @@ def test_every_stack_turns_the_views_metrics_on():
                            "localQueueMetrics": {"enable": True}}, stack
 
 
-@given(cq=st.booleans(), lq=st.booleans(), selected=st.booleans())
+@pytest.mark.parametrize("cq, lq, selected", list(product([False, True], repeat=3)))  # all 8: exhaustive
 def test_the_setting_turns_each_off(cq, lq, selected):
     raw = stack_raw("dev")
     local = {"enable": lq, **({"localQueueSelector": {"matchLabels": {"team": "a"}}} if selected else {})}

@@ -3,6 +3,7 @@ fix; nothing is registered."""
 from __future__ import annotations
 
 import json
+import runpy
 from typing import Callable
 
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from components.checks.validation import load_settings, validate
 from components.settings.errors import SettingsError
-from tests.helpers import fixture_raw, run_main, stack_raw
+from tests.helpers import ROOT, fixture_raw, refused, stack_raw
 
 
 def _dev() -> dict:
@@ -558,16 +559,33 @@ def test_every_problem_is_reported_at_once():
     assert str(caught.value).startswith("invalid stack config: 4 problems")
 
 
-def test_bad_config_registers_no_resource():
+def _borrowing_inference_config() -> dict[str, str]:
     raw = _dev()
     raw["cluster"] = {"mode": "render", "renderDir": "build/rendered/unit"}
     _set("inferenceTraining|inference|borrowingLimit", {"nvidia.com/gpualloc": "1"})(raw)
-    config = {f"kueue-cohorts:{k}": json.dumps(v) for k, v in raw.items()}
-    recorded = []
-    with pytest.raises(Exception) as caught:
-        recorded.append(run_main(config))
-    assert "must never borrow" in str(caught.value)
-    assert not recorded  # the program raised before registering anything (the mocks saw no resource)
+    return {f"kueue-cohorts:{k}": json.dumps(v) for k, v in raw.items()}
+
+
+def test_bad_config_registers_no_resource():
+    config = _borrowing_inference_config()
+    error, registered = refused(lambda: runpy.run_path(str(ROOT / "__main__.py"), run_name="__main__"), config)
+    assert "must never borrow" in str(error)
+    assert registered == []  # what the mocks saw before the raise: nothing
+
+
+def test_the_registers_nothing_check_catches_a_program_that_registers_a_namespace_then_refuses(tmp_path):
+    """The mutant of issue 42: __main__.py with a Namespace registered before the settings check refuses. The check
+    of `test_bad_config_registers_no_resource` (and of the secret test in test_runtime_env_secrets.py) sees it."""
+    source = (ROOT / "__main__.py").read_text()
+    anchor = "result = validate(raw, secret, owner)"
+    assert source.count(anchor) == 1
+    mutant = tmp_path / "__main__.py"
+    mutant.write_text(source.replace(anchor, "import pulumi_kubernetes as _k8s\n"
+                                             "_k8s.core.v1.Namespace('early', metadata={'name': 'early'})\n" + anchor))
+    error, registered = refused(lambda: runpy.run_path(str(mutant), run_name="__main__"),
+                                _borrowing_inference_config())
+    assert "must never borrow" in str(error)
+    assert [(r.typ, r.name) for r in registered] == [("kubernetes:core/v1:Namespace", "early")]
 
 
 def test_good_stacks_validate():

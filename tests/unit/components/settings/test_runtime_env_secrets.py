@@ -22,7 +22,7 @@ from components.model.runtime import render_runtime
 from components.settings import secrets
 from components.settings.errors import SettingsError
 from components.settings.runtime import TrainingRuntimeSettings
-from tests.helpers import ROOT, run_with_mocks, stack_raw
+from tests.helpers import ROOT, refused, run_with_mocks, stack_raw
 
 TR = "kueue-cohorts:trainingRuntime"
 SECURE = {"secure": "v1:AAAAAAAAAAAAAAAA:ZmFrZSBjaXBoZXJ0ZXh0"}
@@ -306,13 +306,12 @@ def test_the_program_refuses_a_secret_the_engine_marks_before_registering_anythi
         pulumi.runtime.set_all_config(config, ["kueue-cohorts:trainingRuntime"])
         runpy.run_path(str(ROOT / "__main__.py"), init_globals={"PROJECT_DIR": str(tmp_path)}, run_name="__main__")
 
-    recorded = []
-    with pytest.raises(Exception) as caught:
-        recorded.append(run_with_mocks(program))
-    message = str(caught.value)
+    error, registered = refused(program)
+    message = str(error)
     assert 'kueue-cohorts:trainingRuntime.env.HF_TOKEN = "[secret]"' in message
     assert "pulumi config rm --path trainingRuntime.env.HF_TOKEN`" in message  # one shell word (shlex.quote)
-    assert plain not in message and not recorded
+    assert plain not in message
+    assert registered == []  # what the mocks saw before the raise: nothing
     # Without the engine's mark the same config is a plain literal and passes.
     ok = run_with_mocks(lambda: runpy.run_path(str(ROOT / "__main__.py"),
                                                init_globals={"PROJECT_DIR": str(tmp_path)}, run_name="__main__"),
