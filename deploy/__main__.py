@@ -188,14 +188,14 @@ def cluster_kubeconfig(target: stackfile.StackTarget, environ: dict[str, str]) -
     return True, os.pathsep.join(files) or None
 
 
-Live = tuple[list[dict[str, Any]], list[dict[str, Any]]]
-"""The live ClusterQueues and Workloads (deploy.queue_holders.read)."""
+Live = queue_holders.Live
+"""The live ClusterQueues, Workloads and TrainJobs (deploy.queue_holders.read)."""
 
 
 def read_live(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str]) -> Live | None:
-    """The cluster's ClusterQueues and Workloads (one bounded read, deploy.queue_holders.read), or None when the stack
-    has no cluster to read or it cannot be read (said in one line: the run goes on, its deletes are bounded by
-    components/model/kueue.py RELEASE_WAIT_S)."""
+    """The cluster's ClusterQueues, Workloads and TrainJobs (one bounded read, deploy.queue_holders.read), or None
+    when the stack has no cluster to read or it cannot be read (said in one line: the run goes on, its deletes are
+    bounded by components/model/kueue.py RELEASE_WAIT_S)."""
     readable, kubeconfig = cluster_kubeconfig(target, environ)
     if not readable:
         return None
@@ -275,10 +275,10 @@ def explain_release_timeout(args: argparse.Namespace, target: stackfile.StackTar
     readable, kubeconfig = cluster_kubeconfig(target, environ)
     if readable:
         try:
-            queues, workloads = queue_holders.read(kubeconfig, target.context)
+            live = queue_holders.read(kubeconfig, target.context)
         except Exception:  # noqa: BLE001 - the timeout line stands alone
             return lines
-        held = queue_holders.holders(queue_holders.Steps(tuple(gone)), queues, workloads)
+        held = queue_holders.holders(queue_holders.Steps(tuple(gone)), *live)
         if held:
             lines += queue_holders.timeout_message(args.command, held)
     return lines
