@@ -820,10 +820,12 @@ def verify(settings: Optional[Settings], live: LiveObjects, expected: Optional[l
 
 
 class ClusterObjects:
-    """LiveObjects over the kubernetes dynamic client (any kind the cluster serves, found by discovery)."""
+    """LiveObjects over the kubernetes dynamic client (any kind the cluster serves, found by discovery).
+    ``timeout_seconds`` bounds each get and list (None: the client's default, no bound)."""
 
-    def __init__(self, api: ApiClient) -> None:
+    def __init__(self, api: ApiClient, timeout_seconds: Optional[float] = None) -> None:
         self._dyn = DynamicClient(api)
+        self._bound: dict[str, Any] = {} if timeout_seconds is None else {"_request_timeout": timeout_seconds}
 
     def _resource(self, api_version: str, kind: str) -> Resource:
         try:
@@ -837,7 +839,7 @@ class ClusterObjects:
         """See LiveObjects.get."""
         resource = self._resource(api_version, kind)
         try:
-            found: dict[str, Any] = resource.get(name=name, namespace=namespace).to_dict()
+            found: dict[str, Any] = resource.get(name=name, namespace=namespace, **self._bound).to_dict()
             return found
         except NotFoundError:
             return None
@@ -848,6 +850,6 @@ class ClusterObjects:
         """See LiveObjects.list."""
         resource = self._resource(api_version, kind)
         try:
-            return list(resource.get().to_dict().get("items") or [])
+            return list(resource.get(**self._bound).to_dict().get("items") or [])
         except DynamicApiError as err:
             raise Unreadable(f"{err.status} {err.reason}") from None

@@ -48,10 +48,24 @@ from pulumi import automation as auto
 
 import toolchain
 from components.checks.validation import load_stack_file
-from components.settings import Settings
-from components.settings.errors import SettingsError
+from components.model.kueue import namespace_owner
+from components.model.render import render_stack
+from components.settings import Settings, raw_from_stack_file
+from components.settings.errors import SettingsError, problems_message
 from components.settings.stackfile import StackFileError
-from deploy import engine, errors, locks, preflight, protection, queue_holders, recovery, rendered, settings, stackfile
+from deploy import (
+    engine,
+    errors,
+    live_preflight,
+    locks,
+    preflight,
+    protection,
+    queue_holders,
+    recovery,
+    rendered,
+    settings,
+    stackfile,
+)
 from deploy.backend_url import redact
 from deploy.scratch import Project, manifests
 from kueue_cohorts.pipes import finish_quietly, run_main
@@ -148,7 +162,37 @@ def check_target(args: argparse.Namespace, environ: dict[str, str]) -> stackfile
         failure = preflight.check(target, environ)
         if failure:
             raise Failure(2 if failure.usage else 1, f"deploy: {failure.line}")
+    if checked is not None:
+        check_live(args, target, environ, checked, path)
     return target
+
+
+def check_live(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str], checked: Settings,
+               path: Path) -> None:
+    """``preview`` and ``up``: the stack's rendered objects against its live cluster, before any engine call
+    (deploy.live_preflight: capacity of the live nodes, neighbours' quota on them, the checkpoint StorageClass, the
+    kubeconfig's identity against ``admission.identities``). Warnings are printed; nothing is read for a render-mode
+    stack or one whose kubeconfig or context is a secret.
+
+    Raises:
+        Failure: exit code 2, one message listing every refusal (key, value, rule, fix); nothing was run.
+    """
+    readable, kubeconfig = cluster_kubeconfig(target, environ)
+    if not readable or any(k.endswith((".kubeconfig", ".context")) for k in target.secret_keys):
+        return
+    try:
+        live = live_preflight.read(kubeconfig, target.context)
+    except Exception as err:  # noqa: BLE001 - no client from the kubeconfig: the engine's run says it its way
+        print(f"deploy: warning: the live preflight could not read the cluster ({type(err).__name__}: {err})",
+              file=sys.stderr, flush=True)
+        return
+    rendered = render_stack(checked, namespace_owner(engine.PROJECT_NAME, args.stack))
+    found = live_preflight.judge(checked, raw_from_stack_file(path), rendered, live)
+    for line in found.warnings:
+        print(f"deploy: warning: {line}", file=sys.stderr, flush=True)
+    if found.problems:
+        raise Failure(2, f"deploy: {args.command} --stack {args.stack}: nothing was run: "
+                         + problems_message("live preflight", found.problems, " on the stack's cluster"))
 
 
 def check_locks(args: argparse.Namespace, backend_url: str) -> None:
