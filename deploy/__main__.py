@@ -34,6 +34,7 @@ missing, toolchain not built).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import tempfile
@@ -44,10 +45,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from kubernetes import config as k8s_config
 from pulumi import automation as auto
 
 import toolchain
 from components.checks.validation import load_stack_file
+from components.model.admission import layout_scopes
 from components.model.kueue import namespace_owner
 from components.model.render import render_stack
 from components.settings import Settings, raw_from_stack_file
@@ -56,6 +59,7 @@ from components.settings.stackfile import StackFileError
 from deploy import (
     engine,
     errors,
+    guardrails_first,
     live_preflight,
     locks,
     preflight,
@@ -306,6 +310,43 @@ def check_up_holders(args: argparse.Namespace, target: stackfile.StackTarget, en
     check_queue_holders(args, target, environ, queue_holders.deletions(events), live)
 
 
+def update_guardrails_first(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
+                            stack: auto.Stack, events: list[auto.EngineEvent], kwargs: dict[str, Any]) -> None:
+    """Before the update: when the preview's ``events`` update guardrails to let the deploy identity through
+    (deploy.guardrails_first.gated_updates; the identity from one SelfSubjectReview), update those policies first
+    (``up --target``), then wait, bounded, until the API server admits a dry run of the write they guard on each
+    stack namespace that carries a tenant label (deploy.guardrails_first.settle). Nothing is done when the cluster or
+    the identity cannot be read: the update then runs as it would have."""
+    readable, kubeconfig = cluster_kubeconfig(target, environ)
+    if not readable:
+        return
+    try:
+        api = k8s_config.new_client_from_config(config_file=kubeconfig, context=target.context)
+        who = live_preflight.review_identity(api)
+    except Exception:  # noqa: BLE001 - the live preflight said it already; nothing to order then
+        return
+    urns = guardrails_first.gated_updates(events, who)
+    if not urns:
+        return
+    print(f"deploy: this up lets {who.username} through {len(urns)} guardrail(s): updating them first, so that the "
+          "stack's own writes are judged by the new ones", flush=True)
+    stack.up(target=urns, target_dependents=False, **kwargs)
+    checked = load_stack_file(engine.stack_config_file(args.stack))
+    labels = {scope.tenant_label for scope in layout_scopes(checked)}
+    pairs = [(item.name, key) for item in render_stack(checked, namespace_owner(engine.PROJECT_NAME, args.stack))
+             if item.kind == "Namespace" for key in (item.manifest.get("metadata") or {}).get("labels") or {}
+             if key in labels]
+    start = time.monotonic()
+    for namespace, label in guardrails_first.targets(pairs):
+        left = guardrails_first.settle(functools.partial(guardrails_first.probe, api, namespace, label))
+        if left is not None:
+            print(f"deploy: warning: the API server still refuses {who.username} to change the label {label} of "
+                  f"namespace {namespace} after {guardrails_first.SETTLE_S:g} s ({left}); the update goes on",
+                  file=sys.stderr, flush=True)
+            return
+    print(f"deploy: the updated guardrails are in force ({time.monotonic() - start:.1f} s)", flush=True)
+
+
 def explain_release_timeout(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
                             events: list[auto.EngineEvent]) -> list[str]:
     """The lines that explain a failed run whose engine ``events`` show a delete of a ClusterQueue or ResourceFlavor
@@ -399,6 +440,7 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, environ:
                 print("deploy: preview with the policy pack before up", flush=True)
                 stack.preview(on_event=events.append, **kwargs)
                 check_queue_holders(args, target, environ, queue_holders.deletions(events))
+                update_guardrails_first(args, target, environ, stack, events, kwargs)
             else:
                 check_up_holders(args, target, environ, stack, kwargs, output)
             print(UP_STARTS, flush=True)

@@ -170,16 +170,19 @@ def read(config_file: Optional[str], context: Optional[str], timeout_seconds: fl
     ClusterObjects`` and one SelfSubjectReview, each call bounded by ``timeout_seconds``. Raises only when no API
     client can be made from the kubeconfig."""
     api = config.new_client_from_config(config_file=config_file, context=context)
+    return read_objects(ClusterObjects(api, timeout_seconds), lambda: review_identity(api, timeout_seconds))
 
-    def review() -> Identity:
-        answer = client.AuthenticationV1Api(api).create_self_subject_review(
-            client.V1SelfSubjectReview(), _request_timeout=timeout_seconds)
-        info = answer.status.user_info if answer.status is not None else None
-        if info is None or not info.username:
-            raise ValueError("the review named no user")
-        return Identity(str(info.username), tuple(info.groups or ()))
 
-    return read_objects(ClusterObjects(api, timeout_seconds), review)
+def review_identity(api: client.ApiClient, timeout_seconds: float = 15.0) -> Identity:
+    """Who ``api``'s credentials are: one SelfSubjectReview (authentication.k8s.io/v1, GA in Kubernetes 1.28; what
+    ``kubectl auth whoami`` sends), bounded by ``timeout_seconds``. Raises the client's error, or ValueError when the
+    answer names no user."""
+    answer = client.AuthenticationV1Api(api).create_self_subject_review(
+        client.V1SelfSubjectReview(), _request_timeout=timeout_seconds)
+    info = answer.status.user_info if answer.status is not None else None
+    if info is None or not info.username:
+        raise ValueError("the review named no user")
+    return Identity(str(info.username), tuple(info.groups or ()))
 
 
 # --- capacity ---------------------------------------------------------------------------------------------------
