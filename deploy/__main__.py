@@ -188,12 +188,12 @@ def check_live(args: argparse.Namespace, target: stackfile.StackTarget, environ:
         live = live_preflight.read(kubeconfig, target.context)
     except Exception as err:  # noqa: BLE001 - no client from the kubeconfig: the engine's run says it its way
         print(f"deploy: warning: the live preflight could not read the cluster ({type(err).__name__}: {err})",
-              file=sys.stderr, flush=True)
+              flush=True)
         return
     rendered = render_stack(checked, namespace_owner(engine.PROJECT_NAME, args.stack))
     found = live_preflight.judge(checked, raw_from_stack_file(path), rendered, live)
-    for line in found.warnings:
-        print(f"deploy: warning: {line}", file=sys.stderr, flush=True)
+    for line in found.warnings:  # on stdout, with the run's own output: stderr is for what stops the run
+        print(f"deploy: warning: {line}", flush=True)
     if found.problems:
         raise Failure(2, f"deploy: {args.command} --stack {args.stack}: nothing was run: "
                          + problems_message("live preflight", found.problems, " on the stack's cluster"))
@@ -342,7 +342,7 @@ def update_guardrails_first(args: argparse.Namespace, target: stackfile.StackTar
         if left is not None:
             print(f"deploy: warning: the API server still refuses {who.username} to change the label {label} of "
                   f"namespace {namespace} after {guardrails_first.SETTLE_S:g} s ({left}); the update goes on",
-                  file=sys.stderr, flush=True)
+                  flush=True)
             return
     print(f"deploy: the updated guardrails are in force ({time.monotonic() - start:.1f} s)", flush=True)
 
