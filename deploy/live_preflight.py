@@ -47,7 +47,7 @@ from components.model.admission import stack_guardrails, validation_actions
 from components.model.kueue import MANAGED_BY, MANAGED_BY_LABEL
 from components.model.pack_config import pack_config
 from components.model.render import Rendered
-from components.settings import PROJECT, Settings, config_key
+from components.settings import PROJECT, ClusterMode, Settings, config_key
 from components.settings.errors import Problem
 from policy.rules.admission import (
     COHORT_MEMBERSHIP_POLICY,
@@ -250,9 +250,12 @@ def own_capacity(settings: Settings, raw: Mapping[str, Any], rendered: Sequence[
                if k not in ("nodePools", "capacity", "flavorCapacity")}
     config[COHORT_NOMINAL_WITHIN_CAPACITY.name] = {**section, NODE_POOLS.key: raw_pools}
     problems, _ = judge_objects(rendered, raw, config)
-    return [Problem(p.key, p.value, f"{CAPACITY_FINDING}: {_where(LIVE_NOTE)}, {p.rule}",
-                    f"{p.fix} (kueue-cohorts:nodePools describes the nodes for the checks without a cluster: keep it "
-                    "equal to the live nodes)", CAPACITY_FINDING)
+    note = (" (the sandbox makes its nodes from kueue-cohorts:nodePools: `kueue-cohorts sandbox up --stack NAME` "
+            "brings them in line with the stack file)" if settings.cluster.mode == ClusterMode.SANDBOX else
+            " (kueue-cohorts:nodePools describes the nodes for the checks without a cluster: keep it equal to the "
+            "live nodes)")
+    return [Problem(p.key, p.value, f"{CAPACITY_FINDING}: {_where(LIVE_NOTE)}, {p.rule}", p.fix + note,
+                    CAPACITY_FINDING)
             for p in problems if p.policy == COHORT_NOMINAL_WITHIN_CAPACITY.name]
 
 

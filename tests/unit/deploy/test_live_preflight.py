@@ -100,21 +100,25 @@ def test_a_quota_above_the_live_nodes_is_refused_at_its_key(gpus_per_node):
     for problem in found.problems:
         assert problem.rule.startswith("live-capacity: on the live cluster (its Nodes' status.allocatable, per "
                                        "ResourceFlavor nodeLabels), ")
-        assert problem.fix.endswith("(kueue-cohorts:nodePools describes the nodes for the checks without a cluster: "
-                                    "keep it equal to the live nodes)")
+        assert problem.fix.endswith("(the sandbox makes its nodes from kueue-cohorts:nodePools: `kueue-cohorts "
+                                    "sandbox up --stack NAME` brings them in line with the stack file)")
     if gpu and have == 0 and any(g == 0 and not c for g, c in gpus_per_node):
         assert gpu[0].value == "1"
 
 
 def test_a_quota_above_one_live_gpu_names_the_flavor_and_the_most_it_may_be():
+    """On a real cluster (cluster mode kubeconfig), the fix says the stack file's nodePools must follow the nodes."""
     settings_, raw, rendered = stack(inferenceTraining={**DEV["inferenceTraining"], "inference": {
         **DEV["inferenceTraining"]["inference"], "nominalQuota": {**DEV["inferenceTraining"]["inference"][
-            "nominalQuota"], GPU: "2"}}}, nodePools=[{**DEV["nodePools"][0], "count": 2}])
-    found = lp.judge(settings_, raw, rendered, live([node("gpu-0", DEV_NODE)]))
+            "nominalQuota"], GPU: "2"}}}, nodePools=[{**DEV["nodePools"][0], "count": 2}],
+        cluster={"mode": "kubeconfig", "context": "lab"}, admission={"identities": {"users": ["deployer"]}})
+    found = lp.judge(settings_, raw, rendered, live([node("gpu-0", DEV_NODE)], identity=lp.Identity("deployer")))
     assert [p.key for p in found.problems] == [GPU_KEY]
     assert found.problems[0].value == "2"
-    assert found.problems[0].fix.startswith(f"lower the nominalQuota of '{GPU}' in flavor 'c12-default' to at most 1 "
-                                            "in total over every cohort, or add nodes")
+    assert found.problems[0].fix == (
+        f"lower the nominalQuota of '{GPU}' in flavor 'c12-default' to at most 1 in total over every cohort, or add "
+        "nodes (kueue-cohorts:nodePools describes the nodes for the checks without a cluster: keep it equal to the "
+        "live nodes)")
 
 
 # --- neighbours: other stacks' and programs' quota on the same nodes -------------------------------------------------
