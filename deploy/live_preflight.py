@@ -5,11 +5,12 @@ also reads the cluster the stack goes to (``read``: the reader of ``cohorts veri
 ClusterObjects``, each list bounded, plus one SelfSubjectReview) and judges the stack's rendered objects against it
 (``judge``, pure):
 
-- **capacity** (``live-capacity``, a refusal): the rule book's ``cohort-nominal-within-capacity`` with the capacity
-  taken from the live Nodes' ``status.allocatable`` per ResourceFlavor nodeLabels (``cohorts.verify.
-  live_node_pools``: the same pools ``verify`` judges with; a cordoned node gives nothing). A nominalQuota the live
-  nodes do not have is a guarantee inference cannot get: refused, at the stack key that wrote it. A cluster with no
-  Node at all (one that scales from zero) cannot be judged so: said in one line, the stack file's nodePools stand.
+- **capacity** (``live-capacity``, a refusal; on a real cluster, cluster mode kubeconfig): the rule book's
+  ``cohort-nominal-within-capacity`` with the capacity taken from the live Nodes' ``status.allocatable`` per
+  ResourceFlavor nodeLabels (``cohorts.verify.live_node_pools``: the same pools ``verify`` judges with; a cordoned
+  node gives nothing). A nominalQuota the live nodes do not have is a guarantee inference cannot get: refused, at
+  the stack key that wrote it. A cluster with no Node at all (one that scales from zero) cannot be judged so: said
+  in one line, the stack file's nodePools stand.
 - **neighbours** (``live-capacity-shared``, a finding printed before the run): the ClusterQueues and Cohorts on the
   cluster that the stack does not declare count toward the same nodes (Kueue never compares quota with nodes:
   every cohort tree guarantees from the same GPUs, policy/rules/cohort_nominal_within_capacity.py). Those carrying
@@ -250,9 +251,7 @@ def own_capacity(settings: Settings, raw: Mapping[str, Any], rendered: Sequence[
                if k not in ("nodePools", "capacity", "flavorCapacity")}
     config[COHORT_NOMINAL_WITHIN_CAPACITY.name] = {**section, NODE_POOLS.key: raw_pools}
     problems, _ = judge_objects(rendered, raw, config)
-    note = (" (the sandbox makes its nodes from kueue-cohorts:nodePools: `kueue-cohorts sandbox up --stack NAME` "
-            "brings them in line with the stack file)" if settings.cluster.mode == ClusterMode.SANDBOX else
-            " (kueue-cohorts:nodePools describes the nodes for the checks without a cluster: keep it equal to the "
+    note = (" (kueue-cohorts:nodePools describes the nodes for the checks without a cluster: keep it equal to the "
             "live nodes)")
     return [Problem(p.key, p.value, f"{CAPACITY_FINDING}: {_where(LIVE_NOTE)}, {p.rule}", p.fix + note,
                     CAPACITY_FINDING)
@@ -491,15 +490,18 @@ def identity(settings: Settings, who: Optional[Identity], unreadable: str = "") 
 
 def judge(settings: Settings, raw: Mapping[str, Any], rendered: Sequence[Rendered], live: LiveCluster) -> Findings:
     """Every check of the module docstring on the stack's ``rendered`` objects (``render(settings, owner).objects()``)
-    and its ``raw`` config (without the ``kueue-cohorts:`` prefix). A MultiKueue stack's quota runs on its workers'
-    nodes: its capacity is not judged against the manager's. Pure."""
+    and its ``raw`` config (without the ``kueue-cohorts:`` prefix). Capacity is judged on a real cluster (cluster mode
+    kubeconfig) only: the sandbox makes its nodes from the stack file's nodePools (``sandbox up --stack``), which the
+    settings check judged already, and a MultiKueue stack's quota runs on its workers' nodes, not the manager's.
+    Pure."""
     out = Findings([], [f"the preflight could not read the live cluster: {why}; that check is skipped"
                         for what, why in live.unreadable.items() if what != "SelfSubjectReview"])
-    nodes_read = "Node" not in live.unreadable
-    if settings.multi_kueue is None and nodes_read and not live.nodes:
+    judged = settings.multi_kueue is None and settings.cluster.mode == ClusterMode.KUBECONFIG and \
+        "Node" not in live.unreadable
+    if judged and not live.nodes:
         out.warnings.append(f"{CAPACITY_FINDING}: the cluster has no Node (one that scales its nodes from zero?): the "
                             "quota is judged against kueue-cohorts:nodePools only")
-    elif settings.multi_kueue is None and nodes_read:
+    elif judged:
         out.problems += own_capacity(settings, raw, rendered, live)
         out.warnings += shared_capacity(raw, rendered, live)
     if "StorageClass" not in live.unreadable:

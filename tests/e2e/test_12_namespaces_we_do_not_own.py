@@ -156,11 +156,11 @@ def test_namespaces_we_did_not_create_are_refused_labelled_or_handed_over_never_
     assert _stack_objects(cluster) == []
 
 
-def test_the_preview_refuses_what_the_live_cluster_cannot_give(project, cluster, tmp_path):
-    """Issue 39 item 2 on the sandbox (one node of 1 gpualloc, kwok's StorageClass, the admin's certificate): a stack
-    file that believes in two nodes, names a StorageClass the cluster does not have and leaves the deploy identity
-    out of admission.identities is refused by `preview` before any engine call, every problem at its key with its
-    fix, and nothing is registered."""
+def test_the_preview_refuses_what_the_live_cluster_cannot_give(project, sandbox, cluster, tmp_path):
+    """Issue 39 item 2 on "your own cluster" (the sandbox behind a kubeconfig: one node of 1 gpualloc, kwok's
+    StorageClass, the admin's certificate): a stack file that believes in two nodes, names a StorageClass the cluster
+    does not have and leaves the deploy identity out of admission.identities is refused by `preview` before any
+    engine call, every problem at its key with its fix, and nothing is registered."""
     name = "livecheck"
     config = _stack()["config"]
     it = config["kueue-cohorts:inferenceTraining"]
@@ -175,13 +175,18 @@ def test_the_preview_refuses_what_the_live_cluster_cannot_give(project, cluster,
     config["kueue-cohorts:resourceFlavor"] = {"name": "livecheck-flavor"}
     config["kueue-cohorts:nodePools"][0]["count"] = 2  # the file believes in two nodes; the sandbox has one
     config["kueue-cohorts:admission"] = {"identities": {"users": ["platform-ci"]}}
+    context = yaml.safe_load(sandbox.paths.kubeconfig.read_text())["current-context"]
+    config["kueue-cohorts:cluster"] = {"mode": "kubeconfig", "kubeconfig": str(sandbox.paths.kubeconfig),
+                                       "context": context}
+    config["kueue-cohorts:protected"] = False  # a lab cluster: the test's file backend and passphrase
     (project / "stacks" / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}, sort_keys=False))
-    proc = deploy(project, "preview", "--stack", name, "--no-policy", env=bare_env(tmp_path))
+    proc = deploy(project, "preview", "--stack", name, "--no-policy", env=bare_env(tmp_path,
+                                                                                 PULUMI_CONFIG_PASSPHRASE="e2e"))
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = [line.strip() for line in proc.stderr.splitlines()]
     count = sum(line.startswith("- ") for line in lines)
-    assert lines[0] == (f"deploy: preview --stack {name}: nothing was run: live preflight: {count} problems on the "
-                        "stack's cluster"), proc.stderr
+    assert (f"deploy: preview --stack {name}: nothing was run: live preflight: {count} problems on the stack's "
+            "cluster") in lines, proc.stderr
     by_key = {line.split(" = ")[0][2:]: line for line in lines if line.startswith("- ")}
     gpu = by_key['kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"]']
     assert gpu.startswith('- kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"] = "2": '

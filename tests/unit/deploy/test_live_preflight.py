@@ -41,6 +41,9 @@ def stack(**changes: Any) -> tuple[Settings, dict[str, Any], list[Rendered]]:
 
 
 DEV_STACK = stack()
+KUBE = {"cluster": {"mode": "kubeconfig", "context": "lab"}, "admission": {"identities": {"users": [ADMIN.username]}}}
+LAB_STACK = stack(**KUBE)
+"""The dev stack on a real cluster (cluster mode kubeconfig): there capacity is judged against the live nodes."""
 
 
 def node(name: str, allocatable: dict[str, str], labels: Optional[dict[str, str]] = None,
@@ -86,7 +89,7 @@ def test_a_quota_above_the_live_nodes_is_refused_at_its_key(gpus_per_node):
     """The dev inference ClusterQueue guarantees 1 gpualloc; its flavor (no nodeLabels) selects every node, a
     cordoned node gives nothing: refused exactly when the schedulable nodes have less, at the exact key, with the
     rule book's fix."""
-    settings_, raw, rendered = DEV_STACK
+    settings_, raw, rendered = LAB_STACK
     nodes = [node(f"n{i}", {**DEV_NODE, GPU: str(g)}, cordoned=cordoned)
              for i, (g, cordoned) in enumerate(gpus_per_node)]
     found = lp.judge(settings_, raw, rendered, live(nodes))
@@ -100,8 +103,8 @@ def test_a_quota_above_the_live_nodes_is_refused_at_its_key(gpus_per_node):
     for problem in found.problems:
         assert problem.rule.startswith("live-capacity: on the live cluster (its Nodes' status.allocatable, per "
                                        "ResourceFlavor nodeLabels), ")
-        assert problem.fix.endswith("(the sandbox makes its nodes from kueue-cohorts:nodePools: `kueue-cohorts "
-                                    "sandbox up --stack NAME` brings them in line with the stack file)")
+        assert problem.fix.endswith("(kueue-cohorts:nodePools describes the nodes for the checks without a cluster: "
+                                    "keep it equal to the live nodes)")
     if gpu and have == 0 and any(g == 0 and not c for g, c in gpus_per_node):
         assert gpu[0].value == "1"
 
@@ -121,6 +124,15 @@ def test_a_quota_above_one_live_gpu_names_the_flavor_and_the_most_it_may_be():
         "live nodes)")
 
 
+def test_on_the_sandbox_the_nodes_are_the_stack_files():
+    """The sandbox makes its nodes from the stack file's nodePools (`sandbox up --stack`), which the settings check
+    judged: another stack's sandbox nodes, or none, or a neighbour, say nothing there."""
+    settings_, raw, rendered = DEV_STACK
+    for nodes in ([], [node("cpu-0", {"cpu": "1"})], [node("gpu-0", {**DEV_NODE, GPU: "0"})]):
+        assert lp.judge(settings_, raw, rendered, live(nodes, cluster_queues=[neighbour_queue("b", 5)])) == \
+            lp.Findings()
+
+
 # --- neighbours: other stacks' and programs' quota on the same nodes -------------------------------------------------
 
 
@@ -130,7 +142,7 @@ def test_a_quota_above_one_live_gpu_names_the_flavor_and_the_most_it_may_be():
 def test_a_neighbours_quota_counts_toward_the_same_nodes(theirs, have, mark, kind):
     """Two stacks guaranteeing the same single GPU is a finding, at this stack's key, naming the neighbour by its
     mark; never a refusal (it is not this stack's quota alone), and nothing when both fit."""
-    settings_, raw, rendered = DEV_STACK
+    settings_, raw, rendered = LAB_STACK
     other = neighbour_queue("team-b-cq", theirs, mark=mark, kind=kind)
     found = lp.judge(settings_, raw, rendered,
                      live([node("gpu-0", {**DEV_NODE, GPU: str(have)})], **{
@@ -151,7 +163,7 @@ def test_a_neighbours_quota_counts_toward_the_same_nodes(theirs, have, mark, kin
 def test_a_neighbour_on_other_nodes_or_of_another_resource_is_no_finding():
     """A neighbour's flavor that selects nodes of its own, with GPUs of their own, shares nothing with this stack
     (the max flow places both); one that guarantees only cpu on plenty does not touch the GPU."""
-    settings_, raw, rendered = DEV_STACK
+    settings_, raw, rendered = LAB_STACK
     other_flavor = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "b-gpu"},
                     "spec": {"nodeLabels": {"team": "b"}}}
     nodes = [node("gpu-0", DEV_NODE), node("b-0", {GPU: "1"}, {"team": "b"})]
@@ -167,7 +179,7 @@ def test_a_neighbours_own_overcommit_on_nodes_this_stack_does_not_use_is_not_our
     their business, not a finding of this stack."""
     pools = [{**DEV["nodePools"][0]}]
     settings_, raw, rendered = stack(
-        resourceFlavor={"name": "c12-default", "nodeLabels": {"kueue-cohorts/pool": "gpu"}}, nodePools=pools)
+        resourceFlavor={"name": "c12-default", "nodeLabels": {"kueue-cohorts/pool": "gpu"}}, nodePools=pools, **KUBE)
     other_flavor = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "b-gpu"},
                     "spec": {"nodeLabels": {"team": "b"}}}
     nodes = [node("gpu-0", DEV_NODE, {"kueue-cohorts/pool": "gpu"}), node("b-0", {GPU: "1"}, {"team": "b"})]
