@@ -27,32 +27,12 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from pulumi.automation import EngineEvent, OpType
 
-from deploy.live_preflight import Identity
-from policy.rules.admission import cel_string
+from deploy.live_preflight import Identity, names
 
 VAP_TYPE = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
 UPDATING_OPS = (OpType.UPDATE, OpType.REPLACE, OpType.CREATE_REPLACEMENT)
 SETTLE_S = 20.0
 """Seconds ``settle`` waits at most for the API server to enforce the updated guardrails."""
-
-
-def _strings(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _strings(item)
-
-
-def names(policy: Mapping[str, Any], who: Identity) -> bool:
-    """Whether the ValidatingAdmissionPolicy ``policy`` (a manifest or its live object) names ``who``'s user or one of
-    its groups in a CEL expression of its spec, as the guardrails write the stack's identities (a CEL string literal,
-    ``cel_string``)."""
-    literals = [cel_string(who.username), *(cel_string(g) for g in who.groups)]
-    return any(literal in text for text in _strings(policy.get("spec") or {}) for literal in literals)
 
 
 def _state(state: Any) -> Mapping[str, Any]:
@@ -64,8 +44,8 @@ def _state(state: Any) -> Mapping[str, Any]:
 
 def gated_updates(events: Iterable[EngineEvent], who: Identity) -> list[str]:
     """The URNs of the ValidatingAdmissionPolicies a preview's ``events`` update (update, replace) from a version that
-    does not name ``who`` to one that does (``names``): the guardrails to update before anything else. Pure; in the
-    order of the steps, each once."""
+    does not name ``who`` to one that does (``deploy.live_preflight.names``): the guardrails to update before anything
+    else. Pure; in the order of the steps, each once."""
     found: list[str] = []
     for event in events:
         pre = event.resource_pre_event

@@ -30,11 +30,18 @@ ClusterObjects``, each list bounded, plus one SelfSubjectReview) and judges the 
   an identity outside the list would lock the stack out of its own cluster, so it is refused with the key to add it
   to. With Warn, it is a warning.
 
+- **a neighbour's guardrails** (``neighbour-guardrail``): another kueue-cohorts stack's ``priority-ceiling``
+  guardrail (Deny) that would refuse this stack's own WorkloadPriorityClasses (at or above that stack's inference
+  priority, from an identity it does not name) is refused here, with this stack's key and the neighbour's identities
+  as the fix, instead of the denial's fix for a hand-made class.
+
 What cannot be read (RBAC, a kind not served) is said in one line and that check is skipped: the engine's own run
 then shows the cluster's answer.
 """
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
@@ -43,8 +50,8 @@ from kubernetes import client, config
 
 from cohorts.verify import ClusterObjects, KindNotServed, LiveObjects, Unreadable, live_node_pools
 from components.checks.validation import as_objects, judge_objects, key_of, value_at
+from components.model.admission import guardrail_objects, stack_guardrails, validation_actions
 from components.model.admission import identities as stack_identities
-from components.model.admission import stack_guardrails, validation_actions
 from components.model.kueue import MANAGED_BY, MANAGED_BY_LABEL
 from components.model.pack_config import pack_config
 from components.model.render import Rendered
@@ -55,6 +62,7 @@ from policy.rules.admission import (
     MANAGER_CONFIG_WRITERS_POLICY,
     PRIORITY_CEILING_POLICY,
     TENANT_LABEL_POLICY,
+    cel_string,
     kube_object,
 )
 from policy.rules.cohort_nominal_within_capacity import (
@@ -71,6 +79,10 @@ from policy.rules.vocabulary.values import MISSING, UnknownValueError, Violation
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 STORAGE_API = "storage.k8s.io/v1"
+VAP_API = "admissionregistration.k8s.io/v1"
+NEIGHBOUR_GUARDRAIL_FINDING = "neighbour-guardrail"
+RULE_LABEL = "kueue-cohorts/rule"
+"""The label every guardrail of a kueue-cohorts stack carries: its rule (policy/rules/admission.py)."""
 CAPACITY_FINDING = "live-capacity"
 SHARED_FINDING = "live-capacity-shared"
 STORAGE_FINDING = "checkpoint-storage"
@@ -124,6 +136,8 @@ class LiveCluster:
     cohorts: list[dict[str, Any]] = field(default_factory=list)
     resource_flavors: list[dict[str, Any]] = field(default_factory=list)
     storage_classes: list[dict[str, Any]] = field(default_factory=list)
+    admission_policies: list[dict[str, Any]] = field(default_factory=list)
+    policy_bindings: list[dict[str, Any]] = field(default_factory=list)
     identity: Optional[Identity] = None
     unreadable: dict[str, str] = field(default_factory=dict)
 
@@ -140,7 +154,9 @@ class Findings:
 
 LISTS: tuple[tuple[str, str, str], ...] = (
     ("nodes", "v1", "Node"), ("cluster_queues", KUEUE_API, "ClusterQueue"), ("cohorts", KUEUE_API, "Cohort"),
-    ("resource_flavors", KUEUE_API, "ResourceFlavor"), ("storage_classes", STORAGE_API, "StorageClass"))
+    ("resource_flavors", KUEUE_API, "ResourceFlavor"), ("storage_classes", STORAGE_API, "StorageClass"),
+    ("admission_policies", VAP_API, "ValidatingAdmissionPolicy"),
+    ("policy_bindings", VAP_API, "ValidatingAdmissionPolicyBinding"))
 """(LiveCluster attribute, apiVersion, kind) of each list ``read`` takes."""
 
 
@@ -485,6 +501,96 @@ def identity(settings: Settings, who: Optional[Identity], unreadable: str = "") 
     return out
 
 
+# --- a neighbour's guardrails ---------------------------------------------------------------------------------------
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def names(policy: Mapping[str, Any], who: Identity) -> bool:
+    """Whether the ValidatingAdmissionPolicy ``policy`` (a manifest or its live object) names ``who``'s user or one of
+    its groups in a CEL expression of its spec, as the guardrails write a stack's identities (a CEL string literal,
+    policy/rules/admission.py ``cel_string``, inside ``cel_list``)."""
+    literals = [cel_string(who.username), *(cel_string(g) for g in who.groups)]
+    return any(literal in text for text in _strings(policy.get("spec") or {}) for literal in literals)
+
+
+_FLOOR = re.compile(r"object\.value < (-?\d+)")
+_NAMES = re.compile(r"object\.metadata\.name in (\[.*?\])")
+
+
+def _ceiling(policy: Mapping[str, Any]) -> Optional[tuple[int, set[str]]]:
+    """(floor, exempt class names) of a live ``priority-ceiling`` guardrail (policy/rules/admission.py
+    ``priority_ceiling``: validation ``object.value < <floor>``, match condition ``not-an-inference-class``), or None
+    when its expressions do not read so."""
+    spec = policy.get("spec") or {}
+    floors = [int(m.group(1)) for v in spec.get("validations") or [] for m in [_FLOOR.search(str(v.get("expression")))]
+              if m]
+    exempt: set[str] = set()
+    for condition in spec.get("matchConditions") or []:
+        found = _NAMES.search(str(condition.get("expression")))
+        if found:
+            try:
+                exempt |= {str(n) for n in json.loads(found.group(1))}
+            except ValueError:
+                return None
+    return (min(floors), exempt) if floors else None
+
+
+def neighbour_guardrails(raw: Mapping[str, Any], rendered: Sequence[Rendered], live: LiveCluster,
+                         ours: Iterable[str] = ()) -> list[Problem]:
+    """``neighbour-guardrail``: another kueue-cohorts stack's ``priority-ceiling`` guardrail on this cluster (label
+    ``kueue-cohorts/rule: priority-ceiling``, a binding that Denies, a policy this stack does not render) that would
+    refuse this stack's own WorkloadPriorityClasses: a value at or above that stack's inference priority, written by
+    an identity its ``admission.identities`` does not name. The engine's run would fail on the denial, whose fix
+    ("declare the class in the stack config") is meant for a hand-made class; here the fix is this stack's key or the
+    neighbour's identities. ``ours``: the names of this stack's own guardrails (``render_admission``), never a
+    neighbour's."""
+    if live.identity is None:
+        return []
+    ours = set(ours)
+    denying = {str((b.get("spec") or {}).get("policyName")) for b in live.policy_bindings
+               if "Deny" in ((b.get("spec") or {}).get("validationActions") or [])}
+    out: list[Problem] = []
+    for policy in sorted(live.admission_policies, key=_name):
+        labels = (policy.get("metadata") or {}).get("labels") or {}
+        name = _name(policy)
+        if name in ours or name not in denying or labels.get(RULE_LABEL) != PRIORITY_CEILING_POLICY or \
+                names(policy, live.identity):
+            continue
+        ceiling = _ceiling(policy)
+        if ceiling is None:
+            continue
+        floor, exempt = ceiling
+        for item in rendered:
+            value = item.manifest.get("value")
+            if item.kind != "WorkloadPriorityClass" or item.name in exempt or not isinstance(value, int) or \
+                    value < floor:
+                continue
+            parts = key_of(item, "value")
+            key = config_key(f"{PROJECT}:{parts[0]}", *parts[1:])
+            written = value_at(raw, parts)
+            out.append(Problem(
+                key, value if written is MISSING else written,
+                f"{NEIGHBOUR_GUARDRAIL_FINDING}: the guardrail {name} of another kueue-cohorts stack on this cluster "
+                f"(validationActions Deny) lets only that stack's identities write a WorkloadPriorityClass at or above "
+                f"its inference priority {floor}, and '{live.identity.username}' is not one of them: this up would be "
+                f"denied creating '{item.name}' ({value})",
+                f"set {key} below {floor} (classes only order workloads within a cohort tree; any namespace may name "
+                f"any class, which is what that guardrail keeps), or have that stack's owners add "
+                f"'{live.identity.username}' to their kueue-cohorts:admission.identities.users",
+                NEIGHBOUR_GUARDRAIL_FINDING))
+    return out
+
+
 # --- all of it -------------------------------------------------------------------------------------------------
 
 
@@ -510,6 +616,8 @@ def judge(settings: Settings, raw: Mapping[str, Any], rendered: Sequence[Rendere
         out.warnings += found.warnings
     found = identity(settings, live.identity, live.unreadable.get("SelfSubjectReview", ""))
     out.problems += found.problems
+    if not {"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"} & set(live.unreadable):
+        out.problems += neighbour_guardrails(raw, rendered, live, {g.name for g in guardrail_objects(settings)})
     out.warnings += found.warnings
     return out
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from cohorts.verify import KindNotServed, Unreadable
 from components.checks.validation import load_settings
+from components.model.admission import admission_manifests
 from components.model.kueue import namespace_owner
 from components.model.render import Rendered, render_stack
 from components.settings import Settings, raw_from_stack_file
@@ -377,3 +378,66 @@ def test_what_cannot_be_read_is_said_and_its_check_skipped():
         "that check is skipped",
         "identity-locked-out: cannot read the kubeconfig's identity (SelfSubjectReview authentication.k8s.io/v1: "
         "PermissionError): whether the guardrails would refuse this stack's own writes is not checked"]
+
+
+# --- a neighbour stack's guardrails ----------------------------------------------------------------------------------
+
+
+def neighbour_guardrail(floor: int, users: list[str], actions: list[str]) -> tuple[dict, dict]:
+    """The priority-ceiling guardrail (policy and binding) of another kueue-cohorts stack `b`, as its up applies it."""
+    raw = copy.deepcopy(DEV)
+    it = raw["inferenceTraining"]
+    it["cohort"] = "b-shared"
+    for side in ("inference", "training"):
+        it[side]["priorityClass"]["name"] = f"b-{side}-prio"
+        it[side].update(clusterQueue=f"b-{side}-cq", localQueue=f"b-{side}-lq", namespaces=[f"b-{side}"])
+    it["inference"]["priorityClass"]["value"] = floor
+    raw["admission"] = {"identities": {"users": users}, "validationActions": actions}
+    (policy, binding), = [(p, b) for rail, p, b in admission_manifests(load_settings(raw))
+                          if rail.policy == "priority-ceiling"]
+    return policy, binding
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(11, 5000), st.integers(11, 5000))
+def test_a_neighbours_priority_ceiling_that_would_deny_our_classes_is_refused_with_the_right_fix(ours, floor):
+    """Two stacks, two deploy identities: stack b's guardrail lets only its identities write a class at or above its
+    inference priority. Our up would be denied creating our inference class, with the denial's fix "declare the class
+    in the stack config" (meant for a hand-made class); the preflight names our key and b's identities instead."""
+    it = copy.deepcopy(DEV["inferenceTraining"])
+    it["inference"]["priorityClass"]["value"] = ours
+    settings_, raw, rendered = stack(inferenceTraining=it)
+    policy, binding = neighbour_guardrail(floor, ["team-b-ci"], ["Deny"])
+    found = lp.judge(settings_, raw, rendered, live([node("gpu-0", DEV_NODE)], admission_policies=[policy],
+                                                    policy_bindings=[binding]))
+    key = "kueue-cohorts:inferenceTraining.inference.priorityClass.value"
+    if ours < floor:
+        assert found.problems == []
+        return
+    assert [(p.key, p.value) for p in found.problems] == [(key, ours)]
+    assert found.problems[0].rule == (
+        f"neighbour-guardrail: the guardrail kueue-cohorts.b-shared.priority-ceiling of another kueue-cohorts stack on "
+        f"this cluster (validationActions Deny) lets only that stack's identities write a WorkloadPriorityClass at or "
+        f"above its inference priority {floor}, and 'kueue-cohorts-admin' is not one of them: this up would be denied "
+        f"creating 'c12-inference-prio' ({ours})")
+    assert found.problems[0].fix == (
+        f"set {key} below {floor} (classes only order workloads within a cohort tree; any namespace may name any "
+        "class, which is what that guardrail keeps), or have that stack's owners add 'kueue-cohorts-admin' to their "
+        "kueue-cohorts:admission.identities.users")
+
+
+def test_a_neighbours_guardrail_that_names_us_or_only_warns_is_no_problem():
+    settings_, raw, rendered = DEV_STACK
+    for users, actions in ((["team-b-ci", "kueue-cohorts-admin"], ["Deny"]), (["team-b-ci"], ["Warn", "Audit"])):
+        policy, binding = neighbour_guardrail(500, users, actions)
+        assert lp.judge(settings_, raw, rendered, live([node("gpu-0", DEV_NODE)], admission_policies=[policy],
+                                                       policy_bindings=[binding])) == lp.Findings()
+    # Our own guardrail is never a neighbour's, even when this up raises our inference class above its live floor.
+    it = copy.deepcopy(DEV["inferenceTraining"])
+    it["inference"]["priorityClass"]["value"] = 2000
+    settings_, raw, rendered = stack(inferenceTraining=it, admission={"identities": {"users": ["deployer"]}})
+    (policy, binding), = [(p, b) for rail, p, b in admission_manifests(DEV_STACK[0]) if rail.policy ==
+                          "priority-ceiling"]
+    assert lp.judge(settings_, raw, rendered, live([node("gpu-0", DEV_NODE)], identity=lp.Identity("deployer"),
+                                                   admission_policies=[policy], policy_bindings=[binding])) \
+        == lp.Findings()
