@@ -71,3 +71,7 @@ def test_make_destroy_needs_the_engine_only():
 def test_ensure_for_a_missing_stack_file_is_a_usage_error(capsys):
     assert toolchain_main(["ensure", "--for-stack", "no-such-stack"]) == 2
     assert "cannot read the stack file" in capsys.readouterr().err
+    # The same through the one command, as the Makefile runs it (the shared flags leave --for-stack to the tool).
+    proc = subprocess.run([str(REPO / ".venv" / "bin" / "kueue-cohorts"), "toolchain", "ensure", "--for-stack",
+                           "no-such-stack"], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 2 and "toolchain: cannot read the stack file " in proc.stderr, proc.stderr
