@@ -228,8 +228,13 @@ def test_destroy_after_hold_and_drain_names_the_trainjob_that_holds_the_runtime(
              120, "Kueue to evict the TrainJob's Workload")
     trainjob = cluster.custom.get_namespaced_custom_object(*TRAINER, RT_TRAINING, "trainjobs", "held-tj")
     assert trainjob["spec"].get("suspend") is True
-    held = cluster.custom.get_namespaced_custom_object(*TRAINER, RT_TRAINING, "trainingruntimes", runtime)
-    assert queue_holders.TRAINER_RESOURCE_IN_USE in held["metadata"].get("finalizers", [])
+    # The Trainer's runtime controller puts its finalizer on at its next reconcile of the runtime (v2.2.1 reconciles
+    # on the runtime's own events): any update does it, as an `up` that touches the runtime did in the issue.
+    cluster.custom.patch_namespaced_custom_object(*TRAINER, RT_TRAINING, "trainingruntimes", runtime,
+                                                  {"metadata": {"annotations": {"e2e/touched": "1"}}})
+    wait_for(lambda: queue_holders.TRAINER_RESOURCE_IN_USE in cluster.custom.get_namespaced_custom_object(
+        *TRAINER, RT_TRAINING, "trainingruntimes", runtime)["metadata"].get("finalizers", []), 60,
+        "the Trainer to hold the runtime that a TrainJob names")
 
     refused = deploy(runtime_project, "destroy", "--stack", RT_STACK, "--no-policy", env=env)
     assert refused.returncode == 1, refused.stdout + refused.stderr
