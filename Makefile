@@ -88,16 +88,21 @@ sandbox-status: venv
 sandbox-logs: venv
 	$(KC) sandbox logs
 
-# The main job: `pulumi up` of a stack (dev by default; dev targets the local sandbox, brought up first).
-up: toolchain
+# The main job: `pulumi up` of a stack (dev by default; dev targets the local sandbox, brought up first). It builds
+# only what that stack's `up` needs (`toolchain ensure --for-stack`): pulumi and its kubernetes provider, and the
+# sandbox's binaries when the stack targets the sandbox; not Prometheus, not actionlint (`make toolchain`: all).
+up: venv
+	$(KC) toolchain ensure --for-stack $(STACK)
 	$(KC) sandbox up --stack $(STACK) --only-if-sandbox
 	$(KC) up --yes --stack $(STACK)
 
-preview: toolchain
+preview: venv
+	$(KC) toolchain ensure --for-stack $(STACK)
 	$(KC) sandbox up --stack $(STACK) --only-if-sandbox
 	$(KC) preview --stack $(STACK)
 
-destroy: toolchain
+destroy: venv
+	$(KC) toolchain ensure pulumi pulumi-resource-kubernetes
 	$(KC) destroy --yes --stack $(STACK)
 
 # The pull-request summary of one stack (what .github/workflows/preview.yml posts); OUT=<file> writes it there.

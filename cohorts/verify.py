@@ -36,7 +36,7 @@ from kubernetes.dynamic.resource import Resource
 
 from cohorts.expected import expected_objects, judged_objects
 from components.model.admission import layout_scopes
-from components.model.kueue import ROLE_LABEL
+from components.model.kueue import MANAGED_BY, MANAGED_BY_LABEL, ROLE_LABEL
 from components.model.pack_config import pack_config
 from components.settings import MultiKueueWorker, Settings, quantity
 from policy.rules.admission import (
@@ -468,10 +468,19 @@ def nothing_undeclared_in_the_tree(ctx: Context) -> list[Difference]:
     return out
 
 
+def _neighbours(obj: Mapping[str, Any]) -> bool:
+    """Whether a live object the stack does not declare carries the project's mark (``app.kubernetes.io/managed-by:
+    kueue-cohorts``): another kueue-cohorts stack's, or a program's built with the components, on the same cluster."""
+    return bool((_meta(obj, "labels") or {}).get(MANAGED_BY_LABEL) == MANAGED_BY)
+
+
 def no_priority_above_inference(ctx: Context) -> list[Difference]:
     """No live WorkloadPriorityClass the stack does not declare has a value at or above the lowest inference value
     (any namespace may name any class: one above inference is admitted ahead of it and never reclaimed for it). The
-    rule and fix are the ``priority-ceiling`` guardrail's."""
+    rule and fix are the ``priority-ceiling`` guardrail's. A class that carries the project's mark
+    (``app.kubernetes.io/managed-by: kueue-cohorts``, components/model/kueue.py) is a neighbour's: another stack's or
+    program's own inference or training class, which that stack declares (and its identities wrote, past this stack's
+    guardrail); "set its value below, or declare it in this stack" would be a wrong fix, so it is not named."""
     if ctx.settings is None:
         return []
     inference: dict[str, int] = {}
@@ -482,7 +491,7 @@ def no_priority_above_inference(ctx: Context) -> list[Difference]:
     out: list[Difference] = []
     declared = _declared(ctx, "WorkloadPriorityClass")
     for live in _read_list(ctx, KUEUE_API, "WorkloadPriorityClass", out):
-        if _meta(live, "name") in declared:
+        if _meta(live, "name") in declared or _neighbours(live):
             continue
         out += [_from_violation(v, "not declared by the stack") for v in check_priority_ceiling(
             Request(kube_object(live)), inference, Identities())]
@@ -515,9 +524,9 @@ def live_node_pools(nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def promises_hold(ctx: Context) -> list[Difference]:
     """The rule book (``policy.rules.book.run``, the pack's and the settings check's rules) over the stack's objects
     with their live twins in their place, plus every live ClusterQueue and Cohort of the guarded trees, every live
-    WorkloadPriorityClass and ResourceFlavor and Kueue's live manager ConfigMap, with the capacity taken from the live
-    nodes (``live_node_pools``). Each mandatory finding the stack alone does not have is a Difference: a promise the
-    live cluster breaks."""
+    WorkloadPriorityClass (but a neighbour's: ``_neighbours``) and ResourceFlavor and Kueue's live manager ConfigMap,
+    with the capacity taken from the live nodes (``live_node_pools``). Each mandatory finding the stack alone does not
+    have is a Difference: a promise the live cluster breaks."""
     if ctx.settings is None:
         return []
     out: list[Difference] = []
@@ -530,6 +539,8 @@ def promises_hold(ctx: Context) -> list[Difference]:
         declared = _declared(ctx, kind)
         for obj in objects:
             if kind in ("ClusterQueue", "Cohort") and _meta(obj, "name") not in declared and not _in_tree(obj, tree):
+                continue
+            if kind == "WorkloadPriorityClass" and _meta(obj, "name") not in declared and _neighbours(obj):
                 continue
             live[(kind, "", str(_meta(obj, "name")))] = _as_applied(obj)
     namespace = ctx.settings.kueue.namespace
@@ -820,10 +831,12 @@ def verify(settings: Optional[Settings], live: LiveObjects, expected: Optional[l
 
 
 class ClusterObjects:
-    """LiveObjects over the kubernetes dynamic client (any kind the cluster serves, found by discovery)."""
+    """LiveObjects over the kubernetes dynamic client (any kind the cluster serves, found by discovery).
+    ``timeout_seconds`` bounds each get and list (None: the client's default, no bound)."""
 
-    def __init__(self, api: ApiClient) -> None:
+    def __init__(self, api: ApiClient, timeout_seconds: Optional[float] = None) -> None:
         self._dyn = DynamicClient(api)
+        self._bound: dict[str, Any] = {} if timeout_seconds is None else {"_request_timeout": timeout_seconds}
 
     def _resource(self, api_version: str, kind: str) -> Resource:
         try:
@@ -837,7 +850,7 @@ class ClusterObjects:
         """See LiveObjects.get."""
         resource = self._resource(api_version, kind)
         try:
-            found: dict[str, Any] = resource.get(name=name, namespace=namespace).to_dict()
+            found: dict[str, Any] = resource.get(name=name, namespace=namespace, **self._bound).to_dict()
             return found
         except NotFoundError:
             return None
@@ -848,6 +861,6 @@ class ClusterObjects:
         """See LiveObjects.list."""
         resource = self._resource(api_version, kind)
         try:
-            return list(resource.get().to_dict().get("items") or [])
+            return list(resource.get(**self._bound).to_dict().get("items") or [])
         except DynamicApiError as err:
             raise Unreadable(f"{err.status} {err.reason}") from None

@@ -39,6 +39,7 @@ missing, toolchain not built).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import tempfile
@@ -49,16 +50,22 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from kubernetes import config as k8s_config
 from pulumi import automation as auto
 
 import toolchain
 from components.checks.validation import load_stack_file
-from components.settings import Settings
-from components.settings.errors import SettingsError
+from components.model.admission import layout_scopes
+from components.model.kueue import namespace_owner
+from components.model.render import render_stack
+from components.settings import Settings, raw_from_stack_file
+from components.settings.errors import SettingsError, problems_message
 from components.settings.stackfile import StackFileError
 from deploy import (
     engine,
     errors,
+    guardrails_first,
+    live_preflight,
     locks,
     preflight,
     protection,
@@ -223,6 +230,8 @@ def check_target(args: argparse.Namespace, environ: dict[str, str]) -> stackfile
         failure = preflight.check(target, environ)
         if failure:
             raise Failure(2 if failure.usage else 1, f"deploy: {failure.line}")
+    if checked is not None:
+        check_live(args, target, environ, checked, path)
     return target
 
 
@@ -244,6 +253,34 @@ def take_pull_request(args: argparse.Namespace, environ: dict[str, str]) -> None
                          "loaded or run:", *(f"  {line}" for line in err.lines)) from None
     for note in notes:
         print(f"deploy: {note}", file=sys.stderr, flush=True)
+
+
+def check_live(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str], checked: Settings,
+               path: Path) -> None:
+    """``preview`` and ``up``: the stack's rendered objects against its live cluster, before any engine call
+    (deploy.live_preflight: capacity of the live nodes, neighbours' quota on them, the checkpoint StorageClass, the
+    kubeconfig's identity against ``admission.identities``). Warnings are printed; nothing is read for a render-mode
+    stack or one whose kubeconfig or context is a secret.
+
+    Raises:
+        Failure: exit code 2, one message listing every refusal (key, value, rule, fix); nothing was run.
+    """
+    readable, kubeconfig = cluster_kubeconfig(target, environ)
+    if not readable or any(k.endswith((".kubeconfig", ".context")) for k in target.secret_keys):
+        return
+    try:
+        live = live_preflight.read(kubeconfig, target.context)
+    except Exception as err:  # noqa: BLE001 - no client from the kubeconfig: the engine's run says it its way
+        print(f"deploy: warning: the live preflight could not read the cluster ({type(err).__name__}: {err})",
+              flush=True)
+        return
+    rendered = render_stack(checked, namespace_owner(engine.PROJECT_NAME, args.stack))
+    found = live_preflight.judge(checked, raw_from_stack_file(path), rendered, live)
+    for line in found.warnings:  # on stdout, with the run's own output: stderr is for what stops the run
+        print(f"deploy: warning: {line}", flush=True)
+    if found.problems:
+        raise Failure(2, f"deploy: {args.command} --stack {args.stack}: nothing was run: "
+                         + problems_message("live preflight", found.problems, " on the stack's cluster"))
 
 
 def check_locks(args: argparse.Namespace, backend_url: str) -> None:
@@ -283,14 +320,14 @@ def cluster_kubeconfig(target: stackfile.StackTarget, environ: dict[str, str]) -
     return True, os.pathsep.join(files) or None
 
 
-Live = tuple[list[dict[str, Any]], list[dict[str, Any]]]
-"""The live ClusterQueues and Workloads (deploy.queue_holders.read)."""
+Live = queue_holders.Live
+"""The live ClusterQueues, Workloads and TrainJobs (deploy.queue_holders.read)."""
 
 
 def read_live(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str]) -> Live | None:
-    """The cluster's ClusterQueues and Workloads (one bounded read, deploy.queue_holders.read), or None when the stack
-    has no cluster to read or it cannot be read (said in one line: the run goes on, its deletes are bounded by
-    components/model/kueue.py RELEASE_WAIT_S)."""
+    """The cluster's ClusterQueues, Workloads and TrainJobs (one bounded read, deploy.queue_holders.read), or None
+    when the stack has no cluster to read or it cannot be read (said in one line: the run goes on, its deletes are
+    bounded by components/model/kueue.py RELEASE_WAIT_S)."""
     readable, kubeconfig = cluster_kubeconfig(target, environ)
     if not readable:
         return None
@@ -357,6 +394,43 @@ def check_up_holders(args: argparse.Namespace, target: stackfile.StackTarget, en
     check_queue_holders(args, target, environ, queue_holders.deletions(events), live)
 
 
+def update_guardrails_first(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
+                            stack: auto.Stack, events: list[auto.EngineEvent], kwargs: dict[str, Any]) -> None:
+    """Before the update: when the preview's ``events`` update guardrails to let the deploy identity through
+    (deploy.guardrails_first.gated_updates; the identity from one SelfSubjectReview), update those policies first
+    (``up --target``), then wait, bounded, until the API server admits a dry run of the write they guard on each
+    stack namespace that carries a tenant label (deploy.guardrails_first.settle). Nothing is done when the cluster or
+    the identity cannot be read: the update then runs as it would have."""
+    readable, kubeconfig = cluster_kubeconfig(target, environ)
+    if not readable:
+        return
+    try:
+        api = k8s_config.new_client_from_config(config_file=kubeconfig, context=target.context)
+        who = live_preflight.review_identity(api)
+    except Exception:  # noqa: BLE001 - the live preflight said it already; nothing to order then
+        return
+    urns = guardrails_first.gated_updates(events, who)
+    if not urns:
+        return
+    print(f"deploy: this up lets {who.username} through {len(urns)} guardrail(s): updating them first, so that the "
+          "stack's own writes are judged by the new ones", flush=True)
+    stack.up(target=urns, target_dependents=False, **kwargs)
+    checked = load_stack_file(engine.stack_config_file(args.stack))
+    labels = {scope.tenant_label for scope in layout_scopes(checked)}
+    pairs = [(item.name, key) for item in render_stack(checked, namespace_owner(engine.PROJECT_NAME, args.stack))
+             if item.kind == "Namespace" for key in (item.manifest.get("metadata") or {}).get("labels") or {}
+             if key in labels]
+    start = time.monotonic()
+    for namespace, label in guardrails_first.targets(pairs):
+        left = guardrails_first.settle(functools.partial(guardrails_first.probe, api, namespace, label))
+        if left is not None:
+            print(f"deploy: warning: the API server still refuses {who.username} to change the label {label} of "
+                  f"namespace {namespace} after {guardrails_first.SETTLE_S:g} s ({left}); the update goes on",
+                  flush=True)
+            return
+    print(f"deploy: the updated guardrails are in force ({time.monotonic() - start:.1f} s)", flush=True)
+
+
 def explain_release_timeout(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
                             events: list[auto.EngineEvent]) -> list[str]:
     """The lines that explain a failed run whose engine ``events`` show a delete of a ClusterQueue or ResourceFlavor
@@ -370,10 +444,10 @@ def explain_release_timeout(args: argparse.Namespace, target: stackfile.StackTar
     readable, kubeconfig = cluster_kubeconfig(target, environ)
     if readable:
         try:
-            queues, workloads = queue_holders.read(kubeconfig, target.context)
+            live = queue_holders.read(kubeconfig, target.context)
         except Exception:  # noqa: BLE001 - the timeout line stands alone
             return lines
-        held = queue_holders.holders(queue_holders.Steps(tuple(gone)), queues, workloads)
+        held = queue_holders.holders(queue_holders.Steps(tuple(gone)), *live)
         if held:
             lines += queue_holders.timeout_message(args.command, held)
     return lines
@@ -502,6 +576,7 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, environ:
                 print("deploy: preview with the policy pack before up", flush=True)
                 stack.preview(on_event=events.append, **kwargs)
                 check_queue_holders(args, target, environ, queue_holders.deletions(events))
+                update_guardrails_first(args, target, environ, stack, events, kwargs)
             else:
                 check_up_holders(args, target, environ, stack, kwargs, output)
             print(UP_STARTS, flush=True)

@@ -4,7 +4,10 @@ built from the Go module proxy, and cached by version.
 Public API (used by deploy/, sandbox/, tests and benchmarks):
 
 - ``ensure(names=None) -> dict[str, Path]``: install (official archive) or build what is missing (all pinned
-  binaries if ``names`` is None), install the Pulumi plugins; returns executable name -> path.
+  binaries if ``names`` is None), install the Pulumi plugins; returns executable name -> path. The official
+  archives download while the Go builds run (one Go build at a time: each already uses every core).
+- ``for_stack(path) -> list[str]``: what ``up`` / ``preview`` of that stack file need: the engine (``ENGINE``:
+  pulumi and its kubernetes provider), plus the sandbox's binaries (``SANDBOX``) when the stack targets the sandbox.
 - ``binary(name) -> Path``: the executable, without building; raises ToolchainError if not built yet.
 - ``module_dir(module, version) -> Path``: read-only directory of a Go module in the module cache.
 - ``crd_files(name) -> list[Path]``, ``crd_documents(name) -> list[dict]``, ``chart_dir(name) -> Path``: CRDs
@@ -28,6 +31,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +43,16 @@ from toolchain.versions import ToolchainError
 
 __all__ = [
     "ToolchainError", "binary", "cache_root", "chart_dir", "crd_documents", "crd_files", "ensure", "module_dir",
-    "pulumi_home", "analyzer_shim", "all_binaries",
+    "pulumi_home", "analyzer_shim", "all_binaries", "for_stack", "ENGINE", "SANDBOX",
 ]
+
+ENGINE = ("pulumi", "pulumi-resource-kubernetes")
+"""What every ``up``, ``preview`` and ``destroy`` needs: the pinned engine and its kubernetes provider. A stack of
+cluster mode kubeconfig (a real cluster) needs nothing else."""
+SANDBOX = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kueue",
+           "jobset-controller-manager", "trainer-controller-manager", "kserve-manager")
+"""The local sandbox's executables (sandbox/cluster.py ``BINARIES``, one per component; a unit test keeps them
+equal). Prometheus (``sandbox up --with-prometheus``) and actionlint (``make lint``) are not among them."""
 
 
 @functools.cache
@@ -147,12 +159,22 @@ def _ensure_entry(entry: versions.Entry) -> None:
                         paths.bin_path(entry.outputs[0], entry.version))
 
 
+def _from_archive(entry: versions.Entry) -> bool:
+    """Whether ``entry`` is now installed without a Go build: cached already, or from its official archive (under
+    its build lock). False: it has no usable archive, and the caller builds it."""
+    with _build_lock(entry):
+        if build.outputs_present(entry):
+            return True
+        return archives.install(entry, _versions().archives.get(entry.name))
+
+
 def ensure(names: Iterable[str] | None = None) -> dict[str, Path]:
     """Install every missing pinned binary among ``names`` (executable names; None = all); return name -> path.
 
     An entry with a usable official archive (``toolchain/archives.py``: pinned SHA-256, reachable) is taken from
-    it; every other entry is built from its Go module, one at a time (each go build is niced). Progress and seconds
-    per step are printed.
+    it; every other entry is built from its Go module, one at a time (each go build is niced and already uses every
+    core). The archives download in background threads while the Go builds run, and an entry whose archive fails
+    joins the Go builds after them. Progress and seconds per step are printed.
     Also installs the policy-pack analyzer shim into the plugin cache. A warm cache returns in well under a
     second per binary. Raises ToolchainError for an unknown name or a failed build.
     """
@@ -163,12 +185,35 @@ def ensure(names: Iterable[str] | None = None) -> dict[str, Path]:
         entry = _versions().entry_for(name)
         if entry not in entries:
             entries.append(entry)
-    for entry in entries:
-        _ensure_entry(entry)
+    downloads = [e for e in entries if e.name in _versions().archives and not
+                 (e.name == "pulumi" and _pulumi_on_path() is not None)]
+    with ThreadPoolExecutor(max_workers=max(1, len(downloads)), thread_name_prefix="toolchain-archive") as pool:
+        started: dict[str, Future[bool]] = {e.name: pool.submit(_from_archive, e) for e in downloads}
+        for entry in entries:
+            if entry.name not in started:
+                _ensure_entry(entry)
+        for entry in downloads:
+            if not started[entry.name].result():
+                _ensure_entry(entry)  # the archive was refused: its Go build, after the others
+            elif entry.plugin is not None:
+                plugins.install(entry.plugin.kind, entry.plugin.name, entry.plugin.version,
+                                paths.bin_path(entry.outputs[0], entry.version))
     _install_analyzer_shim()
     result = {name: binary(name) for name in wanted}
     print(f"[toolchain] ready in {time.monotonic() - start:.1f} s", flush=True)
     return result
+
+
+def for_stack(path: Path) -> list[str]:
+    """The executables ``up`` and ``preview`` of the stack file ``path`` need: ``ENGINE``, plus ``SANDBOX`` when its
+    ``kueue-cohorts:cluster.mode`` is sandbox (the default), or cannot be read here (a ``secure:`` value: the
+    sandbox's own ``up --only-if-sandbox`` decides then). Reads the YAML only (no settings check: ``up`` runs that).
+    Raises OSError or yaml.YAMLError for a file that cannot be read."""
+    doc = yaml.safe_load(Path(path).read_text()) or {}
+    config = doc.get("config") if isinstance(doc, dict) else None
+    cluster = config.get("kueue-cohorts:cluster") if isinstance(config, dict) else None
+    mode = cluster.get("mode", "sandbox") if isinstance(cluster, dict) else "sandbox"
+    return [*ENGINE, *SANDBOX] if mode not in ("kubeconfig", "render") else list(ENGINE)
 
 
 def module_dir(module: str, version: str) -> Path:

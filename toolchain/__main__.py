@@ -1,9 +1,14 @@
-"""``python -m toolchain ensure [NAME ...]`` builds missing pinned binaries; ``path NAME`` prints one's path."""
+"""``python -m toolchain ensure [NAME ...]`` builds missing pinned binaries; ``ensure --for-stack STACK`` only what
+``up`` of stacks/Pulumi.<STACK>.yaml needs (the engine and its provider; the sandbox's binaries too when the stack
+targets the sandbox); ``path NAME`` prints one's path."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+import yaml
 
 import toolchain
 from kueue_cohorts.parsing import Parser
@@ -18,6 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          description="Build every pinned binary missing from the cache (or only NAME ...); a warm "
                                      "cache returns in seconds. Prints each binary's path.")
     ens.add_argument("names", nargs="*", help=f"binary names (default: all): {', '.join(toolchain.all_binaries())}")
+    ens.add_argument("--for-stack", metavar="STACK",
+                     help="only what `up` of stacks/Pulumi.STACK.yaml needs: pulumi and its kubernetes provider, and "
+                          "the sandbox's binaries when the stack targets the sandbox (not Prometheus, not actionlint)")
     path = sub.add_parser("path", help="print the path of a built binary",
                           description="Print the path of one built binary (exit 1 when it is not built).")
     path.add_argument("name")
@@ -35,7 +43,15 @@ def run(args: argparse.Namespace) -> int:
     ToolchainError)."""
     try:
         if args.command == "ensure":
-            for name, exe in toolchain.ensure(args.names or None).items():
+            names = list(args.names)
+            if args.for_stack:
+                stack_file = Path(toolchain.paths.repo_root()) / "stacks" / f"Pulumi.{args.for_stack}.yaml"
+                try:
+                    names += [n for n in toolchain.for_stack(stack_file) if n not in names]
+                except (OSError, yaml.YAMLError) as exc:
+                    print(f"toolchain: cannot read the stack file {stack_file}: {exc}", file=sys.stderr)
+                    return 2
+            for name, exe in toolchain.ensure(names or None).items():
                 print(f"{name}\t{exe}")
         else:
             print(toolchain.binary(args.name))

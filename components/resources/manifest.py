@@ -21,14 +21,21 @@ from components.model.render import Rendered
 #: use (v0.19.2 pkg/controller/core/clusterqueue_controller.go, resourceflavor_controller.go): their delete is bounded.
 RELEASED_BY_KUEUE = ("ClusterQueue", "ResourceFlavor")
 KUEUE_GROUP = "kueue.x-k8s.io/"
+#: The Kubeflow Trainer holds a TrainingRuntime back the same way, with `trainer.kubeflow.org/resource-in-use`, while a
+#: TrainJob of its namespace names it (kubeflow/trainer#2608, v2.2.1 pkg/controller/trainingruntime_controller.go),
+#: also a suspended one: its delete is bounded too (deploy/queue_holders.py names the TrainJobs).
+RELEASED_BY_TRAINER = ("TrainingRuntime",)
+TRAINER_GROUP = "trainer.kubeflow.org/"
 
 
 def lifecycle(api_version: str, kind: str) -> pulumi.ResourceOptions:
     """The resource options every object of `kind` (apiVersion `api_version`) is registered with, whatever component
-    registers it: for a ClusterQueue or a ResourceFlavor of Kueue a delete timeout of `RELEASE_WAIT_S` seconds
-    (components/model/kueue.py: an `up` that deletes one, or a `destroy`, never waits longer for Kueue to release
-    it, and fails naming it; `deploy` then says what holds it, deploy/queue_holders.py); none for any other kind."""
-    if api_version.startswith(KUEUE_GROUP) and kind in RELEASED_BY_KUEUE:
+    registers it: for a ClusterQueue or a ResourceFlavor of Kueue, and a TrainingRuntime of the Trainer, a delete
+    timeout of `RELEASE_WAIT_S` seconds (components/model/kueue.py: an `up` that deletes one, or a `destroy`, never
+    waits longer for its controller to release it, and fails naming it; `deploy` then says what holds it,
+    deploy/queue_holders.py); none for any other kind."""
+    if (api_version.startswith(KUEUE_GROUP) and kind in RELEASED_BY_KUEUE) or \
+            (api_version.startswith(TRAINER_GROUP) and kind in RELEASED_BY_TRAINER):
         return pulumi.ResourceOptions(custom_timeouts=pulumi.CustomTimeouts(delete=f"{RELEASE_WAIT_S}s"))
     return pulumi.ResourceOptions()
 

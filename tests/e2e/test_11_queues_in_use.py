@@ -25,7 +25,9 @@ from e2e_support import KUEUE, REPO, admitted_in, is_true, wait_for
 from kubernetes import client as k8s
 from pulumi import automation as auto
 
+from components.checks.validation import load_stack_file
 from components.model.kueue import RELEASE_WAIT_S
+from components.model.runtime import render_trainjob
 from deploy import engine, queue_holders, stackfile
 from deploy.__main__ import UP_STARTS, explain_release_timeout
 from tests.deploycli import bare_env, clone, deploy, edit_stack
@@ -167,3 +169,87 @@ def test_a_queue_a_running_job_holds_is_never_deleted_blindly(project, cluster, 
     _run(project, env, "destroy")
     assert _queue(cluster, RENAMED_CQ) is None and _queue(cluster, TRAINING_CQ) is None
     assert not cluster.kueue_objects("localqueues", TRAINING)
+
+
+# --- issue 39: a TrainingRuntime the Trainer keeps while a suspended TrainJob names it ------------------------------
+
+RT_STACK = "heldrt"
+RT_INFERENCE, RT_TRAINING = "heldrt-inference", "heldrt-training"
+TRAINER = ("trainer.kubeflow.org", "v1alpha1")
+
+
+def _runtime_stack() -> dict:
+    """The dev stack renamed `heldrt-*` with its training runtime and checkpoint volume, its namespaces labelled
+    (namespacePolicy Label, made by the test)."""
+    doc = yaml.safe_load((REPO / "stacks" / "Pulumi.dev.yaml").read_text())
+    config = doc["config"]
+    it = config["kueue-cohorts:inferenceTraining"]
+    it.update(cohort="heldrt-shared", namespacePolicy="Label")
+    for side, namespace in (("inference", RT_INFERENCE), ("training", RT_TRAINING)):
+        queue = it[side]
+        queue.update(clusterQueue=f"heldrt-{side}-cq", localQueue=f"heldrt-{side}-lq", namespaces=[namespace])
+        queue["priorityClass"]["name"] = f"heldrt-{side}-prio"
+        queue.pop("services", None)
+    it["training"]["checkpoint"] = {"claimName": "heldrt-ckpt", "size": "1Gi", "retainOnDelete": False}
+    config["kueue-cohorts:resourceFlavor"] = {"name": "heldrt-flavor"}
+    return {"config": config}
+
+
+@pytest.fixture
+def runtime_project(sandbox, cluster, tmp_path):
+    for name in (RT_INFERENCE, RT_TRAINING):
+        cluster.ensure_namespace(name)
+    root = clone(tmp_path / "kueue-cohorts")
+    (root / "stacks" / f"Pulumi.{RT_STACK}.yaml").write_text(yaml.safe_dump(_runtime_stack(), sort_keys=False))
+    yield root
+    for job in cluster.custom.list_namespaced_custom_object(*TRAINER, RT_TRAINING, "trainjobs")["items"]:
+        cluster.custom.delete_namespaced_custom_object(*TRAINER, RT_TRAINING, "trainjobs", job["metadata"]["name"])
+    deploy(root, "destroy", "--stack", RT_STACK, "--no-policy", env=bare_env(tmp_path))
+    for name in (RT_INFERENCE, RT_TRAINING):
+        cluster.core.delete_namespace(name)
+
+
+def test_destroy_after_hold_and_drain_names_the_trainjob_that_holds_the_runtime(runtime_project, cluster, tmp_path):
+    """The reproduction of issue 39: the TrainJob is admitted, its ClusterQueue stopped (HoldAndDrain) so Kueue
+    evicts it; the queue is free, but the suspended TrainJob still names the TrainingRuntime, which the Trainer keeps
+    behind trainer.kubeflow.org/resource-in-use. `destroy` (which sat 10 minutes there) now refuses at once, naming
+    the TrainJob and the fix, and deletes nothing; with the TrainJob deleted it goes through."""
+    env = bare_env(tmp_path)
+    proc = deploy(runtime_project, "up", "--stack", RT_STACK, "--no-policy", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    runtime = load_stack_file(runtime_project / "stacks" / f"Pulumi.{RT_STACK}.yaml").training_runtime.name
+    manifest = render_trainjob("held-tj", RT_TRAINING, runtime, "heldrt-training-lq", "heldrt-training-prio")
+    cluster.custom.create_namespaced_custom_object(*TRAINER, RT_TRAINING, "trainjobs", manifest)
+    wait_for(lambda: [w for w in cluster.kueue_objects("workloads", RT_TRAINING)
+                      if admitted_in(w) == "heldrt-training-cq"], 120, "the TrainJob's Workload to be admitted")
+    cluster.custom.patch_cluster_custom_object(*KUEUE, "clusterqueues", "heldrt-training-cq",
+                                               {"spec": {"stopPolicy": "HoldAndDrain"}})
+    wait_for(lambda: not any(is_true(w, "QuotaReserved") for w in cluster.kueue_objects("workloads", RT_TRAINING)),
+             120, "Kueue to evict the TrainJob's Workload")
+    trainjob = cluster.custom.get_namespaced_custom_object(*TRAINER, RT_TRAINING, "trainjobs", "held-tj")
+    assert trainjob["spec"].get("suspend") is True
+    # The Trainer's runtime controller puts its finalizer on at its next reconcile of the runtime (v2.2.1 reconciles
+    # on the runtime's own events): any update does it, as an `up` that touches the runtime did in the issue.
+    cluster.custom.patch_namespaced_custom_object(*TRAINER, RT_TRAINING, "trainingruntimes", runtime,
+                                                  {"metadata": {"annotations": {"e2e/touched": "1"}}})
+    wait_for(lambda: queue_holders.TRAINER_RESOURCE_IN_USE in cluster.custom.get_namespaced_custom_object(
+        *TRAINER, RT_TRAINING, "trainingruntimes", runtime)["metadata"].get("finalizers", []), 60,
+        "the Trainer to hold the runtime that a TrainJob names")
+
+    refused = deploy(runtime_project, "destroy", "--stack", RT_STACK, "--no-policy", env=env)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    lines = [line for line in refused.stderr.splitlines() if line.strip()]
+    assert lines[0].startswith(f"deploy: destroy --stack {RT_STACK} would wait for the Trainer to release 1 "
+                               "object(s)"), refused.stderr
+    assert lines[1] == (f"  TrainingRuntime {RT_TRAINING}/{runtime} (deleted): named by {RT_TRAINING}/held-tj "
+                        "(TrainJob, suspended)"), refused.stderr
+    assert lines[-1].startswith("deploy: nothing was destroyed. Fix: delete the TrainJobs that name each "
+                                f"TrainingRuntime (kubectl delete trainjob -n {RT_TRAINING} NAME;"), refused.stderr
+    assert cluster.kueue_objects("localqueues", RT_TRAINING)  # nothing was deleted
+
+    cluster.custom.delete_namespaced_custom_object(*TRAINER, RT_TRAINING, "trainjobs", "held-tj")
+    wait_for(lambda: not cluster.custom.list_namespaced_custom_object(*TRAINER, RT_TRAINING, "trainjobs")["items"],
+             60, "the TrainJob to be gone")
+    done = deploy(runtime_project, "destroy", "--stack", RT_STACK, "--no-policy", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not cluster.custom.list_namespaced_custom_object(*TRAINER, RT_TRAINING, "trainingruntimes")["items"]

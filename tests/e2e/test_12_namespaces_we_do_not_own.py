@@ -154,3 +154,57 @@ def test_namespaces_we_did_not_create_are_refused_labelled_or_handed_over_never_
     assert _namespace(cluster, OWN).metadata.uid == created.metadata.uid
     assert _precious(cluster, TRAINING) == _precious(cluster, OWN) == {"keep": "me"}
     assert _stack_objects(cluster) == []
+
+
+def test_the_preview_refuses_what_the_live_cluster_cannot_give(project, sandbox, cluster, tmp_path):
+    """Issue 39 item 2 on "your own cluster" (the sandbox behind a kubeconfig: one node of 1 gpualloc, kwok's
+    StorageClass, the admin's certificate): a stack file that believes in two nodes, names a StorageClass the cluster
+    does not have and leaves the deploy identity out of admission.identities is refused by `preview` before any
+    engine call, every problem at its key with its fix, and nothing is registered."""
+    name = "livecheck"
+    config = _stack()["config"]
+    it = config["kueue-cohorts:inferenceTraining"]
+    it["cohort"] = "livecheck-shared"
+    for side in ("inference", "training"):
+        it[side].update(clusterQueue=f"livecheck-{side}-cq", localQueue=f"livecheck-{side}-lq",
+                        namespaces=[f"livecheck-{side}"])
+        it[side]["priorityClass"]["name"] = f"livecheck-{side}-prio"
+    it["inference"]["nominalQuota"]["nvidia.com/gpualloc"] = "2"
+    it["training"]["checkpoint"] = {"claimName": "livecheck-ckpt", "size": "1Gi", "storageClassName": "fast-rwx"}
+    config.pop("kueue-cohorts:sharedPool")
+    config["kueue-cohorts:resourceFlavor"] = {"name": "livecheck-flavor"}
+    config["kueue-cohorts:nodePools"][0]["count"] = 2  # the file believes in two nodes; the sandbox has one
+    config["kueue-cohorts:admission"] = {"identities": {"users": ["platform-ci"]}}
+    context = yaml.safe_load(sandbox.paths.kubeconfig.read_text())["current-context"]
+    config["kueue-cohorts:cluster"] = {"mode": "kubeconfig", "kubeconfig": str(sandbox.paths.kubeconfig),
+                                       "context": context}
+    config["kueue-cohorts:protected"] = False  # a lab cluster: the test's file backend and passphrase
+    (project / "stacks" / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    proc = deploy(project, "preview", "--stack", name, "--no-policy", env=bare_env(tmp_path,
+                                                                                 PULUMI_CONFIG_PASSPHRASE="e2e"))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = [line.strip() for line in proc.stderr.splitlines()]
+    count = sum(line.startswith("- ") for line in lines)
+    assert (f"deploy: preview --stack {name}: nothing was run: live preflight: {count} problems on the stack's "
+            "cluster") in lines, proc.stderr
+    by_key = {line.split(" = ")[0][2:]: line for line in lines if line.startswith("- ")}
+    gpu = by_key['kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"]']
+    assert gpu.startswith('- kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpualloc"] = "2": '
+                          "live-capacity: on the live cluster (its Nodes' status.allocatable, per ResourceFlavor "
+                          "nodeLabels), "), proc.stderr
+    storage = by_key["kueue-cohorts:inferenceTraining.training.checkpoint.storageClassName"]
+    assert storage.startswith('- kueue-cohorts:inferenceTraining.training.checkpoint.storageClassName = "fast-rwx": '
+                              "checkpoint-storage: StorageClass 'fast-rwx' does not exist on the cluster (it has ")
+    assert "Fix: create the StorageClass 'fast-rwx' (a ReadWriteMany provisioner), or " in storage
+    who = by_key["kueue-cohorts:admission.identities.users"]
+    assert who.startswith('- kueue-cohorts:admission.identities.users = ["platform-ci"]: identity-locked-out: the '
+                          "kubeconfig's identity 'kueue-cohorts-admin' (groups system:masters")
+    assert who.endswith("Fix: add 'kueue-cohorts-admin' to kueue-cohorts:admission.identities.users (or one of its "
+                        "groups to kueue-cohorts:admission.identities.groups), or run the stack with an identity "
+                        "that list names.")
+    assert set(by_key) - {"kueue-cohorts:inferenceTraining.training.checkpoint.storageClassName",
+                          "kueue-cohorts:admission.identities.users"} <= {
+        f'kueue-cohorts:inferenceTraining.inference.nominalQuota["{r}"]' for r in
+        ("cpu", "memory", "nvidia.com/gpualloc", "nvidia.com/gpucores", "nvidia.com/gpumem")}
+    assert "Previewing" not in proc.stdout  # no engine run
+    assert not [o for o in cluster.kueue_objects("clusterqueues") if o["metadata"]["name"].startswith("livecheck-")]

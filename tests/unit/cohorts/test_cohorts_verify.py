@@ -384,6 +384,45 @@ def test_a_hand_made_priority_class_at_or_above_inference_is_named(value, named)
         assert diff.rule.startswith("priority-ceiling: ") and "below 1000" in diff.fix
 
 
+def _neighbour_stack(prefix, value):
+    """The dev stack renamed `<prefix>-*` (cohort, queues, classes at `value` for inference, flavor, namespaces):
+    another kueue-cohorts stack on the same cluster; its Kueue objects as its `up` applies them (marked)."""
+    raw = raw_from_stack_file(STACKS / "Pulumi.dev.yaml")
+    it = raw["inferenceTraining"]
+    it["cohort"] = f"{prefix}-shared"
+    for side in ("inference", "training"):
+        it[side].update(clusterQueue=f"{prefix}-{side}-cq", localQueue=f"{prefix}-{side}-lq",
+                        namespaces=[f"{prefix}-{side}"])
+        it[side]["priorityClass"]["name"] = f"{prefix}-{side}-prio"
+    it["inference"]["priorityClass"]["value"] = value
+    raw["resourceFlavor"] = {"name": f"{prefix}-flavor"}
+    raw.pop("trainingRuntime", None)
+    it["training"].pop("checkpoint", None)
+    return [m for m in expected_objects(load_settings(raw))
+            if m["kind"] in ("ClusterQueue", "WorkloadPriorityClass", "ResourceFlavor")]
+
+
+@pytest.mark.parametrize("value", [500, 1000, 1_000_000])
+@pytest.mark.parametrize("prefix", ["b", "team-two"])
+def test_a_neighbour_stacks_priority_classes_are_not_intruders(value, prefix):
+    """Issue 39 item 2: two stacks on one cluster flagged each other's inference classes with a wrong fix ("set its
+    value below, or declare it in the stack"); a class carrying the project's mark is a neighbour's. The same class
+    without the mark is still named (a hand-made one)."""
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _sandbox_node())
+    neighbour = _neighbour_stack(prefix, value)
+    assert all(m["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "kueue-cohorts" for m in neighbour)
+    for manifest in neighbour:
+        _add(objects, manifest)
+    assert verify(s, FakeCluster(objects)) == []
+    for manifest in neighbour:
+        if manifest["kind"] == "WorkloadPriorityClass":
+            del manifest["metadata"]["labels"]["app.kubernetes.io/managed-by"]
+    named = {(d.kind, d.name) for d in verify(s, FakeCluster(objects))}
+    assert (("WorkloadPriorityClass", f"{prefix}-inference-prio") in named) == (value >= 1000)
+
+
 @pytest.mark.parametrize("gpus,labels,broken", [
     ("1", {"kueue-cohorts/pool": "gpu"}, False),
     ("0", {"kueue-cohorts/pool": "gpu"}, True),    # the node has no GPU left to give

@@ -216,3 +216,86 @@ def test_after_the_bounded_wait_the_fix_starts_with_the_workloads():
     assert lines[-1].startswith("deploy: Fix: delete or finish those workloads")
     assert "only through their LocalQueues" in lines[-1] and "remove each ResourceFlavor" in lines[-1]
     assert lines[-1].endswith("then run destroy again (docs/operations.md, \"Queues in use\")")
+
+
+# --- a TrainingRuntime the Trainer keeps while a TrainJob names it (issue 39 item 2) ----------------------------------
+
+RUNTIME_TYPE = "kubernetes:trainer.kubeflow.org/v1alpha1:TrainingRuntime"
+
+
+def runtime(name: str, namespace: str = "c12-training") -> dict[str, Any]:
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
+            "metadata": {"name": name, "namespace": namespace}, "spec": {}}
+
+
+def trainjob(name: str, runtime_name: str, namespace: str = "c12-training", kind: Optional[str] = "TrainingRuntime",
+             suspend: bool = False) -> dict[str, Any]:
+    ref: dict[str, Any] = {"name": runtime_name, "apiGroup": "trainer.kubeflow.org"}
+    if kind is not None:
+        ref["kind"] = kind
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+            "metadata": {"name": name, "namespace": namespace}, "spec": {"runtimeRef": ref, "suspend": suspend}}
+
+
+@pytest.mark.parametrize("op", ["delete", "replace", "delete-replaced"])
+def test_a_deleted_training_runtime_is_a_held_kind(op):
+    steps = queue_holders.deletions([step(op, "TrainingRuntime", old=runtime("c12-preemptible"),
+                                          type_=RUNTIME_TYPE)])
+    assert steps.deleted == (Deletion("TrainingRuntime", "c12-preemptible", "c12-training", op),)
+    assert "TrainingRuntime" in queue_holders.FINALIZED_KINDS
+    other = step("delete", "TrainingRuntime", old=runtime("x"),
+                 type_="kubernetes:trainer.kubeflow.org/v1alpha1:TrainJob")
+    assert queue_holders.deletions([other]).deleted == ()
+
+
+def test_a_suspended_trainjob_holds_its_runtime_after_hold_and_drain():
+    """The reproduction of issue 39: HoldAndDrain evicted the Workload (no quota reserved: the ClusterQueue is free),
+    but the suspended TrainJob still names the runtime, so the destroy would wait on the TrainingRuntime."""
+    steps = Steps((Deletion("ClusterQueue", "c12-training-cq"),
+                   Deletion("TrainingRuntime", "c12-preemptible", "c12-training")))
+    jobs = [trainjob("llama", "c12-preemptible", suspend=True)]
+    held = queue_holders.holders(steps, [], [workload("trainjob-llama", "c12-training-cq", reserved="False")], jobs)
+    assert held == {Deletion("TrainingRuntime", "c12-preemptible", "c12-training"):
+                    ["c12-training/llama (TrainJob, suspended)"]}
+    lines = queue_holders.message("destroy", "dev", held)
+    assert lines[0].startswith("deploy: destroy --stack dev would wait for the Trainer to release 1 object(s)")
+    assert "trainer.kubeflow.org/resource-in-use" in lines[0]
+    assert lines[1] == ("  TrainingRuntime c12-training/c12-preemptible (deleted): named by c12-training/llama "
+                        "(TrainJob, suspended)")
+    assert lines[-1].startswith("deploy: nothing was destroyed. Fix: delete the TrainJobs that name each "
+                                "TrainingRuntime (kubectl delete trainjob -n c12-training NAME;")
+    assert "kubectl patch clusterqueue" not in lines[-1]
+    assert lines[-1].endswith("then run destroy again (docs/operations.md, \"Queues in use\")")
+
+
+JOBS = st.lists(st.tuples(st.sampled_from(["rt-a", "rt-b"]), st.sampled_from(["ns-1", "ns-2"]),
+                          st.sampled_from(["TrainingRuntime", "ClusterTrainingRuntime", None]), st.booleans()),
+                max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(JOBS, st.sets(st.tuples(st.sampled_from(["rt-a", "rt-b"]), st.sampled_from(["ns-1", "ns-2"]))))
+def test_a_runtime_is_held_exactly_by_the_trainjobs_of_its_namespace_that_name_it(specs, deleted):
+    """Only a TrainJob in the runtime's namespace whose runtimeRef is kind TrainingRuntime (the default kind is
+    ClusterTrainingRuntime) and names it; running or suspended alike."""
+    jobs = [trainjob(f"j{i}", name, ns, kind, suspend) for i, (name, ns, kind, suspend) in enumerate(specs)]
+    steps = Steps(tuple(sorted(Deletion("TrainingRuntime", name, ns) for name, ns in deleted)))
+    held = queue_holders.holders(steps, [], [], jobs)
+    for name, ns in deleted:
+        expected = {f"{ns}/j{i}" for i, (rt, jns, kind, _) in enumerate(specs)
+                    if (rt, jns, kind) == (name, ns, "TrainingRuntime")}
+        found = {line.split(" ")[0] for line in held.get(Deletion("TrainingRuntime", name, ns), [])}
+        assert found == expected
+
+
+def test_a_runtime_delete_that_ran_out_is_unreleased_and_explained():
+    urn = f"{STACK}{RUNTIME_TYPE}::c12-preemptible-runtime"
+    events = [step("delete", "TrainingRuntime", old=runtime("c12-preemptible"), urn=urn, type_=RUNTIME_TYPE),
+              failed(urn)]
+    gone = queue_holders.unreleased(events)
+    assert gone == [Deletion("TrainingRuntime", "c12-preemptible", "c12-training")]
+    line = queue_holders.timeout_line("destroy", gone)
+    assert (f"waited up to {RELEASE_WAIT_S} s for the Trainer to release TrainingRuntime "
+            "c12-training/c12-preemptible and stopped there") in line
+    lines = queue_holders.timeout_message("destroy", {gone[0]: ["c12-training/llama (TrainJob, suspended)"]})
+    assert lines[-1].startswith("deploy: Fix: delete the TrainJobs that name each TrainingRuntime")
