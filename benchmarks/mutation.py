@@ -14,7 +14,6 @@ whole rule book far longer.
 """
 from __future__ import annotations
 
-import argparse
 import functools
 import gc
 import json
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import add_write_flag, load_average, save, summary, utc_now
+from kueue_cohorts.parsing import Parser
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRATCH = ROOT / "build" / "mutation"
@@ -200,7 +200,7 @@ def report(name: str, outcome: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the selected targets; print and (with --write) record the scores. Returns 1 when a target left a
     survivor not judged equivalent, else 0."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.mutation", description=summary(__doc__))
+    parser = Parser(prog="python -m benchmarks.mutation", description=summary(__doc__))
     add_write_flag(parser)
     names = [t.name for t in TARGETS]
     parser.add_argument("--only", nargs="+", choices=names, default=names, metavar="TARGET",
