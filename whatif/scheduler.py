@@ -99,21 +99,36 @@ class Result:
 
 
 def shape(wl: Workload) -> tuple[object, ...]:
-    """The workload's scheduling equivalence class (pkg/workload/workload.go computeSchedulingHash: priority, pod
-    spec shape, count, requests)."""
-    return (wl.priority, wl.count, tuple(sorted(wl.requests.items())), tuple(sorted(wl.spec.node_selector.items())),
-            tuple(t.model_dump_json() for t in wl.spec.tolerations))
+    """The workload's scheduling equivalence class, as cached on it (`whatif.cluster.scheduling_hash`)."""
+    return wl.equivalence
+
+
+_HeapItem = tuple[int, float, str, int]
+"""(-priority, creation time, name, push number): baseCompareFunc's order; the push number tells a stale copy."""
 
 
 class _Queue:
     """One ClusterQueue's pending workloads (pkg/cache/queue/cluster_queue.go): the heap, the inadmissible ones, the
-    sticky preemptor and the equivalence classes bulk-moved to inadmissible (SchedulingEquivalenceHashing)."""
+    sticky preemptor and the equivalence classes bulk-moved to inadmissible (SchedulingEquivalenceHashing).
+
+    Kept per equivalence class, so that what Kueue does one workload at a time costs one step per class here:
+    every pending workload is in its class's heap (`members`: name -> (push number, workload)); a class in
+    `bulk_moved` is inadmissible as a whole (cluster_queue.go handleInadmissibleHash moves every heap workload of
+    the class, and pushOrUpdate sends a new one of the class straight there, l.443), the others are the heap.
+    In BestEffortFIFO a workload is inadmissible only through NoFit or PreemptionNoCandidates, which bulk-move its
+    class, so "inadmissible" and "its class was bulk-moved" are the same set; StrictFIFO never parks. `_tops`
+    always holds an entry for the best pending workload of every class in the heap (entries that are not, or no
+    longer, their class's best are skipped when popped), so `pop` is Kueue's heap pop: the least (-priority,
+    creation, name) of the heap's workloads. Kueue's handleInadmissibleHash walks the whole heap once per NoFit
+    (l.722); a week of 10,000 workloads with a long backlog made that walk, with the key recomputed for every
+    workload it passed, 60 % of the simulation (issue 41).
+    """
 
     def __init__(self, strategy: str):
         self.strategy = strategy
-        self._heap: list[tuple[int, float, str, int]] = []
+        self._classes: dict[tuple[object, ...], list[_HeapItem]] = {}
+        self._tops: list[tuple[_HeapItem, tuple[object, ...]]] = []
         self.members: dict[str, tuple[int, Workload]] = {}
-        self.inadmissible: dict[str, Workload] = {}
         self.sticky: Optional[str] = None
         self.bulk_moved: set[tuple[object, ...]] = set()
         self._seq = 0
@@ -124,27 +139,59 @@ class _Queue:
     def push(self, wl: Workload) -> None:
         """PushOrUpdate of a new or requeued workload: to the heap, or straight to the inadmissible ones when its
         equivalence class was bulk-moved there (BestEffortFIFO)."""
-        if self.strategy == "BestEffortFIFO" and shape(wl) in self.bulk_moved:
-            self.inadmissible[wl.name] = wl
-            return
         self._heap_push(wl)
+
+    def _valid_top(self, key: tuple[object, ...]) -> Optional[_HeapItem]:
+        """The class's best entry still pending (stale copies dropped), or None."""
+        heap = self._classes[key]
+        while heap:
+            item = heap[0]
+            member = self.members.get(item[2])
+            if member is not None and member[0] == item[3]:
+                return item
+            heapq.heappop(heap)
+        return None
 
     def _heap_push(self, wl: Workload) -> None:
         self._seq += 1
         self.members[wl.name] = (self._seq, wl)
-        heapq.heappush(self._heap, (-wl.priority, wl.created, wl.name, self._seq))
+        key = wl.equivalence
+        item = (-wl.priority, wl.created, wl.name, self._seq)
+        heap = self._classes.setdefault(key, [])
+        heapq.heappush(heap, item)
+        if key not in self.bulk_moved:
+            heapq.heappush(self._tops, (item, key))
+
+    def inadmissible(self) -> list[Workload]:
+        """The workloads parked as inadmissible (their class bulk-moved), in no particular order."""
+        return [wl for _, wl in self.members.values() if wl.equivalence in self.bulk_moved]
 
     def pop(self) -> Optional[Workload]:
         """Pop the head: the sticky preemptor if pending, else by priority, creation time, name."""
         if self.sticky is not None and self.sticky in self.members:
-            return self.members.pop(self.sticky)[1]
-        while self._heap:
-            _, _, name, seq = heapq.heappop(self._heap)
-            member = self.members.get(name)
-            if member is not None and member[0] == seq:
-                del self.members[name]
-                return member[1]
+            wl = self.members[self.sticky][1]
+            if wl.equivalence not in self.bulk_moved:
+                del self.members[self.sticky]
+                self._refresh(wl.equivalence)
+                return wl
+        while self._tops:
+            item, key = heapq.heappop(self._tops)
+            if key in self.bulk_moved or self._valid_top(key) is not item:
+                continue
+            heapq.heappop(self._classes[key])
+            wl = self.members.pop(item[2])[1]
+            self._refresh(key)
+            return wl
         return None
+
+    def _refresh(self, key: tuple[object, ...]) -> None:
+        """After a class lost its best pending workload: an entry in `_tops` for its new best one (a class in the
+        heap always has one for its best)."""
+        if key in self.bulk_moved:
+            return
+        top = self._valid_top(key)
+        if top is not None:
+            heapq.heappush(self._tops, (top, key))
 
     def requeue(self, wl: Workload, reason: str) -> bool:
         """RequeueIfNotPresent; True when it went to the inadmissible set (the cycle made progress)."""
@@ -154,30 +201,25 @@ class _Queue:
         if immediate:
             self._heap_push(wl)
             return False
-        self.inadmissible[wl.name] = wl
         if reason in (NO_FIT, NO_CANDIDATES):
-            key = shape(wl)
-            self.bulk_moved.add(key)
-            for name, (_, other) in list(self.members.items()):
-                if shape(other) == key:
-                    del self.members[name]
-                    self.inadmissible[name] = other
+            self.bulk_moved.add(wl.equivalence)
+        self._heap_push(wl)
         return True
 
     def remove(self, name: str) -> None:
         """Delete: the workload leaves the heap or the inadmissible set; a sticky preemptor is forgotten."""
-        self.members.pop(name, None)
-        self.inadmissible.pop(name, None)
+        member = self.members.pop(name, None)
+        if member is not None:
+            self._refresh(member[1].equivalence)
         if self.sticky == name:
             self.sticky = None
 
     def retry_inadmissible(self) -> None:
         """queueInadmissibleWorkloads: every inadmissible workload back to the heap; the bulk-moved classes are
-        forgotten."""
-        self.bulk_moved.clear()
-        for wl in self.inadmissible.values():
-            self._heap_push(wl)
-        self.inadmissible.clear()
+        forgotten (pkg/cache/queue/inadmissible_workloads.go l.169)."""
+        parked, self.bulk_moved = self.bulk_moved, set()
+        for key in parked:
+            self._refresh(key)
 
 
 @dataclass
