@@ -40,6 +40,7 @@ from prsummary import stackfile as stackdoc
 from sandbox import prometheus as sandbox_prometheus
 from sandbox.paths import SandboxPaths
 from whatif.chart import chart_html
+from whatif.compare import as_json as whatif_json
 from whatif.compare import section, what_if
 from whatif.kueue import Unsupported
 from whatif.report import report as whatif_report
@@ -66,10 +67,11 @@ def _parser() -> argparse.ArgumentParser:
         "context). Exit codes: 0 ok, 1 differences or cluster failure, 2 usage or config error."))
     sub = p.add_subparsers(dest="command", required=True, metavar="{status,verify,report,monitoring,trace,whatif}")
 
-    def stack_args(sp: argparse.ArgumentParser) -> None:
+    def stack_args(sp: argparse.ArgumentParser, outputs: tuple[str, ...] = ("table", "json"),
+                   output_help: str = "default table") -> None:
         sp.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
         sp.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
-        sp.add_argument("--output", "-o", choices=("table", "json"), default="table", help="default table")
+        sp.add_argument("--output", "-o", choices=outputs, default="table", help=output_help)
 
     st = sub.add_parser("status", help="per cohort, ClusterQueue and resource: quotas, usage, borrowed, lent; "
                                        "Workloads; latest preemptions",
@@ -164,7 +166,9 @@ def _parser() -> argparse.ArgumentParser:
                                     "ref: per queue and tenant the admission wait, start delay, GPU-hours used and "
                                     "borrowed, preemptions, training lost and workloads never admitted. Exit 1 when "
                                     "inference waits longer with the change.")
-    stack_args(wi)
+    stack_args(wi, ("table", "json", "html"),
+               "table: the Markdown section (default); json: the same as one JSON document (kind "
+               "kueue-cohorts/whatif/v1); html: one page with the section and the chart of GPUs in use per queue")
     wi.add_argument("--trace", type=Path, required=True, help="the demand trace (JSON Lines)")
     wi.add_argument("--base", metavar="REF", help="git ref of the base stack file (e.g. origin/main)")
     wi.add_argument("--chart", type=Path, metavar="FILE",
@@ -424,13 +428,19 @@ def _whatif(args: argparse.Namespace, out: TextIO) -> int:
         base = _base_settings(repo, args.base, relative)
     try:
         result = what_if(demand, head, base)
-    except Unsupported as exc:
+    except (Unsupported, TraceError) as exc:
         raise TargetError(str(exc)) from None
+    title = f"{args.stack}: GPUs in use per ClusterQueue, base (dashed) and head"
     if args.chart:
         args.chart.parent.mkdir(parents=True, exist_ok=True)
-        args.chart.write_text(chart_html(result.head, whatif_report(result.head).gpu, result.base,
-                                        f"{args.stack}: GPUs held per ClusterQueue"))
-    out.write(section(result, str(args.trace), args.base, str(args.chart) if args.chart else None))
+        args.chart.write_text(chart_html(result.head, whatif_report(result.head).gpu, result.base, title))
+    text = section(result, str(args.trace), args.base, str(args.chart) if args.chart else None)
+    if args.output == "json":
+        out.write(json.dumps(whatif_json(result, str(args.trace), args.base), indent=2) + "\n")
+    elif args.output == "html":
+        out.write(chart_html(result.head, whatif_report(result.head).gpu, result.base, title, summary=text))
+    else:
+        out.write(text)
     return 1 if result.comparison.alerts else 0
 
 

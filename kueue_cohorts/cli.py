@@ -89,7 +89,7 @@ COMMANDS: dict[str, Command] = {
     "trace": Command(cohorts_cli.main, ("trace",), "a demand trace for the stack: synth (seeded) or record (live)",
                      verbose=False),
     "whatif": Command(cohorts_cli.main, ("whatif",), "replay a trace on the stack's quotas and the base ref's "
-                      "(--trace FILE --base REF)", verbose=False),
+                      "(--trace FILE --base REF)", verbose=False, output=("json", "html")),
     "sandbox": Command(sandbox_cli.main, (), "the local control plane: up, down, status, logs", stack=False),
     "pr-summary": Command(prsummary_main.main, (), "the pull-request summary of one stack (--base REF)"),
     "toolchain": Command(toolchain_main.main, (), "build (ensure) or locate (path) the pinned binaries", stack=False,

@@ -79,12 +79,20 @@ def scheduling_hash(spec: TraceWorkload, priority: int, requests: dict[str, int]
 
 def workload_of(spec: TraceWorkload, setup: KueueSetup) -> Workload:
     """The simulated Workload of a trace line: its ClusterQueue, priority value and per-pod requests in Kueue's
-    units (resources matching excludeResourcePrefixes dropped, pkg/workload/resources.go)."""
+    units (resources matching excludeResourcePrefixes dropped, pkg/workload/resources.go).
+
+    cq is None (never admitted) when its LocalQueue does not exist, or when its priorityClass names no
+    WorkloadPriorityClass: Kueue's job reconciler then never creates the Workload (pkg/util/priority/priority.go
+    GetPriorityFromWorkloadPriorityClass returns the not-found error, pkg/controller/jobframework/reconciler.go,
+    v0.19.2). `whatif.compare.unknown_references` refuses a trace that names either in no configuration at all."""
     requests = {r: amount(r, q) for r, q in spec.requests.items()
                 if not any(r.startswith(prefix) for prefix in setup.excluded_prefixes)}
     priority = setup.priorities.get(spec.priority_class, 0) if spec.priority_class else 0
-    return Workload(spec=spec, cq=setup.queue_of(spec.namespace, spec.local_queue), priority=priority,
-                    requests=requests, equivalence=scheduling_hash(spec, priority, requests))
+    cq = setup.queue_of(spec.namespace, spec.local_queue)
+    if spec.priority_class and spec.priority_class not in setup.priorities:
+        cq = None  # Kueue never creates its Workload (GetPriorityFromWorkloadPriorityClass: not found)
+    return Workload(spec=spec, cq=cq, priority=priority, requests=requests,
+                    equivalence=scheduling_hash(spec, priority, requests))
 
 
 class Cluster:
