@@ -390,8 +390,9 @@ def _trace(args: argparse.Namespace, out: TextIO) -> int:
         kinds = queue_kinds((lq.namespace, lq.name, lq.cluster_queue.role)
                             for plan in stack_plans(settings) for lq in plan.local_queues)
         recorder = TraceRecorder(kinds, args.checkpoint_seconds)
+        started = time.time()  # the trace's 0: it begins with what runs now
         end = watch_workloads(target.api_client(), args.seconds, recorder.observe, deleted=recorder.observe_deleted)
-        demand = recorder.trace(end)
+        demand = recorder.trace(end, started)
     if args.out:
         demand.write(args.out)
     else:

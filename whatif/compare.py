@@ -8,7 +8,7 @@ from typing import Any, Optional
 from components.settings import Settings
 from components.settings.errors import Problem
 from whatif.kueue import KueueSetup, Unsupported
-from whatif.report import Comparison, compare, markdown, report
+from whatif.report import Comparison, compare, markdown, over_quota_alert, quota_below_use, report
 from whatif.scheduler import Result, simulate
 from whatif.stack import setup_of
 from whatif.trace import Trace, TraceError
@@ -33,6 +33,7 @@ def unknown_references(trace: Trace, setups: list[KueueSetup]) -> list[Problem]:
     stack does have."""
     queues = sorted({f"{ns}/{lq}" for setup in setups for ns, lq in setup.local_queues})
     classes = sorted({name for setup in setups for name in setup.priorities})
+    flavors = sorted({name for setup in setups for name in setup.flavors})
     problems = []
     for w in trace.workloads:
         if f"{w.namespace}/{w.local_queue}" not in queues:
@@ -41,6 +42,13 @@ def unknown_references(trace: Trace, setups: list[KueueSetup]) -> list[Problem]:
                 "names a LocalQueue (namespace/localQueue) the stack does not have",
                 "use one of the stack's: " + (", ".join(queues[:8]) + (" ..." if len(queues) > 8 else "")
                                               if queues else "(the stack has none)")))
+        for resource, flavor in sorted(w.flavors.items()):
+            if flavor not in flavors:
+                problems.append(Problem(
+                    f"{trace.where(w.name)} flavors.{resource}", flavor,
+                    "names a ResourceFlavor the stack does not have",
+                    "use one of the stack's: " + (", ".join(flavors) if flavors else "(the stack has none)")
+                    + "; or leave it out for the first flavor of the ClusterQueue's resource group"))
         if w.priority_class and w.priority_class not in classes:
             problems.append(Problem(
                 f"{trace.where(w.name)} priorityClass", w.priority_class,
@@ -73,7 +81,8 @@ def what_if(trace: Trace, head: Settings, base: Optional[Settings] = None) -> Wh
     head_report = report(head_result)
     base_result = simulate(base_setup, trace) if base_setup is not None else None
     base_report = report(base_result) if base_result is not None else head_report
-    return WhatIf(trace, head_result, base_result, compare(base_report, head_report), note)
+    first = tuple(over_quota_alert(o) for o in quota_below_use(head_result, base_result))
+    return WhatIf(trace, head_result, base_result, compare(base_report, head_report, first), note)
 
 
 def section(result: WhatIf, source: str, base_ref: Optional[str] = None, chart: Optional[str] = None) -> str:

@@ -16,8 +16,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Optional
 
-from whatif.kueue import gpu_resource
-from whatif.scheduler import Result
+from whatif.kueue import Quota, gpu_resource
+from whatif.scheduler import RUNNING_AT_START, Result
 from whatif.trace import WorkloadKind
 
 
@@ -105,6 +105,7 @@ def report(result: Result) -> Report:
     since: dict[str, float] = {}
     preempted: dict[str, int] = {}
     lost: dict[str, float] = {}
+    running = {e.workload for e in result.events if e.kind == "admitted" and e.reason == RUNNING_AT_START}
     for e in result.events:
         if e.kind == "admitted":
             first_admit.setdefault(e.workload, e.time)
@@ -137,8 +138,10 @@ def report(result: Result) -> Report:
             rows.append(QueueReport(
                 cluster_queue=cq_name, namespace=key[1], local_queue=key[2],
                 kinds=tuple(sorted({w.spec.kind.value for w in wls})), workloads=len(wls),
-                admission_wait=Stats.of([first_admit[w.name] - w.created for w in wls if w.name in first_admit]),
-                start_delay=Stats.of([first_start[w.name] - w.created for w in wls if w.name in first_start]),
+                admission_wait=Stats.of([first_admit[w.name] - w.created for w in wls
+                                         if w.name in first_admit and w.name not in running]),
+                start_delay=Stats.of([first_start[w.name] - w.created for w in wls
+                                      if w.name in first_start and w.name not in running]),
                 gpu_hours=sum(held.get(w.name, 0.0) * w.total(gpu) for w in wls) / 3600,
                 borrowed_gpu_hours=_borrowed(result, cq_name, gpu) if key[1] is None else None,
                 preempted=sum(preempted.get(w.name, 0) for w in wls),
@@ -170,6 +173,67 @@ def gpu_series(result: Result, gpu: str) -> dict[str, list[tuple[float, int]]]:
 
 
 @dataclass(frozen=True)
+class OverQuota:
+    """A ClusterQueue whose nominalQuota of one flavor-resource is below what runs in it at the change (the
+    workloads the trace says were running at its start).
+
+    in_use, nominal, base_nominal: in Kueue's units (cpu in millicores, memory in bytes, devices). drained_seconds:
+    when, in the head's simulation, its usage of that flavor-resource first falls to the nominalQuota (None: not
+    within the trace). Nothing is evicted for it (kueue#5176): the usage above nominalQuota counts as borrowing, so
+    the queue admits only what its cohort still lends until it drains.
+    """
+
+    cluster_queue: str
+    flavor: str
+    resource: str
+    in_use: int
+    nominal: int
+    base_nominal: Optional[int]
+    drained_seconds: Optional[float]
+
+
+def quota_below_use(head: Result, base: Optional[Result] = None) -> list[OverQuota]:
+    """Every (ClusterQueue, flavor, resource) whose head nominalQuota is below its usage at time 0 (the running
+    state) and lower than the base's (or with no base): what the change puts under water. Sorted by queue."""
+    out = []
+    for cq_name in sorted(head.usage):
+        series = head.usage[cq_name]
+        at_start = next((u for t, u in reversed(series) if t <= 0), {})
+        quotas = head.setup.cluster_queues[cq_name].quotas
+        base_cq = base.setup.cluster_queues.get(cq_name) if base is not None else None
+        for fr, used in sorted(at_start.items()):
+            nominal = quotas.get(fr, Quota()).nominal
+            base_nominal = base_cq.quotas.get(fr, Quota()).nominal if base_cq is not None else None
+            if used <= nominal or (base is not None and (base_nominal is None or base_nominal <= nominal)):
+                continue
+            drained = next((t for t, u in series if t > 0 and u.get(fr, 0) <= nominal), None)
+            out.append(OverQuota(cq_name, fr[0], fr[1], used, nominal, base_nominal, drained))
+    return out
+
+
+def amount_text(resource: str, value: int) -> str:
+    """An amount in Kueue's units as a person reads it: cpu in cores, memory in GiB, anything else as is."""
+    if resource == "cpu":
+        return f"{value / 1000:g}"
+    if resource == "memory":
+        return f"{value / 2**30:g}Gi"
+    return str(value)
+
+
+def over_quota_alert(over: OverQuota) -> str:
+    """The one-line warning of an OverQuota: what runs, the new nominalQuota, that nothing is evicted, how long
+    until it drains."""
+    base = f" (base {amount_text(over.resource, over.base_nominal)})" if over.base_nominal is not None else ""
+    drained = (f"drains {fmt_seconds(over.drained_seconds)} after the change in this trace"
+               if over.drained_seconds is not None else "does not drain within the trace")
+    return (f"`{over.cluster_queue}` quota below its current use: {amount_text(over.resource, over.in_use)} "
+            f"{over.resource} in flavor {over.flavor} running at the change, nominalQuota "
+            f"{amount_text(over.resource, over.nominal)}{base}; nothing running is evicted (kueue#5176), its new "
+            f"workloads get in only on what the cohort still lends until its use falls to the nominalQuota: "
+            f"{drained}")
+
+
+@dataclass(frozen=True)
 class Change:
     """One row of the comparison: the same queue in the base and the head report (None where it does not
     exist)."""
@@ -197,6 +261,11 @@ class Comparison:
     alerts: tuple[str, ...] = field(default=())
 
 
+def fmt_seconds(seconds: float) -> str:
+    """Seconds as a person reads them: `95 s`, `12.5 min`, `3.2 h`."""
+    return _fmt(seconds)
+
+
 def _fmt(seconds: float) -> str:
     if seconds < 120:
         return f"{seconds:.0f} s"
@@ -205,11 +274,12 @@ def _fmt(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def compare(base: Report, head: Report) -> Comparison:
-    """Compare two Reports of the same trace (see Comparison)."""
+def compare(base: Report, head: Report, first: tuple[str, ...] = ()) -> Comparison:
+    """Compare two Reports of the same trace (see Comparison); `first`: alerts to put before every other (the
+    quotas a change puts below their current use)."""
     keys = [r.key for r in head.rows] + [r.key for r in base.rows if head.row(r.key) is None]
     changes = tuple(Change(k, base.row(k), head.row(k)) for k in keys)
-    alerts = []
+    alerts = list(first)
     for change in changes:
         b, h = change.base, change.head
         if h is None or not h.inference or h.local_queue is not None:

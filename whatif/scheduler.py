@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from whatif.cluster import Cluster, Workload, workload_of
-from whatif.flavors import Assignment, Mode, assign
+from whatif.flavors import Assignment, Mode, assign, flavor_matches
 from whatif.kueue import KueueSetup
 from whatif.preemption import Preemptor, Target
 from whatif.quota import available
@@ -47,6 +47,9 @@ NO_FIT = "NoFit"
 NO_CANDIDATES = "PreemptionNoCandidates"
 FAILED_AFTER_NOMINATION = "FailedAfterNomination"
 PENDING_PREEMPTION = "PendingPreemption"
+
+RUNNING_AT_START = "RunningAtStart"
+"""The `reason` of the `admitted` event of a workload the trace says was running at its start."""
 
 REQUEUE_BATCH_SECONDS = 1.0
 """How long after a workload finishes (or its quota is released) the inadmissible workloads of its cohort tree are
@@ -488,7 +491,10 @@ class Simulation:
         for spec in self.trace.workloads:
             wl = workload_of(spec, self.setup)
             self.result.workloads[wl.name] = wl
-            self._push(spec.submit_seconds, "submit", wl)
+            if spec.running_since_seconds is not None:
+                self._place_running(wl)
+            else:
+                self._push(spec.submit_seconds, "submit", wl)
             if spec.deleted_seconds is not None:
                 self._push(spec.deleted_seconds, "delete", wl)
         horizon = self.trace.horizon_seconds
@@ -507,6 +513,50 @@ class Simulation:
                     raise RuntimeError(f"the simulation did not settle at t={self.now}s")
         self.now = horizon
         return self.result
+
+    def _running_usage(self, wl: Workload) -> tuple[dict[str, str], dict[tuple[str, str], int]]:
+        """The flavors and usage of a workload running at the start: per resource group of its ClusterQueue, the
+        flavor its line names for a resource of the group, else the group's first flavor its pods may use
+        (`flavor_matches`); resources no group covers are left out (Kueue would not have admitted them)."""
+        assert wl.cq is not None
+        cq = self.setup.cluster_queues[wl.cq]
+        totals = {r: v * wl.count for r, v in wl.requests.items()}
+        if cq.group_of("pods") is not None:
+            totals["pods"] = wl.count
+        flavors: dict[str, str] = {}
+        usage: dict[tuple[str, str], int] = {}
+        for resource, value in sorted(totals.items()):
+            group = cq.group_of(resource)
+            if group is None:
+                continue
+            named = [wl.spec.flavors[r] for r in group.covered if r in wl.spec.flavors]
+            fitting = [f for f in group.flavors if flavor_matches(self.setup.flavors[f], wl) is None]
+            flavor = named[0] if named else (fitting or list(group.flavors))[0]
+            flavors[resource] = flavor
+            usage[(flavor, resource)] = usage.get((flavor, resource), 0) + value
+        return flavors, usage
+
+    def _place_running(self, wl: Workload) -> None:
+        """A workload running when the trace starts: admitted at time 0 in its flavors whatever the quota (Kueue
+        keeps admitted workloads when a ClusterQueue's quota is lowered: pkg/cache/scheduler/cache.go
+        UpdateClusterQueue, v0.19.2, kueue#5176), started at runningSinceSeconds (its work so far counts), finishing
+        durationSeconds after that start. One whose LocalQueue or priority class does not exist is unqueued."""
+        spec = wl.spec
+        assert spec.running_since_seconds is not None
+        self._record("submitted", wl)
+        if wl.cq is None or wl.cq not in self.queues:
+            self._record("unqueued", wl)
+            return
+        wl.flavors, wl.usage = self._running_usage(wl)
+        wl.reserved_at = spec.running_since_seconds
+        wl.run += 1
+        wl.started_at = spec.running_since_seconds
+        self.cluster.add(wl)
+        self._record("admitted", wl, flavors=tuple(sorted(wl.flavors.items())), reason=RUNNING_AT_START)
+        self._record("started", wl)
+        self._record_usage(wl.cq)
+        if spec.duration_seconds is not None:
+            self._push(spec.running_since_seconds + spec.duration_seconds, "finish", wl, wl.run)
 
     def _apply(self, kind: str, wl: Workload, token: int) -> None:
         if kind == "submit":

@@ -51,6 +51,7 @@ DnsSubdomain = Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)]
 ResourceName = Annotated[str, Field(pattern=_RESOURCE_NAME)]
 Seconds = Annotated[float, Field(ge=0, le=10 * 365 * 86400, allow_inf_nan=False)]
 PositiveSeconds = Annotated[float, Field(gt=0, le=10 * 365 * 86400, allow_inf_nan=False)]
+PastSeconds = Annotated[float, Field(ge=-10 * 365 * 86400, le=0, allow_inf_nan=False)]
 
 
 class _Model(BaseModel):
@@ -141,11 +142,37 @@ class TraceWorkload(_Model):
     flavorassigner.go checkFlavorForPodSets). Default none."""
     tolerations: list[Toleration] = Field(default_factory=list)
     """The pods' tolerations, matched against a flavor's nodeTaints (NoSchedule, NoExecute). Default none."""
+    running_since_seconds: Optional[PastSeconds] = None
+    """A workload already running when the trace starts (the state at the change): when its quota was reserved, in
+    seconds before the start (<= 0; `cohorts trace record` writes it from the QuotaReserved condition). The
+    simulation begins with it admitted in `flavors`, whatever the quota: Kueue evicts nothing when a ClusterQueue's
+    quota is lowered under it (kubernetes-sigs/kueue#5176; pkg/cache/scheduler/cache.go UpdateClusterQueue keeps
+    the admitted workloads and their usage, v0.19.2), and their usage above the new nominalQuota blocks admissions
+    and borrowing until it drains. Needs submitSeconds 0; durationSeconds counts from its start (the work done
+    before the trace is done). Omitted: submitted at submitSeconds like any other."""
+    flavors: dict[ResourceName, DnsSubdomain] = Field(default_factory=dict)
+    """A running workload's ResourceFlavor per resource (status.admission.podSetAssignments[0].flavors). Omitted
+    resources: the first flavor of the ClusterQueue's resource group its pods may use."""
 
     @model_validator(mode="after")
     def _deleted_after_submit(self) -> TraceWorkload:
         if self.deleted_seconds is not None and self.deleted_seconds < self.submit_seconds:
             raise ValueError("deletedSeconds is before submitSeconds. Fix: delete it at or after its submission")
+        return self
+
+    @model_validator(mode="after")
+    def _running_fields(self) -> TraceWorkload:
+        if self.running_since_seconds is None:
+            if self.flavors:
+                raise ValueError("flavors describe a workload running at the start. Fix: set runningSinceSeconds, "
+                                 "or remove flavors")
+            return self
+        if self.submit_seconds != 0:
+            raise ValueError("a workload running at the start (runningSinceSeconds) is submitted at 0. Fix: set "
+                             "submitSeconds 0")
+        if self.duration_seconds is not None and self.duration_seconds <= -self.running_since_seconds:
+            raise ValueError("durationSeconds ends before the trace starts (it counts from runningSinceSeconds). "
+                             "Fix: leave the workload out, or raise durationSeconds")
         return self
 
     @model_validator(mode="after")
@@ -425,7 +452,7 @@ def _validation_problems(err: ValidationError, where: str) -> list[Problem]:
         key = ".".join(loc) or "(line)"
         out.append(Problem(f"{where} {key}", item.get("input", "<absent>") if item["type"] != "missing"
                            else "<absent>",
-                           item["msg"].replace("Value error, ", "").split(" Fix: ")[0],
+                           item["msg"].replace("Value error, ", "").split(" Fix: ")[0].rstrip("."),
                            item["msg"].split(" Fix: ")[1] if " Fix: " in item["msg"]
                            else "correct the value (schema/demand-trace.schema.json)"))
     return out
