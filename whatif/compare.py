@@ -8,7 +8,17 @@ from typing import Any, Optional
 from components.settings import Settings
 from components.settings.errors import Problem
 from whatif.kueue import KueueSetup, Unsupported
-from whatif.report import Comparison, compare, markdown, over_quota_alert, quota_below_use, report
+from whatif.report import (
+    Comparison,
+    FateChange,
+    compare,
+    fate_changes,
+    markdown,
+    over_quota_alert,
+    quota_below_use,
+    report,
+    timeline_markdown,
+)
 from whatif.scheduler import Result, simulate
 from whatif.stack import setup_of
 from whatif.trace import Trace, TraceError
@@ -24,6 +34,8 @@ class WhatIf:
     base: Optional[Result]
     comparison: Comparison
     base_note: Optional[str] = None
+    timeline: tuple[FateChange, ...] = ()
+    """The workloads whose fate changes from the base to the head (`whatif.report.fate_changes`)."""
 
 
 def unknown_references(trace: Trace, setups: list[KueueSetup]) -> list[Problem]:
@@ -82,7 +94,8 @@ def what_if(trace: Trace, head: Settings, base: Optional[Settings] = None) -> Wh
     base_result = simulate(base_setup, trace) if base_setup is not None else None
     base_report = report(base_result) if base_result is not None else head_report
     first = tuple(over_quota_alert(o) for o in quota_below_use(head_result, base_result))
-    return WhatIf(trace, head_result, base_result, compare(base_report, head_report, first), note)
+    timeline = tuple(fate_changes(base_result, head_result)) if base_result is not None else ()
+    return WhatIf(trace, head_result, base_result, compare(base_report, head_report, first), note, timeline)
 
 
 def section(result: WhatIf, source: str, base_ref: Optional[str] = None, chart: Optional[str] = None) -> str:
@@ -93,6 +106,9 @@ def section(result: WhatIf, source: str, base_ref: Optional[str] = None, chart: 
     title = (f"What-if: `{source}` ({len(result.trace.workloads)} workloads, {days:.3g} days) replayed on the "
              f"{'base and the head' if result.base is not None else 'head'} quotas{against}")
     text = markdown(result.comparison, title)
+    timeline = timeline_markdown(list(result.timeline), result.head)
+    if timeline:
+        text += "\n".join(timeline) + "\n"
     if result.base_note:
         reasons = [line.strip().removeprefix("- ") for line in result.base_note.splitlines() if line.strip()]
         text += f"\nThe base is not simulated: {'; '.join(reasons)}\n"
@@ -115,4 +131,7 @@ def as_json(result: WhatIf, source: str, base_ref: Optional[str] = None) -> dict
             "base": base_ref, "baseSimulated": result.base is not None, "baseNote": result.base_note,
             "gpuResource": result.comparison.head.gpu, "alerts": list(result.comparison.alerts),
             "queues": [{"key": c.key, "base": row(c.base), "head": row(c.head)} for c in result.comparison.changes],
+            "timeline": [{"workload": c.workload, "queue": c.queue, "base": asdict(c.base), "head": asdict(c.head)}
+                         for c in result.timeline],
+            "refusals": dict(sorted(result.head.refusals.items())),
             "unqueued": list(result.comparison.head.unqueued)}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from whatif.kueue import Quota, gpu_resource
 from whatif.scheduler import RUNNING_AT_START, Result
@@ -173,6 +173,81 @@ def gpu_series(result: Result, gpu: str) -> dict[str, list[tuple[float, int]]]:
 
 
 @dataclass(frozen=True)
+class Fate:
+    """What became of one workload in one simulation: when it was first admitted (None: never, `why` says why),
+    and each preemption it suffered as (time, preemptor, reason, seconds of work lost)."""
+
+    admitted_at: Optional[float]
+    preemptions: tuple[tuple[float, str, str, float], ...] = ()
+    why: str = ""
+
+    def text(self, created: float, step_seconds: Optional[float]) -> str:
+        """One cell: `admitted after 5 s`, then each preemption `preempted at 2.1 h by x (reason), lost 100 s (20
+        steps)`; or `never admitted: <why>`."""
+        if self.admitted_at is None:
+            return f"never admitted: {self.why}"
+        parts = [f"admitted after {_fmt(self.admitted_at - created)}" if self.admitted_at > created
+                 else "admitted at once"]
+        for time, by, reason, lost in self.preemptions:
+            steps = f" ({lost / step_seconds:.0f} steps)" if step_seconds and lost else ""
+            parts.append(f"preempted at {_fmt(time)} by `{by}` ({reason}), lost {_lost(lost)} of work{steps}")
+        if self.why:
+            parts.append(f"pending at the end: {self.why}")
+        return "; ".join(parts)
+
+
+def fates(result: Result) -> dict[str, Fate]:
+    """The Fate of every workload of a simulation."""
+    first: dict[str, float] = {}
+    preempted: dict[str, list[tuple[float, str, str, float]]] = {}
+    for e in result.events:
+        if e.kind == "admitted":
+            first.setdefault(e.workload, e.time)
+        elif e.kind == "preempted":
+            preempted.setdefault(e.workload, []).append((e.time, e.by or "", e.reason or "", e.lost))
+    return {name: Fate(first.get(name), tuple(preempted.get(name, ())), result.refusals.get(name, ""))
+            for name in result.workloads}
+
+
+@dataclass(frozen=True)
+class FateChange:
+    """A workload whose fate differs between base and head: admitted in one and not the other, or preempted a
+    different number of times."""
+
+    workload: str
+    queue: str
+    base: Fate
+    head: Fate
+
+
+def fate_changes(base: Result, head: Result) -> list[FateChange]:
+    """Every workload whose fate changes from `base` to `head`, in trace order (submit time, name)."""
+    before, after = fates(base), fates(head)
+    out = []
+    for spec in head.trace.workloads:
+        b, h = before[spec.name], after[spec.name]
+        if (b.admitted_at is None) != (h.admitted_at is None) or len(b.preemptions) != len(h.preemptions):
+            out.append(FateChange(spec.name, f"{spec.namespace}/{spec.local_queue}", b, h))
+    return out
+
+
+def timeline_markdown(changes: list[FateChange], result: Result, limit: int = 25) -> list[str]:
+    """The reviewer's timeline: one row per workload whose fate changes (the first `limit`), base and head."""
+    if not changes:
+        return []
+    specs = {w.name: w for w in result.trace.workloads}
+    lines = ["", f"Workloads whose fate changes ({len(changes)}"
+             + (f", the first {limit} shown; all in `--output json`" if len(changes) > limit else "") + "):", "",
+             "| workload | queue | submitted | base | head |", "|---|---|---|---|---|"]
+    for change in changes[:limit]:
+        spec = specs[change.workload]
+        lines.append(f"| `{change.workload}` | `{change.queue}` | {_fmt(spec.submit_seconds)} | "
+                     f"{change.base.text(spec.submit_seconds, spec.step_seconds)} | "
+                     f"{change.head.text(spec.submit_seconds, spec.step_seconds)} |")
+    return lines
+
+
+@dataclass(frozen=True)
 class OverQuota:
     """A ClusterQueue whose nominalQuota of one flavor-resource is below what runs in it at the change (the
     workloads the trace says were running at its start).
@@ -282,6 +357,18 @@ def compare(base: Report, head: Report, first: tuple[str, ...] = ()) -> Comparis
     alerts = list(first)
     for change in changes:
         b, h = change.base, change.head
+        if b is None or h is None or h.local_queue is not None or not b.workloads:
+            continue
+        admitted_before, admitted_now = b.workloads - b.never_admitted, h.workloads - h.never_admitted
+        if admitted_before and not admitted_now:
+            alerts.append(f"every workload of `{h.key}` stops being admitted: {admitted_before} admitted on the base, "
+                          f"none of its {h.workloads} on the head (GPU-hours {b.gpu_hours:.1f} → {h.gpu_hours:.1f})")
+        elif b.gpu_hours > 0 and h.gpu_hours < 0.5 * b.gpu_hours:
+            alerts.append(f"`{h.key}` loses most of its GPU-hours: {b.gpu_hours:.1f} → {h.gpu_hours:.1f} "
+                          f"({(h.gpu_hours - b.gpu_hours) / b.gpu_hours:+.0%}), {h.never_admitted} workload(s) never "
+                          f"admitted (base: {b.never_admitted})")
+    for change in changes:
+        b, h = change.base, change.head
         if h is None or not h.inference or h.local_queue is not None:
             continue
         if b is None:
@@ -303,11 +390,23 @@ def compare(base: Report, head: Report, first: tuple[str, ...] = ()) -> Comparis
     return Comparison(base, head, changes, tuple(alerts))
 
 
-def _cell(base: Optional[float], head: Optional[float], text: str = "{:.1f}") -> str:
+def _lost(seconds: float) -> str:
+    """Work lost as a person reads it, never rounded to nothing: `0`, `100 s`, `12.5 min`, `3.2 h`."""
+    if seconds == 0:
+        return "0"
+    return f"{seconds:.2g} s" if seconds < 1 else _fmt(seconds)
+
+
+def _cell(base: Optional[float], head: Optional[float], text: str = "{:.1f}",
+          shown: Optional[Callable[[float], str]] = None) -> str:
     if base is None and head is None:
         return ""
-    b = "—" if base is None else text.format(base)
-    h = "—" if head is None else text.format(head)
+
+    def one(value: Optional[float]) -> str:
+        if value is None:
+            return "—"
+        return shown(value) if shown is not None else text.format(value)
+    b, h = one(base), one(head)
     return b if b == h else f"{b} → {h}"
 
 
@@ -332,7 +431,7 @@ def markdown(comparison: Comparison, title: str) -> str:
     else:
         lines += ["No inference waits longer with this change.", ""]
     lines += [f"| queue | workloads | admission wait p50 / p95 / max | start delay p50 / p95 / max | "
-              f"{head.gpu}-hours | borrowed | preempted | training lost (h) | never admitted |",
+              f"{head.gpu}-hours | borrowed | preempted | training lost | never admitted |",
               "|---|---|---|---|---|---|---|---|---|"]
     ordered = sorted(comparison.changes, key=lambda c: not c.row.inference)
     for change in ordered:
@@ -346,7 +445,7 @@ def markdown(comparison: Comparison, title: str) -> str:
             _cell(b.gpu_hours if b else None, h.gpu_hours if h else None),
             _cell(b.borrowed_gpu_hours if b else None, h.borrowed_gpu_hours if h else None),
             _cell(b.preempted if b else None, h.preempted if h else None, "{:d}"),
-            _cell(b.lost_hours if b else None, h.lost_hours if h else None),
+            _cell(b.lost_hours * 3600 if b else None, h.lost_hours * 3600 if h else None, "{}", _lost),
             _cell(b.never_admitted if b else None, h.never_admitted if h else None, "{:d}"),
         ]) + " |")
     if head.unqueued:

@@ -91,6 +91,10 @@ class Result:
     events: list[Event] = field(default_factory=list)
     workloads: dict[str, Workload] = field(default_factory=dict)
     usage: dict[str, list[tuple[float, dict[tuple[str, str], int]]]] = field(default_factory=dict)
+    refusals: dict[str, str] = field(default_factory=dict)
+    """Workload name -> why it was last refused admission, in words (`Simulation.why_not`), for every workload
+    pending at the horizon or never admitted: its own last refusal, its equivalence class's (Kueue parks the class
+    with it), the StrictFIFO head that blocks its queue, or that it never reached its queue's head."""
 
     def admission_order(self) -> list[str]:
         """Workload names in the order Kueue reserved their quota (a workload admitted again appears again)."""
@@ -99,6 +103,23 @@ class Result:
     def preemptions(self) -> list[tuple[str, str, str]]:
         """(victim, preemptor, reason) in order."""
         return [(e.workload, e.by or "", e.reason or "") for e in self.events if e.kind == "preempted"]
+
+
+def why_not(reason: str, wl: Workload, strategy: str) -> str:
+    """The flavor assigner's NoFit reason (`whatif.flavors.assign`) in a reviewer's words: larger than the queue
+    can ever hold, no flavor its pods may use, a resource the queue does not cover, or the quota in use; the
+    assigner's own words follow in parentheses."""
+    if "exceeds the maximum capacity" in reason:
+        what = ("larger than its ClusterQueue can ever hold (nominalQuota plus what it may borrow), "
+                f"{wl.count} pod(s)")
+    elif "unavailable in ClusterQueue" in reason:
+        what = "requests a resource its ClusterQueue does not cover"
+    elif reason and "quota" not in reason:
+        what = "no flavor fits its pods (nodeSelector, tolerations)"
+    else:
+        what = "the quota it needs was in use" + (" and its StrictFIFO queue waits for it" if strategy ==
+                                                  "StrictFIFO" else "")
+    return f"{what} ({reason})" if reason else what
 
 
 def shape(wl: Workload) -> tuple[object, ...]:
@@ -249,6 +270,9 @@ class Simulation:
         self._events: list[tuple[float, int, str, Workload, int]] = []
         self._seq = 0
         self._requeue_pending: set[str] = set()
+        self._class_refusals: dict[tuple[str, tuple[object, ...]], str] = {}
+        self._blockers: dict[str, Workload] = {}
+        self._ever_admitted: set[str] = set()
         self.now = 0.0
 
     # -- events --------------------------------------------------------------------------------------------------
@@ -346,6 +370,9 @@ class Simulation:
         wl.usage = dict(entry.assignment.usage)
         wl.reserved_at = self.now
         wl.run += 1
+        self._ever_admitted.add(wl.name)
+        if self._blockers.get(wl.cq) is wl:
+            del self._blockers[wl.cq]
         self.cluster.add(wl)
         queue = self.queues[wl.cq]
         if queue.sticky == wl.name:
@@ -416,9 +443,12 @@ class Simulation:
             wl, assignment, targets = entry.wl, entry.assignment, entry.targets
             assert wl.cq is not None
             if assignment.mode == Mode.NO_FIT:
+                self._refused(wl, why_not(assignment.reason, wl, self.setup.cluster_queues[wl.cq].queueing_strategy))
                 requeue.append((wl, NO_FIT))
                 continue
             if assignment.mode == Mode.PREEMPT and not targets:
+                self._refused(wl, "needs preemption, and nothing it may preempt makes room ("
+                              + (assignment.reason or "no candidates") + ")")
                 requeue.append((wl, NO_CANDIDATES))
                 if self.setup.cluster_queues[wl.cq].preemption.reclaim_within_cohort != "Any":
                     self.cluster.add_usage(wl.cq, self._to_reserve(entry))
@@ -453,6 +483,42 @@ class Simulation:
             assert wl.cq is not None
             changed = self.queues[wl.cq].requeue(wl, reason) or changed
         return changed
+
+    def _refused(self, wl: Workload, why: str) -> None:
+        """Remember why `wl` (and its equivalence class in its ClusterQueue) was refused; in a StrictFIFO queue it
+        now blocks every workload behind it."""
+        assert wl.cq is not None
+        self.result.refusals[wl.name] = why
+        self._class_refusals[(wl.cq, wl.equivalence)] = why
+        if self.setup.cluster_queues[wl.cq].queueing_strategy == "StrictFIFO":
+            self._blockers[wl.cq] = wl
+
+    def _settle_refusals(self) -> None:
+        """At the horizon: a reason for every workload never admitted (see Result.refusals); none for the ones
+        admitted and not pending."""
+        for name, wl in self.result.workloads.items():
+            pending = wl.reserved_at is None and not wl.finished
+            if wl.cq is None:
+                self.result.refusals[name] = ("its LocalQueue or WorkloadPriorityClass does not exist in this "
+                                              "configuration")
+                continue
+            if not pending and name in self._ever_admitted:
+                self.result.refusals.pop(name, None)
+                continue
+            if wl.finished and name not in self._ever_admitted:
+                self.result.refusals[name] = "deleted before it was admitted" + (
+                    f" (last refused: {self.result.refusals[name]})" if name in self.result.refusals else "")
+                continue
+            if name in self.result.refusals:
+                continue
+            blocker = self._blockers.get(wl.cq)
+            if blocker is not None and blocker is not wl:
+                self.result.refusals[name] = (f"blocked behind the head of its StrictFIFO queue, `{blocker.name}` "
+                                              f"(priority {blocker.priority}), which does not fit")
+            elif (wl.cq, wl.equivalence) in self._class_refusals:
+                self.result.refusals[name] = self._class_refusals[(wl.cq, wl.equivalence)]
+            else:
+                self.result.refusals[name] = "never reached the head of its queue before the end of the trace"
 
     def _fits(self, entry: _Entry, preempted: dict[str, Workload]) -> bool:
         """scheduler.go `fits`: the assignment's usage fits with this cycle's victims and its own targets removed."""
@@ -512,6 +578,7 @@ class Simulation:
                 if cycles > MAX_CYCLES_PER_INSTANT:
                     raise RuntimeError(f"the simulation did not settle at t={self.now}s")
         self.now = horizon
+        self._settle_refusals()
         return self.result
 
     def _running_usage(self, wl: Workload) -> tuple[dict[str, str], dict[tuple[str, str], int]]:
@@ -550,6 +617,7 @@ class Simulation:
         wl.flavors, wl.usage = self._running_usage(wl)
         wl.reserved_at = spec.running_since_seconds
         wl.run += 1
+        self._ever_admitted.add(wl.name)
         wl.started_at = spec.running_since_seconds
         self.cluster.add(wl)
         self._record("admitted", wl, flavors=tuple(sorted(wl.flavors.items())), reason=RUNNING_AT_START)

@@ -122,3 +122,19 @@ def test_lowering_a_quota_under_what_runs_is_the_first_warning_and_nothing_runni
     assert doc["alerts"][0].endswith("drains 60.0 min after the change in this trace")  # the second ends at 3600 s
     head = next(q["head"] for q in doc["queues"] if q["key"] == "serving-inference-cq")
     assert head["preempted"] == 0 and head["never_admitted"] == 0  # the running replicas keep running
+
+
+@pytest.mark.parametrize("gates", [{"PrioritySortingWithinCohort": False}, {"FlavorFungibility": False},
+                                   {"PrioritySortingWithinCohort": False, "FlavorFungibility": False}])
+def test_a_refused_stack_names_the_stack_key_to_change(repo, tmp_path, gates):
+    stack_file = repo / "stacks" / "Pulumi.staging.yaml"
+    trace_file = tmp_path / "t.jsonl"
+    _run(["trace", "synth", "--stack-file", str(stack_file), "--days", "0.1", "--out", str(trace_file)])
+    doc = yaml.safe_load(stack_file.read_text())
+    doc["config"]["kueue-cohorts:kueue"]["featureGates"] = gates
+    stack_file.write_text(yaml.safe_dump(doc, sort_keys=False))
+    code, _, err = _run(["whatif", "--stack-file", str(stack_file), "--trace", str(trace_file)])
+    assert code == 2
+    for gate in gates:
+        assert (f"  - kueue-cohorts:kueue.featureGates.{gate} (Kueue Configuration featureGates.{gate}) = false"
+                in err), err
