@@ -48,7 +48,7 @@ def test_json_output_is_refused_where_the_tool_has_none(command):
     result = _run("-m", "kueue_cohorts", command, "--output", "json")
     assert result.returncode == 2
     assert result.stderr == (f"kueue-cohorts: `{command}` has no json output; `--output json` works with: status, "
-                             "verify, report\n")
+                             "verify, report, whatif\n")
 
 
 def test_version_names_the_pinned_components():
