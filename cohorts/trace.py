@@ -70,6 +70,17 @@ class _Seen:
     flavors: dict[str, str] = field(default_factory=dict)
 
 
+def workload_priority_class(spec: Mapping[str, Any]) -> Optional[str]:
+    """The WorkloadPriorityClass a Workload's spec names: `priorityClassRef` (kueue.x-k8s.io/v1beta2, group
+    kueue.x-k8s.io, kind WorkloadPriorityClass: apis/kueue/v1beta2/workload_types.go l.49, v0.19.2); None for
+    none, or for a Pod PriorityClass (group scheduling.k8s.io), which the trace format does not carry. A
+    `priorityClassName` (v1beta1) is read too."""
+    ref = spec.get("priorityClassRef") or {}
+    if ref:
+        return str(ref.get("name")) if ref.get("group") == KUEUE_GROUP and ref.get("name") else None
+    return spec.get("priorityClassName") or None
+
+
 def admitted_flavors(obj: Mapping[str, Any]) -> dict[str, str]:
     """resource -> ResourceFlavor of a Workload's first pod set admission (status.admission.podSetAssignments[0]
     .flavors, kueue.x-k8s.io/v1beta2); {} when it is not admitted."""
@@ -165,7 +176,7 @@ class TraceRecorder:
                 duration_seconds=max(1.0, duration) if duration is not None else None,
                 deleted_seconds=(max(0.0, entry.deleted - start, entry.created - start)
                                  if entry.deleted is not None else None),
-                priority_class=spec.get("priorityClassName") or None,
+                priority_class=workload_priority_class(spec),
                 checkpoint_interval_seconds=self.checkpoint_seconds if training else None,
                 running_since_seconds=since, flavors=entry.flavors if since is not None else {}))
         return Trace.build(out, max(1.0, until - start), "recorded from the live cluster",

@@ -1,7 +1,9 @@
 """``cohorts trace record``'s pure part (Workload objects as the watch API sends them -> trace lines) and the
 agreement of a replay with a simulation (cohorts/replay.py), on Workload objects shaped as Kueue 0.19.2 writes them."""
+import pytest
+
 from cohorts.replay import Observed, _Recorder, agreement, job_of
-from cohorts.trace import TraceRecorder, queue_kinds
+from cohorts.trace import TraceRecorder, queue_kinds, workload_priority_class
 from tests.unit.whatif.kueue_objects import guide_cohort, trace, workload
 from whatif.scheduler import simulate
 from whatif.trace import WorkloadKind
@@ -15,7 +17,8 @@ def _workload(name, namespace, queue, created, conditions=(), count=2, uid=None,
     if owner:
         meta["ownerReferences"] = [{"kind": "Job", "name": owner}]
     return {"metadata": meta,
-            "spec": {"queueName": queue, "priorityClassName": priority,
+            "spec": {"queueName": queue, "priority": 100,
+                     "priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": priority},
                      "podSets": [{"name": "main", "count": count, "template": {"spec": {"containers": containers}}}]},
             "status": {"conditions": [{"type": t, "status": s, "lastTransitionTime": at, "reason": r,
                                        "message": m} for t, s, at, r, m in conditions]}}
@@ -104,3 +107,13 @@ def test_a_trace_workload_becomes_a_job_kueue_can_admit():
     assert job.spec.parallelism == job.spec.completions == 3
     pod = job.spec.template.spec
     assert pod.containers[0].resources.requests == {"nvidia.com/gpu": "2"} and pod.node_selector == {"gpu": "a100"}
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ({"priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "gold"}}, "gold"),
+    ({"priorityClassRef": {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": "system"}}, None),
+    ({"priorityClassName": "old-form"}, "old-form"),
+    ({}, None),
+])
+def test_the_priority_class_is_read_as_kueue_v1beta2_writes_it(spec, expected):
+    assert workload_priority_class(spec) == expected
