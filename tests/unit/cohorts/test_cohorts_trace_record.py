@@ -117,3 +117,16 @@ def test_a_trace_workload_becomes_a_job_kueue_can_admit():
 ])
 def test_the_priority_class_is_read_as_kueue_v1beta2_writes_it(spec, expected):
     assert workload_priority_class(spec) == expected
+
+
+@pytest.mark.parametrize("first, second", [("train", "serve"), ("serve", "train"), ("a", "b"), ("b", "a")])
+def test_two_workloads_created_in_one_second_keep_the_order_they_were_seen_in(first, second):
+    kinds = queue_kinds([("fine-tuning", "training", "training")])
+    created = "2026-12-04T10:00:00Z"
+    times = iter([1796378400.2, 1796378400.7])  # 10:00:00.2 and .7 UTC, the watch's arrival times
+    recorder = TraceRecorder(kinds, clock=lambda: next(times))
+    recorder.observe(_workload(first, "fine-tuning", "training", created))
+    recorder.observe(_workload(second, "fine-tuning", "training", created))
+    demand = recorder.trace(1796378460.0, 1796378400.0)
+    assert [w.name for w in demand.workloads] == [first, second]
+    assert [round(w.submit_seconds, 1) for w in demand.workloads] == [0.2, 0.7]
