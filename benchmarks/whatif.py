@@ -1,9 +1,12 @@
-"""How long the what-if simulator takes for a week of demand (issue 32: "a week of a 1,000-workload trace in seconds").
+"""How long the what-if simulator takes for a week of demand at 1,000, 10,000 and 100,000 workloads, and how that
+time grows (issue 41: "10,000 workloads, preemptions included, in at most 2 s, growing linearly").
 
-For each stack (default prod, staging, mixed), a seeded synthetic week (`whatif.synth`, seed 1; staging with the
-rates raised to reach about 1,000 workloads) replayed against the stack's Kueue objects (`whatif.scheduler`):
-workloads, events (admissions, preemptions, ...) and the seconds the simulation took (best of `--repeat`), next to
-the machine's load average. `--write` records benchmarks/results/whatif.json. Timing never goes into a test.
+One stack (default prod), a seeded synthetic week (`whatif.synth`, seed 1) whose training and tenant rates are
+scaled so that the week holds about each target number of workloads, replayed against the stack's Kueue objects
+(`whatif.scheduler`): workloads, events, admissions, preemptions, the wall-clock and CPU seconds of the simulation
+(best of `--repeat`), microseconds per workload, and the growth factor from one size to the next (the time ratio
+divided by the workload ratio: 1.0 is linear), next to the machine's load average. `--write` records
+benchmarks/results/whatif.json. Timing never goes into a test.
 """
 from __future__ import annotations
 
@@ -22,48 +25,64 @@ from whatif.stack import setup_of
 from whatif.synth import synth
 
 ROOT = Path(__file__).resolve().parents[1]
-RATES = {"staging": {"training_per_day": 90.0, "tenant_per_day": 30.0}}
-"""Synth rates per stack where the defaults give fewer than about 1,000 workloads a week."""
+BASE_RATES = {"training_per_day": 60.0, "tenant_per_day": 24.0}
+"""The synth's default rates: a week of the prod stack at these rates holds about 1,000 workloads."""
 
 
-def measure(stack: str, repeat: int) -> dict[str, Any]:
-    """Workloads, events and the best simulation time (seconds) of a synthetic week of `stack`."""
+def measure(stack: str, target: int, repeat: int) -> dict[str, Any]:
+    """Workloads, events, admissions, preemptions and the best simulation time (wall and CPU seconds) of a
+    synthetic week of `stack` with its training rates scaled to about `target` workloads."""
     settings = load_settings(raw_from_stack_file(ROOT / "stacks" / f"Pulumi.{stack}.yaml"))
-    demand = synth(settings, seed=1, days=7, **RATES.get(stack, {}))
+    scale = target / 1000
+    demand = synth(settings, seed=1, days=7, **{k: v * scale for k, v in BASE_RATES.items()})
     setup = setup_of(settings)
-    times, events, admissions, preemptions = [], 0, 0, 0
+    walls, cpus, events, admissions, preemptions = [], [], 0, 0, 0
     for _ in range(repeat):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         result = simulate(setup, demand)
-        times.append(time.perf_counter() - started)
+        walls.append(time.perf_counter() - started)
+        cpus.append(time.process_time() - cpu_started)
         events = len(result.events)
         admissions, preemptions = len(result.admission_order()), len(result.preemptions())
-    return {"workloads": len(demand.workloads), "events": events, "admissions": admissions,
-            "preemptions": preemptions, "simulate_s": round(min(times), 3)}
+    return {"target": target, "workloads": len(demand.workloads), "events": events, "admissions": admissions,
+            "preemptions": preemptions, "simulate_s": round(min(walls), 3), "cpu_s": round(min(cpus), 3),
+            "us_per_workload": round(min(cpus) / max(1, len(demand.workloads)) * 1e6, 1)}
+
+
+def growth(rows: list[dict[str, Any]]) -> list[float]:
+    """From each size to the next: (CPU seconds ratio) / (workload ratio); 1.0 is linear."""
+    return [round((b["cpu_s"] / a["cpu_s"]) / (b["workloads"] / a["workloads"]), 2)
+            for a, b in zip(rows, rows[1:], strict=False) if a["cpu_s"] > 0]
 
 
 def main(argv: list[str] | None = None) -> int:
     """Print (and with --write record) the figures. Exit 0."""
     parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m benchmarks.whatif",
                                      description=summary(__doc__))
-    parser.add_argument("--stacks", nargs="+", default=["prod", "staging", "mixed"])
+    parser.add_argument("--stack", default="prod")
+    parser.add_argument("--sizes", nargs="+", type=int, default=[1_000, 10_000, 100_000])
     parser.add_argument("--repeat", type=int, default=3)
     add_write_flag(parser)
     args = parser.parse_args(argv)
     load_before = load_average()
-    rows = {stack: measure(stack, args.repeat) for stack in args.stacks}
+    rows = []
+    for size in args.sizes:
+        rows.append(measure(args.stack, size, args.repeat if size <= 10_000 else 1))
+        row = rows[-1]
+        print(f"{row['workloads']:>8} workloads {row['events']:>8} events {row['admissions']:>7} admitted "
+              f"{row['preemptions']:>6} preempted  wall {row['simulate_s']:>7.2f} s  cpu {row['cpu_s']:>7.2f} s  "
+              f"{row['us_per_workload']:>6.0f} us/workload  load {load_average()[0]:.1f}", flush=True)
+    factors = growth(rows)
     load_after = load_average()
-    print(f"{'stack':>8} {'workloads':>10} {'events':>8} {'admitted':>9} {'preempted':>10} {'simulate s':>11}")
-    for stack, row in rows.items():
-        print(f"{stack:>8} {row['workloads']:>10} {row['events']:>8} {row['admissions']:>9} {row['preemptions']:>10} "
-              f"{row['simulate_s']:>11.2f}")
+    print("growth (cpu ratio / workload ratio, 1.0 = linear): " + ", ".join(f"{f:.2f}" for f in factors))
     print(f"load average {load_before[0]:.1f} -> {load_after[0]:.1f} on {os.cpu_count()} cores")
     save("whatif", {
-        "what": f"a synthetic week (seed 1) per stack replayed by the what-if simulator; best of {args.repeat} runs",
+        "what": (f"a synthetic week (seed 1) of the {args.stack} stack at about {', '.join(map(str, args.sizes))} "
+                 f"workloads replayed by the what-if simulator; best of {args.repeat} runs up to 10,000, one above"),
         "measured_at": utc_now(),
         "machine": {"cores": os.cpu_count(), "python": platform.python_version(),
                     "load_average_before": load_before, "load_average_after": load_after},
-        "stacks": rows}, args.write)
+        "stack": args.stack, "sizes": rows, "growth": factors}, args.write)
     return 0
 
 

@@ -41,6 +41,7 @@ from prsummary import stackfile as stackdoc
 from sandbox import prometheus as sandbox_prometheus
 from sandbox.paths import SandboxPaths
 from whatif.chart import chart_html
+from whatif.compare import as_json as whatif_json
 from whatif.compare import section, what_if
 from whatif.kueue import Unsupported
 from whatif.report import report as whatif_report
@@ -167,7 +168,7 @@ def add_arguments(p: argparse.ArgumentParser, command: str) -> None:
                         help="the training checkpoint interval to write on training lines (default none)")
         rc.add_argument("--out", type=Path, help="write here instead of stdout")
     elif command == "whatif":
-        _stack_args(p)
+        _stack_args(p, ("table", "json", "html"))
         p.add_argument("--trace", type=Path, required=True, help="the demand trace (JSON Lines)")
         p.add_argument("--base", metavar="REF", help="git ref of the base stack file (e.g. origin/main)")
         p.add_argument("--chart", type=Path, metavar="FILE",
@@ -401,8 +402,9 @@ def _trace(args: argparse.Namespace, out: TextIO) -> int:
         kinds = queue_kinds((lq.namespace, lq.name, lq.cluster_queue.role)
                             for plan in stack_plans(settings) for lq in plan.local_queues)
         recorder = TraceRecorder(kinds, args.checkpoint_seconds)
+        started = time.time()  # the trace's 0: it begins with what runs now
         end = watch_workloads(target.api_client(), args.seconds, recorder.observe, deleted=recorder.observe_deleted)
-        demand = recorder.trace(end)
+        demand = recorder.trace(end, started)
     if args.out:
         demand.write(args.out)
     else:
@@ -439,13 +441,19 @@ def _whatif(args: argparse.Namespace, out: TextIO) -> int:
         base = _base_settings(repo, args.base, relative)
     try:
         result = what_if(demand, head, base)
-    except Unsupported as exc:
+    except (Unsupported, TraceError) as exc:
         raise TargetError(str(exc)) from None
+    title = f"{args.stack}: GPUs in use per ClusterQueue, base (dashed) and head"
     if args.chart:
         args.chart.parent.mkdir(parents=True, exist_ok=True)
-        args.chart.write_text(chart_html(result.head, whatif_report(result.head).gpu, result.base,
-                                        f"{args.stack}: GPUs held per ClusterQueue"))
-    out.write(section(result, str(args.trace), args.base, str(args.chart) if args.chart else None))
+        args.chart.write_text(chart_html(result.head, whatif_report(result.head).gpu, result.base, title))
+    text = section(result, str(args.trace), args.base, str(args.chart) if args.chart else None)
+    if args.output == "json":
+        out.write(json.dumps(whatif_json(result, str(args.trace), args.base), indent=2) + "\n")
+    elif args.output == "html":
+        out.write(chart_html(result.head, whatif_report(result.head).gpu, result.base, title, summary=text))
+    else:
+        out.write(text)
     return 1 if result.comparison.alerts else 0
 
 

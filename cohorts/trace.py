@@ -2,10 +2,11 @@
 
 - ``synth``: a seeded synthetic week for the stack's queues (whatif/synth.py), offline;
 - ``record``: the Workloads of the stack's live cluster, watched for a while through the Kubernetes watch API
-  (``watch_workloads``), turned into trace lines (``TraceRecorder``): submit time = creationTimestamp (relative to
-  the first one seen), queue, priority class, pod count and per-pod requests from spec.podSets, duration = from
-  the first QuotaReserved to Finished, deletedSeconds = when one deleted unfinished went (a workload still running
-  when the recording stops runs until the horizon).
+  (``watch_workloads``), turned into trace lines (``TraceRecorder``): the trace starts when the recording starts,
+  with what runs then (admitted workloads with their reservation time, flavors and priority class: the state at the
+  change); then submit time = creationTimestamp, queue, priority class, pod count and per-pod requests from
+  spec.podSets, duration = from the first QuotaReserved to Finished, deletedSeconds = when one deleted unfinished
+  went (a workload still running when the recording stops runs until the horizon).
 """
 from __future__ import annotations
 
@@ -66,6 +67,27 @@ class _Seen:
     reserved: Optional[float] = None
     finished: Optional[float] = None
     deleted: Optional[float] = None
+    flavors: dict[str, str] = field(default_factory=dict)
+
+
+def workload_priority_class(spec: Mapping[str, Any]) -> Optional[str]:
+    """The WorkloadPriorityClass a Workload's spec names: `priorityClassRef` (kueue.x-k8s.io/v1beta2, group
+    kueue.x-k8s.io, kind WorkloadPriorityClass: apis/kueue/v1beta2/workload_types.go l.49, v0.19.2); None for
+    none, or for a Pod PriorityClass (group scheduling.k8s.io), which the trace format does not carry. A
+    `priorityClassName` (v1beta1) is read too."""
+    ref = spec.get("priorityClassRef") or {}
+    if ref:
+        return str(ref.get("name")) if ref.get("group") == KUEUE_GROUP and ref.get("name") else None
+    return spec.get("priorityClassName") or None
+
+
+def admitted_flavors(obj: Mapping[str, Any]) -> dict[str, str]:
+    """resource -> ResourceFlavor of a Workload's first pod set admission (status.admission.podSetAssignments[0]
+    .flavors, kueue.x-k8s.io/v1beta2); {} when it is not admitted."""
+    assignments = ((obj.get("status") or {}).get("admission") or {}).get("podSetAssignments") or []
+    if not assignments:
+        return {}
+    return {str(r): str(f) for r, f in (assignments[0].get("flavors") or {}).items()}
 
 
 @dataclass
@@ -80,6 +102,8 @@ class TraceRecorder:
     kinds: Mapping[tuple[str, str], WorkloadKind]
     checkpoint_seconds: Optional[float] = None
     seen: dict[str, _Seen] = field(default_factory=dict)
+    clock: Callable[[], float] = time.time
+    """When an object is observed (epoch seconds): refines a creationTimestamp, which has whole seconds only."""
 
     def observe(self, obj: Mapping[str, Any]) -> None:
         """Take one Workload object (ADDED or MODIFIED): remember its creation, its first quota reservation and its
@@ -90,11 +114,16 @@ class TraceRecorder:
             return
         key = f"{meta.get('namespace')}/{meta.get('name')}"
         created = _time(meta.get("creationTimestamp")) or 0.0
+        if key not in self.seen:
+            now = self.clock()
+            if created <= now < created + 2:  # seen as it was created: the order of two in one second is kept
+                created = now
         entry = self.seen.setdefault(key, _Seen(obj, created))
         entry.obj = obj
         reserved = _condition(obj, "QuotaReserved")
         if reserved and reserved.get("status") == "True" and entry.reserved is None:
             entry.reserved = _time(reserved.get("lastTransitionTime"))
+            entry.flavors = admitted_flavors(obj)
         finished = _condition(obj, "Finished")
         if finished and finished.get("status") == "True":
             entry.finished = _time(finished.get("lastTransitionTime"))
@@ -108,15 +137,24 @@ class TraceRecorder:
         if entry is not None and entry.finished is None:
             entry.deleted = when
 
-    def trace(self, until: float) -> Trace:
-        """The Trace of what was observed, times relative to the earliest creation; `until` (epoch seconds) is the
-        end of the recording (the horizon). Workloads with no pod set are skipped. Raises TraceError (never for
-        objects the API server accepted)."""
+    def trace(self, until: float, start: Optional[float] = None) -> Trace:
+        """The Trace of what was observed; `until` (epoch seconds) is the end of the recording (the horizon).
+
+        `start` (epoch seconds): when the recording began (its list), the trace's 0, so the trace begins with the
+        state at that moment: a workload whose quota was reserved before it and not finished then is a running
+        line (`runningSinceSeconds` <= 0, its admitted `flavors`, submitSeconds 0), one created before it and not
+        admitted is pending from 0, one finished before it is left out. None: times from the earliest creation.
+        Workloads with no pod set are skipped. Raises TraceError (never for objects the API server accepted).
+        """
         if not self.seen:
             return Trace.build([], 1.0)
-        start = min(s.created for s in self.seen.values())
+        if start is None:
+            start = min(s.created for s in self.seen.values())
         out = []
         for _key, entry in sorted(self.seen.items(), key=lambda kv: (kv[1].created, kv[0])):
+            if entry.finished is not None and entry.finished <= start:
+                continue
+            running = entry.reserved is not None and entry.reserved <= start
             obj = entry.obj
             meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
             pod_sets = spec.get("podSets") or []
@@ -134,15 +172,19 @@ class TraceRecorder:
             duration = (entry.finished - entry.reserved if entry.finished is not None and entry.reserved is not None
                         else None)
             training = kind == WorkloadKind.TRAINING
+            since = min(0.0, entry.reserved - start) if running and entry.reserved is not None else None
+            if since is not None and duration is not None:
+                duration = max(duration, 1.0 - since)  # ends after the start: it was running then
             out.append(TraceWorkload(
                 name=_label(str(meta.get("name"))), submit_seconds=max(0.0, entry.created - start),
                 namespace=str(meta.get("namespace")), local_queue=str(spec.get("queueName")), kind=kind,
                 pods=int(first.get("count", 1)), requests=requests,
                 duration_seconds=max(1.0, duration) if duration is not None else None,
-                deleted_seconds=(max(entry.deleted - start, entry.created - start) if entry.deleted is not None
-                                 else None),
-                priority_class=spec.get("priorityClassName") or None,
-                checkpoint_interval_seconds=self.checkpoint_seconds if training else None))
+                deleted_seconds=(max(0.0, entry.deleted - start, entry.created - start)
+                                 if entry.deleted is not None else None),
+                priority_class=workload_priority_class(spec),
+                checkpoint_interval_seconds=self.checkpoint_seconds if training else None,
+                running_since_seconds=since, flavors=entry.flavors if since is not None else {}))
         return Trace.build(out, max(1.0, until - start), "recorded from the live cluster",
                            generator="cohorts trace record")
 

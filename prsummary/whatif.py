@@ -25,8 +25,11 @@ def whatif_section(repo: Path, stack: str, base_ref: str, before: Optional[Setti
     try:
         trace = Trace.read(repo / path)
         result = what_if(trace, after, before)
-    except (OSError, TraceError, Unsupported) as exc:
-        return ["#### What-if", f"The what-if replay of `{path}` did not run: {str(exc).splitlines()[0]}", ""], []
+    except TraceError as exc:
+        more = f" (and {len(exc.problems) - 1} more problems)" if len(exc.problems) > 1 else ""
+        return ["#### What-if", f"The what-if replay of `{path}` did not run: {exc.problems[0]}{more}", ""], []
+    except (OSError, Unsupported) as exc:
+        return ["#### What-if", f"The what-if replay of `{path}` did not run: {_reasons(str(exc))}", ""], []
     written = None
     if chart is not None:
         chart.parent.mkdir(parents=True, exist_ok=True)
@@ -35,3 +38,9 @@ def whatif_section(repo: Path, stack: str, base_ref: str, before: Optional[Setti
         written = chart.name
     text = section(result, path, base_ref, written).replace("### What-if", "#### What-if", 1)
     return text.rstrip("\n").splitlines() + [""], list(result.comparison.alerts)
+
+
+def _reasons(message: str) -> str:
+    """A multi-line error message (a header, then `  - reason` lines) as one line: the header and every reason."""
+    lines = [line.strip().removeprefix("- ") for line in message.splitlines() if line.strip()]
+    return "; ".join(lines)

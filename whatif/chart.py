@@ -13,9 +13,10 @@ from whatif.report import gpu_series
 from whatif.scheduler import Result
 
 
-def chart_html(head: Result, gpu: str, base: Optional[Result] = None, title: str = "") -> str:
+def chart_html(head: Result, gpu: str, base: Optional[Result] = None, title: str = "", summary: str = "") -> str:
     """The chart as one HTML page: per ClusterQueue of `head` (and of `base`), the GPUs (`gpu`) it holds over the
-    trace in hours from its start, the head as a solid step line, the base dashed, the head's nominalQuota dotted.
+    trace in hours from its start, the head as a solid step line, the base dashed, the head's nominalQuota dotted;
+    `summary` (the what-if Markdown section), when given, above it as preformatted text.
     Deterministic: the same results give the same text (no timestamp, a fixed div id)."""
     head_series = gpu_series(head, gpu)
     base_series = gpu_series(base, gpu) if base is not None else {}
@@ -37,5 +38,6 @@ def chart_html(head: Result, gpu: str, base: Optional[Result] = None, title: str
     fig.update_xaxes(title_text="hours from the start of the trace", row=len(names), col=1)
     fig.update_layout(title=title or "GPUs held per ClusterQueue", height=240 * len(names) + 120)
     body = fig.to_html(full_html=False, include_plotlyjs=True, div_id="whatif-chart")
+    text = f"<pre>{html.escape(summary)}</pre>" if summary else ""
     return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title or 'what-if')}"
-            f"</title></head><body>{body}</body></html>\n")
+            f"</title></head><body>{text}{body}</body></html>\n")

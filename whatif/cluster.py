@@ -24,12 +24,17 @@ class Workload:
     ((flavor, resource) -> amount) and `reserved_at` (when its quota was reserved: the candidate ordering's "admitted
     more recently first"); `evicted` from its preemption until its quota is released.
     Work: `saved` seconds of work kept by checkpoints, `started_at` of the current run.
+    equivalence: its scheduling equivalence class (`scheduling_hash`), computed once when the workload is made, as
+    Kueue keeps it on the workload (workload.Info.SchedulingHash, set by UpdateSchedulingHash when the object
+    changes, never per scheduling attempt: pkg/workload/workload.go l.269 and l.350, pkg/cache/queue/manager.go
+    l.534, v0.19.2).
     """
 
     spec: TraceWorkload
     cq: Optional[str]
     priority: int
     requests: dict[str, int]
+    equivalence: tuple[object, ...] = ()
     flavors: dict[str, str] = field(default_factory=dict)
     usage: dict[FlavorResource, int] = field(default_factory=dict)
     reserved_at: Optional[float] = None
@@ -41,21 +46,19 @@ class Workload:
     evicted_at: Optional[float] = None
     run: int = 0
 
-    @property
-    def name(self) -> str:
-        """The trace name."""
-        return self.spec.name
+    name: str = field(init=False)
+    """The trace name."""
+    created: float = field(init=False)
+    """Its creation time (the FIFO timestamp: Kueue workload.Ordering GetQueueOrderTimestamp with
+    PrioritySortingWithinCohort on): the trace's submitSeconds."""
+    count: int = field(init=False)
+    """Pod count."""
 
-    @property
-    def created(self) -> float:
-        """Its creation time (the FIFO timestamp: Kueue workload.Ordering GetQueueOrderTimestamp with
-        PrioritySortingWithinCohort on)."""
-        return self.spec.submit_seconds
-
-    @property
-    def count(self) -> int:
-        """Pod count."""
-        return self.spec.pods
+    def __post_init__(self) -> None:
+        # plain attributes, not properties: the scheduler reads them millions of times in a week of 10,000
+        self.name = self.spec.name
+        self.created = self.spec.submit_seconds
+        self.count = self.spec.pods
 
     def total(self, resource: str) -> int:
         """Total request of `resource` over its pods (TotalRequests)."""
@@ -66,14 +69,30 @@ class Workload:
         return any(self.flavors.get(resource) == flavor for flavor, resource in frs)
 
 
+def scheduling_hash(spec: TraceWorkload, priority: int, requests: dict[str, int]) -> tuple[object, ...]:
+    """The scheduling equivalence class of a workload (pkg/workload/workload.go computeSchedulingHash, v0.19.2:
+    priority, pod count, per-pod requests, the pods' nodeSelector and tolerations): workloads of one class fit or
+    do not fit alike, so Kueue parks them together. A tuple, equal for equal classes (Kueue: a hash string)."""
+    return (priority, spec.pods, tuple(sorted(requests.items())), tuple(sorted(spec.node_selector.items())),
+            tuple(t.model_dump_json() for t in spec.tolerations))
+
+
 def workload_of(spec: TraceWorkload, setup: KueueSetup) -> Workload:
     """The simulated Workload of a trace line: its ClusterQueue, priority value and per-pod requests in Kueue's
-    units (resources matching excludeResourcePrefixes dropped, pkg/workload/resources.go)."""
+    units (resources matching excludeResourcePrefixes dropped, pkg/workload/resources.go).
+
+    cq is None (never admitted) when its LocalQueue does not exist, or when its priorityClass names no
+    WorkloadPriorityClass: Kueue's job reconciler then never creates the Workload (pkg/util/priority/priority.go
+    GetPriorityFromWorkloadPriorityClass returns the not-found error, pkg/controller/jobframework/reconciler.go,
+    v0.19.2). `whatif.compare.unknown_references` refuses a trace that names either in no configuration at all."""
     requests = {r: amount(r, q) for r, q in spec.requests.items()
                 if not any(r.startswith(prefix) for prefix in setup.excluded_prefixes)}
     priority = setup.priorities.get(spec.priority_class, 0) if spec.priority_class else 0
-    return Workload(spec=spec, cq=setup.queue_of(spec.namespace, spec.local_queue), priority=priority,
-                    requests=requests)
+    cq = setup.queue_of(spec.namespace, spec.local_queue)
+    if spec.priority_class and spec.priority_class not in setup.priorities:
+        cq = None  # Kueue never creates its Workload (GetPriorityFromWorkloadPriorityClass: not found)
+    return Workload(spec=spec, cq=cq, priority=priority, requests=requests,
+                    equivalence=scheduling_hash(spec, priority, requests))
 
 
 class Cluster:

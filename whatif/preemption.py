@@ -134,9 +134,10 @@ class Preemptor:
 
     def _from_cq(self, cq: CQNode, source: CQNode, incoming: Workload, frs: frozenset[FlavorResource],
                  lca: Optional[CohortNode], advantage: bool) -> list[_Candidate]:
-        """getCandidatesFromCQ."""
+        """getCandidatesFromCQ (in admission order: `targets` sorts every group by `candidate_order`, a total
+        order)."""
         out = []
-        for wl in sorted(self.cluster.admitted[source.name].values(), key=lambda w: w.name):
+        for wl in self.cluster.admitted[source.name].values():
             variant = self._classify(cq, incoming, wl, frs, advantage)
             if variant != Variant.NEVER:
                 out.append(_Candidate(wl, lca, variant))

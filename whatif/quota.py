@@ -23,7 +23,7 @@ _NO_QUOTA = Quota()
 class Node:
     """A ClusterQueue or Cohort of the tree: `quotas`, `subtree`, `usage` (Kueue's resourceNode) and its parent."""
 
-    __slots__ = ("name", "parent", "quotas", "subtree", "usage")
+    __slots__ = ("name", "parent", "quotas", "subtree", "usage", "local", "potential")
 
     def __init__(self, name: str, quotas: Mapping[FlavorResource, Quota]):
         self.name = name
@@ -31,13 +31,19 @@ class Node:
         self.quotas = quotas
         self.subtree: dict[FlavorResource, int] = {}
         self.usage: dict[FlavorResource, int] = {}
+        self.local: dict[FlavorResource, int] = {}
+        self.potential: dict[FlavorResource, int] = {}
 
     def quota(self, fr: FlavorResource) -> Quota:
         """The node's Quota of `fr` (nominal 0, no limits when it has none)."""
         return self.quotas.get(fr, _NO_QUOTA)
 
     def local_quota(self, fr: FlavorResource) -> int:
-        """resourceNode.localQuota: the part of the subtree quota kept back from the parent by lendingLimit."""
+        """resourceNode.localQuota: the part of the subtree quota kept back from the parent by lendingLimit (read
+        from `local`, computed once the tree is built: quotas do not change during a simulation)."""
+        return self.local.get(fr, 0)
+
+    def _compute_local_quota(self, fr: FlavorResource) -> int:
         lending = self.quota(fr).lending_limit
         return 0 if lending is None else max(0, self.subtree.get(fr, 0) - lending)
 
@@ -102,7 +108,7 @@ class CQNode(Node):
 
 def local_available(node: Node, fr: FlavorResource) -> int:
     """LocalAvailable: quota kept back by lendingLimit and not used, visible only below this node."""
-    return max(0, node.local_quota(fr) - node.usage.get(fr, 0))
+    return max(0, node.local.get(fr, 0) - node.usage.get(fr, 0))
 
 
 def _available(node: Node, fr: FlavorResource) -> int:
@@ -125,7 +131,15 @@ def available(node: Node, fr: FlavorResource) -> int:
 
 
 def potential_available(node: Node, fr: FlavorResource) -> int:
-    """potentialAvailable: the most `node` could ever take of `fr` with nothing used anywhere."""
+    """potentialAvailable: the most `node` could ever take of `fr` with nothing used anywhere (it depends on the
+    quotas only: computed once per node and flavor-resource)."""
+    cached = node.potential.get(fr)
+    if cached is None:
+        cached = node.potential[fr] = _potential_available(node, fr)
+    return cached
+
+
+def _potential_available(node: Node, fr: FlavorResource) -> int:
     if node.parent is None:
         return node.subtree.get(fr, 0)
     avail = node.local_quota(fr) + potential_available(node.parent, fr)
@@ -204,6 +218,8 @@ class Tree:
                 cq.parent.child_cqs.append(cq)
         for cq in self.cqs.values():
             cq.subtree = {fr: q.nominal for fr, q in cq.quotas.items()}
+        for cq in self.cqs.values():
+            cq.local = {fr: cq._compute_local_quota(fr) for fr in cq.subtree}
         for root in [c for c in self.cohorts.values() if c.parent is None]:
             self._accumulate(root)
         self.nodes: list[Node] = [*self.cqs.values(), *self.cohorts.values()]
@@ -219,6 +235,7 @@ class Tree:
         for child in children:
             for fr, quota in child.subtree.items():
                 cohort.subtree[fr] = cohort.subtree.get(fr, 0) + quota - child.local_quota(fr)
+        cohort.local = {fr: cohort._compute_local_quota(fr) for fr in cohort.subtree}
 
     def copy_usage(self) -> list[dict[FlavorResource, int]]:
         """Every node's usage, copied (restore with `restore_usage`)."""

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
-from whatif.kueue import gpu_resource
-from whatif.scheduler import Result
+from whatif.kueue import Quota, gpu_resource
+from whatif.scheduler import RUNNING_AT_START, Result
 from whatif.trace import WorkloadKind
 
 
@@ -105,6 +105,7 @@ def report(result: Result) -> Report:
     since: dict[str, float] = {}
     preempted: dict[str, int] = {}
     lost: dict[str, float] = {}
+    running = {e.workload for e in result.events if e.kind == "admitted" and e.reason == RUNNING_AT_START}
     for e in result.events:
         if e.kind == "admitted":
             first_admit.setdefault(e.workload, e.time)
@@ -137,8 +138,10 @@ def report(result: Result) -> Report:
             rows.append(QueueReport(
                 cluster_queue=cq_name, namespace=key[1], local_queue=key[2],
                 kinds=tuple(sorted({w.spec.kind.value for w in wls})), workloads=len(wls),
-                admission_wait=Stats.of([first_admit[w.name] - w.created for w in wls if w.name in first_admit]),
-                start_delay=Stats.of([first_start[w.name] - w.created for w in wls if w.name in first_start]),
+                admission_wait=Stats.of([first_admit[w.name] - w.created for w in wls
+                                         if w.name in first_admit and w.name not in running]),
+                start_delay=Stats.of([first_start[w.name] - w.created for w in wls
+                                      if w.name in first_start and w.name not in running]),
                 gpu_hours=sum(held.get(w.name, 0.0) * w.total(gpu) for w in wls) / 3600,
                 borrowed_gpu_hours=_borrowed(result, cq_name, gpu) if key[1] is None else None,
                 preempted=sum(preempted.get(w.name, 0) for w in wls),
@@ -170,6 +173,142 @@ def gpu_series(result: Result, gpu: str) -> dict[str, list[tuple[float, int]]]:
 
 
 @dataclass(frozen=True)
+class Fate:
+    """What became of one workload in one simulation: when it was first admitted (None: never, `why` says why),
+    and each preemption it suffered as (time, preemptor, reason, seconds of work lost)."""
+
+    admitted_at: Optional[float]
+    preemptions: tuple[tuple[float, str, str, float], ...] = ()
+    why: str = ""
+
+    def text(self, created: float, step_seconds: Optional[float]) -> str:
+        """One cell: `admitted after 5 s`, then each preemption `preempted at 2.1 h by x (reason), lost 100 s (20
+        steps)`; or `never admitted: <why>`."""
+        if self.admitted_at is None:
+            return f"never admitted: {self.why}"
+        parts = [f"admitted after {_fmt(self.admitted_at - created)}" if self.admitted_at > created
+                 else "admitted at once"]
+        for time, by, reason, lost in self.preemptions:
+            steps = f" ({lost / step_seconds:.0f} steps)" if step_seconds and lost else ""
+            parts.append(f"preempted at {_fmt(time)} by `{by}` ({reason}), lost {_lost(lost)} of work{steps}")
+        if self.why:
+            parts.append(f"pending at the end: {self.why}")
+        return "; ".join(parts)
+
+
+def fates(result: Result) -> dict[str, Fate]:
+    """The Fate of every workload of a simulation."""
+    first: dict[str, float] = {}
+    preempted: dict[str, list[tuple[float, str, str, float]]] = {}
+    for e in result.events:
+        if e.kind == "admitted":
+            first.setdefault(e.workload, e.time)
+        elif e.kind == "preempted":
+            preempted.setdefault(e.workload, []).append((e.time, e.by or "", e.reason or "", e.lost))
+    return {name: Fate(first.get(name), tuple(preempted.get(name, ())), result.refusals.get(name, ""))
+            for name in result.workloads}
+
+
+@dataclass(frozen=True)
+class FateChange:
+    """A workload whose fate differs between base and head: admitted in one and not the other, or preempted a
+    different number of times."""
+
+    workload: str
+    queue: str
+    base: Fate
+    head: Fate
+
+
+def fate_changes(base: Result, head: Result) -> list[FateChange]:
+    """Every workload whose fate changes from `base` to `head`, in trace order (submit time, name)."""
+    before, after = fates(base), fates(head)
+    out = []
+    for spec in head.trace.workloads:
+        b, h = before[spec.name], after[spec.name]
+        if (b.admitted_at is None) != (h.admitted_at is None) or len(b.preemptions) != len(h.preemptions):
+            out.append(FateChange(spec.name, f"{spec.namespace}/{spec.local_queue}", b, h))
+    return out
+
+
+def timeline_markdown(changes: list[FateChange], result: Result, limit: int = 25) -> list[str]:
+    """The reviewer's timeline: one row per workload whose fate changes (the first `limit`), base and head."""
+    if not changes:
+        return []
+    specs = {w.name: w for w in result.trace.workloads}
+    lines = ["", f"Workloads whose fate changes ({len(changes)}"
+             + (f", the first {limit} shown; all in `--output json`" if len(changes) > limit else "") + "):", "",
+             "| workload | queue | submitted | base | head |", "|---|---|---|---|---|"]
+    for change in changes[:limit]:
+        spec = specs[change.workload]
+        lines.append(f"| `{change.workload}` | `{change.queue}` | {_fmt(spec.submit_seconds)} | "
+                     f"{change.base.text(spec.submit_seconds, spec.step_seconds)} | "
+                     f"{change.head.text(spec.submit_seconds, spec.step_seconds)} |")
+    return lines
+
+
+@dataclass(frozen=True)
+class OverQuota:
+    """A ClusterQueue whose nominalQuota of one flavor-resource is below what runs in it at the change (the
+    workloads the trace says were running at its start).
+
+    in_use, nominal, base_nominal: in Kueue's units (cpu in millicores, memory in bytes, devices). drained_seconds:
+    when, in the head's simulation, its usage of that flavor-resource first falls to the nominalQuota (None: not
+    within the trace). Nothing is evicted for it (kueue#5176): the usage above nominalQuota counts as borrowing, so
+    the queue admits only what its cohort still lends until it drains.
+    """
+
+    cluster_queue: str
+    flavor: str
+    resource: str
+    in_use: int
+    nominal: int
+    base_nominal: Optional[int]
+    drained_seconds: Optional[float]
+
+
+def quota_below_use(head: Result, base: Optional[Result] = None) -> list[OverQuota]:
+    """Every (ClusterQueue, flavor, resource) whose head nominalQuota is below its usage at time 0 (the running
+    state) and lower than the base's (or with no base): what the change puts under water. Sorted by queue."""
+    out = []
+    for cq_name in sorted(head.usage):
+        series = head.usage[cq_name]
+        at_start = next((u for t, u in reversed(series) if t <= 0), {})
+        quotas = head.setup.cluster_queues[cq_name].quotas
+        base_cq = base.setup.cluster_queues.get(cq_name) if base is not None else None
+        for fr, used in sorted(at_start.items()):
+            nominal = quotas.get(fr, Quota()).nominal
+            base_nominal = base_cq.quotas.get(fr, Quota()).nominal if base_cq is not None else None
+            if used <= nominal or (base is not None and (base_nominal is None or base_nominal <= nominal)):
+                continue
+            drained = next((t for t, u in series if t > 0 and u.get(fr, 0) <= nominal), None)
+            out.append(OverQuota(cq_name, fr[0], fr[1], used, nominal, base_nominal, drained))
+    return out
+
+
+def amount_text(resource: str, value: int) -> str:
+    """An amount in Kueue's units as a person reads it: cpu in cores, memory in GiB, anything else as is."""
+    if resource == "cpu":
+        return f"{value / 1000:g}"
+    if resource == "memory":
+        return f"{value / 2**30:g}Gi"
+    return str(value)
+
+
+def over_quota_alert(over: OverQuota) -> str:
+    """The one-line warning of an OverQuota: what runs, the new nominalQuota, that nothing is evicted, how long
+    until it drains."""
+    base = f" (base {amount_text(over.resource, over.base_nominal)})" if over.base_nominal is not None else ""
+    drained = (f"drains {fmt_seconds(over.drained_seconds)} after the change in this trace"
+               if over.drained_seconds is not None else "does not drain within the trace")
+    return (f"`{over.cluster_queue}` quota below its current use: {amount_text(over.resource, over.in_use)} "
+            f"{over.resource} in flavor {over.flavor} running at the change, nominalQuota "
+            f"{amount_text(over.resource, over.nominal)}{base}; nothing running is evicted (kueue#5176), its new "
+            f"workloads get in only on what the cohort still lends until its use falls to the nominalQuota: "
+            f"{drained}")
+
+
+@dataclass(frozen=True)
 class Change:
     """One row of the comparison: the same queue in the base and the head report (None where it does not
     exist)."""
@@ -197,6 +336,11 @@ class Comparison:
     alerts: tuple[str, ...] = field(default=())
 
 
+def fmt_seconds(seconds: float) -> str:
+    """Seconds as a person reads them: `95 s`, `12.5 min`, `3.2 h`."""
+    return _fmt(seconds)
+
+
 def _fmt(seconds: float) -> str:
     if seconds < 120:
         return f"{seconds:.0f} s"
@@ -205,11 +349,24 @@ def _fmt(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def compare(base: Report, head: Report) -> Comparison:
-    """Compare two Reports of the same trace (see Comparison)."""
+def compare(base: Report, head: Report, first: tuple[str, ...] = ()) -> Comparison:
+    """Compare two Reports of the same trace (see Comparison); `first`: alerts to put before every other (the
+    quotas a change puts below their current use)."""
     keys = [r.key for r in head.rows] + [r.key for r in base.rows if head.row(r.key) is None]
     changes = tuple(Change(k, base.row(k), head.row(k)) for k in keys)
-    alerts = []
+    alerts = list(first)
+    for change in changes:
+        b, h = change.base, change.head
+        if b is None or h is None or h.local_queue is not None or not b.workloads:
+            continue
+        admitted_before, admitted_now = b.workloads - b.never_admitted, h.workloads - h.never_admitted
+        if admitted_before and not admitted_now:
+            alerts.append(f"every workload of `{h.key}` stops being admitted: {admitted_before} admitted on the base, "
+                          f"none of its {h.workloads} on the head (GPU-hours {b.gpu_hours:.1f} → {h.gpu_hours:.1f})")
+        elif b.gpu_hours > 0 and h.gpu_hours < 0.5 * b.gpu_hours:
+            alerts.append(f"`{h.key}` loses most of its GPU-hours: {b.gpu_hours:.1f} → {h.gpu_hours:.1f} "
+                          f"({(h.gpu_hours - b.gpu_hours) / b.gpu_hours:+.0%}), {h.never_admitted} workload(s) never "
+                          f"admitted (base: {b.never_admitted})")
     for change in changes:
         b, h = change.base, change.head
         if h is None or not h.inference or h.local_queue is not None:
@@ -233,11 +390,23 @@ def compare(base: Report, head: Report) -> Comparison:
     return Comparison(base, head, changes, tuple(alerts))
 
 
-def _cell(base: Optional[float], head: Optional[float], text: str = "{:.1f}") -> str:
+def _lost(seconds: float) -> str:
+    """Work lost as a person reads it, never rounded to nothing: `0`, `100 s`, `12.5 min`, `3.2 h`."""
+    if seconds == 0:
+        return "0"
+    return f"{seconds:.2g} s" if seconds < 1 else _fmt(seconds)
+
+
+def _cell(base: Optional[float], head: Optional[float], text: str = "{:.1f}",
+          shown: Optional[Callable[[float], str]] = None) -> str:
     if base is None and head is None:
         return ""
-    b = "—" if base is None else text.format(base)
-    h = "—" if head is None else text.format(head)
+
+    def one(value: Optional[float]) -> str:
+        if value is None:
+            return "—"
+        return shown(value) if shown is not None else text.format(value)
+    b, h = one(base), one(head)
     return b if b == h else f"{b} → {h}"
 
 
@@ -262,7 +431,7 @@ def markdown(comparison: Comparison, title: str) -> str:
     else:
         lines += ["No inference waits longer with this change.", ""]
     lines += [f"| queue | workloads | admission wait p50 / p95 / max | start delay p50 / p95 / max | "
-              f"{head.gpu}-hours | borrowed | preempted | training lost (h) | never admitted |",
+              f"{head.gpu}-hours | borrowed | preempted | training lost | never admitted |",
               "|---|---|---|---|---|---|---|---|---|"]
     ordered = sorted(comparison.changes, key=lambda c: not c.row.inference)
     for change in ordered:
@@ -276,7 +445,7 @@ def markdown(comparison: Comparison, title: str) -> str:
             _cell(b.gpu_hours if b else None, h.gpu_hours if h else None),
             _cell(b.borrowed_gpu_hours if b else None, h.borrowed_gpu_hours if h else None),
             _cell(b.preempted if b else None, h.preempted if h else None, "{:d}"),
-            _cell(b.lost_hours if b else None, h.lost_hours if h else None),
+            _cell(b.lost_hours * 3600 if b else None, h.lost_hours * 3600 if h else None, "{}", _lost),
             _cell(b.never_admitted if b else None, h.never_admitted if h else None, "{:d}"),
         ]) + " |")
     if head.unqueued:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from whatif.cluster import Cluster, Workload, workload_of
-from whatif.flavors import Assignment, Mode, assign
+from whatif.flavors import Assignment, Mode, assign, flavor_matches
 from whatif.kueue import KueueSetup
 from whatif.preemption import Preemptor, Target
 from whatif.quota import available
@@ -47,6 +47,9 @@ NO_FIT = "NoFit"
 NO_CANDIDATES = "PreemptionNoCandidates"
 FAILED_AFTER_NOMINATION = "FailedAfterNomination"
 PENDING_PREEMPTION = "PendingPreemption"
+
+RUNNING_AT_START = "RunningAtStart"
+"""The `reason` of the `admitted` event of a workload the trace says was running at its start."""
 
 REQUEUE_BATCH_SECONDS = 1.0
 """How long after a workload finishes (or its quota is released) the inadmissible workloads of its cohort tree are
@@ -88,6 +91,10 @@ class Result:
     events: list[Event] = field(default_factory=list)
     workloads: dict[str, Workload] = field(default_factory=dict)
     usage: dict[str, list[tuple[float, dict[tuple[str, str], int]]]] = field(default_factory=dict)
+    refusals: dict[str, str] = field(default_factory=dict)
+    """Workload name -> why it was last refused admission, in words (`Simulation.why_not`), for every workload
+    pending at the horizon or never admitted: its own last refusal, its equivalence class's (Kueue parks the class
+    with it), the StrictFIFO head that blocks its queue, or that it never reached its queue's head."""
 
     def admission_order(self) -> list[str]:
         """Workload names in the order Kueue reserved their quota (a workload admitted again appears again)."""
@@ -98,22 +105,54 @@ class Result:
         return [(e.workload, e.by or "", e.reason or "") for e in self.events if e.kind == "preempted"]
 
 
+def why_not(reason: str, wl: Workload, strategy: str) -> str:
+    """The flavor assigner's NoFit reason (`whatif.flavors.assign`) in a reviewer's words: larger than the queue
+    can ever hold, no flavor its pods may use, a resource the queue does not cover, or the quota in use; the
+    assigner's own words follow in parentheses."""
+    if "exceeds the maximum capacity" in reason:
+        what = ("larger than its ClusterQueue can ever hold (nominalQuota plus what it may borrow), "
+                f"{wl.count} pod(s)")
+    elif "unavailable in ClusterQueue" in reason:
+        what = "requests a resource its ClusterQueue does not cover"
+    elif reason and "quota" not in reason:
+        what = "no flavor fits its pods (nodeSelector, tolerations)"
+    else:
+        what = "the quota it needs was in use" + (" and its StrictFIFO queue waits for it" if strategy ==
+                                                  "StrictFIFO" else "")
+    return f"{what} ({reason})" if reason else what
+
+
 def shape(wl: Workload) -> tuple[object, ...]:
-    """The workload's scheduling equivalence class (pkg/workload/workload.go computeSchedulingHash: priority, pod
-    spec shape, count, requests)."""
-    return (wl.priority, wl.count, tuple(sorted(wl.requests.items())), tuple(sorted(wl.spec.node_selector.items())),
-            tuple(t.model_dump_json() for t in wl.spec.tolerations))
+    """The workload's scheduling equivalence class, as cached on it (`whatif.cluster.scheduling_hash`)."""
+    return wl.equivalence
+
+
+_HeapItem = tuple[int, float, str, int]
+"""(-priority, creation time, name, push number): baseCompareFunc's order; the push number tells a stale copy."""
 
 
 class _Queue:
     """One ClusterQueue's pending workloads (pkg/cache/queue/cluster_queue.go): the heap, the inadmissible ones, the
-    sticky preemptor and the equivalence classes bulk-moved to inadmissible (SchedulingEquivalenceHashing)."""
+    sticky preemptor and the equivalence classes bulk-moved to inadmissible (SchedulingEquivalenceHashing).
+
+    Kept per equivalence class, so that what Kueue does one workload at a time costs one step per class here:
+    every pending workload is in its class's heap (`members`: name -> (push number, workload)); a class in
+    `bulk_moved` is inadmissible as a whole (cluster_queue.go handleInadmissibleHash moves every heap workload of
+    the class, and pushOrUpdate sends a new one of the class straight there, l.443), the others are the heap.
+    In BestEffortFIFO a workload is inadmissible only through NoFit or PreemptionNoCandidates, which bulk-move its
+    class, so "inadmissible" and "its class was bulk-moved" are the same set; StrictFIFO never parks. `_tops`
+    always holds an entry for the best pending workload of every class in the heap (entries that are not, or no
+    longer, their class's best are skipped when popped), so `pop` is Kueue's heap pop: the least (-priority,
+    creation, name) of the heap's workloads. Kueue's handleInadmissibleHash walks the whole heap once per NoFit
+    (l.722); a week of 10,000 workloads with a long backlog made that walk, with the key recomputed for every
+    workload it passed, 60 % of the simulation (issue 41).
+    """
 
     def __init__(self, strategy: str):
         self.strategy = strategy
-        self._heap: list[tuple[int, float, str, int]] = []
+        self._classes: dict[tuple[object, ...], list[_HeapItem]] = {}
+        self._tops: list[tuple[_HeapItem, tuple[object, ...]]] = []
         self.members: dict[str, tuple[int, Workload]] = {}
-        self.inadmissible: dict[str, Workload] = {}
         self.sticky: Optional[str] = None
         self.bulk_moved: set[tuple[object, ...]] = set()
         self._seq = 0
@@ -124,27 +163,59 @@ class _Queue:
     def push(self, wl: Workload) -> None:
         """PushOrUpdate of a new or requeued workload: to the heap, or straight to the inadmissible ones when its
         equivalence class was bulk-moved there (BestEffortFIFO)."""
-        if self.strategy == "BestEffortFIFO" and shape(wl) in self.bulk_moved:
-            self.inadmissible[wl.name] = wl
-            return
         self._heap_push(wl)
+
+    def _valid_top(self, key: tuple[object, ...]) -> Optional[_HeapItem]:
+        """The class's best entry still pending (stale copies dropped), or None."""
+        heap = self._classes[key]
+        while heap:
+            item = heap[0]
+            member = self.members.get(item[2])
+            if member is not None and member[0] == item[3]:
+                return item
+            heapq.heappop(heap)
+        return None
 
     def _heap_push(self, wl: Workload) -> None:
         self._seq += 1
         self.members[wl.name] = (self._seq, wl)
-        heapq.heappush(self._heap, (-wl.priority, wl.created, wl.name, self._seq))
+        key = wl.equivalence
+        item = (-wl.priority, wl.created, wl.name, self._seq)
+        heap = self._classes.setdefault(key, [])
+        heapq.heappush(heap, item)
+        if key not in self.bulk_moved:
+            heapq.heappush(self._tops, (item, key))
+
+    def inadmissible(self) -> list[Workload]:
+        """The workloads parked as inadmissible (their class bulk-moved), in no particular order."""
+        return [wl for _, wl in self.members.values() if wl.equivalence in self.bulk_moved]
 
     def pop(self) -> Optional[Workload]:
         """Pop the head: the sticky preemptor if pending, else by priority, creation time, name."""
         if self.sticky is not None and self.sticky in self.members:
-            return self.members.pop(self.sticky)[1]
-        while self._heap:
-            _, _, name, seq = heapq.heappop(self._heap)
-            member = self.members.get(name)
-            if member is not None and member[0] == seq:
-                del self.members[name]
-                return member[1]
+            wl = self.members[self.sticky][1]
+            if wl.equivalence not in self.bulk_moved:
+                del self.members[self.sticky]
+                self._refresh(wl.equivalence)
+                return wl
+        while self._tops:
+            item, key = heapq.heappop(self._tops)
+            if key in self.bulk_moved or self._valid_top(key) is not item:
+                continue
+            heapq.heappop(self._classes[key])
+            wl = self.members.pop(item[2])[1]
+            self._refresh(key)
+            return wl
         return None
+
+    def _refresh(self, key: tuple[object, ...]) -> None:
+        """After a class lost its best pending workload: an entry in `_tops` for its new best one (a class in the
+        heap always has one for its best)."""
+        if key in self.bulk_moved:
+            return
+        top = self._valid_top(key)
+        if top is not None:
+            heapq.heappush(self._tops, (top, key))
 
     def requeue(self, wl: Workload, reason: str) -> bool:
         """RequeueIfNotPresent; True when it went to the inadmissible set (the cycle made progress)."""
@@ -154,30 +225,25 @@ class _Queue:
         if immediate:
             self._heap_push(wl)
             return False
-        self.inadmissible[wl.name] = wl
         if reason in (NO_FIT, NO_CANDIDATES):
-            key = shape(wl)
-            self.bulk_moved.add(key)
-            for name, (_, other) in list(self.members.items()):
-                if shape(other) == key:
-                    del self.members[name]
-                    self.inadmissible[name] = other
+            self.bulk_moved.add(wl.equivalence)
+        self._heap_push(wl)
         return True
 
     def remove(self, name: str) -> None:
         """Delete: the workload leaves the heap or the inadmissible set; a sticky preemptor is forgotten."""
-        self.members.pop(name, None)
-        self.inadmissible.pop(name, None)
+        member = self.members.pop(name, None)
+        if member is not None:
+            self._refresh(member[1].equivalence)
         if self.sticky == name:
             self.sticky = None
 
     def retry_inadmissible(self) -> None:
         """queueInadmissibleWorkloads: every inadmissible workload back to the heap; the bulk-moved classes are
-        forgotten."""
-        self.bulk_moved.clear()
-        for wl in self.inadmissible.values():
-            self._heap_push(wl)
-        self.inadmissible.clear()
+        forgotten (pkg/cache/queue/inadmissible_workloads.go l.169)."""
+        parked, self.bulk_moved = self.bulk_moved, set()
+        for key in parked:
+            self._refresh(key)
 
 
 @dataclass
@@ -204,6 +270,9 @@ class Simulation:
         self._events: list[tuple[float, int, str, Workload, int]] = []
         self._seq = 0
         self._requeue_pending: set[str] = set()
+        self._class_refusals: dict[tuple[str, tuple[object, ...]], str] = {}
+        self._blockers: dict[str, Workload] = {}
+        self._ever_admitted: set[str] = set()
         self.now = 0.0
 
     # -- events --------------------------------------------------------------------------------------------------
@@ -301,6 +370,9 @@ class Simulation:
         wl.usage = dict(entry.assignment.usage)
         wl.reserved_at = self.now
         wl.run += 1
+        self._ever_admitted.add(wl.name)
+        if self._blockers.get(wl.cq) is wl:
+            del self._blockers[wl.cq]
         self.cluster.add(wl)
         queue = self.queues[wl.cq]
         if queue.sticky == wl.name:
@@ -371,9 +443,12 @@ class Simulation:
             wl, assignment, targets = entry.wl, entry.assignment, entry.targets
             assert wl.cq is not None
             if assignment.mode == Mode.NO_FIT:
+                self._refused(wl, why_not(assignment.reason, wl, self.setup.cluster_queues[wl.cq].queueing_strategy))
                 requeue.append((wl, NO_FIT))
                 continue
             if assignment.mode == Mode.PREEMPT and not targets:
+                self._refused(wl, "needs preemption, and nothing it may preempt makes room ("
+                              + (assignment.reason or "no candidates") + ")")
                 requeue.append((wl, NO_CANDIDATES))
                 if self.setup.cluster_queues[wl.cq].preemption.reclaim_within_cohort != "Any":
                     self.cluster.add_usage(wl.cq, self._to_reserve(entry))
@@ -408,6 +483,42 @@ class Simulation:
             assert wl.cq is not None
             changed = self.queues[wl.cq].requeue(wl, reason) or changed
         return changed
+
+    def _refused(self, wl: Workload, why: str) -> None:
+        """Remember why `wl` (and its equivalence class in its ClusterQueue) was refused; in a StrictFIFO queue it
+        now blocks every workload behind it."""
+        assert wl.cq is not None
+        self.result.refusals[wl.name] = why
+        self._class_refusals[(wl.cq, wl.equivalence)] = why
+        if self.setup.cluster_queues[wl.cq].queueing_strategy == "StrictFIFO":
+            self._blockers[wl.cq] = wl
+
+    def _settle_refusals(self) -> None:
+        """At the horizon: a reason for every workload never admitted (see Result.refusals); none for the ones
+        admitted and not pending."""
+        for name, wl in self.result.workloads.items():
+            pending = wl.reserved_at is None and not wl.finished
+            if wl.cq is None:
+                self.result.refusals[name] = ("its LocalQueue or WorkloadPriorityClass does not exist in this "
+                                              "configuration")
+                continue
+            if not pending and name in self._ever_admitted:
+                self.result.refusals.pop(name, None)
+                continue
+            if wl.finished and name not in self._ever_admitted:
+                self.result.refusals[name] = "deleted before it was admitted" + (
+                    f" (last refused: {self.result.refusals[name]})" if name in self.result.refusals else "")
+                continue
+            if name in self.result.refusals:
+                continue
+            blocker = self._blockers.get(wl.cq)
+            if blocker is not None and blocker is not wl:
+                self.result.refusals[name] = (f"blocked behind the head of its StrictFIFO queue, `{blocker.name}` "
+                                              f"(priority {blocker.priority}), which does not fit")
+            elif (wl.cq, wl.equivalence) in self._class_refusals:
+                self.result.refusals[name] = self._class_refusals[(wl.cq, wl.equivalence)]
+            else:
+                self.result.refusals[name] = "never reached the head of its queue before the end of the trace"
 
     def _fits(self, entry: _Entry, preempted: dict[str, Workload]) -> bool:
         """scheduler.go `fits`: the assignment's usage fits with this cycle's victims and its own targets removed."""
@@ -446,7 +557,10 @@ class Simulation:
         for spec in self.trace.workloads:
             wl = workload_of(spec, self.setup)
             self.result.workloads[wl.name] = wl
-            self._push(spec.submit_seconds, "submit", wl)
+            if spec.running_since_seconds is not None:
+                self._place_running(wl)
+            else:
+                self._push(spec.submit_seconds, "submit", wl)
             if spec.deleted_seconds is not None:
                 self._push(spec.deleted_seconds, "delete", wl)
         horizon = self.trace.horizon_seconds
@@ -464,7 +578,53 @@ class Simulation:
                 if cycles > MAX_CYCLES_PER_INSTANT:
                     raise RuntimeError(f"the simulation did not settle at t={self.now}s")
         self.now = horizon
+        self._settle_refusals()
         return self.result
+
+    def _running_usage(self, wl: Workload) -> tuple[dict[str, str], dict[tuple[str, str], int]]:
+        """The flavors and usage of a workload running at the start: per resource group of its ClusterQueue, the
+        flavor its line names for a resource of the group, else the group's first flavor its pods may use
+        (`flavor_matches`); resources no group covers are left out (Kueue would not have admitted them)."""
+        assert wl.cq is not None
+        cq = self.setup.cluster_queues[wl.cq]
+        totals = {r: v * wl.count for r, v in wl.requests.items()}
+        if cq.group_of("pods") is not None:
+            totals["pods"] = wl.count
+        flavors: dict[str, str] = {}
+        usage: dict[tuple[str, str], int] = {}
+        for resource, value in sorted(totals.items()):
+            group = cq.group_of(resource)
+            if group is None:
+                continue
+            named = [wl.spec.flavors[r] for r in group.covered if r in wl.spec.flavors]
+            fitting = [f for f in group.flavors if flavor_matches(self.setup.flavors[f], wl) is None]
+            flavor = named[0] if named else (fitting or list(group.flavors))[0]
+            flavors[resource] = flavor
+            usage[(flavor, resource)] = usage.get((flavor, resource), 0) + value
+        return flavors, usage
+
+    def _place_running(self, wl: Workload) -> None:
+        """A workload running when the trace starts: admitted at time 0 in its flavors whatever the quota (Kueue
+        keeps admitted workloads when a ClusterQueue's quota is lowered: pkg/cache/scheduler/cache.go
+        UpdateClusterQueue, v0.19.2, kueue#5176), started at runningSinceSeconds (its work so far counts), finishing
+        durationSeconds after that start. One whose LocalQueue or priority class does not exist is unqueued."""
+        spec = wl.spec
+        assert spec.running_since_seconds is not None
+        self._record("submitted", wl)
+        if wl.cq is None or wl.cq not in self.queues:
+            self._record("unqueued", wl)
+            return
+        wl.flavors, wl.usage = self._running_usage(wl)
+        wl.reserved_at = spec.running_since_seconds
+        wl.run += 1
+        self._ever_admitted.add(wl.name)
+        wl.started_at = spec.running_since_seconds
+        self.cluster.add(wl)
+        self._record("admitted", wl, flavors=tuple(sorted(wl.flavors.items())), reason=RUNNING_AT_START)
+        self._record("started", wl)
+        self._record_usage(wl.cq)
+        if spec.duration_seconds is not None:
+            self._push(spec.running_since_seconds + spec.duration_seconds, "finish", wl, wl.run)
 
     def _apply(self, kind: str, wl: Workload, token: int) -> None:
         if kind == "submit":

@@ -15,11 +15,12 @@ Times are seconds from the start of the trace. The JSON Schema of one line is `s
 """
 from __future__ import annotations
 
+import io
 import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Iterable, Literal, Optional, Sequence, Union
+from typing import IO, Annotated, Any, Iterable, Iterator, Literal, Mapping, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
@@ -30,6 +31,17 @@ from components.settings.quantity import Quantity
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schema" / "demand-trace.schema.json"
 """Where the JSON Schema of a trace line lives (generated, checked by tests/unit/whatif/test_trace.py)."""
 
+MAX_LINE_BYTES = 65_536
+"""The longest trace line read, in bytes without its newline (a workload line is about 300): a longer one is a
+problem of its line, and the reader never holds more than this of it."""
+MAX_LINES = 1_000_000
+"""The most lines a trace may have (a week of 100,000 workloads is 100,001): the reader stops at the next one with a
+problem."""
+MAX_DEPTH = 8
+"""The deepest JSON nesting of a line (a workload line needs 3: the line, `tolerations`, one toleration)."""
+MAX_SHOWN = 50
+"""The most problems a TraceError's message lists (all are in `problems`); the rest are counted."""
+
 _DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 _DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 _RESOURCE_NAME = r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
@@ -39,6 +51,7 @@ DnsSubdomain = Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)]
 ResourceName = Annotated[str, Field(pattern=_RESOURCE_NAME)]
 Seconds = Annotated[float, Field(ge=0, le=10 * 365 * 86400, allow_inf_nan=False)]
 PositiveSeconds = Annotated[float, Field(gt=0, le=10 * 365 * 86400, allow_inf_nan=False)]
+PastSeconds = Annotated[float, Field(ge=-10 * 365 * 86400, le=0, allow_inf_nan=False)]
 
 
 class _Model(BaseModel):
@@ -129,11 +142,37 @@ class TraceWorkload(_Model):
     flavorassigner.go checkFlavorForPodSets). Default none."""
     tolerations: list[Toleration] = Field(default_factory=list)
     """The pods' tolerations, matched against a flavor's nodeTaints (NoSchedule, NoExecute). Default none."""
+    running_since_seconds: Optional[PastSeconds] = None
+    """A workload already running when the trace starts (the state at the change): when its quota was reserved, in
+    seconds before the start (<= 0; `cohorts trace record` writes it from the QuotaReserved condition). The
+    simulation begins with it admitted in `flavors`, whatever the quota: Kueue evicts nothing when a ClusterQueue's
+    quota is lowered under it (kubernetes-sigs/kueue#5176; pkg/cache/scheduler/cache.go UpdateClusterQueue keeps
+    the admitted workloads and their usage, v0.19.2), and their usage above the new nominalQuota blocks admissions
+    and borrowing until it drains. Needs submitSeconds 0; durationSeconds counts from its start (the work done
+    before the trace is done). Omitted: submitted at submitSeconds like any other."""
+    flavors: dict[ResourceName, DnsSubdomain] = Field(default_factory=dict)
+    """A running workload's ResourceFlavor per resource (status.admission.podSetAssignments[0].flavors). Omitted
+    resources: the first flavor of the ClusterQueue's resource group its pods may use."""
 
     @model_validator(mode="after")
     def _deleted_after_submit(self) -> TraceWorkload:
         if self.deleted_seconds is not None and self.deleted_seconds < self.submit_seconds:
             raise ValueError("deletedSeconds is before submitSeconds. Fix: delete it at or after its submission")
+        return self
+
+    @model_validator(mode="after")
+    def _running_fields(self) -> TraceWorkload:
+        if self.running_since_seconds is None:
+            if self.flavors:
+                raise ValueError("flavors describe a workload running at the start. Fix: set runningSinceSeconds, "
+                                 "or remove flavors")
+            return self
+        if self.submit_seconds != 0:
+            raise ValueError("a workload running at the start (runningSinceSeconds) is submitted at 0. Fix: set "
+                             "submitSeconds 0")
+        if self.duration_seconds is not None and self.duration_seconds <= -self.running_since_seconds:
+            raise ValueError("durationSeconds ends before the trace starts (it counts from runningSinceSeconds). "
+                             "Fix: leave the workload out, or raise durationSeconds")
         return self
 
     @model_validator(mode="after")
@@ -154,7 +193,11 @@ class TraceError(ValueError):
 
     def __init__(self, source: str, problems: Sequence[Problem]):
         self.problems = tuple(problems)
-        super().__init__(problems_message(f"invalid trace {source}", self.problems))
+        message = problems_message(f"invalid trace {source}", self.problems[:MAX_SHOWN])
+        if len(self.problems) > MAX_SHOWN:
+            message = message.replace(f"{MAX_SHOWN} problems", f"{len(self.problems)} problems (the first "
+                                      f"{MAX_SHOWN} below)", 1)
+        super().__init__(message)
 
 
 class Trace(BaseModel):
@@ -171,6 +214,24 @@ class Trace(BaseModel):
     description: str = ""
     seed: Optional[int] = None
     generator: Optional[str] = None
+    source: str = ""
+    """Where the trace was read from (`Trace.read`'s path), "" when built."""
+    line_numbers: Mapping[str, int] = {}
+    """Workload name -> its line in `source` (read traces only), for problems found later (an unknown queue)."""
+
+    def __eq__(self, other: object) -> bool:
+        """Equal content: the horizon, the workloads, the header's fields; where it was read from does not count."""
+        if not isinstance(other, Trace):
+            return NotImplemented
+        return bool(self.model_dump(exclude={"source", "line_numbers"})
+                    == other.model_dump(exclude={"source", "line_numbers"}))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def where(self, name: str) -> str:
+        """`<source>:<line>` of workload `name` (its name alone when the trace was not read from text)."""
+        line = self.line_numbers.get(name)
+        return f"{self.source}:{line}" if line is not None and self.source else f"workload {name}"
 
     def lines(self) -> list[str]:
         """The trace as JSON Lines (a header first), each line without its newline; `Trace.parse` reads them back."""
@@ -187,68 +248,77 @@ class Trace(BaseModel):
 
     @staticmethod
     def build(workloads: Iterable[TraceWorkload], horizon_seconds: Optional[float] = None, description: str = "",
-              seed: Optional[int] = None, generator: Optional[str] = None) -> Trace:
+              seed: Optional[int] = None, generator: Optional[str] = None, source: str = "",
+              line_numbers: Optional[Mapping[str, int]] = None) -> Trace:
         """A Trace of `workloads` (sorted by submit time, then name). `horizon_seconds` omitted: the latest end of a
-        workload with a duration, at least one second past the latest submit. Raises TraceError for names used twice
-        or a workload submitted after the horizon."""
+        workload with a duration, at least one second past the latest submit. `source` and `line_numbers` (name ->
+        line) say where each workload was read. Raises TraceError for names used twice or a workload submitted after
+        the horizon (each problem at `source:line` when known)."""
+        numbers = dict(line_numbers or {})
         ordered = tuple(sorted(workloads, key=lambda w: (w.submit_seconds, w.name)))
         horizon = horizon_seconds if horizon_seconds is not None else max(
             [w.submit_seconds + (w.duration_seconds or 0.0) for w in ordered]
             + [w.submit_seconds + 1.0 for w in ordered] or [1.0])
         problems = []
         seen: set[str] = set()
+        def where(w: TraceWorkload) -> str:
+            line = numbers.get(w.name)
+            return f"{source}:{line}" if source and line is not None else f"workload {w.name}:"
         for w in ordered:
             if w.name in seen:
-                problems.append(Problem(f"workload {w.name}: name", w.name, "names must be unique in a trace",
+                problems.append(Problem(f"{where(w)} name", w.name, "names must be unique in a trace",
                                         "rename one of them"))
             seen.add(w.name)
             if w.submit_seconds > horizon:
-                problems.append(Problem(f"workload {w.name}: submitSeconds", w.submit_seconds,
+                problems.append(Problem(f"{where(w)} submitSeconds", w.submit_seconds,
                                         f"is after the trace's horizonSeconds {horizon:g}",
                                         "raise horizonSeconds in the header or drop the workload"))
         if problems:
-            raise TraceError("(built)", problems)
+            raise TraceError(source or "(built)", problems)
         return Trace(horizon_seconds=horizon, workloads=ordered, description=description, seed=seed,
-                     generator=generator)
+                     generator=generator, source=source, line_numbers=numbers)
 
     @staticmethod
     def parse(text: str, source: str = "<trace>") -> Trace:
-        """Read a trace from its JSON Lines text (blank lines ignored).
+        """Read a trace from its JSON Lines text (blank lines ignored): `Trace.parse_stream` of its UTF-8 bytes.
+
+        Raises TraceError listing every problem (see `parse_stream`).
+        """
+        return Trace.parse_stream(io.BytesIO(text.encode("utf-8", "surrogatepass")), source)
+
+    @staticmethod
+    def parse_stream(stream: IO[bytes], source: str = "<trace>") -> Trace:
+        """Read a trace from a binary stream of JSON Lines (lines end at `\\n`; blank lines ignored; a UTF-8
+        byte-order mark on the first line is skipped).
 
         Returns:
-            The Trace. Raises:
-            TraceError: listing every problem: a line that is not JSON, a field of the wrong type or unknown (with
-            the line number and key path), a header not on the first line, names used twice, a submit after the
-            horizon, an empty trace.
+            The Trace, with each workload's line number. Raises:
+            TraceError: listing every problem, each at `source:line` with the key, the value, the rule and the fix:
+            a line that is not UTF-8 (or is UTF-16: NUL bytes), longer than MAX_LINE_BYTES, nested deeper than
+            MAX_DEPTH, not JSON, not a JSON object, a field of the wrong type or unknown, a header not on the first
+            line, names used twice, a submit after the horizon, more than MAX_LINES lines, an empty trace. Never
+            anything else, whatever the bytes.
         """
         problems: list[Problem] = []
         header: Optional[TraceHeader] = None
         workloads: list[TraceWorkload] = []
+        numbers: dict[str, int] = {}
         first = True
-        for number, raw in enumerate(text.splitlines(), start=1):
-            if not raw.strip():
-                continue
-            where = f"{source}:{number}"
-            try:
-                data = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(where, raw[:60], f"not JSON ({exc.msg})", "write one JSON object per line"))
+        for number, raw in _text_lines(stream, source, problems):
+            if raw is None:
                 first = False
                 continue
-            if isinstance(data, dict) and "type" not in data:
+            where = f"{source}:{number}"
+            data = _json_object(raw, where, problems)
+            if data is None:
+                first = False
+                continue
+            if "type" not in data:
                 data = {**data, "type": "workload"}
             try:
                 line = _LINE.validate_python(data)
             except ValidationError as err:
-                for item in err.errors():
-                    loc = [str(p) for p in item["loc"][1:]] if item["loc"] and item["loc"][0] in (
-                        "trace", "workload") else [str(p) for p in item["loc"]]
-                    key = ".".join(loc) or "(line)"
-                    problems.append(Problem(f"{where} {key}", item.get("input", "<absent>")
-                                            if item["type"] != "missing" else "<absent>",
-                                            item["msg"].replace("Value error, ", "").split(" Fix: ")[0],
-                                            item["msg"].split(" Fix: ")[1] if " Fix: " in item["msg"]
-                                            else "correct the value (schema/demand-trace.schema.json)"))
+                problems += _validation_problems(err, where)
                 first = False
                 continue
             if isinstance(line, TraceHeader):
@@ -258,22 +328,134 @@ class Trace(BaseModel):
                 header = line
             else:
                 workloads.append(line)
+                numbers.setdefault(line.name, number)
             first = False
         if not workloads and not problems:
             problems.append(Problem(source, "", "a trace needs at least one workload line", "add workload lines"))
         if problems:
             raise TraceError(source, problems)
-        try:
-            return Trace.build(workloads, header.horizon_seconds if header else None,
-                               header.description if header else "", header.seed if header else None,
-                               header.generator if header else None)
-        except TraceError as exc:
-            raise TraceError(source, exc.problems) from None
+        return Trace.build(workloads, header.horizon_seconds if header else None,
+                           header.description if header else "", header.seed if header else None,
+                           header.generator if header else None, source, numbers)
 
     @staticmethod
     def read(path: Path) -> Trace:
-        """`Trace.parse` of the file at `path`. Raises OSError, TraceError."""
-        return Trace.parse(path.read_text(), str(path))
+        """`Trace.parse_stream` of the file at `path`, read line by line (never more than MAX_LINE_BYTES of a line
+        in memory).
+
+        Raises:
+            TraceError: every problem of the trace, or one problem when the file cannot be opened (missing, a
+            directory, not readable), with the path and the fix.
+        """
+        try:
+            with path.open("rb") as stream:
+                return Trace.parse_stream(stream, str(path))
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise TraceError(str(path), [Problem(
+                str(path), "<unreadable>", f"cannot be read as a trace file ({reason})",
+                "give the path of a JSON Lines trace (`kueue-cohorts trace synth --out FILE` or `kueue-cohorts "
+                "trace record --out FILE` writes one)")]) from None
+
+
+def _text_lines(stream: IO[bytes], source: str, problems: list[Problem]) -> Iterator[tuple[int, Optional[str]]]:
+    """(line number, text) of each non-blank line of `stream`; text None for a line that is a problem (added to
+    `problems`: too long, not UTF-8, NUL bytes). Stops after MAX_LINES lines with a problem."""
+    number = 0
+    while True:
+        chunk = stream.readline(MAX_LINE_BYTES + 1)
+        if not chunk:
+            return
+        number += 1
+        where = f"{source}:{number}"
+        if number > MAX_LINES:
+            problems.append(Problem(where, "<more lines>", f"a trace has at most {MAX_LINES:,} lines",
+                                    "split the trace, or shorten it (a week of 100,000 workloads fits)"))
+            return
+        if len(chunk) > MAX_LINE_BYTES and not chunk.endswith(b"\n"):
+            while chunk and not chunk.endswith(b"\n"):  # skip the rest of the line, a bounded piece at a time
+                chunk = stream.readline(MAX_LINE_BYTES)
+            problems.append(Problem(where, "<line>", f"is longer than {MAX_LINE_BYTES:,} bytes",
+                                    "write one workload per line (a workload line is about 300 bytes)"))
+            yield number, None
+            continue
+        if not chunk.strip():
+            continue
+        if b"\x00" in chunk:
+            problems.append(Problem(where, "<NUL bytes>", "has NUL bytes: the file is UTF-16 or binary, not UTF-8 "
+                                    "text", "save the trace as UTF-8 (iconv -f UTF-16 -t UTF-8)"))
+            yield number, None
+            continue
+        try:
+            text = chunk.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            problems.append(Problem(where, f"0x{chunk[exc.start]:02x}", f"is not UTF-8 (byte {exc.start + 1} of "
+                                    "the line)", "save the trace as UTF-8 (iconv -f <its encoding> -t UTF-8)"))
+            yield number, None
+            continue
+        yield number, text
+
+
+def _too_deep(text: str) -> bool:
+    """Whether the JSON `text` nests objects and arrays deeper than MAX_DEPTH (brackets inside strings do not
+    count). Cheap for ordinary lines: only a line with more than MAX_DEPTH opening brackets is scanned."""
+    if text.count("{") + text.count("[") <= MAX_DEPTH:
+        return False
+    depth, in_string, escaped = 0, False, False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif char in "}]":
+            depth -= 1
+    return False
+
+
+def _json_object(text: str, where: str, problems: list[Problem]) -> Optional[dict[str, Any]]:
+    """The JSON object of one line, or None with its problem added (nested too deep, not JSON, a number too long
+    for Python's int, not an object)."""
+    if _too_deep(text):
+        problems.append(Problem(where, text[:60], f"nests deeper than {MAX_DEPTH} levels",
+                                "write the workload's fields as the schema has them "
+                                "(schema/demand-trace.schema.json)"))
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc).split(";")[0]
+        problems.append(Problem(where, text[:60], f"not JSON ({reason})", "write one JSON object per line"))
+        return None
+    if not isinstance(data, dict):
+        problems.append(Problem(where, text[:60], f"is a JSON {type(data).__name__.replace('dict', 'object')}, not "
+                                "an object", 'write one JSON object per line: {"name": ..., "submitSeconds": ..., '
+                                '"namespace": ..., "localQueue": ..., "requests": {...}}'))
+        return None
+    return data
+
+
+def _validation_problems(err: ValidationError, where: str) -> list[Problem]:
+    """One Problem per pydantic error of a line: `where key`, the value, the rule, the fix."""
+    out = []
+    for item in err.errors():
+        loc = [str(p) for p in item["loc"][1:]] if item["loc"] and item["loc"][0] in (
+            "trace", "workload") else [str(p) for p in item["loc"]]
+        key = ".".join(loc) or "(line)"
+        out.append(Problem(f"{where} {key}", item.get("input", "<absent>") if item["type"] != "missing"
+                           else "<absent>",
+                           item["msg"].replace("Value error, ", "").split(" Fix: ")[0].rstrip("."),
+                           item["msg"].split(" Fix: ")[1] if " Fix: " in item["msg"]
+                           else "correct the value (schema/demand-trace.schema.json)"))
+    return out
 
 
 def line_schema() -> dict[str, Any]:

@@ -45,4 +45,6 @@ def test_no_trace_no_section_and_a_missing_trace_is_one_paragraph(repo):
     assert "What-if" not in cli.build(repo.path, "staging", "HEAD", run_preview=False)
     repo.set_config("staging", "whatif", {"trace": "traces/none.jsonl"})
     text = cli.build(repo.path, "staging", "HEAD", run_preview=False)
-    assert "#### What-if\nThe what-if replay of `traces/none.jsonl` did not run: [Errno 2]" in text
+    assert ("#### What-if\nThe what-if replay of `traces/none.jsonl` did not run: "
+            f"{repo.path / 'traces/none.jsonl'} = \"<unreadable>\": cannot be read as a trace file (No such file or "
+            "directory). Fix: give the path of a JSON Lines trace") in text

@@ -1,7 +1,9 @@
 """``cohorts trace record``'s pure part (Workload objects as the watch API sends them -> trace lines) and the
 agreement of a replay with a simulation (cohorts/replay.py), on Workload objects shaped as Kueue 0.19.2 writes them."""
+import pytest
+
 from cohorts.replay import Observed, _Recorder, agreement, job_of
-from cohorts.trace import TraceRecorder, queue_kinds
+from cohorts.trace import TraceRecorder, queue_kinds, workload_priority_class
 from tests.unit.whatif.kueue_objects import guide_cohort, trace, workload
 from whatif.scheduler import simulate
 from whatif.trace import WorkloadKind
@@ -15,7 +17,8 @@ def _workload(name, namespace, queue, created, conditions=(), count=2, uid=None,
     if owner:
         meta["ownerReferences"] = [{"kind": "Job", "name": owner}]
     return {"metadata": meta,
-            "spec": {"queueName": queue, "priorityClassName": priority,
+            "spec": {"queueName": queue, "priority": 100,
+                     "priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": priority},
                      "podSets": [{"name": "main", "count": count, "template": {"spec": {"containers": containers}}}]},
             "status": {"conditions": [{"type": t, "status": s, "lastTransitionTime": at, "reason": r,
                                        "message": m} for t, s, at, r, m in conditions]}}
@@ -104,3 +107,26 @@ def test_a_trace_workload_becomes_a_job_kueue_can_admit():
     assert job.spec.parallelism == job.spec.completions == 3
     pod = job.spec.template.spec
     assert pod.containers[0].resources.requests == {"nvidia.com/gpu": "2"} and pod.node_selector == {"gpu": "a100"}
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ({"priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "gold"}}, "gold"),
+    ({"priorityClassRef": {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": "system"}}, None),
+    ({"priorityClassName": "old-form"}, "old-form"),
+    ({}, None),
+])
+def test_the_priority_class_is_read_as_kueue_v1beta2_writes_it(spec, expected):
+    assert workload_priority_class(spec) == expected
+
+
+@pytest.mark.parametrize("first, second", [("train", "serve"), ("serve", "train"), ("a", "b"), ("b", "a")])
+def test_two_workloads_created_in_one_second_keep_the_order_they_were_seen_in(first, second):
+    kinds = queue_kinds([("fine-tuning", "training", "training")])
+    created = "2026-12-04T10:00:00Z"
+    times = iter([1796378400.2, 1796378400.7])  # 10:00:00.2 and .7 UTC, the watch's arrival times
+    recorder = TraceRecorder(kinds, clock=lambda: next(times))
+    recorder.observe(_workload(first, "fine-tuning", "training", created))
+    recorder.observe(_workload(second, "fine-tuning", "training", created))
+    demand = recorder.trace(1796378460.0, 1796378400.0)
+    assert [w.name for w in demand.workloads] == [first, second]
+    assert [round(w.submit_seconds, 1) for w in demand.workloads] == [0.2, 0.7]

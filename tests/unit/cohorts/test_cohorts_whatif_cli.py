@@ -1,6 +1,7 @@
 """``python -m cohorts trace synth`` and ``python -m cohorts whatif``: a trace for a stack, replayed on a quota change
 against the base ref, offline; bad input exits 2 with one message."""
 import io
+import json
 import shutil
 import subprocess
 
@@ -96,3 +97,44 @@ def test_an_unknown_base_ref_and_a_stack_the_simulator_cannot_model_exit_2(repo,
     stack_file.write_text(yaml.safe_dump(doc, sort_keys=False))
     code, _, err = _run(["whatif", "--stack-file", str(stack_file), "--trace", str(trace_file)])
     assert code == 2 and "cannot model this stack" in err and "PrioritySortingWithinCohort" in err
+
+
+def test_lowering_a_quota_under_what_runs_is_the_first_warning_and_nothing_running_is_lost(repo, tmp_path):
+    stack_file = repo / "stacks" / "Pulumi.staging.yaml"
+    trace_file = tmp_path / "now.jsonl"
+    lines = [{"type": "trace", "horizonSeconds": 7200}]
+    lines += [{"name": f"replica-{i}", "submitSeconds": 0, "namespace": "serving", "localQueue": "inference",
+               "kind": "inference", "priorityClass": "serving-inference",
+               "requests": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "1"}, "runningSinceSeconds": -600,
+               "durationSeconds": 600 + 1800 * (i + 1)} for i in range(4)]
+    lines += [{"name": "new", "submitSeconds": 60, "namespace": "serving", "localQueue": "inference",
+               "kind": "inference", "priorityClass": "serving-inference",
+               "requests": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "1"}, "durationSeconds": 60}]
+    trace_file.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    _set_inference_gpus(stack_file, 2)
+    code, out, err = _run(["whatif", "--stack-file", str(stack_file), "--trace", str(trace_file), "--base", "HEAD",
+                           "--repo", str(repo), "-o", "json"])
+    assert code == 1, err
+    doc = json.loads(out)
+    assert doc["alerts"][0].startswith("`serving-inference-cq` quota below its current use: 4 nvidia.com/gpu in "
+                                       "flavor ")
+    assert "nominalQuota 2 (base " in doc["alerts"][0]
+    assert doc["alerts"][0].endswith("drains 60.0 min after the change in this trace")  # the second ends at 3600 s
+    head = next(q["head"] for q in doc["queues"] if q["key"] == "serving-inference-cq")
+    assert head["preempted"] == 0 and head["never_admitted"] == 0  # the running replicas keep running
+
+
+@pytest.mark.parametrize("gates", [{"PrioritySortingWithinCohort": False}, {"FlavorFungibility": False},
+                                   {"PrioritySortingWithinCohort": False, "FlavorFungibility": False}])
+def test_a_refused_stack_names_the_stack_key_to_change(repo, tmp_path, gates):
+    stack_file = repo / "stacks" / "Pulumi.staging.yaml"
+    trace_file = tmp_path / "t.jsonl"
+    _run(["trace", "synth", "--stack-file", str(stack_file), "--days", "0.1", "--out", str(trace_file)])
+    doc = yaml.safe_load(stack_file.read_text())
+    doc["config"]["kueue-cohorts:kueue"]["featureGates"] = gates
+    stack_file.write_text(yaml.safe_dump(doc, sort_keys=False))
+    code, _, err = _run(["whatif", "--stack-file", str(stack_file), "--trace", str(trace_file)])
+    assert code == 2
+    for gate in gates:
+        assert (f"  - kueue-cohorts:kueue.featureGates.{gate} (Kueue Configuration featureGates.{gate}) = false"
+                in err), err

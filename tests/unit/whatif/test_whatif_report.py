@@ -42,7 +42,10 @@ def test_the_numbers_of_the_guides_cohort():
 def test_a_smaller_inference_quota_is_called_out_first():
     base, head = report(_guide_run(4)), report(_guide_run(1))  # 2 GPUs of inference never fit 1
     comparison = compare(base, head)
-    assert comparison.alerts[0] == "inference on inference-cq: 1 workload(s) never admitted (base: 0)"
+    assert comparison.alerts[0] == (  # the queues that stop admitting first, then inference that waits
+        "every workload of `inference-cq` stops being admitted: 1 admitted on the base, none of its 1 on the head "
+        "(GPU-hours 0.6 → 0.0)")
+    assert comparison.alerts[2] == "inference on inference-cq: 1 workload(s) never admitted (base: 0)"
     text = markdown(comparison, "What-if")
     assert text.index("[!CAUTION]") < text.index("| queue |")
     assert "| `inference-cq` (inference) | 1 | 0 s / 0 s / 0 s → none |" in text
