@@ -65,7 +65,7 @@ class InferenceQueueSettings(Model):
     terminationGracePeriodSeconds, preStop hook included (the kubelet still gives a container 2 s after a hook). Every
     TrainingRuntime and TrainJob that can borrow inference's quota must fit it (grace period, preStop hook, declared
     checkpoint save: the rule book's RECLAIM_WITHIN_BUDGET, in the settings check, the pack, the cluster's admission
-    policies and `kueue-cohorts cohorts verify`); the what-if reads the same figure. Default 60: the guide's
+    policies and `kueue-cohorts verify`); the what-if reads the same figure. Default 60: the guide's
     terminationGracePeriodSeconds, in which its 30 s checkpoint save and one 5 s step fit."""
 
 
