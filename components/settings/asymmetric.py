@@ -23,7 +23,7 @@ from components.settings.flavors import FlavorFungibility, FlavorQuota
 from components.settings.queues import CheckpointSettings, Preemption, PriorityClass
 from components.settings.runtime import WholeNumber
 from components.settings.services import InferenceServiceSettings
-from policy.rules.reclaim_within_budget import DEFAULT_BUDGET_SECONDS
+from policy.rules.vocabulary.reclaim import DEFAULT_BUDGET_SECONDS
 
 # --- asymmetric layout -----------------------------------------------------------------------------------------------
 

@@ -53,16 +53,11 @@ from .inference_rollout_fits_nominal import (
 )
 from .inference_rollout_fits_nominal import judge as judge_lifecycle
 from .namespace_selector import check_namespace_selector
-from .reclaim_within_budget import (
-    DEFAULT_GRACE_SECONDS,
-    KUBELET_MINIMUM_SECONDS,
-    RECLAIM_WITHIN_BUDGET,
-    check_runtime_hold,
-    check_trainjob_patches,
-)
+from .reclaim_within_budget import RECLAIM_WITHIN_BUDGET, check_runtime_hold, check_trainjob_patches
 from .vocabulary.kueue_counts import MANAGER_CONFIG_MAP
 from .vocabulary.objects import INFERENCE_ROLE, QUEUE_NAME_LABEL, ROLE_LABEL, TRAINING_ROLE, KubeObject, violation
 from .vocabulary.quantity import is_binary, parse, show
+from .vocabulary.reclaim import DEFAULT_GRACE_SECONDS, KUBELET_MINIMUM_SECONDS
 from .vocabulary.trainer import ANCESTOR_LABEL
 from .vocabulary.values import MISSING, Violation, format_path, get
 from .workload_priority_class import WORKLOAD_PRIORITY_CLASS, check_workload_priority_class

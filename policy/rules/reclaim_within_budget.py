@@ -33,16 +33,11 @@ from .checkpoint_safe_runtime import SAVE_SECONDS_ANNOTATION, patched_runtime
 from .vocabulary.declaration import Declaration, Level, Promise, Scope, integer
 from .vocabulary.objects import QUEUE_NAME_LABEL, KubeObject, cohort_of, cohort_parents, cohort_root, guarded, violation
 from .vocabulary.queues import QueueIndex
+from .vocabulary.reclaim import DEFAULT_BUDGET_SECONDS, DEFAULT_GRACE_SECONDS, KUBELET_MINIMUM_SECONDS
 from .vocabulary.roles import ROLE_OPTIONS, inference_queue_names
 from .vocabulary.trainer import RUNTIME_KINDS, TRAINER_GROUP, runtime_of, trainer_jobs
 from .vocabulary.values import MISSING, Violation, as_list, as_map, get
 
-DEFAULT_GRACE_SECONDS = 30
-"""core/v1 PodSpec.terminationGracePeriodSeconds default."""
-KUBELET_MINIMUM_SECONDS = 2
-"""Kubernetes v1.36.3 kuberuntime `minimumGracePeriodInSeconds`: the least a container gets after its preStop hook."""
-DEFAULT_BUDGET_SECONDS = 60
-"""The default reclaim budget: the guide's terminationGracePeriodSeconds (a 30 s save plus one step fit in it)."""
 BUDGET_KEY = "kueue-cohorts:inferenceTraining.inference.reclaimBudgetSeconds"
 
 
