@@ -198,6 +198,8 @@ def check_reclaim_within_budget(objects: Iterable[KubeObject], budget: int,
     for runtime in (o for o in objects if o.group == TRAINER_GROUP and o.kind == RUNTIME_KINDS[0]):
 
         def judge_runtime(runtime: KubeObject = runtime) -> list[Violation]:
+            if not runtime.name:  # TrainJobs find their runtime by name: an unknown one fails closed here
+                return []
             targets = sorted({cq for (ns, _), cq in queues.local_queues.items()
                               if ns == runtime.namespace and cq in borrowing})
             if not targets:
