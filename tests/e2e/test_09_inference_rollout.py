@@ -248,7 +248,8 @@ def _wide_deployment() -> dict:
                                   "spec": {"containers": [container], "terminationGracePeriodSeconds": 0}}}}
 
 
-def test_a_pod_wider_than_every_node_is_admitted_and_stays_pending_and_the_rule_book_refuses_it(cluster, apps):
+def test_a_pod_wider_than_every_node_is_admitted_and_stays_pending_and_the_rule_book_refuses_it(cluster, apps,
+                                                                                               dev_stack):
     """The harm (Kueue admits by quota, the kube-scheduler has no node: Insufficient nvidia.com/gpualloc) on the
     sandbox, and the refusal of the same objects by the rule book, and of the stack that would write them by the
     settings check (`kueue-cohorts validate`'s judge)."""
