@@ -159,9 +159,10 @@ def blocking_placement(shapes: Sequence[Shape], pools: Sequence[NodePool], quota
     quota), find a sub-multiset of the other admitted pods and a placement of it, node by node, that leaves every
     node without room for t, with the placed pods plus t within quota and caps. Per node it tries only the minimal
     blocking fillings (a larger filling blocks too but spends more quota); identical nodes of a pool take fillings in
-    non-increasing order (symmetry); a branch stops when the quota the remaining nodes need at least (per resource,
-    the cheapest filling of each) cannot be paid. Any placement the search finds is one the scheduler can reach:
-    place its pods in any order (each node has room for what it holds), then the target arrives.
+    non-increasing order (symmetry); a branch stops when what the remaining nodes need at least (per resource, the
+    cheapest filling of each) exceeds the quota left or what the caps still allow. Any placement the search finds is
+    one the scheduler can reach: place its pods in any order (each node has room for what it holds), then the target
+    arrives.
     """
     nodes: list[NodePool] = [pool for pool in pools for _ in range(pool.count)]
     steps = 0
@@ -217,6 +218,9 @@ class _Search:
             return True
         if any(spent[r] + self.need_after[k][r] > self.left[r] for r in self.left):
             return False
+        if any(self.need_after[k][r] > sum((self.shapes[i].requests.get(r, Decimal(0)) * (self.limit[i] - used[i])
+                                            for i in range(len(self.shapes))), Decimal(0)) for r in self.left):
+            return False  # the pods the caps still allow cannot block the remaining nodes
         same_pool = k > 0 and self.nodes[k - 1] is self.nodes[k]
         for j, filling in enumerate(self.fillings[id(self.nodes[k])]):
             if same_pool and last is not None and j > last:
