@@ -520,8 +520,8 @@ def _trainer_object(kind: str, grace: int | None, prestop: dict | None) -> dict:
             "metadata": {**meta, "labels": {"kueue.x-k8s.io/queue-name": "c12-training-lq"}},
             "spec": {"suspend": True, "runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime",
                                                      "name": "c12-checkpoint-runtime"},
-                     "runtimePatches": [{"manager": "e2e", "trainingRuntimeSpec": {"template": {"spec": {
-                         "replicatedJobs": [job]}}}}]}}
+                     "runtimePatches": [{"manager": "kueue-cohorts.example/e2e", "trainingRuntimeSpec": {
+                         "template": {"spec": {"replicatedJobs": [job]}}}}]}}
 
 
 @PARITY
