@@ -47,8 +47,9 @@ from policy.rules.admission import (
     kube_object,
     tree_field,
 )
+from policy.rules.book import declaring
 from policy.rules.book import run as run_book
-from policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY, NODE_POOLS
+from policy.rules.cohort_nominal_within_capacity import NODE_POOLS
 from policy.rules.vocabulary.kueue_counts import MANAGER_CONFIG_MAP
 from policy.rules.vocabulary.multikueue import granted, missing_access, rule_text
 from policy.rules.vocabulary.values import MISSING, Violation
@@ -524,9 +525,11 @@ def live_node_pools(nodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def promises_hold(ctx: Context) -> list[Difference]:
     """The rule book (``policy.rules.book.run``, the pack's and the settings check's rules) over the stack's objects
     with their live twins in their place, plus every live ClusterQueue and Cohort of the guarded trees, every live
-    WorkloadPriorityClass (but a neighbour's: ``_neighbours``) and ResourceFlavor and Kueue's live manager ConfigMap,
-    with the capacity taken from the live nodes (``live_node_pools``). Each mandatory finding the stack alone does not
-    have is a Difference: a promise the live cluster breaks."""
+    WorkloadPriorityClass (but a neighbour's: ``_neighbours``) and ResourceFlavor, Kueue's live manager ConfigMap and
+    the live TrainingRuntimes and TrainJobs of the training namespaces (``_live_trainers``), with the nodes taken from
+    the live nodes (``live_node_pools``) for every rule that places quota or pods on nodes (capacity, flavors whose
+    nodes overlap, pods that fit no node). Each mandatory finding the stack alone does not have is a Difference: a
+    promise the live cluster breaks."""
     if ctx.settings is None:
         return []
     out: list[Difference] = []
@@ -552,6 +555,7 @@ def promises_hold(ctx: Context) -> list[Difference]:
         config_map = None
     if config_map is not None:
         live[("ConfigMap", namespace, MANAGER_CONFIG_MAP)] = _as_applied(config_map)
+    live.update(_live_trainers(ctx))
     merged: list[dict[str, Any]] = []
     for manifest in rendered:
         key = (manifest["kind"], _meta(manifest, "namespace") or "", _meta(manifest, "name"))
@@ -560,15 +564,39 @@ def promises_hold(ctx: Context) -> list[Difference]:
     config = pack_config(ctx.settings)
     nodes = _read_list(ctx, "v1", "Node", out)
     if nodes:
-        capacity = {k: v for k, v in config.get(COHORT_NOMINAL_WITHIN_CAPACITY.name, {}).items()
-                    if k not in ("nodePools", "capacity", "flavorCapacity")}
-        config[COHORT_NOMINAL_WITHIN_CAPACITY.name] = {**capacity, NODE_POOLS.key: live_node_pools(nodes)}
+        pools = live_node_pools(nodes)
+        for placing in declaring(NODE_POOLS):  # the capacity, the worst placement, pods on nodes: the live nodes
+            own = {k: v for k, v in config.get(placing.name, {}).items()
+                   if k not in ("nodePools", "capacity", "flavorCapacity")}
+            config[placing.name] = {**own, NODE_POOLS.key: pools}
     baseline = {_finding_key(r.name, v)
                 for r, v in run_book([kube_object(m) for m in rendered], pack_config(ctx.settings))}
     for rule, violation in run_book([kube_object(m) for m in merged], config):
         if rule.mandatory and _finding_key(rule.name, violation) not in baseline:
             out.append(_from_violation(violation))
     return out
+
+
+TRAINER_API = "trainer.kubeflow.org/v1alpha1"
+
+
+def _live_trainers(ctx: Context) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """The live TrainingRuntimes and TrainJobs of the stack's training namespaces (their grace periods, preStop
+    hooks and runtime patches, judged by the rule book's reclaim-time promise), keyed as ``promises_hold`` keys
+    objects; none when the stack has no training side or the cluster does not serve the Trainer's kinds."""
+    if ctx.settings is None or ctx.settings.inference_training is None:
+        return {}
+    namespaces = set(ctx.settings.inference_training.training.namespaces)
+    found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for kind in ("TrainingRuntime", "TrainJob"):
+        try:
+            objects = ctx.list(TRAINER_API, kind)
+        except (KindNotServed, Unreadable):
+            continue  # no Trainer: nothing of it can hold a node
+        for obj in objects:
+            if _meta(obj, "namespace") in namespaces:
+                found[(kind, str(_meta(obj, "namespace")), str(_meta(obj, "name")))] = _as_applied(obj)
+    return found
 
 
 def _as_applied(obj: Mapping[str, Any]) -> dict[str, Any]:

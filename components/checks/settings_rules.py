@@ -34,9 +34,10 @@ from components.settings import (
     stack_key,
 )
 from components.settings.errors import Problem
-from components.settings.runtime import DNS_SUBDOMAIN
+from components.settings.runtime import DNS_SUBDOMAIN, MIN_GRACE_SECONDS
 from policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY
 from policy.rules.quantities import QUANTITIES
+from policy.rules.reclaim_within_budget import RECLAIM_WITHIN_BUDGET
 from policy.rules.vocabulary.resource_values import quantity_problem
 from policy.rules.vocabulary.system_namespaces import DEFAULT_PROTECTED_NAMESPACES
 
@@ -520,9 +521,24 @@ def check_preview_identity(settings: Settings) -> list[Problem]:
     return problems
 
 
+def check_reclaim_budget_floor(settings: Settings) -> list[Problem]:
+    """A reclaim budget below the least grace period a training runtime may have: the stack's runtime needs
+    terminationGracePeriodSeconds of at least MIN_GRACE_SECONDS (CHECKPOINT_SAFE_RUNTIME's default floor) and the
+    budget must hold it (RECLAIM_WITHIN_BUDGET), so no runtime could meet both; one problem at the budget instead of
+    two fixes that contradict each other at the runtime."""
+    it, runtime = settings.inference_training, settings.training_runtime
+    if it is None or runtime is None or it.inference.reclaim_budget_seconds >= MIN_GRACE_SECONDS:
+        return []
+    budget = it.inference.reclaim_budget_seconds
+    return [Problem(stack_key(IT, "inference", "reclaimBudgetSeconds"), budget,
+                    f"the training runtime's grace period must be at least {MIN_GRACE_SECONDS} s to save on "
+                    f"SIGTERM, and a reclaim budget of {budget} s cannot hold it, so no runtime meets both",
+                    f"set reclaimBudgetSeconds to at least {MIN_GRACE_SECONDS}", RECLAIM_WITHIN_BUDGET.name)]
+
+
 CHECKS: tuple[Check, ...] = (
     check_cluster_target, check_node_capacity, check_some_layout, check_flavors, check_preemption,
-    check_inference_training_keys, check_shared_pool_keys,
+    check_inference_training_keys, check_shared_pool_keys, check_reclaim_budget_floor,
     check_unique_names, check_kueue_integrations, check_training_runtime_home, check_preview_identity,
     *multikueue_rules.CHECKS, *security_rules.CHECKS,
 )

@@ -30,7 +30,8 @@ def layout_scopes(settings: Settings) -> list[LayoutScope]:
     """One LayoutScope per configured layout (inferenceTraining first, then sharedPool), from the pure plans (so
     default names such as a tenant's `<name>-cq` are the ones the components register); the inference scope carries
     its namespaces and the inference ClusterQueue's nominalQuota (largest over flavors, `rollout.nominal_of`) for
-    the serving workloads' rollout guardrail. Each layout's cohort is its guarded tree (the stack writes no Cohort
+    the serving workloads' rollout guardrail, and the training namespaces with the reclaim budget for the trainers'
+    reclaim-time guardrail. Each layout's cohort is its guarded tree (the stack writes no Cohort
     parentName); the first carries Kueue's namespace (`kueue.namespace`), so the manager Configuration's guardrail
     is registered once."""
     scopes: list[LayoutScope] = []
@@ -47,7 +48,9 @@ def layout_scopes(settings: Settings) -> list[LayoutScope]:
             training_priority_classes={it.training.priority_class.name: it.training.priority_class.value},
             tenant_label=it.namespace_label,
             inference_namespaces=tuple(it.inference.namespaces),
-            inference_nominal={resource: str(value) for resource, value in nominal.items()}))
+            inference_nominal={resource: str(value) for resource, value in nominal.items()},
+            training_namespaces=tuple(it.training.namespaces),
+            reclaim_budget_seconds=it.inference.reclaim_budget_seconds))
     sp = settings.shared_pool
     if sp is not None:
         plan = plan_shared_pool(sp, flavor)

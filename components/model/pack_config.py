@@ -13,6 +13,7 @@ The stack's facts are option values (`facts`), and every policy that declares an
 - `nodePools`: the cluster's nodes from `kueue-cohorts:nodePools`, each with its labels (written out, {} when the
   stack gives none) and capacity per node: the capacity policy decides which ResourceFlavor selects which pool by
   those labels (`policy/rules/cohort_nominal_within_capacity.py`), so the capacity per flavor carries its node labels;
+- `reclaimBudgetSeconds`: the inference side's reclaim budget (written when it is not the default 60 s);
 - `protectedNamespaces`, `allowedAddOnNamespaces`, `excludeResourcePrefixes`, `kueueNamespace`: the stack's
   namespaces and Kueue's resource exclusions;
 - with `multiKueue`: `workerNodePools` (each worker's nodes, judged against its own cohorts), `serviceAccounts`
@@ -37,6 +38,7 @@ from policy.rules.cohort_nominal_within_capacity import (
 from policy.rules.kueue_manager_config import KUEUE_NAMESPACE
 from policy.rules.multikueue_workers_ready import FEATURE_GATES, INTEGRATIONS, SERVICE_ACCOUNTS
 from policy.rules.protected_namespaces import ALLOWED_ADD_ON_NAMESPACES, EXTRA_PROTECTED_NAMESPACES
+from policy.rules.reclaim_within_budget import RECLAIM_BUDGET_SECONDS
 from policy.rules.vocabulary.declaration import Option
 from policy.rules.vocabulary.priority import PRIORITY_CLASSES, TRAINING_PRIORITY_CLASSES
 from policy.rules.vocabulary.roles import CLUSTER_QUEUE_ROLES, INFERENCE_CLUSTER_QUEUES, INFERENCE_PRIORITY_CLASSES
@@ -81,6 +83,8 @@ def facts(settings: Settings) -> list[tuple[Option[Any], Any]]:
     if it is not None:
         found.append((INFERENCE_PRIORITY_CLASSES, [it.inference.priority_class.name]))
         found.append((TRAINING_PRIORITY_CLASSES, [it.training.priority_class.name]))
+        if it.inference.reclaim_budget_seconds != RECLAIM_BUDGET_SECONDS.default:
+            found.append((RECLAIM_BUDGET_SECONDS, it.inference.reclaim_budget_seconds))
     protected = [n for n in [settings.kueue.namespace, *settings.protected_namespaces]
                  if n not in DEFAULT_PROTECTED_NAMESPACES]
     if protected:
@@ -98,7 +102,7 @@ def facts(settings: Settings) -> list[tuple[Option[Any], Any]]:
 STATED: tuple[Option[Any], ...] = (
     NODE_POOLS, INFERENCE_CLUSTER_QUEUES, CLUSTER_QUEUE_ROLES, INFERENCE_PRIORITY_CLASSES, TRAINING_PRIORITY_CLASSES,
     EXTRA_PROTECTED_NAMESPACES, ALLOWED_ADD_ON_NAMESPACES, EXCLUDE_RESOURCE_PREFIXES, KUEUE_NAMESPACE,
-    WORKER_NODE_POOLS, SERVICE_ACCOUNTS, INTEGRATIONS, FEATURE_GATES)
+    WORKER_NODE_POOLS, SERVICE_ACCOUNTS, INTEGRATIONS, FEATURE_GATES, RECLAIM_BUDGET_SECONDS)
 """The pack options a stack file can state (`facts` returns some of them, by what the stack sets)."""
 UNSTATED: tuple[Option[Any], ...] = (
     MIN_TERMINATION_GRACE_PERIOD_SECONDS, EXEMPT_RUNTIMES, FLAVOR_NODE_LABELS, LEGACY_CAPACITY, LEGACY_FLAVOR_CAPACITY,

@@ -21,7 +21,9 @@ from components.settings.base import (
 )
 from components.settings.flavors import FlavorFungibility, FlavorQuota
 from components.settings.queues import CheckpointSettings, Preemption, PriorityClass
+from components.settings.runtime import WholeNumber
 from components.settings.services import InferenceServiceSettings
+from policy.rules.vocabulary.reclaim import DEFAULT_BUDGET_SECONDS
 
 # --- asymmetric layout -----------------------------------------------------------------------------------------------
 
@@ -56,6 +58,15 @@ class InferenceQueueSettings(Model):
     """The inference WorkloadPriorityClass."""
     services: list[InferenceServiceSettings] = Field(default_factory=list)
     """KServe InferenceServices (serving.kserve.io/v1beta1) on the inference LocalQueue. Default none."""
+    reclaim_budget_seconds: WholeNumber = Field(default=DEFAULT_BUDGET_SECONDS, ge=1)
+    """The reclaim budget, in seconds: the longest inference may wait, after it reclaims its quota, for a borrowing
+    trainer pod to give its node back. Kueue admits inference at once (the victim's quota is released when its pods
+    start terminating) and the inference pod then waits for the kubelet to stop the trainer: up to its
+    terminationGracePeriodSeconds, preStop hook included (the kubelet still gives a container 2 s after a hook). Every
+    TrainingRuntime and TrainJob that can borrow inference's quota must fit it (grace period, preStop hook, declared
+    checkpoint save: the rule book's RECLAIM_WITHIN_BUDGET, in the settings check, the pack, the cluster's admission
+    policies and `kueue-cohorts verify`); the what-if reads the same figure. Default 60: the guide's
+    terminationGracePeriodSeconds, in which its 30 s checkpoint save and one 5 s step fit."""
 
 
 class TrainingQueueSettings(Model):

@@ -53,9 +53,12 @@ from .inference_rollout_fits_nominal import (
 )
 from .inference_rollout_fits_nominal import judge as judge_lifecycle
 from .namespace_selector import check_namespace_selector
+from .reclaim_within_budget import RECLAIM_WITHIN_BUDGET, check_runtime_hold, check_trainjob_patches
 from .vocabulary.kueue_counts import MANAGER_CONFIG_MAP
 from .vocabulary.objects import INFERENCE_ROLE, QUEUE_NAME_LABEL, ROLE_LABEL, TRAINING_ROLE, KubeObject, violation
 from .vocabulary.quantity import is_binary, parse, show
+from .vocabulary.reclaim import DEFAULT_GRACE_SECONDS, KUBELET_MINIMUM_SECONDS
+from .vocabulary.trainer import ANCESTOR_LABEL
 from .vocabulary.values import MISSING, Violation, format_path, get
 from .workload_priority_class import WORKLOAD_PRIORITY_CLASS, check_workload_priority_class
 
@@ -104,6 +107,11 @@ class LayoutScope:
     as quantity strings."""
     cohort_tree: tuple[str, ...] = ()
     kueue_namespace: Optional[str] = None
+    training_namespaces: tuple[str, ...] = ()
+    """The namespaces of the training ClusterQueue (it borrows inference's quota): their runtimes and TrainJobs are
+    judged against `reclaim_budget_seconds`."""
+    reclaim_budget_seconds: Optional[int] = None
+    """The inference side's reclaim budget (`reclaimBudgetSeconds`); None: no reclaim-time guardrail."""
 
     @property
     def tree(self) -> tuple[str, ...]:
@@ -766,7 +774,8 @@ def rollout_fits_nominal(scope: LayoutScope) -> Guardrail:
 def guardrails(scope: LayoutScope, identities: Identities) -> list[Guardrail]:
     """Every guardrail of one layout: the inference ones when it has inference ClusterQueues, the priority ranking
     when it declares both sides, the namespaceSelector, tenant-label and cohort-membership ones always, the
-    serving workloads' rollout fit when the scope knows the inference namespaces and nominalQuota, the priority
+    serving workloads' rollout fit when the scope knows the inference namespaces and nominalQuota, the trainers'
+    reclaim time when it knows the training namespaces and the reclaim budget, the priority
     ceiling when it declares an inference class, and the manager Configuration's writers when the scope carries
     Kueue's namespace."""
     out: list[Guardrail] = []
@@ -779,6 +788,8 @@ def guardrails(scope: LayoutScope, identities: Identities) -> list[Guardrail]:
     out.append(tenant_label(scope, identities))
     if scope.inference_cluster_queues and scope.inference_namespaces and scope.inference_nominal:
         out.append(rollout_fits_nominal(scope))
+    if scope.training_namespaces and scope.reclaim_budget_seconds is not None:
+        out.append(reclaim_within_budget(scope))
     out.append(cohort_membership(scope, identities))
     for optional in (priority_ceiling(scope, identities), manager_config_writers(scope, identities)):
         if optional is not None:
@@ -798,3 +809,89 @@ def judge(rails: Sequence[Guardrail], request: Request) -> list[tuple[Guardrail,
     """What the Python rules say about `request`, guardrail by guardrail (the apiserver must deny iff this is
     non-empty, naming one of these guardrails)."""
     return [(rail, v) for rail in rails for v in rail.judge(request)]
+
+
+# --- issue 37: reclaim bounded in time (one block) -----------------------------------------------------------------
+
+_TRAINING_RUNTIMES = ("trainer.kubeflow.org", "v1alpha1", "trainingruntimes")
+_TRAINJOBS = ("trainer.kubeflow.org", "v1alpha1", "trainjobs")
+
+
+def _pod_holds_within(pod: str, budget: int) -> str:
+    """CEL twin of `reclaim_within_budget.pod_hold(pod) <= budget`: max(grace, 2), a preStop sleep of N: N + 2, any
+    other hook: grace + 2 (grace: terminationGracePeriodSeconds, default 30)."""
+    grace = f"(has({pod}.terminationGracePeriodSeconds) ? {pod}.terminationGracePeriodSeconds : " \
+            f"{DEFAULT_GRACE_SECONDS})"
+    least = KUBELET_MINIMUM_SECONDS
+    return (f"({grace} <= {budget} && {least} <= {budget} && (!has({pod}.containers) || {pod}.containers.all(c, "
+            f"!has(c.lifecycle) || !has(c.lifecycle.preStop) || (has(c.lifecycle.preStop.sleep) ? "
+            f"c.lifecycle.preStop.sleep.seconds + {least} <= {budget} : {grace} + {least} <= {budget}))))")
+
+
+def check_reclaim_request(request: Request, namespaces: Sequence[str], budget: int) -> list[Violation]:
+    """RECLAIM_WITHIN_BUDGET on one object written in a training namespace (one object can break it): a
+    TrainingRuntime whose trainer pod may keep its node past `budget` seconds (grace period and preStop hook; the
+    declared save needs a grace above it, which this bounds), or a TrainJob whose runtime patch gives the trainer pod
+    such a grace period or hook (judged on the patch alone: CEL sees no runtime)."""
+    obj = request.obj
+    if obj.group != _TRAINING_RUNTIMES[0] or obj.namespace not in namespaces:
+        return []
+    if obj.kind == "TrainingRuntime":
+        return [v for v in check_runtime_hold(obj, budget, RECLAIM_WITHIN_BUDGET.name)
+                if not v.field.startswith("metadata.annotations")]
+    if obj.kind == "TrainJob":
+        return check_trainjob_patches(obj, budget, RECLAIM_WITHIN_BUDGET.name)
+    return []
+
+
+def reclaim_within_budget(scope: LayoutScope) -> Guardrail:
+    """RECLAIM_WITHIN_BUDGET in the cluster: a TrainingRuntime or TrainJob written in a training namespace (whose
+    ClusterQueue borrows inference's quota) by anyone, kubectl included, is refused when its trainer pod may keep
+    its node past the reclaim budget after inference reclaims. The trainer jobs are picked as `trainer_jobs` picks
+    them (the job named `node` or labelled as the trainer step, else every job)."""
+    policy = RECLAIM_WITHIN_BUDGET.name
+    budget = int(scope.reclaim_budget_seconds or 0)
+    namespaces = scope.training_namespaces
+    probe = kube_object({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainingRuntime",
+                         "metadata": {"name": "probe", "namespace": namespaces[0]},
+                         "spec": {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {
+                             "template": {"spec": {"terminationGracePeriodSeconds": budget + 1,
+                                                   "containers": [{"name": "node"}]}}}}}]}}}})
+    _clauses(check_reclaim_request(Request(probe), namespaces, budget), policy)  # the Python rule refuses the probe
+    least = KUBELET_MINIMUM_SECONDS
+    rule = (f"a trainer pod in a namespace that borrows inference's quota must give its node back within the "
+            f"reclaim budget of {budget} s after inference reclaims (terminationGracePeriodSeconds, default "
+            f"{DEFAULT_GRACE_SECONDS}; a preStop hook runs inside it and the kubelet still gives {least} s after "
+            "it), or inference's pod stays Pending meanwhile")
+    fix = f"set terminationGracePeriodSeconds to at most {budget} and keep any preStop sleep below it, or raise " \
+          "inferenceTraining.inference.reclaimBudgetSeconds through the stack"
+    jobs = "object.spec.template.spec.replicatedJobs"
+    label = cel_string(ANCESTOR_LABEL)
+    runtime_ok = (
+        f"object.kind != 'TrainingRuntime' || !has(object.spec.template) || !has(object.spec.template.spec) || "
+        f"!has({jobs}) || (size({jobs}.filter(j, j.name == 'node' || (has(j.template.metadata) && "
+        f"has(j.template.metadata.labels) && {label} in j.template.metadata.labels && "
+        f"j.template.metadata.labels[{label}] == 'trainer'))) > 0 ? {jobs}.filter(j, j.name == 'node' || "
+        f"(has(j.template.metadata) && has(j.template.metadata.labels) && {label} in j.template.metadata.labels && "
+        f"j.template.metadata.labels[{label}] == 'trainer')) : {jobs}).all(j, !has(j.template.spec) || "
+        f"!has(j.template.spec.template) || !has(j.template.spec.template.spec) || "
+        f"{_pod_holds_within('j.template.spec.template.spec', budget)})")
+    patched = (
+        "object.kind != 'TrainJob' || !has(object.spec.runtimePatches) || object.spec.runtimePatches.all(p, "
+        "!has(p.trainingRuntimeSpec) || !has(p.trainingRuntimeSpec.template) || "
+        "!has(p.trainingRuntimeSpec.template.spec) || !has(p.trainingRuntimeSpec.template.spec.replicatedJobs) || "
+        "p.trainingRuntimeSpec.template.spec.replicatedJobs.all(j, !has(j.template) || !has(j.template.spec) || "
+        "!has(j.template.spec.template) || !has(j.template.spec.template.spec) || "
+        "(!has(j.template.spec.template.spec.terminationGracePeriodSeconds) && "
+        "(!has(j.template.spec.template.spec.containers) || j.template.spec.template.spec.containers.all(c, "
+        "!has(c.lifecycle) || !has(c.lifecycle.preStop)))) || "
+        f"{_pod_holds_within('j.template.spec.template.spec', budget)}))")
+    tail = f"' breaks the kueue-cohorts rule {policy} at spec: {rule}; fix: {fix}."
+    return Guardrail(
+        _name(scope, policy), policy, scope.cohort, _TRAINING_RUNTIMES,
+        (("training-namespace", f"object.metadata.namespace in {cel_list(namespaces)}"),), (),
+        ({"expression": f"({runtime_ok}) && ({patched})", "reason": "Invalid",
+          "message": f"This object breaks the kueue-cohorts rule {policy} at spec: {rule}; fix: {fix}.",
+          "messageExpression": "object.kind + \" '\" + object.metadata.namespace + \"/\" + object.metadata.name + "
+                               + cel_string(tail)},),
+        lambda req: check_reclaim_request(req, namespaces, budget), ("spec",), (_TRAINJOBS,))

@@ -36,8 +36,10 @@ from .kueue_manager_config import KUEUE_MANAGER_CONFIG
 from .multikueue_workers_ready import MULTIKUEUE_WORKERS_READY
 from .namespace_selector import CLUSTER_QUEUE_NAMESPACE_SELECTOR, INFERENCE_NAMESPACE_SELECTOR
 from .no_helm_release import NO_HELM_RELEASE
+from .pods_fit_nodes import PODS_FIT_NODES
 from .protected_namespaces import PROTECTED_NAMESPACES
 from .quantities import QUANTITIES
+from .reclaim_within_budget import RECLAIM_WITHIN_BUDGET
 from .single_layout_per_cohort import SINGLE_LAYOUT_PER_COHORT
 from .training_runtime_fits_queue import TRAINING_RUNTIME_FITS_QUEUE
 from .trainjob_reserved_env import TRAINJOB_RESERVED_ENV
@@ -74,6 +76,9 @@ RULES: tuple[Declaration, ...] = (
     JUDGEABLE_PATCHES,
     MULTIKUEUE_WORKERS_READY,
     NO_HELM_RELEASE,
+    # placement and reclaim time (issue 37): one block
+    PODS_FIT_NODES,
+    RECLAIM_WITHIN_BUDGET,
 )
 """Every policy's declaration, in the book's (and the pack's) order. policy/README.md documents each under its
 promise."""

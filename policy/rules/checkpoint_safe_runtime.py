@@ -441,7 +441,7 @@ def _merge(base: Any, patch: Any) -> Any:
     return patch
 
 
-def _patched(runtime: KubeObject, trainjob: KubeObject) -> Optional[KubeObject]:
+def patched_runtime(runtime: KubeObject, trainjob: KubeObject) -> Optional[KubeObject]:
     """The runtime as a TrainJob's `spec.runtimePatches` make it for that TrainJob, or None without patches."""
     patches = as_list(get(trainjob.spec, "runtimePatches"))
     if not patches:
@@ -464,7 +464,7 @@ def _check_patches(obj: KubeObject, runtime: KubeObject, claims: Mapping[str, li
                    min_grace: int) -> list[Violation]:
     """What a TrainJob's runtimePatches break: the findings on the patched runtime that the runtime itself has not,
     reported on the TrainJob."""
-    patched = _patched(runtime, obj)
+    patched = patched_runtime(runtime, obj)
     if patched is None:
         return []
     before = {(v.field, v.rule) for v in _check_runtime(runtime, claims, min_grace)}

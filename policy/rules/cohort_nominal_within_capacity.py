@@ -122,11 +122,18 @@ def selects(node_labels: Mapping[str, str], pool: NodePool, levels: Sequence[str
 
 def _min_cut_source_side(demand: Mapping[str, Decimal], supply: Sequence[Decimal],
                          edges: Mapping[str, Sequence[int]]) -> list[str]:
+    """The flavors that cannot all be served (`_flow`'s source side)."""
+    return _flow(demand, supply, edges)[1]
+
+
+def _flow(demand: Mapping[str, Decimal], supply: Sequence[Decimal],
+          edges: Mapping[str, Sequence[int]]) -> tuple[Decimal, list[str]]:
     """The flavors that cannot all be served: a maximum flow source -> flavor (its demand) -> pool (unbounded, where
     the flavor selects the pool) -> sink (the pool's supply), Edmonds-Karp (shortest augmenting paths, so it ends for
-    any Decimal capacities), then the flavors still reachable from the source in the residual network. Empty when
-    every flavor's demand is served; otherwise, by max-flow min-cut, their total demand exceeds the supply of the
-    pools they select by exactly the unserved amount. Sizes: flavors x pools, a handful each."""
+    any Decimal capacities), then the flavors still reachable from the source in the residual network. Returns (the
+    maximum flow, those flavors): none when every flavor's demand is served; otherwise, by max-flow min-cut, their
+    total demand exceeds the supply of the pools they select by exactly the unserved amount. Sizes: flavors x pools,
+    a handful each."""
     source, sink = ("s", ""), ("t", "")
     unbounded = sum(demand.values(), Decimal(0)) + 1
     residual: dict[tuple[str, str], dict[tuple[str, str], Decimal]] = {source: {}, sink: {}}
@@ -153,10 +160,11 @@ def _min_cut_source_side(demand: Mapping[str, Decimal], supply: Sequence[Decimal
                     queue.append(nxt)
         return came
 
+    pushed = Decimal(0)
     while True:
         came = reachable()
         if sink not in came:
-            return [name for kind, name in came if kind == "f"]
+            return pushed, [name for kind, name in came if kind == "f"]
         path = []
         node = sink
         while came[node] is not None:
@@ -165,6 +173,7 @@ def _min_cut_source_side(demand: Mapping[str, Decimal], supply: Sequence[Decimal
             path.append((before, node))
             node = before
         push = min(residual[a][b] for a, b in path)
+        pushed += push
         for a, b in path:
             residual[a][b] -= push
             residual[b][a] += push
@@ -256,6 +265,26 @@ def _levels(flavor: KubeObject, topologies: Mapping[str, KubeObject], found: lis
         return None
 
 
+def flavor_pools(objects: Sequence[KubeObject], pools: Sequence[NodePool]) -> dict[str, Optional[list[NodePool]]]:
+    """The nodes each ResourceFlavor of the stack stands for, as this model reads them (`selects`: nodeLabels, and a
+    Topology-Aware flavor's level labels): flavor name -> the pools it selects, or None when that cannot be told
+    (labels or Topology unknown; this rule reports why). For the rules that place pods on those nodes
+    (PODS_FIT_NODES)."""
+    ignored: list[Violation] = []
+    names = []
+    for obj in objects:
+        if obj.is_kueue("ResourceFlavor"):
+            try:
+                names.append(obj.name)
+            except UnknownValueError:
+                continue  # reported by this rule (fail closed)
+    out: dict[str, Optional[list[NodePool]]] = {}
+    for name, flavor in _flavors(objects, names, {}, {}, ignored).items():
+        picks = [selects(flavor.labels, pool, flavor.levels) for pool in pools]
+        out[name] = None if None in picks else [p for p, pick in zip(pools, picks, strict=True) if pick]
+    return out
+
+
 def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], pools: Sequence[NodePool],
                                          flavor_node_labels: Optional[Mapping[str, Any]] = None,
                                          config_problems: Sequence[str] = ()) -> list[Violation]:
@@ -305,7 +334,47 @@ def check_cohort_nominal_within_capacity(objects: Iterable[KubeObject], pools: S
         short = _min_cut_source_side(demand, supply, edges)
         for group in _groups(short, edges):
             found.append(_over(resource, group, flavors, pools, edges, reserved))
+        found += _taken(resource, demand, supply, edges, set(short), flavors, pools, reserved)
     return found
+
+
+def _taken(resource: str, demand: Mapping[str, Decimal], supply: Sequence[Decimal],
+           edges: Mapping[str, Sequence[int]], reported: set[str], flavors: Mapping[str, _Flavor],
+           pools: Sequence[NodePool], reserved: Mapping[str, Mapping[str, _Reserved]]) -> list[Violation]:
+    """The adversarial placement: the kube-scheduler places an admitted pod on ANY node its flavor selects (Kueue
+    copies only the flavor's nodeLabels into its nodeSelector; nothing keeps it off another flavor's nodes), so the
+    pods of the other flavors may fill the nodes they share with a flavor first. A flavor's quota holds only when it
+    fits its nodes minus the most the other flavors' quota can place there: demand(f) + maxflow(other flavors'
+    demand -> the pools of f they select) <= supply(pools of f). One violation per flavor that fails (flavors the
+    cooperative check already reported are skipped), at the nodeLabels of the flavor that takes the most of them."""
+    out: list[Violation] = []
+    for name, amount in demand.items():
+        if name in reported or not edges.get(name):
+            continue
+        mine = set(edges[name])
+        others = {g: d for g, d in demand.items() if g != name and mine & set(edges.get(g, ()))}
+        if not others:
+            continue
+        shared = {g: [i for i in edges[g] if i in mine] for g in others}
+        taken, _ = _flow(others, supply, shared)
+        have = sum((supply[i] for i in mine), Decimal(0))
+        if amount + taken <= have:
+            continue
+        worst = max(others, key=lambda g: (min(others[g], sum((supply[i] for i in shared[g]), Decimal(0))), g))
+        slots = reserved[name]
+        binary = slots[resource].binary or any(resource in p.binary for p in pools)
+        common = [pools[i] for i in sorted(set(edges[worst]) & mine)]
+        rule = (f"ResourceFlavor '{worst}' (nodeLabels {_labels_text(flavors[worst].labels)}) also selects "
+                f"{_pools_text(common)} of flavor '{name}' (nodeLabels {_labels_text(flavors[name].labels)}), and the "
+                f"kube-scheduler may place its admitted pods on any node it selects: the other flavors' nominalQuota "
+                f"can take {show(taken, binary)} of '{resource}' there, which leaves flavor '{name}' "
+                f"{show(max(have - taken, Decimal(0)), binary)} of the {show(amount, binary)} it reserves "
+                f"({_holders([slots[resource]])}), so its pods are admitted against nodes another flavor's pods hold")
+        fix = (f"give ResourceFlavor '{worst}' nodeLabels that select none of the nodes of flavor '{name}' (flavors "
+               f"must select disjoint nodes), or lower the nominalQuota of '{resource}' in flavor '{name}' to at most "
+               f"{show(max(have - taken, Decimal(0)), binary)}")
+        out.append(_at_flavor_or_quota(flavors[worst], reserved[worst], rule, fix))
+    return out
 
 
 def _groups(names: Sequence[str], edges: Mapping[str, Sequence[int]]) -> list[list[str]]:

@@ -495,3 +495,62 @@ def test_an_intruder_cannot_change_or_delete_kueues_manager_configuration(cluste
     finally:
         if not existed:
             cluster.core.delete_namespaced_config_map("kueue-manager-config", namespace)
+
+
+# --- issue 37 class 4: a trainer that holds its node past the reclaim budget, written by anyone ----------------------
+
+TRAINING_NS = DEV.inference_training.training.namespaces[0]
+
+
+def _trainer_object(kind: str, grace: int | None, prestop: dict | None) -> dict:
+    """A TrainingRuntime, or a TrainJob whose runtime patch sets the trainer pod's grace period or preStop hook, in
+    the training namespace (its ClusterQueue borrows inference's quota)."""
+    container: dict = {"name": "node", "image": "registry.invalid/trainer:never-pulled"}
+    if prestop is not None:
+        container["lifecycle"] = {"preStop": prestop}
+    pod: dict = {"containers": [container]}
+    if grace is not None:
+        pod["terminationGracePeriodSeconds"] = grace
+    job = {"name": "node", "template": {"spec": {"template": {"spec": pod}}}}
+    meta = {"name": "e2e-reclaim", "namespace": TRAINING_NS}
+    if kind == "TrainingRuntime":
+        return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": kind, "metadata": meta,
+                "spec": {"mlPolicy": {"numNodes": 1}, "template": {"spec": {"replicatedJobs": [job]}}}}
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": kind,
+            "metadata": {**meta, "labels": {"kueue.x-k8s.io/queue-name": "c12-training-lq"}},
+            "spec": {"suspend": True, "runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime",
+                                                     "name": "c12-checkpoint-runtime"},
+                     "runtimePatches": [{"manager": "kueue-cohorts.example/e2e", "trainingRuntimeSpec": {
+                         "template": {"spec": {"replicatedJobs": [job]}}}}]}}
+
+
+@PARITY
+@given(kind=st.sampled_from(["TrainingRuntime"]), grace=st.sampled_from([None, 30, 60, 61, 86400]),
+       prestop=st.sampled_from([None, {"sleep": {"seconds": 10}}, {"sleep": {"seconds": 59}},
+                                {"exec": {"command": ["sleep", "1"]}}]))
+def test_reclaim_time_verdicts_equal_the_rule_book(cluster, guarded, kind, grace, prestop):
+    """The reclaim-within-budget guardrail (dev: 60 s) against the real apiserver: a kubectl-made runtime is denied
+    exactly when the rule book says so. A TrainJob cannot lengthen the hold at the pinned Trainer v2.2.1: its
+    runtime patch is a PodSpecPatch without terminationGracePeriodSeconds or lifecycle (`pkg/apis/trainer/v1alpha1/
+    trainjob_types.go`), which the apiserver prunes (found here: a patched preStop sleep of 59 s reached CEL as no
+    hook); the rule judges such patches for Trainer >= 2.3 (kubeflow/trainer#3324)."""
+    body = _trainer_object(kind, grace, prestop)
+    plural = "trainingruntimes" if kind == "TrainingRuntime" else "trainjobs"
+    custom = k8s.CustomObjectsApi(cluster.api)
+    api = _verdict(lambda: custom.create_namespaced_custom_object("trainer.kubeflow.org", "v1alpha1", TRAINING_NS,
+                                                                  plural, body, dry_run="All"))
+    python = {name for name in _python(body) if name.endswith(".reclaim-within-budget")}
+    _assert_parity(api, python, body)
+
+
+def test_a_kubectl_runtime_with_a_one_day_grace_period_is_denied(cluster, guarded):
+    """The issue's case in the cluster: the same runtime is denied at 86400 s and allowed at the guide's 60 s."""
+    custom = k8s.CustomObjectsApi(cluster.api)
+
+    def create(grace: int) -> tuple[str, str | None]:
+        return _verdict(lambda: custom.create_namespaced_custom_object(
+            "trainer.kubeflow.org", "v1alpha1", TRAINING_NS, "trainingruntimes",
+            _trainer_object("TrainingRuntime", grace, None), dry_run="All"))
+
+    assert create(86400) == ("denied", f"kueue-cohorts.{DEV.inference_training.cohort}.reclaim-within-budget")
+    assert create(60) == ("allowed", None)

@@ -18,7 +18,9 @@ from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, admitted_in, c
 from kubernetes import client as k8s
 
 from components.checks.validation import as_objects, load_stack_file
+from components.model.pack_config import pack_config
 from components.model.render import render_stack
+from policy.rules.book import run as run_book
 from policy.rules.inference_rollout_fits_nominal import SAFE_STRATEGY, check_inference_rollout_fits_nominal
 from policy.rules.vocabulary.objects import from_resource
 from policy.rules.vocabulary.roles import inference_queue_names
@@ -213,3 +215,89 @@ def _deadlocks_then_the_fix_finishes_it(apps, cluster) -> None:
     apps.patch_namespaced_deployment(NAME, NAMESPACE, {"spec": {"strategy": copy.deepcopy(SAFE_STRATEGY)}})
     wait_for(lambda: _rolled_out(apps, cluster, "v4"), 180, "the stuck rollout to finish with maxSurge 0")
 
+
+
+# --- issue 37 class 1: one pod, one node ------------------------------------------------------------------------------
+
+WIDE = {**SLICE, "nvidia.com/gpualloc": "2", "nvidia.com/gpucores": "40", "nvidia.com/gpumem": "4096"}
+"""Two of the dev node's GPU slices in one pod: the quota below holds it, the one node holds half of it."""
+WIDE_NS = "c12-training"  # a namespace Kueue manages, outside the inference guardrails (which would refuse it)
+
+
+def _wide_queue() -> tuple[dict, dict]:
+    """A ClusterQueue in no cohort whose nominalQuota holds two slices (what a stack that sums quota over nodes, or
+    a kubectl user, writes), and its LocalQueue."""
+    resources = [{"name": r, "nominalQuota": v} for r, v in {**WIDE, "cpu": "2", "memory": "2Gi"}.items()]
+    cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "e2e-wide-cq"},
+          "spec": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": WIDE_NS}},
+                   "resourceGroups": [{"coveredResources": [r["name"] for r in resources],
+                                       "flavors": [{"name": "c12-default", "resources": resources}]}]}}
+    lq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+          "metadata": {"name": "e2e-wide-lq", "namespace": WIDE_NS}, "spec": {"clusterQueue": "e2e-wide-cq"}}
+    return cq, lq
+
+
+def _wide_deployment() -> dict:
+    container = {"name": "model", "image": "registry.invalid/serve:never-pulled",
+                 "resources": {"requests": dict(WIDE), "limits": {k: v for k, v in WIDE.items() if "/" in k}}}
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "wide", "namespace": WIDE_NS, "labels": {QUEUE_LABEL: "e2e-wide-lq"}},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "wide"}},
+                     "strategy": {"type": "Recreate"},
+                     "template": {"metadata": {"labels": {"app": "wide", QUEUE_LABEL: "e2e-wide-lq"}},
+                                  "spec": {"containers": [container], "terminationGracePeriodSeconds": 0}}}}
+
+
+def test_a_pod_wider_than_every_node_is_admitted_and_stays_pending_and_the_rule_book_refuses_it(cluster, apps,
+                                                                                               dev_stack):
+    """The harm (Kueue admits by quota, the kube-scheduler has no node: Insufficient nvidia.com/gpualloc) on the
+    sandbox, and the refusal of the same objects by the rule book, and of the stack that would write them by the
+    settings check (`kueue-cohorts validate`'s judge)."""
+    cq, lq = _wide_queue()
+    deployment = _wide_deployment()
+    custom = k8s.CustomObjectsApi(cluster.api)
+    custom.create_cluster_custom_object("kueue.x-k8s.io", "v1beta2", "clusterqueues", cq)
+    try:
+        custom.create_namespaced_custom_object("kueue.x-k8s.io", "v1beta2", WIDE_NS, "localqueues", lq)
+        apps.create_namespaced_deployment(WIDE_NS, deployment)
+
+        def pending_admitted():
+            pods = [p for p in cluster.core.list_namespaced_pod(WIDE_NS, label_selector="app=wide").items
+                    if not _gated(p)]
+            if not pods:
+                return None
+            scheduled = next((c for c in pods[0].status.conditions or [] if c.type == "PodScheduled"), None)
+            workload = _pod_workload_in(cluster, pods[0])
+            return (pods[0], scheduled, workload) if scheduled is not None and scheduled.status == "False" and \
+                admitted_in(workload) == "e2e-wide-cq" else None
+
+        pod, scheduled, _ = wait_for(pending_admitted, 120, "the wide pod admitted by Kueue and left unscheduled")
+        assert scheduled.reason == "Unschedulable" and "Insufficient nvidia.com/gpualloc" in scheduled.message
+        assert pod.status.phase == "Pending"
+
+        # The same objects, judged by the rule book with the dev stack's nodes: refused.
+        settings = load_stack_file(REPO / "stacks" / "Pulumi.dev.yaml")
+        objects = as_objects(render_stack(settings))
+        objects += [from_resource(f"kubernetes:{m['apiVersion']}:{m['kind']}", m, resource_name=m["metadata"]["name"])
+                    for m in (cq, lq)]
+        objects.append(from_resource("kubernetes:apps/v1:Deployment", deployment, resource_name="wide"))
+        found = [v for rule, v in run_book(objects, pack_config(settings)) if rule.name == "pods-fit-nodes"]
+        assert [(v.subject.kind, v.field) for v in found] == [
+            ("Deployment", 'spec.template.spec.containers[0].resources.requests["nvidia.com/gpualloc"]')]
+    finally:
+        with contextlib.suppress(k8s.ApiException):
+            apps.delete_namespaced_deployment("wide", WIDE_NS,
+                                              body=k8s.V1DeleteOptions(propagation_policy="Foreground"))
+        wait_for(lambda: not cluster.core.list_namespaced_pod(WIDE_NS, label_selector="app=wide").items, 120,
+                 "the wide pods to be gone")
+        with contextlib.suppress(k8s.ApiException):
+            custom.delete_namespaced_custom_object("kueue.x-k8s.io", "v1beta2", WIDE_NS, "localqueues", "e2e-wide-lq")
+        with contextlib.suppress(k8s.ApiException):
+            custom.delete_cluster_custom_object("kueue.x-k8s.io", "v1beta2", "clusterqueues", "e2e-wide-cq")
+
+
+def _pod_workload_in(cluster, pod: k8s.V1Pod) -> dict | None:
+    for wl in cluster.kueue_objects("workloads", pod.metadata.namespace):
+        if any(o.get("uid") == pod.metadata.uid for o in wl["metadata"].get("ownerReferences") or []):
+            return wl
+    return None

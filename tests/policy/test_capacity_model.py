@@ -130,7 +130,26 @@ def test_a_shared_flavor_may_fit_by_using_the_nodes_the_other_leaves():
     pools = [pool("h", 4, H100), pool("a", 4, A100)]
     [v] = judge(manifests, pools)
     assert v.rule.startswith("ResourceFlavors 'every', 'h100' select the same nodes (node pools 'h', 'a'")
-    manifests["q"] = queue("q", {"every": 4, "h100": 4})
+
+
+def test_the_worst_placement_refuses_what_a_cooperative_planner_would_fit():
+    """Issue 37 class 2: 'every' (no nodeLabels) over pools h and a, 'h100' over h only, 4 + 4 GPUs on 4 + 4. A
+    planner would put every's pods on a; the kube-scheduler may put them on h, and h100's quota then has no GPU."""
+    manifests = {"e": flavor("every"), "h": flavor("h100", H100), "q": queue("q", {"every": 4, "h100": 4})}
+    pools = [pool("h", 4, H100), pool("a", 4, A100)]
+    [v] = judge(manifests, pools)
+    assert (v.subject.name, v.field) == ("every", "spec.nodeLabels")
+    assert v.rule.startswith("ResourceFlavor 'every' (nodeLabels none: every node) also selects node pool 'h' of "
+                             "flavor 'h100'")
+    assert "can take 4 of 'nvidia.com/gpu' there, which leaves flavor 'h100' 0 of the 4 it reserves" in v.rule
+    assert v.fix == ("give ResourceFlavor 'every' nodeLabels that select none of the nodes of flavor 'h100' (flavors "
+                     "must select disjoint nodes), or lower the nominalQuota of 'nvidia.com/gpu' in flavor 'h100' to "
+                     "at most 0")
+    # disjoint selection is the fix; so is quota the shared nodes hold whatever the other flavor places there
+    manifests["e"] = flavor("every", A100)
+    assert judge(manifests, pools) == []
+    manifests["e"] = flavor("every")
+    manifests["q"] = queue("q", {"every": 2, "h100": 2})
     assert judge(manifests, pools) == []
 
 
@@ -262,13 +281,43 @@ def hall_holds(flavors: dict, pools: list, owners: dict) -> bool:
     return True
 
 
+def worst_placement_holds(flavors: dict, pools: list, owners: dict) -> bool:
+    """Each flavor's quota fits its pools minus the most the other flavors' quota can place there, that most computed
+    by the deficiency form of Hall's theorem (not a max flow): min over sets T of the other flavors of (their quota
+    outside T + the capacity of the flavor's pools that T selects)."""
+    demand = {f: Decimal(0) for f in flavors}
+    for owner in owners.values():
+        for entry in owner["spec"]["resourceGroups"][0]["flavors"]:
+            demand[entry["name"]] += Decimal(entry["resources"][0]["nominalQuota"])
+    selected = {f: {i for i, p in enumerate(pools) if all(p["labels"].get(k) == v for k, v in labels.items())}
+                for f, labels in flavors.items()}
+
+    def cap(nodes: set) -> int:
+        return sum(pools[i]["count"] * int(pools[i]["capacity"][GPU]) for i in nodes)
+
+    for f in flavors:
+        if demand[f] == 0:
+            continue
+        mine = selected[f]
+        others = [g for g in flavors if g != f and demand[g] > 0 and selected[g] & mine]
+        taken = min(sum((demand[g] for g in others if g not in group), Decimal(0))
+                    + cap(set().union(*(selected[g] & mine for g in group)) if group else set())
+                    for size in range(len(others) + 1) for group in combinations(others, size))
+        if demand[f] + taken > cap(mine):
+            return False
+    return True
+
+
 @settings(max_examples=300, deadline=None)
 @given(clusters())
-def test_the_verdict_is_halls_condition_over_every_set_of_flavors(cluster):
+def test_the_verdict_is_halls_condition_and_the_worst_placement(cluster):
+    """Hall's condition (the quota can be placed at all) and, per flavor, the worst placement the kube-scheduler may
+    choose for the other flavors' pods (issue 37 class 2)."""
     flavors, pools, owners = cluster
     manifests = {**{f"rf-{f}": flavor(f, labels) for f, labels in flavors.items()}, **owners}
     found = judge(manifests, pools)
-    assert (found == []) == hall_holds(flavors, pools, owners), messages(found)
+    holds = hall_holds(flavors, pools, owners) and worst_placement_holds(flavors, pools, owners)
+    assert (found == []) == holds, messages(found)
     assert all(v.policy == POLICY and v.rule and v.fix for v in found)
 
 

@@ -43,8 +43,10 @@ from policy.rules.kueue_api_version import KUEUE_API_VERSION
 from policy.rules.kueue_manager_config import KUEUE_MANAGER_CONFIG
 from policy.rules.namespace_selector import CLUSTER_QUEUE_NAMESPACE_SELECTOR, INFERENCE_NAMESPACE_SELECTOR
 from policy.rules.no_helm_release import NO_HELM_RELEASE
+from policy.rules.pods_fit_nodes import PODS_FIT_NODES
 from policy.rules.protected_namespaces import PROTECTED_NAMESPACES
 from policy.rules.quantities import QUANTITIES
+from policy.rules.reclaim_within_budget import RECLAIM_WITHIN_BUDGET
 from policy.rules.single_layout_per_cohort import SINGLE_LAYOUT_PER_COHORT
 from policy.rules.training_runtime_fits_queue import TRAINING_RUNTIME_FITS_QUEUE
 from policy.rules.trainjob_reserved_env import TRAINJOB_RESERVED_ENV
@@ -125,6 +127,16 @@ def _flavor_no_pool_carries(raw: dict) -> None:
         raw.setdefault("resourceFlavor", {})["nodeLabels"] = labels
 
 
+def _pod_wider_than_every_node(raw: dict) -> None:
+    """A service whose one replica asks for one cpu more than the largest node has (the quota raised to hold it):
+    admitted by quota, it fits no node."""
+    _big_service(raw)
+    cpu = max(int(pool["capacity"]["cpu"]) for pool in raw["nodePools"]) + 1
+    _nominal(raw)["cpu"] = str(cpu)
+    _inference(raw)["services"] = [{"name": "wide", "modelFormat": "huggingface", "storageUri": "pvc://m",
+                                    "requests": {"cpu": str(cpu)}, "rollout": {"maxSurge": 0, "maxUnavailable": 1}}]
+
+
 # policy -> how a stack config breaks it
 CONFIG_BREAKS: dict[str, Mutation] = {
     INFERENCE_BORROWING_LIMIT_ZERO.name: lambda raw: _quotas(raw)[-1].update(
@@ -146,6 +158,8 @@ CONFIG_BREAKS: dict[str, Mutation] = {
                                                        for r in ("cpu", "memory")],
     PROTECTED_NAMESPACES.name: lambda raw: raw["inferenceTraining"]["training"]["namespaces"].append("kube-system"),
     QUANTITIES.name: lambda raw: _nominal(raw).update({_first_resource(raw): "1.5"}),
+    PODS_FIT_NODES.name: _pod_wider_than_every_node,
+    RECLAIM_WITHIN_BUDGET.name: lambda raw: _with_runtime(raw).update(terminationGracePeriodSeconds=86400),
 }
 
 

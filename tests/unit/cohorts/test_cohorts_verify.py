@@ -83,7 +83,7 @@ def test_expected_objects_are_the_registered_render_in_registration_order():
     assert kinds == ["ResourceFlavor", "Namespace", "Namespace", "WorkloadPriorityClass", "WorkloadPriorityClass",
                      "ClusterQueue", "ClusterQueue", "LocalQueue", "LocalQueue", "PersistentVolumeClaim",
                      "TrainingRuntime", "ConfigMap"] + ["ValidatingAdmissionPolicy",
-                                                       "ValidatingAdmissionPolicyBinding"] * 9
+                                                       "ValidatingAdmissionPolicyBinding"] * 10
     # not the Kueue manager ConfigMap (judged, never registered); the guardrails last, one policy and binding per rule
 
 
@@ -435,7 +435,8 @@ def test_capacity_comes_from_the_live_nodes(gpus, labels, broken):
         GPU: gpus, "nvidia.com/gpucores": "20", "nvidia.com/gpumem": "2048"}))
     diffs = verify(s, FakeCluster(objects))
     assert bool(diffs) == broken
-    assert all(d.rule.startswith("cohort-nominal-within-capacity") for d in diffs)
+    assert {d.rule.split(":")[0] for d in diffs} <= {"cohort-nominal-within-capacity", "pods-fit-nodes"}
+    assert not broken or any(d.rule.startswith("cohort-nominal-within-capacity") for d in diffs)
 
 
 def test_a_flavor_whose_node_labels_select_no_live_node_has_no_capacity():
@@ -615,3 +616,76 @@ def test_a_second_binding_that_warns_beside_the_denying_one_weakens_nothing():
     diffs = verify(s, FakeCluster(objects))
     assert {(d.name, d.path) for d in diffs} >= {("audit-copy", "spec.validationActions"),
                                                  ("audit-copy", "spec.matchResources.objectSelector")}
+
+
+# --- issue 37: what the cluster shows of placement and reclaim time ---------------------------------------------------
+
+TRAINER_V = "trainer.kubeflow.org/v1alpha1"
+
+
+def _trainjob(name, patch_grace=None):
+    spec = {"runtimeRef": {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime",
+                           "name": "c12-checkpoint-runtime"}}
+    if patch_grace is not None:
+        spec["runtimePatches"] = [{"manager": "someone", "trainingRuntimeSpec": {"template": {"spec": {
+            "replicatedJobs": [{"name": "node", "template": {"spec": {"template": {"spec": {
+                "terminationGracePeriodSeconds": patch_grace}}}}}]}}}}]
+    return {"apiVersion": TRAINER_V, "kind": "TrainJob",
+            "metadata": {"name": name, "namespace": "c12-training",
+                         "labels": {"kueue.x-k8s.io/queue-name": "c12-training-lq",
+                                    "kueue.x-k8s.io/priority-class": "c12-training-prio"}}, "spec": spec}
+
+
+@pytest.mark.parametrize("grace,named", [(None, False), (60, False), (61, True), (86400, True)])
+def test_a_live_trainjob_whose_patch_holds_the_node_past_the_reclaim_budget_is_named(grace, named):
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _sandbox_node())
+    _add(objects, _trainjob("finetune", grace))
+    diffs = verify(s, FakeCluster(objects))
+    assert bool(diffs) == named, [str(d) for d in diffs]
+    if named:
+        [diff] = diffs
+        assert (diff.kind, diff.name, diff.live) == ("TrainJob", "finetune", grace)
+        assert diff.path.endswith("template.spec.terminationGracePeriodSeconds")
+        assert diff.rule.startswith("reclaim-within-budget: ") and f"up to {grace} s" in diff.rule
+        assert diff.fix.startswith("patch terminationGracePeriodSeconds to at most 60 (or drop the patch)")
+
+
+def test_a_live_runtime_edited_to_a_long_grace_period_is_named():
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _sandbox_node())
+    runtime = objects[(TRAINER_V, "TrainingRuntime", "c12-training", "c12-checkpoint-runtime")]
+    pod = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    pod["terminationGracePeriodSeconds"] = 3600
+    [diff] = verify(s, FakeCluster(objects))  # the field differs from the stack: named once, by the first check
+    assert (diff.kind, diff.live) == ("TrainingRuntime", 3600)
+    assert diff.path.endswith("template.spec.terminationGracePeriodSeconds")
+
+
+def test_flavors_whose_live_nodes_overlap_are_named_for_the_worst_placement():
+    """The mixed stack, its a100 flavor edited on the cluster to select every node: its pods may fill the H100 node."""
+    s = _settings("mixed")
+    objects = served(expected_objects(s))
+    for name, product in (("h100-0", "NVIDIA-H100-80GB-HBM3"), ("a100-0", "NVIDIA-A100-SXM4-40GB")):
+        _add(objects, _node(name, {"nvidia.com/gpu.product": product}, cpu="8", memory="32Gi",
+                            **{"nvidia.com/gpu": "2"}))
+    assert verify(s, FakeCluster(objects)) == []
+    objects[(KUEUE_V, "ResourceFlavor", None, "a100")]["spec"]["nodeLabels"] = {}
+    found = [d for d in verify(s, FakeCluster(objects)) if d.rule.startswith("cohort-nominal-within-capacity")]
+    assert found and "also selects node pool 'h100-0' of flavor 'h100'" in found[0].rule
+    assert found[0].fix.startswith("give ResourceFlavor 'a100' nodeLabels that select none of the nodes of flavor "
+                                   "'h100' (flavors must select disjoint nodes)")
+
+
+def test_a_live_node_smaller_than_a_runtime_pod_is_named():
+    """The dev runtime's trainer pod asks for 1 cpu and the GPU slice: on a live GPU node of 500m cpu beside a node
+    with cpu and no GPU, the sums hold and no node has both, so it is admitted and never scheduled."""
+    s = _settings("dev")
+    objects = served(expected_objects(s))
+    _add(objects, _node("gpu-0", {"kueue-cohorts/pool": "gpu"}, cpu="500m", memory="32Gi", **{
+        GPU: "1", "nvidia.com/gpucores": "20", "nvidia.com/gpumem": "2048"}))
+    _add(objects, _node("gpu-1", {"kueue-cohorts/pool": "gpu"}, cpu="8", memory="32Gi"))
+    rules = [d for d in verify(s, FakeCluster(objects)) if d.rule.startswith("pods-fit-nodes")]
+    assert rules and rules[0].kind == "TrainingRuntime", [str(d) for d in rules]

@@ -25,7 +25,8 @@ from sandbox import certs
 from tests.helpers import run_main, stack_raw
 
 DEV_RULES = ["inference-borrowing-limit-zero", "inference-reclaim-any", "namespace-selector",
-             "workload-priority-class", "tenant-label", "inference-rollout-fits-nominal", "cohort-membership",
+             "workload-priority-class", "tenant-label", "inference-rollout-fits-nominal", "reclaim-within-budget",
+             "cohort-membership",
              "priority-ceiling", "kueue-manager-config-writers"]
 
 
@@ -393,3 +394,46 @@ def test_tenant_label_rail_matches_every_path_that_writes_namespace_labels():
     rules = _rails_of(SCOPE)["tenant-label"].policy_manifest()["spec"]["matchConstraints"]["resourceRules"]
     assert rules == [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
                       "resources": [plural]} for plural in ("namespaces", "namespaces/status", "namespaces/finalize")]
+
+
+def _trainer(kind, grace=None, prestop=None, namespace="c12-training", job="node"):
+    pod = {"containers": [{"name": "node", **({"lifecycle": {"preStop": prestop}} if prestop else {})}]}
+    if grace is not None:
+        pod["terminationGracePeriodSeconds"] = grace
+    jobs = [{"name": job, "template": {"spec": {"template": {"spec": pod}}}}]
+    spec = ({"template": {"spec": {"replicatedJobs": jobs}}} if kind == "TrainingRuntime" else
+            {"runtimeRef": {"name": "c12-checkpoint-runtime", "kind": "TrainingRuntime"},
+             "runtimePatches": [{"manager": "x", "trainingRuntimeSpec": {"template": {"spec": {
+                 "replicatedJobs": jobs}}}}]})
+    return kube_object({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": kind,
+                        "metadata": {"name": "t", "namespace": namespace}, "spec": spec})
+
+
+@pytest.mark.parametrize("kind", ["TrainingRuntime", "TrainJob"])
+@pytest.mark.parametrize("grace,prestop,denied", [
+    (None, None, False), (60, None, False), (61, None, True), (86400, None, True),
+    (58, {"sleep": {"seconds": 58}}, False), (58, {"sleep": {"seconds": 59}}, True),
+    (58, {"exec": {"command": ["sleep", "1"]}}, False), (59, {"httpGet": {"port": 80}}, True)])
+def test_the_reclaim_time_rail_refuses_one_object_that_holds_a_node_past_the_budget(kind, grace, prestop, denied):
+    """Issue 37 class 4 in the cluster: a trainer pod written in a training namespace by anyone may keep its node at
+    most the reclaim budget (dev: 60 s): max(grace, 2), a preStop sleep N: N + 2, another hook: grace + 2."""
+    rail = _rails(_dev())["reclaim-within-budget"]
+    found = rail.judge(Request(_trainer(kind, grace, prestop)))
+    if kind == "TrainJob" and grace is None and prestop is None:
+        denied = False  # a patch that changes neither leaves the runtime's own grace period
+    assert bool(found) == denied, [v.message for v in found]
+    assert rail.judge(Request(_trainer(kind, grace, prestop, namespace="elsewhere"))) == []
+    policy = rail.policy_manifest()
+    assert policy["spec"]["matchConditions"] == [{"name": "training-namespace",
+                                                  "expression": 'object.metadata.namespace in ["c12-training"]'}]
+    assert "<= 60" in policy["spec"]["validations"][0]["expression"]
+
+
+def test_the_reclaim_time_rail_follows_the_stacks_budget():
+    raw = stack_raw("dev")
+    raw["inferenceTraining"]["inference"]["reclaimBudgetSeconds"] = 4000
+    rail = _rails(parse_settings(raw))["reclaim-within-budget"]
+    assert rail.judge(Request(_trainer("TrainingRuntime", 3600))) == []
+    [finding] = rail.judge(Request(_trainer("TrainingRuntime", 4001)))
+    assert finding.fix.startswith("set terminationGracePeriodSeconds to at most 4000")
+    assert "reclaim budget of 4000 s" in rail.policy_manifest()["spec"]["validations"][0]["message"]

@@ -238,6 +238,10 @@ EXPECTED = {
         ('kueue-cohorts:inferenceTraining.inference.nominalQuota["nvidia.com/gpucores"]',
          "lower the nominalQuota of 'nvidia.com/gpucores' in flavor 'c12-default' to at most 10 in total over every "
          "cohort, or add nodes"),
+        # issue 37 class 1: the runtime's trainer pod asks for the whole slice (20 gpucores) on one 10-core node
+        ('kueue-cohorts:trainingRuntime.limits["nvidia.com/gpucores"]',
+         "request at most 10 of 'nvidia.com/gpucores' per pod (split the work over more pods), or add a node pool "
+         "whose nodes have 20 of 'nvidia.com/gpucores' and carry the nodeLabels of flavor 'c12-default'"),
     ],
     'cohort-quota-counts-toward-capacity': [
         ('kueue-cohorts:inferenceTraining.cohortQuota["nvidia.com/gpualloc"]',

@@ -161,9 +161,13 @@ def test_pools_of_one_flavor_that_share_no_label_are_refused():
     raw = _mixed()
     raw["nodePools"].append({"name": "h100-b", "capacity": {"cpu": "8", "memory": "32Gi", GPU: "2"},
                              "labels": {"zone": "b"}, "resourceFlavor": "h100"})
-    [(key, rule)] = _problems(raw)
+    [(key, rule), (overlap_key, overlap)] = _problems(raw)
     assert key == "kueue-cohorts:resourceFlavors[0].nodeLabels"
     assert "its node pools (h100, h100-b) share no label" in rule
+    # what that would do (issue 37 class 2): a flavor over every node can fill the other flavor's nodes
+    assert overlap_key == "kueue-cohorts:nodePools"
+    assert overlap.startswith("ResourceFlavor 'h100' (nodeLabels none: every node) also selects node pool 'a100' of "
+                              "flavor 'a100'")
 
 
 @pytest.mark.parametrize("index", [0, 1])

@@ -1,0 +1,411 @@
+"""PODS_FIT_NODES (stack policy), promise 1: every pod Kueue may admit finds a node, not just quota.
+
+Kueue admits by quota, summed over a flavor; the kube-scheduler then needs all of one pod's requests on ONE node of
+the nodes the flavor selects (Kubernetes v1.36.3 `pkg/scheduler/framework/plugins/noderesources/fit.go` fitsRequest,
+`vocabulary/placement.py`). Kueue copies the assigned flavor's nodeLabels into the pod's nodeSelector (Kueue v0.19.2
+`pkg/podset/podset.go` FromAssignment), so that one node must be among the pools the flavor selects
+(`cohort_nominal_within_capacity.flavor_pools`). Without Topology-Aware Scheduling Kueue never looks at nodes
+(`apis/kueue/v1beta2/clusterqueue_types.go` nominalQuota: "should represent the resources in the cluster available
+for running jobs"; the All-or-nothing page: 8 free GPUs split 4+4 still admit an 8-GPU pod, which then stays Pending),
+so a pod that fits the quota and no node is admitted, holds the quota and stays Pending for ever. Judged:
+
+1. one pod: every pod shape of every serving workload (InferenceService predictor replica, Deployment, StatefulSet,
+   LeaderWorkerSet leader and worker) queued to a ClusterQueue of the stack, every TrainingRuntime's trainer pod (for
+   the ClusterQueues behind the LocalQueues of its namespace) and every TrainJob's that overrides
+   `spec.trainer.resourcesPerNode`, fits one node (cpu, memory, GPUs together, not summed) of the pools of EVERY flavor
+   Kueue may assign it: a flavor of the resource group covering its resources whose nominalQuota + borrowingLimit
+   holds the pod (`pkg/scheduler/flavorassigner`: Kueue takes the first flavor whose quota fits, and which one that is
+   depends on what is in use then);
+2. a training job's pods together: numNodes trainer pods, which Kueue admits at once when their sum fits the quota,
+   fit the flavor's nodes (identical pods: sum over nodes of the pods one node holds; exact whatever the order);
+3. inference's whole nominalQuota as its declared pod shapes: per flavor of an inference ClusterQueue, no order of
+   arrival and no choice of nodes (the scheduler binds one pod at a time, spreading by LeastAllocated) can leave a pod
+   that Kueue admitted within the nominalQuota with no node (`placement.blocking_placement`, an exact bounded search
+   over the workloads' pods at their peak replicas plus surge). Three 3-GPU pods on 4-GPU nodes need three nodes,
+   not 9/4 of them; a 2-GPU pod spread onto each of two 4-GPU nodes strands a 4-GPU pod of the same 8-GPU quota.
+
+What it does not model: other flavors' pods on shared nodes (COHORT_NOMINAL_WITHIN_CAPACITY refuses that overlap when
+it can take inference's nodes), pods Kueue does not manage, the pod's own nodeSelector and affinity, taints, the
+`pods` allocatable, and a ClusterQueue whose pods span several resource groups (each group judged on its own).
+Topology-Aware Scheduling (a `topologyName` on every flavor of the ClusterQueue) makes Kueue check per-node fit at
+admission; this rule still judges such stacks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Iterable, Mapping, Sequence
+
+from .cohort_nominal_within_capacity import LEGACY_CAPACITY, NODE_POOLS, flavor_pools
+from .inference_rollout_fits_nominal import LWS_GROUP, is_serving_workload, lws_strategy_of, queue_of, strategy_of
+from .vocabulary.declaration import Declaration, Level, Promise, Scope
+from .vocabulary.node_pools import NodePool, legacy_pool, parse_node_pools
+from .vocabulary.objects import KubeObject, guarded, unknown_violation, violation
+from .vocabulary.paths import parse_path
+from .vocabulary.placement import Shape, blocking_placement, closest_node, homogeneous_capacity, judged_resources
+from .vocabulary.quantity import parse, show
+from .vocabulary.queues import QueueIndex
+from .vocabulary.quota import QuotaEntry, quota_entries
+from .vocabulary.resources import effective_request_fields, pod_requests
+from .vocabulary.roles import ROLE_OPTIONS, inference_queue_names
+from .vocabulary.serving import KSERVE_GROUP, replica_requests_with_fields
+from .vocabulary.surge import surge_pods
+from .vocabulary.trainer import RUNTIME_KINDS, TRAINER_GROUP, trainer_jobs
+from .vocabulary.values import MISSING, UnknownValueError, Violation, as_list, as_map, get
+
+_INFINITY = Decimal("Infinity")
+
+
+def _binary(resource: str) -> bool:
+    return resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-")
+
+
+def _amounts(values: Mapping[str, Decimal]) -> str:
+    return ", ".join(f"'{r}' {show(v, _binary(r))}" for r, v in sorted(values.items()) if v > 0)
+
+
+@dataclass(frozen=True)
+class Pod:
+    """One pod shape of the stack: the object that makes it, a name for messages, its requests (resource -> base
+    units), the field that gives each requested resource, how many of it may run at once (`cap`), the ClusterQueue
+    it is queued to, and for a trainer pod the numNodes of its job and where numNodes is written."""
+
+    obj: KubeObject
+    name: str
+    requests: Mapping[str, Decimal]
+    fields: Mapping[str, tuple[str, Any]]
+    cap: int
+    cluster_queue: str
+    nodes: int = 1
+    nodes_field: str = ""
+    nodes_value: Any = MISSING
+    serving: bool = True
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _int(value: Any, default: int) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _template(spec: Any, path: str) -> tuple[dict[str, Decimal], dict[str, tuple[str, Any]]]:
+    """A pod template's requests (`resources.pod_requests`) and, per resource, the first container field giving it."""
+    requests = pod_requests(as_map(spec), path)
+    fields: dict[str, tuple[str, Any]] = {}
+    for kind in ("containers", "initContainers"):
+        for i, container in enumerate(as_list(get(spec, kind))):
+            for name, (_, where, raw) in effective_request_fields(container, f"{path}.{kind}[{i}]").items():
+                fields.setdefault(name, (where, raw))
+    return requests, fields
+
+
+def _surge(strategy: Any, replicas: int) -> int:
+    if strategy.error is not None or strategy.max_surge is None:
+        return 0
+    surge = surge_pods(strategy.max_surge, replicas)
+    return min(surge, replicas) if strategy.capped else surge
+
+
+def _serving_pods(obj: KubeObject, cq: str) -> list[Pod]:
+    """The pod shapes of one serving workload queued to `cq`, each with how many may run at once (peak replicas plus
+    the update surge). Raises ValueError for a quantity that does not parse, UnknownValueError."""
+    if obj.is_kind(KSERVE_GROUP, "InferenceService"):
+        read = replica_requests_with_fields(obj)
+        low = max(_int(get(obj.spec, "predictor", "minReplicas"), 1), 1)
+        peak = max(_int(get(obj.spec, "predictor", "maxReplicas"), 0), low)
+        strategy = strategy_of(obj.props, ("spec", "predictor", "deploymentStrategy"))
+        fields = {r: (where, get(obj.props, *parse_path(where))) for r, (_, where) in read.items()}
+        return [Pod(obj, f"{obj.describe()} replica", {r: v for r, (v, _) in read.items()}, fields,
+                    peak + _surge(strategy, peak), cq)]
+    replicas = _int(get(obj.spec, "replicas"), 1)
+    if obj.is_kind(LWS_GROUP, "LeaderWorkerSet"):
+        lwt = get(obj.spec, "leaderWorkerTemplate")
+        size = max(_int(get(lwt, "size"), 1), 1)
+        groups = replicas + _surge(lws_strategy_of(obj.props), replicas)
+        worker, worker_fields = _template(get(lwt, "workerTemplate", "spec"),
+                                          "spec.leaderWorkerTemplate.workerTemplate.spec")
+        out = []
+        if get(lwt, "leaderTemplate") is not MISSING:
+            leader, leader_fields = _template(get(lwt, "leaderTemplate", "spec"),
+                                              "spec.leaderWorkerTemplate.leaderTemplate.spec")
+            out.append(Pod(obj, f"{obj.describe()} leader pod", leader, leader_fields, groups, cq))
+            if size > 1:
+                out.append(Pod(obj, f"{obj.describe()} worker pod", worker, worker_fields, groups * (size - 1), cq))
+        else:
+            out.append(Pod(obj, f"{obj.describe()} pod", worker, worker_fields, groups * size, cq))
+        return out
+    requests, fields = _template(get(obj.spec, "template", "spec"), "spec.template.spec")
+    surge = 0 if obj.is_kind("apps", "StatefulSet") else _surge(strategy_of(obj.props, ("spec", "strategy")),
+                                                                 replicas)
+    return [Pod(obj, f"{obj.describe()} pod", requests, fields, replicas + surge, cq)]
+
+
+def _trainer_pods(objects: Sequence[KubeObject], queues: QueueIndex) -> list[Pod]:
+    """The trainer pod of every TrainingRuntime (one per ClusterQueue behind the LocalQueues of its namespace) and of
+    every TrainJob that overrides `spec.trainer.resourcesPerNode` or `numNodes` (Trainer v2.2.1
+    `pkg/runtime/framework/plugins/jobset/builder.go`: resourcesPerNode replaces the `node` container's resources)."""
+    out: list[Pod] = []
+    runtimes = [o for o in objects if o.group == TRAINER_GROUP and o.kind == RUNTIME_KINDS[0]]
+    for runtime in runtimes:
+        targets = sorted({cq for (ns, _), cq in queues.local_queues.items() if ns == runtime.namespace})
+        raw_nodes = get(runtime.spec, "mlPolicy", "numNodes")
+        nodes = max(_int(raw_nodes, 1), 1)
+        for job_path, job in trainer_jobs(runtime):
+            path = f"{job_path}.template.spec.template.spec"
+            requests, fields = _template(get(job, "template", "spec", "template", "spec"), path)
+            out += [Pod(runtime, f"{runtime.describe()} trainer pod", requests, fields, nodes, cq, nodes,
+                        "spec.mlPolicy.numNodes", raw_nodes, serving=False) for cq in targets]
+    for job in (o for o in objects if o.group == TRAINER_GROUP and o.kind == "TrainJob"):
+        queue = get(job.labels, "kueue.x-k8s.io/queue-name")
+        override = get(job.spec, "trainer", "resourcesPerNode")
+        raw_nodes = get(job.spec, "trainer", "numNodes")
+        if not isinstance(queue, str) or (override is MISSING and raw_nodes is MISSING):
+            continue
+        cq = queues.cluster_queue_of(job.namespace, queue)
+        ref = as_map(get(job.spec, "runtimeRef"))
+        named = next((r for r in runtimes if r.name == get(ref, "name") and r.namespace == job.namespace), None)
+        if cq is None or named is None:
+            continue  # other rules report a queue or runtime outside the stack
+        nodes = max(_int(raw_nodes if raw_nodes is not MISSING else get(named.spec, "mlPolicy", "numNodes"), 1), 1)
+        for job_path, rjob in trainer_jobs(named):
+            spec = dict(as_map(get(rjob, "template", "spec", "template", "spec")).items())
+            path = f"{named.describe()} {job_path}.template.spec.template.spec"
+            if override is not MISSING:
+                spec["containers"] = [{**dict(as_map(c).items()), "resources": override}
+                                      if get(c, "name") == "node" else c for c in as_list(get(spec, "containers"))]
+            requests, fields = _template(spec, path)
+            if override is not MISSING:
+                fields = {r: ("spec.trainer.resourcesPerNode", override) for r in fields}
+            out.append(Pod(job, f"{job.describe()} trainer pod", requests, fields, nodes, cq, nodes,
+                           "spec.trainer.numNodes" if raw_nodes is not MISSING else "", raw_nodes, serving=False))
+    return out
+
+
+@dataclass(frozen=True)
+class _FlavorQuota:
+    """One flavor of a ClusterQueue's resource group: its entries by resource, nominalQuota and nominal +
+    borrowingLimit (infinite without a borrowingLimit in a cohort)."""
+
+    flavor: str
+    group: int
+    entries: Mapping[str, QuotaEntry]
+    nominal: Mapping[str, Decimal]
+    usable: Mapping[str, Decimal]
+
+
+def _flavor_quotas(cq: KubeObject) -> list[_FlavorQuota]:
+    """The flavors of a ClusterQueue, in spec order. Raises UnknownValueError."""
+    in_cohort = get(cq.spec, "cohortName") not in (MISSING, "", None)
+    found: dict[tuple[int, str], dict[str, QuotaEntry]] = {}
+    for entry in quota_entries(cq):
+        found.setdefault((entry.group, entry.flavor), {})[entry.resource] = entry
+    out = []
+    for (group, flavor), entries in found.items():
+        nominal = {r: parse(e.field("nominalQuota")) or Decimal(0) for r, e in entries.items()}
+        usable = {}
+        for r, e in entries.items():
+            raw = e.field("borrowingLimit")
+            usable[r] = nominal[r] + ((_INFINITY if in_cohort else Decimal(0)) if raw is MISSING
+                                      else (parse(raw) or Decimal(0)))
+        out.append(_FlavorQuota(flavor, group, entries, nominal, usable))
+    return out
+
+
+def _assignable(pod: Mapping[str, Decimal], flavors: Sequence[_FlavorQuota], count: int = 1) -> list[_FlavorQuota]:
+    """The flavors Kueue may assign `count` pods of `pod` (Kueue v0.19.2 `pkg/scheduler/flavorassigner`): per resource
+    group covering requested resources, each flavor whose nominalQuota + borrowingLimit holds them all."""
+    out = []
+    for fq in flavors:
+        asked = {r: a * count for r, a in pod.items() if a > 0 and r in fq.entries}
+        if asked and all(a <= fq.usable[r] for r, a in asked.items()):
+            out.append(fq)
+    return out
+
+
+def _one_pod(pod: Pod, fq: _FlavorQuota, pools: Sequence[NodePool], judged: frozenset[str]) -> list[Violation]:
+    """Finding 1 for one pod shape and one flavor it may get."""
+    node, short = closest_node(pod.requests, pools, judged)
+    if not short and node is not None:
+        return []
+    if node is None:
+        return []  # a flavor with no nodes: COHORT_NOMINAL_WITHIN_CAPACITY reports it
+    resource = sorted(short)[0]
+    where, raw = pod.fields.get(resource, ("", MISSING))
+    asked = {r: pod.requests[r] for r in sorted(pod.requests) if pod.requests[r] > 0 and r in judged}
+    have = ", ".join(f"'{r}' {show(node.capacity.get(r, Decimal(0)), _binary(r))}" for r in asked)
+    missing = ", ".join(f"'{r}' {show(need, _binary(r))} > {show(cap, _binary(r))}" for r, (need, cap)
+                        in sorted(short.items()))
+    return [violation(
+        pod.obj, PODS_FIT_NODES.name, where, raw,
+        f"one {pod.name} asks for {_amounts(asked)} on one node, and no node of flavor '{fq.flavor}' has that "
+        f"(the closest, pool '{node.name}', has {have} per node: {missing}); Kueue admits it by quota in flavor "
+        f"'{fq.flavor}' of ClusterQueue '{pod.cluster_queue}' and the kube-scheduler leaves it Pending for ever "
+        "(NodeResourcesFit: Insufficient), holding that quota",
+        f"request at most {', '.join(f'{show(cap, _binary(r))} of {r!r}' for r, (_, cap) in sorted(short.items()))}"
+        f" per pod (split the work over more pods), or add a node pool whose nodes have "
+        f"{', '.join(f'{show(need, _binary(r))} of {r!r}' for r, (need, _) in sorted(short.items()))} and carry "
+        f"the nodeLabels of flavor '{fq.flavor}'")]
+
+
+def _job_pods(pod: Pod, fq: _FlavorQuota, pools: Sequence[NodePool], judged: frozenset[str]) -> list[Violation]:
+    """Finding 2: numNodes trainer pods of one job on the flavor's nodes."""
+    if pod.nodes <= 1 or not pod.nodes_field:
+        return []
+    fits = homogeneous_capacity(pod.requests, pools, judged)
+    if fits is None or fits >= pod.nodes or fits == 0:
+        return []  # fits == 0: finding 1 says the pod fits no node
+    return [violation(
+        pod.obj, PODS_FIT_NODES.name, pod.nodes_field, pod.nodes_value,
+        f"numNodes {pod.nodes} trainer pods of {_amounts(pod.requests)} each fit the quota of flavor "
+        f"'{fq.flavor}' of ClusterQueue '{pod.cluster_queue}', which Kueue admits at once, but the nodes of that "
+        f"flavor hold only {fits} of them together, so the rest stay Pending and the job never starts",
+        f"lower numNodes to at most {fits}, or add nodes to the flavor's pools")]
+
+
+def _blocking_text(witness: Any) -> str:
+    placed = "; ".join(f"a node of pool '{pool}' holds {len(names)} pod(s) ({', '.join(sorted(set(names)))})"
+                       for pool, names in witness.placed) or "nothing placed"
+    return placed
+
+
+def _inference_packing(cq: KubeObject, fq: _FlavorQuota, pods: Sequence[Pod], pools: Sequence[NodePool],
+                       judged: frozenset[str]) -> list[Violation]:
+    """Finding 3 for one flavor of an inference ClusterQueue."""
+    shapes = []
+    for pod in pods:
+        if any(a > fq.nominal.get(r, a) for r, a in pod.requests.items() if r in fq.entries):
+            continue  # a pod that never fits this flavor's quota is never admitted there
+        shapes.append(Shape(pod.name, dict(pod.requests), pod.cap))
+    if not shapes or not pools:
+        return []
+    quota = dict(fq.nominal)
+    witness, decided = blocking_placement(shapes, pools, quota, judged)
+    if decided and witness is None:
+        return []
+    target = witness.stranded if witness is not None else shapes[0]
+    resource = next((r for r in sorted(quota) if "/" in r and target.requests.get(r, Decimal(0)) > 0),
+                    next((r for r in sorted(quota) if target.requests.get(r, Decimal(0)) > 0), sorted(quota)[0]))
+    entry = fq.entries[resource]
+    if witness is None:
+        return [violation(
+            cq, PODS_FIT_NODES.name, f"{entry.path}.nominalQuota", entry.field("nominalQuota"),
+            f"whether every pod inference may run within the nominalQuota of flavor '{fq.flavor}' finds a node could "
+            "not be decided within the search budget, so the policy fails closed",
+            "give the flavor a Topology (spec.topologyName: Kueue then checks per-node fit at admission) and lower "
+            "the nominalQuota to whole nodes' worth of pods, or declare fewer pod shapes")]
+    low, high = Decimal(0), quota[resource]
+    step = Decimal(1)
+    while high - low > step:  # the largest nominalQuota of `resource` at which no pod can be stranded
+        mid = ((low + high) / 2).to_integral_value()
+        trial, ok = blocking_placement(shapes, pools, {**quota, resource: mid}, judged)
+        if trial is None and ok:
+            low = mid
+        else:
+            high = mid
+    return [violation(
+        cq, PODS_FIT_NODES.name, f"{entry.path}.nominalQuota", entry.field("nominalQuota"),
+        f"the nominalQuota of flavor '{fq.flavor}' admits pods the nodes cannot all hold: the kube-scheduler binds "
+        f"them one at a time on any node with room, and after {_blocking_text(witness)}, one more "
+        f"{target.name} ({_amounts(target.requests)}), still within the quota, fits no node and stays Pending while "
+        "training is preempted for nothing",
+        f"lower the nominalQuota of {resource!r} in flavor '{fq.flavor}' to at most {show(low, _binary(resource))}, "
+        "or size the pods to divide the nodes (or add nodes), or give the flavor a Topology (spec.topologyName) so "
+        "that Kueue checks per-node fit before it admits")]
+
+
+def check_pods_fit_nodes(objects: Iterable[KubeObject], pools: Sequence[NodePool],
+                         inference_names: Iterable[str]) -> list[Violation]:
+    """PODS_FIT_NODES over the whole stack (see the module docstring).
+
+    Args:
+        objects: every Kubernetes object of the stack. pools: the cluster's node pools (`NODE_POOLS`).
+        inference_names: the inference ClusterQueues (`roles.inference_queue_names`).
+    Returns:
+        Violations: at the pod's request field when one pod fits no node of a flavor it may get; at numNodes when a
+        job's pods do not fit the flavor's nodes together; at an inference ClusterQueue's nominalQuota when pods it
+        admits can be stranded; fail-closed ones for values unknown at preview.
+    """
+    objects = list(objects)
+    if not pools:
+        return []  # no nodes declared: COHORT_NOMINAL_WITHIN_CAPACITY fails every quota
+    judged = judged_resources(pools)
+    queues = QueueIndex.build(objects)
+    nodes_of = flavor_pools(objects, pools)
+    found: list[Violation] = []
+    pods: list[Pod] = []
+    for obj in objects:
+        if not is_serving_workload(obj):
+            continue
+
+        def read(obj: KubeObject = obj) -> list[Violation]:
+            queue = queue_of(obj)
+            cq = queues.cluster_queue_of(obj.namespace, queue) if isinstance(queue, str) else None
+            if cq is None or cq not in queues.cluster_queues:
+                return []
+            try:
+                pods.extend(_serving_pods(obj, cq))
+            except ValueError:
+                return []  # the quantities rule reports it
+            return []
+
+        found += guarded(obj, read)
+    try:
+        pods += _trainer_pods(objects, queues)
+    except (ValueError, UnknownValueError):
+        pass  # the trainer rules report unreadable runtimes (fail closed there)
+    flavors: dict[str, list[_FlavorQuota]] = {}
+    for name, cq in queues.cluster_queues.items():
+        try:
+            flavors[name] = _flavor_quotas(cq)
+        except UnknownValueError as err:
+            found.append(unknown_violation(cq, err))
+    for pod in pods:
+        for fq in _assignable(pod.requests, flavors.get(pod.cluster_queue, ())):
+            selected = nodes_of.get(fq.flavor)
+            if not selected:
+                continue  # unknown or no nodes: COHORT_NOMINAL_WITHIN_CAPACITY reports it
+            found += _one_pod(pod, fq, selected, judged)
+        for fq in _assignable(pod.requests, flavors.get(pod.cluster_queue, ()), pod.nodes):
+            selected = nodes_of.get(fq.flavor)
+            if selected:
+                found += _job_pods(pod, fq, selected, judged)
+    for name in sorted(set(inference_names)):
+        inference = queues.cluster_queues.get(name)
+        if inference is None:
+            continue
+        serving = [p for p in pods if p.serving and p.cluster_queue == name]
+        for fq in flavors.get(name, ()):
+            selected = nodes_of.get(fq.flavor)
+            if selected:
+                found += _inference_packing(inference, fq, serving, selected, judged)
+    return _once(found)
+
+
+def _once(found: list[Violation]) -> list[Violation]:
+    """Each (object, field, rule) once (a runtime judged for several ClusterQueues, a pod for several flavors)."""
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for v in found:
+        key = (v.subject, v.field, v.rule)
+        if key not in seen:
+            seen.add(key)
+            out.append(v)
+    return out
+
+
+def check_pods_fit_nodes_options(objects: Sequence[KubeObject], options: Mapping[str, Any]) -> list[Violation]:
+    """The rule as the book calls it: the nodes from `nodePools` (else the legacy `capacity` as one pool; unusable
+    pools are COHORT_NOMINAL_WITHIN_CAPACITY's to report), the inference ClusterQueues from the role options."""
+    raw = NODE_POOLS.read(options)
+    pools, _ = parse_node_pools(list(raw)) if raw else legacy_pool(LEGACY_CAPACITY.read(options) or {})
+    return check_pods_fit_nodes(objects, pools, inference_queue_names(objects, options))
+
+
+PODS_FIT_NODES: Declaration = Declaration(
+    name="pods-fit-nodes",
+    description="Every pod Kueue may admit fits one node of the pools its flavor selects, a job's pods fit them "
+                "together, and no order of placement strands a pod inference admits within its nominalQuota.",
+    promise=Promise.GPUS_EXIST, level=Level.MANDATORY, scope=Scope.STACK,
+    check=check_pods_fit_nodes_options,
+    options=(NODE_POOLS, LEGACY_CAPACITY, *ROLE_OPTIONS))
