@@ -217,10 +217,14 @@ def check_training_priority_below_inference(objects: Iterable[KubeObject],
             pod_classes[obj.name] = value
     found: list[Violation] = []
     for obj in objects:
-        if kind_of(obj) is not None:
-            found += guarded(obj, lambda obj=obj: priority_violations(
-                obj, floor, classes, pod_classes, TRAINING_PRIORITY_BELOW_INFERENCE.name)
-                             if obj.namespace in namespaces else [])
+        if kind_of(obj) is None:
+            continue
+
+        def judge(obj: KubeObject = obj, floor: int = floor) -> list[Violation]:
+            if obj.namespace not in namespaces:
+                return []
+            return priority_violations(obj, floor, classes, pod_classes, TRAINING_PRIORITY_BELOW_INFERENCE.name)
+        found += guarded(obj, judge)
     return found
 
 
