@@ -27,9 +27,9 @@ and the Workload `update` it lacks is granted.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
-from components.model.kueue import API_VERSION, MANAGED_BY, MANAGED_BY_LABEL, PATCH_FORCE
+from components.model.kueue import API_VERSION, MANAGED_BY, MANAGED_BY_LABEL, OWNER_ANNOTATION, PATCH_FORCE
 from components.settings import MultiKueueWorker, Settings
 from policy.rules.vocabulary.multikueue import CONTROLLER_NAME, worker_namespace_rules, worker_rules
 
@@ -77,13 +77,16 @@ def dispatched_namespaces(settings: Settings, worker: MultiKueueWorker) -> list[
                    for ns in queues.get(entry.cluster_queue, ())})
 
 
-def worker_identity(settings: Settings, worker: MultiKueueWorker) -> list[dict[str, Any]]:
+def worker_identity(settings: Settings, worker: MultiKueueWorker, owner: Optional[str] = None
+                    ) -> list[dict[str, Any]]:
     """The worker identity of `worker`: the ServiceAccount in Kueue's namespace (`kueue.namespace`); the ClusterRole
     with the reads of every kind MultiKueue uses (`worker_rules`: get, list, watch, cluster-wide, since the manager
     watches every namespace of the worker) and its ClusterRoleBinding; and in each namespace the stack dispatches to
     the worker (`dispatched_namespaces`) a Role with the writes (`worker_namespace_rules`: create, delete, update,
     patch) and its RoleBinding, so the credential the manager holds can write nowhere else on the worker (issue 38:
-    cluster-wide create and delete of pods, Jobs, JobSets and TrainJobs made it an administrator in disguise)."""
+    cluster-wide create and delete of pods, Jobs, JobSets and TrainJobs made it an administrator in disguise). The
+    ServiceAccount carries this stack's mark (`owner`, annotation `kueue-cohorts/owner`) when given, which the
+    preflight reads (`components.stack.preflight.account_problems`)."""
     namespace = settings.kueue.namespace
     name = role_name(worker)
     subjects = [{"kind": "ServiceAccount", "name": worker.service_account, "namespace": namespace}]
@@ -91,7 +94,8 @@ def worker_identity(settings: Settings, worker: MultiKueueWorker) -> list[dict[s
     writes = worker_namespace_rules(settings.kueue.integrations, gates)
     out: list[dict[str, Any]] = [
         {"apiVersion": "v1", "kind": "ServiceAccount",
-         "metadata": {"name": worker.service_account, "namespace": namespace, "labels": _labels()}},
+         "metadata": {"name": worker.service_account, "namespace": namespace, "labels": _labels(),
+                      **({"annotations": {OWNER_ANNOTATION: owner}} if owner else {})}},
         {"apiVersion": RBAC_API_VERSION, "kind": "ClusterRole", "metadata": {"name": name, "labels": _labels()},
          "rules": worker_rules(settings.kueue.integrations, gates)},
         {"apiVersion": RBAC_API_VERSION, "kind": "ClusterRoleBinding", "metadata": {"name": name, "labels": _labels()},
