@@ -16,6 +16,11 @@ Each `Guardrail` here pairs one rule of the book with its CEL twin:
 | kueue-manager-config-writers   | `check_manager_config_writer` (admission only)              | ConfigMap (Kueue's)   |
 | INFERENCE_ROLLOUT_FITS_NOMINAL | `inference_rollout_fits_nominal`: `lifecycle_of` + `judge` | Deployment,           |
 |                                | (one workload)                                             | StatefulSet, LWS      |
+| priority-use                   | `check_priority_use` (TRAINING_PRIORITY_BELOW_INFERENCE's  | every workload kind   |
+|                                | `priority_violations`, one workload)                       | (`KINDS`)             |
+| multikueue-writers             | `check_multikueue_writer` (admission only)                 | MultiKueue objects,   |
+|                                |                                                            | worker Secrets        |
+| TRAINJOB_RESERVED_ENV          | `check_reserved_env_request` (`reserved_violations`)       | TrainJob              |
 
 A guardrail that mirrors a pack policy carries its declared name (upper case above: the declaration); the others
 are admission only.
