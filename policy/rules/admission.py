@@ -169,8 +169,8 @@ class Guardrail:
     policy's declared name, or an admission-only rule's). cohort: the layout's cohort. resource: (apiGroup, version,
     plural) matched on CREATE and UPDATE. match_conditions / variables: (name, CEL) pairs. validations: dicts of the
     policy's `spec.validations` (expression, message, messageExpression, reason). check: the Python rule on a
-    `Request`. ratchet: top-level fields ("spec", "value") whose being unchanged on UPDATE lets the request
-    through whatever the rule says (variable `unchanged`, as Kubernetes ratchets CRD validation); `judge` is the
+    `Request`. ratchet: fields ("spec", "value", dotted "metadata.labels") whose being unchanged on UPDATE lets the
+    request through whatever the rule says (variable `unchanged`, as Kubernetes ratchets CRD validation); `judge` is the
     verdict the apiserver must reach: deny iff it returns a Violation. operations: the admission operations
     matched on `resource` and each of `also` (CREATE and UPDATE unless the rail also judges DELETE).
     """
@@ -194,7 +194,7 @@ class Guardrail:
         `ratchet` fields as they were passes (so an object that already breaks the rule can still get metadata
         updates, e.g. the engine's managedFields patch before its repair); anything else goes to the rule."""
         if request.op == "UPDATE" and request.old is not None and self.ratchet and all(
-                get(request.old.props, f) == get(request.obj.props, f) for f in self.ratchet):
+                get(request.old.props, *f.split(".")) == get(request.obj.props, *f.split(".")) for f in self.ratchet):
             return []
         return self.check(request)
 

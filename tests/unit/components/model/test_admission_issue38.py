@@ -320,3 +320,15 @@ def test_name_matched_rails_never_read_the_request_name(policy):
     text = json.dumps(_rails()[policy].policy_manifest()["spec"])
     assert not re.search(r"request\.name\b", text)
     assert "oldObject.metadata.name" in text
+
+
+@hsettings(max_examples=40, deadline=None)
+@given(before=LABELS, after=LABELS, same_spec=st.booleans())
+def test_priority_use_ratchets_spec_and_labels_together_as_its_cel_does(before, after, same_spec):
+    """An UPDATE passes unjudged only when both `spec` and `metadata.labels` are as they were (the CEL `unchanged`
+    variable compares both): relabelling a Job to the inference class is judged."""
+    old = _workload("Job", "c12-training", before, None, False)
+    new = _workload("Job", "c12-training", after, None if same_spec else "team-low", False)
+    found = _rails()["priority-use"].judge(Request(kube_object(new), kube_object(old), "alice"))
+    unchanged = before == after and same_spec
+    assert bool(found) == (not unchanged and after == "c12-inference-prio")
