@@ -783,7 +783,11 @@ def priority_use(scope: LayoutScope) -> Optional[Guardrail]:
     probe = kube_object({"apiVersion": "batch/v1", "kind": "Job", "metadata": {
         "name": "probe", "namespace": scope.training_namespaces[0],
         "labels": {PRIORITY_CLASS_LABEL: next(n for n, v in classes.items() if v >= floor)}}})
-    rule, fix = _clauses(check_priority_use(Request(probe), scope), PRIORITY_USE_POLICY)
+    _, fix = _clauses(check_priority_use(Request(probe), scope), PRIORITY_USE_POLICY)
+    rule = (f"a workload outside inference's namespaces may not run at or above inference's priority {floor} (a "
+            f"{PRIORITY_CLASS_LABEL} label naming {', '.join(sorted(n for n, v in classes.items() if v >= floor))}, "
+            f"or pods of PriorityClass {', '.join(sorted(SYSTEM_PRIORITY_CLASSES))}: Kueue admits it ahead of "
+            "inference and never reclaims it, and its pods preempt inference's)")
     tail = f"' breaks the kueue-cohorts rule {PRIORITY_USE_POLICY}: {rule}; fix: {fix}"
     resources = [(k.group, k.version, k.plural) for k in KINDS]
     return Guardrail(
