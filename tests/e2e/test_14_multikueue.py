@@ -184,8 +184,10 @@ def test_an_intruder_cannot_redirect_dispatch_through_any_request_shape(cluster,
     message = _refused(lambda: custom.patch_cluster_custom_object(*KUEUE, "multikueueclusters", WORKER, elsewhere,
                                                                   dry_run="All"))
     assert f"MultiKueueCluster '{WORKER}'" in message
-    _refused(lambda: custom.patch_cluster_custom_object("kueue.x-k8s.io", "v1beta1", "multikueueclusters", WORKER,
-                                                        elsewhere, dry_run="All"))
+    # v1beta1 spells it spec.kubeConfig (apis/kueue/v1beta1/multikueue_types.go); converted, the same change
+    _refused(lambda: custom.patch_cluster_custom_object(
+        "kueue.x-k8s.io", "v1beta1", "multikueueclusters", WORKER,
+        {"spec": {"kubeConfig": {"locationType": "Secret", "location": "attacker"}}}, dry_run="All"))
     _refused(lambda: custom.patch_cluster_custom_object(*KUEUE, "multikueueconfigs", "mk-training-cq-multikueue",
                                                         {"spec": {"clusters": ["attacker"]}}, dry_run="All"))
     _refused(lambda: custom.delete_cluster_custom_object(*KUEUE, "admissionchecks", "mk-training-cq-multikueue",
