@@ -37,6 +37,7 @@ from kubernetes.dynamic.resource import Resource
 from cohorts.expected import expected_objects, judged_objects
 from components.model.admission import layout_scopes
 from components.model.kueue import MANAGED_BY, MANAGED_BY_LABEL, ROLE_LABEL
+from components.model.multikueue import dispatched_namespaces
 from components.model.pack_config import pack_config
 from components.settings import MultiKueueWorker, Settings, quantity
 from policy.rules.admission import (
@@ -787,29 +788,42 @@ def multikueue_connected(ctx: Context) -> list[Difference]:
 
 
 def multikueue_identity(ctx: Context) -> list[Difference]:
-    """On a MultiKueue worker (``ctx.worker``): the live ClusterRoleBindings give the worker ServiceAccount (in the
-    manager's Kueue namespace) every verb MultiKueue uses on Workloads and on each job kind the manager's Kueue
-    enables (``policy.rules.vocabulary.multikueue.missing_access``); one Difference per kind short of a verb, on the
-    stack's ClusterRole, with the rule to add."""
+    """On a MultiKueue worker (``ctx.worker``): the worker ServiceAccount (in the manager's Kueue namespace) may read
+    (get, list, watch) Workloads and each job kind the manager's Kueue enables in every namespace, through the live
+    ClusterRoleBindings, and write them (create, delete, update, patch) in each namespace the stack dispatches to the
+    worker, through the live RoleBindings there or a ClusterRoleBinding
+    (``policy.rules.vocabulary.multikueue.missing_access``, ``components.model.multikueue.dispatched_namespaces``);
+    one Difference per kind (and namespace) short of a verb, on the stack's ClusterRole or Role, with the rule to
+    add."""
     if ctx.worker is None or ctx.settings is None:
         return []
     rbac = "rbac.authorization.k8s.io/v1"
     try:
-        live = ctx.list(rbac, "ClusterRole") + ctx.list(rbac, "ClusterRoleBinding")
+        live = [kube_object(o) for kind in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+                for o in ctx.list(rbac, kind)]
     except (KindNotServed, Unreadable) as err:
         return [Difference("ClusterRole", "", "", "", "readable", None, f"the worker's RBAC cannot be read ({err})")]
     subject = f"{ctx.settings.kueue.namespace}/{ctx.worker.service_account}"
-    rules = granted([kube_object(o) for o in live], subject)
     role = f"kueue-cohorts-{ctx.worker.service_account}"
+    integrations, gates = ctx.settings.kueue.integrations, ctx.settings.kueue.feature_gates
     out = []
-    for access, verbs in missing_access(rules, ctx.settings.kueue.integrations, ctx.settings.kueue.feature_gates):
+    for access, verbs in missing_access(granted(live, subject), integrations, gates, "read"):
         out.append(Difference(
             "ClusterRole", role, "", f"rules[{access.resource}]", rule_text(access, verbs), None,
             f"the ServiceAccount {subject} may not {', '.join(verbs)} {access.resource} "
-            f"({access.api_group or 'core'}): the manager's Kueue does so on every worker ({access.upstream}, Kueue "
-            "v0.19.2), and one refused watch disconnects the worker", item=access.resource,
+            f"({access.api_group or 'core'}) in every namespace: the manager's Kueue does so on every worker "
+            f"({access.upstream}, Kueue v0.19.2), and one refused watch disconnects the worker", item=access.resource,
             fix=f"add the rule {rule_text(access, verbs)} to the ClusterRole {role} (or run `up`: the stack "
                 "registers it)"))
+    for ns in dispatched_namespaces(ctx.settings, ctx.worker):
+        for access, verbs in missing_access(granted(live, subject, ns), integrations, gates, "write"):
+            out.append(Difference(
+                "Role", role, ns, f"rules[{access.resource}]", rule_text(access, verbs), None,
+                f"the ServiceAccount {subject} may not {', '.join(verbs)} {access.resource} "
+                f"({access.api_group or 'core'}) in {ns}: the manager's Kueue does so for the workloads it dispatches "
+                f"there ({access.upstream}, Kueue v0.19.2)", item=access.resource,
+                fix=f"add the rule {rule_text(access, verbs)} to the Role {ns}/{role} (or run `up`: the stack "
+                    "registers it)"))
     return out
 
 

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from components.checks.repeats import repeats
+from components.model.kueue_chart import HELM_RELEASE_SECRET_PREFIX, kueue_credentials
 from components.settings import PROJECT, ClusterMode, ManagerTrainer, Settings, config_key, quantity
 from components.settings.errors import Problem
 from components.settings.multikueue import MAX_CLUSTERS
@@ -202,7 +203,59 @@ def check_trainjob_dispatch(settings: Settings) -> list[Problem]:
             for i, entry in enumerate(mk.dispatch) if entry.cluster_queue == layout.training.cluster_queue]
 
 
-CHECKS = (check_names, check_targets, check_workers_capacity, check_feature_gate, check_trainjob_dispatch)
+def stack_is_protected(settings: Settings) -> bool:
+    """Whether the stack is protected as `deploy` treats it from its file (deploy/stackfile.py): `protected: true`,
+    or cluster mode kubeconfig without an explicit `protected: false` (a production stack name protects it too; the
+    name is not part of the settings)."""
+    if settings.protected:
+        return True
+    return settings.cluster.mode == ClusterMode.KUBECONFIG and "protected" not in settings.model_fields_set
+
+
+def check_credentials(settings: Settings) -> list[Problem]:
+    """The worker credential is the stack's own and its narrowest form:
+
+    - a worker's kubeconfig Secret (on the manager, in Kueue's namespace) and its ServiceAccount (on the worker, in
+      Kueue's namespace) are never one of Kueue's own credentials (`kueue_chart.kueue_credentials`: the manager's
+      ServiceAccount, the webhook, metrics and visibility certificates, Helm's release Secrets, the namespace's
+      `default` account): the stack would overwrite them or bind the worker role to Kueue's manager;
+    - a protected stack (`stack_is_protected`) does not store the worker kubeconfig in its state
+      (`secret.fromFile`): the state is decrypted by every holder of the stack's passphrase (the pull-request preview
+      among them); the Secret is created outside the stack and only referenced by `secret.name` (docs/multikueue.md).
+    """
+    mk = settings.multi_kueue
+    if mk is None:
+        return []
+    own = kueue_credentials(settings.kueue.values)
+    protected = stack_is_protected(settings)
+    problems: list[Problem] = []
+    for i, worker in enumerate(mk.workers):
+        base = (MK, "workers", i)
+        secret = worker.secret.resolved_name(worker.name)
+        if secret in own["Secret"] or secret.startswith(HELM_RELEASE_SECRET_PREFIX):
+            problems.append(Problem(
+                key(*base, "secret", "name") if worker.secret.name else key(*base, "name"), secret,
+                f"the kubeconfig Secret '{secret}' would be one of Kueue's own Secrets in {settings.kueue.namespace} "
+                "(its serving certificates or Helm's release record): the stack would overwrite it",
+                "give secret.name a name of its own, e.g. <worker>-multikueue"))
+        if worker.service_account in own["ServiceAccount"]:
+            problems.append(Problem(
+                key(*base, "serviceAccount"), worker.service_account,
+                f"the ServiceAccount '{worker.service_account}' is Kueue's own in {settings.kueue.namespace} (its "
+                "manager's account, or the namespace's default one every pod without an account runs as): the worker "
+                "role would be granted to it", "use an account of its own, e.g. multikueue (the default)"))
+        if protected and worker.secret.from_file is not None:
+            problems.append(Problem(
+                key(*base, "secret", "fromFile"), worker.secret.from_file,
+                "a protected stack does not store a worker's kubeconfig in its state: whoever holds the stack's "
+                "passphrase (a pull-request preview among them) could decrypt it",
+                f"create the Secret {secret} in {settings.kueue.namespace} outside the stack (docs/multikueue.md, "
+                "'The worker credential'), remove fromFile and keep secret.name"))
+    return problems
+
+
+CHECKS = (check_names, check_targets, check_workers_capacity, check_feature_gate, check_trainjob_dispatch,
+          check_credentials)
 """Every settings-only check of `multiKueue`, in config order."""
 
 

@@ -16,7 +16,10 @@ from components.settings import Settings
 from policy.rules.admission import (
     COHORT_MEMBERSHIP_POLICY,
     MANAGER_CONFIG_WRITERS_POLICY,
+    MULTIKUEUE_WRITERS_POLICY,
     PRIORITY_CEILING_POLICY,
+    PRIORITY_USE_POLICY,
+    RESERVED_ENV_POLICY,
     Guardrail,
     Identities,
     LayoutScope,
@@ -50,15 +53,39 @@ def layout_scopes(settings: Settings) -> list[LayoutScope]:
             inference_namespaces=tuple(it.inference.namespaces),
             inference_nominal={resource: str(value) for resource, value in nominal.items()},
             training_namespaces=tuple(it.training.namespaces),
-            reclaim_budget_seconds=it.inference.reclaim_budget_seconds))
+            reclaim_budget_seconds=it.inference.reclaim_budget_seconds,
+            reserved_runtimes=reserved_runtimes(settings)))
     sp = settings.shared_pool
     if sp is not None:
         plan = plan_shared_pool(sp, flavor)
         scopes.append(LayoutScope(cohort=sp.cohort, cluster_queues=tuple(cq.name for cq in plan.cluster_queues),
                                   tenant_label=sp.namespace_label))
-    if scopes:  # the manager Configuration is the stack's, not a layout's: its guardrail goes with the first layout
-        scopes[0] = replace(scopes[0], kueue_namespace=settings.kueue.namespace)
+    if scopes:  # the manager Configuration and MultiKueue are the stack's, not a layout's: the first layout's rails
+        scopes[0] = replace(scopes[0], kueue_namespace=settings.kueue.namespace,
+                            multikueue=multikueue_names(settings))
     return scopes
+
+
+def reserved_runtimes(settings: Settings) -> tuple[tuple[str, str], ...]:
+    """(namespace, name) of each TrainingRuntime the stack registers (`trainingRuntime` in every training namespace
+    with a checkpoint volume, components/model/render.py): each sets the reserved trainer variables."""
+    runtime, layout = settings.training_runtime, settings.inference_training
+    if runtime is None or layout is None or layout.training.checkpoint is None:
+        return ()
+    return tuple((namespace, runtime.name) for namespace in layout.training.namespaces)
+
+
+def multikueue_names(settings: Settings) -> dict[str, tuple[str, ...]]:
+    """The MultiKueue objects the stack registers on the manager, kind -> names (components/model/multikueue.py): a
+    MultiKueueCluster per worker, a MultiKueueConfig and an AdmissionCheck per dispatch entry, and each worker's
+    kubeconfig Secret in Kueue's namespace (also one created outside the stack: the MultiKueueCluster reads it).
+    Empty without `multiKueue`."""
+    mk = settings.multi_kueue
+    if mk is None:
+        return {}
+    checks = tuple(sorted({entry.check_name() for entry in mk.dispatch}))
+    return {"MultiKueueCluster": tuple(w.name for w in mk.workers), "MultiKueueConfig": checks,
+            "AdmissionCheck": checks, "Secret": tuple(w.secret.resolved_name(w.name) for w in mk.workers)}
 
 
 def identities(settings: Settings) -> Identities:
@@ -113,6 +140,12 @@ def guardrail_objects(settings: Settings) -> list[RenderedGuardrail]:
                       "spec.validations": layout}
         elif rail.policy == MANAGER_CONFIG_WRITERS_POLICY:
             fields = {"spec.matchConditions": ("kueue", "namespace"), "spec.validations": top + ("identities",)}
+        elif rail.policy == MULTIKUEUE_WRITERS_POLICY:
+            fields = {"spec.matchConditions": ("multiKueue",), "spec.validations": top + ("identities",)}
+        elif rail.policy == PRIORITY_USE_POLICY:
+            fields = {"spec.matchConditions": layout + ("training", "namespaces"), "spec.validations": layout}
+        elif rail.policy == RESERVED_ENV_POLICY:
+            fields = {"spec.matchConditions": ("trainingRuntime", "name"), "spec.validations": ("trainingRuntime",)}
         out.append(RenderedGuardrail(rail.name, Rendered(policy, layout, fields),
                                      Rendered(binding, top, {"spec.validationActions": top + ("validationActions",)})))
     return out

@@ -42,6 +42,17 @@ FULLNAME_SUFFIXES: tuple[tuple[str, str], ...] = (
 FIXED_NAMES: tuple[tuple[str, str], ...] = (
     ("APIService", "v1beta1.visibility.kueue.x-k8s.io"), ("APIService", "v1beta2.visibility.kueue.x-k8s.io"),
 )
+#: The chart's objects in Kueue's namespace that hold its credentials, named `<fullname>-<suffix>`, as (kind, suffix),
+#: v0.19.2: the manager's ServiceAccount (templates/rbac/service_account.yaml, `kueue.serviceAccountName`), the
+#: serving-certificate Secrets of the webhook, metrics and visibility servers (templates/internalcert/*.yaml,
+#: templates/certmanager/*.yaml `secretName`).
+NAMESPACED_CREDENTIALS: tuple[tuple[str, str], ...] = (
+    ("ServiceAccount", "controller-manager"), ("Secret", "webhook-server-cert"), ("Secret", "metrics-server-cert"),
+    ("Secret", "visibility-server-cert"),
+)
+HELM_RELEASE_SECRET_PREFIX = "sh.helm.release.v1."
+"""Helm 3 stores each release revision as a Secret `sh.helm.release.v1.<release>.v<revision>` in the release's
+namespace (helm.sh/helm/v3 pkg/storage/driver/secrets.go `makeKey`)."""
 KUEUE_GROUP = "kueue.x-k8s.io"
 """The API group of Kueue's CRDs (templates/crd/kueue.x-k8s.io_*.yaml): they are judged by whether the cluster serves
 it (discovery), not one by one."""
@@ -84,3 +95,15 @@ def cluster_objects(values: Mapping[str, Any]) -> tuple[ChartObject, ...]:
     fullname = chart_fullname(values)
     named = [ChartObject(kind, f"{fullname}-{suffix}") for kind, suffix in FULLNAME_SUFFIXES]
     return tuple(sorted(named + [ChartObject(kind, name) for kind, name in FIXED_NAMES]))
+
+
+def kueue_credentials(values: Mapping[str, Any]) -> dict[str, frozenset[str]]:
+    """Kind -> the names of Kueue's own credentials in its namespace (`NAMESPACED_CREDENTIALS`) under the chart's
+    fullname for `values` and under the default fullname `kueue` (a worker's Kueue, or one the stack does not
+    install, is named by its own values), plus `default` (every pod of the namespace without an account runs as it)
+    for ServiceAccount. Helm's release Secrets are a prefix: `HELM_RELEASE_SECRET_PREFIX`."""
+    out: dict[str, set[str]] = {"ServiceAccount": {"default"}, "Secret": set()}
+    for fullname in {chart_fullname(values), chart_fullname({})}:
+        for kind, suffix in NAMESPACED_CREDENTIALS:
+            out[kind].add(f"{fullname}-{suffix}")
+    return {kind: frozenset(names) for kind, names in out.items()}

@@ -6,7 +6,8 @@ itself when the stack writes it), per dispatch entry a MultiKueueConfig listing 
 AdmissionCheck (controllerName `kueue.x-k8s.io/multikueue`) that the dispatching ClusterQueue names in
 `spec.admissionChecksStrategy` (components/model/render.py adds it). On each worker: the stack as the worker sees it
 (`worker_settings`: the same flavors, cohorts, LocalQueues, namespaces, checkpoint volumes and runtime, judged with the
-worker's capacity) and the worker identity (ServiceAccount, ClusterRole, ClusterRoleBinding).
+worker's capacity) and the worker identity (ServiceAccount, ClusterRole and ClusterRoleBinding with the reads; a Role
+and RoleBinding with the writes in each namespace the stack dispatches to the worker).
 
 The worker ClusterRole is derived from the manager's enabled integrations (`kueue.integrations`) by the rule book's
 `policy.rules.vocabulary.multikueue.worker_rules` (the same table the pack and `cohorts verify` judge with), because the
@@ -26,11 +27,11 @@ and the Workload `update` it lacks is granted.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
-from components.model.kueue import API_VERSION, MANAGED_BY, MANAGED_BY_LABEL, PATCH_FORCE
+from components.model.kueue import API_VERSION, MANAGED_BY, MANAGED_BY_LABEL, OWNER_ANNOTATION, PATCH_FORCE
 from components.settings import MultiKueueWorker, Settings
-from policy.rules.vocabulary.multikueue import CONTROLLER_NAME, worker_rules
+from policy.rules.vocabulary.multikueue import CONTROLLER_NAME, worker_namespace_rules, worker_rules
 
 SECRET_KEY = "kubeconfig"
 """The Secret key holding the worker's kubeconfig (kueue.MultiKueueConfigSecretKey, multikueue_types.go)."""
@@ -51,21 +52,63 @@ def _labels(worker: str | None = None) -> dict[str, str]:
     return labels
 
 
-def worker_identity(settings: Settings, worker: MultiKueueWorker) -> list[dict[str, Any]]:
-    """The worker identity of `worker`: the ServiceAccount in Kueue's namespace (`kueue.namespace`), the ClusterRole
-    (`worker_rules` of the manager's integrations and feature gates) and the ClusterRoleBinding to it. Cluster-wide,
-    since MultiKueue watches every namespace of the worker."""
+def queue_namespaces(settings: Settings) -> dict[str, tuple[str, ...]]:
+    """ClusterQueue name -> the namespaces of its LocalQueues (components/model/plans.py: inference and training
+    `namespaces`, each shared-pool tenant's `namespaces`), in the stack file's order."""
+    out: dict[str, tuple[str, ...]] = {}
+    it, sp = settings.inference_training, settings.shared_pool
+    if it is not None:
+        out[it.inference.cluster_queue] = tuple(it.inference.namespaces)
+        out[it.training.cluster_queue] = tuple(it.training.namespaces)
+    if sp is not None:
+        for tenant in sp.tenants:
+            out[tenant.cluster_queue_name] = tuple(tenant.namespace_names)
+    return out
+
+
+def dispatched_namespaces(settings: Settings, worker: MultiKueueWorker) -> list[str]:
+    """The namespaces whose workloads the stack dispatches to `worker` (those of every `multiKueue.dispatch` entry
+    listing it), sorted: the only namespaces the worker identity may write in."""
+    mk = settings.multi_kueue
+    if mk is None:
+        return []
+    queues = queue_namespaces(settings)
+    return sorted({ns for entry in mk.dispatch if worker.name in entry.workers
+                   for ns in queues.get(entry.cluster_queue, ())})
+
+
+def worker_identity(settings: Settings, worker: MultiKueueWorker, owner: Optional[str] = None
+                    ) -> list[dict[str, Any]]:
+    """The worker identity of `worker`: the ServiceAccount in Kueue's namespace (`kueue.namespace`); the ClusterRole
+    with the reads of every kind MultiKueue uses (`worker_rules`: get, list, watch, cluster-wide, since the manager
+    watches every namespace of the worker) and its ClusterRoleBinding; and in each namespace the stack dispatches to
+    the worker (`dispatched_namespaces`) a Role with the writes (`worker_namespace_rules`: create, delete, update,
+    patch) and its RoleBinding, so the credential the manager holds can write nowhere else on the worker (issue 38:
+    cluster-wide create and delete of pods, Jobs, JobSets and TrainJobs made it an administrator in disguise). The
+    ServiceAccount carries this stack's mark (`owner`, annotation `kueue-cohorts/owner`) when given, which the
+    preflight reads (`components.stack.preflight.account_problems`)."""
     namespace = settings.kueue.namespace
     name = role_name(worker)
-    return [
+    subjects = [{"kind": "ServiceAccount", "name": worker.service_account, "namespace": namespace}]
+    gates = settings.kueue.feature_gates
+    writes = worker_namespace_rules(settings.kueue.integrations, gates)
+    out: list[dict[str, Any]] = [
         {"apiVersion": "v1", "kind": "ServiceAccount",
-         "metadata": {"name": worker.service_account, "namespace": namespace, "labels": _labels()}},
+         "metadata": {"name": worker.service_account, "namespace": namespace, "labels": _labels(),
+                      **({"annotations": {OWNER_ANNOTATION: owner}} if owner else {})}},
         {"apiVersion": RBAC_API_VERSION, "kind": "ClusterRole", "metadata": {"name": name, "labels": _labels()},
-         "rules": worker_rules(settings.kueue.integrations, settings.kueue.feature_gates)},
+         "rules": worker_rules(settings.kueue.integrations, gates)},
         {"apiVersion": RBAC_API_VERSION, "kind": "ClusterRoleBinding", "metadata": {"name": name, "labels": _labels()},
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-         "subjects": [{"kind": "ServiceAccount", "name": worker.service_account, "namespace": namespace}]},
+         "subjects": subjects},
     ]
+    for ns in dispatched_namespaces(settings, worker):
+        meta = {"name": name, "namespace": ns, "labels": _labels()}
+        out += [{"apiVersion": RBAC_API_VERSION, "kind": "Role", "metadata": dict(meta), "rules": writes},
+                {"apiVersion": RBAC_API_VERSION, "kind": "RoleBinding", "metadata": dict(meta),
+                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+                 "subjects": list(subjects)}]
+    return out
 
 
 def kubeconfig_secret(settings: Settings, worker: MultiKueueWorker) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The policy pack config of a stack, generated from its settings: what the pack must know that objects do not say.
 
-`policy/config/<stack>.json` is this, written by `python -m kueue_cohorts.validate --stack <stack> --pack-config
+`policy/config/<stack>.json` is this, written by `kueue-cohorts validate --stack <stack> --pack-config
 --write` and
 checked against the stack file by the tests, so the pack (in CI, with `--policy-pack-config`) and the program's
 settings check (which runs the same rule book in-process with this same config) judge with the same facts.

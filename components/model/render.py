@@ -501,7 +501,7 @@ def _multikueue(settings: Settings, owner: Optional[str]) -> tuple[tuple[Rendere
         manager.append(Rendered(cluster_manifest(worker), base, {
             "metadata.name": base + ("name",), "spec.clusterSource.kubeConfig.location": base + ("secret", "name")}))
         view = worker_settings(settings, worker)
-        identity = tuple(Rendered(m, base + ("serviceAccount",)) for m in worker_identity(settings, worker))
+        identity = tuple(Rendered(m, base + ("serviceAccount",)) for m in worker_identity(settings, worker, owner))
         workers.append(RenderedWorker(worker.name, index, view, render(view, owner), identity))
     for index, entry in enumerate(mk.dispatch):
         base = ("multiKueue", "dispatch", index)

@@ -79,7 +79,8 @@ class MultiKueueManager(pulumi.ComponentResource):
 @dataclass(frozen=True)
 class MultiKueueWorkerIdentityArgs:
     """Inputs of MultiKueueWorkerIdentity: `objects`, the worker's rendered identity (`RenderedWorker.identity`: the
-    ServiceAccount, the ClusterRole and the ClusterRoleBinding), registered as they are."""
+    ServiceAccount, the ClusterRole and the ClusterRoleBinding with the reads, a Role and RoleBinding with the writes
+    per dispatched namespace), registered as they are."""
 
     objects: tuple[Rendered, ...]
 
@@ -87,8 +88,10 @@ class MultiKueueWorkerIdentityArgs:
 class MultiKueueWorkerIdentity(pulumi.ComponentResource):
     """The identity the manager's Kueue acts as on one worker.
 
-    Children: `<name>-<kind>` (serviceaccount, clusterrole, clusterrolebinding; the binding after the role and the
-    account). Outputs: `serviceAccount` (`<namespace>/<name>`), `clusterRole` (name).
+    Children: `<name>-<kind>` (serviceaccount, clusterrole, clusterrolebinding) and `<name>-<kind>-<namespace>` (role,
+    rolebinding), each binding after the role and the account. The program registers it after the worker's cohorts
+    (the Roles live in the namespaces they create). Outputs: `serviceAccount` (`<namespace>/<name>`), `clusterRole`
+    (name).
     """
 
     def __init__(self, name: str, args: MultiKueueWorkerIdentityArgs, opts: Optional[pulumi.ResourceOptions] = None):
@@ -96,9 +99,10 @@ class MultiKueueWorkerIdentity(pulumi.ComponentResource):
         made: list[pulumi.Resource] = []
         account, role = "", ""
         for item in args.objects:
-            deps = list(made) if item.kind == "ClusterRoleBinding" else []
-            made.append(ManifestResource.of(f"{name}-{item.kind.lower()}", item,
-                                            pulumi.ResourceOptions(parent=self, depends_on=deps)))
+            deps = list(made) if item.kind in ("ClusterRoleBinding", "RoleBinding") else []
+            child = f"{name}-{item.kind.lower()}" + (f"-{item.namespace}" if item.kind in ("Role", "RoleBinding")
+                                                      else "")
+            made.append(ManifestResource.of(child, item, pulumi.ResourceOptions(parent=self, depends_on=deps)))
             if item.kind == "ServiceAccount":
                 account = f"{item.namespace}/{item.name}"
             elif item.kind == "ClusterRole":

@@ -34,7 +34,9 @@ class WorkerSecret(Model):
     name: Optional[DnsSubdomain] = None
     """The Secret's name. Omitted: `<worker name>-multikueue`."""
     from_file: Annotated[Optional[str], SELECTS_KUBECONFIG] = None
-    """A kubeconfig file (cluster mode kubeconfig only) that the deploy reads as a Pulumi secret and writes into the
+    """A kubeconfig file (cluster mode kubeconfig, and a stack that is not protected: a protected one references a
+    Secret made outside it, docs/multikueue.md "The worker credential") that the deploy reads as a Pulumi secret and
+    writes into the
     Secret: it is encrypted in the state and never shown in a plan. Replace the file and run `up` to rotate the
     credentials. The file must satisfy Kueue's kubeconfig checks (certificate-authority-data, no tokenFile, no exec
     or auth-provider, no basic auth, TLS verified). Omitted: the Secret is yours (created and rotated outside the

@@ -23,7 +23,15 @@ from kubernetes.client.exceptions import ApiException
 from components.model.kueue import MANAGED_BY, MANAGED_BY_LABEL, OWNER_ANNOTATION
 from components.model.kueue_chart import ChartObject, cluster_objects
 from components.model.render import render_stack
-from components.settings import PROJECT, ClusterMode, NamespacePolicy, PreviewIdentityCreate, Settings, config_key
+from components.settings import (
+    PROJECT,
+    ClusterMode,
+    MultiKueueWorker,
+    NamespacePolicy,
+    PreviewIdentityCreate,
+    Settings,
+    config_key,
+)
 from components.settings.errors import Problem, problems_message
 from components.settings.quoting import shell_word
 
@@ -510,3 +518,78 @@ def check_namespaces(settings: Settings, owner: str, kubeconfig: Optional[Path],
             "more: if this stack still holds it, this up deletes it with everything in it. To keep it, declare it "
             "again with namespacePolicy Label for one up (the stack hands it over in place), then remove it"
             for name in undeclared_owned(declared, live, owner)]
+
+
+@dataclass(frozen=True)
+class LiveAccount:
+    """A ServiceAccount as the cluster has it: `owner` its `kueue-cohorts/owner` annotation (None: absent),
+    `managed_by_us` whether it carries `app.kubernetes.io/managed-by: kueue-cohorts` (an account an earlier version of
+    a kueue-cohorts stack created, before the mark)."""
+
+    namespace: str
+    name: str
+    owner: Optional[str] = None
+    managed_by_us: bool = False
+
+
+def account_problems(index: int, worker: MultiKueueWorker, live: Optional[LiveAccount], owner: str) -> list[Problem]:
+    """Judge the worker ServiceAccount the stack would create (`multiKueue.workers[index].serviceAccount`) against the
+    live one on the worker. Pure.
+
+    Returns:
+        One Problem when the account exists and is not this stack's: it carries another stack's mark, or neither a
+        mark nor the managed-by label (someone else's account: the provider's server-side apply would take it over,
+        bind the worker role to whatever already runs as it, and destroy would delete it). Empty when it is absent,
+        carries this stack's mark, or only the managed-by label (an earlier version of the stack).
+    """
+    if live is None or live.owner == owner or (live.owner is None and live.managed_by_us):
+        return []
+    who = f"stack {live.owner} created it" if live.owner else \
+        f"it has neither the {OWNER_ANNOTATION} annotation nor {MANAGED_BY_LABEL}={MANAGED_BY}"
+    return [Problem(
+        config_key("kueue-cohorts:multiKueue", "workers", index, "serviceAccount"), worker.service_account,
+        f"the ServiceAccount {live.namespace}/{live.name} already exists on worker {worker.name} and {who}: the stack "
+        "would take it over, grant the worker role to whatever runs as it, and destroy would delete it",
+        "name an account of its own in multiKueue.workers[].serviceAccount (and make the worker kubeconfig's token "
+        f"for it), or, if this stack did create it, mark it: kubectl annotate serviceaccount -n {live.namespace} "
+        f"{live.name} {OWNER_ANNOTATION}={owner}")]
+
+
+def live_account(kubeconfig: Optional[Path], context: Optional[str], namespace: str, name: str,
+                 timeout_seconds: float = 15.0) -> Optional[LiveAccount]:
+    """The ServiceAccount `namespace/name` of the cluster, or None when absent (one read, official client).
+
+    Raises:
+        PreflightError: it cannot be read (unreachable cluster, no permission to read ServiceAccounts).
+    """
+    def read(api: client.ApiClient) -> Optional[LiveAccount]:
+        try:
+            account = client.CoreV1Api(api).read_namespaced_service_account(name, namespace,
+                                                                            _request_timeout=timeout_seconds)
+        except ApiException as err:
+            if err.status == 404:
+                return None
+            raise
+        meta = account.metadata
+        annotations = (meta.annotations if meta is not None else None) or {}
+        labels = (meta.labels if meta is not None else None) or {}
+        return LiveAccount(namespace, name, annotations.get(OWNER_ANNOTATION),
+                           labels.get(MANAGED_BY_LABEL) == MANAGED_BY)
+
+    return _read_cluster(kubeconfig, context, read, f"Cannot read the ServiceAccount {namespace}/{name}",
+                         "The stack checks that it takes over no account it did not create; give its identity get on "
+                         "serviceaccounts in Kueue's namespace.")
+
+
+def check_worker_account(settings: Settings, index: int, worker: MultiKueueWorker, owner: str,
+                         kubeconfig: Optional[Path], context: Optional[str]) -> None:
+    """The preflight of the worker ServiceAccount `worker` (`multiKueue.workers[index]`) on its cluster.
+
+    Raises:
+        NamespacePreflightError: the account exists and is not this stack's (`account_problems`).
+        PreflightError: it cannot be read.
+    """
+    problems = account_problems(index, worker, live_account(kubeconfig, context, settings.kueue.namespace,
+                                                            worker.service_account), owner)
+    if problems:
+        raise NamespacePreflightError(problems)

@@ -185,13 +185,16 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
             raise ValueError(f"MultiKueue worker {worker.name} has no provider")
         worker_provider_ = (worker_providers or {})[worker.name]
         worker_opts = pulumi.ResourceOptions(provider=worker_provider_)
-        parts: dict[str, Any] = {"identity": MultiKueueWorkerIdentity(
-            f"{worker.name}-multikueue", MultiKueueWorkerIdentityArgs(worker.identity), worker_opts)}
+        cohorts: dict[str, Any] = {}
         worker_outputs: dict[str, Any] = {}
         worker_stack = JudgedStack.prejudged(worker.settings, AssembledStack(worker.stack, (), (), None, ()),
                                              namespace_owner)  # judged by the program's check, cluster by cluster
-        _register_cohorts(worker_stack, worker_provider_, worker_opts, f"{worker.name}-", parts, worker_outputs)
-        components[f"worker/{worker.name}"] = parts
+        _register_cohorts(worker_stack, worker_provider_, worker_opts, f"{worker.name}-", cohorts, worker_outputs)
+        # after the cohorts: the identity's Roles live in the dispatched namespaces they create
+        made = [c for c in cohorts.values() if isinstance(c, pulumi.Resource)]
+        grants = MultiKueueWorkerIdentity(f"{worker.name}-multikueue", MultiKueueWorkerIdentityArgs(worker.identity),
+                                          pulumi.ResourceOptions(provider=worker_provider_, depends_on=made))
+        components[f"worker/{worker.name}"] = {"identity": grants, **cohorts}
         outputs["multiKueue"]["workers"][worker.name] = worker_outputs
     plan = stack.identity
     if plan is not None:  # last: its Roles live in the namespaces the components above create

@@ -20,6 +20,7 @@ from components.settings import ChartSource, ClusterMode, ManagerTrainer, MultiK
 from components.stack.preflight import (
     PreflightError,
     check_namespaces,
+    check_worker_account,
     require_admittable_trainer,
     require_crds_only_trainer,
     require_kueue_api,
@@ -109,13 +110,14 @@ def resolve(settings: Settings, namespace_owner: str, sandbox: SandboxTarget) ->
         require_crds_only_trainer(kubeconfig, cluster.context,
                                   config_key("kueue-cohorts:multiKueue", "managerTrainer"))
     warnings = check_namespaces(settings, namespace_owner, kubeconfig, cluster.context)
-    for worker in settings.multi_kueue.workers if settings.multi_kueue else []:  # each worker runs its own Kueue
+    for index, worker in enumerate(mk.workers if mk else []):  # each worker runs its own Kueue
         where, context = workers[worker.name].kubeconfig, worker.context
         require_kueue_api(where, context, pins["kueue"].version)
         if settings.training_runtime is not None:
             require_admittable_trainer(where, context, pins["kueue"].version, pins["trainer"].version)
         warnings += [f"worker {worker.name}: {line}" for line in
                      check_namespaces(worker_settings(settings, worker), namespace_owner, where, context)]
+        check_worker_account(settings, index, worker, namespace_owner, where, context)
     return Target(kubeconfig, chart, manager, tuple(warnings), workers)
 
 

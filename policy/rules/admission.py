@@ -16,6 +16,11 @@ Each `Guardrail` here pairs one rule of the book with its CEL twin:
 | kueue-manager-config-writers   | `check_manager_config_writer` (admission only)              | ConfigMap (Kueue's)   |
 | INFERENCE_ROLLOUT_FITS_NOMINAL | `inference_rollout_fits_nominal`: `lifecycle_of` + `judge` | Deployment,           |
 |                                | (one workload)                                             | StatefulSet, LWS      |
+| priority-use                   | `check_priority_use` (TRAINING_PRIORITY_BELOW_INFERENCE's  | every workload kind   |
+|                                | `priority_violations`, one workload)                       | (`KINDS`)             |
+| multikueue-writers             | `check_multikueue_writer` (admission only)                 | MultiKueue objects,   |
+|                                |                                                            | worker Secrets        |
+| TRAINJOB_RESERVED_ENV          | `check_reserved_env_request` (`reserved_violations`)       | TrainJob              |
 
 A guardrail that mirrors a pack policy carries its declared name (upper case above: the declaration); the others
 are admission only.
@@ -54,11 +59,28 @@ from .inference_rollout_fits_nominal import (
 from .inference_rollout_fits_nominal import judge as judge_lifecycle
 from .namespace_selector import check_namespace_selector
 from .reclaim_within_budget import RECLAIM_WITHIN_BUDGET, check_runtime_hold, check_trainjob_patches
+from .training_priority_below_inference import KINDS, SYSTEM_PRIORITY_CLASSES, priority_violations
+from .trainjob_reserved_env import (
+    ENV_PATHS,
+    RESERVED_ENV,
+    RESERVED_PREFIXES,
+    TRAINJOB_RESERVED_ENV,
+    reserved_violations,
+    runtime_key,
+)
 from .vocabulary.kueue_counts import MANAGER_CONFIG_MAP
-from .vocabulary.objects import INFERENCE_ROLE, QUEUE_NAME_LABEL, ROLE_LABEL, TRAINING_ROLE, KubeObject, violation
+from .vocabulary.objects import (
+    INFERENCE_ROLE,
+    PRIORITY_CLASS_LABEL,
+    QUEUE_NAME_LABEL,
+    ROLE_LABEL,
+    TRAINING_ROLE,
+    KubeObject,
+    violation,
+)
 from .vocabulary.quantity import is_binary, parse, show
 from .vocabulary.reclaim import DEFAULT_GRACE_SECONDS, KUBELET_MINIMUM_SECONDS
-from .vocabulary.trainer import ANCESTOR_LABEL
+from .vocabulary.trainer import ANCESTOR_LABEL, TRAINER_GROUP
 from .vocabulary.values import MISSING, Violation, format_path, get
 from .workload_priority_class import WORKLOAD_PRIORITY_CLASS, check_workload_priority_class
 
@@ -108,10 +130,16 @@ class LayoutScope:
     cohort_tree: tuple[str, ...] = ()
     kueue_namespace: Optional[str] = None
     training_namespaces: tuple[str, ...] = ()
-    """The namespaces of the training ClusterQueue (it borrows inference's quota): their runtimes and TrainJobs are
-    judged against `reclaim_budget_seconds`."""
+    """The non-inference namespaces of the layout's tree (`training.namespaces`; the training ClusterQueue borrows
+    inference's quota): workloads there are judged by priority-use, their runtimes and TrainJobs against
+    `reclaim_budget_seconds`."""
     reclaim_budget_seconds: Optional[int] = None
     """The inference side's reclaim budget (`reclaimBudgetSeconds`); None: no reclaim-time guardrail."""
+    multikueue: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The MultiKueue objects the stack writes, kind -> names: MultiKueueCluster, MultiKueueConfig, AdmissionCheck
+    and Secret (the workers' kubeconfig Secrets in `kueue_namespace`); multikueue-writers guards them."""
+    reserved_runtimes: tuple[tuple[str, str], ...] = ()
+    """(namespace, name) of each TrainingRuntime of the stack that sets the reserved trainer variables."""
 
     @property
     def tree(self) -> tuple[str, ...]:
@@ -146,8 +174,8 @@ class Guardrail:
     policy's declared name, or an admission-only rule's). cohort: the layout's cohort. resource: (apiGroup, version,
     plural) matched on CREATE and UPDATE. match_conditions / variables: (name, CEL) pairs. validations: dicts of the
     policy's `spec.validations` (expression, message, messageExpression, reason). check: the Python rule on a
-    `Request`. ratchet: top-level fields ("spec", "value") whose being unchanged on UPDATE lets the request
-    through whatever the rule says (variable `unchanged`, as Kubernetes ratchets CRD validation); `judge` is the
+    `Request`. ratchet: fields ("spec", "value", dotted "metadata.labels") whose being unchanged on UPDATE lets the
+    request through whatever the rule says (variable `unchanged`, as Kubernetes ratchets CRD validation); `judge` is the
     verdict the apiserver must reach: deny iff it returns a Violation. operations: the admission operations
     matched on `resource` and each of `also` (CREATE and UPDATE unless the rail also judges DELETE).
     """
@@ -171,7 +199,7 @@ class Guardrail:
         `ratchet` fields as they were passes (so an object that already breaks the rule can still get metadata
         updates, e.g. the engine's managedFields patch before its repair); anything else goes to the rule."""
         if request.op == "UPDATE" and request.old is not None and self.ratchet and all(
-                get(request.old.props, f) == get(request.obj.props, f) for f in self.ratchet):
+                get(request.old.props, *f.split(".")) == get(request.obj.props, *f.split(".")) for f in self.ratchet):
             return []
         return self.check(request)
 
@@ -647,9 +675,17 @@ def check_manager_config_writer(request: Request, namespace: str, identities: Id
         "to admission.identities")]
 
 
+OBJECT_NAME = "(object != null ? object.metadata.name : oldObject.metadata.name)"
+"""CEL: the name of the object written or deleted. Not `request.name`: it is empty for every item of a
+DELETECOLLECTION (k8s.io/apiserver v0.36.3 `pkg/registry/rest/delete.go` `AdmissionToValidateObjectDeleteFunc`: each
+item is judged with the collection request's static attributes, name "", and the item as `oldObject`); `object` is
+null on DELETE."""
+
+
 def manager_config_writers(scope: LayoutScope, identities: Identities) -> Optional[Guardrail]:
-    """kueue-manager-config-writers: the CEL twin of `check_manager_config_writer` (CREATE, UPDATE, DELETE). None
-    when the scope does not carry Kueue's namespace (one layout of the stack carries it)."""
+    """kueue-manager-config-writers: the CEL twin of `check_manager_config_writer` (CREATE, UPDATE, DELETE and each
+    item of a DELETECOLLECTION: matched on the object's name, `OBJECT_NAME`). None when the scope does not carry
+    Kueue's namespace (one layout of the stack carries it)."""
     namespace = scope.kueue_namespace
     if namespace is None:
         return None
@@ -662,13 +698,261 @@ def manager_config_writers(scope: LayoutScope, identities: Identities) -> Option
     return Guardrail(
         _name(scope, MANAGER_CONFIG_WRITERS_POLICY), MANAGER_CONFIG_WRITERS_POLICY, scope.cohort, _CONFIG_MAPS,
         ((MANAGER_CONFIG_MAP, f"request.namespace == {cel_string(namespace)} && "
-                            f"request.name == {cel_string(MANAGER_CONFIG_MAP)}"),
+                            f"{OBJECT_NAME} == {cel_string(MANAGER_CONFIG_MAP)}"),
          ("not-a-stack-identity", f"!({_stack_identity(identities)})")), (),
         ({"expression": f"request.operation == 'UPDATE' && {same}", "reason": "Forbidden",
           **_message("ConfigMap", MANAGER_CONFIG_WRITERS_POLICY, rule, fix, "data", extra=_requested_by(),
-                     name="request.name")},),
+                     name=OBJECT_NAME)},),
         lambda req: check_manager_config_writer(req, namespace, identities),
         operations=("CREATE", "UPDATE", "DELETE"))
+
+# --- issue 38: priorities used, MultiKueue's objects, the reserved trainer environment ----------------------------
+
+
+def cel_every(var: str, path: str, leaf: Callable[[str], str], depth: int = 0) -> str:
+    """CEL: `leaf` holds for every node at the dotted `path` below CEL expression `var` (`*` for every list item, ""
+    for `var` itself); a missing field on the way holds vacuously (each step guarded by `has()`, which errors on a
+    missing parent). The twin of the Python walks over the same paths (`training_priority_below_inference.nodes`,
+    `trainjob_reserved_env.ENV_PATHS`)."""
+    parts = path.split(".") if path else []
+    guards = []
+    expr = var
+    while parts and parts[0] != "*":
+        expr = f"{expr}.{parts[0]}"
+        guards.append(f"!has({expr})")
+        parts = parts[1:]
+    if parts:
+        item = f"x{depth}"
+        inner = f"{expr}.all({item}, {cel_every(item, '.'.join(parts[1:]), leaf, depth + 1)})"
+    else:
+        inner = leaf(expr)
+    return "(" + " || ".join([*guards, inner]) + ")"
+
+
+PRIORITY_USE_POLICY = "priority-use"
+
+
+def _floor_and_classes(scope: LayoutScope) -> tuple[Optional[int], dict[str, int]]:
+    inference = dict(scope.inference_priority_classes)
+    if not inference:
+        return None, {}
+    return min(inference.values()), {**scope.training_priority_classes, **inference}
+
+
+def check_priority_use(request: Request, scope: LayoutScope) -> list[Violation]:
+    """priority-use: a workload written into a non-inference namespace of the layout's tree (`training_namespaces`)
+    asks for no priority at or above inference's (`training_priority_below_inference.high_priorities`: the
+    WorkloadPriorityClass label naming a class of the stack at or above the lowest inference value, a pod
+    `priorityClassName` of `SYSTEM_PRIORITY_CLASSES`, a Workload's `spec.priority`), whoever writes it.
+
+    Args:
+        request: the workload written (CREATE or UPDATE). scope: the layout (its classes and namespaces).
+    Returns:
+        One Violation per such field (`priority_violations`), else none.
+    """
+    floor, classes = _floor_and_classes(scope)
+    obj = request.obj
+    if floor is None or obj.namespace not in scope.training_namespaces:
+        return []
+    return priority_violations(obj, floor, classes, SYSTEM_PRIORITY_CLASSES, PRIORITY_USE_POLICY)
+
+
+def priority_use(scope: LayoutScope) -> Optional[Guardrail]:
+    """priority-use: the CEL twin of `check_priority_use` over every kind of `training_priority_below_inference.KINDS`
+    (CREATE, UPDATE; an UPDATE leaving `spec` and `metadata.labels` as they were passes, so a workload written before
+    the rail still takes Kueue's finalizers). The denied names are constants: the stack's classes at or above the
+    floor (only the stack's identities may write another, `priority-ceiling`) and the system PriorityClasses. None
+    when the layout has no inference class or no training namespace."""
+    floor, classes = _floor_and_classes(scope)
+    if floor is None or not scope.training_namespaces:
+        return None
+    high = cel_list(n for n, v in classes.items() if v >= floor)
+    pods = cel_list(n for n, v in SYSTEM_PRIORITY_CLASSES.items() if v >= floor)
+    key = cel_string(PRIORITY_CLASS_LABEL)
+
+    def labels_ok(node: str) -> str:
+        return (f"!has({node}.metadata) || !has({node}.metadata.labels) || !({key} in {node}.metadata.labels) || "
+                f"!({node}.metadata.labels[{key}] in {high})")
+
+    def pod_ok(node: str) -> str:
+        return f"!has({node}.spec) || !has({node}.spec.priorityClassName) || !({node}.spec.priorityClassName in {pods})"
+
+    per_kind = []
+    for kind in KINDS:
+        checks = [cel_every("object", "", labels_ok)]
+        checks += [cel_every("object", path, labels_ok) for path in (*kind.labelled, *kind.templates) if path]
+        checks += [cel_every("object", path, pod_ok) for path in kind.templates]
+        if kind.workload_priority:
+            checks.append(f"(!has(object.spec.priority) || object.spec.priority < {floor})")
+        per_kind.append(f"(object.kind != {cel_string(kind.kind)} || ({' && '.join(checks)}))")
+    probe = kube_object({"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": "probe", "namespace": scope.training_namespaces[0],
+        "labels": {PRIORITY_CLASS_LABEL: next(n for n, v in classes.items() if v >= floor)}}})
+    _, fix = _clauses(check_priority_use(Request(probe), scope), PRIORITY_USE_POLICY)
+    rule = (f"a workload outside inference's namespaces may not run at or above inference's priority {floor} (a "
+            f"{PRIORITY_CLASS_LABEL} label naming {', '.join(sorted(n for n, v in classes.items() if v >= floor))}, "
+            f"or pods of PriorityClass {', '.join(sorted(SYSTEM_PRIORITY_CLASSES))}: Kueue admits it ahead of "
+            "inference and never reclaims it, and its pods preempt inference's)")
+    tail = f"' breaks the kueue-cohorts rule {PRIORITY_USE_POLICY}: {rule}; fix: {fix}"
+    resources = [(k.group, k.version, k.plural) for k in KINDS]
+    return Guardrail(
+        _name(scope, PRIORITY_USE_POLICY), PRIORITY_USE_POLICY, scope.cohort, resources[0],
+        (("training-namespace", f"request.namespace in {cel_list(scope.training_namespaces)}"),), (),
+        ({"expression": " && ".join(per_kind), "reason": "Forbidden",
+          "message": f"This workload{tail[1:]}.",
+          "messageExpression": f"object.kind + \" '\" + object.metadata.namespace + \"/\" + object.metadata.name + "
+                               f"{cel_string(tail)} + {_requested_by()} + \".\""},),
+        lambda req: check_priority_use(req, scope), ("spec", "metadata.labels"), tuple(resources[1:]))
+
+
+MULTIKUEUE_WRITERS_POLICY = "multikueue-writers"
+MULTIKUEUE_KINDS: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
+    ("kueue.x-k8s.io", "v1beta2", "multikueueclusters", "MultiKueueCluster", ("spec",)),
+    ("kueue.x-k8s.io", "v1beta2", "multikueueconfigs", "MultiKueueConfig", ("spec",)),
+    ("kueue.x-k8s.io", "v1beta2", "admissionchecks", "AdmissionCheck", ("spec",)),
+    ("", "v1", "secrets", "Secret", ("data", "type")),
+)
+"""(group, version, plural, kind, the fields that decide dispatch) of the objects that decide where MultiKueue sends
+a dispatched job (Kueue v0.19.2 `apis/kueue/v1beta2/multikueue_types.go`: MultiKueueConfig `spec.clusters`,
+MultiKueueCluster `spec.clusterSource.kubeConfig` naming a Secret of Kueue's namespace whose key `kubeconfig` is
+read; `admissioncheck_types.go`: `spec.controllerName`, `spec.parameters`). The v1beta1 versions Kueue still serves
+are matched as equivalent (`matchPolicy: Equivalent`, converted to v1beta2); status subresources cannot change them
+(the CRDs' status strategy keeps only `status`)."""
+
+
+def _dispatch_fields(kind: str) -> tuple[str, ...]:
+    return next(fields for _, _, _, k, fields in MULTIKUEUE_KINDS if k == kind)
+
+
+def check_multikueue_writer(request: Request, scope: LayoutScope, identities: Identities) -> list[Violation]:
+    """multikueue-writers (admission only): only the stack's identities may create, delete, or change what decides
+    dispatch (`MULTIKUEUE_KINDS`) of the stack's MultiKueueClusters, MultiKueueConfigs and AdmissionChecks and the
+    workers' kubeconfig Secrets in Kueue's namespace (`LayoutScope.multikueue`): whoever writes one could point
+    dispatch at their own cluster and receive every dispatched job.
+
+    Args:
+        request: the object written (on DELETE, `obj` is the object deleted and `operation` "DELETE").
+        scope: the layout (its MultiKueue names, Kueue's namespace). identities: the stack's users and groups.
+    Returns:
+        One Violation at the first decisive field when another identity writes one of them; else none (an UPDATE
+        leaving those fields as they were passes: Kueue's finalizers, labels).
+    """
+    obj = request.obj
+    groups = {k: g for g, _, _, k, _ in MULTIKUEUE_KINDS}
+    if obj.kind not in groups or obj.group != groups[obj.kind] or obj.name not in scope.multikueue.get(obj.kind, ()) \
+            or (obj.kind == "Secret" and obj.namespace != scope.kueue_namespace) \
+            or identities.includes(request.username, request.groups):
+        return []
+    fields = _dispatch_fields(obj.kind)
+    if request.op == "UPDATE" and request.old is not None and all(
+            get(request.old.props, f) == get(obj.props, f) for f in fields):
+        return []
+    return [violation(
+        obj, MULTIKUEUE_WRITERS_POLICY, fields[0], get(obj.props, fields[0]),
+        "only the identities that run the kueue-cohorts stack may create, change or delete its MultiKueue objects "
+        "and worker kubeconfig Secrets (they decide which cluster receives every dispatched job)",
+        "change multiKueue in the stack config and run pulumi up, or add the identity that manages the worker "
+        "credentials to admission.identities")]
+
+
+def multikueue_writers(scope: LayoutScope, identities: Identities) -> Optional[Guardrail]:
+    """multikueue-writers: the CEL twin of `check_multikueue_writer` (CREATE, UPDATE, DELETE and each item of a
+    DELETECOLLECTION, matched on the object's name `OBJECT_NAME`). None when the layout carries no MultiKueue names."""
+    if not any(scope.multikueue.values()):
+        return None
+    namespace = scope.kueue_namespace or ""
+    matches = []
+    for group, _, plural, kind, _ in MULTIKUEUE_KINDS:
+        names = scope.multikueue.get(kind, ())
+        if names:
+            where = f" && request.namespace == {cel_string(namespace)}" if kind == "Secret" else ""
+            matches.append(f"(request.resource.group == {cel_string(group)} && request.resource.resource == "
+                           f"{cel_string(plural)}{where} && {OBJECT_NAME} in {cel_list(names)})")
+    kind = next(k for _, _, _, k, _ in MULTIKUEUE_KINDS if scope.multikueue.get(k))
+    group = next(g for g, _, _, k, _ in MULTIKUEUE_KINDS if k == kind)
+    probe = kube_object({"apiVersion": f"{group}/v1beta2" if group else "v1", "kind": kind,
+                         "metadata": {"name": scope.multikueue[kind][0], "namespace": namespace}})
+    rule, fix = _clauses(check_multikueue_writer(Request(probe, None, "probe"), scope, Identities()),
+                         MULTIKUEUE_WRITERS_POLICY)
+
+    def same(fields: tuple[str, ...]) -> str:
+        return " && ".join(f"has(oldObject.{f}) == has(object.{f}) && (!has(object.{f}) || "
+                           f"oldObject.{f} == object.{f})" for f in fields)
+
+    unchanged = (f"request.operation == 'UPDATE' && (object.kind == 'Secret' ? ({same(_dispatch_fields('Secret'))}) "
+                 f": ({same(('spec',))}))")
+    tail = f"' breaks the kueue-cohorts rule {MULTIKUEUE_WRITERS_POLICY}: {rule}; fix: {fix}"
+    resources = [(g, v, p) for g, v, p, _, _ in MULTIKUEUE_KINDS]
+    return Guardrail(
+        _name(scope, MULTIKUEUE_WRITERS_POLICY), MULTIKUEUE_WRITERS_POLICY, scope.cohort, resources[0],
+        (("stack-multikueue-object", " || ".join(matches)),
+         ("not-a-stack-identity", f"!({_stack_identity(identities)})")), (),
+        ({"expression": unchanged, "reason": "Forbidden", "message": f"This MultiKueue object{tail[1:]}.",
+          "messageExpression": f"(object != null ? object.kind : oldObject.kind) + \" '\" + {OBJECT_NAME} + "
+                               f"{cel_string(tail)} + {_requested_by()} + \".\""},),
+        lambda req: check_multikueue_writer(req, scope, identities), also=tuple(resources[1:]),
+        operations=("CREATE", "UPDATE", "DELETE"))
+
+
+RESERVED_ENV_POLICY = TRAINJOB_RESERVED_ENV.name
+
+
+def check_reserved_env_request(request: Request, runtimes: Iterable[tuple[str, str]]) -> list[Violation]:
+    """TRAINJOB_RESERVED_ENV in the cluster: a TrainJob of one of the stack's TrainingRuntimes that set the reserved
+    variables (`runtimes`: (namespace, name)) names none of them in its env (`trainjob_reserved_env.ENV_PATHS`),
+    whoever writes it (a tenant's own TrainJob could otherwise name another run and resume from or rotate away its
+    checkpoints).
+
+    Returns:
+        The pack rule's Violations (`reserved_violations`) for such a TrainJob, else none.
+    """
+    obj = request.obj
+    if obj.group != TRAINER_GROUP or obj.kind != "TrainJob":
+        return []
+    key = runtime_key(obj)
+    if key[0] != "TrainingRuntime" or (key[1] or "", key[2]) not in set(runtimes):
+        return []
+    return reserved_violations(obj, key, RESERVED_ENV_POLICY)
+
+
+def reserved_env(scope: LayoutScope) -> Optional[Guardrail]:
+    """TRAINJOB_RESERVED_ENV: the CEL twin of `check_reserved_env_request` (CREATE, UPDATE; an UPDATE leaving `spec`
+    as it was passes). None when the layout has no such runtime."""
+    runtimes = scope.reserved_runtimes
+    if not runtimes:
+        return None
+    ref = "object.spec.runtimeRef"
+    ours = (f"has(object.spec) && has({ref}) && has({ref}.name) && has({ref}.kind) && {ref}.kind == "
+            f"'TrainingRuntime' && (object.metadata.namespace + '/' + {ref}.name) in "
+            f"{cel_list(f'{ns}/{name}' for ns, name in runtimes)}")
+    exact = cel_list(RESERVED_ENV)
+
+    def allowed(entry: str) -> str:
+        prefixes = " && ".join(f"!{entry}.name.startsWith({cel_string(p)})" for p in RESERVED_PREFIXES)
+        return f"!has({entry}.name) || (!({entry}.name in {exact}) && {prefixes})"
+
+    expression = " && ".join(cel_every("object", path, allowed) for path in ENV_PATHS)
+    namespace, name = runtimes[0]
+    probe = kube_object({"apiVersion": f"{TRAINER_GROUP}/v1alpha1", "kind": "TrainJob",
+                         "metadata": {"name": "probe", "namespace": namespace},
+                         "spec": {"runtimeRef": {"kind": "TrainingRuntime", "name": name},
+                                  "trainer": {"env": [{"name": sorted(RESERVED_ENV)[0], "value": "x"}]}}})
+    found = check_reserved_env_request(Request(probe), runtimes)
+    rule = (f"a TrainJob of the stack's checkpoint-safe runtime may not set the variables the runtime sets itself "
+            f"({', '.join(sorted(RESERVED_ENV))}, {', '.join(p + '*' for p in RESERVED_PREFIXES)}: the Trainer lets a "
+            "TrainJob's env win, so this would move the run's checkpoints, load other code or break the distributed "
+            "rendezvous)")
+    _clauses(found, RESERVED_ENV_POLICY)  # the Python rule refuses the probe
+    fix = "remove it from spec.trainer.env and spec.runtimePatches; change the runtime (trainingRuntime settings)"
+    tail = f"' breaks the kueue-cohorts rule {RESERVED_ENV_POLICY} at spec.trainer.env: {rule}; fix: {fix}"
+    return Guardrail(
+        _name(scope, RESERVED_ENV_POLICY), RESERVED_ENV_POLICY, scope.cohort, (TRAINER_GROUP, "v1alpha1", "trainjobs"),
+        (("stack-runtime", ours),), (),
+        ({"expression": expression, "reason": "Forbidden", "message": f"This TrainJob{tail[1:]}.",
+          "messageExpression": f"\"TrainJob '\" + object.metadata.namespace + \"/\" + object.metadata.name + "
+                               f"{cel_string(tail)} + {_requested_by()} + \".\""},),
+        lambda req: check_reserved_env_request(req, runtimes), ("spec",))
+
 
 _WORKLOADS = (("apps", "v1", "deployments"), ("apps", "v1", "statefulsets"), (LWS_GROUP, "v1", "leaderworkersets"))
 
@@ -791,7 +1075,8 @@ def guardrails(scope: LayoutScope, identities: Identities) -> list[Guardrail]:
     if scope.training_namespaces and scope.reclaim_budget_seconds is not None:
         out.append(reclaim_within_budget(scope))
     out.append(cohort_membership(scope, identities))
-    for optional in (priority_ceiling(scope, identities), manager_config_writers(scope, identities)):
+    for optional in (priority_ceiling(scope, identities), manager_config_writers(scope, identities),
+                     priority_use(scope), multikueue_writers(scope, identities), reserved_env(scope)):
         if optional is not None:
             out.append(optional)
     return out

@@ -41,6 +41,7 @@ from .protected_namespaces import PROTECTED_NAMESPACES
 from .quantities import QUANTITIES
 from .reclaim_within_budget import RECLAIM_WITHIN_BUDGET
 from .single_layout_per_cohort import SINGLE_LAYOUT_PER_COHORT
+from .training_priority_below_inference import TRAINING_PRIORITY_BELOW_INFERENCE
 from .training_runtime_fits_queue import TRAINING_RUNTIME_FITS_QUEUE
 from .trainjob_reserved_env import TRAINJOB_RESERVED_ENV
 from .vocabulary import memo, roles
@@ -57,6 +58,7 @@ RULES: tuple[Declaration, ...] = (
     INFERENCE_NAMESPACE_SELECTOR,
     CLUSTER_QUEUE_NAMESPACE_SELECTOR,
     WORKLOAD_PRIORITY_CLASS,
+    TRAINING_PRIORITY_BELOW_INFERENCE,
     CLUSTER_QUEUE_COVERS_POD_RESOURCES,
     INFERENCE_FITS_NOMINAL,
     INFERENCE_ROLLOUT_FITS_NOMINAL,

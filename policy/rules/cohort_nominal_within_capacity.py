@@ -415,7 +415,7 @@ def _undecidable(flavor: _Flavor, unknown: Sequence[NodePool], slots: Mapping[st
             f"config gives {_pools_text(unknown)} ({', '.join(p.where for p in unknown)}) without node labels, so "
             f"whether its {_held(slots, unknown)} in nominalQuota has nodes cannot be decided")
     fix = (f"describe the nodes in the {COHORT_NOMINAL_WITHIN_CAPACITY.name} config nodePools with their labels "
-           "(python -m kueue_cohorts.validate --stack NAME --pack-config --write generates them from the stack file)")
+           "(kueue-cohorts validate --stack NAME --pack-config --write generates them from the stack file)")
     return _at_flavor_or_quota(flavor, slots, rule, fix)
 
 

@@ -5,7 +5,8 @@ controller `kueue.x-k8s.io/multikueue`; the check's MultiKueueConfig lists the M
 dispatch order. Kueue then creates the workload, and its job, on a worker in the same namespace with the same
 queue-name label, and watches them there. So every worker must have the namespaces, LocalQueues and TrainingRuntimes
 of the dispatching queue's namespaces, and RBAC for the identity the manager's Kueue acts as on Workloads and on every
-enabled job kind with a MultiKueue adapter (Kueue v0.19.2 pkg/controller/admissionchecks/multikueue/
+enabled job kind with a MultiKueue adapter: its reads cluster-wide, its writes in each namespace the queue dispatches
+from (`vocabulary.multikueue.READ_VERBS`; Kueue v0.19.2 pkg/controller/admissionchecks/multikueue/
 multikueuecluster.go `updateConfigAndRefreshWatchers`: one refused watch makes the MultiKueueCluster inactive, the
 AdmissionCheck with it, and the ClusterQueue stops admitting anything). The table of what each kind needs and the
 cluster of each provider are `vocabulary/multikueue.py`.
@@ -92,13 +93,23 @@ def check_workers_ready(clusters: Mapping[str, Sequence[KubeObject]], options: M
                                         "a dispatched TrainJob names its runtime in its own namespace",
                                         f"register the TrainingRuntime {ns}/{name} on the worker"))
             subject = accounts.get(worker, DEFAULT_SERVICE_ACCOUNT)
-            for access, verbs in missing_access(granted(objects, subject), frameworks, gates):
+            for access, verbs in missing_access(granted(objects, subject), frameworks, gates, "read"):
                 found.append(_violation(
                     queue, where, f"RBAC for {access.resource} ({', '.join(verbs)}) of ServiceAccount "
-                    f"{subject}", f"the manager's Kueue {', '.join(verbs)}s {access.resource} on every worker "
-                    f"({access.upstream}, Kueue v0.19.2); one refused watch makes the MultiKueueCluster, the "
-                    "AdmissionCheck and this ClusterQueue inactive",
+                    f"{subject}", f"the manager's Kueue {', '.join(verbs)}s {access.resource} in every namespace "
+                    f"of the worker ({access.upstream}, Kueue v0.19.2); one refused watch makes the "
+                    "MultiKueueCluster, the AdmissionCheck and this ClusterQueue inactive",
                     f"grant the ServiceAccount {subject} the ClusterRole rule {rule_text(access, verbs)}"))
+            for ns in sorted(n for n in namespaces if n is not None):
+                rules = granted(objects, subject, ns)
+                for access, verbs in missing_access(rules, frameworks, gates, "write"):
+                    found.append(_violation(
+                        queue, where, f"RBAC for {access.resource} ({', '.join(verbs)}) of ServiceAccount {subject} "
+                        f"in namespace {ns}", f"the manager's Kueue {', '.join(verbs)}s {access.resource} of the "
+                        f"workloads it dispatches there ({access.upstream}, Kueue v0.19.2)",
+                        f"grant the ServiceAccount {subject} the rule {rule_text(access, verbs)} by a Role and "
+                        f"RoleBinding in {ns} (never cluster-wide: writes in every namespace make the worker "
+                        "credential an administrator of the worker)"))
     return found
 
 

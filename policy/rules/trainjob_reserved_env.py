@@ -22,9 +22,10 @@ from .vocabulary.declaration import Declaration, Level, Promise, Scope
 from .vocabulary.env_names import RESERVED_ENV, RESERVED_PREFIXES, is_reserved
 from .vocabulary.objects import KubeObject, guarded, violation
 from .vocabulary.trainer import RUNTIME_KINDS, TRAINER_GROUP
-from .vocabulary.values import Violation, as_list, as_map, get
+from .vocabulary.values import MISSING, Violation, as_list, as_map, get, is_map
 
-__all__ = ["RESERVED_ENV", "RESERVED_PREFIXES", "TRAINJOB_RESERVED_ENV", "is_reserved", "check_trainjob_reserved_env"]
+__all__ = ["ENV_PATHS", "RESERVED_ENV", "RESERVED_PREFIXES", "TRAINJOB_RESERVED_ENV", "check_trainjob_reserved_env",
+           "is_reserved", "reserved_entries", "reserved_violations", "runtime_key"]
 
 
 def _env_names(runtime: KubeObject) -> set[str]:
@@ -43,6 +44,38 @@ def _runtime_key(trainjob: KubeObject) -> tuple[str, Optional[str], str]:
     return kind, (trainjob.namespace if kind == "TrainingRuntime" else None), str(get(ref, "name"))
 
 
+ENV_PATHS = ("spec.trainer.env.*",
+             *(f"spec.runtimePatches.*.trainingRuntimeSpec.template.spec.replicatedJobs.*.template.spec.template.spec"
+               f".{containers}.*.env.*" for containers in ("containers", "initContainers")))
+"""Every place a TrainJob names an environment variable of its trainer (dotted, `*` for every list item):
+`spec.trainer.env` (upserted over the runtime's, builder.go) and the env of `spec.runtimePatches` (Trainer v2.2.1
+`trainjob_types.go` ContainerPatch.env, "merged with the Runtime's environments"; its webhook refuses them only for the
+`node` and initializer containers, pkg/runtime/framework/plugins/jobset/jobset.go, and never for initContainers)."""
+
+
+def _at(node: Any, parts: list[str], here: str) -> list[tuple[str, Any]]:
+    if not parts:
+        return [(here, node)]
+    head, rest = parts[0], parts[1:]
+    if head == "*":
+        return [hit for i, item in enumerate(as_list(node)) for hit in _at(item, rest, f"{here}[{i}]")]
+    child = get(node, head) if is_map(node) else None
+    return [] if child is None or child is MISSING else _at(child, rest, f"{here}.{head}" if here else head)
+
+
+def reserved_entries(trainjob: KubeObject) -> list[tuple[str, Any]]:
+    """(field of the env entry's name, the name) of every entry at `ENV_PATHS` of `trainjob` that names a reserved
+    variable (`is_reserved`)."""
+    return [(f"{field}.name", get(entry, "name")) for path in ENV_PATHS
+            for field, entry in _at(trainjob.props, path.split("."), "") if is_reserved(get(entry, "name"))]
+
+
+def runtime_key(trainjob: KubeObject) -> tuple[str, Optional[str], str]:
+    """(kind, namespace or None, name) of the runtime `trainjob` names (`spec.runtimeRef`, kind default
+    ClusterTrainingRuntime; a TrainingRuntime is in the TrainJob's namespace)."""
+    return _runtime_key(trainjob)
+
+
 def check_trainjob_reserved_env(objects: Iterable[KubeObject], policy: str) -> list[Violation]:
     """TRAINJOB_RESERVED_ENV over the whole stack.
 
@@ -50,8 +83,9 @@ def check_trainjob_reserved_env(objects: Iterable[KubeObject], policy: str) -> l
         objects: every Kubernetes object of the stack (training runtimes and TrainJobs are read).
         policy: the policy name for the Violations.
     Returns:
-        One Violation per `spec.trainer.env[i]` of a TrainJob whose runtime (in the stack) sets a reserved variable
-        and that names a reserved variable (RESERVED_ENV or PET_*), field `spec.trainer.env[i].name`; the
+        One Violation per env entry (`ENV_PATHS`: spec.trainer.env, the env of spec.runtimePatches) of a TrainJob
+        whose runtime (in the stack) sets a reserved variable and that names a reserved variable (RESERVED_ENV or
+        PET_*), field the entry's name (`spec.trainer.env[i].name`, ...); the
         fail-closed violation for a value unknown at preview.
     """
     objects = list(objects)
@@ -74,19 +108,19 @@ def check_trainjob_reserved_env(objects: Iterable[KubeObject], policy: str) -> l
             key = _runtime_key(obj)
             if key not in ours:
                 return []
-            out = []
-            for i, entry in enumerate(as_list(get(obj.spec, "trainer", "env"))):
-                name: Any = get(entry, "name")
-                if is_reserved(name):
-                    out.append(violation(
-                        obj, policy, f"spec.trainer.env[{i}].name", name,
-                        f"{name} is set by its runtime {key[0]} '{key[2]}' (the Trainer lets a TrainJob's env win, "
-                        "so this would move the run's checkpoints, load other code or break the distributed "
-                        "rendezvous)",
-                        "remove it from spec.trainer.env; change the runtime (trainingRuntime settings) instead"))
-            return out
+            return reserved_violations(obj, key, policy)
         found.extend(guarded(obj, judge))
     return found
+
+
+def reserved_violations(trainjob: KubeObject, key: tuple[str, Optional[str], str], policy: str) -> list[Violation]:
+    """One Violation of `policy` per `reserved_entries` of `trainjob`, whose runtime is `key` (`runtime_key`)."""
+    return [violation(
+        trainjob, policy, field, name,
+        f"{name} is set by its runtime {key[0]} '{key[2]}' (the Trainer lets a TrainJob's env win, so this would "
+        "move the run's checkpoints, load other code or break the distributed rendezvous)",
+        f"remove it from {'spec.trainer.env' if field.startswith('spec.trainer.') else 'spec.runtimePatches'}; "
+        "change the runtime (trainingRuntime settings) instead") for field, name in reserved_entries(trainjob)]
 
 
 TRAINJOB_RESERVED_ENV: Declaration = Declaration(

@@ -10,7 +10,7 @@ import json
 
 import pytest
 import yaml
-from e2e_support import KUEUE, REPO, wait_for
+from e2e_support import KUEUE, PRIORITY_LABEL, REPO, wait_for
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
@@ -554,3 +554,152 @@ def test_a_kubectl_runtime_with_a_one_day_grace_period_is_denied(cluster, guarde
 
     assert create(86400) == ("denied", f"kueue-cohorts.{DEV.inference_training.cohort}.reclaim-within-budget")
     assert create(60) == ("allowed", None)
+
+
+# --- issue 38 classes 3 and 4: priorities used, the request shapes a rail must see, the reserved environment --------
+
+INFERENCE_PRIO = DEV.inference_training.inference.priority_class.name
+TRAINING_PRIO = DEV.inference_training.training.priority_class.name
+RUNTIME = DEV.training_runtime.name
+PAUSE = {"name": "c", "image": "registry.k8s.io/pause:3.10"}
+
+
+def _dry_create(api: k8s.ApiClient, body: dict):
+    """A dry-run create of `body` through `api` (the typed API of its kind; CustomObjectsApi for CRDs); the call
+    raises k8s.ApiException when refused."""
+    namespace = body["metadata"]["namespace"]
+    typed = {"Pod": lambda: k8s.CoreV1Api(api).create_namespaced_pod(namespace, body, dry_run="All"),
+             "Job": lambda: k8s.BatchV1Api(api).create_namespaced_job(namespace, body, dry_run="All"),
+             "Deployment": lambda: k8s.AppsV1Api(api).create_namespaced_deployment(namespace, body, dry_run="All")}
+    if body["kind"] in typed:
+        return typed[body["kind"]]
+    group, version = body["apiVersion"].split("/")
+    plural = {"JobSet": "jobsets", "TrainJob": "trainjobs"}[body["kind"]]
+    return lambda: k8s.CustomObjectsApi(api).create_namespaced_custom_object(group, version, namespace, plural, body,
+                                                                             dry_run="All")
+
+
+def _pod_template(label, pod_class) -> dict:
+    spec: dict = {"restartPolicy": "Never", "containers": [dict(PAUSE)]}
+    if pod_class:
+        spec["priorityClassName"] = pod_class
+    return {"metadata": {"labels": {PRIORITY_LABEL: label} if label else {}}, "spec": spec}
+
+
+def _priority_workload(kind: str, namespace: str, label, pod_class, on_template: bool) -> dict:
+    """A workload the tenant could write: the Kueue priority label on the object or on its pod templates, and its
+    pods' priorityClassName."""
+    own = {PRIORITY_LABEL: label} if label and (not on_template or kind in ("Pod", "TrainJob")) else {}
+    template = _pod_template(label if on_template else None, pod_class)
+    name = f"e2e-prio-{kind.lower()}"
+    if kind == "Pod":
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace, "labels": own},
+                "spec": template["spec"]}
+    spec = {"Job": {"template": template},
+            "Deployment": {"selector": {"matchLabels": {"app": name}},
+                           "template": {**template, "metadata": {"labels": {
+                               **template["metadata"]["labels"], "app": name}}}},
+            "JobSet": {"replicatedJobs": [{"name": "r", "template": {"spec": {"template": template}}}]},
+            "TrainJob": {"runtimeRef": {"name": RUNTIME, "kind": "TrainingRuntime",
+                                        "apiGroup": "trainer.kubeflow.org"}, "suspend": True}}[kind]
+    if kind == "Deployment":
+        spec["template"]["spec"] = {**spec["template"]["spec"], "restartPolicy": "Always"}
+    api = {"Job": "batch/v1", "Deployment": "apps/v1", "JobSet": "jobset.x-k8s.io/v1alpha2",
+           "TrainJob": "trainer.kubeflow.org/v1alpha1"}[kind]
+    return {"apiVersion": api, "kind": kind, "metadata": {"name": name, "namespace": namespace, "labels": own},
+            "spec": spec}
+
+
+@PARITY
+@given(kind=st.sampled_from(["Pod", "Job", "Deployment", "JobSet", "TrainJob"]),
+       namespace=st.sampled_from([TRAINING_NS, INFERENCE_NS]),
+       label=st.sampled_from([None, TRAINING_PRIO, INFERENCE_PRIO]),
+       pod_class=st.sampled_from([None, None, "system-cluster-critical", "system-node-critical"]),
+       on_template=st.booleans())
+def test_priority_use_verdicts_equal_the_rule_book(cluster, guarded, intruder, kind, namespace, label, pod_class,
+                                                   on_template):
+    """Issue 38 class 3: a workload in the training namespace at inference's priority (the inference class's label,
+    or pods of a system PriorityClass) is refused for everyone; the same in the inference namespace, or at the
+    training class, is not this rail's business."""
+    body = _priority_workload(kind, namespace, label, pod_class, on_template)
+    policy = f"kueue-cohorts.{COHORT}.priority-use"
+    api = _verdict(_dry_create(intruder, body))
+    python = {name for name in _python(body, None, INTRUDER, INTRUDER_GROUPS) if name == policy}
+    assert (api == ("denied", policy)) == bool(python), f"{body}: apiserver {api}, rule book {python}"
+    if not python:
+        assert api[1] != policy, f"{body}: refused by {policy} though the rule book lets it through"
+
+
+def test_the_issues_training_job_at_inference_priority_is_refused_for_everyone(cluster, guarded, intruder):
+    job = _priority_workload("Job", TRAINING_NS, INFERENCE_PRIO, None, False)
+    message = _refused_by(_dry_create(intruder, job), "priority-use")
+    assert f"Job '{TRAINING_NS}/e2e-prio-job'" in message and "below 1000" in message
+    pod = _priority_workload("Pod", TRAINING_NS, None, "system-cluster-critical", False)
+    message = _refused_by(_dry_create(intruder, pod), "priority-use")
+    assert "or pods of PriorityClass system-cluster-critical, system-node-critical" in message
+    # the stack's own identity too: nothing the stack writes asks for it, and the harm is the same
+    assert _verdict(_dry_create(cluster.api, pod)) == ("denied", f"kueue-cohorts.{COHORT}.priority-use")
+    # the training class is what the training namespace runs at
+    fine = _priority_workload("Job", TRAINING_NS, TRAINING_PRIO, None, False)
+    assert _verdict(_dry_create(intruder, fine)) == ("allowed", None)
+
+
+def test_a_collection_delete_of_kueues_manager_configuration_is_refused(cluster, guarded, intruder):
+    """Issue 38 class 4: every item of a DELETECOLLECTION is judged with request.name "" (k8s.io/apiserver v0.36.3
+    pkg/registry/rest/delete.go); the rail reads the deleted object's name. Dry-run: nothing is deleted either way."""
+    namespace = DEV.kueue.namespace
+    cluster.ensure_namespace(namespace)
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kueue-manager-config",
+                                                                   "namespace": namespace},
+            "data": {"controller_manager_config.yaml": "apiVersion: config.kueue.x-k8s.io/v1beta2\n"}}
+    existed = True
+    try:
+        cluster.core.read_namespaced_config_map("kueue-manager-config", namespace)
+    except k8s.ApiException as exc:
+        assert exc.status == 404
+        existed = False
+        cluster.core.create_namespaced_config_map(namespace, body)
+    core = k8s.CoreV1Api(intruder)
+    try:
+        for selector in ("metadata.name=kueue-manager-config", None):
+            message = _refused_by(lambda selector=selector: core.delete_collection_namespaced_config_map(
+                namespace, dry_run="All", field_selector=selector), "kueue-manager-config-writers")
+            assert "ConfigMap 'kueue-manager-config'" in message
+        # a collection delete that does not reach it is not this rail's business
+        assert _verdict(lambda: core.delete_collection_namespaced_config_map(
+            namespace, dry_run="All", field_selector="metadata.name=e2e-nothing-here")) == ("allowed", None)
+        cluster.core.read_namespaced_config_map("kueue-manager-config", namespace)
+    finally:
+        if not existed:
+            cluster.core.delete_namespaced_config_map("kueue-manager-config", namespace)
+
+
+def _reserved_trainjob(env: list[dict], patches: list | None = None, runtime: str = RUNTIME) -> dict:
+    spec: dict = {"runtimeRef": {"name": runtime, "kind": "TrainingRuntime", "apiGroup": "trainer.kubeflow.org"},
+                  "suspend": True, "trainer": {"env": env}}
+    if patches:
+        spec["runtimePatches"] = patches
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+            "metadata": {"name": "e2e-reserved", "namespace": TRAINING_NS}, "spec": spec}
+
+
+@pytest.mark.parametrize("name", ["KUEUE_COHORTS_RUN_NAME", "KUEUE_COHORTS_CHECKPOINT_ROOT", "PYTHONPATH",
+                                  "PET_NODE_RANK"])
+def test_a_tenants_trainjob_cannot_name_another_run_in_the_cluster(cluster, guarded, intruder, name):
+    """Issue 38 class 4: the reserved trainer environment, until now enforced only in the pack, is refused by the
+    cluster for a TrainJob of the stack's runtime, whoever submits it."""
+    body = _reserved_trainjob([{"name": name, "value": "someone-elses-run"}])
+    message = _refused_by(_dry_create(intruder, body), "trainjob-reserved-env")
+    assert f"TrainJob '{TRAINING_NS}/e2e-reserved'" in message
+    assert _python(body, None, INTRUDER, INTRUDER_GROUPS) == {f"kueue-cohorts.{COHORT}.trainjob-reserved-env"}
+
+
+def test_the_reserved_environment_is_refused_in_runtime_patches_too_and_other_env_passes(cluster, guarded, intruder):
+    patches = [{"manager": "example.com/tool", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+        {"name": "node", "template": {"spec": {"template": {"spec": {"initContainers": [
+            {"name": "init", "env": [{"name": "KUEUE_COHORTS_RUN_NAME", "value": "x"}]}]}}}}}]}}}}]
+    body = _reserved_trainjob([], patches)
+    _refused_by(_dry_create(intruder, body), "trainjob-reserved-env")
+    fine = _reserved_trainjob([{"name": "HF_HUB_OFFLINE", "value": "1"}])
+    assert _verdict(_dry_create(intruder, fine)) == ("allowed", None)
+    assert _python(fine, None, INTRUDER, INTRUDER_GROUPS) == set()

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import io
+import json
 import time
 
 import pytest
@@ -148,6 +149,63 @@ def test_the_stack_registers_multikueue_on_the_manager_and_the_cohorts_on_the_wo
     assert set(secret.data) == {"kubeconfig"}
     print(f"\n[multikueue e2e] worker sandbox up: {STARTUP.get('worker sandbox', 0):.0f} s, "
           f"pulumi up of the two clusters: {STARTUP.get('pulumi up', 0):.0f} s")
+
+
+INTRUDER = "e2e-intruder"
+
+
+def _intruder(sandbox) -> k8s.ApiClient:
+    """The manager's admin impersonating a user outside the stack's identities, in system:masters (RBAC allows
+    everything: only admission decides)."""
+    api = kconfig.new_client_from_config(config_file=str(sandbox.paths.kubeconfig))
+    api.set_default_header("Impersonate-User", INTRUDER)
+    api.set_default_header("Impersonate-Group", "system:masters")
+    return api
+
+
+def _refused(call) -> str:
+    with pytest.raises(k8s.ApiException) as err:
+        call()
+    message = json.loads(err.value.body)["message"]
+    assert err.value.status == 403, message
+    assert "ValidatingAdmissionPolicy 'kueue-cohorts.mk-shared.multikueue-writers'" in message, message
+    assert f"(requested by {INTRUDER})" in message, message
+    return message
+
+
+def test_an_intruder_cannot_redirect_dispatch_through_any_request_shape(cluster, sandbox, mk_stack):
+    """Issue 38 class 4: whoever writes the MultiKueueCluster, MultiKueueConfig, AdmissionCheck or the worker's
+    kubeconfig Secret could point dispatch at their own cluster. Each shape is refused for an intruder (dry-run):
+    an update of the decisive fields, the same through the v1beta1 API, a delete, a collection delete; a status
+    write cannot change them (the CRD's status strategy keeps only status) and a label is not what decides."""
+    custom = k8s.CustomObjectsApi(_intruder(sandbox))
+    core = k8s.CoreV1Api(_intruder(sandbox))
+    elsewhere = {"spec": {"clusterSource": {"kubeConfig": {"locationType": "Secret", "location": "attacker"}}}}
+    message = _refused(lambda: custom.patch_cluster_custom_object(*KUEUE, "multikueueclusters", WORKER, elsewhere,
+                                                                  dry_run="All"))
+    assert f"MultiKueueCluster '{WORKER}'" in message
+    # v1beta1 spells it spec.kubeConfig (apis/kueue/v1beta1/multikueue_types.go); converted, the same change
+    _refused(lambda: custom.patch_cluster_custom_object(
+        "kueue.x-k8s.io", "v1beta1", "multikueueclusters", WORKER,
+        {"spec": {"kubeConfig": {"locationType": "Secret", "location": "attacker"}}}, dry_run="All"))
+    _refused(lambda: custom.patch_cluster_custom_object(*KUEUE, "multikueueconfigs", "mk-training-cq-multikueue",
+                                                        {"spec": {"clusters": ["attacker"]}}, dry_run="All"))
+    _refused(lambda: custom.delete_cluster_custom_object(*KUEUE, "admissionchecks", "mk-training-cq-multikueue",
+                                                         dry_run="All"))
+    _refused(lambda: custom.delete_collection_cluster_custom_object(*KUEUE, "multikueueclusters", dry_run="All"))
+    secret = f"{WORKER}-multikueue"
+    _refused(lambda: core.patch_namespaced_secret(secret, "kueue-system", {"stringData": {"kubeconfig": "x"}},
+                                                  dry_run="All"))
+    _refused(lambda: core.delete_collection_namespaced_secret("kueue-system", dry_run="All",
+                                                              field_selector=f"metadata.name={secret}"))
+    # the status subresource keeps the spec: allowed, and the spec stays the stack's
+    status = custom.patch_cluster_custom_object_status(*KUEUE, "multikueueclusters", WORKER, elsewhere, dry_run="All")
+    assert status["spec"]["clusterSource"]["kubeConfig"]["location"] == secret
+    custom.patch_cluster_custom_object(*KUEUE, "multikueueclusters", WORKER, {"metadata": {"labels": {"x": "y"}}},
+                                       dry_run="All")
+    # the stack's identity may (what pulumi up does)
+    cluster.custom.patch_cluster_custom_object(*KUEUE, "multikueueconfigs", "mk-training-cq-multikueue",
+                                               {"spec": {"clusters": [WORKER]}}, dry_run="All")
 
 
 def test_a_job_submitted_on_the_manager_runs_on_the_worker_and_its_status_comes_back(cluster, worker, training_job,

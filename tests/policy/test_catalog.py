@@ -52,7 +52,7 @@ def _opts():
 
 def test_every_policy_has_its_default_level_and_a_schema_entry():
     policies = _policies()
-    assert len(RULES) == len(policies) == 27
+    assert len(RULES) == len(policies) == 28
     assert set(policies) == MANDATORY | ADVISORY == set(SCHEMAS)
     assert ADVISORY == {CLUSTER_QUEUE_NAMESPACE_SELECTOR.name, INFERENCE_PEAK_FITS_NOMINAL.name}
     assert {n for n, p in policies.items() if p.enforcement_level == EnforcementLevel.MANDATORY} == MANDATORY

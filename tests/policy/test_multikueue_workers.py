@@ -121,7 +121,10 @@ def _role(worker: list[dict]) -> dict:
 
 
 def test_upstreams_documented_role_misses_trainjobs_and_the_rule_to_add_is_named():
+    """Upstream's documented setup: one ClusterRole, no Roles (its cluster-wide create and delete of Jobs count in
+    every namespace)."""
     manager, worker, config = _clusters(_raw())
+    worker[:] = [m for m in worker if m["kind"] not in ("Role", "RoleBinding")]
     _role(worker)["rules"] = copy.deepcopy(DOCUMENTED_RULES)
     found = book_findings(manager, worker, config)
     texts = " ".join(rule for _, rule in found)
@@ -129,8 +132,10 @@ def test_upstreams_documented_role_misses_trainjobs_and_the_rule_to_add_is_named
     assert 'grant' not in texts  # the rule clause says what is missing; the fix names the rule to add
     fixes = [v.fix for _, v in run_clusters({multikueue.MANAGER: _objects(manager, "m"),
                                              "worker-1": _objects(worker, "w")}, config)]
-    assert any('{apiGroups: ["trainer.kubeflow.org"], resources: [trainjobs], verbs: [create, delete, get, list, '
-               'watch]}' in fix for fix in fixes), fixes
+    assert any('{apiGroups: ["trainer.kubeflow.org"], resources: [trainjobs], verbs: [get, list, watch]}' in fix
+               and "ClusterRole" in fix for fix in fixes), fixes
+    assert any('{apiGroups: ["trainer.kubeflow.org"], resources: [trainjobs], verbs: [create, delete]}' in fix
+               and "by a Role and RoleBinding in c12-training" in fix for fix in fixes), fixes
     assert any("resources: [pods]" in fix for fix in fixes)  # the pod integration is watched too
     assert any('resources: [workloads], verbs: [update]' in fix for fix in fixes)  # the finalizer removal
     pack = [message for name, message in pack_findings(manager, worker, config) if name == POLICY]
@@ -191,3 +196,45 @@ def test_missing_access_is_exactly_the_verbs_not_granted(kept, wildcard):
         granted = {"*"} if wildcard and index == 0 else set(kept[index])
         expected = set() if "*" in granted else set(access.needed({})) - granted
         assert missing.get(access.resource, set()) == expected
+
+
+# --- issue 38 class 2: reads cluster-wide, writes only in the namespaces the stack dispatches to ---------------------
+
+WRITE_VERBS = {"create", "delete", "update", "patch", "deletecollection", "*"}
+
+
+@settings(max_examples=30, deadline=None)
+@given(frameworks=st.lists(st.sampled_from([a.framework for a in multikueue.ADAPTERS]), min_size=1, unique=True),
+       elastic=st.booleans(), preemption=st.booleans())
+def test_the_worker_credential_writes_nowhere_but_the_dispatched_namespaces(frameworks, elastic, preemption):
+    """The ClusterRole (bound cluster-wide) holds get, list and watch only; every write verb MultiKueue needs is in
+    a Role of each dispatched namespace, and together they grant exactly what the adapters call."""
+    raw = _raw()
+    raw["kueue"] = {**raw.get("kueue", {}), "integrations": sorted(set(frameworks) | {"trainer.kubeflow.org/trainjob"}),
+                    "featureGates": {"ElasticJobsViaWorkloadSlices": elastic,
+                                     "MultiKueueOrchestratedPreemption": preemption}}
+    _, worker, _ = _clusters(raw)
+    cluster_verbs = {v for rule in _role(worker)["rules"] for v in rule["verbs"]}
+    assert cluster_verbs <= {"get", "list", "watch"}
+    roles = [m for m in worker if m["kind"] == "Role"]
+    assert [r["metadata"]["namespace"] for r in roles] == ["c12-training"]  # the training queue's namespace only
+    assert {m["metadata"]["namespace"] for m in worker if m["kind"] == "RoleBinding"} == {"c12-training"}
+    objects = _objects(worker, "w")
+    gates = {"ElasticJobsViaWorkloadSlices": elastic, "MultiKueueOrchestratedPreemption": preemption}
+    integrations = raw["kueue"]["integrations"]
+    in_namespace = multikueue.granted(objects, "kueue-system/multikueue", "c12-training")
+    assert multikueue.missing_access(in_namespace, integrations, gates) == []
+    elsewhere = multikueue.granted(objects, "kueue-system/multikueue", "c12-inference")
+    lacking = dict(multikueue.missing_access(elsewhere, integrations, gates))
+    assert {a.resource for a in lacking} == {a.resource for a in multikueue.kind_access(integrations)
+                                             if a.writes(gates)}
+    assert all(set(verbs) <= WRITE_VERBS for verbs in lacking.values())
+
+
+def test_a_worker_missing_its_role_in_a_dispatched_namespace_is_refused_naming_it():
+    manager, worker, config = _clusters(_raw())
+    worker[:] = [m for m in worker if m["kind"] != "RoleBinding"]
+    fixes = [v.fix for _, v in run_clusters({multikueue.MANAGER: _objects(manager, "m"),
+                                             "worker-1": _objects(worker, "w")}, config)]
+    assert fixes and all("by a Role and RoleBinding in c12-training" in fix for fix in fixes), fixes
+    assert any("resources: [trainjobs], verbs: [create, delete]" in fix for fix in fixes)

@@ -48,6 +48,7 @@ from policy.rules.protected_namespaces import PROTECTED_NAMESPACES
 from policy.rules.quantities import QUANTITIES
 from policy.rules.reclaim_within_budget import RECLAIM_WITHIN_BUDGET
 from policy.rules.single_layout_per_cohort import SINGLE_LAYOUT_PER_COHORT
+from policy.rules.training_priority_below_inference import TRAINING_PRIORITY_BELOW_INFERENCE
 from policy.rules.training_runtime_fits_queue import TRAINING_RUNTIME_FITS_QUEUE
 from policy.rules.trainjob_reserved_env import TRAINJOB_RESERVED_ENV
 from policy.rules.vocabulary.objects import from_resource
@@ -248,6 +249,21 @@ def _urgent_priority_class(objects: list[dict]) -> None:
                     "metadata": {"name": "urgent"}, "value": 1000000})
 
 
+def _training_job_at_inference_priority(objects: list[dict]) -> None:
+    """Issue 38 class 3: a Job written by hand into a training namespace of the inference cohort, labelled with the
+    inference WorkloadPriorityClass (the class itself is the stack's, so no other rule objects)."""
+    inference = max((o for o in objects if o["kind"] == "WorkloadPriorityClass"), key=lambda o: o["value"])
+    cq = next(o for o in objects if o["kind"] == "ClusterQueue"
+              and o["metadata"].get("labels", {}).get("kueue-cohorts/role") == "training")
+    lq = next(o for o in objects if o["kind"] == "LocalQueue" and o["spec"]["clusterQueue"] == cq["metadata"]["name"])
+    objects.append({"apiVersion": "batch/v1", "kind": "Job",
+                    "metadata": {"name": "vip", "namespace": lq["metadata"]["namespace"],
+                                 "labels": {"kueue.x-k8s.io/queue-name": lq["metadata"]["name"],
+                                            "kueue.x-k8s.io/priority-class": inference["metadata"]["name"]}},
+                    "spec": {"template": {"spec": {"restartPolicy": "Never",
+                                                   "containers": [{"name": "c", "image": "x"}]}}}})
+
+
 # policy -> how rendered objects (written by hand, a ConfigGroup, ...) break it
 OBJECT_BREAKS: dict[str, Callable[[list[dict]], None]] = {
     INFERENCE_NAMESPACE_SELECTOR.name: _drop_selector,
@@ -261,6 +277,7 @@ OBJECT_BREAKS: dict[str, Callable[[list[dict]], None]] = {
     INFERENCE_PEAK_FITS_NOMINAL.name: _peaking_service,
     TRAINJOB_RESERVED_ENV.name: _trainjob_moves_its_checkpoints,
     INFERENCE_RECLAIM_UNBLOCKED.name: _urgent_priority_class,
+    TRAINING_PRIORITY_BELOW_INFERENCE.name: _training_job_at_inference_priority,
 }
 
 

@@ -45,6 +45,14 @@ DEFAULT_FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.o
 project's default `kueue.integrations`)."""
 SYNC_VERBS = ("create", "delete", "get", "list", "watch")
 """What every adapter that watches its kind calls on the remote client: Get, Create, Delete, List and Watch."""
+READ_VERBS = frozenset({"get", "list", "watch"})
+"""The verbs granted cluster-wide (the worker's ClusterRole): the manager's watch of each kind spans every namespace
+of the worker (`updateConfigAndRefreshWatchers` -> `establishWatch`: `client.Watch` of the kind's list, no namespace).
+Every other verb (create, delete, update, patch) is granted by a Role in each namespace the stack dispatches to: the
+manager writes a dispatched workload, its job and their status only in the namespace of the manager's workload
+(`workload.go` creates the remote Workload as a copy of the local one; the adapters' `SyncJob` create the job in the
+Workload's namespace; the garbage collector `runGC` deletes only Workloads carrying its own origin label, which it
+created there)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +79,18 @@ class KindAccess:
                 verbs.update(more)
         return tuple(sorted(verbs))
 
-    def rule(self, feature_gates: Mapping[str, Any]) -> dict[str, Any]:
-        """The ClusterRole `rules[]` entry granting `needed(feature_gates)`."""
-        return {"apiGroups": [self.api_group], "resources": [self.resource], "verbs": list(self.needed(feature_gates))}
+    def reads(self, feature_gates: Mapping[str, Any]) -> tuple[str, ...]:
+        """The `needed` verbs granted cluster-wide (`READ_VERBS`), sorted."""
+        return tuple(v for v in self.needed(feature_gates) if v in READ_VERBS)
+
+    def writes(self, feature_gates: Mapping[str, Any]) -> tuple[str, ...]:
+        """The `needed` verbs granted only in the dispatched namespaces (all but `READ_VERBS`), sorted."""
+        return tuple(v for v in self.needed(feature_gates) if v not in READ_VERBS)
+
+    def rule(self, feature_gates: Mapping[str, Any], verbs: Optional[Sequence[str]] = None) -> dict[str, Any]:
+        """The RBAC `rules[]` entry granting `verbs` (default `needed(feature_gates)`)."""
+        return {"apiGroups": [self.api_group], "resources": [self.resource],
+                "verbs": list(self.needed(feature_gates) if verbs is None else verbs)}
 
 
 _JOBS = "pkg/controller/jobs"
@@ -130,8 +147,17 @@ def kind_access(frameworks: Iterable[str]) -> list[KindAccess]:
 
 
 def worker_rules(frameworks: Iterable[str], feature_gates: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The ClusterRole rules MultiKueue needs on a worker of a manager with `frameworks` and `feature_gates`."""
-    return [access.rule(feature_gates) for access in kind_access(frameworks)]
+    """The ClusterRole rules MultiKueue needs on a worker of a manager with `frameworks` and `feature_gates`: the
+    reads of every kind (`KindAccess.reads`), cluster-wide."""
+    return [access.rule(feature_gates, access.reads(feature_gates)) for access in kind_access(frameworks)
+            if access.reads(feature_gates)]
+
+
+def worker_namespace_rules(frameworks: Iterable[str], feature_gates: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The Role rules MultiKueue needs in each namespace the stack dispatches to: the writes of every kind
+    (`KindAccess.writes`)."""
+    return [access.rule(feature_gates, access.writes(feature_gates)) for access in kind_access(frameworks)
+            if access.writes(feature_gates)]
 
 
 def worker_of_provider(name: str) -> Optional[str]:
@@ -146,20 +172,28 @@ def _strings(value: Any) -> list[str]:
     return [str(v) for v in as_list(value)]
 
 
-def granted(objects: Sequence[KubeObject], subject: str) -> list[Mapping[str, Any]]:
-    """The rules granted cluster-wide to ServiceAccount `subject` (`<namespace>/<name>`) by the ClusterRoleBindings
-    of `objects` (to a ClusterRole of `objects`). Namespaced Roles do not count: MultiKueue watches every
-    namespace."""
+def granted(objects: Sequence[KubeObject], subject: str, in_namespace: Optional[str] = None
+            ) -> list[Mapping[str, Any]]:
+    """The rules granted to ServiceAccount `subject` (`<namespace>/<name>`) by `objects`: cluster-wide by the
+    ClusterRoleBindings (to a ClusterRole of `objects`); with `in_namespace`, also by the RoleBindings of that
+    namespace (to a Role of that namespace or a ClusterRole), as RBAC authorizes a request there (Kubernetes
+    `plugin/pkg/auth/authorizer/rbac`: the union of both)."""
     namespace, _, name = subject.partition("/")
-    roles = {obj.name: obj for obj in objects if obj.is_kind("rbac.authorization.k8s.io", "ClusterRole")}
+    rbac = "rbac.authorization.k8s.io"
+    cluster_roles = {obj.name: obj for obj in objects if obj.is_kind(rbac, "ClusterRole")}
+    roles = {obj.name: obj for obj in objects if obj.is_kind(rbac, "Role") and obj.namespace == in_namespace}
     rules: list[Mapping[str, Any]] = []
     for binding in objects:
-        if not binding.is_kind("rbac.authorization.k8s.io", "ClusterRoleBinding"):
+        if binding.is_kind(rbac, "ClusterRoleBinding"):
+            known = {"ClusterRole": cluster_roles}
+        elif in_namespace is not None and binding.is_kind(rbac, "RoleBinding") and binding.namespace == in_namespace:
+            known = {"ClusterRole": cluster_roles, "Role": roles}
+        else:
             continue
         bound = any(get(s, "kind") == "ServiceAccount" and get(s, "name") == name
                     and get(s, "namespace") == namespace for s in as_list(get(binding.props, "subjects")))
-        role = roles.get(str(get(binding.props, "roleRef", "name")))
-        if bound and role is not None and get(binding.props, "roleRef", "kind") == "ClusterRole":
+        role = known.get(str(get(binding.props, "roleRef", "kind")), {}).get(str(get(binding.props, "roleRef", "name")))
+        if bound and role is not None:
             rules += [as_map(r) for r in as_list(get(role.props, "rules"))]
     return rules
 
@@ -175,15 +209,23 @@ def allows(rules: Sequence[Mapping[str, Any]], group: str, resource: str, verb: 
 
 
 def missing_access(rules: Sequence[Mapping[str, Any]], frameworks: Iterable[str],
-                   feature_gates: Mapping[str, Any]) -> list[tuple[KindAccess, tuple[str, ...]]]:
-    """(kind, verbs it lacks) for every kind MultiKueue needs that `rules` do not fully allow."""
+                   feature_gates: Mapping[str, Any], part: str = "all") -> list[tuple[KindAccess, tuple[str, ...]]]:
+    """(kind, verbs it lacks) for every kind MultiKueue needs that `rules` do not fully allow; `part` "read" or
+    "write" judges only those verbs (`KindAccess.reads` / `writes`)."""
     out = []
     for access in kind_access(frameworks):
-        lacking = tuple(v for v in access.needed(feature_gates)
-                        if not allows(rules, access.api_group, access.resource, v))
+        verbs = {"all": access.needed, "read": access.reads, "write": access.writes}[part](feature_gates)
+        lacking = tuple(v for v in verbs if not allows(rules, access.api_group, access.resource, v))
         if lacking:
             out.append((access, lacking))
     return out
+
+
+def dispatched_namespaces(manager: Sequence[KubeObject], queue: str) -> list[str]:
+    """The namespaces whose LocalQueues point at ClusterQueue `queue` in `manager`, sorted: where MultiKueue writes
+    the workloads that queue dispatches."""
+    return sorted({lq.namespace for lq in manager if lq.is_kueue("LocalQueue") and lq.namespace
+                   and get(lq.spec, "clusterQueue") == queue})
 
 
 def rule_text(access: KindAccess, verbs: Sequence[str]) -> str:

@@ -63,7 +63,7 @@ INFERENCE_CLUSTER_QUEUES = names(
     "ClusterQueue names to treat as inference in addition to those labelled kueue-cohorts/role: inference.")
 CLUSTER_QUEUE_ROLES = mapping(
     "clusterQueueRoles", {"type": "string", "enum": ["inference", "training", "tenant"]},
-    "ClusterQueue name -> role, generated from the stack file (python -m kueue_cohorts.validate --stack NAME "
+    "ClusterQueue name -> role, generated from the stack file (kueue-cohorts validate --stack NAME "
     "--pack-config --write).")
 INFERENCE_PRIORITY_CLASSES = names(
     "inferencePriorityClasses",

@@ -83,7 +83,7 @@ def test_expected_objects_are_the_registered_render_in_registration_order():
     assert kinds == ["ResourceFlavor", "Namespace", "Namespace", "WorkloadPriorityClass", "WorkloadPriorityClass",
                      "ClusterQueue", "ClusterQueue", "LocalQueue", "LocalQueue", "PersistentVolumeClaim",
                      "TrainingRuntime", "ConfigMap"] + ["ValidatingAdmissionPolicy",
-                                                       "ValidatingAdmissionPolicyBinding"] * 10
+                                                       "ValidatingAdmissionPolicyBinding"] * 12
     # not the Kueue manager ConfigMap (judged, never registered); the guardrails last, one policy and binding per rule
 
 

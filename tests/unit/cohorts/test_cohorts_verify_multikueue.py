@@ -49,7 +49,7 @@ def _drop_rule(resource):
 
 
 @pytest.mark.parametrize("resource", [a.resource for a in kind_access(
-    ["batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod"])])
+    ["batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod"]) if a.reads({})])
 def test_a_rule_removed_by_hand_is_reported_with_the_rule_it_needs(resource):
     settings = _settings()
     found = _verify_worker(settings, _worker(settings, _drop_rule(resource)))
@@ -114,3 +114,32 @@ def test_a_disconnected_worker_is_reported_on_the_manager_with_kueues_reason():
     assert len(found) == 1 and "ClientConnectionFailed" in str(found[0]) and "trainjobs" in str(found[0])
     objects[key]["status"]["conditions"][0]["status"] = "True"
     assert not [d for d in verify(settings, FakeCluster(objects)) if d.kind == "MultiKueueCluster"]
+
+
+def test_a_write_rule_lost_from_the_dispatched_namespaces_role_is_reported_there():
+    """Issue 38 class 2: the writes live in a Role of each dispatched namespace, and verify reads them there."""
+    settings = _settings()
+
+    def mutate(objects):
+        role = next(o for o in objects if o["kind"] == "Role")
+        role["rules"] = [r for r in role["rules"] if r["resources"] != ["trainjobs"]]
+
+    found = [d for d in _verify_worker(settings, _worker(settings, mutate)) if d.path == "rules[trainjobs]"]
+    assert len(found) == 1, [str(d) for d in found]
+    assert (found[0].kind, found[0].namespace) == ("Role", "c12-training")
+    assert "verbs: [create, delete]}" in found[0].fix and "Role c12-training/kueue-cohorts-multikueue" in found[0].fix
+
+
+def test_a_cluster_wide_write_grant_by_hand_still_counts_as_access():
+    """RBAC unions the bindings: a ClusterRoleBinding granting the writes everywhere satisfies the namespace check
+    (verify reports what is missing, not what is broader than the stack's)."""
+    settings = _settings()
+
+    def mutate(objects):
+        objects[:] = [o for o in objects if o["kind"] not in ("Role", "RoleBinding")]
+        role = next(o for o in objects if o["kind"] == "ClusterRole")
+        role["rules"] = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]
+
+    found = _verify_worker(settings, _worker(settings, mutate))
+    assert not [d for d in found if d.path.startswith("rules[")], [str(d) for d in found]
+    assert any(d.kind == "Role" and d.namespace == "c12-training" for d in found)  # objects_match: the Role is gone

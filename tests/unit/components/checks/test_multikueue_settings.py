@@ -171,3 +171,55 @@ def test_dispatching_trainjobs_needs_a_manager_without_the_trainer_controller():
     no_runtime = _dev({**multi, "managerTrainer": "Controller"})
     del no_runtime["trainingRuntime"]
     assert not [k for k in _problems(no_runtime) if k.startswith(MK)]
+
+
+# --- issue 38 class 2: the worker credential is the stack's own, and a protected stack only references it ----------
+
+KUEUES_OWN_SECRETS = ["kueue-webhook-server-cert", "kueue-metrics-server-cert", "kueue-visibility-server-cert",
+                      "sh.helm.release.v1.kueue.v1"]
+
+
+@pytest.mark.parametrize("name", KUEUES_OWN_SECRETS)
+def test_a_worker_secret_named_as_one_of_kueues_own_is_refused_at_its_key(name):
+    raw = _dev({"workers": [{"name": "w", "secret": {"name": name}}],
+                "dispatch": [{"clusterQueue": "c12-training-cq", "workers": ["w"]}]})
+    problems = {p.key: p for p in validate(raw).problems}
+    problem = problems[f"{MK}.workers[0].secret.name"]
+    assert problem.value == name and "Kueue's own Secrets in kueue-system" in problem.rule
+    assert problem.fix == "give secret.name a name of its own, e.g. <worker>-multikueue"
+
+
+@pytest.mark.parametrize("account", ["kueue-controller-manager", "default", "my-kueue-controller-manager"])
+def test_a_worker_account_that_is_kueues_own_is_refused_at_its_key(account):
+    """`my-kueue` is the fullname of a chart installed with fullnameOverride: my-kueue (the stack's chart values)."""
+    raw = _dev({"workers": [{"name": "w", "serviceAccount": account}],
+                "dispatch": [{"clusterQueue": "c12-training-cq", "workers": ["w"]}]})
+    raw.setdefault("kueue", {})["values"] = {"fullnameOverride": "my-kueue"}
+    problems = {p.key: p for p in validate(raw).problems}
+    problem = problems[f"{MK}.workers[0].serviceAccount"]
+    assert problem.value == account
+    assert problem.fix == "use an account of its own, e.g. multikueue (the default)"
+
+
+def test_a_derived_secret_name_that_collides_is_reported_at_the_worker_name():
+    raw = _dev({"workers": [{"name": "kueue-webhook-server-cert"}],
+                "dispatch": [{"clusterQueue": "c12-training-cq", "workers": ["kueue-webhook-server-cert"]}]})
+    assert f"{MK}.workers[0].name" not in _problems(raw)  # <name>-multikueue is not Kueue's
+    raw["multiKueue"]["workers"][0]["secret"] = {"name": "kueue-metrics-server-cert"}
+    assert "Kueue's own" in _problems(raw)[f"{MK}.workers[0].secret.name"]
+
+
+@pytest.mark.parametrize("protected,expected", [(None, True), (True, True), (False, False)])
+def test_a_protected_stack_references_the_worker_secret_and_never_stores_it(protected, expected):
+    """Cluster mode kubeconfig is protected unless the stack file says `protected: false` (deploy/stackfile.py)."""
+    raw = _dev({"workers": [{"name": "w", "context": "w-ctx", "secret": {"fromFile": "w.kubeconfig"}}],
+                "dispatch": [{"clusterQueue": "c12-training-cq", "workers": ["w"]}]},
+               mode="kubeconfig", context="manager")
+    if protected is not None:
+        raw["protected"] = protected
+    problems = {p.key: p for p in validate(raw).problems}
+    key_path = f"{MK}.workers[0].secret.fromFile"
+    assert (key_path in problems) == expected
+    if expected:
+        assert problems[key_path].value == "w.kubeconfig"
+        assert problems[key_path].fix.startswith("create the Secret w-multikueue in kueue-system outside the stack")

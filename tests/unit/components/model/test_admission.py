@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import json
+import re
 
 import pytest
 from cryptography import x509
@@ -26,8 +27,9 @@ from tests.helpers import run_main, stack_raw
 
 DEV_RULES = ["inference-borrowing-limit-zero", "inference-reclaim-any", "namespace-selector",
              "workload-priority-class", "tenant-label", "inference-rollout-fits-nominal", "reclaim-within-budget",
-             "cohort-membership",
-             "priority-ceiling", "kueue-manager-config-writers"]
+             "cohort-membership", "priority-ceiling", "kueue-manager-config-writers", "priority-use",
+             "trainjob-reserved-env"]
+WRITE_AND_DELETE = ("kueue-manager-config-writers", "multikueue-writers")
 
 
 def _dev(**admission_settings):
@@ -52,7 +54,7 @@ def test_dev_stack_gets_one_policy_and_one_binding_per_rule_named_after_its_coho
         assert binding["spec"]["validationActions"] == ["Deny"]
         assert policy["spec"]["failurePolicy"] == "Fail"
         operations = policy["spec"]["matchConstraints"]["resourceRules"][0]["operations"]
-        assert operations == (["CREATE", "UPDATE", "DELETE"] if rail.policy == "kueue-manager-config-writers"
+        assert operations == (["CREATE", "UPDATE", "DELETE"] if rail.policy in WRITE_AND_DELETE
                               else ["CREATE", "UPDATE"])
         assert policy["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "kueue-cohorts",
                                                 "kueue-cohorts/rule": rail.policy, "kueue-cohorts/cohort": "c12-shared"}
@@ -157,6 +159,8 @@ def test_shared_pool_layouts_get_no_inference_rails_and_each_layout_its_own_name
             ["namespace-selector", "tenant-label", "cohort-membership"]
         if scopes[cohort].kueue_namespace is None:
             expected = [p for p in expected if p != "kueue-manager-config-writers"]
+        if not scopes[cohort].reserved_runtimes:
+            expected = [p for p in expected if p != "trainjob-reserved-env"]
         assert policies == expected
     assert sum(rail.policy == "kueue-manager-config-writers" for rail in rails) == 1
 
@@ -380,10 +384,13 @@ def test_manager_configuration_rail_matches_delete_and_only_the_first_layout_car
     scope = LayoutScope(**{**SCOPE.__dict__, "kueue_namespace": "kueue"})
     spec = _rails_of(scope)["kueue-manager-config-writers"].policy_manifest()["spec"]
     assert spec["matchConstraints"]["resourceRules"][0]["operations"] == ["CREATE", "UPDATE", "DELETE"]
+    # the object's name: request.name is empty for each item of a DELETECOLLECTION (issue 38 class 4)
     assert spec["matchConditions"][0]["expression"] == \
-        'request.namespace == "kueue" && request.name == "kueue-manager-config"'
+        'request.namespace == "kueue" && (object != null ? object.metadata.name : oldObject.metadata.name) == ' \
+        '"kueue-manager-config"'
     assert spec["validations"][0]["expression"].startswith("request.operation == 'UPDATE' && ")
-    assert "request.name" in spec["validations"][0]["messageExpression"]  # object is null on DELETE
+    assert not re.search(r"request\.name\b", json.dumps(spec))
+    assert "oldObject.metadata.name" in spec["validations"][0]["messageExpression"]  # object is null on DELETE
     assert "kueue-manager-config-writers" not in _rails_of(SCOPE)
     scopes = layout_scopes(parse_settings(stack_raw("mixed")))
     assert [s.kueue_namespace for s in scopes][1:] == [None] * (len(scopes) - 1) and scopes[0].kueue_namespace
