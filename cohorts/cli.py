@@ -30,6 +30,7 @@ from cohorts.render import as_json, table
 from cohorts.target import Target, TargetError, load_stack, stack_file, target_of, worker_target
 from cohorts.trace import TraceRecorder, queue_kinds, synth_trace, watch_workloads, write_trace
 from cohorts.verify import LEAK_GRACE, WORKER_CHECKS, ClusterObjects, Difference, verify
+from cohorts.verify_unqueued import LIVE_CHECKS
 from cohorts.view import build_view
 from components.model import alerts, dashboard
 from components.model.plans import stack_plans
@@ -355,7 +356,7 @@ def _verify(args: argparse.Namespace, out: TextIO, sleep: Callable[[float], None
     grace = timedelta(seconds=args.leak_grace)
 
     def check() -> list[Difference]:
-        return verify(settings, live, leak_grace=grace) + verify_workers(settings, grace)
+        return verify(settings, live, checks=LIVE_CHECKS, leak_grace=grace) + verify_workers(settings, grace)
 
     if args.watch:
         return watch_verify(check, out, sleep, args.interval, args.count, args.output)
