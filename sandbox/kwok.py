@@ -147,6 +147,8 @@ class NodePoolLike(Protocol):
     def capacity(self) -> Mapping[str, str]: ...
     @property
     def labels(self) -> Mapping[str, str]: ...
+    @property
+    def taints(self) -> Sequence[Any]: ...
 
 
 def stage_config(kwok_module_dir: Path, files: Sequence[str] = STAGE_FILES) -> str:
@@ -194,8 +196,8 @@ def node_name(pool: str, index: int) -> str:
 def node_manifests(pools: Iterable[NodePoolLike], max_pods: int = 110) -> list[dict[str, Any]]:
     """Return one core/v1 Node per node of every pool, with the pool's capacity as ``status.capacity`` and
     ``status.allocatable`` (plus ``pods: max_pods`` unless the pool sets it) and its labels plus ``type: kwok`` and
-    ``kubernetes.io/hostname``. Untainted: Pods need no toleration. kwok's node-initialize stage keeps the given
-    capacity and fills conditions, addresses and nodeInfo.
+    ``kubernetes.io/hostname``, and the pool's ``taints`` as ``spec.taints`` (none: Pods need no toleration).
+    kwok's node-initialize stage keeps the given capacity and fills conditions, addresses and nodeInfo.
     """
     nodes = []
     for pool in pools:
@@ -208,7 +210,8 @@ def node_manifests(pools: Iterable[NodePoolLike], max_pods: int = 110) -> list[d
                 "apiVersion": "v1",
                 "kind": "Node",
                 "metadata": {"name": name, "labels": labels, "annotations": {NODE_ANNOTATION[0]: NODE_ANNOTATION[1]}},
-                "spec": {},
+                "spec": {"taints": [t.model_dump(by_alias=True, exclude_none=True) for t in pool.taints]}
+                if pool.taints else {},
                 "status": {"capacity": capacity, "allocatable": dict(capacity)},
             })
     return nodes

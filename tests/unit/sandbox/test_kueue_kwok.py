@@ -159,3 +159,10 @@ def test_every_stage_that_ends_a_deleted_pod_waits_for_its_grace_period(kwok_dir
     assert stages["pod-stop-gracefully"]["spec"]["delay"] == expected
     assert "delay" not in stages["pod-delete-stopped"]["spec"]
     assert "delay" not in stages["pod-ready"]["spec"] or stages["pod-ready"]["spec"]["delay"] != expected
+
+
+def test_nodes_carry_the_pools_taints():
+    pool = NodePool(name="gpu", count=1, capacity={"nvidia.com/gpu": "4"},
+                    taints=[{"key": "kueue-cohorts/gpu", "value": "true", "effect": "NoSchedule"}])
+    (node,) = kwok.node_manifests([pool])
+    assert node["spec"] == {"taints": [{"key": "kueue-cohorts/gpu", "value": "true", "effect": "NoSchedule"}]}

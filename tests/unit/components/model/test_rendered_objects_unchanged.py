@@ -102,6 +102,19 @@ def _with_trainer_metrics(before: list[dict]) -> list[dict]:
     return after
 
 
+def _with_gpu_fence(before: list[dict], stack: str) -> list[dict]:
+    """Issue 37 (class 3): the guide's real-cluster stacks fence their GPU nodes; their ResourceFlavor gains the
+    toleration of the fence taint, which Kueue adds to the pods it admits."""
+    after = copy.deepcopy(before)
+    if stack not in ("staging", "prod"):
+        return after
+    for obj in after:
+        if obj["type"].endswith(":ResourceFlavor"):
+            obj["inputs"]["spec"].setdefault("tolerations", []).append(
+                {"key": "kueue-cohorts/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"})
+    return after
+
+
 def _with_fixed_cohort_component_names(before: list[dict], settings) -> list[dict]:
     """Issue 28 (found with finding 10): the cohort components have fixed Pulumi names, `inference-training` and
     `shared-pool` (they were named after the cohort, so renaming a cohort deleted its live queues); their children
@@ -144,5 +157,5 @@ def test_every_stack_registers_what_it_did_before_plus_the_name_pins(stack):
         json.loads(json.dumps(plan.manifests() if plan else [], sort_keys=True)), key=ref)
     assert bool(identity) == (stack in ("staging", "prod"))
     assert [o for o in now if o not in admission and o not in identity] == \
-        _with_fixed_cohort_component_names(_with_trainer_metrics(_with_stop_not_a_failure(_with_owner_marks(
-            _with_rollout_strategies(_with_name_pins(before))))), settings)
+        _with_fixed_cohort_component_names(_with_gpu_fence(_with_trainer_metrics(_with_stop_not_a_failure(
+            _with_owner_marks(_with_rollout_strategies(_with_name_pins(before))))), stack), settings)
