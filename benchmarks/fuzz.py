@@ -52,6 +52,7 @@ from benchmarks import add_write_flag, save, summary
 from benchmarks.sandbox import scratch_dirs
 from cohorts.expected import expected_objects
 from components.checks.validation import Validation, validate
+from components.model.alerts import RECLAIM_BUDGET_SECONDS, reclaim_budget_seconds
 from components.settings import Settings, quantity
 from sandbox import kwok
 from sandbox.apply import request_json
@@ -59,9 +60,9 @@ from sandbox.cluster import Sandbox, stack_file
 from sandbox.paths import SandboxPaths
 
 GPU = "nvidia.com/gpu"
-DEFAULT_RECLAIM_BUDGET_S = 60
-"""The guide's reclaim budget in seconds (its terminationGracePeriodSeconds, in which a 30 s checkpoint save and one
-5 s step fit), used where the settings carry no ``inferenceTraining.inference.reclaimBudgetSeconds``."""
+DEFAULT_RECLAIM_BUDGET_S = RECLAIM_BUDGET_SECONDS
+"""The guide's reclaim budget in seconds, used where the settings carry no
+``inferenceTraining.inference.reclaimBudgetSeconds``."""
 SCHEDULING_SLACK_S = 10
 """Seconds allowed on top of the budget for Kueue's admission cycle and the kube-scheduler's retry of the waiting
 pod (kube-scheduler v1.36.3 ``podMaxBackoffSeconds`` default 10)."""
@@ -226,11 +227,9 @@ class Outcome:
 
 
 def reclaim_budget(settings: Settings) -> int:
-    """The inference side's reclaim budget in seconds: ``reclaimBudgetSeconds`` when the settings carry it, else
-    :data:`DEFAULT_RECLAIM_BUDGET_S`."""
-    it = settings.inference_training
-    value = getattr(it.inference, "reclaim_budget_seconds", None) if it is not None else None
-    return int(value) if value is not None else DEFAULT_RECLAIM_BUDGET_S
+    """The inference side's reclaim budget in seconds, the figure the stack's alert uses
+    (``components.model.alerts.reclaim_budget_seconds``)."""
+    return reclaim_budget_seconds(settings)
 
 
 def _shape(resources: Mapping[str, str]) -> dict[str, Decimal]:
@@ -613,8 +612,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     stack's nodes, which take no part (``--running``: the sandbox ``python -m sandbox up`` started, its node
     ``gpu-0`` excluded). Prints the summary (seed, stacks drawn and run, false-accept rate over the accepted stacks
     run, budget, seconds) and every false accept and candidate false refusal with its stack; with ``--write`` also
-    writes them to benchmarks/results/fuzz.json. Returns 0 (the figures are the result; false accepts are reported, not an
-    error)."""
+    writes them to benchmarks/results/fuzz.json. Returns 0 (the figures are the result; false accepts are
+    reported, not an error)."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.fuzz", description=summary(__doc__))
     parser.add_argument("--seed", type=int, default=37)
     parser.add_argument("--accepted", type=int, default=200, help="accepted stacks to run")

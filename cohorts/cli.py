@@ -129,10 +129,11 @@ def _parser() -> argparse.ArgumentParser:
                                            "dashboard (JSON and ConfigMap) into a directory",
                         description="Render the stack's monitoring files, offline: prometheusrule.yaml "
                                     "(monitoring.coreos.com/v1), rules.yaml (a Prometheus rules file), dashboard.json "
-                                    "and dashboard-configmap.yaml (label grafana_dashboard: \"1\").")
+                                    "and dashboard-configmap.yaml (label grafana_dashboard: \"1\"), and with a "
+                                    "trainingRuntime podmonitor.yaml (the trainer's own metrics).")
     mp.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
     mp.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
-    mp.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory for the four files")
+    mp.add_argument("--out", type=Path, required=True, metavar="DIR", help="directory for the files")
 
     tr = sub.add_parser("trace", help="a demand trace for the stack: synthetic, or recorded from its live cluster",
                         description="Write a demand trace (JSON Lines, schema/demand-trace.schema.json).")
@@ -236,6 +237,9 @@ def _monitoring(args: argparse.Namespace, out: TextIO) -> int:
         "dashboard.json": json.dumps(dashboard.dashboard(settings, name), indent=2, sort_keys=True) + "\n",
         "dashboard-configmap.yaml": yaml.safe_dump(dashboard.config_map(settings, name), sort_keys=False),
     }
+    monitor = alerts.pod_monitor(settings, name)
+    if monitor is not None:  # the trainer's own metrics (a stack with a trainingRuntime)
+        written["podmonitor.yaml"] = yaml.safe_dump(monitor, sort_keys=False)
     for file_name, text in written.items():
         (args.out / file_name).write_text(text)
         out.write(f"wrote {args.out / file_name}\n")

@@ -102,6 +102,23 @@ def _with_trainer_metrics(before: list[dict]) -> list[dict]:
     return after
 
 
+def _with_trainer_metrics_scraped(before: list[dict]) -> list[dict]:
+    """Issue 37: the TrainingRuntime serves the trainer's metrics by default (KUEUE_COHORTS_METRICS_PORT, container
+    port `metrics`) on pods labelled for the stack's PodMonitor."""
+    after = copy.deepcopy(before)
+    for obj in after:
+        if obj["type"].endswith(":TrainingRuntime"):
+            (job,) = obj["inputs"]["spec"]["template"]["spec"]["replicatedJobs"]
+            template = job["template"]["spec"]["template"]
+            template["metadata"]["labels"] = {"kueue-cohorts/metrics": "trainer"}
+            (container,) = template["spec"]["containers"]
+            names = [e["name"] for e in container["env"]]
+            at = names.index("KUEUE_COHORTS_SAVE_STEPS") + 1
+            container["env"].insert(at, {"name": "KUEUE_COHORTS_METRICS_PORT", "value": "9464"})
+            container["ports"] = [{"containerPort": 9464, "name": "metrics", "protocol": "TCP"}]
+    return after
+
+
 def _with_gpu_fence(before: list[dict], stack: str) -> list[dict]:
     """Issue 37 (class 3): the guide's real-cluster stacks fence their GPU nodes; their ResourceFlavor gains the
     toleration of the fence taint, which Kueue adds to the pods it admits."""
@@ -157,5 +174,6 @@ def test_every_stack_registers_what_it_did_before_plus_the_name_pins(stack):
         json.loads(json.dumps(plan.manifests() if plan else [], sort_keys=True)), key=ref)
     assert bool(identity) == (stack in ("staging", "prod"))
     assert [o for o in now if o not in admission and o not in identity] == \
-        _with_fixed_cohort_component_names(_with_gpu_fence(_with_trainer_metrics(_with_stop_not_a_failure(
-            _with_owner_marks(_with_rollout_strategies(_with_name_pins(before))))), stack), settings)
+        _with_fixed_cohort_component_names(_with_trainer_metrics_scraped(_with_gpu_fence(_with_trainer_metrics(
+            _with_stop_not_a_failure(_with_owner_marks(_with_rollout_strategies(_with_name_pins(before))))), stack)),
+            settings)
