@@ -142,7 +142,7 @@ def unqueued_gpu_pods(ctx: Context) -> list[Difference]:
 
 
 def _plain(value: Decimal) -> str:
-    return str(value.normalize()) if value == value.to_integral_value() else str(value)
+    return str(int(value)) if value == value.to_integral_value() else str(value)
 
 
 #: Every check ``cohorts verify`` runs on the stack's own cluster: the base checks, then the live-only ones.

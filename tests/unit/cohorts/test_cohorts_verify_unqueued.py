@@ -127,5 +127,10 @@ def test_gpu_requests_follow_the_pods_effective_request(spec, expected):
     assert gpu_requests({"spec": spec}, {GPU}) == expected
 
 
+def test_whole_amounts_are_written_as_the_api_writes_them():
+    (d,) = _diffs([_pod("big", requests={GPU: "20", "nvidia.com/gpumem": "2048"})])
+    assert d.live == {"node": "gpu-0", GPU: "20", "nvidia.com/gpumem": "2048"}
+
+
 def test_cohorts_verify_runs_the_check():
     assert LIVE_CHECKS[-1] is unqueued_gpu_pods
