@@ -206,7 +206,8 @@ class Outcome:
 
     Attributes:
         name: the stack's prefix. accepted: the product's verdict. problems: its problems' text (refused stacks).
-        held: True when every inference pod ran within ``budget_s + SCHEDULING_SLACK_S``; None when not run.
+        held: True when every inference pod ran within ``budget_s + SCHEDULING_SLACK_S``; None when not run (no
+            inference layout, or no declared pod shape fits the nominalQuota, which only a refused stack has).
         budget_s: the reclaim budget judged against. admitted_s: the last inference Workload's admission, seconds
         after submission (None when one was never admitted). running_s: each inference pod's time to Running.
         pending: inference pods still not Running at the deadline, with the scheduler's reason. training: training
@@ -374,6 +375,8 @@ class Adversary:
         out.training = self._fill_training(it.training.local_queue, it.training.priority_class.name, trn_ns,
                                            shape, pods_per_job, grace)
         asks = inference_pods(settings)
+        if not asks:  # no declared shape fits the nominalQuota: nothing to ask, no verdict (a refused stack)
+            return out
         start = self.clock()
         for i, requests in enumerate(asks):
             self._create_job(_job(f"inference-{i}", inf_ns, it.inference.local_queue,
