@@ -17,7 +17,7 @@ from kueue_cohorts.pipes import run_main
 
 #: Every benchmark module, in the order ``make bench`` runs them (cheap ones first).
 BENCHMARKS = ["planning", "whatif", "policy", "trainer", "toolchain", "engine", "sandbox", "trainjob",
-              "whatif_agreement", "mutation"]
+              "whatif_agreement", "mutation", "fuzz"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,6 +30,7 @@ from cohorts.render import as_json, table
 from cohorts.target import Target, TargetError, load_stack, stack_file, target_of, worker_target
 from cohorts.trace import TraceRecorder, queue_kinds, synth_trace, watch_workloads, write_trace
 from cohorts.verify import LEAK_GRACE, WORKER_CHECKS, ClusterObjects, Difference, verify
+from cohorts.verify_unqueued import LIVE_CHECKS
 from cohorts.view import build_view
 from components.model import alerts, dashboard
 from components.model.plans import stack_plans
@@ -86,7 +87,7 @@ HELP: dict[str, tuple[str, str]] = {
                    "ConfigMap) into a directory",
                    "Render the stack's monitoring files, offline: prometheusrule.yaml (monitoring.coreos.com/v1), "
                    "rules.yaml (a Prometheus rules file), dashboard.json and dashboard-configmap.yaml (label "
-                   "grafana_dashboard: \"1\")."),
+                   "grafana_dashboard: \"1\"), and with a trainingRuntime podmonitor.yaml (the trainer's own metrics)."),
     "trace": ("a demand trace for the stack: synthetic, or recorded from its live cluster",
               "Write a demand trace (JSON Lines, schema/demand-trace.schema.json): `synth` a seeded synthetic one, "
               "`record` one watched on the stack's live cluster."),
@@ -251,6 +252,9 @@ def _monitoring(args: argparse.Namespace, out: TextIO) -> int:
         "dashboard.json": json.dumps(dashboard.dashboard(settings, name), indent=2, sort_keys=True) + "\n",
         "dashboard-configmap.yaml": yaml.safe_dump(dashboard.config_map(settings, name), sort_keys=False),
     }
+    monitor = alerts.pod_monitor(settings, name)
+    if monitor is not None:  # the trainer's own metrics (a stack with a trainingRuntime)
+        written["podmonitor.yaml"] = yaml.safe_dump(monitor, sort_keys=False)
     for file_name, text in written.items():
         (args.out / file_name).write_text(text)
         out.write(f"wrote {args.out / file_name}\n")
@@ -371,7 +375,7 @@ def _verify(args: argparse.Namespace, out: TextIO, sleep: Callable[[float], None
     grace = timedelta(seconds=args.leak_grace)
 
     def check() -> list[Difference]:
-        return verify(settings, live, leak_grace=grace) + verify_workers(settings, grace)
+        return verify(settings, live, checks=LIVE_CHECKS, leak_grace=grace) + verify_workers(settings, grace)
 
     if args.watch:
         return watch_verify(check, out, sleep, args.interval, args.count, args.output)

@@ -12,8 +12,10 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from components.checks.validation import load_stack_file
+from components.checks.validation import validate
 from components.model.pack_config import render as render_pack_config
+from components.settings import raw_from_stack_file
+from components.settings.errors import SettingsError
 from components.settings.stackfile import StackFileError
 from kueue_cohorts.parsing import Parser
 from kueue_cohorts.pipes import run_main
@@ -32,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Optional[list[str]] = None) -> int:
     """`python -m kueue_cohorts.validate --stack NAME [--pack-config [--write]]` (argv: the arguments, None for
-    sys.argv). Returns the exit status: 0 valid, 2 invalid or unreadable (every problem printed to stderr)."""
+    sys.argv). Returns the exit status: 0 valid, 2 invalid or unreadable (every problem printed to stderr; the
+    warnings of advisory rules are printed to stderr too, `warning: <problem>`, and leave the stack valid)."""
     parser = Parser(prog="kueue-cohorts validate", description=DESCRIPTION)
     add_arguments(parser)
     return run(parser.parse_args(argv))
@@ -42,13 +45,19 @@ def run(args: argparse.Namespace) -> int:
     """Check the stack ``args.stack`` (``args`` as ``add_arguments`` shapes it); return 0 valid, 2 invalid or
     unreadable (every problem printed to stderr)."""
     try:
-        settings = load_stack_file(ROOT / "stacks" / f"Pulumi.{args.stack}.yaml")
+        result = validate(raw_from_stack_file(ROOT / "stacks" / f"Pulumi.{args.stack}.yaml"))
     except StackFileError as err:  # one line, `file:line:col: message`
         print(err, file=sys.stderr)
         return 2
     except (OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    for warning in result.warnings:  # advisory rules: printed, the stack stays valid
+        print(f"warning: {warning}", file=sys.stderr)
+    if result.problems or result.settings is None:
+        print(f"error: {SettingsError(result.problems)}", file=sys.stderr)
+        return 2
+    settings = result.settings
     if not args.pack_config:
         print(f"stack {args.stack}: valid")
         return 0

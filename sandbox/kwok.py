@@ -10,7 +10,19 @@ pods) first ends in phase Failed with that exit code, as the kubelet reports it 
 ``pkg/kubelet/kubelet_pods.go`` getPhase of a terminal pod), and only then is removed. The Job controller needs that
 terminal phase: with a podFailurePolicy it counts (or ignores) a deleted Pod only once it is Failed
 (``pkg/controller/job/job_controller.go`` isPodFailed, onlyReplaceFailedPods) and keeps its finalizer until then, and
-our trainer Job ignores that exit code so that a reclaim is no failure. Other Pods are removed at once, as before.
+our trainer Job ignores that exit code so that a reclaim is no failure.
+
+A deleted Pod keeps its node for its grace period, as under a kubelet (issue 37): the API server sets
+``metadata.deletionTimestamp`` to the deletion time plus the grace period (the DeleteOptions' or
+``spec.terminationGracePeriodSeconds``, default 30; Kubernetes v1.36.3 ``pkg/registry/core/pod/strategy.go``
+CheckGracefulDelete), and the kubelet runs preStop and then SIGTERM within that period and SIGKILLs at its end
+(``pkg/kubelet/kuberuntime/kuberuntime_container.go`` killContainer). Every stage that ends a deleted Pod therefore
+waits until that timestamp (``GRACE_DELAY``: kwok v0.8.0 ``StageDelay.durationFrom``, whose value, when it parses as
+an RFC 3339 time, is that time minus now: ``pkg/apis/v1alpha1/stage_types.go``, ``pkg/utils/lifecycle/
+value_duration_from.go``). That is the worst case the reclaim promise must survive: a container that ignores SIGTERM
+or a preStop that lasts. A Pod whose containers are known to exit sooner declares it with kwok's own annotation
+``pod-delete.stage.kwok.x-k8s.io/delay`` (a Go duration, as kwok's ``kustomize/stage/pod/general/pod-delete.yaml``
+reads it). Until then the Pod stays bound and Running, so the kube-scheduler keeps counting its requests on the node.
 """
 
 from __future__ import annotations
@@ -28,7 +40,8 @@ NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 #: Label that marks the sandbox's nodes (for ``status`` and for users' node selectors).
 NODE_LABEL = ("type", "kwok")
 #: Stage files, relative to the kwok module directory: nodes become Ready and keep a lease; Pods become Running
-#: and Ready and stay so; a Pod with a deletionTimestamp is removed (there is no kubelet to do it).
+#: and Ready and stay so; a Pod with a deletionTimestamp is removed once its grace period is over (there is no
+#: kubelet to do it).
 STAGE_FILES = (
     "kustomize/stage/node/fast/node-initialize.yaml",
     "kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
@@ -41,6 +54,13 @@ STAGE_FILES = (
     "kustomize/stage/volume/fast/pvc-delete.yaml",
     "kustomize/stage/volume/fast/pv-delete.yaml",
 )
+#: kwok's annotation for how long after its deletion a Pod is removed (a Go duration such as ``"2s"``); we read it
+#: as "the containers exit this long after SIGTERM", for Pods known to exit before their grace period ends.
+EXIT_DELAY_ANNOTATION = "pod-delete.stage.kwok.x-k8s.io/delay"
+#: The delay of every stage that ends a deleted Pod: the declared exit delay, else until ``deletionTimestamp`` (the
+#: deletion time plus the grace period). gojq's ``//`` takes the right side when the left is null.
+GRACE_DELAY: dict[str, Any] = {"durationFrom": {"jq": {"expression": (
+    f'.metadata.annotations["{EXIT_DELAY_ANNOTATION}"] // .metadata.deletionTimestamp')}}}
 #: The pod annotation naming the exit code of a graceful stop (components/model/runtime.py puts it on the trainer).
 STOP_EXIT_CODE_ANNOTATION = "kueue-cohorts/preempted-exit-code"
 _DECLARES = f'.metadata.annotations["{STOP_EXIT_CODE_ANNOTATION}"]'
@@ -127,11 +147,14 @@ class NodePoolLike(Protocol):
     def capacity(self) -> Mapping[str, str]: ...
     @property
     def labels(self) -> Mapping[str, str]: ...
+    @property
+    def taints(self) -> Sequence[Any]: ...
 
 
 def stage_config(kwok_module_dir: Path, files: Sequence[str] = STAGE_FILES) -> str:
     """Return the multi-document YAML of the kwok Stage objects in ``files`` (read from ``kwok_module_dir``), with
-    ``pod-delete`` limited to Pods that declare no graceful stop and ``STOP_STAGES`` added for those that do.
+    ``pod-delete`` limited to Pods that declare no graceful stop and ``STOP_STAGES`` added for those that do; both
+    ending stages wait ``GRACE_DELAY`` (the Pod's grace period, or its declared exit delay).
 
     Raises FileNotFoundError when the module lacks one of them (a different kwok version than pinned).
     """
@@ -145,7 +168,12 @@ def stage_config(kwok_module_dir: Path, files: Sequence[str] = STAGE_FILES) -> s
     for doc in docs:
         if doc["metadata"]["name"] == "pod-delete":  # a Pod that declares a graceful stop goes through STOP_STAGES
             doc["spec"]["selector"]["matchExpressions"].append({"key": _DECLARES, "operator": "DoesNotExist"})
-    docs += [doc for doc in yaml.safe_load_all(STOP_STAGES) if doc]
+            doc["spec"]["delay"] = GRACE_DELAY
+    stops = [doc for doc in yaml.safe_load_all(STOP_STAGES) if doc]
+    for doc in stops:
+        if doc["metadata"]["name"] == "pod-stop-gracefully":  # the container exits at the end of the grace period
+            doc["spec"]["delay"] = GRACE_DELAY
+    docs += stops
     return yaml.safe_dump_all(docs, sort_keys=False)
 
 
@@ -168,8 +196,8 @@ def node_name(pool: str, index: int) -> str:
 def node_manifests(pools: Iterable[NodePoolLike], max_pods: int = 110) -> list[dict[str, Any]]:
     """Return one core/v1 Node per node of every pool, with the pool's capacity as ``status.capacity`` and
     ``status.allocatable`` (plus ``pods: max_pods`` unless the pool sets it) and its labels plus ``type: kwok`` and
-    ``kubernetes.io/hostname``. Untainted: Pods need no toleration. kwok's node-initialize stage keeps the given
-    capacity and fills conditions, addresses and nodeInfo.
+    ``kubernetes.io/hostname``, and the pool's ``taints`` as ``spec.taints`` (none: Pods need no toleration).
+    kwok's node-initialize stage keeps the given capacity and fills conditions, addresses and nodeInfo.
     """
     nodes = []
     for pool in pools:
@@ -182,7 +210,8 @@ def node_manifests(pools: Iterable[NodePoolLike], max_pods: int = 110) -> list[d
                 "apiVersion": "v1",
                 "kind": "Node",
                 "metadata": {"name": name, "labels": labels, "annotations": {NODE_ANNOTATION[0]: NODE_ANNOTATION[1]}},
-                "spec": {},
+                "spec": {"taints": [t.model_dump(by_alias=True, exclude_none=True) for t in pool.taints]}
+                if pool.taints else {},
                 "status": {"capacity": capacity, "allocatable": dict(capacity)},
             })
     return nodes

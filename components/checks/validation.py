@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional, Sequence
 
-from components.checks import settings_rules
+from components.checks import settings_rules, unqueued_rules
 from components.checks.chart_values import check_kueue_values
 from components.model.pack_config import pack_config
 from components.model.render import KeyPath, Rendered, RenderedStack, render
@@ -274,8 +274,9 @@ def _validate(raw: Mapping[str, Any], secret_paths: Sequence[KeyPath], namespace
         settings = parse_settings(raw)
     except SettingsError as err:
         return Validation(None, tuple(refused + [p for p in err.problems if not secrets.covers(paths, p.key)]), ())
-    problems = settings_rules.check(settings) + check_kueue_values(settings)
+    problems = settings_rules.check(settings) + check_kueue_values(settings) + unqueued_rules.check(settings)
     found, warnings, rendered = _judged(settings, raw, namespace_owner)
+    warnings = warnings + unqueued_rules.advise(settings)
     problems = refused + [p for p in problems + found if not secrets.covers(paths, p.key)]
     return Validation(settings, tuple(problems), tuple(w for w in warnings if not secrets.covers(paths, w.key)),
                       rendered)

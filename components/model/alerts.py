@@ -23,8 +23,16 @@ The alerts, each naming its cohort and ClusterQueue and linking its section of t
   objects they guard are refused (apiserver_admission_webhook_rejection_count, Kubernetes 1.36
   k8s.io/apiserver/pkg/admission/metrics);
 - KueueCohortsCheckpointStale: a training pod's newest checkpoint is older than the runtime's save interval plus
-  one save (kueue_cohorts_trainer_checkpoint_age_seconds, trainer/metrics.py).
+  one save (kueue_cohorts_trainer_checkpoint_age_seconds, trainer/metrics.py);
+- KueueCohortsReclaimOverBudget: the 95th percentile time from admission to ready of an inference ClusterQueue's
+  Workloads over 10m is above the reclaim budget (kueue_admitted_until_ready_wait_time_seconds). After a reclaim
+  Kueue admits inference at once (a Job, JobSet or TrainJob victim releases its quota when its pods start
+  terminating, KEP-6143), so this is the time inference waited for the victim to let its GPUs go: its grace period,
+  preStop included (issue 37).
 Kueue's metrics: Kueue v0.19.2 pkg/metrics/metrics.go.
+
+`pod_monitor` renders the PodMonitor (monitoring.coreos.com/v1) that scrapes the trainer's own metrics on the
+training pods' `metrics` port (components.model.runtime.METRICS_PORT).
 
 Durations of the settings are Go durations; the rules carry them as whole seconds (`90s`), which Prometheus reads.
 """
@@ -34,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from components.model.plans import ROLE_INFERENCE, ROLE_TENANT, ROLE_TRAINING, stack_plans
+from components.model.runtime import METRICS_LABEL
 from components.settings import Settings
 from components.settings.quoting import go_template_text as t
 from components.settings.quoting import promql_regex_alternatives, promql_string
@@ -46,6 +55,11 @@ ADMISSION_WAIT_WINDOW = "10m"
 KUEUE_DOWN_FOR = "2m"
 WEBHOOK_WINDOW = "5m"
 CHECKPOINT_STALE_FOR = "1m"
+RECLAIM_WINDOW = "10m"
+"""The window of the reclaim-wait percentile."""
+RECLAIM_BUDGET_SECONDS = 60
+"""The guide's reclaim budget in seconds (its trainer's terminationGracePeriodSeconds, in which a 30 s checkpoint save
+and one 5 s step fit), used while the settings carry no `inferenceTraining.inference.reclaimBudgetSeconds`."""
 KUEUE_WEBHOOKS = (
     "mappwrapper.kb.io", "mclusterqueue.kb.io", "mdeployment.kb.io", "mjaxjob.kb.io", "mjob.kb.io",
     "mleaderworkerset.kb.io", "mmpijob.kb.io", "mpaddlejob.kb.io", "mpod.kb.io", "mpytorchjob.kb.io",
@@ -157,6 +171,17 @@ def alerts(settings: Settings, stack: str) -> list[Alert]:
                 f"{ADMISSION_WAIT_WINDOW} is {{{{ $value | humanizeDuration }}}}, above "
                 f"{mon.inference_admission_wait}.",
                 (*labels, ("severity", "warning")), link("KueueCohortsInferenceAdmissionWait")))
+            budget = reclaim_budget_seconds(settings)
+            out.append(Alert(
+                "KueueCohortsReclaimOverBudget",
+                f"histogram_quantile(0.95, sum by (le, cluster_queue) "
+                f"(rate(kueue_admitted_until_ready_wait_time_seconds_bucket{{{cq}}}[{RECLAIM_WINDOW}]))) > {budget}",
+                f"Inference in {name} waits more than its reclaim budget of {budget} s for its pods",
+                f"The 95th percentile time from admission to ready of ClusterQueue {name} (cohort {plan.cohort}) over "
+                f"{RECLAIM_WINDOW} is {{{{ $value | humanizeDuration }}}}, above the reclaim budget of {budget} s: "
+                "a borrowing trainer keeps inference's GPUs for longer than its grace period may (or a pod of "
+                "another kind holds them).",
+                (*labels, ("severity", "critical")), link("KueueCohortsReclaimOverBudget")))
             out.append(Alert(
                 "KueueCohortsInferenceBorrowing",
                 f"{_by('kueue_cluster_queue_resource_reservation', _QUEUE, cq)} > "
@@ -232,6 +257,35 @@ def alerts(settings: Settings, stack: str) -> list[Alert]:
             (*base, ("cohort", training_cohorts), ("severity", "warning")), link("KueueCohortsCheckpointStale"),
             CHECKPOINT_STALE_FOR))
     return out
+
+
+def reclaim_budget_seconds(settings: Settings) -> int:
+    """The inference side's reclaim budget in seconds: `inferenceTraining.inference.reclaimBudgetSeconds` when the
+    settings carry it, else :data:`RECLAIM_BUDGET_SECONDS`."""
+    it = settings.inference_training
+    value = getattr(it.inference, "reclaim_budget_seconds", None) if it is not None else None
+    return int(value) if value is not None else RECLAIM_BUDGET_SECONDS
+
+
+def pod_monitor(settings: Settings, stack: str) -> Optional[dict[str, Any]]:
+    """The PodMonitor (monitoring.coreos.com/v1, prometheus-operator) `kueue-cohorts-<stack>-trainer` in
+    `monitoring.namespace`, labelled like the PrometheusRule, scraping port `metrics` of every pod labelled
+    `kueue-cohorts/metrics: trainer` in the training namespaces (every 30 s); None without a trainingRuntime or a
+    training namespace."""
+    plans = stack_plans(settings)
+    training = sorted({ns for plan in plans for ns, _ in plan.checkpoints})
+    if settings.training_runtime is None or not training:
+        return None
+    mon = settings.monitoring
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "PodMonitor",
+        "metadata": {"name": f"kueue-cohorts-{stack}-trainer", "namespace": mon.namespace,
+                     "labels": {"app.kubernetes.io/part-of": "kueue-cohorts", **mon.rule_labels}},
+        "spec": {"selector": {"matchLabels": {METRICS_LABEL[0]: METRICS_LABEL[1]}},
+                 "namespaceSelector": {"matchNames": training},
+                 "podMetricsEndpoints": [{"port": "metrics", "path": "/metrics", "interval": "30s"}]},
+    }
 
 
 def rule_groups(settings: Settings, stack: str) -> list[dict[str, Any]]:

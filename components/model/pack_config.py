@@ -48,12 +48,14 @@ from policy.rules.vocabulary.system_namespaces import DEFAULT_PROTECTED_NAMESPAC
 def node_pools(settings: Settings) -> list[dict[str, Any]]:
     """The stack's node pools as the pack config's `nodePools` option: name, count, labels (always written: a pool
     without labels in the pack config would have unknown labels) and capacity per node; `resourceFlavor` when the
-    pool names one (messages only: Kueue places pods by labels)."""
+    pool names one (messages only: Kueue places pods by labels). Not its taints: the settings check judges them
+    (components.checks.unqueued_rules)."""
     return _pools(settings.node_pools)
 
 
 def _pools(pools: Sequence[NodePool]) -> list[dict[str, Any]]:
-    return [{**pool.model_dump(by_alias=True, exclude_none=True), "labels": dict(pool.labels)} for pool in pools]
+    return [{**pool.model_dump(by_alias=True, exclude_none=True, exclude={"taints"}), "labels": dict(pool.labels)}
+            for pool in pools]
 
 
 def _multikueue_facts(settings: Settings) -> list[tuple[Option[Any], Any]]:

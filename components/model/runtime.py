@@ -26,7 +26,12 @@ and the
   Succeeded and would complete the Job), the trainer Job ignores that code (`podFailurePolicy`, which needs
   `restartPolicy: Never`) and DisruptionTarget pods, and the JobSet restarts at most MAX_RESTARTS times for real
   failures. The annotation `kueue-cohorts/preempted-exit-code` declares the code to the rule book (and, on the pods,
-  to the sandbox's kwok).
+  to the sandbox's kwok);
+- serves the trainer's own metrics (trainer/metrics.py: checkpoint age, steps lost at the last preemption, flush
+  time) on METRICS_PORT by default (`KUEUE_COHORTS_METRICS_PORT`, container port `metrics`; the image needs
+  prometheus-client, pinned in requirements-trainer.txt; `trainingRuntime.env: {KUEUE_COHORTS_METRICS_PORT: ""}`
+  turns them off), and its pods carry METRICS_LABEL, which the stack's PodMonitor selects
+  (components.model.alerts.pod_monitor).
 """
 from __future__ import annotations
 
@@ -47,6 +52,13 @@ SAVE_SECONDS_ANNOTATION = "kueue-cohorts/checkpoint-save-seconds"
 SAVE_STEPS_ANNOTATION = "kueue-cohorts/save-steps"
 PREEMPTED_EXIT_CODE_ANNOTATION = "kueue-cohorts/preempted-exit-code"
 PREEMPTED_EXIT_CODE = 75
+METRICS_PORT = 9464
+"""The port the trainer serves its Prometheus metrics on (trainer/metrics.py, ``KUEUE_COHORTS_METRICS_PORT``), named
+``metrics`` on the container; the stack's PodMonitor scrapes it (components.model.alerts.pod_monitor)."""
+METRICS_PORT_ENV = "KUEUE_COHORTS_METRICS_PORT"
+"""The trainer's metrics port variable (trainer/entrypoint.py); ``trainingRuntime.env`` may set it ("" : no metrics)."""
+METRICS_LABEL = ("kueue-cohorts/metrics", "trainer")
+"""The label of every trainer pod the PodMonitor selects."""
 """The trainer's exit code after a preemption save (trainer/entrypoint.py PREEMPTED_EXIT_CODE; sysexits EX_TEMPFAIL)."""
 MAX_RESTARTS = 3
 """JobSet failurePolicy.maxRestarts: real failures (crashes past backoffLimit) restart the JobSet this often; reclaims
@@ -107,13 +119,17 @@ def render_runtime(settings: TrainingRuntimeSettings, namespace: str, claim_name
         {"name": "KUEUE_COHORTS_CHECKPOINT_ROOT", "value": root},
         {"name": "KUEUE_COHORTS_RECIPE", "value": settings.recipe},
         {"name": "KUEUE_COHORTS_SAVE_STEPS", "value": str(settings.save_steps)},
-    ] + [_env_var(name, value) for name, value in sorted(settings.env.items())]
+    ]
+    if METRICS_PORT_ENV not in settings.env:
+        env.append({"name": METRICS_PORT_ENV, "value": str(METRICS_PORT)})
+    env += [_env_var(name, value) for name, value in sorted(settings.env.items())]
     container: dict[str, Any] = {
         "name": NODE,
         "image": settings.image,
         "command": list(COMMAND),
         "workingDir": "/workspace",
         "env": env,
+        "ports": [{"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}],
         "resources": {"requests": dict(settings.requests), "limits": settings.resolved_limits},
         "volumeMounts": [
             {"name": "checkpoints", "mountPath": root},
@@ -169,7 +185,8 @@ def render_runtime(settings: TrainingRuntimeSettings, namespace: str, claim_name
                                     "podFailurePolicy": _pod_failure_policy(),
                                     "template": {
                                         # on the pods too: the sandbox's kwok stops a deleted pod with this code
-                                        "metadata": {"annotations": {
+                                        "metadata": {"labels": {METRICS_LABEL[0]: METRICS_LABEL[1]},
+                                                     "annotations": {
                                             PREEMPTED_EXIT_CODE_ANNOTATION: str(PREEMPTED_EXIT_CODE)}},
                                         "spec": pod_spec,
                                     },

@@ -65,6 +65,17 @@ class ClusterSettings(Model):
     server). Omitted: qps 200, burst 400."""
 
 
+class Taint(Model):
+    """A core/v1 Taint: a node pool's `taints[]`, a ResourceFlavor's `spec.nodeTaints[]`."""
+
+    key: str
+    """Taint key."""
+    value: Optional[str] = None
+    """Taint value."""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+    """NoSchedule, PreferNoSchedule or NoExecute."""
+
+
 class NodePool(Model):
     """One entry of `kueue-cohorts:nodePools`: identical nodes that make up the physical capacity."""
 
@@ -81,22 +92,19 @@ class NodePool(Model):
     ResourceFlavors place pods here: a flavor selects the pools that carry every one of its nodeLabels (Kueue copies
     them into the pods' nodeSelector), and the nominalQuota of all flavors must fit the pools they select, flavors
     that select the same pools sharing them. Default none: only a flavor without nodeLabels selects the pool."""
+    taints: list[Taint] = Field(default_factory=list, max_length=8)
+    """The nodes' taints, as the real nodes carry them (the sandbox puts them on its kwok nodes). On GPU pools they
+    are the fence that keeps pods Kueue never admitted off the GPUs inference's quota counts on: a NoSchedule or
+    NoExecute taint whose key is no resource name (a taint keyed `nvidia.com/gpu` is tolerated by every pod that asks
+    for that GPU: Kubernetes' ExtendedResourceToleration admission plugin, kueue#170), tolerated by the tolerations
+    of the ResourceFlavors that place pods here (Kueue adds a flavor's tolerations to the pods it admits; a fence
+    a flavor does not tolerate is refused). Default none: the settings check then warns that the GPUs are open to pods
+    Kueue never sees (at most 8)."""
     resource_flavor: Optional[DnsSubdomain] = None
     """The ResourceFlavor these nodes are meant for (a name of resourceFlavors, or of the one resourceFlavor): a
     flavor of resourceFlavors without nodeLabels takes the labels its pools share. The capacity counts where the
     labels say, not by this name. Omitted: the stack's one flavor (required when the stack declares several
     resourceFlavors)."""
-
-
-class Taint(Model):
-    """ResourceFlavor `spec.nodeTaints[]` (core/v1 Taint)."""
-
-    key: str
-    """Taint key."""
-    value: Optional[str] = None
-    """Taint value."""
-    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
-    """NoSchedule, PreferNoSchedule or NoExecute."""
 
 
 class Toleration(Model):

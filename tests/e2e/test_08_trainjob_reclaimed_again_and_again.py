@@ -26,6 +26,7 @@ from components.model.runtime import render_runtime, render_trainjob
 from components.settings.runtime import TrainingRuntimeSettings
 from policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime
 from policy.rules.vocabulary.objects import KubeObject
+from sandbox.kwok import EXIT_DELAY_ANNOTATION
 
 TRAINER = ("trainer.kubeflow.org", "v1alpha1")
 JOBSET = ("jobset.x-k8s.io", "v1alpha2")
@@ -46,6 +47,9 @@ def _probe_runtime(name: str, ignore_reclaims: bool) -> dict:
     runtime["spec"]["template"]["spec"]["failurePolicy"] = {"maxRestarts": MAX_RESTARTS}
     job = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
     job["backoffLimit"] = 0
+    # The probe trainer's stop save is instant: its pods say so to the sandbox's kwok, which otherwise keeps a deleted
+    # pod for its whole grace period (60 s) as a kubelet would, and this file stops them ten times.
+    job["template"]["metadata"]["annotations"][EXIT_DELAY_ANNOTATION] = "1s"
     if not ignore_reclaims:
         del job["podFailurePolicy"]
     return runtime

@@ -151,14 +151,16 @@ def test_a_trainjob_borrows_is_reclaimed_by_an_inference_deployment_and_comes_ba
     wait_for(lambda: _trainjob(cluster)["spec"].get("suspend") is True, 60, "Kueue to suspend the TrainJob")
     wait_for(lambda: (_jobset(cluster) or {}).get("spec", {}).get("suspend") is True, 60,
              "the Trainer to suspend the JobSet")
-    wait_for(lambda: not _training_pods(cluster), 60, "the training Pods to be gone")
+    # kwok keeps the trainer's pods for their grace period (the dev runtime's 60 s), as a kubelet would
+    wait_for(lambda: not _training_pods(cluster), runtime.grace_period_seconds + 60, "the training Pods to be gone")
     assert [(j.metadata.uid, j.spec.suspend) for j in _jobs_of_jobset(cluster)] == [(u, True) for u in first_jobs]
 
     def inference_running() -> list:
         pods = cluster.core.list_namespaced_pod(INFERENCE_NS, label_selector="app=serve-tj").items
         return [p for p in pods if p.status.phase == "Running" and not p.spec.scheduling_gates]
 
-    running = wait_for(inference_running, 90, "the inference Pod to pass Kueue's scheduling gate and run")
+    running = wait_for(inference_running, runtime.grace_period_seconds + 90,
+                       "the inference Pod to pass Kueue's scheduling gate and run")
     assert running[0].spec.node_name == "gpu-0"
     inference_wls = cluster.kueue_objects("workloads", INFERENCE_NS)
     assert [admitted_in(w) for w in inference_wls] == ["c12-inference-cq"]

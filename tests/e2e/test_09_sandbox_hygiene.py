@@ -5,6 +5,7 @@ only and opens only to a client certificate of its own CA."""
 
 from __future__ import annotations
 
+import datetime
 import os
 import signal
 import ssl
@@ -15,6 +16,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from e2e_support import wait_for
+from kubernetes import client as k8s
 
 from sandbox import controlplane, process
 from sandbox.certs import Certificates
@@ -93,3 +96,37 @@ def test_a_manager_that_dies_is_started_again_as_a_deployment_would(sandbox):
     assert "exited with code 137: restarting in 1 s" in log.read_text()
     assert sandbox.health()["kueue"][:2] == (True, True), sandbox.health()["kueue"]
     assert process.alive(rec)  # the same component (its restart loop), not a new one
+
+
+def test_a_deleted_pod_keeps_its_node_for_its_grace_period_as_under_a_kubelet(sandbox, cluster):
+    """kwok lets a deleted Pod go as the kubelet does (issue 37): a Pod with terminationGracePeriodSeconds 20 stays
+    bound and Running, its requests still counted on the node, until its deletionTimestamp (deletion + 20 s), and is
+    removed after it. Before, kwok removed it at once."""
+    name, ns, grace = "grace-20", "default", 20
+    pod = k8s.V1Pod(
+        metadata=k8s.V1ObjectMeta(name=name, namespace=ns),
+        spec=k8s.V1PodSpec(termination_grace_period_seconds=grace, containers=[k8s.V1Container(
+            name="main", image="registry.invalid/e2e:never-pulled",
+            resources=k8s.V1ResourceRequirements(requests={"cpu": "100m"}))]))
+    cluster.core.create_namespaced_pod(ns, pod)
+    wait_for(lambda: cluster.core.read_namespaced_pod(name, ns).status.phase == "Running", 60, f"{name} Running")
+    cluster.core.delete_namespaced_pod(name, ns)
+    deleting = cluster.core.read_namespaced_pod(name, ns)
+    deadline = deleting.metadata.deletion_timestamp  # set by the API server: deletion time + grace
+    assert deleting.metadata.deletion_grace_period_seconds == grace
+    # Polled until 3 s before the deadline (the apiserver's own clock): the pod is still there, bound and Running.
+    seen = []
+    while datetime.datetime.now(datetime.UTC) < deadline - datetime.timedelta(seconds=3):
+        now = cluster.core.read_namespaced_pod(name, ns)
+        seen.append((now.spec.node_name is not None, now.status.phase))
+        time.sleep(1)
+    assert seen and set(seen) == {(True, "Running")}
+
+    def gone() -> bool:
+        try:
+            cluster.core.read_namespaced_pod(name, ns)
+        except k8s.ApiException as exc:
+            return exc.status == 404
+        return False
+
+    wait_for(gone, grace + 30, f"{name} removed once its grace period is over")

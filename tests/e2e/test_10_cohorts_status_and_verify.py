@@ -15,10 +15,14 @@ import sys
 
 import pytest
 from e2e_support import KUEUE, REPO, SLICE, admitted_in, wait_for
+from kubernetes import client as k8s_client
 from kubernetes.client import ApiException
 
 from cohorts import cli
+from cohorts.verify_unqueued import FIX, RULE
+from components.checks.validation import validate
 from sandbox.paths import STATE_DIR_ENV
+from tests.helpers import stack_raw
 
 GPU = "nvidia.com/gpualloc"
 
@@ -311,3 +315,74 @@ def test_without_the_guardrail_a_hand_made_queue_takes_inferences_gpu(sandbox, c
         wait_for(lambda: not cluster.kueue_objects("workloads", HARM_NS), 60, "the hand-made Workload gone")
         cluster.custom.delete_namespaced_custom_object(*KUEUE, HARM_NS, "localqueues", "e2e-harm-lq")
         _delete(cluster, "clusterqueues", "e2e-harm-cq")
+
+
+FENCE = {"key": "kueue-cohorts/gpu", "value": "true", "effect": "NoSchedule"}
+
+
+def _unqueued_job(cluster, name: str):
+    """A Job in the training namespace without the queue-name label (the dev stack's manageJobsWithoutQueueName is
+    false: Kueue leaves it alone), asking for the node's GPU slice."""
+    container = k8s_client.V1Container(
+        name="main", image="registry.invalid/e2e:never-pulled", command=["sleep", "infinity"],
+        resources=k8s_client.V1ResourceRequirements(requests=dict(SLICE), limits=dict(SLICE)))
+    job = k8s_client.V1Job(metadata=k8s_client.V1ObjectMeta(name=name, namespace="c12-training"),
+                           spec=k8s_client.V1JobSpec(backoff_limit=0, template=k8s_client.V1PodTemplateSpec(
+                               spec=k8s_client.V1PodSpec(containers=[container], restart_policy="Never",
+                                                         termination_grace_period_seconds=0))))
+    return cluster.batch.create_namespaced_job("c12-training", job)
+
+
+def _unqueued_findings(sandbox) -> list[dict]:
+    result = _cli(sandbox, "verify", "--stack", "dev", "--output", "json")
+    diffs = json.loads(result.stdout)["differences"] if result.stdout else []
+    return [d for d in diffs if d["kind"] == "Pod" and d["rule"] == RULE]
+
+
+def test_an_unqueued_job_takes_inferences_gpu_until_the_gpu_nodes_are_fenced(sandbox, cluster, clean_dev_jobs):
+    """Issue 37 class 3 on the dev stack as shipped: a Job without the queue-name label in the training namespace
+    runs outside Kueue on the node's only GPU; inference is admitted and its pod is never scheduled ("Insufficient
+    nvidia.com/gpualloc"). ``cohorts verify`` names that pod, and the settings check warns at nodePools[0].taints.
+    Fenced as the warning says (the node tainted, the ResourceFlavor tolerating it), the same unlabelled Job stays
+    Pending and inference's pod runs (Kueue added the flavor's toleration to it)."""
+    (warning,) = [w for w in validate(stack_raw("dev")).warnings if w.key == "kueue-cohorts:nodePools[0].taints"]
+    assert "a Job or Pod without the queue-name label in a tenant namespace" in warning.rule
+
+    grab = _unqueued_job(cluster, "grab-unqueued")
+    wait_for(lambda: (_pod_scheduled(cluster, "c12-training", "grab-unqueued") or {}).get("status") == "True", 90,
+             "the unlabelled Job's pod on the GPU node")
+    assert cluster.workload_of(grab) is None  # Kueue never saw it
+    serve = cluster.submit_job("c12-inference", "serve-unqueued", "c12-inference-lq", SLICE,
+                               priority_class="c12-inference-prio")
+    wait_for(lambda: admitted_in(cluster.workload_of(serve)) == "c12-inference-cq", 90,
+             "Kueue to admit inference within its nominalQuota")
+    pending = wait_for(lambda: (s := _pod_scheduled(cluster, "c12-inference", "serve-unqueued"))
+                       and s["status"] == "False" and s, 90, "the scheduler to judge inference's pod")
+    assert pending["reason"] == "Unschedulable"
+    (finding,) = wait_for(lambda: _unqueued_findings(sandbox), 60, "verify to name the unlabelled Job's pod")
+    assert finding["namespace"] == "c12-training" and finding["name"].startswith("grab-unqueued-")
+    assert finding["live"] == {"node": "gpu-0", "nvidia.com/gpualloc": "1", "nvidia.com/gpucores": "20",
+                               "nvidia.com/gpumem": "2048"}
+    assert finding["fix"] == FIX
+    for job in (grab, serve):
+        cluster.delete_job(job)
+
+    node = cluster.core.read_node("gpu-0")
+    flavor = cluster.custom.get_cluster_custom_object(*KUEUE, "resourceflavors", "c12-default")
+    try:
+        cluster.core.patch_node("gpu-0", {"spec": {"taints": [*(node.spec.taints or []), FENCE]}})
+        cluster.custom.patch_cluster_custom_object(*KUEUE, "resourceflavors", "c12-default", {"spec": {
+            "tolerations": [*(flavor["spec"].get("tolerations") or []), {**FENCE, "operator": "Equal"}]}})
+        grab = _unqueued_job(cluster, "grab-fenced")
+        serve = cluster.submit_job("c12-inference", "serve-fenced", "c12-inference-lq", SLICE,
+                                   priority_class="c12-inference-prio")
+        wait_for(lambda: (_pod_scheduled(cluster, "c12-inference", "serve-fenced") or {}).get("status") == "True",
+                 90, "inference's pod scheduled on the fenced node")
+        blocked = wait_for(lambda: (s := _pod_scheduled(cluster, "c12-training", "grab-fenced"))
+                           and s["status"] == "False" and s, 90, "the scheduler to keep the unlabelled pod off")
+        assert blocked["reason"] == "Unschedulable"
+        assert _unqueued_findings(sandbox) == []
+    finally:
+        cluster.core.patch_node("gpu-0", {"spec": {"taints": node.spec.taints}})
+        cluster.custom.patch_cluster_custom_object(*KUEUE, "resourceflavors", "c12-default", {"spec": {
+            "tolerations": flavor["spec"].get("tolerations")}})

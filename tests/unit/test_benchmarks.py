@@ -15,6 +15,7 @@ import benchmarks
 from benchmarks import __main__ as bench_main
 from benchmarks import mutation
 from benchmarks.engine import growth, grpc_breakdown, manifests_from_state, shared_pool_stack
+from benchmarks.sandbox import milestones
 
 
 def test_save_writes_only_when_asked(tmp_path, monkeypatch, capsys):
@@ -169,3 +170,19 @@ def test_every_equivalent_mutant_names_a_mutated_module_and_says_why():
         assert entries
         for entry in entries:
             assert [line[:2] for line in entry["change"]].count("- ") >= 1 and len(entry["why"]) > 20
+
+
+def test_the_reclaim_round_marks_the_victims_pod_gone_and_the_inference_pod_running():
+    """benchmarks.sandbox (issue 37): after a reclaim the inference pod runs only once the victim's pod is gone (its
+    grace period honoured); both milestones are read from the Pod watch events of the round."""
+
+    def pod(owner: str, phase: str) -> dict:
+        return {"metadata": {"ownerReferences": [{"uid": owner}]}, "status": {"phase": phase}}
+
+    events = [(10.0, "Pod", "ADDED", pod("serve", "Pending")),
+              (10.5, "Workload", "MODIFIED", {"metadata": {"labels": {"kueue.x-k8s.io/job-uid": "serve"}},
+                                              "status": {"conditions": [{"type": "Admitted", "status": "True"}]}}),
+              (70.0, "Pod", "DELETED", pod("train", "Running")),
+              (70.4, "Pod", "MODIFIED", pod("serve", "Running"))]
+    seen = milestones(events, 10.0, "serve", "train")
+    assert (seen["admitted"], seen["victim_pod_gone"], seen["pod_running"]) == (0.5, 60.0, 60.4)

@@ -10,6 +10,7 @@ import math
 import socket
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -132,10 +133,14 @@ def test_no_prometheus_known_is_a_usage_error_naming_the_three_ways(monkeypatch,
     assert "--prometheus URL" in err and cli.PROMETHEUS_ENV in err and "--with-prometheus" in err
 
 
-def test_monitoring_writes_the_four_files(tmp_path):
+def test_monitoring_writes_the_alerts_the_dashboard_and_the_trainers_podmonitor(tmp_path):
     assert cli.main(["monitoring", "--stack", "dev", "--out", str(tmp_path)], io.StringIO(), io.StringIO()) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "dashboard-configmap.yaml", "dashboard.json", "prometheusrule.yaml", "rules.yaml"]
+        "dashboard-configmap.yaml", "dashboard.json", "podmonitor.yaml", "prometheusrule.yaml", "rules.yaml"]
+    monitor = yaml.safe_load((tmp_path / "podmonitor.yaml").read_text())
+    assert (monitor["kind"], monitor["spec"]["namespaceSelector"], monitor["spec"]["podMetricsEndpoints"][0]["port"]) \
+        == ("PodMonitor", {"matchNames": ["c12-training"]}, "metrics")
+    assert monitor["spec"]["selector"] == {"matchLabels": {"kueue-cohorts/metrics": "trainer"}}
     board = json.loads((tmp_path / "dashboard.json").read_text())
     assert board["uid"] == "kueue-cohorts-dev"
     settings = parse_settings(stack_raw("dev"))

@@ -139,7 +139,8 @@ def test_a_closed_pipe_ends_every_command_quietly(argv):
     assert proc.stdout is not None
     proc.stdout.close()  # the reader goes away at once
     _, err = proc.communicate(timeout=120)
-    assert err == ""
+    # stderr holds at most the advisory rules' warnings (`kueue-cohorts validate` prints them), never a traceback
+    assert [line for line in err.splitlines() if not line.startswith("warning: ")] == []
     assert proc.returncode == pipes.EXIT_CLOSED_PIPE
 
 

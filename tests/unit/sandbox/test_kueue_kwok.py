@@ -146,3 +146,23 @@ def test_a_replacement_copies_the_patched_selector():
         "source": {"fieldPath": "webhooks.[name=vpod.kb.io].namespaceSelector"},
         "targets": [{"fieldPaths": ["webhooks.[name=vjob.kb.io].namespaceSelector"]}]}]}
     assert kueue._namespace_selector_patch(kustomization) == {"vpod.kb.io": selector, "vjob.kb.io": selector}
+
+
+def test_every_stage_that_ends_a_deleted_pod_waits_for_its_grace_period(kwok_dir):
+    """A deleted Pod keeps its node until its deletionTimestamp (deletion + grace, preStop included), or for the exit
+    delay it declares with kwok's annotation: pod-delete and the trainer's graceful stop both wait; pod-delete-stopped
+    (a Pod already terminal) does not."""
+    stages = {s["metadata"]["name"]: s for s in yaml.safe_load_all(kwok.stage_config(kwok_dir))}
+    expected = {"durationFrom": {"jq": {"expression": '.metadata.annotations["pod-delete.stage.kwok.x-k8s.io/delay"]'
+                                                      ' // .metadata.deletionTimestamp'}}}
+    assert stages["pod-delete"]["spec"]["delay"] == expected
+    assert stages["pod-stop-gracefully"]["spec"]["delay"] == expected
+    assert "delay" not in stages["pod-delete-stopped"]["spec"]
+    assert "delay" not in stages["pod-ready"]["spec"] or stages["pod-ready"]["spec"]["delay"] != expected
+
+
+def test_nodes_carry_the_pools_taints():
+    pool = NodePool(name="gpu", count=1, capacity={"nvidia.com/gpu": "4"},
+                    taints=[{"key": "kueue-cohorts/gpu", "value": "true", "effect": "NoSchedule"}])
+    (node,) = kwok.node_manifests([pool])
+    assert node["spec"] == {"taints": [{"key": "kueue-cohorts/gpu", "value": "true", "effect": "NoSchedule"}]}

@@ -427,3 +427,17 @@ def test_a_mount_path_in_a_system_directory_is_refused_by_rule(path):
                                   "/library", "/etcetera", "/homes/ckpt", "/variable", "/usrdata"])
 def test_paths_that_only_look_like_system_ones_are_accepted(path):
     assert _runtime_problems({"checkpointMountPath": path}) == []
+
+
+@pytest.mark.parametrize("env, port", [({}, "9464"), ({"KUEUE_COHORTS_METRICS_PORT": ""}, ""),
+                                       ({"KUEUE_COHORTS_METRICS_PORT": "9100"}, "9100")])
+def test_the_trainers_metrics_are_served_by_default_on_a_labelled_pod(env, port):
+    """Issue 37: the runtime sets KUEUE_COHORTS_METRICS_PORT (unless trainingRuntime.env sets it: "" turns the
+    metrics off), names the container port `metrics`, and labels the pods for the stack's PodMonitor."""
+    m = runtime_manifests.render_runtime(GUIDE_RUNTIME(**GUIDE, env=env), "c12-training", "c12-ckpt")
+    job, pod, container = _container(m)
+    values = [e.get("value") for e in container["env"] if e["name"] == "KUEUE_COHORTS_METRICS_PORT"]
+    assert values == [port]
+    assert container["ports"] == [{"name": "metrics", "containerPort": 9464, "protocol": "TCP"}]
+    template = job["template"]["spec"]["template"]
+    assert template["metadata"]["labels"] == {"kueue-cohorts/metrics": "trainer"}
