@@ -87,7 +87,8 @@ HELP: dict[str, tuple[str, str]] = {
                    "ConfigMap) into a directory",
                    "Render the stack's monitoring files, offline: prometheusrule.yaml (monitoring.coreos.com/v1), "
                    "rules.yaml (a Prometheus rules file), dashboard.json and dashboard-configmap.yaml (label "
-                   "grafana_dashboard: \"1\"), and with a trainingRuntime podmonitor.yaml (the trainer's own metrics)."),
+                   "grafana_dashboard: \"1\"), and with a trainingRuntime podmonitor.yaml (the trainer's own "
+                   "metrics)."),
     "trace": ("a demand trace for the stack: synthetic, or recorded from its live cluster",
               "Write a demand trace (JSON Lines, schema/demand-trace.schema.json): `synth` a seeded synthetic one, "
               "`record` one watched on the stack's live cluster."),

@@ -47,6 +47,7 @@ from components.settings import Settings
 from components.settings.quoting import go_template_text as t
 from components.settings.quoting import promql_regex_alternatives, promql_string
 from policy.rules.vocabulary import durations
+from policy.rules.vocabulary.reclaim import DEFAULT_BUDGET_SECONDS
 
 API_VERSION = "monitoring.coreos.com/v1"
 """prometheus-operator's PrometheusRule group/version (kube-prometheus)."""
@@ -57,9 +58,9 @@ WEBHOOK_WINDOW = "5m"
 CHECKPOINT_STALE_FOR = "1m"
 RECLAIM_WINDOW = "10m"
 """The window of the reclaim-wait percentile."""
-RECLAIM_BUDGET_SECONDS = 60
-"""The guide's reclaim budget in seconds (its trainer's terminationGracePeriodSeconds, in which a 30 s checkpoint save
-and one 5 s step fit), used while the settings carry no `inferenceTraining.inference.reclaimBudgetSeconds`."""
+RECLAIM_BUDGET_SECONDS = DEFAULT_BUDGET_SECONDS
+"""The guide's reclaim budget in seconds (policy.rules.vocabulary.reclaim, the default of
+`inferenceTraining.inference.reclaimBudgetSeconds`), for a stack without an inferenceTraining layout."""
 KUEUE_WEBHOOKS = (
     "mappwrapper.kb.io", "mclusterqueue.kb.io", "mdeployment.kb.io", "mjaxjob.kb.io", "mjob.kb.io",
     "mleaderworkerset.kb.io", "mmpijob.kb.io", "mpaddlejob.kb.io", "mpod.kb.io", "mpytorchjob.kb.io",
@@ -260,11 +261,11 @@ def alerts(settings: Settings, stack: str) -> list[Alert]:
 
 
 def reclaim_budget_seconds(settings: Settings) -> int:
-    """The inference side's reclaim budget in seconds: `inferenceTraining.inference.reclaimBudgetSeconds` when the
-    settings carry it, else :data:`RECLAIM_BUDGET_SECONDS`."""
+    """The inference side's reclaim budget in seconds: `inferenceTraining.inference.reclaimBudgetSeconds` (the field
+    the settings check, the pack and the admission policy judge), else :data:`RECLAIM_BUDGET_SECONDS` for a stack
+    without an inferenceTraining layout."""
     it = settings.inference_training
-    value = getattr(it.inference, "reclaim_budget_seconds", None) if it is not None else None
-    return int(value) if value is not None else RECLAIM_BUDGET_SECONDS
+    return int(it.inference.reclaim_budget_seconds) if it is not None else RECLAIM_BUDGET_SECONDS
 
 
 def pod_monitor(settings: Settings, stack: str) -> Optional[dict[str, Any]]:
