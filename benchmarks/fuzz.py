@@ -617,7 +617,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     run, budget, seconds) and every false accept and candidate false refusal with its stack; with ``--write`` also
     writes them to benchmarks/results/fuzz.json. Returns 0 (the figures are the result; false accepts are
     reported, not an error)."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.fuzz", description=summary(__doc__))
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m benchmarks.fuzz", description=summary(__doc__))
     parser.add_argument("--seed", type=int, default=37)
     parser.add_argument("--accepted", type=int, default=200, help="accepted stacks to run")
     parser.add_argument("--refused", type=int, default=20, help="refused stacks to run")

@@ -151,8 +151,8 @@ def check_preview_account(settings: Settings) -> list[Problem]:
     """``previewIdentity`` of kind ServiceAccount is an account only the preview uses: never a ``default`` account
     (every pod of its namespace that names no account runs as it), never an account of ``default`` or of a
     ``kube-*`` namespace (Kubernetes' and its add-ons' own). Problems at ``previewIdentity.name`` /
-    ``previewIdentity.namespace`` (a namespace check_preview_identity already refuses, a protected one the stack
-    would create, is not reported twice)."""
+    ``previewIdentity.namespace`` (a namespace check_preview_identity already refuses, Kueue's or a protected one the
+    stack would create, is not reported twice)."""
     identity = settings.preview_identity
     if identity is None or identity.kind != PreviewSubjectKind.SERVICE_ACCOUNT:
         return []
@@ -165,8 +165,9 @@ def check_preview_account(settings: Settings) -> list[Problem]:
             stack_key("previewIdentity", "name"), identity.name,
             "the ServiceAccount default is the one every pod of its namespace runs as when it names none: they "
             "would all get the preview's read access", fix))
-    reported = (identity.effective_create() == PreviewIdentityCreate.SERVICE_ACCOUNT_AND_NAMESPACE
-                and identity.namespace in (*DEFAULT_PROTECTED_NAMESPACES, *settings.protected_namespaces))
+    reported = (identity.namespace == settings.kueue.namespace  # check_preview_identity: "Kueue's namespace"
+                or (identity.effective_create() == PreviewIdentityCreate.SERVICE_ACCOUNT_AND_NAMESPACE
+                    and identity.namespace in (*DEFAULT_PROTECTED_NAMESPACES, *settings.protected_namespaces)))
     if (identity.namespace is not None and foreign_account(identity.namespace, "", settings) == "namespace"
             and not reported):
         problems.append(Problem(

@@ -165,7 +165,7 @@ def test_the_out_forms_run_through_the_installed_command(tmp_path):
     mon = _script("monitoring", "--stack", "dev", "--out", str(tmp_path / "mon"))
     assert mon.returncode == 0, mon.stderr
     assert sorted(p.name for p in (tmp_path / "mon").iterdir()) == [
-        "dashboard-configmap.yaml", "dashboard.json", "prometheusrule.yaml", "rules.yaml"]
+        "dashboard-configmap.yaml", "dashboard.json", "podmonitor.yaml", "prometheusrule.yaml", "rules.yaml"]
     assert yaml.safe_load((tmp_path / "mon" / "prometheusrule.yaml").read_text())["kind"] == "PrometheusRule"
 
     trace = _script("trace", "synth", "--stack", "dev", "--days", "1", "--out", str(tmp_path / "t.jsonl"))
