@@ -6,7 +6,7 @@ ClusterObjects``, each list bounded, plus one SelfSubjectReview) and judges the 
 (``judge``, pure):
 
 - **capacity** (``live-capacity``, a refusal; on a real cluster, cluster mode kubeconfig): the rule book's
-  ``cohort-nominal-within-capacity`` with the capacity taken from the live Nodes' ``status.allocatable`` per
+  COHORT_NOMINAL_WITHIN_CAPACITY with the capacity taken from the live Nodes' ``status.allocatable`` per
   ResourceFlavor nodeLabels (``cohorts.verify.live_node_pools``: the same pools ``verify`` judges with; a cordoned
   node gives nothing). A nominalQuota the live nodes do not have is a guarantee inference cannot get: refused, at
   the stack key that wrote it. A cluster with no Node at all (one that scales from zero) cannot be judged so: said
@@ -257,7 +257,7 @@ def _live_pools(live: LiveCluster) -> tuple[list[dict[str, Any]], list[NodePool]
 
 def own_capacity(settings: Settings, raw: Mapping[str, Any], rendered: Sequence[Rendered],
                  live: LiveCluster) -> list[Problem]:
-    """The stack alone against the live nodes: ``cohort-nominal-within-capacity`` (the rule book's, as the settings
+    """The stack alone against the live nodes: COHORT_NOMINAL_WITHIN_CAPACITY (the rule book's, as the settings
     check runs it, ``components.checks.validation.judge_objects``) with the pack config's ``nodePools`` replaced by
     the live Nodes (``cohorts.verify.live_node_pools``). Each finding at the stack key that wrote the field, the rule
     prefixed with where the capacity comes from."""

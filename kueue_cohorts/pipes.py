@@ -38,7 +38,11 @@ def finish_quietly(echo: Callable[[str], None]) -> Callable[[str], None]:
     work: ``kueue-cohorts up | head`` must not leave an update half-applied because its reader went away.
 
     After the first BrokenPipeError, stdout is pointed at /dev/null and every later line is dropped; the command's
-    own exit status stands. Returns the wrapped printer. Raises what ``echo`` raises otherwise.
+    own exit status stands. The printer runs on the Automation API's reader threads (pulumi.automation._cmd
+    ``consumer``, pulumi 3.x): an exception there kills the thread that drains the engine's pipe (a traceback on
+    stderr, and an engine that may block on a full pipe), so any other exception of ``echo`` (a stream closed or
+    re-entered while Ctrl-C unwinds the main thread) also stops the printing and never propagates. Returns the
+    wrapped printer; it never raises.
     """
     gone = False
 
@@ -52,5 +56,7 @@ def finish_quietly(echo: Callable[[str], None]) -> Callable[[str], None]:
             gone = True
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
+        except Exception:  # noqa: BLE001 - the reader thread must go on draining the pipe (docstring)
+            gone = True
 
     return guarded

@@ -2,7 +2,7 @@
 
 The guardrails' CEL carries constants taken from the stack (policy/rules/admission.py: `LayoutScope` holds what one
 layout's guardrails know; `Identities` is `admission.identities`): a quota change updates
-`inference-rollout-fits-nominal`, whose expression embeds the inference ClusterQueue's nominalQuota. The preview lists
+INFERENCE_ROLLOUT_FITS_NOMINAL, whose expression embeds the inference ClusterQueue's nominalQuota. The preview lists
 that update like any other; this module says why, by counterfactual: for each input of the guardrail that differs
 between the base and the change, the base's guardrail is rebuilt with only that input changed, and the input is a
 reason when the policy changes with it. An update no stack input explains is the program's own rule changing.

@@ -156,7 +156,7 @@ def test_ctrl_c_before_any_change_says_so_and_after_says_what_may_have_changed(p
     assert code == 1
     assert (f"deploy: up --stack {stack} interrupted before any change: nothing was changed; if a lock remains, "
             f"`kueue-cohorts cancel --stack {stack}` clears it") in err.splitlines(), err
-    assert "some changes may have been made" not in err and "Traceback" not in err
+    assert "some changes may have been made" not in err and "Traceback" not in err, err
 
     code, err = _interrupt(project, env, stack, UP_STARTS)
     assert code == 1

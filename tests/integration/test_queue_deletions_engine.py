@@ -58,4 +58,5 @@ def test_the_engines_preview_says_which_queue_objects_a_run_deletes(project: Pro
 
     assert [(d.kind, d.name) for d in _preview_steps(project, "destroy").deleted] == [
         ("ClusterQueue", "c12-inference-cq"), ("ClusterQueue", "c12-training-cq"),
-        ("LocalQueue", "c12-inference-lq"), ("LocalQueue", "c12-training-lq"), ("ResourceFlavor", "c12-default")]
+        ("LocalQueue", "c12-inference-lq"), ("LocalQueue", "c12-training-lq"), ("ResourceFlavor", "c12-default"),
+        ("TrainingRuntime", "c12-checkpoint-runtime")]  # issue 39: TrainJobs hold a runtime (the Trainer's finalizer)

@@ -161,3 +161,21 @@ def test_run_main_passes_the_status_through_when_the_reader_stays():
     assert pipes.run_main(lambda: 3) == 3
     with pytest.raises(SystemExit):
         pipes.run_main(lambda: sys.exit(4))
+
+
+@pytest.mark.parametrize("error", [ValueError("I/O operation on closed file"),
+                                   RuntimeError("reentrant call inside <_io.BufferedWriter name='<stdout>'>"),
+                                   OSError(5, "Input/output error"), UnicodeEncodeError("ascii", "é", 0, 1, "x")])
+def test_a_printer_that_fails_never_kills_the_engines_reader_thread(error):
+    """The printer runs on the Automation API's reader threads: an exception there printed `Exception in thread
+    Thread-10 (consumer)` on Ctrl-C (a CI run) and leaves the engine's pipe undrained. It stops printing instead."""
+    calls: list[str] = []
+
+    def echo(line: str) -> None:
+        calls.append(line)
+        raise error
+
+    guarded = pipes.finish_quietly(echo)
+    guarded("first")
+    guarded("second")
+    assert calls == ["first"]
