@@ -14,7 +14,9 @@ Upstream, at the pinned Kubernetes v1.36.3 (k8s.io/apiserver v0.36.3, k8s.io/api
 - the policy: apiserver `pkg/admission/plugin/policy/validating` (a request is judged when one of its
   `matchConstraints.resourceRules` matches its group, version, resource and operation and every `matchCondition`
   is true; then every validation must be true; with `failurePolicy: Fail` an evaluation error in a condition or a
-  validation denies). `object` is null on DELETE and `oldObject` on CREATE; variables are evaluated lazily, so an
+  validation denies). `request` carries admission/v1 AdmissionRequest's fields the policies read: operation, name,
+  namespace, userInfo, `resource` (group, version, resource), `subResource` and `kind` (group, version, kind).
+  `object` is null on DELETE and `oldObject` on CREATE; variables are evaluated lazily, so an
   error in one counts only where it is used (here: kept as an error value, which CEL's `&&`/`||` absorb the same way).
 """
 from __future__ import annotations
@@ -188,9 +190,15 @@ def judge(policy: Mapping[str, Any], request: AdmissionRequest) -> Verdict:
     spec = policy["spec"]
     if not _matches(spec, request):
         return Verdict(False, False)
+    group, version, plural = request.resource
+    resource, _, subresource = plural.partition("/")
+    shown = request.obj if request.obj is not None else request.old or {}
     activation: dict[str, Any] = {
         "object": _cel(request.obj), "oldObject": _cel(request.old),
         "request": _cel({"operation": request.operation, "name": request.name, "namespace": request.namespace,
+                         "resource": {"group": group, "version": version, "resource": resource},
+                         "subResource": subresource,
+                         "kind": {"group": group, "version": version, "kind": shown.get("kind", "")},
                          "userInfo": {"username": request.username, "groups": list(request.groups)}}),
     }
     for condition in spec.get("matchConditions", []):
