@@ -118,7 +118,7 @@ lint: venv
 # Every suite: unit, policy, trainer, integration (real pulumi CLI), e2e (real kube-apiserver + Kueue), on two
 # pytest-xdist workers: the e2e files together on one, in order (tests/conftest.py), the rest on the other.
 test: toolchain trainer-deps recipe-deps lint
-	$(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 test-unit: venv
 	$(PY) -m pytest tests/unit tests/policy -m "not integration"

@@ -5,10 +5,12 @@ Hypothesis's default 200 ms deadline per example turns a loaded 2-core machine (
 failures; timing is never a test assertion here (hang guards are pytest timeouts), so the deadline is off for every
 property test, and a property that is too slow shows as a slow test in `--durations`.
 
-`make test` runs the suite on two pytest-xdist workers (`-n 2 --dist loadgroup --no-loadscope-reorder`): every test
-is put in an `xdist_group`, one per test file, and one for all of tests/e2e, so a file's module fixtures are set up once
-and the e2e files run on one worker, in their numbered order, on the one session sandbox, while the other worker runs
-the rest. The e2e files are collected first, so their worker starts with them.
+`make test` runs the suite on two pytest-xdist workers (`-n 2 --dist loadfile --no-loadscope-reorder`): each test
+file runs whole on one worker, in collection order (the e2e files first, in their numbered order), so a file's module
+fixtures are set up once and its tests run in order; each worker starts its own session sandbox for the e2e files it
+takes. (`--dist loadgroup` with `xdist_group` marks grouped nothing: pytest-xdist 3.8 appends the group to
+`item._nodeid`, which pytest 9.2 no longer reads, node ids being `item._id`; a file's tests were spread over both
+workers and both sandboxes.)
 
 No silent skip (`pytest_sessionfinish`, on the controller only, where pytest-xdist hands every worker's reports): a run
 fails when any test or collected module was skipped, when a test failed as expected under an xfail that is not
@@ -20,7 +22,6 @@ worker reports collecting (`pytest_xdist_node_collection_finished`) with it.
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,7 +31,6 @@ settings.register_profile("kueue-cohorts", deadline=None)
 settings.load_profile("kueue-cohorts")
 
 
-E2E = Path(__file__).parent / "e2e"
 E2E_PREFIX = "tests/e2e/"
 """How the node id of an e2e test starts (rootdir-relative, as pytest and pytest-xdist name it)."""
 
@@ -49,13 +49,6 @@ def pytest_configure(config: pytest.Config) -> None:
 def _is_worker(config: pytest.Config) -> bool:
     """True inside a pytest-xdist worker (the controller judges the whole run)."""
     return hasattr(config, "workerinput")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Group each test for pytest-xdist's loadgroup scheduling: `e2e` for tests/e2e, else its file."""
-    for item in items:
-        path = Path(item.fspath)
-        item.add_marker(pytest.mark.xdist_group("e2e" if E2E in path.parents else str(path)))
 
 
 def lax_xfail(item: pytest.Item) -> str | None:
