@@ -67,7 +67,7 @@ def test_sigkill_then_cancel_then_one_up_converges(project, tmp_path, cluster, s
 
     locked = deploy(project, "up", "--stack", stack, env=env)
     assert locked.returncode == 1 and f"pid {pid} " in locked.stderr
-    assert f"`python -m deploy cancel --stack {stack}` clears the lock" in locked.stderr
+    assert f"`kueue-cohorts cancel --stack {stack}` clears the lock" in locked.stderr
 
     cancel = deploy(project, "cancel", "--stack", stack, env=env)
     assert cancel.returncode == 0 and not lock_files(state, stack)
