@@ -84,7 +84,7 @@ def project(sandbox, cluster, tmp_path):
 
 
 def _run(root, env, command: str, code: int = 0):
-    proc = deploy(root, command, "--stack", STACK, "--no-policy", env=env)
+    proc = deploy(root, command, "--stack", STACK, *(["--no-policy"] if command in ("up", "preview") else []), env=env)
     assert proc.returncode == code, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     return proc
@@ -204,7 +204,7 @@ def runtime_project(sandbox, cluster, tmp_path):
     yield root
     for job in cluster.custom.list_namespaced_custom_object(*TRAINER, RT_TRAINING, "trainjobs")["items"]:
         cluster.custom.delete_namespaced_custom_object(*TRAINER, RT_TRAINING, "trainjobs", job["metadata"]["name"])
-    deploy(root, "destroy", "--stack", RT_STACK, "--no-policy", env=bare_env(tmp_path))
+    deploy(root, "destroy", "--stack", RT_STACK, env=bare_env(tmp_path))
     for name in (RT_INFERENCE, RT_TRAINING):
         cluster.core.delete_namespace(name)
 
@@ -236,7 +236,7 @@ def test_destroy_after_hold_and_drain_names_the_trainjob_that_holds_the_runtime(
         *TRAINER, RT_TRAINING, "trainingruntimes", runtime)["metadata"].get("finalizers", []), 60,
         "the Trainer to hold the runtime that a TrainJob names")
 
-    refused = deploy(runtime_project, "destroy", "--stack", RT_STACK, "--no-policy", env=env)
+    refused = deploy(runtime_project, "destroy", "--stack", RT_STACK, env=env)
     assert refused.returncode == 1, refused.stdout + refused.stderr
     lines = [line for line in refused.stderr.splitlines() if line.strip()]
     assert lines[0].startswith(f"deploy: destroy --stack {RT_STACK} would wait for the Trainer to release 1 "
@@ -250,6 +250,6 @@ def test_destroy_after_hold_and_drain_names_the_trainjob_that_holds_the_runtime(
     cluster.custom.delete_namespaced_custom_object(*TRAINER, RT_TRAINING, "trainjobs", "held-tj")
     wait_for(lambda: not cluster.custom.list_namespaced_custom_object(*TRAINER, RT_TRAINING, "trainjobs")["items"],
              60, "the TrainJob to be gone")
-    done = deploy(runtime_project, "destroy", "--stack", RT_STACK, "--no-policy", env=env)
+    done = deploy(runtime_project, "destroy", "--stack", RT_STACK, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert not cluster.custom.list_namespaced_custom_object(*TRAINER, RT_TRAINING, "trainingruntimes")["items"]

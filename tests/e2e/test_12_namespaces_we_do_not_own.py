@@ -69,7 +69,7 @@ def _policies(root, inference_training: str, shared_pool: str) -> None:
 
 
 def _run(root, env, command: str, code: int = 0):
-    proc = deploy(root, command, "--stack", STACK, "--no-policy", env=env)
+    proc = deploy(root, command, "--stack", STACK, *(["--no-policy"] if command in ("up", "preview") else []), env=env)
     assert proc.returncode == code, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     return proc
