@@ -55,6 +55,7 @@ import re
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .vocabulary.declaration import Declaration, Level, Promise, Scope, integer, names
+from .vocabulary.durations import seconds_field
 from .vocabulary.objects import KubeObject, guarded, unknown_violation, violation
 from .vocabulary.signals import signal_problem
 from .vocabulary.trainer import RUNTIME_KINDS, TRAINER_GROUP, runtime_of, trainer_jobs
@@ -81,16 +82,6 @@ def _trainer_containers(pod: Any) -> list[tuple[int, Any]]:
     return [(i, c) for i, c in enumerate(containers) if get(c, "name") == "node"] or list(enumerate(containers))
 
 
-def _seconds(raw: Any) -> Optional[float]:
-    if isinstance(raw, bool):
-        return None
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        return None
-    return value if value >= 0 and value == value and value != float("inf") else None
-
-
 def _show_seconds(raw: Any) -> str:
     """Seconds as written, but a JSON/protobuf float that is a whole number without its ".0" (35.0 -> "35")."""
     if isinstance(raw, float) and raw.is_integer():
@@ -110,7 +101,7 @@ def prestop_seconds(container: Any) -> tuple[Optional[float], str]:
         return 0.0, ""
     sleep = get(hook, "sleep", "seconds")
     if sleep is not MISSING:
-        value = _seconds(sleep)
+        value = seconds_field(sleep)
         return value, f"a preStop sleep of {_show_seconds(sleep)} s"
     command = [str(w) for w in as_list(get(hook, "exec", "command"))]
     if command:
@@ -163,7 +154,7 @@ def _check_grace(runtime: KubeObject, job: Any, pod: Any, pod_path: str, min_gra
         declared = get(as_map(get(template_meta, "annotations")), SAVE_SECONDS_ANNOTATION)
     save = None
     if declared is not MISSING:
-        save = _seconds(declared)
+        save = seconds_field(declared)
         if save is None:
             found.append(violation(
                 runtime, CHECKPOINT_SAFE_RUNTIME.name, f'metadata.annotations["{SAVE_SECONDS_ANNOTATION}"]', declared,
@@ -171,7 +162,7 @@ def _check_grace(runtime: KubeObject, job: Any, pod: Any, pod_path: str, min_gra
                 message=f"{what} declares {SAVE_SECONDS_ANNOTATION}: {declared!r}, which is not a number of "
                 f"seconds; write the checkpoint save time in seconds, e.g. \"20\"."))
     raw_grace = get(pod, "terminationGracePeriodSeconds")
-    grace = DEFAULT_GRACE_SECONDS if raw_grace is MISSING else _seconds(raw_grace)
+    grace = DEFAULT_GRACE_SECONDS if raw_grace is MISSING else seconds_field(raw_grace)
     shown = (f"not set (Kubernetes default {DEFAULT_GRACE_SECONDS})" if raw_grace is MISSING
              else _show_seconds(raw_grace))
     need = f"at least {min_grace}"

@@ -31,6 +31,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from .checkpoint_safe_runtime import SAVE_SECONDS_ANNOTATION, patched_runtime
 from .vocabulary.declaration import Declaration, Level, Promise, Scope, integer
+from .vocabulary.durations import seconds_field
 from .vocabulary.objects import QUEUE_NAME_LABEL, KubeObject, cohort_of, cohort_parents, cohort_root, guarded, violation
 from .vocabulary.queues import QueueIndex
 from .vocabulary.reclaim import DEFAULT_BUDGET_SECONDS, DEFAULT_GRACE_SECONDS, KUBELET_MINIMUM_SECONDS
@@ -39,16 +40,6 @@ from .vocabulary.trainer import RUNTIME_KINDS, TRAINER_GROUP, runtime_of, traine
 from .vocabulary.values import MISSING, Violation, as_list, as_map, get
 
 BUDGET_KEY = "kueue-cohorts:inferenceTraining.inference.reclaimBudgetSeconds"
-
-
-def _seconds(raw: Any) -> Optional[float]:
-    if isinstance(raw, bool):
-        return None
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        return None
-    return value if value >= 0 and value == value and value != float("inf") else None
 
 
 def _show(value: float) -> str:
@@ -71,7 +62,7 @@ def pod_hold(pod: Any, pod_path: str) -> Optional[Hold]:
     max over its containers; None when terminationGracePeriodSeconds is not a number (CHECKPOINT_SAFE_RUNTIME
     reports it). Raises UnknownValueError."""
     raw = get(pod, "terminationGracePeriodSeconds")
-    grace = float(DEFAULT_GRACE_SECONDS) if raw is MISSING else _seconds(raw)
+    grace = float(DEFAULT_GRACE_SECONDS) if raw is MISSING else seconds_field(raw)
     if grace is None:
         return None
     shown = f"not set (Kubernetes default {DEFAULT_GRACE_SECONDS})" if raw is MISSING else _show(grace)
@@ -81,7 +72,7 @@ def pod_hold(pod: Any, pod_path: str) -> Optional[Hold]:
         hook = get(container, "lifecycle", "preStop")
         if hook is MISSING or hook is None:
             continue
-        sleep = _seconds(get(hook, "sleep", "seconds"))
+        sleep = seconds_field(get(hook, "sleep", "seconds"))
         field = f"{pod_path}.containers[{i}].lifecycle.preStop"
         if sleep is not None:
             hold = max(grace, sleep + KUBELET_MINIMUM_SECONDS)
@@ -109,7 +100,7 @@ def check_runtime_hold(runtime: KubeObject, budget: int, policy: str, where: str
                            SAVE_SECONDS_ANNOTATION)
             if declared is not MISSING:
                 break
-    save = _seconds(declared) if declared is not MISSING else None
+    save = seconds_field(declared) if declared is not MISSING else None
     fix_budget = f"or raise {BUDGET_KEY} (the pack option reclaimBudgetSeconds) if inference may wait that long"
     if save is not None and save >= budget:
         out.append(violation(

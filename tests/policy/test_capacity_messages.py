@@ -81,5 +81,5 @@ def test_pools_without_labels_make_a_labelled_flavor_undecidable():
         "(nodePools[0]) without node labels, so whether its 2 of 'nvidia.com/gpu' in nominalQuota has nodes cannot "
         "be decided")
     assert v.fix == ("describe the nodes in the cohort-nominal-within-capacity config nodePools with their labels "
-                     "(python -m kueue_cohorts.validate --stack NAME --pack-config --write generates them from the "
+                     "(kueue-cohorts validate --stack NAME --pack-config --write generates them from the "
                      "stack file)")

@@ -17,7 +17,7 @@ Fractions use float64 exactly like Go ("0.3333333333333333333h" is 20m), so the 
 from __future__ import annotations
 
 import re
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 __all__ = ["MAX_DURATION", "MIN_DURATION", "format_go_duration", "parse_go_duration", "positive_duration_problem"]
 
@@ -217,3 +217,16 @@ def positive_duration_problem(text: object) -> Optional[str]:
     if value <= 0:
         return f"{shown} is not positive; write a duration above zero (e.g. \"10m\")"
     return None
+
+
+def seconds_field(raw: Any) -> Optional[float]:
+    """A seconds field of a resource input (terminationGracePeriodSeconds, a preStop sleep's seconds, a budget) as a
+    number: None for a bool, a non-number, a negative value, NaN or infinity (a value unknown at preview or malformed;
+    the caller fails closed or reports it). Returns seconds as a float."""
+    if isinstance(raw, bool):
+        return None
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        return None
+    return value if value >= 0 and value == value and value != float("inf") else None
