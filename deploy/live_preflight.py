@@ -62,7 +62,7 @@ from policy.rules.admission import (
     MANAGER_CONFIG_WRITERS_POLICY,
     PRIORITY_CEILING_POLICY,
     TENANT_LABEL_POLICY,
-    cel_string,
+    identities_named,
     kube_object,
 )
 from policy.rules.cohort_nominal_within_capacity import (
@@ -517,10 +517,14 @@ def _strings(value: Any) -> Iterable[str]:
 
 def names(policy: Mapping[str, Any], who: Identity) -> bool:
     """Whether the ValidatingAdmissionPolicy ``policy`` (a manifest or its live object) names ``who``'s user or one of
-    its groups in a CEL expression of its spec, as the guardrails write a stack's identities (a CEL string literal,
-    policy/rules/admission.py ``cel_string``, inside ``cel_list``)."""
-    literals = [cel_string(who.username), *(cel_string(g) for g in who.groups)]
-    return any(literal in text for text in _strings(policy.get("spec") or {}) for literal in literals)
+    its groups in a CEL expression of its spec where the guardrails write a stack's identities
+    (policy/rules/admission.py ``identities_named``: the list after ``request.userInfo.username in`` /
+    ``...groups.exists(g, g in``); any other string literal of the policy (a ``"."`` of a message) does not count."""
+    for text in _strings(policy.get("spec") or {}):
+        users, groups = identities_named(text)
+        if who.username in users or groups.intersection(who.groups):
+            return True
+    return False
 
 
 _FLOOR = re.compile(r"object\.value < (-?\d+)")

@@ -501,8 +501,33 @@ def tenant_label(scope: LayoutScope, identities: Identities) -> Guardrail:
 
 def _stack_identity(identities: Identities) -> str:
     """CEL: the requesting user is one of the stack's identities (`Identities.includes`)."""
-    return f"request.userInfo.username in {cel_list(identities.users)} || (has(request.userInfo.groups) && " \
-           f"request.userInfo.groups.exists(g, g in {cel_list(identities.groups)}))"
+    return f"{USERS_IN}{cel_list(identities.users)} || (has(request.userInfo.groups) && " \
+           f"{GROUPS_IN}{cel_list(identities.groups)}))"
+
+
+USERS_IN = "request.userInfo.username in "
+GROUPS_IN = "request.userInfo.groups.exists(g, g in "
+
+
+def identities_named(expression: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The (users, groups) a CEL ``expression`` lets through as ``_stack_identity`` writes them: each list literal
+    (``cel_list``, JSON-compatible) that follows ``request.userInfo.username in`` or
+    ``request.userInfo.groups.exists(g, g in``, read with a JSON decoder so that quotes, backslashes and any other
+    string literal of the expression (a ``"."`` in a message, a label key) never count. Pure; a list that does not
+    decode is skipped (the expression is not one this module wrote)."""
+    decoder = json.JSONDecoder()
+    found: tuple[set[str], set[str]] = (set(), set())
+    for prefix, into in ((USERS_IN, found[0]), (GROUPS_IN, found[1])):
+        start = expression.find(prefix)
+        while start >= 0:
+            try:
+                items, _ = decoder.raw_decode(expression, start + len(prefix))
+            except ValueError:
+                items = None
+            if isinstance(items, list):
+                into.update(str(i) for i in items if isinstance(i, str))
+            start = expression.find(prefix, start + len(prefix))
+    return frozenset(found[0]), frozenset(found[1])
 
 
 def _requested_by() -> str:

@@ -268,8 +268,9 @@ def test_a_pod_wider_than_every_node_is_admitted_and_stays_pending_and_the_rule_
                 return None
             scheduled = next((c for c in pods[0].status.conditions or [] if c.type == "PodScheduled"), None)
             workload = _pod_workload_in(cluster, pods[0])
-            return (pods[0], scheduled, workload) if scheduled is not None and scheduled.status == "False" and \
-                admitted_in(workload) == "e2e-wide-cq" else None
+            # ungated but not yet tried: the condition still reads SchedulingGated until the scheduler's next attempt
+            tried = scheduled is not None and scheduled.status == "False" and scheduled.reason != "SchedulingGated"
+            return (pods[0], scheduled, workload) if tried and admitted_in(workload) == "e2e-wide-cq" else None
 
         pod, scheduled, _ = wait_for(pending_admitted, 120, "the wide pod admitted by Kueue and left unscheduled")
         assert scheduled.reason == "Unschedulable" and "Insufficient nvidia.com/gpualloc" in scheduled.message

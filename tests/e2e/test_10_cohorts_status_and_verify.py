@@ -272,6 +272,11 @@ def _harm_queue() -> dict:
     return queue
 
 
+def _judged(condition: dict) -> dict | None:
+    """A PodScheduled condition the scheduler wrote (False, not the stale SchedulingGated of a pod just ungated)."""
+    return condition if condition["status"] == "False" and condition.get("reason") != "SchedulingGated" else None
+
+
 def _pod_scheduled(cluster, namespace: str, job_name: str) -> dict | None:
     pods = cluster.core.list_namespaced_pod(namespace, label_selector=f"batch.kubernetes.io/job-name={job_name}")
     for pod in pods.items:
@@ -302,7 +307,7 @@ def test_without_the_guardrail_a_hand_made_queue_takes_inferences_gpu(sandbox, c
         wait_for(lambda: admitted_in(cluster.workload_of(serve)) == "c12-inference-cq", 90,
                  "Kueue to admit inference against its nominalQuota")
         unschedulable = wait_for(lambda: (s := _pod_scheduled(cluster, "c12-inference", "serve-harm"))
-                                 and s["status"] == "False" and s, 90, "the scheduler to judge inference's pod")
+                                 and _judged(s), 90, "the scheduler to judge inference's pod")
         assert unschedulable["reason"] == "Unschedulable"
         result = _cli(sandbox, "verify", "--stack", "dev", "--output", "json")
         assert result.returncode == 1, result.stdout + result.stderr
@@ -357,7 +362,7 @@ def test_an_unqueued_job_takes_inferences_gpu_until_the_gpu_nodes_are_fenced(san
     wait_for(lambda: admitted_in(cluster.workload_of(serve)) == "c12-inference-cq", 90,
              "Kueue to admit inference within its nominalQuota")
     pending = wait_for(lambda: (s := _pod_scheduled(cluster, "c12-inference", "serve-unqueued"))
-                       and s["status"] == "False" and s, 90, "the scheduler to judge inference's pod")
+                       and _judged(s), 90, "the scheduler to judge inference's pod")
     assert pending["reason"] == "Unschedulable"
     (finding,) = wait_for(lambda: _unqueued_findings(sandbox), 60, "verify to name the unlabelled Job's pod")
     assert finding["namespace"] == "c12-training" and finding["name"].startswith("grab-unqueued-")
@@ -379,7 +384,7 @@ def test_an_unqueued_job_takes_inferences_gpu_until_the_gpu_nodes_are_fenced(san
         wait_for(lambda: (_pod_scheduled(cluster, "c12-inference", "serve-fenced") or {}).get("status") == "True",
                  90, "inference's pod scheduled on the fenced node")
         blocked = wait_for(lambda: (s := _pod_scheduled(cluster, "c12-training", "grab-fenced"))
-                           and s["status"] == "False" and s, 90, "the scheduler to keep the unlabelled pod off")
+                           and _judged(s), 90, "the scheduler to keep the unlabelled pod off")
         assert blocked["reason"] == "Unschedulable"
         assert _unqueued_findings(sandbox) == []
     finally:

@@ -41,6 +41,11 @@ def test_the_engine_registers_each_worker_with_its_provider_and_the_pack_judges_
     assert {"ClusterQueue", "LocalQueue", "Namespace", "TrainingRuntime", "ServiceAccount", "ClusterRole",
             "ClusterRoleBinding"} <= worker_kinds
     assert not {"MultiKueueCluster", "AdmissionCheck", "ValidatingAdmissionPolicy", "Secret"} & worker_kinds
+    # reads cluster-wide (the manager's watches), writes only in each dispatched namespace (issue 38 class 2)
     role = next(m for m in worker if m["kind"] == "ClusterRole")
-    assert {r["resources"][0] for r in role["rules"]} == {"jobs", "jobsets", "trainjobs", "pods", "workloads",
-                                                          "workloads/status"}
+    assert {r["resources"][0] for r in role["rules"]} == {"jobs", "jobsets", "trainjobs", "pods", "workloads"}
+    assert {v for r in role["rules"] for v in r["verbs"]} == {"get", "list", "watch"}
+    roles = [m for m in worker if m["kind"] == "Role"]
+    assert roles and {m["kind"] for m in worker} >= {"RoleBinding"}
+    written = {r["resources"][0] for m in roles for r in m["rules"]}
+    assert {"trainjobs", "workloads", "workloads/status"} <= written, written

@@ -8,7 +8,7 @@ import copy
 from pathlib import Path
 from typing import Any, Optional
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pulumi.automation import EngineEvent
 
@@ -46,6 +46,7 @@ NAMES = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_siz
     lambda s: s.strip() == s and s not in ("kueue-cohorts-admin",) and not s.startswith("system:"))
 
 
+@example(".")
 @settings(max_examples=40, deadline=None)
 @given(NAMES)
 def test_adding_the_user_makes_exactly_the_identity_gated_guardrails_go_first(user):
