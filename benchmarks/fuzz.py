@@ -345,16 +345,12 @@ class Adversary:
 
     # --- one stack ---
 
-    def run(self, name: str, settings: Settings, accepted: bool, raw: Mapping[str, Any]) -> Outcome:
-        """Play the adversary on ``settings`` (see the module docstring). Returns the Outcome; the stack's objects
-        stay until the next :meth:`reset` (or :meth:`close`)."""
-        self.reset()
-        budget = reclaim_budget(settings)
-        shape, pods_per_job, grace = training_pod(settings)
-        out = Outcome(name, accepted, budget_s=budget, grace_s=grace, config=dict(raw))
-        it = settings.inference_training
-        if it is None:
-            return out
+    def apply_stack(self, name: str, settings: Settings) -> None:
+        """Create the stack's kwok nodes (its nodePools, tainted with :data:`ISOLATION` valued ``name``) and its
+        Kueue objects (Namespaces, ResourceFlavors tolerating that taint, WorkloadPriorityClasses, Cohorts,
+        ClusterQueues, LocalQueues, as ``cohorts.expected.expected_objects`` renders them), then wait (at most 30 s)
+        until its ClusterQueues are Active. Raises ``kubernetes.client.ApiException`` when the API server refuses an
+        object."""
         isolation = {**ISOLATION, "value": name}
         for node in kwok.node_manifests(settings.node_pools):
             node["metadata"]["labels"][FUZZ_LABEL[0]] = FUZZ_LABEL[1]
@@ -371,6 +367,18 @@ class Adversary:
                 if obj["kind"] == kind:
                     self._apply(obj)
         self._wait_queues_active([m["metadata"]["name"] for m in objects if m["kind"] == "ClusterQueue"])
+
+    def run(self, name: str, settings: Settings, accepted: bool, raw: Mapping[str, Any]) -> Outcome:
+        """Play the adversary on ``settings`` (see the module docstring). Returns the Outcome; the stack's objects
+        stay until the next :meth:`reset` (or :meth:`close`)."""
+        self.reset()
+        budget = reclaim_budget(settings)
+        shape, pods_per_job, grace = training_pod(settings)
+        out = Outcome(name, accepted, budget_s=budget, grace_s=grace, config=dict(raw))
+        it = settings.inference_training
+        if it is None:
+            return out
+        self.apply_stack(name, settings)
         trn_ns, inf_ns = it.training.namespaces[0], it.inference.namespaces[0]
         out.training = self._fill_training(it.training.local_queue, it.training.priority_class.name, trn_ns,
                                            shape, pods_per_job, grace)

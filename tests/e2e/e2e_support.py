@@ -102,10 +102,11 @@ class Cluster:
     # --- Jobs -----------------------------------------------------------------------------------------------
 
     def submit_job(self, namespace: str, name: str, queue: str, requests: Mapping[str, str], *,
-                   priority_class: str | None = None, parallelism: int = 1) -> k8s.V1Job:
-        """Create a batch/v1 Job of ``parallelism`` Pods with ``requests`` (also as limits), labelled for Kueue
-        (queue-name, and priority-class when given), *not* suspended by us: Kueue's mutating webhook must do it.
-        Returns the created Job as the API answered it."""
+                   priority_class: str | None = None, parallelism: int = 1,
+                   node_selector: Mapping[str, str] | None = None) -> k8s.V1Job:
+        """Create a batch/v1 Job of ``parallelism`` Pods with ``requests`` (also as limits) and the pods' own
+        ``node_selector`` when given, labelled for Kueue (queue-name, and priority-class when given), *not* suspended
+        by us: Kueue's mutating webhook must do it. Returns the created Job as the API answered it."""
         labels = {QUEUE_LABEL: queue}
         if priority_class:
             labels[PRIORITY_LABEL] = priority_class
@@ -119,6 +120,7 @@ class Cluster:
                 template=k8s.V1PodTemplateSpec(
                     metadata=k8s.V1ObjectMeta(labels=labels),
                     spec=k8s.V1PodSpec(containers=[container], restart_policy="Never",
+                                       node_selector=dict(node_selector) if node_selector else None,
                                        termination_grace_period_seconds=0))))
         return self.batch.create_namespaced_job(namespace, job)
 

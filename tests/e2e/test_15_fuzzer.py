@@ -9,9 +9,14 @@ own nodes and is deleted after. False accepts found are printed with their stack
 
 from __future__ import annotations
 
+import copy
 import json
+import time
 
-from benchmarks.fuzz import SCHEDULING_SLACK_S, run_batch, verdict
+from e2e_support import admitted_in, is_true, wait_for
+from kubernetes import client as k8s
+
+from benchmarks.fuzz import SCHEDULING_SLACK_S, Adversary, run_batch, verdict
 
 #: CI's batch: seed, accepted and refused stacks run, stacks side by side.
 SEED, ACCEPTED, REFUSED, WORKERS = 37, 3, 1, 4
@@ -90,3 +95,92 @@ def test_a_small_seeded_batch_runs_every_stack_against_the_real_control_plane(sa
         assert outcome.held == (not outcome.pending and all(
             t <= outcome.budget_s + SCHEDULING_SLACK_S for t in outcome.running_s.values()))
     assert batch.false_accepts == [], "false accepts found (see the printed stacks)"
+
+
+# --- issue 37 class 2: the scheduler places pods anywhere their flavor selects ------------------------------------
+
+GPU = "nvidia.com/gpu"
+
+
+def _quota(gpus: int) -> dict:
+    return {"cpu": str(gpus), "memory": f"{4 * gpus}Gi", GPU: str(gpus)}
+
+
+#: Two pools of one 2-GPU node; flavor ov2-fa selects pool a, flavor ov2-fb has no nodeLabels (every node, pool a's
+#: too); inference owns 2 GPUs in each. The settings check accepts it but for the overlap rule.
+OVERLAP = {
+    "cluster": {"mode": "sandbox"},
+    "nodePools": [{"name": f"ov2p{p}", "count": 1, "capacity": {"cpu": "8", "memory": "32Gi", GPU: "2"},
+                   "labels": {"pool": p}, "resourceFlavor": f"ov2-f{p}"} for p in ("a", "b")],
+    "resourceFlavors": [{"name": "ov2-fa", "nodeLabels": {"pool": "a"}}, {"name": "ov2-fb", "nodeLabels": {}}],
+    "inferenceTraining": {
+        "cohort": "ov2-c",
+        "inference": {"clusterQueue": "ov2-icq", "localQueue": "ov2-ilq", "namespaces": ["ov2-inf"],
+                      "priorityClass": {"name": "ov2-ip", "value": 1000}, "reclaimBudgetSeconds": 20,
+                      "flavors": [{"name": "ov2-fa", "nominalQuota": _quota(2)},
+                                  {"name": "ov2-fb", "nominalQuota": _quota(2)}]},
+        "training": {"clusterQueue": "ov2-tcq", "localQueue": "ov2-tlq", "namespaces": ["ov2-trn"],
+                     "priorityClass": {"name": "ov2-tp", "value": 10}}},
+    "kueue": {"integrations": ["batch/job", "pod", "deployment"]}}
+
+
+def _flavor(workload: dict | None) -> str | None:
+    assignments = ((workload or {}).get("status") or {}).get("admission", {}).get("podSetAssignments") or [{}]
+    return (assignments[0].get("flavors") or {}).get(GPU)
+
+
+def _pod_of(cluster, job) -> k8s.V1Pod | None:
+    pods = cluster.core.list_namespaced_pod(job.metadata.namespace,
+                                            label_selector=f"batch.kubernetes.io/job-name={job.metadata.name}").items
+    return pods[0] if pods else None
+
+
+def _scheduled(pod: k8s.V1Pod | None) -> k8s.V1PodCondition | None:
+    return next((c for c in (pod.status.conditions or []) if c.type == "PodScheduled"), None) if pod else None
+
+
+def test_a_flavor_that_selects_another_flavors_nodes_leaves_inference_pending_and_is_refused(cluster, sandbox):
+    """Class 2 on the sandbox: inference holds flavor ov2-fa (pool a) while training borrows ov2-fb; training's pod
+    may go to any node ov2-fb selects (here pool a's, with its own nodeSelector: what the kube-scheduler may choose
+    anyway), and takes pool a's node when inference scales down. Inference asks again: Kueue admits it in ov2-fa,
+    whose quota nobody borrows, so it reclaims nothing, and its pod stays Pending past the reclaim budget. The settings
+    check (`kueue-cohorts validate`'s judge) refuses the stack at ov2-fb's nodeLabels; with disjoint nodeLabels it
+    accepts it."""
+    judged_stack = verdict(OVERLAP)
+    problems = judged_stack.problems
+    assert [(p.key, p.value) for p in problems] == [("kueue-cohorts:resourceFlavors[1].nodeLabels", {})], problems
+    assert problems[0].rule.startswith("ResourceFlavor 'ov2-fb' (nodeLabels none: every node) also selects node "
+                                       "pool 'ov2pa' of flavor 'ov2-fa'")
+    assert problems[0].fix.startswith("give ResourceFlavor 'ov2-fb' nodeLabels that select none of the nodes of "
+                                      "flavor 'ov2-fa'")
+    disjoint = copy.deepcopy(OVERLAP)
+    disjoint["resourceFlavors"][1]["nodeLabels"] = {"pool": "b"}
+    assert not verdict(disjoint).problems
+
+    adversary = Adversary(cluster.api)
+    try:
+        assert judged_stack.settings is not None  # the shape is valid: only the rule refuses it
+        adversary.apply_stack("ov2", judged_stack.settings)
+        hold = cluster.submit_job("ov2-inf", "hold", "ov2-ilq", _quota(2), priority_class="ov2-ip")
+        wait_for(lambda: _flavor(cluster.workload_of(hold)) == "ov2-fa", 60, "inference admitted in ov2-fa")
+        train = cluster.submit_job("ov2-trn", "train", "ov2-tlq", _quota(2), priority_class="ov2-tp",
+                                   node_selector={"pool": "a"})
+        wait_for(lambda: _flavor(cluster.workload_of(train)) == "ov2-fb", 60, "training admitted, borrowing ov2-fb")
+        cluster.delete_job(hold)  # inference scales down: pool a's node is free
+        running = wait_for(lambda: (p := _pod_of(cluster, train)) and p.status.phase == "Running" and p, 90,
+                           "training's pod running on pool a's node")
+        assert running.spec.node_name == "ov2pa-0" or running.spec.node_name.startswith("ov2pa")
+
+        ask = cluster.submit_job("ov2-inf", "ask", "ov2-ilq", _quota(2), priority_class="ov2-ip")
+        wait_for(lambda: _flavor(cluster.workload_of(ask)) == "ov2-fa", 60, "inference admitted again in ov2-fa")
+        start = time.monotonic()
+        judged = wait_for(lambda: (c := _scheduled(_pod_of(cluster, ask))) and c.status == "False"
+                          and c.reason == "Unschedulable" and c, 60, "the scheduler to judge inference's pod")
+        assert f"Insufficient {GPU}" in judged.message
+        budget = OVERLAP["inferenceTraining"]["inference"]["reclaimBudgetSeconds"] + SCHEDULING_SLACK_S
+        time.sleep(max(0.0, budget - (time.monotonic() - start)))
+        assert _pod_of(cluster, ask).status.phase == "Pending", "inference's pod waited past the reclaim budget"
+        assert admitted_in(cluster.workload_of(train)) == "ov2-tcq", "nothing reclaims: ov2-fa was never borrowed"
+        assert not is_true(cluster.workload_of(train), "Evicted")
+    finally:
+        adversary.reset()
