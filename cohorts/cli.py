@@ -171,7 +171,11 @@ def add_arguments(p: argparse.ArgumentParser, command: str) -> None:
         rc.add_argument("--out", type=Path, help="write here instead of stdout")
     elif command == "whatif":
         _stack_args(p, ("table", "json", "html"))
-        p.add_argument("--trace", type=Path, required=True, help="the demand trace (JSON Lines)")
+        p.add_argument("--trace", type=Path, help="the demand trace (JSON Lines); its times count from now with "
+                                                  "--from-cluster")
+        p.add_argument("--from-cluster", action="store_true",
+                       help="start from what the stack's live cluster runs and queues now (its Workloads, listed "
+                            "once, as `trace record` writes them), then the trace, if any")
         p.add_argument("--base", metavar="REF", help="git ref of the base stack file (e.g. origin/main)")
         p.add_argument("--chart", type=Path, metavar="FILE",
                        help="write the chart of GPUs held per queue (one HTML page) here")
@@ -417,6 +421,18 @@ def _trace(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _live_state(args: argparse.Namespace) -> Trace:
+    """What the stack's live cluster runs and queues now: its Workloads of the stack's LocalQueues, listed once
+    (``watch_workloads`` for 0 s), as a Trace whose 0 is now (``TraceRecorder.trace``). Raises TargetError, the
+    Kubernetes client's errors (the caller reports them as the cluster not answering)."""
+    settings, target, _ = _settings_and_target(args)
+    kinds = queue_kinds((lq.namespace, lq.name, lq.cluster_queue.role)
+                        for plan in stack_plans(settings) for lq in plan.local_queues)
+    recorder = TraceRecorder(kinds)
+    now = time.time()
+    return recorder.trace(watch_workloads(target.api_client(), 0.0, recorder.observe), now)
+
+
 def _base_settings(repo: Path, ref: str, path: str) -> Optional[Settings]:
     """The stack's Settings at git `ref` (None when the file does not exist there). Raises TargetError."""
     try:
@@ -432,8 +448,13 @@ def _base_settings(repo: Path, ref: str, path: str) -> Optional[Settings]:
 def _whatif(args: argparse.Namespace, out: TextIO) -> int:
     path = Path(args.stack_file or stack_file(args.stack))
     head = load_stack(path)
+    if args.trace is None and not args.from_cluster:
+        raise TargetError("whatif needs a demand: --trace FILE, --from-cluster (what the live cluster runs now), or "
+                          "both")
     try:
-        demand = Trace.read(args.trace)
+        demand = Trace.read(args.trace) if args.trace is not None else Trace.build([], 1.0)
+        if args.from_cluster:
+            demand = demand.starting_from(_live_state(args))
     except TraceError as exc:
         raise TargetError(str(exc)) from None
     base = None
@@ -452,9 +473,11 @@ def _whatif(args: argparse.Namespace, out: TextIO) -> int:
     if args.chart:
         args.chart.parent.mkdir(parents=True, exist_ok=True)
         args.chart.write_text(chart_html(result.head, whatif_report(result.head).gpu, result.base, title))
-    text = section(result, str(args.trace), args.base, str(args.chart) if args.chart else None)
+    source = " + ".join([*(["the live cluster now"] if args.from_cluster else []),
+                         *([str(args.trace)] if args.trace is not None else [])])
+    text = section(result, source, args.base, str(args.chart) if args.chart else None)
     if args.output == "json":
-        out.write(json.dumps(whatif_json(result, str(args.trace), args.base), indent=2) + "\n")
+        out.write(json.dumps(whatif_json(result, source, args.base), indent=2) + "\n")
     elif args.output == "html":
         out.write(chart_html(result.head, whatif_report(result.head).gpu, result.base, title, summary=text))
     else:

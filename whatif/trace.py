@@ -278,6 +278,24 @@ class Trace(BaseModel):
         return Trace(horizon_seconds=horizon, workloads=ordered, description=description, seed=seed,
                      generator=generator, source=source, line_numbers=numbers)
 
+    def starting_from(self, state: Trace) -> Trace:
+        """This demand trace replayed from the cluster's ``state`` (``cohorts trace record`` of zero seconds, whose
+        0 is now: its running lines keep their ``runningSinceSeconds`` and ``flavors``, its pending ones wait from 0):
+        the state's lines and this trace's, in one Trace whose 0 is the state's, with this trace's horizon (at least
+        one second). This trace's times are read as seconds from now. A state workload with no durationSeconds runs
+        to the horizon (the cluster does not say when it ends). Returns the Trace; raises TraceError when a name is
+        in both (a trace recorded from the same cluster already begins with its state)."""
+        mine = {w.name for w in self.workloads}
+        clash = [w for w in state.workloads if w.name in mine]
+        if clash:
+            raise TraceError(self.source or "(built)", [Problem(
+                f"workload {w.name}: name", w.name, "is also a workload of the live cluster's state",
+                "a trace recorded from this cluster already begins with its state: drop --from-cluster, or rename the "
+                "trace's workload") for w in clash])
+        return Trace.build([*state.workloads, *self.workloads], max(1.0, self.horizon_seconds),
+                           self.description or state.description, self.seed, self.generator, self.source,
+                           self.line_numbers)
+
     @staticmethod
     def parse(text: str, source: str = "<trace>") -> Trace:
         """Read a trace from its JSON Lines text (blank lines ignored): `Trace.parse_stream` of its UTF-8 bytes.

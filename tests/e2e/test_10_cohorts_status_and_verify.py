@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from e2e_support import KUEUE, REPO, SLICE, admitted_in, wait_for
@@ -23,6 +24,7 @@ from cohorts.verify_unqueued import FIX, RULE
 from components.checks.validation import validate
 from sandbox.paths import STATE_DIR_ENV
 from tests.helpers import stack_raw
+from whatif.trace import Trace, TraceWorkload, WorkloadKind
 
 GPU = "nvidia.com/gpualloc"
 
@@ -391,3 +393,38 @@ def test_an_unqueued_job_takes_inferences_gpu_until_the_gpu_nodes_are_fenced(san
         cluster.core.patch_node("gpu-0", {"spec": {"taints": node.spec.taints}})
         cluster.custom.patch_cluster_custom_object(*KUEUE, "resourceflavors", "c12-default", {"spec": {
             "tolerations": flavor["spec"].get("tolerations")}})
+
+
+def test_whatif_from_the_cluster_starts_with_the_running_training_and_reclaims_it(sandbox, cluster, clean_dev_jobs,
+                                                                                  tmp_path):
+    """Issue 41 item 1: `kueue-cohorts whatif --from-cluster` begins with what the live cluster runs now (a training
+    Job borrowing the GPU, admitted by the real Kueue) and replays the trace from there: the trace's inference
+    replica, submitted 5 s from now, reclaims the live training workload in the simulation; without --from-cluster
+    the same trace has nothing to reclaim."""
+    training = cluster.submit_job("c12-training", "finetune-live", "c12-training-lq", SLICE,
+                                  priority_class="c12-training-prio")
+    wait_for(lambda: admitted_in(cluster.workload_of(training)) == "c12-training-cq", 90, "training admitted")
+    replica = TraceWorkload(name="serve-0", submit_seconds=5, namespace="c12-inference",
+                            local_queue="c12-inference-lq", kind=WorkloadKind.INFERENCE, requests=dict(SLICE),
+                            duration_seconds=60, priority_class="c12-inference-prio")
+    trace = tmp_path / "demand.jsonl"
+    Trace.build([replica], 600.0).write(trace)
+    command = [str(Path(sys.executable).parent / "kueue-cohorts"), "whatif", "--stack", "dev", "--trace", str(trace),
+               "--output", "json"]
+    env = {**os.environ, STATE_DIR_ENV: str(sandbox.paths.root)}
+
+    def head(args: list[str]) -> dict:
+        proc = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+        doc = json.loads(proc.stdout)
+        return {q["key"]: q["head"] for q in doc["queues"]} | {"workloads": doc["trace"]["workloads"],
+                                                                 "source": doc["trace"]["source"]}
+
+    live = head([*command, "--from-cluster"])
+    assert live["workloads"] == 2 and live["source"] == f"the live cluster now + {trace}"
+    assert live["c12-training-cq"]["workloads"] == 1 and live["c12-training-cq"]["preempted"] == 1
+    assert live["c12-inference-cq"]["never_admitted"] == 0
+    offline = head(command)
+    assert offline["workloads"] == 1
+    assert (offline.get("c12-training-cq") or {}).get("preempted", 0) == 0
+    cluster.delete_job(training)

@@ -4,6 +4,8 @@ import io
 import json
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -138,3 +140,13 @@ def test_a_refused_stack_names_the_stack_key_to_change(repo, tmp_path, gates):
     for gate in gates:
         assert (f"  - kueue-cohorts:kueue.featureGates.{gate} (Kueue Configuration featureGates.{gate}) = false"
                 in err), err
+
+
+def test_whatif_without_a_demand_names_both_ways_to_give_one():
+    """`kueue-cohorts whatif` takes --trace, --from-cluster or both; neither is a usage error (exit 2), before any
+    cluster is read."""
+    proc = subprocess.run([str(Path(sys.executable).parent / "kueue-cohorts"), "whatif", "--stack-file",
+                           str(STACKS / "Pulumi.staging.yaml")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "whatif needs a demand: --trace FILE, --from-cluster (what the live cluster runs now), or both" in \
+        proc.stderr
