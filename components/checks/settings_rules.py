@@ -536,9 +536,28 @@ def check_reclaim_budget_floor(settings: Settings) -> list[Problem]:
                     f"set reclaimBudgetSeconds to at least {MIN_GRACE_SECONDS}", RECLAIM_WITHIN_BUDGET.name)]
 
 
+def check_namespace_policies(settings: Settings) -> list[Problem]:
+    """Each key of a layout's ``namespacePolicies`` (``inferenceTraining`` or ``sharedPool``) names one of that
+    layout's tenant namespaces: an entry for another namespace would change nothing (a typo leaves the namespace it
+    meant under namespacePolicy, possibly Create). One Problem per such key, at
+    ``<layout>.namespacePolicies.<name>``."""
+    problems: list[Problem] = []
+    for top, layout in ((IT, settings.inference_training), ("sharedPool", settings.shared_pool)):
+        if layout is None:
+            continue
+        names = layout.namespace_names()
+        for name in layout.namespace_policies:
+            if name not in names:
+                problems.append(Problem(
+                    stack_key(top, "namespacePolicies", name), name,
+                    "namespacePolicies sets the policy of one of the layout's tenant namespaces, and this is none "
+                    "of them", f"use one of {', '.join(names)}, or remove the entry"))
+    return problems
+
+
 CHECKS: tuple[Check, ...] = (
     check_cluster_target, check_node_capacity, check_some_layout, check_flavors, check_preemption,
-    check_inference_training_keys, check_shared_pool_keys, check_reclaim_budget_floor,
+    check_inference_training_keys, check_shared_pool_keys, check_reclaim_budget_floor, check_namespace_policies,
     check_unique_names, check_kueue_integrations, check_training_runtime_home, check_preview_identity,
     *multikueue_rules.CHECKS, *security_rules.CHECKS,
 )

@@ -47,7 +47,8 @@ class CohortPlan:
     """Every object of one cohort, in creation order.
 
     layout: "inference-training" (asymmetric) or "shared-pool" (symmetric). namespace_policy: what to do with
-    `namespaces`. checkpoints: (namespace, CheckpointSettings) pairs for the training PVCs.
+    `namespaces`; namespace_policies: (namespace, policy) pairs that override it for one namespace (the layout's
+    `namespacePolicies`). checkpoints: (namespace, CheckpointSettings) pairs for the training PVCs.
     """
 
     cohort: str
@@ -59,6 +60,12 @@ class CohortPlan:
     priority_classes: tuple[WorkloadPriorityClassSpec, ...]
     cohort_object: Optional[CohortSpec] = None
     checkpoints: tuple[tuple[str, CheckpointSettings], ...] = ()
+    namespace_policies: tuple[tuple[str, NamespacePolicy], ...] = ()
+
+    def policy_of(self, namespace: str) -> NamespacePolicy:
+        """What the stack does with tenant ``namespace``: its override in ``namespace_policies``, else
+        ``namespace_policy``."""
+        return dict(self.namespace_policies).get(namespace, self.namespace_policy)
 
     def cluster_queue(self, name: str) -> ClusterQueueSpec:
         """The ClusterQueueSpec called `name`. Raises KeyError."""
@@ -309,6 +316,7 @@ def plan_inference_training(layout: InferenceTrainingSettings, flavor: str) -> C
         cohort=layout.cohort,
         layout="inference-training",
         namespace_policy=layout.namespace_policy,
+        namespace_policies=tuple(layout.namespace_policies.items()),
         namespaces=namespaces,
         cluster_queues=(inference_cq, training_cq),
         local_queues=local_queues,
@@ -362,6 +370,7 @@ def plan_shared_pool(layout: SharedPoolSettings, flavor: str) -> CohortPlan:
         cohort=layout.cohort,
         layout="shared-pool",
         namespace_policy=layout.namespace_policy,
+        namespace_policies=tuple(layout.namespace_policies.items()),
         namespaces=tuple(namespaces),
         cluster_queues=tuple(cluster_queues),
         local_queues=tuple(local_queues),

@@ -215,9 +215,10 @@ def _cohort_objects(plan: CohortPlan, top: str, queue_keys: Mapping[str, KeyPath
     layout: KeyPath = (top,)
     namespaces = []
     for ns in plan.namespaces:
-        if plan.namespace_policy == NamespacePolicy.CREATE:
+        policy = plan.policy_of(ns.name)
+        if policy == NamespacePolicy.CREATE:
             namespaces.append(Rendered(ns.manifest(owner), namespace_keys[ns.name]))
-        elif plan.namespace_policy == NamespacePolicy.LABEL:
+        elif policy == NamespacePolicy.LABEL:
             namespaces.append(Rendered(ns.patch_manifest(), namespace_keys[ns.name], patch=True))
     priority_classes = []
     for pc in plan.priority_classes:

@@ -113,6 +113,18 @@ class InferenceTrainingSettings(Model):
     only that label. External: the namespace must exist; the stack leaves it and its label alone. Create -> Label
     hands the stack's namespaces over in place (kept, mark dropped); Create -> External is refused (it would delete
     them): go through Label. Default Create."""
+    namespace_policies: dict[DnsLabel, NamespacePolicy] = Field(default_factory=dict)
+    """Per tenant namespace (inference's or training's), a namespacePolicy for that namespace alone, in place of
+    namespacePolicy: adopt one existing namespace with Label (or leave it External) while the stack creates the
+    others. Each key is one of the layout's namespaces. Default none: namespacePolicy for every one."""
+
+    def policy_of(self, namespace: str) -> NamespacePolicy:
+        """The namespacePolicy of tenant ``namespace``: its ``namespacePolicies`` entry, else ``namespacePolicy``."""
+        return self.namespace_policies.get(namespace, self.namespace_policy)
+
+    def namespace_names(self) -> list[str]:
+        """Every tenant namespace of the layout: inference's, then training's, in config order."""
+        return [*self.inference.namespaces, *self.training.namespaces]
     namespace_label: LabelKey = "kueue.x-k8s.io/queue"
     """The label key the namespaceSelectors match, besides the pinned kubernetes.io/metadata.name. Default
     kueue.x-k8s.io/queue."""

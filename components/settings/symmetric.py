@@ -79,6 +79,18 @@ class SharedPoolSettings(Model):
     namespace_policy: NamespacePolicy = NamespacePolicy.CREATE
     """Create, Label or External, as for inferenceTraining (Create refuses a namespace that exists without this
     stack's mark; Label and External need the namespace to exist). Default Create."""
+    namespace_policies: dict[DnsLabel, NamespacePolicy] = Field(default_factory=dict)
+    """Per tenant namespace, a namespacePolicy for that namespace alone, in place of namespacePolicy (adopt one
+    existing namespace while the stack creates the others). Each key is one of the tenants' namespaces. Default
+    none: namespacePolicy for every one."""
+
+    def policy_of(self, namespace: str) -> NamespacePolicy:
+        """The namespacePolicy of tenant ``namespace``: its ``namespacePolicies`` entry, else ``namespacePolicy``."""
+        return self.namespace_policies.get(namespace, self.namespace_policy)
+
+    def namespace_names(self) -> list[str]:
+        """Every tenant namespace of the layout, tenant by tenant, in config order."""
+        return [ns for tenant in self.tenants for ns in tenant.namespace_names]
     namespace_label: LabelKey = "kueue.x-k8s.io/queue"
     """The label key the namespaceSelectors match. Default kueue.x-k8s.io/queue."""
     preemption: Preemption = Preemption()

@@ -239,8 +239,9 @@ class DeclaredNamespace:
     """A tenant namespace of the stack config.
 
     name: the namespace. key: its config key path (`kueue-cohorts:inferenceTraining.training.namespaces[0]`,
-    `kueue-cohorts:sharedPool.tenants[3].name` when the tenant's namespace is its name). policy: its layout's
-    namespacePolicy. policy_key: that setting's key path (`kueue-cohorts:sharedPool.namespacePolicy`).
+    `kueue-cohorts:sharedPool.tenants[3].name` when the tenant's namespace is its name). policy: its own
+    (`namespacePolicies.<name>`, else its layout's namespacePolicy). policy_key: the key that sets it for this
+    namespace alone (`kueue-cohorts:sharedPool.namespacePolicies.<name>`), which a fix names.
     """
 
     name: str
@@ -285,9 +286,9 @@ def declared_namespaces(settings: Settings) -> list[DeclaredNamespace]:
         if item.kind != "LocalQueue" or layout is None or item.namespace is None or item.namespace in out:
             continue
         key = item.fields.get("metadata.namespace", item.source)
-        out[item.namespace] = DeclaredNamespace(
-            item.namespace, config_key(f"{PROJECT}:{key[0]}", *key[1:]), layout.namespace_policy,
-            config_key(f"{PROJECT}:{key[0]}", "namespacePolicy"))
+        out[item.namespace] = DeclaredNamespace(  # the fix names this namespace's own key: one adopted, not all
+            item.namespace, config_key(f"{PROJECT}:{key[0]}", *key[1:]), layout.policy_of(item.namespace),
+            config_key(f"{PROJECT}:{key[0]}", "namespacePolicies", item.namespace))
     kueue = settings.kueue
     if kueue.install and settings.cluster.mode == ClusterMode.KUBECONFIG and kueue.namespace not in out:
         out[kueue.namespace] = kueue_namespace(settings)

@@ -65,16 +65,17 @@ TABLE: dict[tuple[NamespacePolicy, str], str | None] = {
 def test_the_dev_stack_declares_its_namespaces_at_their_keys():
     assert declared_namespaces(load_settings(stack_raw("dev"))) == [
         DeclaredNamespace("c12-inference", "kueue-cohorts:inferenceTraining.inference.namespaces[0]",
-                          NamespacePolicy.CREATE, "kueue-cohorts:inferenceTraining.namespacePolicy"),
+                          NamespacePolicy.CREATE, "kueue-cohorts:inferenceTraining.namespacePolicies.c12-inference"),
         DeclaredNamespace("c12-training", "kueue-cohorts:inferenceTraining.training.namespaces[0]",
-                          NamespacePolicy.CREATE, "kueue-cohorts:inferenceTraining.namespacePolicy"),
+                          NamespacePolicy.CREATE, "kueue-cohorts:inferenceTraining.namespacePolicies.c12-training"),
     ]
 
 
 def test_a_tenant_without_namespaces_is_declared_by_its_name():
-    assert [(d.name, d.key, d.policy_key) for d in declared_namespaces(load_settings(fixture_raw("guide-shared-pool")))
-            ] == [("ns-a", "kueue-cohorts:sharedPool.tenants[0].name", "kueue-cohorts:sharedPool.namespacePolicy"),
-                  ("ns-b", "kueue-cohorts:sharedPool.tenants[1].name", "kueue-cohorts:sharedPool.namespacePolicy")]
+    declared = declared_namespaces(load_settings(fixture_raw("guide-shared-pool")))
+    assert [(d.name, d.key, d.policy_key) for d in declared] == [
+        ("ns-a", "kueue-cohorts:sharedPool.tenants[0].name", "kueue-cohorts:sharedPool.namespacePolicies.ns-a"),
+        ("ns-b", "kueue-cohorts:sharedPool.tenants[1].name", "kueue-cohorts:sharedPool.namespacePolicies.ns-b")]
 
 
 def test_the_dev_stack_refused_on_a_cluster_where_its_training_namespace_exists():
@@ -85,7 +86,8 @@ def test_the_dev_stack_refused_on_a_cluster_where_its_training_namespace_exists(
         'kueue-cohorts:inferenceTraining.training.namespaces[0] = "c12-training": the namespace already exists and '
         "it has no kueue-cohorts/owner annotation, so this stack did not create it; with namespacePolicy Create the "
         "kubernetes provider would take it over silently, and destroy, or removing it from the config, would then "
-        "delete it with everything in it. Fix: set kueue-cohorts:inferenceTraining.namespacePolicy to Label (the "
+        "delete it with everything in it. Fix: set kueue-cohorts:inferenceTraining.namespacePolicies.c12-training to "
+        "Label (the "
         "stack only adds its selector label; destroy, or removing the namespace from the config, removes that label "
         "and keeps the namespace) or External (the stack leaves the namespace alone and you manage the label)."]
 
@@ -134,9 +136,14 @@ def stacks(draw):
                          "priorityClass": {"name": "trn-prio", "value": 10}},
         },
     }
-    names = [ns for t in tenants for ns in t.get("namespaces", [t["name"]])]
-    names += raw["inferenceTraining"]["inference"]["namespaces"] + raw["inferenceTraining"]["training"]["namespaces"]
+    pool = [ns for t in tenants for ns in t.get("namespaces", [t["name"]])]
+    it = raw["inferenceTraining"]["inference"]["namespaces"] + raw["inferenceTraining"]["training"]["namespaces"]
+    names = pool + it
     states = {name: draw(st.sampled_from(STATES)) for name in names}
+    for layout, mine in (("sharedPool", pool), ("inferenceTraining", it)):
+        overrides = draw(st.dictionaries(st.sampled_from(mine), st.sampled_from(NamespacePolicy), max_size=3))
+        if overrides:  # one namespace adopted or left alone, the others under the layout's policy
+            raw[layout]["namespacePolicies"] = {k: v.value for k, v in overrides.items()}
     strays = {f"gone-{i}": draw(st.sampled_from(STATES)) for i in range(draw(st.integers(0, 3)))}
     return raw, states, strays
 
@@ -150,6 +157,10 @@ def test_every_namespace_is_judged_by_its_policy_and_state_at_its_own_key(case):
     live = {name: ns for name, state in {**states, **strays}.items() if (ns := _live(name, state)) is not None}
 
     problems = namespace_problems(declared, live, OWNER)
+    for d in declared:  # each namespace under its own policy: its namespacePolicies entry, else its layout's
+        layout = raw["sharedPool"] if d.key.startswith("kueue-cohorts:sharedPool") else raw["inferenceTraining"]
+        assert d.policy.value == layout.get("namespacePolicies", {}).get(d.name, layout["namespacePolicy"])
+        assert d.policy_key.endswith(f".namespacePolicies.{d.name}")
 
     expected = [d for d in declared if TABLE[(d.policy, states[d.name])] is not None]
     assert [p.value for p in problems] == [d.name for d in expected]  # every one, in config order, in one go
