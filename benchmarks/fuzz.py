@@ -21,7 +21,12 @@ kube-scheduler, Kueue manager and job controllers decide:
 
 The promise holds when every inference pod is Running within the reclaim budget (``reclaimBudgetSeconds`` of the
 inference side; :data:`DEFAULT_RECLAIM_BUDGET_S` = the guide's 60 s where the settings do not carry it) plus
-:data:`SCHEDULING_SLACK_S`, measured from inference's submission. The sandbox's kwok keeps a deleted pod on its node
+:data:`SCHEDULING_SLACK_S`, measured from its Workload's admission: the reclaim the budget bounds starts when Kueue
+admits the preemptor and evicts its victims. Kueue admits a burst of reclaiming Workloads one per ClusterQueue per
+scheduling cycle, each once its victims' quota is released (pkg/scheduler/scheduler.go ``schedule``: ``Heads``,
+one head per active ClusterQueue, v0.19.2, as whatif/scheduler.py ports it; about 1 s each here, 8 replicas in 9 s
+alone and 14 s with eight stacks side by side): that queueing is reported (``admitted_s``), not charged to the
+reclaim; a Workload never admitted is judged from the submission. The sandbox's kwok keeps a deleted pod on its node
 for its grace period (``sandbox.kwok``), so the trainer's grace is honoured. A stack the product accepts and the
 adversary breaks is a **false accept**; a refused stack where the adversary finds no harm is a candidate **false
 refusal**.
@@ -63,6 +68,8 @@ GPU = "nvidia.com/gpu"
 DEFAULT_RECLAIM_BUDGET_S = RECLAIM_BUDGET_SECONDS
 """The guide's reclaim budget in seconds, used where the settings carry no
 ``inferenceTraining.inference.reclaimBudgetSeconds``."""
+ADMISSION_CAP_S = 120
+"""Seconds after inference's submission past which a Workload not yet admitted no longer extends the wait."""
 SCHEDULING_SLACK_S = 10
 """Seconds allowed on top of the budget for Kueue's admission cycle and the kube-scheduler's retry of the waiting
 pod (kube-scheduler v1.36.3 ``podMaxBackoffSeconds`` default 10)."""
@@ -209,7 +216,9 @@ class Outcome:
         held: True when every inference pod ran within ``budget_s + SCHEDULING_SLACK_S``; None when not run (no
             inference layout, or no declared pod shape fits the nominalQuota, which only a refused stack has).
         budget_s: the reclaim budget judged against. admitted_s: the last inference Workload's admission, seconds
-        after submission (None when one was never admitted). running_s: each inference pod's time to Running.
+        after submission (None when one was never admitted): Kueue admits a burst one Workload per ClusterQueue per
+        scheduling cycle, each after its victims' quota is released. running_s: each inference pod's time to
+        Running from the submission. reclaim_s: from its own Workload's admission (the reclaim the budget bounds).
         pending: inference pods still not Running at the deadline, with the scheduler's reason. training: training
         Workloads admitted by the fill. grace_s: the training pods' grace period. config: the raw stack.
     """
@@ -221,6 +230,7 @@ class Outcome:
     budget_s: int = DEFAULT_RECLAIM_BUDGET_S
     admitted_s: Optional[float] = None
     running_s: dict[str, float] = field(default_factory=dict)
+    reclaim_s: dict[str, float] = field(default_factory=dict)
     pending: dict[str, str] = field(default_factory=dict)
     training: int = 0
     grace_s: int = 0
@@ -389,7 +399,7 @@ class Adversary:
         for i, requests in enumerate(asks):
             self._create_job(_job(f"inference-{i}", inf_ns, it.inference.local_queue,
                                   it.inference.priority_class.name, requests, 1, 0))
-        deadline = start + budget + SCHEDULING_SLACK_S
+        allowed = budget + SCHEDULING_SLACK_S
         names = [f"inference-{i}" for i in range(len(asks))]
         admitted: dict[str, float] = {}
         while True:
@@ -402,9 +412,13 @@ class Adversary:
                 job = _job_of(pod)
                 if job in names and job not in out.running_s and _phase(pod) == "Running":
                     out.running_s[job] = round(now - start, 1)
-            if len(out.running_s) == len(names) or now > deadline:
+            # each reclaim is judged from its Workload's admission (Kueue evicts the victim then); one never
+            # admitted is judged from the submission
+            deadline = start + max([allowed, *(t + allowed for t in admitted.values())])
+            if len(out.running_s) == len(names) or now > min(deadline, start + ADMISSION_CAP_S + allowed):
                 break
             self.sleep(self.poll_s)
+        out.reclaim_s = {job: round(t - admitted.get(job, 0.0), 1) for job, t in out.running_s.items()}
         out.admitted_s = round(max(admitted.values()), 1) if len(admitted) == len(names) and names else None
         for pod in self._pods(inf_ns):
             job = _job_of(pod)
@@ -415,7 +429,7 @@ class Adversary:
         for job in names:
             if job not in out.running_s and job not in out.pending:
                 out.pending[job] = "no pod (Workload not admitted)"
-        out.held = not out.pending and all(t <= budget + SCHEDULING_SLACK_S for t in out.running_s.values())
+        out.held = not out.pending and all(t <= allowed for t in out.reclaim_s.values())
         return out
 
     def _create_job(self, job: Mapping[str, Any]) -> None:

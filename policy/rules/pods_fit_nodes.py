@@ -23,6 +23,11 @@ so a pod that fits the quota and no node is admitted, holds the quota and stays 
    that Kueue admitted within the nominalQuota with no node (`placement.blocking_placement`, an exact bounded search
    over the workloads' pods at their peak replicas plus surge). Three 3-GPU pods on 4-GPU nodes need three nodes,
    not 9/4 of them; a 2-GPU pod spread onto each of two 4-GPU nodes strands a 4-GPU pod of the same 8-GPU quota.
+   Flavors of the ClusterQueue whose nodeLabels select common pools are placed together (their pods meet on those
+   nodes: one quota, the sum of theirs, on the union of their pools; wider than Kueue's per-flavor assignment, so it
+   never accepts a stranding); without any declared serving pod, the nominalQuota is judged as 1-GPU pods with its
+   per-GPU share of cpu and memory (what a replica sized by the quota asks). Both found by the fuzzer
+   (benchmarks/fuzz.py, seed 37: stacks fz1460 and fz1127).
 
 What it does not model: other flavors' pods on shared nodes (COHORT_NOMINAL_WITHIN_CAPACITY refuses that overlap when
 it can take inference's nodes), pods Kueue does not manage, the pod's own nodeSelector and affinity, taints, the
@@ -34,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .cohort_nominal_within_capacity import LEGACY_CAPACITY, NODE_POOLS, flavor_pools
 from .inference_rollout_fits_nominal import LWS_GROUP, is_serving_workload, lws_strategy_of, queue_of, strategy_of
@@ -42,7 +47,14 @@ from .vocabulary.declaration import Declaration, Level, Promise, Scope
 from .vocabulary.node_pools import NodePool, legacy_pool, parse_node_pools
 from .vocabulary.objects import KubeObject, guarded, unknown_violation, violation
 from .vocabulary.paths import parse_path
-from .vocabulary.placement import Shape, blocking_placement, closest_node, homogeneous_capacity, judged_resources
+from .vocabulary.placement import (
+    Blocking,
+    Shape,
+    blocking_placement,
+    closest_node,
+    homogeneous_capacity,
+    judged_resources,
+)
 from .vocabulary.quantity import parse, show
 from .vocabulary.queues import QueueIndex
 from .vocabulary.quota import QuotaEntry, quota_entries
@@ -269,31 +281,70 @@ def _blocking_text(witness: Any) -> str:
     return placed
 
 
-def _inference_packing(cq: KubeObject, fq: _FlavorQuota, pods: Sequence[Pod], pools: Sequence[NodePool],
-                       judged: frozenset[str]) -> list[Violation]:
-    """Finding 3 for one flavor of an inference ClusterQueue."""
+def _share_pods(fq: _FlavorQuota, named: bool = False) -> list[Shape]:
+    """Inference's nominalQuota in a flavor when the stack declares no serving pod: as many pods as it has GPUs (the
+    extended resources with a "/" in their name, e.g. nvidia.com/gpu; the first with a whole positive quota), each
+    with one GPU and the quota's per-GPU share of every other resource (cpu, memory: what a replica sized by the
+    quota asks). Empty when the flavor has no such resource. The quota promises that much per GPU; on nodes with less
+    per GPU, some GPUs can never be used with it."""
+    gpu = next((r for r in sorted(fq.nominal) if "/" in r and fq.nominal[r] >= 1
+                and fq.nominal[r] == fq.nominal[r].to_integral_value()), None)
+    if gpu is None:
+        return []
+    count = int(fq.nominal[gpu])
+    share = {r: (Decimal(1) if r == gpu else v / count) for r, v in fq.nominal.items()
+             if r == gpu or "/" not in r}
+    where = f" of flavor '{fq.flavor}'" if named else ""
+    return [Shape(f"1-GPU pod of the nominalQuota's per-GPU share{where} (no serving workload declares its pods)",
+                  share, count)]
+
+
+def _inference_packing(cq: KubeObject, group: Sequence[_FlavorQuota], pods: Sequence[Pod],
+                       pools: Sequence[NodePool], judged: frozenset[str]) -> list[Violation]:
+    """Finding 3 for a group of flavors of an inference ClusterQueue that share nodes (one flavor, or several whose
+    nodeLabels select common pools: their pods meet on those nodes, so they are placed together, on the union of
+    their pools, within the sum of their nominalQuotas). Without any declared serving pod (``pods`` empty), each
+    flavor's nominalQuota as pods of one GPU with its per-GPU share (``_share_pods``). The violation is at the first
+    flavor's nominalQuota."""
+    first = group[0]
+    quota: dict[str, Decimal] = {}
+    for fq in group:
+        for r, v in fq.nominal.items():
+            quota[r] = quota.get(r, Decimal(0)) + v
     shapes = []
     for pod in pods:
-        if any(a > fq.nominal.get(r, a) for r, a in pod.requests.items() if r in fq.entries):
-            continue  # a pod that never fits this flavor's quota is never admitted there
+        if all(any(a > fq.nominal.get(r, a) for r, a in pod.requests.items() if r in fq.entries) for fq in group):
+            continue  # a pod that never fits these flavors' quota is never admitted there
         shapes.append(Shape(pod.name, dict(pod.requests), pod.cap))
+    if not pods:
+        shapes = [shape for fq in group for shape in _share_pods(fq, len(group) > 1)]
     if not shapes or not pools:
         return []
-    quota = dict(fq.nominal)
+    if len(group) > 1 and any(quota[r] > sum((pool.total(r) for pool in pools), Decimal(0))
+                              for r in quota if r in judged):
+        return []  # their quota exceeds their nodes even summed: COHORT_NOMINAL_WITHIN_CAPACITY reports it
     witness, decided = blocking_placement(shapes, pools, quota, judged)
+    if not pods and witness is None:  # a share pod that fits no node at all (finding 1 judges declared pods only)
+        wide = next((shape for shape in shapes if closest_node(shape.requests, pools, judged)[1]), None)
+        if wide is not None:
+            witness, decided = Blocking((), wide), True
     if decided and witness is None:
         return []
     target = witness.stranded if witness is not None else shapes[0]
     resource = next((r for r in sorted(quota) if "/" in r and target.requests.get(r, Decimal(0)) > 0),
                     next((r for r in sorted(quota) if target.requests.get(r, Decimal(0)) > 0), sorted(quota)[0]))
-    entry = fq.entries[resource]
+    holder = next((fq for fq in group if resource in fq.entries), first)
+    entry = holder.entries[resource]
+    names = " and ".join(f"'{fq.flavor}'" for fq in group)
+    which = f"flavor {names}" if len(group) == 1 else f"flavors {names} (their nodeLabels select common nodes)"
     if witness is None:
         return [violation(
             cq, PODS_FIT_NODES.name, f"{entry.path}.nominalQuota", entry.field("nominalQuota"),
-            f"whether every pod inference may run within the nominalQuota of flavor '{fq.flavor}' finds a node could "
-            "not be decided within the search budget, so the policy fails closed",
+            f"whether every pod inference may run within the nominalQuota of {which} finds a node could not be "
+            "decided within the search budget, so the policy fails closed",
             "give the flavor a Topology (spec.topologyName: Kueue then checks per-node fit at admission) and lower "
             "the nominalQuota to whole nodes' worth of pods, or declare fewer pod shapes")]
+    others = quota[resource] - holder.nominal.get(resource, Decimal(0))
     low, high = Decimal(0), quota[resource]
     step = Decimal(1)
     while high - low > step:  # the largest nominalQuota of `resource` at which no pod can be stranded
@@ -303,15 +354,38 @@ def _inference_packing(cq: KubeObject, fq: _FlavorQuota, pods: Sequence[Pod], po
             low = mid
         else:
             high = mid
+    most = max(low - others, Decimal(0))
     return [violation(
         cq, PODS_FIT_NODES.name, f"{entry.path}.nominalQuota", entry.field("nominalQuota"),
-        f"the nominalQuota of flavor '{fq.flavor}' admits pods the nodes cannot all hold: the kube-scheduler binds "
-        f"them one at a time on any node with room, and after {_blocking_text(witness)}, one more "
-        f"{target.name} ({_amounts(target.requests)}), still within the quota, fits no node and stays Pending while "
-        "training is preempted for nothing",
-        f"lower the nominalQuota of {resource!r} in flavor '{fq.flavor}' to at most {show(low, _binary(resource))}, "
-        "or size the pods to divide the nodes (or add nodes), or give the flavor a Topology (spec.topologyName) so "
-        "that Kueue checks per-node fit before it admits")]
+        f"the nominalQuota of {which} admits pods the nodes cannot all hold: the kube-scheduler binds them one at a "
+        f"time on any node with room, and after {_blocking_text(witness)}, one more {target.name} "
+        f"({_amounts(target.requests)}), still within the quota, fits no node and stays Pending while training is "
+        "preempted for nothing",
+        f"lower the nominalQuota of {resource!r} in flavor '{holder.flavor}' to at most {show(most, _binary(resource))}"
+        + (", or give the flavors nodeLabels that select disjoint nodes" if len(group) > 1 else "")
+        + ", or size the pods to divide the nodes (or add nodes), or give the flavor a Topology (spec.topologyName) "
+          "so that Kueue checks per-node fit before it admits")]
+
+
+def _sharing(flavors: Sequence[_FlavorQuota], nodes_of: Mapping[str, Optional[list[NodePool]]]
+             ) -> list[tuple[list[_FlavorQuota], list[NodePool]]]:
+    """The flavors (with known nodes) split into groups that share pools, transitively, each with the union of its
+    flavors' pools (by pool name, first seen order); flavor order kept."""
+    groups: list[tuple[list[_FlavorQuota], dict[str, NodePool]]] = []
+    for fq in flavors:
+        mine = {pool.name: pool for pool in nodes_of.get(fq.flavor) or ()}
+        if not mine:
+            continue
+        joined = [g for g in groups if set(g[1]) & set(mine)]
+        merged_flavors = [f for g in joined for f in g[0]] + [fq]
+        merged_pools: dict[str, NodePool] = {}
+        for g in joined:
+            merged_pools.update(g[1])
+        merged_pools.update(mine)
+        groups = [g for g in groups if not any(g is j for j in joined)] + [(merged_flavors, merged_pools)]
+    order = {fq.flavor: i for i, fq in enumerate(flavors)}
+    return sorted(((sorted(fs, key=lambda f: order[f.flavor]), list(ps.values())) for fs, ps in groups),
+                  key=lambda g: order[g[0][0].flavor])
 
 
 def check_pods_fit_nodes(objects: Iterable[KubeObject], pools: Sequence[NodePool],
@@ -375,10 +449,8 @@ def check_pods_fit_nodes(objects: Iterable[KubeObject], pools: Sequence[NodePool
         if inference is None:
             continue
         serving = [p for p in pods if p.serving and p.cluster_queue == name]
-        for fq in flavors.get(name, ()):
-            selected = nodes_of.get(fq.flavor)
-            if selected:
-                found += _inference_packing(inference, fq, serving, selected, judged)
+        for group, selected in _sharing(flavors.get(name, ()), nodes_of):
+            found += _inference_packing(inference, group, serving, selected, judged)
     return _once(found)
 
 

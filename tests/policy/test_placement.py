@@ -136,3 +136,112 @@ def test_every_serving_kind_s_pod_must_fit_one_node_of_its_flavor(kind, node_gpu
         assert v.policy == PODS_FIT_NODES.name
         assert v.fix == (f"request at most {node_gpus} of '{GPU}' per pod (split the work over more pods), or add a "
                          f"node pool whose nodes have {pod_gpus} of '{GPU}' and carry the nodeLabels of flavor 'f'")
+
+
+# --- the fuzzer's false accepts (benchmarks/results/fuzz.json, seed 37, 2026-12-07) -------------------------------
+
+
+def _cq_flavors(name: str, flavors: list[tuple[str, dict]]) -> dict:
+    """An inference ClusterQueue (borrowingLimit 0) with one resource group over `flavors` [(flavor, nominal)]."""
+    covered = list(flavors[0][1])
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
+            "spec": {"cohortName": "c", "resourceGroups": [{"coveredResources": covered, "flavors": [
+                {"name": f, "resources": [{"name": r, "nominalQuota": v, "borrowingLimit": "0"}
+                                          for r, v in nominal.items()]} for f, nominal in flavors]}]}}
+
+
+def _flavor(name: str) -> dict:
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": {}}
+
+
+LQ = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "inf"},
+      "spec": {"clusterQueue": "inf-cq"}}
+
+
+def _packing(found) -> list:
+    return [v for v in found if v.field.endswith(".nominalQuota") and v.policy == PODS_FIT_NODES.name]
+
+
+@settings(max_examples=150, deadline=None)
+@given(shapes=st.lists(st.tuples(st.integers(1, 3), st.integers(0, 2), st.integers(1, 3)), min_size=1, max_size=2),
+       pools=pools_st, split=st.integers(1, 5), quota_cpu=st.integers(0, 12))
+def test_flavors_that_select_the_same_nodes_are_packed_together(shapes, pools, split, quota_cpu):
+    """Two flavors without nodeLabels (every node) share every node: each flavor's quota alone may pack, their pods
+    together may not (stack fz1460: 2-GPU replicas stranded by 1-GPU ones of the other flavor's quota). The rule
+    judges them as one quota on the union of their nodes, and agrees with the simulation of every order and choice
+    whenever the quota fits the nodes summed (else the capacity rule reports it)."""
+    node_pools = _pools(pools)
+    capacity = sum(count * gpus for count, gpus, _ in pools)
+    cpu = sum(count * c for count, _, c in pools)
+    total = min(capacity, sum(g * cap for g, _, cap in shapes))
+    first = min(split, total - 1) if total > 1 else total
+    gpu_split = [first, total - first] if total > 1 else [total, 0]
+    cpu_split = [quota_cpu // 2, quota_cpu - quota_cpu // 2]
+    flavors = [(f"f{i}", {GPU: str(g), "cpu": str(c)})
+               for i, (g, c) in enumerate(zip(gpu_split, cpu_split, strict=True))]
+    workloads = []
+    for i, (gpus, cpus, cap) in enumerate(shapes):
+        w = _serving("Deployment", {GPU: str(gpus), "cpu": str(cpus)}, replicas=cap)
+        w["metadata"]["name"] = f"w{i}"
+        workloads.append(w)
+    found = check_pods_fit_nodes(_objects(_flavor("f0"), _flavor("f1"), LQ, _cq_flavors("inf-cq", flavors),
+                                          *workloads), node_pools, ["inf-cq"])
+    if quota_cpu > cpu:
+        return  # over the nodes summed: the capacity rule's
+    nodes = [(gpus, c) for count, gpus, c in pools for _ in range(count)]
+    quotas = [(g, int(q["cpu"])) for g, (_, q) in zip(gpu_split, flavors, strict=True)]
+    refused = [v for v in found if v.policy == PODS_FIT_NODES.name]  # the packing, or one pod wider than a node
+    if strands_in_flavors(shapes, nodes, quotas):  # a real stranding is never accepted (the joint quota is wider)
+        assert refused, [v.message for v in found]
+    if not strands(shapes, nodes, (total, quota_cpu)):  # nor is a stack refused where even the joint quota fits
+        assert not refused, [v.message for v in found]
+
+
+def strands_in_flavors(shapes: list[tuple[int, int, int]], nodes: list[tuple[int, int]],
+                       quotas: list[tuple[int, int]]) -> bool:
+    """`strands` with Kueue's flavor assignment: each admitted pod takes the first flavor whose nominalQuota of
+    (gpu, cpu) still holds it (borrowingLimit 0; flavorassigner's order), every flavor selecting every node."""
+
+    @cache
+    def reach(rooms: tuple[tuple[int, int], ...], counts: tuple[int, ...], used: tuple[tuple[int, int], ...]) -> bool:
+        for i, (gpu, cpu, cap) in enumerate(shapes):
+            if counts[i] >= cap:
+                continue
+            k = next((k for k, (q, u) in enumerate(zip(quotas, used, strict=True))
+                      if u[0] + gpu <= q[0] and u[1] + cpu <= q[1]), None)
+            if k is None:
+                continue
+            fitting = [n for n, (g, c) in enumerate(rooms) if g >= gpu and c >= cpu]
+            if not fitting:
+                return True
+            more = tuple(c + (1 if j == i else 0) for j, c in enumerate(counts))
+            now = tuple((u[0] + gpu, u[1] + cpu) if j == k else u for j, u in enumerate(used))
+            for n in fitting:
+                room = list(rooms)
+                room[n] = (rooms[n][0] - gpu, rooms[n][1] - cpu)
+                if reach(tuple(room), more, now):
+                    return True
+        return False
+
+    return reach(tuple(nodes), tuple(0 for _ in shapes), tuple((0, 0) for _ in quotas))
+
+
+@settings(max_examples=150, deadline=None)
+@given(node_gpus=st.integers(1, 4), node_mem=st.integers(4, 32), count=st.integers(1, 3),
+       mem_per_gpu=st.integers(1, 16), gpus=st.integers(1, 12))
+def test_without_declared_pods_the_quota_s_per_gpu_share_must_place(node_gpus, node_mem, count, mem_per_gpu, gpus):
+    """No serving workload declares its pods (stack fz1127): inference's nominalQuota as 1-GPU pods with its per-GPU
+    share of memory must place on the flavor's nodes (a node of 16Gi and 3 GPUs holds two 8Gi-per-GPU pods, not
+    three). Identical pods: they place iff the nodes hold as many, min(GPUs, memory // share) per node."""
+    gpus = min(gpus, node_gpus * count)
+    pools, problems = parse_node_pools([{"name": "p", "count": count, "labels": {},
+                                         "capacity": {GPU: str(node_gpus), "memory": f"{node_mem}Gi"}}])
+    assert problems == []
+    quota = {GPU: str(gpus), "memory": f"{gpus * mem_per_gpu}Gi"}
+    if gpus * mem_per_gpu > node_mem * count:
+        return  # over the nodes summed: the capacity rule's
+    found = check_pods_fit_nodes(_objects(_flavor("f"), LQ, _cq("inf-cq", quota)), pools, ["inf-cq"])
+    holds = count * min(node_gpus, node_mem // mem_per_gpu)
+    assert bool(_packing(found)) == (holds < gpus), [v.message for v in found]
+    for v in _packing(found):
+        assert "1-GPU pod of the nominalQuota's per-GPU share (no serving workload declares its pods)" in v.message
