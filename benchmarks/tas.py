@@ -415,8 +415,8 @@ class Bench:
                     raise
         self.made = []
 
-    def _list(self, path: str) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = request_json(self.api, "GET", path).get("items") or []
+    def _list(self, path: str, query: Optional[list[tuple[str, str]]] = None) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = request_json(self.api, "GET", path, query=query).get("items") or []
         return items
 
     def cpu(self) -> Optional[float]:
@@ -467,7 +467,7 @@ class Bench:
     # --- the harm scenarios ---
 
     def _pod_of(self, where: str, app: str) -> Optional[dict[str, Any]]:
-        pods = [p for p in self._list(f"/api/v1/namespaces/{where}/pods?labelSelector=app%3D{app}")
+        pods = [p for p in self._list(f"/api/v1/namespaces/{where}/pods", [("labelSelector", f"app={app}")])
                 if not (p.get("metadata") or {}).get("deletionTimestamp")]
         return pods[0] if pods else None
 
@@ -536,17 +536,17 @@ class Bench:
 
     # --- admission latency ---
 
-    def latency_round(self, where: str, jobs: int) -> dict[str, Any]:
-        """Submit ``jobs`` one-GPU Jobs to LocalQueue ``bulk`` of ``where`` (set up already) and poll until every
-        Workload is Admitted and every pod Running (at most 180 s). Returns admission and running seconds
-        (:func:`percentiles`, from each Job's create request; ``all_*``: from the first request to the last one),
+    def latency_round(self, where: str, jobs: int, tag: str = "r0") -> dict[str, Any]:
+        """Submit ``jobs`` one-GPU Jobs ``<tag>-jNNN`` to LocalQueue ``bulk`` of ``where`` (set up already) and poll
+        until every Workload is Admitted and every pod Running (at most 180 s). Returns admission and running
+        seconds (:func:`percentiles`, from each Job's create request; ``all_*``: from the first request to the last),
         the Kueue manager's CPU seconds over the round and the load average before and after; the Jobs and pods
         are deleted after."""
         load_before, cpu_before = load_average(), self.cpu()
         created: dict[str, float] = {}
         start = self.clock()
         for i in range(jobs):
-            name = f"j{i:03d}"
+            name = f"{tag}-j{i:03d}"
             request_json(self.api, "POST", f"/apis/batch/v1/namespaces/{where}/jobs",
                          body=job_manifest(where, name, "bulk"))
             created[name] = self.clock()
@@ -593,9 +593,9 @@ class Bench:
             for mode in MODES:
                 self.setup(scope(mode, "latency"), mode, (Nodes("n", -(-jobs // 4), 4),), (Flavor("gpu"),),
                            (Queue("bulk", "gpu", jobs),))
-            for _ in range(rounds):
+            for n in range(rounds):
                 for mode in MODES:
-                    per_mode[mode].append(self.latency_round(scope(mode, "latency"), jobs))
+                    per_mode[mode].append(self.latency_round(scope(mode, "latency"), jobs, f"r{n}"))
             rss = self.rss_mib()
         finally:
             self.clean()
@@ -619,10 +619,19 @@ def run(api: k8s.ApiClient, root: Path, jobs: int, rounds: int, log: Callable[[s
     for sc in scenarios():
         results[sc.name] = {"harm_class": sc.harm, "description": sc.description, "why": sc.why}
         for mode in MODES:
-            results[sc.name][mode] = bench.scenario(sc, mode)
-            log(f"{sc.name} TAS {mode}: {json.dumps(results[sc.name][mode]['inference'])}")
-    latency = bench.latency(jobs, rounds)
-    log(f"latency medians: {json.dumps(latency['median'])}; ratio on/off {json.dumps(latency['ratio_on_over_off'])}")
+            try:
+                results[sc.name][mode] = bench.scenario(sc, mode)
+            except (k8s.ApiException, TimeoutError) as exc:  # recorded: the other scenarios still run
+                results[sc.name][mode] = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+            log(f"{sc.name} TAS {mode}: {json.dumps(results[sc.name][mode].get('inference', results[sc.name][mode]))}")
+    latency: dict[str, Any]
+    try:
+        latency = bench.latency(jobs, rounds)
+        log(f"latency medians: {json.dumps(latency['median'])}; ratio on/off "
+            f"{json.dumps(latency['ratio_on_over_off'])}")
+    except (k8s.ApiException, TimeoutError) as exc:
+        latency = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+        log(f"latency: {latency['error']}")
     return {"scenarios": results, "latency": latency, "kueue_pid_found": bench.pid is not None}
 
 
