@@ -176,10 +176,11 @@ def scenarios() -> list[Scenario]:
             (Nodes("a", 1, 2, pool="a"), Nodes("b", 1, 2, pool="b")), (Flavor("inf", pool="a"), Flavor("other")),
             (Queue("inference", "inf", 2), Queue("other", "other", 2)), (Work("squatter", "other", 2, pool="a"),),
             (Work("serve", "inference", 2),),
-            {"off": {"serve": "admitted-pending"}, "on": {"serve": "admitted-pending"}},
-            "both flavors name the Topology: the squatter is a TAS pod of the other flavor, which the non-TAS usage "
-            "cache skips (non_tas_usage_controller.go belongsToNonTASCache) and inference's flavor does not count "
-            "(TAS usage is per flavor; kueue#10659 open: TAS over-subscribes a node of two flavors)"),
+            {"off": {"serve": "admitted-pending"}, "on": {"serve": "not-admitted"}},
+            "both flavors name the Topology: the squatter is a TAS pod of the other flavor; gate "
+            "TASHandleOverlappingFlavors (Beta, on since 0.18, kueue#10659) adds every flavor's TAS usage of a node "
+            "to each flavor's snapshot when the lowest level is the node (pkg/cache/scheduler/snapshot.go, "
+            "clusterqueue_snapshot.go)"),
         Scenario(
             "flavor-without-nodelabels", 2,
             "as flavor-overlap, but the other flavor has no nodeLabels (it selects every node; it cannot name a "
