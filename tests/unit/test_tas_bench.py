@@ -3,6 +3,7 @@ flavors that have nodeLabels, as Kueue v0.19.2's CEL rule demands), each scenari
 read from a Workload and a Pod, CPU seconds read from /proc/<pid>/stat, and the latency summaries."""
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -22,6 +23,7 @@ from benchmarks.tas import (
     cpu_seconds,
     deployment_manifest,
     flavor_manifest,
+    latency_table,
     node_manifests,
     percentiles,
     queue_manifests,
@@ -32,6 +34,7 @@ from benchmarks.tas import (
     verdict,
 )
 from sandbox import kwok
+from tests.helpers import ROOT
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -136,3 +139,12 @@ def test_percentiles_of_nothing_is_an_error():
 @pytest.mark.parametrize("on, off, expected", [(2.0, 1.0, 2.0), (1.0, 3.0, 0.33), (1.0, 0.0, None)])
 def test_ratio(on, off, expected):
     assert ratio(on, off) == expected
+
+
+def test_the_placement_page_quotes_the_recorded_latency_figures():
+    """docs/placement.md stays true: its latency table is the one benchmarks/results/tas.json gives."""
+    recorded = json.loads((ROOT / "benchmarks" / "results" / "tas.json").read_text())
+    table = latency_table(recorded["latency"])
+    assert table.count("\n") == 6
+    assert table in (ROOT / "docs" / "placement.md").read_text()
+    assert recorded["measured_at"] in (ROOT / "docs" / "placement.md").read_text()
