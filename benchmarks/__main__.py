@@ -16,7 +16,7 @@ from kueue_cohorts.parsing import Parser
 from kueue_cohorts.pipes import run_main
 
 #: Every benchmark module, in the order ``make bench`` runs them (cheap ones first).
-BENCHMARKS = ["planning", "whatif", "policy", "trainer", "toolchain", "engine", "sandbox", "trainjob",
+BENCHMARKS = ["planning", "whatif", "policy", "trainer", "toolchain", "engine", "sandbox", "tas", "trainjob",
               "whatif_agreement", "mutation", "fuzz"]
 
 
