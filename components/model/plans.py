@@ -71,22 +71,14 @@ class CohortPlan:
 
     @property
     def inference_nominal(self) -> dict[str, str]:
-        """The inference nominal: the one definition that the rollout strategy of a declared service
-        (`components.model.services.deployment_strategy`), the settings rules and the in-cluster rollout guardrail
-        (`LayoutScope.inference_nominal`) read. It is the rule book's own reading of the planned inference
-        ClusterQueue (`policy.rules.inference_rollout_fits_nominal.nominal_of`, as the pack's
-        INFERENCE_ROLLOUT_FITS_NOMINAL reads it on the registered object): per covered resource the largest
-        nominalQuota over the queue's flavors, as a quantity string in base units ({} without an inference
-        ClusterQueue).
-
-        Why not the first flavor: Kueue v0.19.2 tries a workload's flavors in the ClusterQueue's order and moves on
-        to the next one when it does not fit (`pkg/scheduler/flavorassigner/flavorassigner.go`
-        `findFlavorForPodSets`; flavorFungibility `whenCanPreempt: TryNextFlavor` by default), and each replica of a
-        served Deployment is its own Workload (the pod integration), so a replica is not bound to the first flavor.
-        Known approximation: a flavor is assigned whole per resource group (`findFlavorForPodSets`), while the
-        maxima here may come from different flavors (a CPU-rich flavor and a GPU-rich one); the exact reading is per
-        flavor, which the rule book would have to take first.
-        """
+        """The inference nominal, one definition for the rendered rollout strategy, the settings rules and the
+        rollout guardrail (`LayoutScope.inference_nominal`): the pack's own reading of the planned inference
+        ClusterQueue (`inference_rollout_fits_nominal.nominal_of`): per resource the largest nominalQuota over its
+        flavors, a quantity string in base units ({} without one). Not the first flavor's: Kueue v0.19.2 tries the
+        queue's flavors in order and takes the next when a workload does not fit (`pkg/scheduler/flavorassigner/
+        flavorassigner.go` findFlavorForPodSets; whenCanPreempt TryNextFlavor by default), and each served replica is
+        its own Workload. Approximate: a flavor is assigned whole per resource group, the maxima may come from
+        different flavors; the exact reading is per flavor."""
         inference = [cq for cq in self.cluster_queues if cq.role == ROLE_INFERENCE]
         if not inference:
             return {}
