@@ -40,7 +40,7 @@ if result.problems or result.settings is None:
 try:
     # cluster preflight: Kueue's API, namespaces this stack did not create
     sandbox = SandboxTarget(kubeconfig_path(), kueue_webhook_endpoint, worker_kubeconfigs)
-    target = resolve(result.settings, owner, sandbox)
+    target = resolve(result.settings, owner, sandbox, result.rendered)  # the preflight reads the judged render
 except PreflightError as err:
     raise pulumi.RunError(str(err)) from None
 for line in target.warnings:

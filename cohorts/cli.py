@@ -27,12 +27,13 @@ from cohorts import report
 from cohorts.expected import worker_expected
 from cohorts.live import ClusterUnreachable, read_snapshot
 from cohorts.render import as_json, table
-from cohorts.target import Target, TargetError, load_stack, stack_file, target_of, worker_target
+from cohorts.target import Target, TargetError, load_assembled, load_stack, stack_file, target_of, worker_target
 from cohorts.trace import TraceRecorder, queue_kinds, synth_trace, watch_workloads, write_trace
 from cohorts.verify import LEAK_GRACE, WORKER_CHECKS, ClusterObjects, Difference, verify
 from cohorts.verify_unqueued import LIVE_CHECKS
 from cohorts.view import build_view
 from components.model import alerts, dashboard
+from components.model.assembly import AssembledStack
 from components.model.plans import stack_plans
 from components.settings import ClusterMode, Settings
 from components.settings.stackfile import StackFileError
@@ -361,26 +362,31 @@ def watch_verify(check: Callable[[], list[Difference]], out: TextIO, sleep: Call
     return 1 if current else 0
 
 
-def verify_workers(settings: Settings, grace: timedelta) -> list[Difference]:
-    """``verify`` of every MultiKueue worker of `settings` (``WORKER_CHECKS`` against the objects the stack registers
-    there), each on its own cluster (``worker_target``). Raises TargetError when a worker's kubeconfig is unusable."""
+def verify_workers(settings: Settings, grace: timedelta, stack: AssembledStack) -> list[Difference]:
+    """``verify`` of every MultiKueue worker of `settings` (``WORKER_CHECKS`` against the objects the assembled
+    `stack` registers there), each on its own cluster (``worker_target``). Raises TargetError when a worker's
+    kubeconfig is unusable."""
     if settings.multi_kueue is None:
         return []
-    expected = worker_expected(settings)
+    expected = worker_expected(stack)
     out: list[Difference] = []
     for worker in settings.multi_kueue.workers:
         live = ClusterObjects(worker_target(settings, worker).api_client())
-        out += verify(settings, live, expected[worker.name], WORKER_CHECKS, leak_grace=grace, worker=worker)
+        out += verify(settings, live, expected[worker.name], WORKER_CHECKS, leak_grace=grace, worker=worker,
+                      stack=stack)
     return out
 
 
 def _verify(args: argparse.Namespace, out: TextIO, sleep: Callable[[float], None]) -> int:
-    settings, target, name = _settings_and_target(args)
+    path = Path(args.stack_file or stack_file(args.stack))
+    settings, stack = load_assembled(path)  # rendered once: every check of every round reads this stack
+    target, name = target_of(settings), (args.stack if args.stack_file is None else str(path))
     live = ClusterObjects(target.api_client())
     grace = timedelta(seconds=args.leak_grace)
 
     def check() -> list[Difference]:
-        return verify(settings, live, checks=LIVE_CHECKS, leak_grace=grace) + verify_workers(settings, grace)
+        return verify(settings, live, checks=LIVE_CHECKS, leak_grace=grace, stack=stack) + \
+            verify_workers(settings, grace, stack)
 
     if args.watch:
         return watch_verify(check, out, sleep, args.interval, args.count, args.output)

@@ -9,19 +9,18 @@ verified without a change here: ``cohorts.verify`` compares any kind the cluster
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
-from components.model.admission import render_admission
-from components.model.assembly import assemble
-from components.model.render import Rendered, render_stack
+from components.model.assembly import AssembledStack, assemble
 from components.settings import Settings
 
 
-def expected_objects(settings: Settings) -> list[dict[str, Any]]:
+def expected_objects(settings: Settings, stack: Optional[AssembledStack] = None) -> list[dict[str, Any]]:
     """Every object the stack registers, as the manifest the program sends (the API's JSON field names).
 
     Args:
-        settings: validated Settings of the stack.
+        settings: validated Settings of the stack. stack: `assemble(settings)` when the caller has it (``cohorts
+            verify`` assembles once per run); default: assembled here.
     Returns:
         Manifests (dicts with apiVersion, kind, metadata.name, [metadata.namespace], and spec / value / data ...)
         in registration order (``AssembledStack.registered``): Kueue's Namespace (``kueue.install``), the
@@ -32,17 +31,10 @@ def expected_objects(settings: Settings) -> list[dict[str, Any]]:
         cluster, no Pulumi. Not included: what the Kueue Helm chart installs when ``kueue.install`` is true, and
         the ownership annotation of created Namespaces (it names the Pulumi stack; verify compares labels only).
     """
-    return [dict(rendered.manifest) for rendered in assemble(settings).registered()]
+    return [dict(rendered.manifest) for rendered in (stack or assemble(settings)).registered()]
 
 
-def judged_objects(settings: Settings) -> list[Rendered]:
-    """Every object the settings check judges: ``render_stack`` (also what is rendered only to be judged, such as
-    Kueue's manager ConfigMap when the stack does not install Kueue) and ``render_admission``. ``cohorts verify``
-    runs the rule book over these with their live twins in their place."""
-    return render_stack(settings) + render_admission(settings)
-
-
-def worker_expected(settings: Settings) -> dict[str, list[dict[str, Any]]]:
-    """MultiKueue worker name -> every object the stack registers on that worker (``AssembledStack.workers``), as
-    manifests, in ``multiKueue.workers`` order; empty without ``multiKueue``."""
-    return {name: [dict(r.manifest) for r in items] for name, items in assemble(settings).workers().items()}
+def worker_expected(stack: AssembledStack) -> dict[str, list[dict[str, Any]]]:
+    """MultiKueue worker name -> every object the assembled `stack` registers on that worker
+    (``AssembledStack.workers``), as manifests, in ``multiKueue.workers`` order; empty without ``multiKueue``."""
+    return {name: [dict(r.manifest) for r in items] for name, items in stack.workers().items()}

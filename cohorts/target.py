@@ -16,7 +16,9 @@ from kubernetes import client as k8s
 from kubernetes import config as kconfig
 from kubernetes.config.config_exception import ConfigException
 
-from components.checks.validation import load_settings
+from components.checks.validation import validate
+from components.model.assembly import AssembledStack, assemble
+from components.model.render import RenderedStack
 from components.settings import ClusterMode, MultiKueueWorker, Settings, raw_from_stack_file
 from components.settings.errors import SettingsError
 from components.settings.stackfile import StackFileError
@@ -44,14 +46,29 @@ def load_stack(path: Path) -> Settings:
     Raises:
         TargetError: the file is missing or not YAML, or its config is invalid (the message lists every problem).
     """
+    return _validated(path)[0]
+
+
+def load_assembled(path: Path) -> tuple[Settings, AssembledStack]:
+    """``load_stack``, and the stack assembled from the settings check's own render
+    (``components.checks.validation.Validation.rendered``): the stack is rendered once per run. Raises TargetError
+    as ``load_stack``."""
+    settings, rendered = _validated(path)
+    return settings, assemble(settings, rendered=rendered)
+
+
+def _validated(path: Path) -> tuple[Settings, Optional[RenderedStack]]:
     if not path.is_file():
         raise TargetError(f"no stack file {path} (stacks/Pulumi.<stack>.yaml)")
     try:
-        return load_settings(raw_from_stack_file(path))
+        result = validate(raw_from_stack_file(path))
+        if result.problems or result.settings is None:
+            raise SettingsError(result.problems)
     except StackFileError as err:
         raise TargetError(str(err)) from None
     except SettingsError as err:
         raise TargetError(f"{path}: {err}") from None
+    return result.settings, result.rendered
 
 
 @dataclass(frozen=True)

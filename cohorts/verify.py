@@ -34,8 +34,8 @@ from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError, ResourceNotFoundError
 from kubernetes.dynamic.resource import Resource
 
-from cohorts.expected import expected_objects, judged_objects
-from components.model.admission import layout_scopes
+from cohorts.expected import expected_objects
+from components.model.assembly import AssembledStack, assemble
 from components.model.kueue import MANAGED_BY, MANAGED_BY_LABEL, ROLE_LABEL
 from components.model.multikueue import dispatched_namespaces
 from components.model.pack_config import pack_config
@@ -139,7 +139,9 @@ class LiveObjects(Protocol):
 class Context:
     """What a check sees: the stack's ``settings``, its ``expected`` manifests and the ``live`` cluster. ``cache``
     keeps objects read once (key: (apiVersion, kind, namespace, name), or ("list", apiVersion, kind)). ``now``
-    (UTC; default: the time of the check) and ``leak_grace`` are for ``quota_not_leaked``."""
+    (UTC; default: the time of the check) and ``leak_grace`` are for ``quota_not_leaked``. ``stack``: the assembled
+    stack (``components.model.assembly.assemble``, planned once per run): the checks read its layout scopes and
+    judged objects from it, never rendering again (None: no settings, only ``expected``)."""
 
     settings: Optional[Settings]
     expected: list[dict[str, Any]]
@@ -149,6 +151,7 @@ class Context:
     leak_grace: timedelta = LEAK_GRACE
     worker: Optional[MultiKueueWorker] = None
     """On a MultiKueue worker: that worker's settings (``settings`` are then the manager's)."""
+    stack: Optional[AssembledStack] = None
 
     def list(self, api_version: str, kind: str) -> builtins.list[dict[str, Any]]:
         """Every live object of the kind, read once. Raises KindNotServed, Unreadable."""
@@ -428,8 +431,8 @@ def guarded_tree(ctx: Context, live_cohorts: Sequence[Mapping[str, Any]]) -> set
     """The cohort names of the stack's trees: every layout's cohort, and every live Cohort whose ``spec.parentName``
     chain reaches one (Kueue v1beta2 ``cohort_types.go`` ParentName, v0.19.2)."""
     tree: set[str] = set()
-    if ctx.settings is not None:
-        tree |= {scope.cohort for scope in layout_scopes(ctx.settings)}
+    if ctx.stack is not None:
+        tree |= {scope.cohort for scope in ctx.stack.scopes}
     tree |= {str(name) for m in ctx.expected_of("ClusterQueue") if (name := (m.get("spec") or {}).get("cohortName"))}
     parents = {_meta(c, "name"): (c.get("spec") or {}).get("parentName") for c in live_cohorts}
     for name in parents:
@@ -483,10 +486,10 @@ def no_priority_above_inference(ctx: Context) -> list[Difference]:
     (``app.kubernetes.io/managed-by: kueue-cohorts``, components/model/kueue.py) is a neighbour's: another stack's or
     program's own inference or training class, which that stack declares (and its identities wrote, past this stack's
     guardrail); "set its value below, or declare it in this stack" would be a wrong fix, so it is not named."""
-    if ctx.settings is None:
+    if ctx.stack is None:
         return []
     inference: dict[str, int] = {}
-    for scope in layout_scopes(ctx.settings):
+    for scope in ctx.stack.scopes:
         inference.update(scope.inference_priority_classes)
     if not inference:
         return []
@@ -531,10 +534,10 @@ def promises_hold(ctx: Context) -> list[Difference]:
     the live nodes (``live_node_pools``) for every rule that places quota or pods on nodes (capacity, flavors whose
     nodes overlap, pods that fit no node). Each mandatory finding the stack alone does not have is a Difference: a
     promise the live cluster breaks."""
-    if ctx.settings is None:
+    if ctx.settings is None or ctx.stack is None:
         return []
     out: list[Difference] = []
-    rendered = [dict(r.manifest) for r in judged_objects(ctx.settings)]
+    rendered = [dict(r.manifest) for r in ctx.stack.judged()]
     live: dict[tuple[str, str, str], dict[str, Any]] = {}
     cohorts = _read_list(ctx, KUEUE_API, "Cohort", out)
     tree = guarded_tree(ctx, cohorts)
@@ -562,7 +565,8 @@ def promises_hold(ctx: Context) -> list[Difference]:
         key = (manifest["kind"], _meta(manifest, "namespace") or "", _meta(manifest, "name"))
         merged.append(live.pop(key, manifest))
     merged += live.values()
-    config = pack_config(ctx.settings)
+    stated = pack_config(ctx.settings)
+    config = dict(stated)
     nodes = _read_list(ctx, "v1", "Node", out)
     if nodes:
         pools = live_node_pools(nodes)
@@ -571,7 +575,7 @@ def promises_hold(ctx: Context) -> list[Difference]:
                    if k not in ("nodePools", "capacity", "flavorCapacity")}
             config[placing.name] = {**own, NODE_POOLS.key: pools}
     baseline = {_finding_key(r.name, v)
-                for r, v in run_book([kube_object(m) for m in rendered], pack_config(ctx.settings))}
+                for r, v in run_book([kube_object(m) for m in rendered], stated)}
     for rule, violation in run_book([kube_object(m) for m in merged], config):
         if rule.mandatory and _finding_key(rule.name, violation) not in baseline:
             out.append(_from_violation(violation))
@@ -837,30 +841,35 @@ guardrails and the preview identity live on the manager only)."""
 
 
 def verify(settings: Optional[Settings], live: LiveObjects, expected: Optional[list[dict[str, Any]]] = None,
-           checks: Iterable[Check] = CHECKS, now: Optional[datetime] = None,
-           leak_grace: timedelta = LEAK_GRACE, worker: Optional[MultiKueueWorker] = None) -> list[Difference]:
+           checks: Iterable[Check] = CHECKS, now: Optional[datetime] = None, leak_grace: timedelta = LEAK_GRACE,
+           worker: Optional[MultiKueueWorker] = None, stack: Optional[AssembledStack] = None) -> list[Difference]:
     """Run ``checks`` against the cluster.
 
     Args:
         settings: the stack's Settings (None only when ``expected`` is given).
         live: read access to the cluster.
-        expected: the rendered objects (default: ``expected_objects(settings)``).
+        expected: the rendered objects (default: ``expected_objects(settings, stack)``).
         checks: the checks to run, in order.
         now: the time the leaked-quota check compares with (UTC; default: now). leak_grace: how long an evicted
             Workload may hold quota with no pod (``quota_not_leaked``).
         worker: the MultiKueue worker whose cluster ``live`` is (``settings`` stay the manager's; pass its
             ``expected`` objects and ``WORKER_CHECKS``); each Difference then names it.
+        stack: ``assemble(settings)`` when the caller has it (``cohorts verify`` assembles once per run, from the
+            settings check's own render); default: assembled here, once, and carried to every check in the Context.
     Returns:
         Every difference, in check order; a (kind, namespace, name, path) reported by an earlier check is not
         repeated. Empty: the cluster matches the stack.
     Raises:
         ValueError: neither ``settings`` nor ``expected`` given.
     """
+    if settings is None and expected is None:
+        raise ValueError("verify needs the stack's settings or its expected objects")
+    if settings is not None and stack is None:
+        stack = assemble(settings)
     if expected is None:
-        if settings is None:
-            raise ValueError("verify needs the stack's settings or its expected objects")
-        expected = expected_objects(settings)
-    ctx = Context(settings, expected, live, now=now, leak_grace=leak_grace, worker=worker)
+        assert settings is not None
+        expected = expected_objects(settings, stack)
+    ctx = Context(settings, expected, live, now=now, leak_grace=leak_grace, worker=worker, stack=stack)
     seen: set[tuple[str, str, str, str]] = set()
     out = []
     for check in checks:

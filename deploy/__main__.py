@@ -54,10 +54,10 @@ from kubernetes import config as k8s_config
 from pulumi import automation as auto
 
 import toolchain
-from components.checks.validation import load_stack_file
+from components.checks.validation import check_stack_file, load_stack_file
 from components.model.admission import layout_scopes
 from components.model.kueue import namespace_owner
-from components.model.render import render_stack
+from components.model.render import RenderedStack, render_stack
 from components.settings import Settings, raw_from_stack_file
 from components.settings.errors import SettingsError, problems_message
 from components.settings.stackfile import StackFileError
@@ -94,17 +94,18 @@ class Failure(Exception):
         self.lines = lines
 
 
-def check_settings(command: str, stack: str, path: Path) -> Settings:
+def check_settings(command: str, stack: str, path: Path) -> tuple[Settings, RenderedStack]:
     """The program's settings check on the stack file, before any engine call (``components.checks.validation``: shape,
     settings rules and the rule book on the rendered stack; a ``secure:`` value is a problem of its own).
 
-    Returns: the stack's Settings.
+    Returns: the stack's Settings and the RenderedStack judged (with the stack's ownership mark, as the program's),
+    which the live preflight reads.
     Raises:
         Failure: exit code 2 with the one message that lists every problem (key path, value, rule, fix), as the
             program would raise it at the start of the engine run (which then never starts).
     """
     try:
-        return load_stack_file(path)
+        return check_stack_file(path, namespace_owner(engine.PROJECT_NAME, stack))
     except SettingsError as err:
         raise Failure(2, f"deploy: {command} --stack {stack}: nothing was run: {err}") from None
     except StackFileError as err:  # the one reader: `file:line:col: message`
@@ -223,7 +224,7 @@ def check_target(args: argparse.Namespace, environ: dict[str, str]) -> stackfile
         raise Failure(2, f"deploy: {protection.message(target, found)}")
     checked = check_settings(args.command, args.stack, path) if args.command in ("up", "preview") else None
     if args.command in ("up", "preview", "refresh"):
-        hint = _sandbox_hint(args.stack, checked)
+        hint = _sandbox_hint(args.stack, checked[0] if checked else None)
         if hint:
             raise Failure(1, f"deploy: {hint}")
     if args.command != "cancel":
@@ -231,7 +232,7 @@ def check_target(args: argparse.Namespace, environ: dict[str, str]) -> stackfile
         if failure:
             raise Failure(2 if failure.usage else 1, f"deploy: {failure.line}")
     if checked is not None:
-        check_live(args, target, environ, checked, path)
+        check_live(args, target, environ, *checked, path)
     return target
 
 
@@ -256,7 +257,7 @@ def take_pull_request(args: argparse.Namespace, environ: dict[str, str]) -> None
 
 
 def check_live(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str], checked: Settings,
-               path: Path) -> None:
+               rendered: RenderedStack, path: Path) -> None:
     """``preview`` and ``up``: the stack's rendered objects against its live cluster, before any engine call
     (deploy.live_preflight: capacity of the live nodes, neighbours' quota on them, the checkpoint StorageClass, the
     kubeconfig's identity against ``admission.identities``). Warnings are printed; nothing is read for a render-mode
@@ -274,7 +275,6 @@ def check_live(args: argparse.Namespace, target: stackfile.StackTarget, environ:
         print(f"deploy: warning: the live preflight could not read the cluster ({type(err).__name__}: {err})",
               flush=True)
         return
-    rendered = render_stack(checked, namespace_owner(engine.PROJECT_NAME, args.stack))
     found = live_preflight.judge(checked, raw_from_stack_file(path), rendered, live)
     for line in found.warnings:  # on stdout, with the run's own output: stderr is for what stops the run
         print(f"deploy: warning: {line}", flush=True)

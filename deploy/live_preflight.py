@@ -50,11 +50,11 @@ from kubernetes import client, config
 
 from cohorts.verify import ClusterObjects, KindNotServed, LiveObjects, Unreadable, live_node_pools
 from components.checks.validation import as_objects, judge_objects, key_of, value_at
-from components.model.admission import guardrail_objects, stack_guardrails, validation_actions
 from components.model.admission import identities as stack_identities
+from components.model.admission import layout_scopes, stack_guardrails, validation_actions
 from components.model.kueue import MANAGED_BY, MANAGED_BY_LABEL
 from components.model.pack_config import pack_config
-from components.model.render import Rendered
+from components.model.render import Rendered, RenderedStack
 from components.settings import PROJECT, ClusterMode, Settings, config_key
 from components.settings.errors import Problem
 from policy.rules.admission import (
@@ -62,6 +62,7 @@ from policy.rules.admission import (
     MANAGER_CONFIG_WRITERS_POLICY,
     PRIORITY_CEILING_POLICY,
     TENANT_LABEL_POLICY,
+    Guardrail,
     identities_named,
     kube_object,
 )
@@ -467,13 +468,15 @@ def storage(raw: Mapping[str, Any], rendered: Sequence[Rendered], live: LiveClus
 # --- the deploy identity ---------------------------------------------------------------------------------------------
 
 
-def identity(settings: Settings, who: Optional[Identity], unreadable: str = "") -> Findings:
+def identity(settings: Settings, who: Optional[Identity], unreadable: str = "",
+             guardrails: Optional[Sequence[Guardrail]] = None) -> Findings:
     """``identity-locked-out``: the kubeconfig's identity ``who`` against ``admission.identities`` when the stack
-    has guardrails (``components.model.admission.stack_guardrails``). Refused when the bindings Deny and ``who`` is
-    neither a listed user nor in a listed group; a warning when they only Warn, or when ``who`` could not be read
-    (``unreadable`` says why)."""
+    has guardrails (``guardrails``, default ``components.model.admission.stack_guardrails(settings)``). Refused when
+    the bindings Deny and ``who`` is neither a listed user nor in a listed group; a warning when they only Warn, or
+    when ``who`` could not be read (``unreadable`` says why)."""
     out = Findings()
-    rails = [rail for rail in stack_guardrails(settings) if rail.policy in IDENTITY_GATED]
+    rails = [rail for rail in (stack_guardrails(settings) if guardrails is None else guardrails)
+             if rail.policy in IDENTITY_GATED]
     if not rails:
         return out
     if who is None:
@@ -598,30 +601,33 @@ def neighbour_guardrails(raw: Mapping[str, Any], rendered: Sequence[Rendered], l
 # --- all of it -------------------------------------------------------------------------------------------------
 
 
-def judge(settings: Settings, raw: Mapping[str, Any], rendered: Sequence[Rendered], live: LiveCluster) -> Findings:
-    """Every check of the module docstring on the stack's ``rendered`` objects (``render(settings, owner).objects()``)
-    and its ``raw`` config (without the ``kueue-cohorts:`` prefix). Capacity is judged on a real cluster (cluster mode
+def judge(settings: Settings, raw: Mapping[str, Any], rendered: RenderedStack, live: LiveCluster) -> Findings:
+    """Every check of the module docstring on the stack's ``rendered`` stack (``render(settings, owner)``, the settings
+    check's: its objects, and the guardrails of its plans' layout scopes) and its ``raw`` config (without the
+    ``kueue-cohorts:`` prefix). Capacity is judged on a real cluster (cluster mode
     kubeconfig) only: the sandbox makes its nodes from the stack file's nodePools (``sandbox up --stack``), which the
     settings check judged already, and a MultiKueue stack's quota runs on its workers' nodes, not the manager's.
     Pure."""
     out = Findings([], [f"the preflight could not read the live cluster: {why}; that check is skipped"
                         for what, why in live.unreadable.items() if what != "SelfSubjectReview"])
+    rails = stack_guardrails(settings, layout_scopes(settings, [layout.plan for layout in rendered.layouts()]))
+    objects = rendered.objects()
     judged = settings.multi_kueue is None and settings.cluster.mode == ClusterMode.KUBECONFIG and \
         "Node" not in live.unreadable
     if judged and not live.nodes:
         out.warnings.append(f"{CAPACITY_FINDING}: the cluster has no Node (one that scales its nodes from zero?): the "
                             "quota is judged against kueue-cohorts:nodePools only")
     elif judged:
-        out.problems += own_capacity(settings, raw, rendered, live)
-        out.warnings += shared_capacity(raw, rendered, live)
+        out.problems += own_capacity(settings, raw, objects, live)
+        out.warnings += shared_capacity(raw, objects, live)
     if "StorageClass" not in live.unreadable:
-        found = storage(raw, rendered, live)
+        found = storage(raw, objects, live)
         out.problems += found.problems
         out.warnings += found.warnings
-    found = identity(settings, live.identity, live.unreadable.get("SelfSubjectReview", ""))
+    found = identity(settings, live.identity, live.unreadable.get("SelfSubjectReview", ""), rails)
     out.problems += found.problems
     if not {"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"} & set(live.unreadable):
-        out.problems += neighbour_guardrails(raw, rendered, live, {g.name for g in guardrail_objects(settings)})
+        out.problems += neighbour_guardrails(raw, objects, live, {rail.name for rail in rails})
     out.warnings += found.warnings
     return out
 

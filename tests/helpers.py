@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import copy
 import runpy
+import sys
+from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import pulumi
 import pulumi.runtime
@@ -115,3 +118,23 @@ def registered_objects(stack: str) -> list[dict]:
             inputs["data"] = sorted(inputs["data"])
         out.append({"type": item.typ, "name": item.name, "inputs": inputs})
     return sorted(out, key=lambda x: (x["type"], x["name"]))
+
+
+@contextmanager
+def counting_calls(*functions: Callable[..., Any]) -> Iterator[Counter[str]]:
+    """Count the calls of `functions` while the block runs: qualified name -> calls (0 when never called). Counted by
+    code object through `sys.setprofile`, so every call is seen whichever name a module imported the function under,
+    and nothing is patched: the functions run as they are."""
+    codes = {f.__code__: f.__qualname__ for f in functions}
+    counts: Counter[str] = Counter({name: 0 for name in codes.values()})
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code in codes:
+            counts[codes[frame.f_code]] += 1
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield counts
+    finally:
+        sys.setprofile(previous)

@@ -17,8 +17,8 @@ from typing import Any, Callable, Mapping, Optional
 
 from components.checks import multikueue_rules, security_rules
 from components.checks.repeats import repeats
-from components.model.plans import common_labels, shared_pool_totals
-from components.model.services import deployment_strategy, surge_nominal
+from components.model.plans import common_labels, plan_inference_training, shared_pool_totals
+from components.model.services import deployment_strategy
 from components.settings import (
     DEFAULT_FRAMEWORKS,
     KUEUE_FRAMEWORKS,
@@ -187,7 +187,8 @@ def check_inference_training_keys(settings: Settings) -> list[Problem]:
             problems.append(Problem(stack_key(IT, "inference", "services", index, "minReplicas"), service.min_replicas,
                                     f"minReplicas cannot exceed maxReplicas {service.max_replicas}",
                                     "lower minReplicas or raise maxReplicas"))
-        if service.deployment_mode == "RawDeployment" and deployment_strategy(service, surge_nominal(inf)):
+        if service.deployment_mode == "RawDeployment" and deployment_strategy(
+                service, plan_inference_training(it, settings.flavor_names()[0]).inference_nominal):
             problems.append(Problem(
                 stack_key(IT, "inference", "services", index, "deploymentMode"), service.deployment_mode,
                 "KServe v0.16 refuses an InferenceService annotated RawDeployment that carries a deploymentStrategy "

@@ -303,12 +303,15 @@ def load_stack_file(path: Path) -> Settings:
     """Load and validate a stack file (stacks/Pulumi.<stack>.yaml): the keys of a misspelled config namespace
     (`components.settings.namespace_problems`) and every problem of the `kueue-cohorts:*` keys in one SettingsError.
     Raises SettingsError, stackfile.StackFileError, OSError."""
+    return check_stack_file(path)[0]
+
+
+def check_stack_file(path: Path, namespace_owner: Optional[str] = None) -> tuple[Settings, RenderedStack]:
+    """`load_stack_file`, and the RenderedStack the check judged (rendered with `namespace_owner`, as `validate`), for
+    a caller that goes on with the stack's objects without rendering again. Raises as `load_stack_file`."""
     doc = stackfile.read(Path(path))
-    typos = namespace_problems(doc)
-    try:
-        settings = load_settings(stackfile.project_config(doc, PROJECT))
-    except SettingsError as err:
-        raise SettingsError([*typos, *err.problems]) from None
-    if typos:
-        raise SettingsError(typos)
-    return settings
+    result = validate(stackfile.project_config(doc, PROJECT), namespace_owner=namespace_owner)
+    problems = [*namespace_problems(doc), *result.problems]
+    if problems or result.settings is None or result.rendered is None:
+        raise SettingsError(problems)
+    return result.settings, result.rendered

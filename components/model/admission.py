@@ -8,9 +8,9 @@ ClusterQueue names, the tenant label key and who runs the stack.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Optional, Sequence
 
-from components.model.plans import plan_inference_training, plan_shared_pool
+from components.model.plans import CohortPlan, stack_plans
 from components.model.render import KeyPath, Rendered
 from components.settings import Settings
 from policy.rules.admission import (
@@ -24,25 +24,22 @@ from policy.rules.admission import (
     Identities,
     LayoutScope,
     guardrails,
-    kube_object,
 )
-from policy.rules.inference_rollout_fits_nominal import nominal_of
 
 
-def layout_scopes(settings: Settings) -> list[LayoutScope]:
-    """One LayoutScope per configured layout (inferenceTraining first, then sharedPool), from the pure plans (so
-    default names such as a tenant's `<name>-cq` are the ones the components register); the inference scope carries
-    its namespaces and the inference ClusterQueue's nominalQuota (largest over flavors, `rollout.nominal_of`) for
-    the serving workloads' rollout guardrail, and the training namespaces with the reclaim budget for the trainers'
-    reclaim-time guardrail. Each layout's cohort is its guarded tree (the stack writes no Cohort
-    parentName); the first carries Kueue's namespace (`kueue.namespace`), so the manager Configuration's guardrail
-    is registered once."""
+def layout_scopes(settings: Settings, plans: Optional[Sequence[CohortPlan]] = None) -> list[LayoutScope]:
+    """One LayoutScope per configured layout (inferenceTraining first, then sharedPool), from the stack's cohort
+    `plans` (default: `stack_plans(settings)`; the assembler passes the rendered stack's own, so the stack is planned
+    once), so default names such as a tenant's `<name>-cq` are the ones the components register; the inference scope
+    carries its namespaces and the inference nominal (`CohortPlan.inference_nominal`) for the serving workloads'
+    rollout guardrail, and the training namespaces with the reclaim budget for the trainers' reclaim-time guardrail.
+    Each layout's cohort is its guarded tree (the stack writes no Cohort parentName); the first carries Kueue's
+    namespace (`kueue.namespace`), so the manager Configuration's guardrail is registered once."""
     scopes: list[LayoutScope] = []
-    flavor = settings.resource_flavor.name
+    by_layout = {plan.layout: plan for plan in (stack_plans(settings) if plans is None else plans)}
     it = settings.inference_training
     if it is not None:
-        plan = plan_inference_training(it, flavor)
-        nominal = nominal_of(kube_object(plan.cluster_queue(it.inference.cluster_queue).manifest()))
+        plan = by_layout["inference-training"]
         scopes.append(LayoutScope(
             cohort=it.cohort,
             cluster_queues=tuple(cq.name for cq in plan.cluster_queues),
@@ -51,13 +48,13 @@ def layout_scopes(settings: Settings) -> list[LayoutScope]:
             training_priority_classes={it.training.priority_class.name: it.training.priority_class.value},
             tenant_label=it.namespace_label,
             inference_namespaces=tuple(it.inference.namespaces),
-            inference_nominal={resource: str(value) for resource, value in nominal.items()},
+            inference_nominal=plan.inference_nominal,
             training_namespaces=tuple(it.training.namespaces),
             reclaim_budget_seconds=it.inference.reclaim_budget_seconds,
             reserved_runtimes=reserved_runtimes(settings)))
     sp = settings.shared_pool
     if sp is not None:
-        plan = plan_shared_pool(sp, flavor)
+        plan = by_layout["shared-pool"]
         scopes.append(LayoutScope(cohort=sp.cohort, cluster_queues=tuple(cq.name for cq in plan.cluster_queues),
                                   tenant_label=sp.namespace_label))
     if scopes:  # the manager Configuration and MultiKueue are the stack's, not a layout's: the first layout's rails
@@ -94,10 +91,12 @@ def identities(settings: Settings) -> Identities:
     return Identities(users=tuple(ids.users), groups=tuple(ids.groups))
 
 
-def stack_guardrails(settings: Settings) -> list[Guardrail]:
-    """Every guardrail of the stack, layout by layout (see `policy.rules.admission.guardrails`)."""
+def stack_guardrails(settings: Settings, scopes: Optional[Sequence[LayoutScope]] = None) -> list[Guardrail]:
+    """Every guardrail of the stack, layout by layout (see `policy.rules.admission.guardrails`), from its `scopes`
+    (default: `layout_scopes(settings)`; `AssembledStack.scopes` when the caller has the assembled stack)."""
     who = identities(settings)
-    return [rail for scope in layout_scopes(settings) for rail in guardrails(scope, who)]
+    scopes = layout_scopes(settings) if scopes is None else scopes
+    return [rail for scope in scopes for rail in guardrails(scope, who)]
 
 
 def validation_actions(settings: Settings) -> list[str]:
@@ -105,10 +104,13 @@ def validation_actions(settings: Settings) -> list[str]:
     return [action.value for action in settings.admission.validation_actions]
 
 
-def admission_manifests(settings: Settings) -> list[tuple[Guardrail, dict[str, Any], dict[str, Any]]]:
-    """(guardrail, policy manifest, binding manifest) for every guardrail of the stack, in registration order."""
+def admission_manifests(settings: Settings, scopes: Optional[Sequence[LayoutScope]] = None
+                        ) -> list[tuple[Guardrail, dict[str, Any], dict[str, Any]]]:
+    """(guardrail, policy manifest, binding manifest) for every guardrail of the stack (`stack_guardrails(settings,
+    scopes)`), in registration order."""
     actions = validation_actions(settings)
-    return [(rail, rail.policy_manifest(), rail.binding_manifest(actions)) for rail in stack_guardrails(settings)]
+    return [(rail, rail.policy_manifest(), rail.binding_manifest(actions))
+            for rail in stack_guardrails(settings, scopes)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,15 +123,16 @@ class RenderedGuardrail:
     binding: Rendered
 
 
-def guardrail_objects(settings: Settings) -> list[RenderedGuardrail]:
+def guardrail_objects(settings: Settings, scopes: Optional[Sequence[LayoutScope]] = None) -> list[RenderedGuardrail]:
     """The in-cluster guardrails: per guardrail its ValidatingAdmissionPolicy (the CEL constants come from the
-    layout's names and priorities, the tenant-label condition from `admission.identities`) and its binding
-    (`admission.validationActions`), with the config keys they come from, in registration order."""
+    layout's names and priorities (`scopes`, default `layout_scopes(settings)`), the tenant-label condition from
+    `admission.identities`) and its binding (`admission.validationActions`), with the config keys they come from, in
+    registration order."""
     top: KeyPath = ("admission",)
     layouts = {s.cohort: key for key, s in (("inferenceTraining", settings.inference_training),
                                             ("sharedPool", settings.shared_pool)) if s is not None}
     out = []
-    for rail, policy, binding in admission_manifests(settings):
+    for rail, policy, binding in admission_manifests(settings, scopes):
         layout: KeyPath = (layouts[rail.cohort],)
         fields: dict[str, KeyPath] = {"spec.matchConditions": layout, "spec.validations": layout}
         if rail.policy == "tenant-label":

@@ -15,10 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from components.model.admission import RenderedGuardrail, guardrail_objects, validation_actions
+from components.model.admission import RenderedGuardrail, guardrail_objects, layout_scopes, validation_actions
 from components.model.preview_rbac import IdentityPlan, identity_plan
 from components.model.render import KeyPath, Rendered, RenderedStack, render
 from components.settings import Settings
+from policy.rules.admission import LayoutScope
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,23 +27,29 @@ class AssembledStack:
     """Every object of a stack, by part.
 
     rendered: the objects Settings alone decide (`components.model.render.RenderedStack`: Kueue's Namespace, the
-    ResourceFlavors, the MultiKueue objects, the layouts; and each MultiKueue worker's objects, `workers()`).
-    guardrails: the admission guardrails (policy and binding each).
+    ResourceFlavors, the MultiKueue objects, the layouts with their plans; and each MultiKueue worker's objects,
+    `workers()`). scopes: what the guardrails know of each layout (`components.model.admission.layout_scopes` of the
+    rendered plans: cohorts, ClusterQueues, priority classes, the inference nominal); every consumer reads these
+    instead of planning again. guardrails: the admission guardrails (policy and binding each).
     validation_actions: the bindings' validationActions. identity: the preview identity's plan (None without
     `previewIdentity`); identity_objects: its objects as Rendered, in registration order.
     """
 
     rendered: RenderedStack
+    scopes: tuple[LayoutScope, ...]
     guardrails: tuple[RenderedGuardrail, ...]
     validation_actions: tuple[str, ...]
     identity: Optional[IdentityPlan]
     identity_objects: tuple[Rendered, ...]
 
+    def judged(self) -> list[Rendered]:
+        """What the rule book judges of the stack (`cohorts verify` with the live twins in their place):
+        `rendered.objects()` (also what is rendered only to be judged), then each guardrail's policy and binding."""
+        return [*self.rendered.objects(), *(r for rail in self.guardrails for r in (rail.policy, rail.binding))]
+
     def objects(self) -> list[Rendered]:
-        """Every object: `rendered.objects()`, then each guardrail's policy and binding, then the preview
-        identity's objects."""
-        return [*self.rendered.objects(), *(r for rail in self.guardrails for r in (rail.policy, rail.binding)),
-                *self.identity_objects]
+        """Every object: `judged()`, then the preview identity's objects."""
+        return [*self.judged(), *self.identity_objects]
 
     def registered(self) -> list[Rendered]:
         """The objects the program registers on the stack's own cluster (`objects()` without those rendered only to
@@ -73,10 +80,11 @@ def assemble(settings: Settings, namespace_owner: Optional[str] = None,
     """
     if rendered is None:
         rendered = render(settings, namespace_owner)
-    guardrails = tuple(guardrail_objects(settings))
+    scopes = tuple(layout_scopes(settings, [layout.plan for layout in rendered.layouts()]))
+    guardrails = tuple(guardrail_objects(settings, scopes))
     stack_objects = [r.manifest for r in rendered.objects() if r.registered] + \
         [r.manifest for rail in guardrails for r in (rail.policy, rail.binding)]
     plan = identity_plan(settings, namespace_owner, stack_objects)
     top: KeyPath = ("previewIdentity",)
     identity_objects = tuple(Rendered(m, top) for m in plan.manifests()) if plan is not None else ()
-    return AssembledStack(rendered, guardrails, tuple(validation_actions(settings)), plan, identity_objects)
+    return AssembledStack(rendered, scopes, guardrails, tuple(validation_actions(settings)), plan, identity_objects)

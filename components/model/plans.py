@@ -36,6 +36,8 @@ from components.settings import (
     TenantSettings,
     quantity,
 )
+from policy.rules.admission import kube_object
+from policy.rules.inference_rollout_fits_nominal import nominal_of
 
 ROLE_INFERENCE = "inference"
 ROLE_TRAINING = "training"
@@ -73,6 +75,21 @@ class CohortPlan:
             if cq.name == name:
                 return cq
         raise KeyError(name)
+
+    @property
+    def inference_nominal(self) -> dict[str, str]:
+        """The inference nominal, one definition for the rendered rollout strategy, the settings rules and the
+        rollout guardrail (`LayoutScope.inference_nominal`): the pack's own reading of the planned inference
+        ClusterQueue (`inference_rollout_fits_nominal.nominal_of`): per resource the largest nominalQuota over its
+        flavors, a quantity string in base units ({} without one). Not the first flavor's: Kueue v0.19.2 tries the
+        queue's flavors in order and takes the next when a workload does not fit (`pkg/scheduler/flavorassigner/
+        flavorassigner.go` findFlavorForPodSets; whenCanPreempt TryNextFlavor by default), and each served replica is
+        its own Workload. Approximate: a flavor is assigned whole per resource group, the maxima may come from
+        different flavors; the exact reading is per flavor."""
+        inference = [cq for cq in self.cluster_queues if cq.role == ROLE_INFERENCE]
+        if not inference:
+            return {}
+        return {r: str(v) for r, v in nominal_of(kube_object(inference[0].manifest())).items()}
 
 
 def flavor_spec(settings: ResourceFlavorSettings | FlavorDeclaration, node_labels: Optional[Mapping[str, str]] = None

@@ -29,7 +29,7 @@ from components.model.multikueue import (
 )
 from components.model.plans import CohortPlan, flavor_spec, flavor_specs, plan_inference_training, plan_shared_pool
 from components.model.runtime import MANAGED_BY, configmap_name, render_runtime, trainer_sources
-from components.model.services import inference_service_manifest, surge_nominal
+from components.model.services import inference_service_manifest
 from components.settings import CheckpointSettings, KueueSettings, NamespacePolicy, Settings
 from components.settings.runtime import TrainingRuntimeSettings
 from policy.rules.vocabulary.kueue_counts import MANAGER_CONFIG_MAP
@@ -303,11 +303,11 @@ def _inference_training(settings: Settings, owner: Optional[str]) -> RenderedLay
                           cohort_keys, owner, admission_checks(settings))
     checkpoints = tuple(checkpoint(namespace, ckpt) for namespace, ckpt in plan.checkpoints)
     services = []
+    nominal = plan.inference_nominal
     for index, service in enumerate(inf.services):
         base: KeyPath = (top, "inference", "services", index)
         namespace = service.namespace or inf.namespaces[0]
         priority = service.priority_class or inf.priority_class.name
-        nominal = surge_nominal(inf)
         manifest = inference_service_manifest(service, namespace, inf.local_queue, priority, nominal)
         fields: dict[str, KeyPath] = {
             "spec.predictor.deploymentStrategy": base + ("rollout",),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Mapping, Optional
 
-from components.settings import InferenceQueueSettings, InferenceServiceSettings
+from components.settings import InferenceServiceSettings
 from policy.rules.vocabulary.quantity import parse
 from policy.rules.vocabulary.surge import DEFAULT_MAX_SURGE, SAFE_STRATEGY, update_overflow, update_replicas
 
@@ -26,19 +26,12 @@ def replica_requests(isvc: InferenceServiceSettings) -> dict[str, Decimal]:
     return {name: value for name, value in ((n, parse(v)) for n, v in merged.items()) if value is not None}
 
 
-def surge_nominal(inference: InferenceQueueSettings) -> Mapping[str, str]:
-    """The nominalQuota that bounds an inference service's update surge: the inference ClusterQueue's nominalQuota,
-    or with flavors the first flavor's (where Kueue tries a replica first); {} without either."""
-    if inference.nominal_quota is not None:
-        return dict(inference.nominal_quota)
-    return dict(inference.flavors[0].nominal_quota) if inference.flavors else {}
-
-
 def deployment_strategy(isvc: InferenceServiceSettings, nominal_quota: Mapping[str, str]) -> Optional[dict[str, Any]]:
     """The predictor's `deploymentStrategy` (apps/v1 DeploymentStrategy, KServe ComponentExtensionSpec).
 
     Args:
-        isvc: the declared service. nominal_quota: the inference ClusterQueue's nominalQuota, resource -> quantity.
+        isvc: the declared service. nominal_quota: the inference nominal (`CohortPlan.inference_nominal`),
+            resource -> quantity.
     Returns:
         The team's `rollout` as a RollingUpdate when set (the rule book then requires its headroom); else None
         (KServe's default, RollingUpdate with maxSurge 25%) when an update at maxReplicas (capped at the replicas

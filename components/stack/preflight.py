@@ -22,7 +22,7 @@ from kubernetes.client.exceptions import ApiException
 
 from components.model.kueue import MANAGED_BY, MANAGED_BY_LABEL, OWNER_ANNOTATION
 from components.model.kueue_chart import ChartObject, cluster_objects
-from components.model.render import render_stack
+from components.model.render import RenderedStack, render
 from components.settings import (
     PROJECT,
     ClusterMode,
@@ -272,16 +272,17 @@ class NamespacePreflightError(PreflightError):
         super().__init__(problems_message("namespace preflight", self.problems, "; nothing was registered"))
 
 
-def declared_namespaces(settings: Settings) -> list[DeclaredNamespace]:
+def declared_namespaces(settings: Settings, rendered: Optional[RenderedStack] = None) -> list[DeclaredNamespace]:
     """Every tenant namespace of `settings` (both layouts), with the config key that declares it: the key that wrote
-    the `metadata.namespace` of its LocalQueue (every tenant namespace has one) in the rendered stack; then the
+    the `metadata.namespace` of its LocalQueue (every tenant namespace has one) in the `rendered` stack (the settings
+    check's render, which the program carries here; default: `render(settings)`); then the
     preview identity's own namespace when the stack creates it (`previewIdentity.create`
     ServiceAccountAndNamespace); with `kueue.install` on a real cluster (cluster mode kubeconfig), Kueue's own
     namespace (`kueue_namespace`). In config order, each namespace once. The sandbox (cluster mode sandbox) creates
     Kueue's namespace and objects itself, for the stack it was brought up for: not judged there."""
     policies = {"inferenceTraining": settings.inference_training, "sharedPool": settings.shared_pool}
     out: dict[str, DeclaredNamespace] = {}
-    for item in render_stack(settings):
+    for item in (rendered or render(settings)).objects():
         layout = policies.get(str(item.source[0])) if item.source else None
         if item.kind != "LocalQueue" or layout is None or item.namespace is None or item.namespace in out:
             continue
@@ -494,9 +495,10 @@ def live_namespaces(kubeconfig: Optional[Path], context: Optional[str],
     return out
 
 
-def check_namespaces(settings: Settings, owner: str, kubeconfig: Optional[Path], context: Optional[str]
-                     ) -> list[str]:
-    """The namespace preflight of `settings` on the cluster of `kubeconfig` / `context`.
+def check_namespaces(settings: Settings, owner: str, kubeconfig: Optional[Path], context: Optional[str],
+                     rendered: Optional[RenderedStack] = None) -> list[str]:
+    """The namespace preflight of `settings` (`rendered`: their render, see `declared_namespaces`) on the cluster of
+    `kubeconfig` / `context`.
 
     Returns:
         Warnings (one line each): namespaces this stack created that no layout declares any more (the engine deletes
@@ -505,7 +507,7 @@ def check_namespaces(settings: Settings, owner: str, kubeconfig: Optional[Path],
         NamespacePreflightError: one message listing every namespace problem (`namespace_problems`).
         PreflightError: the Namespaces cannot be listed.
     """
-    declared = declared_namespaces(settings)
+    declared = declared_namespaces(settings, rendered)
     live = live_namespaces(kubeconfig, context)
     problems = namespace_problems(declared, live, owner)
     if settings.kueue.install and settings.cluster.mode == ClusterMode.KUBECONFIG and not problems:

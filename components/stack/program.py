@@ -187,7 +187,7 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         worker_opts = pulumi.ResourceOptions(provider=worker_provider_)
         cohorts: dict[str, Any] = {}
         worker_outputs: dict[str, Any] = {}
-        worker_stack = JudgedStack.prejudged(worker.settings, AssembledStack(worker.stack, (), (), None, ()),
+        worker_stack = JudgedStack.prejudged(worker.settings, AssembledStack(worker.stack, (), (), (), None, ()),
                                              namespace_owner)  # judged by the program's check, cluster by cluster
         _register_cohorts(worker_stack, worker_provider_, worker_opts, f"{worker.name}-", cohorts, worker_outputs)
         # after the cohorts: the identity's Roles live in the dispatched namespaces they create

@@ -15,6 +15,7 @@ from typing import Callable, Mapping, Optional
 import toolchain
 from components.checks.multikueue_rules import kubeconfig_problems
 from components.model.multikueue import worker_settings, writes_secret
+from components.model.render import RenderedStack
 from components.resources.kueue_install import ChartReference, OutOfClusterManager
 from components.settings import ChartSource, ClusterMode, ManagerTrainer, MultiKueueWorker, Settings, config_key
 from components.stack.preflight import (
@@ -73,13 +74,15 @@ def kueue_chart(source: ChartSource) -> ChartReference:
     return ChartReference(chart=pinned["repo"], version=pinned["version"])
 
 
-def resolve(settings: Settings, namespace_owner: str, sandbox: SandboxTarget) -> Target:
+def resolve(settings: Settings, namespace_owner: str, sandbox: SandboxTarget,
+            rendered: Optional[RenderedStack] = None) -> Target:
     """Resolve the target of `settings` and run the preflight.
 
     Args:
         settings: validated Settings. namespace_owner: this stack's ownership mark
             (`components.model.kueue.namespace_owner(project, stack)`). sandbox: where the local sandbox is (used
-            in sandbox mode only).
+            in sandbox mode only). rendered: the settings check's render (`Validation.rendered`), whose objects
+            (and each MultiKueue worker's) the namespace preflight reads; default: rendered again there.
     Raises:
         PreflightError: the cluster does not serve Kueue's v1beta2 API (and the stack does not install Kueue), its
             Kubeflow Trainer is one the pinned Kueue cannot admit TrainJobs of (`trainer-not-admittable`), a
@@ -109,14 +112,15 @@ def resolve(settings: Settings, namespace_owner: str, sandbox: SandboxTarget) ->
     if mk is not None and mk.manager_trainer == ManagerTrainer.CRDS_ONLY:
         require_crds_only_trainer(kubeconfig, cluster.context,
                                   config_key("kueue-cohorts:multiKueue", "managerTrainer"))
-    warnings = check_namespaces(settings, namespace_owner, kubeconfig, cluster.context)
+    warnings = check_namespaces(settings, namespace_owner, kubeconfig, cluster.context, rendered)
     for index, worker in enumerate(mk.workers if mk else []):  # each worker runs its own Kueue
         where, context = workers[worker.name].kubeconfig, worker.context
         require_kueue_api(where, context, pins["kueue"].version)
         if settings.training_runtime is not None:
             require_admittable_trainer(where, context, pins["kueue"].version, pins["trainer"].version)
         warnings += [f"worker {worker.name}: {line}" for line in
-                     check_namespaces(worker_settings(settings, worker), namespace_owner, where, context)]
+                     check_namespaces(worker_settings(settings, worker), namespace_owner, where, context,
+                                      rendered.workers[index].stack if rendered else None)]
         check_worker_account(settings, index, worker, namespace_owner, where, context)
     return Target(kubeconfig, chart, manager, tuple(warnings), workers)
 

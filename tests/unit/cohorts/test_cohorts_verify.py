@@ -7,10 +7,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cohorts.expected import expected_objects, judged_objects
+from cohorts.expected import expected_objects
 from cohorts.verify import CHECKS, Context, Difference, KindNotServed, Unreadable, compare_fields, selects, verify
 from components.checks.validation import load_settings, load_stack_file
 from components.model.admission import stack_guardrails
+from components.model.assembly import assemble
 from components.settings import raw_from_stack_file
 from policy.rules.admission import Request, judge, kube_object
 from tests.helpers import STACKS
@@ -544,7 +545,7 @@ def test_kueues_live_manager_configuration_is_judged_by_the_rule_book():
     s = _settings("dev")
     objects = served(expected_objects(s))
     _add(objects, _sandbox_node())
-    live = copy.deepcopy(next(r.manifest for r in judged_objects(s) if r.kind == "ConfigMap"
+    live = copy.deepcopy(next(r.manifest for r in assemble(s).judged() if r.kind == "ConfigMap"
                               and r.name == "kueue-manager-config"))
     _add(objects, copy.deepcopy(live))
     assert verify(s, FakeCluster(objects)) == []

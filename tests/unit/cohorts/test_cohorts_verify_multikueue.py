@@ -10,6 +10,7 @@ import pytest
 from cohorts.expected import expected_objects, worker_expected
 from cohorts.verify import WORKER_CHECKS, verify
 from components.checks.validation import load_settings
+from components.model.assembly import assemble
 from policy.rules.vocabulary.multikueue import kind_access
 from tests.helpers import stack_raw
 from tests.unit.cohorts.test_cohorts_verify import FakeCluster, served
@@ -25,7 +26,7 @@ def _settings(integrations=None):
 
 
 def _worker(settings, mutate=None):
-    objects = copy.deepcopy(worker_expected(settings)["worker-1"])
+    objects = copy.deepcopy(worker_expected(assemble(settings))["worker-1"])
     if mutate is not None:
         mutate(objects)
     return FakeCluster(served(objects))
@@ -33,7 +34,7 @@ def _worker(settings, mutate=None):
 
 def _verify_worker(settings, cluster):
     worker = settings.multi_kueue.workers[0]
-    return verify(settings, cluster, worker_expected(settings)["worker-1"], WORKER_CHECKS, worker=worker)
+    return verify(settings, cluster, worker_expected(assemble(settings))["worker-1"], WORKER_CHECKS, worker=worker)
 
 
 def test_a_worker_as_the_stack_registers_it_has_no_difference():
@@ -97,7 +98,7 @@ def test_a_grant_through_another_binding_or_a_wildcard_counts():
 def test_the_rules_follow_the_managers_integrations():
     """Without the pod integration, no pod access is needed (nor granted by the stack)."""
     settings = _settings(["batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "deployment"])
-    role = next(o for o in worker_expected(settings)["worker-1"] if o["kind"] == "ClusterRole")
+    role = next(o for o in worker_expected(assemble(settings))["worker-1"] if o["kind"] == "ClusterRole")
     assert "pods" not in {r for rule in role["rules"] for r in rule["resources"]}
     assert _verify_worker(settings, _worker(settings)) == []
 

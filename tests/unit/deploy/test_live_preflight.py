@@ -17,7 +17,7 @@ from cohorts.verify import KindNotServed, Unreadable
 from components.checks.validation import load_settings
 from components.model.admission import admission_manifests
 from components.model.kueue import namespace_owner
-from components.model.render import Rendered, render_stack
+from components.model.render import RenderedStack, render
 from components.settings import Settings, raw_from_stack_file
 from deploy import live_preflight as lp
 
@@ -33,12 +33,12 @@ KWOK = {"metadata": {"name": "kwok-volume", "annotations": {"storageclass.kubern
         "provisioner": "kwok.x-k8s.io/volume"}
 
 
-def stack(**changes: Any) -> tuple[Settings, dict[str, Any], list[Rendered]]:
-    """The dev stack with top-level keys replaced (camelCase, without the prefix): settings, raw config, objects."""
+def stack(**changes: Any) -> tuple[Settings, dict[str, Any], RenderedStack]:
+    """The dev stack with top-level keys replaced (camelCase, without the prefix): settings, raw config, render."""
     raw = copy.deepcopy(DEV)
     raw.update(changes)
     found = load_settings(raw)
-    return found, raw, render_stack(found, namespace_owner("kueue-cohorts", "dev"))
+    return found, raw, render(found, namespace_owner("kueue-cohorts", "dev"))
 
 
 DEV_STACK = stack()
@@ -53,8 +53,8 @@ def node(name: str, allocatable: dict[str, str], labels: Optional[dict[str, str]
             "status": {"allocatable": allocatable}}
 
 
-def flavors(rendered: list[Rendered]) -> list[dict[str, Any]]:
-    return [dict(r.manifest) for r in rendered if r.kind == "ResourceFlavor"]
+def flavors(rendered: RenderedStack) -> list[dict[str, Any]]:
+    return [dict(r.manifest) for r in rendered.flavors]
 
 
 def live(nodes: list[dict[str, Any]], **fields: Any) -> lp.LiveCluster:
@@ -193,7 +193,7 @@ def test_a_neighbours_own_overcommit_on_nodes_this_stack_does_not_use_is_not_our
 # --- the checkpoint claim's StorageClass ------------------------------------------------------------------------------
 
 
-def with_class(name: Optional[str]) -> tuple[Settings, dict[str, Any], list[Rendered]]:
+def with_class(name: Optional[str]) -> tuple[Settings, dict[str, Any], RenderedStack]:
     it = copy.deepcopy(DEV["inferenceTraining"])
     if name is not None:
         it["training"]["checkpoint"]["storageClassName"] = name
@@ -289,7 +289,7 @@ def test_an_unknown_provisioner_is_said_as_such(provisioner):
 # --- the kubeconfig's own identity ---------------------------------------------------------------------------------
 
 
-def with_admission(**admission: Any) -> tuple[Settings, dict[str, Any], list[Rendered]]:
+def with_admission(**admission: Any) -> tuple[Settings, dict[str, Any], RenderedStack]:
     return stack(admission=admission)
 
 
