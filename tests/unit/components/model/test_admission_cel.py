@@ -38,6 +38,9 @@ ROOT = Path(__file__).resolve().parents[4]
 STACKS = {name: parse_settings(raw_from_stack_file(ROOT / "stacks" / f"Pulumi.{name}.yaml")) for name in ("prod",)}
 """The prod stack: both layouts (inferenceTraining, sharedPool), so every kind of guardrail, with its identities."""
 PARITY = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+MATCH_ROUNDS = 6
+"""Parity rounds of PARITY's examples at most until one drawn request reaches a guardrail's validations: the prod
+stack's inference-rollout-fits-nominal was matched by none of 60 draws in about one run of three (2026-12-07)."""
 PLANTED = settings(PARITY, max_examples=300, phases=[Phase.explicit, Phase.generate])
 """A planted disagreement only has to be found, not shrunk: the search stops at the first one, so the higher bound
 costs only a guardrail whose requests rarely match (the manager Configuration's: one name in one namespace by an
@@ -485,8 +488,11 @@ def test_the_cel_of_every_guardrail_says_what_its_python_twin_says(stack, rail):
         assert found is None, found
         matched.append(cel_verdict(policy, drawn).matched)
 
-    parity()
-    assert any(matched), f"{rail.name}: no generated request reached its validations"
+    for _ in range(MATCH_ROUNDS):  # a guardrail whose match conditions few requests meet gets more draws (every
+        parity()                    # draw is still a parity check); one matched request is enough
+        if any(matched):
+            break
+    assert any(matched), f"{rail.name}: no generated request reached its validations in {MATCH_ROUNDS} rounds"
 
 
 @pytest.mark.parametrize("stack, rail", RAILS, ids=[f"{s}-{r.name}" for s, r in RAILS])
