@@ -38,7 +38,7 @@ admission; this rule still judges such stacks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import ROUND_FLOOR, Decimal
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .cohort_nominal_within_capacity import LEGACY_CAPACITY, NODE_POOLS, flavor_pools
@@ -292,8 +292,9 @@ def _share_pods(fq: _FlavorQuota, named: bool = False) -> list[Shape]:
     if gpu is None:
         return []
     count = int(fq.nominal[gpu])
-    share = {r: (Decimal(1) if r == gpu else v / count) for r, v in fq.nominal.items()
-             if r == gpu or "/" not in r}
+    # the share rounded down to a milli-unit (a quantity's finest step): never more than the quota holds
+    share = {r: (Decimal(1) if r == gpu else (v / count).quantize(Decimal("0.001"), rounding=ROUND_FLOOR))
+             for r, v in fq.nominal.items() if r == gpu or "/" not in r}
     where = f" of flavor '{fq.flavor}'" if named else ""
     return [Shape(f"1-GPU pod of the nominalQuota's per-GPU share{where} (no serving workload declares its pods)",
                   share, count)]
@@ -320,8 +321,8 @@ def _inference_packing(cq: KubeObject, group: Sequence[_FlavorQuota], pods: Sequ
         shapes = [shape for fq in group for shape in _share_pods(fq, len(group) > 1)]
     if not shapes or not pools:
         return []
-    if len(group) > 1 and any(quota[r] > sum((pool.total(r) for pool in pools), Decimal(0))
-                              for r in quota if r in judged):
+    if (len(group) > 1 or not pods) and any(quota[r] > sum((pool.total(r) for pool in pools), Decimal(0))
+                                            for r in quota if r in judged):
         return []  # their quota exceeds their nodes even summed: COHORT_NOMINAL_WITHIN_CAPACITY reports it
     witness, decided = blocking_placement(shapes, pools, quota, judged)
     if not pods and witness is None:  # a share pod that fits no node at all (finding 1 judges declared pods only)

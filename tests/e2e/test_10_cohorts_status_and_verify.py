@@ -415,7 +415,7 @@ def test_whatif_from_the_cluster_starts_with_the_running_training_and_reclaims_i
 
     def head(args: list[str]) -> dict:
         proc = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-        assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+        assert proc.returncode in (0, 1) and proc.stdout.startswith("{"), proc.stdout + proc.stderr
         doc = json.loads(proc.stdout)
         return {q["key"]: q["head"] for q in doc["queues"]} | {"workloads": doc["trace"]["workloads"],
                                                                  "source": doc["trace"]["source"]}

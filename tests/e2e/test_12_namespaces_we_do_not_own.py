@@ -22,9 +22,10 @@ STACK = "adopt"
 INFERENCE, TRAINING, OWN = "adopt-inference", "adopt-training", "adopt-own"
 QUEUE_LABEL = "kueue.x-k8s.io/queue"
 OWNER = "kueue-cohorts/owner"
-FIX = ("Fix: set kueue-cohorts:inferenceTraining.namespacePolicy to Label (the stack only adds its selector label; "
-       "destroy, or removing the namespace from the config, removes that label and keeps the namespace) or External "
-       "(the stack leaves the namespace alone and you manage the label).")
+FIX = ("Fix: set kueue-cohorts:inferenceTraining.namespacePolicies.{name} to Label (the stack only adds its selector "
+       "label; destroy, or removing the namespace from the config, removes that label and keeps the namespace) or "
+       "External (the stack leaves the namespace alone and you manage the label).")
+"""The fix of a namespace the stack would take over: its own key (namespacePolicies.<name>), not the layout's."""
 
 
 def _stack() -> dict:
@@ -115,7 +116,7 @@ def test_namespaces_we_did_not_create_are_refused_labelled_or_handed_over_never_
         assert (f'- kueue-cohorts:inferenceTraining.{side}.namespaces[0] = "{name}": the namespace already exists '
                 "and it has no kueue-cohorts/owner annotation, so this stack did not create it; with namespacePolicy "
                 "Create the kubernetes provider would take it over silently, and destroy, or removing it from the "
-                f"config, would then delete it with everything in it. {FIX}") in lines, refused.stderr
+                f"config, would then delete it with everything in it. {FIX.format(name=name)}") in lines, refused.stderr
     assert _stack_objects(cluster) == []
     assert QUEUE_LABEL not in (_namespace(cluster, TRAINING).metadata.labels or {})
     assert [ns.metadata.name for ns in cluster.core.list_namespace().items if ns.metadata.name == OWN] == []
@@ -135,8 +136,8 @@ def test_namespaces_we_did_not_create_are_refused_labelled_or_handed_over_never_
     refused = _run(project, env, "up", code=1)
     assert (f'- kueue-cohorts:sharedPool.tenants[0].name = "{OWN}": this stack created the namespace '
             f"(kueue-cohorts/owner=kueue-cohorts/{STACK}); with namespacePolicy External the stack stops declaring "
-            "it, and up would delete it with everything in it. Fix: set kueue-cohorts:sharedPool.namespacePolicy to "
-            "Label and run up first") in refused.stderr
+            "it, and up would delete it with everything in it. Fix: set "
+            f"kueue-cohorts:sharedPool.namespacePolicies.{OWN} to Label and run up first") in refused.stderr
 
     # Create -> Label: handed over in place.
     _policies(project, "Label", "Label")
