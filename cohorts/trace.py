@@ -176,7 +176,10 @@ class TraceRecorder:
             if since is not None and duration is not None:
                 duration = max(duration, 1.0 - since)  # ends after the start: it was running then
             out.append(TraceWorkload(
-                name=_label(str(meta.get("name"))), submit_seconds=max(0.0, entry.created - start),
+                # running at the start: submitted before it, whatever the creation time the recorder refined
+                # from when it saw the object (a Workload created and admitted in the second before the list)
+                name=_label(str(meta.get("name"))),
+                submit_seconds=0.0 if since is not None else max(0.0, entry.created - start),
                 namespace=str(meta.get("namespace")), local_queue=str(spec.get("queueName")), kind=kind,
                 pods=int(first.get("count", 1)), requests=requests,
                 duration_seconds=max(1.0, duration) if duration is not None else None,

@@ -130,3 +130,19 @@ def test_two_workloads_created_in_one_second_keep_the_order_they_were_seen_in(fi
     demand = recorder.trace(1796378460.0, 1796378400.0)
     assert [w.name for w in demand.workloads] == [first, second]
     assert [round(w.submit_seconds, 1) for w in demand.workloads] == [0.2, 0.7]
+
+
+@pytest.mark.parametrize("seen_after", [0.001, 0.5, 1.9])
+def test_a_workload_created_and_admitted_in_the_second_before_the_list_is_a_running_line(seen_after):
+    """The recorder refines a creationTimestamp (whole seconds) to when it sees the object, which for the list that
+    starts a recording (or `whatif --from-cluster`) is after the start; the Workload's quota was reserved before it,
+    so it is a running line, submitted at 0 (it was a ValidationError: running lines are submitted at 0)."""
+    kinds = queue_kinds([("fine-tuning", "training", "training")])
+    created = 1_796_640_000.0  # 2026-12-07T10:40:00Z
+    start = created + 0.3
+    recorder = TraceRecorder(kinds, clock=lambda: start + seen_after)
+    reserved = ("QuotaReserved", "True", "2026-12-07T10:40:00Z", "QuotaReserved", "")
+    recorder.observe(_workload("job-now", "fine-tuning", "training", "2026-12-07T10:40:00Z", [reserved]))
+    (line,) = recorder.trace(until=start + seen_after, start=start).workloads
+    assert (line.name, line.submit_seconds) == ("job-now", 0.0)
+    assert line.running_since_seconds == pytest.approx(-0.3)
