@@ -288,3 +288,55 @@ def test_a_flavor_that_selects_another_flavors_nodes_leaves_inference_pending_an
         assert not is_true(cluster.workload_of(train), "Evicted")
     finally:
         adversary.reset()
+
+
+# --- issue 37 class 4: reclaim is bounded in time -------------------------------------------------------------------
+
+#: One node of 2 GPUs, inference owns both, a runtime whose trainer holds its GPU 75 s after SIGTERM against a reclaim
+#: budget of 60 s.
+SLOW_VICTIM = {
+    "cluster": {"mode": "sandbox"},
+    "nodePools": [{"name": "gr4p", "count": 1, "capacity": {"cpu": "8", "memory": "32Gi", GPU: "2"}, "labels": {}}],
+    "resourceFlavor": {"name": "gr4-f", "nodeLabels": {}},
+    "inferenceTraining": {
+        "cohort": "gr4-c",
+        "inference": {"clusterQueue": "gr4-icq", "localQueue": "gr4-ilq", "namespaces": ["gr4-inf"],
+                      "priorityClass": {"name": "gr4-ip", "value": 1000}, "nominalQuota": _quota(2),
+                      "reclaimBudgetSeconds": 60},
+        "training": {"clusterQueue": "gr4-tcq", "localQueue": "gr4-tlq", "namespaces": ["gr4-trn"],
+                     "priorityClass": {"name": "gr4-tp", "value": 10}, "checkpoint": {"claimName": "gr4-ckpt"}}},
+    "kueue": {"integrations": ["batch/job", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob", "pod",
+                               "deployment"]},
+    "trainingRuntime": {"name": "gr4-rt", "image": "registry.invalid/fuzz:trainer", "numNodes": 1,
+                        "requests": {"cpu": "1", "memory": "2Gi"}, "limits": _quota(1),
+                        "terminationGracePeriodSeconds": 75}}
+
+
+def test_a_victim_that_holds_its_gpu_past_the_budget_delays_inference_and_is_refused(cluster, sandbox):
+    """Class 4 on the sandbox (kwok keeps a deleted pod for its grace period, as the kubelet does): training borrows
+    both GPUs in the runtime's shape with its 75 s grace; inference asks for its nominalQuota, Kueue admits it at
+    once (the victims' quota is released when their pods start terminating, KEP-6143) and its pods wait for the
+    victims to exit: past the 60 s budget. The settings check refuses the runtime at its grace period; with 60 s it
+    accepts the stack."""
+    judged_stack = verdict(SLOW_VICTIM)
+    assert [(p.key, p.value) for p in judged_stack.problems] == [
+        ("kueue-cohorts:trainingRuntime.terminationGracePeriodSeconds", 75)], judged_stack.problems
+    assert judged_stack.problems[0].fix.startswith("set terminationGracePeriodSeconds to at most 60")
+    within = copy.deepcopy(SLOW_VICTIM)
+    within["trainingRuntime"]["terminationGracePeriodSeconds"] = 60
+    assert not verdict(within).problems
+
+    adversary = Adversary(cluster.api)
+    try:
+        assert judged_stack.settings is not None
+        outcome = adversary.run("gr4", judged_stack.settings, False, SLOW_VICTIM)
+    finally:
+        adversary.reset()
+    print(json.dumps({"admitted_s": outcome.admitted_s, "running_s": outcome.running_s,
+                      "reclaim_s": outcome.reclaim_s, "pending": outcome.pending}))
+    assert outcome.training == 2 and outcome.grace_s == 75
+    assert outcome.admitted_s is not None and outcome.admitted_s < outcome.budget_s  # Kueue admits at once ...
+    assert outcome.held is False  # ... and the pods wait for the victims past the budget (plus the slack) ...
+    waited = max(outcome.reclaim_s.values(), default=0.0)
+    assert outcome.pending or outcome.budget_s + SCHEDULING_SLACK_S < waited <= 75 + SCHEDULING_SLACK_S  # ... ~75 s
+    assert all(f"Insufficient {GPU}" in why for why in outcome.pending.values()), outcome.pending  # the victims'
