@@ -122,6 +122,13 @@ def test_sigkill_mid_up_then_cancel_then_one_up_converges(project, tmp_path):
     assert again.returncode == 0, again.stdout + again.stderr
 
 
+def _terminal_signals() -> None:
+    """In the child, before exec: SIGINT at its default, as a terminal starts its foreground job. A runner that starts
+    the tests with SIGINT ignored (a background job without job control, some CI runners) passes that on, and Python
+    then installs no KeyboardInterrupt handler: Ctrl-C would do nothing (two CI runs here, 2026-12-07)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt(project: Path, env: dict[str, str], stack: str, after: str, timeout: float = 600) -> tuple[int, str]:
     """Run `kueue-cohorts up --yes --stack STACK` as a terminal would, send Ctrl-C (SIGINT to its process group,
     as the terminal does) once its output shows ``after``; return (exit code, stderr)."""
@@ -129,7 +136,7 @@ def _interrupt(project: Path, env: dict[str, str], stack: str, after: str, timeo
     with open(out, "w") as stdout, open(err, "w") as stderr:
         proc = subprocess.Popen([str(project / ".venv" / "bin" / "python"), "-m", "kueue_cohorts", "up", "--yes",
                                  "--stack", stack], cwd=project, env=env, stdout=stdout, stderr=stderr,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_terminal_signals)
     try:
         deadline = time.monotonic() + timeout
         while after not in out.read_text():
