@@ -351,35 +351,35 @@ def test_verify_names_the_rbac_rule_a_worker_lost(cluster, worker, mk_stack):
     assert cohorts_cli.main(["verify", "--stack-file", str(mk_stack)], out, err) in (0, 1), err.getvalue()
     assert "[worker worker-1]" not in out.getvalue(), out.getvalue()
     rbac = k8s.RbacAuthorizationV1Api(worker.api)
-    role = rbac.read_cluster_role(ROLE)
+    # reads cluster-wide in the ClusterRole; writes in a Role of each dispatched namespace (issue 38 class 2)
+    _lose_trainjobs_and_verify(mk_stack, lambda: rbac.read_cluster_role(ROLE),
+                               lambda role: rbac.replace_cluster_role(ROLE, role), f"ClusterRole {ROLE}",
+                               f"{TRAINJOBS_RULE}verbs: [get, list, watch]}}")
+    _lose_trainjobs_and_verify(mk_stack, lambda: rbac.read_namespaced_role(ROLE, TRAINING_NS),
+                               lambda role: rbac.replace_namespaced_role(ROLE, TRAINING_NS, role),
+                               f"Role {TRAINING_NS}/{ROLE}",
+                               f"{TRAINJOBS_RULE}verbs: [create, delete]}}")
+
+
+TRAINJOBS_RULE = '{apiGroups: ["trainer.kubeflow.org"], resources: [trainjobs], '
+
+
+def _lose_trainjobs_and_verify(mk_stack, read, replace, where: str, wanted: str) -> None:
+    """Drop the trainjobs rule of the role ``read`` returns, check that `verify` fails naming ``where`` and the rule
+    ``wanted`` on the worker, then put the rules back."""
+    role = read()
     original = copy.deepcopy(role.rules)
     role.rules = [r for r in role.rules if r.resources != ["trainjobs"]]
-    rbac.replace_cluster_role(ROLE, role)
+    replace(role)
     try:
-        out = io.StringIO()
+        out, err = io.StringIO(), io.StringIO()
         assert cohorts_cli.main(["verify", "--stack-file", str(mk_stack)], out, err) == 1
         lines = [line for line in out.getvalue().splitlines() if "[worker worker-1]" in line]
-        wanted = '{apiGroups: ["trainer.kubeflow.org"], resources: [trainjobs], verbs: [get, list, watch]}'
-        assert any(f"ClusterRole {ROLE}" in line and wanted in line for line in lines), out.getvalue()
+        assert any(where in line and wanted in line for line in lines), out.getvalue()
     finally:
-        role = rbac.read_cluster_role(ROLE)
+        role = read()
         role.rules = original
-        rbac.replace_cluster_role(ROLE, role)
-    # the writes live in a Role of each dispatched namespace (issue 38 class 2): a lost one is named there
-    local = rbac.read_namespaced_role(ROLE, TRAINING_NS)
-    original = copy.deepcopy(local.rules)
-    local.rules = [r for r in local.rules if r.resources != ["trainjobs"]]
-    rbac.replace_namespaced_role(ROLE, TRAINING_NS, local)
-    try:
-        out = io.StringIO()
-        assert cohorts_cli.main(["verify", "--stack-file", str(mk_stack)], out, err) == 1
-        lines = [line for line in out.getvalue().splitlines() if "[worker worker-1]" in line]
-        wanted = '{apiGroups: ["trainer.kubeflow.org"], resources: [trainjobs], verbs: [create, delete]}'
-        assert any(f"Role {TRAINING_NS}/{ROLE}" in line and wanted in line for line in lines), out.getvalue()
-    finally:
-        local = rbac.read_namespaced_role(ROLE, TRAINING_NS)
-        local.rules = original
-        rbac.replace_namespaced_role(ROLE, TRAINING_NS, local)
+        replace(role)
 
 
 def test_a_crds_only_manager_that_has_the_trainers_webhooks_is_refused_before_any_change(cluster, project, mk_stack):
