@@ -27,7 +27,15 @@ so a pod that fits the quota and no node is admitted, holds the quota and stays 
    nodes: one quota, the sum of theirs, on the union of their pools; wider than Kueue's per-flavor assignment, so it
    never accepts a stranding); without any declared serving pod, the nominalQuota is judged as 1-GPU pods with its
    per-GPU share of cpu and memory (what a replica sized by the quota asks). Both found by the fuzzer
-   (benchmarks/fuzz.py, seed 37: stacks fz1460 and fz1127).
+   (benchmarks/fuzz.py, seed 37: stacks fz1460 and fz1127);
+4. inference's pods beside the pods of the ClusterQueues that borrow its idle quota (training): Kueue admits an
+   inference pod by quota and preempts borrowers chosen by quota, never by node (Kueue v0.19.2
+   `pkg/scheduler/preemption/preemption.go`; kueue#5243), so the search of 3 runs again with the borrowers' pod
+   shapes (a TrainingRuntime's trainer pod, a TrainJob's override, else 1-GPU pods of inference's per-GPU share)
+   filling nodes within the cohort's quota, and only an inference pod left with no node counts. Two 1-GPU training
+   pods preempted on two 4-GPU nodes free 2 GPUs of quota and no node for a 2-GPU replica (fuzzer stack fz862).
+   Borrowers' pods that are whole multiples of inference's one pod shape never strand it (each node's free room is
+   then a whole number of inference pods).
 
 What it does not model: other flavors' pods on shared nodes (COHORT_NOMINAL_WITHIN_CAPACITY refuses that overlap when
 it can take inference's nodes), pods Kueue does not manage, the pod's own nodeSelector and affinity, taints, the
@@ -301,12 +309,14 @@ def _share_pods(fq: _FlavorQuota, named: bool = False) -> list[Shape]:
 
 
 def _inference_packing(cq: KubeObject, group: Sequence[_FlavorQuota], pods: Sequence[Pod],
-                       pools: Sequence[NodePool], judged: frozenset[str]) -> list[Violation]:
-    """Finding 3 for a group of flavors of an inference ClusterQueue that share nodes (one flavor, or several whose
-    nodeLabels select common pools: their pods meet on those nodes, so they are placed together, on the union of
-    their pools, within the sum of their nominalQuotas). Without any declared serving pod (``pods`` empty), each
-    flavor's nominalQuota as pods of one GPU with its per-GPU share (``_share_pods``). The violation is at the first
-    flavor's nominalQuota."""
+                       pools: Sequence[NodePool], judged: frozenset[str],
+                       borrowers: Optional[_Borrowers] = None) -> list[Violation]:
+    """Findings 3 and 4 for a group of flavors of an inference ClusterQueue that share nodes (one flavor, or several
+    whose nodeLabels select common pools: their pods meet on those nodes, so they are placed together, on the union
+    of their pools, within the sum of their nominalQuotas). Without any declared serving pod (``pods`` empty), each
+    flavor's nominalQuota as pods of one GPU with its per-GPU share (``_share_pods``). Finding 4 places the pods of
+    the ClusterQueues that borrow in those flavors (``borrowers``) beside inference's, within the cohort's quota, and
+    asks whether an inference pod can be left with no node. The violation is at the first flavor's nominalQuota."""
     first = group[0]
     quota: dict[str, Decimal] = {}
     for fq in group:
@@ -329,6 +339,8 @@ def _inference_packing(cq: KubeObject, group: Sequence[_FlavorQuota], pods: Sequ
         wide = next((shape for shape in shapes if closest_node(shape.requests, pools, judged)[1]), None)
         if wide is not None:
             witness, decided = Blocking((), wide), True
+    if decided and witness is None and borrowers is not None and borrowers.shapes:
+        return _reclaim_packing(cq, group, shapes, quota, borrowers, pools, judged)
     if decided and witness is None:
         return []
     target = witness.stranded if witness is not None else shapes[0]
@@ -366,6 +378,124 @@ def _inference_packing(cq: KubeObject, group: Sequence[_FlavorQuota], pods: Sequ
         + (", or give the flavors nodeLabels that select disjoint nodes" if len(group) > 1 else "")
         + ", or size the pods to divide the nodes (or add nodes), or give the flavor a Topology (spec.topologyName) "
           "so that Kueue checks per-node fit before it admits")]
+
+
+@dataclass(frozen=True)
+class _Borrowers:
+    """The pods that other ClusterQueues of inference's cohort may run in a group of inference's flavors (training
+    borrowing inference's idle quota), as search shapes capped by what each may hold, and those ClusterQueues'
+    own nominalQuota in the group (resource -> base units), which the cohort adds to inference's."""
+
+    shapes: Sequence[Shape]
+    nominal: Mapping[str, Decimal]
+
+
+def _borrowers(name: str, group: Sequence[_FlavorQuota], pods: Sequence[Pod], queues: QueueIndex,
+               flavors: Mapping[str, Sequence[_FlavorQuota]]) -> _Borrowers:
+    """The `_Borrowers` of inference ClusterQueue `name` in `group`: every other ClusterQueue with the same cohortName
+    that has quota (nominal or borrowable) in one of the group's flavors. Its declared pods (trainer pods of its
+    TrainingRuntimes and TrainJobs, serving pods) each become a shape capped by nominal + borrowingLimit summed over
+    the group (a TrainJob can be submitted many times: the cap is the quota's, not numNodes; a pod the quota can
+    never hold is left out); a borrower with no declared pod at all is judged as 1-GPU pods of inference's per-GPU
+    share (``_share_pods``), the smallest GPU pod it may run. Returns empty shapes when inference has no cohort."""
+    cohort = get(queues.cluster_queues[name].spec, "cohortName")
+    if not isinstance(cohort, str) or not cohort:
+        return _Borrowers((), {})
+    names = {fq.flavor for fq in group}
+    total = {r: sum((fq.nominal.get(r, Decimal(0)) for fq in group), Decimal(0)) for fq in group for r in fq.nominal}
+    shapes: list[Shape] = []
+    nominal: dict[str, Decimal] = {}
+    for other in sorted(queues.cluster_queues):
+        if other == name or get(queues.cluster_queues[other].spec, "cohortName") != cohort:
+            continue
+        mine = [fq for fq in flavors.get(other, ()) if fq.flavor in names]
+        usable: dict[str, Decimal] = {}
+        for fq in mine:
+            for r, v in fq.usable.items():
+                usable[r] = usable.get(r, Decimal(0)) + v
+            for r, v in fq.nominal.items():
+                nominal[r] = nominal.get(r, Decimal(0)) + v
+        if not any(v > 0 for v in usable.values()):
+            continue
+        declared = [p for p in pods if p.cluster_queue == other]
+        found = [Shape(p.name, dict(p.requests), 0) for p in declared if _assignable(p.requests, mine)] if declared \
+            else [
+            Shape(f"1-GPU pod of ClusterQueue '{other}' (no TrainingRuntime or workload declares its pods)",
+                  dict(s.requests), 0) for fq in group[:1] for s in _share_pods(_FlavorQuota(
+                      fq.flavor, fq.group, fq.entries, total, total))]
+        for shape in found:
+            room = {r: min(usable.get(r, Decimal(0)), total.get(r, Decimal(0)) + nominal.get(r, Decimal(0)))
+                    for r in usable}
+            caps = [int((room[r] / a).to_integral_value(ROUND_FLOOR)) for r, a in shape.requests.items()
+                    if a > 0 and r in room and room[r] != _INFINITY]
+            cap = min(caps, default=0)
+            if cap > 0 and not any(s.name == shape.name for s in shapes):
+                shapes.append(Shape(shape.name, shape.requests, cap))
+    return _Borrowers(tuple(shapes), nominal)
+
+
+def _reclaim_packing(cq: KubeObject, group: Sequence[_FlavorQuota], shapes: Sequence[Shape],
+                     quota: Mapping[str, Decimal], borrowers: _Borrowers, pools: Sequence[NodePool],
+                     judged: frozenset[str]) -> list[Violation]:
+    """Finding 4: inference's pods ``shapes`` within its nominalQuota ``quota`` beside the borrowers' pods, all within
+    the cohort's quota (inference's plus the borrowers' nominal), where only an inference pod left with no node
+    counts. Kueue admits the inference Workload by quota and picks the borrowers it preempts by quota too, never by
+    node (Kueue v0.19.2 `pkg/scheduler/preemption/preemption.go`: candidates ordered by priority and admission
+    time, the minimal set whose removal makes the quota fit; kueue#5243): any placement within the cohort's quota
+    that leaves every node without room for an inference pod which still fits inference's quota is one that Kueue
+    reaches, with or without preempting (a reclaim that frees quota on the wrong nodes ends in such a placement)."""
+    cohort = {r: quota.get(r, Decimal(0)) + borrowers.nominal.get(r, Decimal(0))
+              for r in set(quota) | set(borrowers.nominal)}
+    every = list(shapes) + list(borrowers.shapes)
+    strandable = [True] * len(shapes) + [False] * len(borrowers.shapes)
+    witness, decided = blocking_placement(every, pools, cohort, judged, strandable=strandable)
+    if decided and witness is None:
+        return []
+    first = group[0]
+    target = witness.stranded if witness is not None else shapes[0]
+    resource = next((r for r in sorted(quota) if "/" in r and target.requests.get(r, Decimal(0)) > 0),
+                    next((r for r in sorted(quota) if target.requests.get(r, Decimal(0)) > 0), sorted(quota)[0]))
+    holder = next((fq for fq in group if resource in fq.entries), first)
+    entry = holder.entries[resource]
+    names = " and ".join(f"'{fq.flavor}'" for fq in group)
+    which = f"flavor {names}" if len(group) == 1 else f"flavors {names}"
+    kinds = ", ".join(f"{s.name} ({_amounts(s.requests)})" for s in borrowers.shapes)
+    if witness is None:
+        return [violation(
+            cq, PODS_FIT_NODES.name, f"{entry.path}.nominalQuota", entry.field("nominalQuota"),
+            f"whether every pod inference may run within the nominalQuota of {which} still finds a node beside the "
+            f"pods that borrow its idle quota ({kinds}) could not be decided within the search budget, so the "
+            "policy fails closed",
+            "size the borrowers' pods as whole multiples of inference's pod, or lower the nominalQuota to whole "
+            "nodes' worth of inference pods")]
+    others = quota[resource] - holder.nominal.get(resource, Decimal(0))
+    low, high = Decimal(0), quota[resource]
+    while high - low > 1:  # the largest nominalQuota of `resource` at which no inference pod can be stranded
+        mid = ((low + high) / 2).to_integral_value()
+        trial_quota = {**quota, resource: mid}
+        trial_cohort = {**cohort, resource: mid + borrowers.nominal.get(resource, Decimal(0))}
+        trial, ok = blocking_placement(list(shapes) + list(borrowers.shapes), pools, trial_cohort, judged,
+                                       strandable=strandable)
+        if trial is None and ok and not any(a > trial_quota.get(r, a) for r, a in target.requests.items()):
+            low = mid
+        else:
+            high = mid
+    most = max(low - others, Decimal(0))
+    room = min((int((cohort[r] / a).to_integral_value(ROUND_FLOOR)) for r, a in target.requests.items()
+                if a > 0 and r in cohort), default=0)
+    alike = [Shape(s.name, target.requests, room) for s in borrowers.shapes]  # the borrowers sized like the target
+    resized, settled = blocking_placement(list(shapes) + alike, pools, cohort, judged, strandable=strandable)
+    resize = (f"size the borrowers' pods (the TrainingRuntime's trainer resources, a TrainJob's resourcesPerNode) as "
+              f"whole multiples of one {target.name} ({_amounts(target.requests)}), or "
+              if settled and resized is None else "")
+    return [violation(
+        cq, PODS_FIT_NODES.name, f"{entry.path}.nominalQuota", entry.field("nominalQuota"),
+        f"training borrows the idle nominalQuota of {which} with pods of other shapes ({kinds}), and Kueue picks the "
+        "workloads it preempts to reclaim that quota by quota, not by node (kueue#5243): after "
+        f"{_blocking_text(witness)}, one more {target.name} ({_amounts(target.requests)}), within inference's "
+        "nominalQuota, fits no node, so it is admitted and stays Pending although training gave back its quota",
+        f"{resize}lower the nominalQuota of {resource!r} in flavor '{holder.flavor}' to at most "
+        f"{show(most, _binary(resource))}, or add nodes")]
 
 
 def _sharing(flavors: Sequence[_FlavorQuota], nodes_of: Mapping[str, Optional[list[NodePool]]]
@@ -451,7 +581,8 @@ def check_pods_fit_nodes(objects: Iterable[KubeObject], pools: Sequence[NodePool
             continue
         serving = [p for p in pods if p.serving and p.cluster_queue == name]
         for group, selected in _sharing(flavors.get(name, ()), nodes_of):
-            found += _inference_packing(inference, group, serving, selected, judged)
+            found += _inference_packing(inference, group, serving, selected, judged,
+                                        _borrowers(name, group, pods, queues, flavors))
     return _once(found)
 
 
@@ -478,7 +609,8 @@ def check_pods_fit_nodes_options(objects: Sequence[KubeObject], options: Mapping
 PODS_FIT_NODES: Declaration = Declaration(
     name="pods-fit-nodes",
     description="Every pod Kueue may admit fits one node of the pools its flavor selects, a job's pods fit them "
-                "together, and no order of placement strands a pod inference admits within its nominalQuota.",
+                "together, and no order of placement, nor training's pods beside them, strands a pod inference "
+                "admits within its nominalQuota.",
     promise=Promise.GPUS_EXIST, level=Level.MANDATORY, scope=Scope.STACK,
     check=check_pods_fit_nodes_options,
     options=(NODE_POOLS, LEGACY_CAPACITY, *ROLE_OPTIONS))

@@ -8,13 +8,14 @@ from __future__ import annotations
 from decimal import Decimal
 from functools import cache
 
-from hypothesis import given, settings
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
 from policy.rules.pods_fit_nodes import PODS_FIT_NODES, check_pods_fit_nodes
 from policy.rules.vocabulary.node_pools import parse_node_pools
 from policy.rules.vocabulary.objects import KubeObject
 from policy.rules.vocabulary.placement import Shape, blocking_placement, judged_resources
+from tests.policy.placement_reference import strands_after_reclaim
 
 GPU = "nvidia.com/gpu"
 
@@ -245,3 +246,65 @@ def test_without_declared_pods_the_quota_s_per_gpu_share_must_place(node_gpus, n
     assert bool(_packing(found)) == (holds < gpus), [v.message for v in found]
     for v in _packing(found):
         assert "1-GPU pod of the nominalQuota's per-GPU share (no serving workload declares its pods)" in v.message
+
+
+# --- training's pods beside inference's: reclaim by quota, not by node (fuzzer stack fz862, kueue#5243) -----------
+
+
+def _borrowing(name: str, nominal: dict) -> dict:
+    """A training ClusterQueue of cohort c: nominalQuota 0, borrowingLimit `nominal` (what inference owns)."""
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
+            "spec": {"cohortName": "c", "resourceGroups": [{"coveredResources": list(nominal), "flavors": [
+                {"name": "f", "resources": [{"name": r, "nominalQuota": "0", "borrowingLimit": v}
+                                            for r, v in nominal.items()]}]}]}}
+
+
+TRAINING_LQ = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+               "metadata": {"name": "lq", "namespace": "trn"}, "spec": {"clusterQueue": "trn-cq"}}
+
+
+def _reclaim_stack(inference: tuple[int, int, int], training: tuple[int, int], quota: tuple[int, int]
+                   ) -> list[KubeObject]:
+    nominal = {GPU: str(quota[0]), "cpu": str(quota[1])}
+    serving = _serving("Deployment", {GPU: str(inference[0]), "cpu": str(inference[1])}, replicas=inference[2])
+    trainer = _serving("Deployment", {GPU: str(training[0]), "cpu": str(training[1])}, replicas=1)
+    trainer["metadata"].update(name="t", namespace="trn")
+    return _objects(_flavor("f"), LQ, TRAINING_LQ, _cq("inf-cq", nominal), _borrowing("trn-cq", nominal), serving,
+                    trainer)
+
+
+@settings(max_examples=150, deadline=None)
+@given(inference=st.tuples(st.integers(1, 4), st.integers(0, 2), st.integers(1, 3)),
+       training=st.tuples(st.integers(1, 3), st.integers(0, 2)),
+       pools=st.lists(st.tuples(st.integers(1, 2), st.integers(1, 5), st.integers(1, 6)), min_size=1, max_size=2),
+       gpu_slack=st.integers(0, 3), cpu_slack=st.integers(0, 3))
+def test_training_pods_beside_inference_s_are_judged_as_kueue_reclaims_by_quota(inference, training, pools, gpu_slack,
+                                                                                cpu_slack):
+    """Training borrows inference's idle quota with pods of its own shape; Kueue reclaims by quota, not by node
+    (fuzzer stack fz862: two 1-GPU training pods preempted on different 4-GPU nodes free no node for a 2-GPU replica).
+    The rule refuses exactly when the reference (every order, every node, every minimal set of victims) strands an
+    inference pod. The quota is the nodes' sum less a slack (above it the capacity rule reports it)."""
+    nodes = [(g, c) for count, g, c in pools for _ in range(count)]
+    assume(len(nodes) <= 3 and all(inference[0] <= g and inference[1] <= c for g, c in nodes))  # else finding 1
+    gpus = max(sum(g for g, _ in nodes) - gpu_slack, inference[0])
+    cpus = max(sum(c for _, c in nodes) - cpu_slack, inference[1])
+    found = check_pods_fit_nodes(_reclaim_stack(inference, training, (gpus, cpus)), _pools(pools), ["inf-cq"])
+    strands = strands_after_reclaim(inference, training, nodes, (gpus, cpus))
+    event(f"strands: {strands}")
+    assert bool(_packing(found)) == strands, [v.message for v in found]
+
+
+def test_fz862_two_one_gpu_victims_on_two_nodes_strand_a_two_gpu_replica():
+    """The fuzzer's stack fz862 in the rule book's terms: two 4-GPU nodes, inference 8 GPUs as 2-GPU replicas,
+    training borrowing with 1-GPU pods. Refused at inference's nominalQuota with the largest quota that is safe; the
+    same stack with 2-GPU training pods (whole multiples of the replica) is accepted."""
+    pools = _pools([(2, 4, 16)])
+    found = _packing(check_pods_fit_nodes(_reclaim_stack((2, 2, 2), (1, 1), (8, 8)), pools, ["inf-cq"]))
+    assert [v.field for v in found] == [
+        'spec.resourceGroups[0].flavors[0].resources[0].nominalQuota']
+    assert "by quota, not by node (kueue#5243)" in found[0].message
+    assert found[0].fix == (
+        "size the borrowers' pods (the TrainingRuntime's trainer resources, a TrainJob's resourcesPerNode) as whole "
+        "multiples of one Deployment 'inf/w' pod ('cpu' 2, 'nvidia.com/gpu' 2), or lower the nominalQuota of "
+        "'nvidia.com/gpu' in flavor 'f' to at most 7, or add nodes")
+    assert _packing(check_pods_fit_nodes(_reclaim_stack((2, 2, 2), (2, 2), (8, 8)), pools, ["inf-cq"])) == []

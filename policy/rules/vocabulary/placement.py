@@ -141,7 +141,8 @@ def _fillings(shapes: Sequence[Shape], capacity: Amounts, judged: frozenset[str]
 
 
 def blocking_placement(shapes: Sequence[Shape], pools: Sequence[NodePool], quota: Amounts,
-                       judged: frozenset[str], budget: int = SEARCH_BUDGET) -> tuple[Optional[Blocking], bool]:
+                       judged: frozenset[str], budget: int = SEARCH_BUDGET,
+                       strandable: Optional[Sequence[bool]] = None) -> tuple[Optional[Blocking], bool]:
     """Whether the kube-scheduler, binding the pods Kueue admits one at a time on any node with room (any order of
     arrival, any choice among nodes: LeastAllocated spreading included), can leave an admitted pod with no node.
 
@@ -150,6 +151,9 @@ def blocking_placement(shapes: Sequence[Shape], pools: Sequence[NodePool], quota
         quota: the flavor's nominalQuota per resource (what Kueue admits together; a resource not in it is not
             bounded by quota). judged: the resources whose node capacity is known.
         budget: search steps before giving up.
+        strandable: per shape, whether a pod of it counts when stranded (default: every shape). The other shapes
+            only fill nodes: another queue's pods (training borrowing inference's quota) that take room but whose own
+            Pending pod breaks no promise of inference.
     Returns:
         (witness, decided): a Blocking when some pods within quota and caps can be placed so that one more admitted
         pod (within quota and its cap) fits no node; (None, True) when none can; (None, False) when the search ran
@@ -167,6 +171,8 @@ def blocking_placement(shapes: Sequence[Shape], pools: Sequence[NodePool], quota
     nodes: list[NodePool] = [pool for pool in pools for _ in range(pool.count)]
     steps = 0
     for t_index, target in enumerate(shapes):
+        if strandable is not None and not strandable[t_index]:
+            continue
         if target.cap < 1 or any(a > quota.get(r, a) for r, a in target.requests.items()):
             continue
         if not any(_fits(target.requests, {r: p.capacity.get(r, Decimal(0)) for r in judged}) for p in pools):

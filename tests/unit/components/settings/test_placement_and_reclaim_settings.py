@@ -17,6 +17,7 @@ from kueue_cohorts import validate as validation
 from policy.rules.pods_fit_nodes import PODS_FIT_NODES
 from policy.rules.reclaim_within_budget import RECLAIM_WITHIN_BUDGET
 from tests.helpers import stack_raw
+from tests.policy.placement_reference import strands_after_reclaim
 
 GPU = "nvidia.com/gpu"
 SERVICE = "kueue-cohorts:inferenceTraining.inference.services[0]"
@@ -24,11 +25,19 @@ NOMINAL = "kueue-cohorts:inferenceTraining.inference.nominalQuota"
 BUDGET_KEY = "kueue-cohorts:inferenceTraining.inference.reclaimBudgetSeconds"
 
 
-def _serving_stack(nodes: int, node_gpus: int, nominal: int, pod_gpus: int, replicas: int) -> dict:
+def _serving_stack(nodes: int, node_gpus: int, nominal: int, pod_gpus: int, replicas: int,
+                   trainer_gpus: int = 0) -> dict:
     """The staging stack's asymmetric cohort alone (no shared pool on its nodes), `nodes` nodes of `node_gpus`
-    GPUs, inference nominalQuota `nominal` GPUs and one service of `replicas` replicas of `pod_gpus` GPUs."""
+    GPUs, inference nominalQuota `nominal` GPUs and one service of `replicas` replicas of `pod_gpus` GPUs (1 cpu,
+    1Gi each). Training borrows with a TrainingRuntime's trainer pod of `trainer_gpus` GPUs, 1 cpu, 1Gi (default
+    no GPU: training's pods then take no room an inference pod needs, and only inference's own packing is judged)."""
     raw = stack_raw("staging")
     raw.pop("sharedPool")
+    raw["trainingRuntime"] = {"name": "trainer", "image": "registry.invalid/trainer:1",
+                              "requests": {"cpu": "1", "memory": "1Gi"},
+                              "limits": {"cpu": "1", "memory": "1Gi",
+                                         **({GPU: str(trainer_gpus)} if trainer_gpus else {})},
+                              "terminationGracePeriodSeconds": 60}
     raw["nodePools"][0].update(count=nodes, capacity={"cpu": "48", "memory": "192Gi", GPU: str(node_gpus)})
     inference = raw["inferenceTraining"]["inference"]
     inference["nominalQuota"] = {"cpu": "40", "memory": "160Gi", GPU: str(nominal)}
@@ -163,3 +172,39 @@ def test_a_budget_no_runtime_can_meet_is_refused_at_the_budget_itself(budget):
     raw = _runtime_stack(None, 30, budget)
     raw.pop("trainingRuntime")
     assert _found(raw, RECLAIM_WITHIN_BUDGET.name) == []  # no runtime: nothing to hold a node
+
+
+@settings(max_examples=30, deadline=None)
+@given(nodes=st.integers(1, 3), node_gpus=st.integers(1, 6), pod_gpus=st.integers(1, 4),
+       trainer_gpus=st.integers(1, 4), replicas=st.integers(1, 3))
+def test_training_s_pods_beside_inference_s_are_judged_by_the_command_users_run(nodes, node_gpus, pod_gpus,
+                                                                               trainer_gpus, replicas):
+    """Issue 37, the fuzzer's stack fz862: training borrows inference's whole quota with trainer pods of their own
+    size, and Kueue reclaims by quota, not by node. Refused at the inference nominalQuota exactly when the reference
+    (tests/policy/placement_reference.py: every order, node and minimal set of victims) strands a replica; the fix
+    names the largest nominalQuota the reference finds safe, and offers training pods sized like the replica only
+    when those would not strand it."""
+    if pod_gpus > node_gpus or trainer_gpus > node_gpus:
+        return  # one pod wider than a node: the one-pod finding
+    nominal = nodes * node_gpus
+    gpus = [(node_gpus, 0)] * nodes
+
+    def strands(quota: int, trainer: int) -> bool:
+        return strands_after_reclaim((pod_gpus, 0, replicas), (trainer, 0), gpus, (quota, 0))
+
+    if strands(nominal, nominal + 1):
+        return  # inference alone strands a replica (no training pod is ever admitted): the packing finding's case
+    raw = _serving_stack(nodes, node_gpus, nominal, pod_gpus, replicas, trainer_gpus)
+    found = _found(raw, PODS_FIT_NODES.name)
+    if not strands(nominal, trainer_gpus):
+        assert found == []
+        return
+    [problem] = found
+    assert (problem.key, problem.value) == (f'{NOMINAL}["{GPU}"]', str(nominal))
+    assert "by quota, not by node (kueue#5243)" in problem.rule
+    most = max(q for q in range(pod_gpus, nominal + 1) if not strands(q, trainer_gpus)) \
+        if not strands(pod_gpus, trainer_gpus) else 0
+    resize = ("size the borrowers' pods (the TrainingRuntime's trainer resources, a TrainJob's resourcesPerNode) as "
+              f"whole multiples of one InferenceService 'serving/llm' replica ('cpu' 1, 'memory' 1Gi, '{GPU}' "
+              f"{pod_gpus}), or " if not strands(nominal, pod_gpus) else "")
+    assert problem.fix == f"{resize}lower the nominalQuota of '{GPU}' in flavor 'a10g' to at most {most}, or add nodes"
