@@ -12,19 +12,11 @@ import sys
 import time
 
 from benchmarks import summary
-from kueue_cohorts.parsing import Parser
-from kueue_cohorts.pipes import run_main
+from kueue_cohorts.scaffold import Tool
 
 #: Every benchmark module, in the order ``make bench`` runs them (cheap ones first).
 BENCHMARKS = ["planning", "whatif", "policy", "trainer", "toolchain", "engine", "sandbox", "tas", "trainjob",
               "whatif_agreement", "mutation", "fuzz"]
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run the selected benchmarks with ``--write`` passed on when given; return 0, or 1 if any failed."""
-    parser = Parser(prog="python -m benchmarks", description=summary(__doc__))
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,5 +52,6 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(run_main(main))
+#: ``python -m benchmarks``: the same as ``kueue-cohorts bench``.
+TOOL = Tool("python -m benchmarks", summary(__doc__), add_arguments, run)
+main = TOOL.main

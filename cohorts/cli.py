@@ -37,7 +37,7 @@ from components.model.assembly import AssembledStack
 from components.model.plans import stack_plans
 from components.settings import ClusterMode, Settings
 from components.settings.stackfile import StackFileError
-from kueue_cohorts.parsing import Parser
+from kueue_cohorts.scaffold import Known, Parser, add_verbose, guard
 from prsummary import gitbase
 from prsummary import stackfile as stackdoc
 from sandbox import prometheus as sandbox_prometheus
@@ -103,6 +103,9 @@ COMMANDS = tuple(HELP)
 
 
 def _stack_args(sp: argparse.ArgumentParser, output: tuple[str, ...] = ("table", "json")) -> None:
+    """The flags every command of cohorts takes: ``--stack``, ``--stack-file``, ``--verbose`` and (when ``output``
+    names formats) ``--output``."""
+    add_verbose(sp)
     sp.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
     sp.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
     if output:
@@ -502,7 +505,7 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.st
         sleep: Callable[[float], None] = time.sleep) -> int:
     """Run ``args.command`` (``args`` as ``add_arguments`` shapes it); write to ``out`` / ``err``. Returns the exit
     code (0 ok, 1 differences or cluster failure, 2 usage or config error)."""
-    try:
+    def body() -> int:
         if args.command == "status":
             return _status(args, out, sleep)
         if args.command == "trace":
@@ -514,20 +517,9 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.st
         if args.command == "monitoring":
             return _monitoring(args, out)
         return _verify(args, out, sleep)
-    except BrokenPipeError:
-        raise  # the reader went away: the entry point ends quietly (kueue_cohorts.pipes)
-    except TargetError as exc:
-        err.write(f"cohorts: {exc}\n")
-        return 2
-    except ClusterUnreachable as exc:
-        err.write(f"cohorts: {exc}\n")
-        return 1
-    except (report.PrometheusUnreachable, report.PrometheusError) as exc:
-        err.write(f"cohorts: {exc}\n")
-        return 1
-    except (urllib3.exceptions.HTTPError, OSError) as exc:
-        err.write(f"cohorts: the API server did not answer: {exc}\n")
-        return 1
-    except k8s.ApiException as exc:
-        err.write(f"cohorts: the API server refused: {exc.status} {exc.reason}\n")
-        return 1
+
+    return guard("cohorts", body, verbose=args.verbose, what=args.command, err=err, known=[
+        Known(TargetError, 2),
+        Known((ClusterUnreachable, report.PrometheusUnreachable, report.PrometheusError), 1),
+        Known((urllib3.exceptions.HTTPError, OSError), 1, "the API server did not answer: {exc}"),
+        Known(k8s.ApiException, 1, "the API server refused: {exc.status} {exc.reason}")])

@@ -44,7 +44,6 @@ import os
 import sys
 import tempfile
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -78,20 +77,10 @@ from deploy import (
 )
 from deploy.backend_url import redact
 from deploy.scratch import Project, manifests
-from kueue_cohorts.parsing import Parser
-from kueue_cohorts.pipes import finish_quietly, run_main
+from kueue_cohorts.scaffold import Failure, Tool, finish_quietly, guard
 from sandbox.paths import kubeconfig_path
 
 COMMANDS = ("up", "preview", "destroy", "refresh", "cancel", "render")
-
-
-class Failure(Exception):
-    """A run that stops with a message: ``lines`` go to stderr, ``code`` is the exit code (1 or 2)."""
-
-    def __init__(self, code: int, *lines: str):
-        super().__init__("\n".join(lines))
-        self.code = code
-        self.lines = lines
 
 
 def check_settings(command: str, stack: str, path: Path) -> tuple[Settings, RenderedStack]:
@@ -193,14 +182,12 @@ def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
                         out=None, pull_request=None)
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="python -m deploy", description="Run one command of the real pulumi CLI on one stack "
-                    "(the same as `kueue-cohorts COMMAND`).")
+def _add_commands(parser: argparse.ArgumentParser) -> None:
+    """One sub-parser per command of COMMANDS on ``parser`` (``python -m deploy COMMAND``)."""
     sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
     for command in COMMANDS:
         summary, description = HELP[command]
         add_arguments(sub.add_parser(command, help=summary, description=description), command)
-    return parser
 
 
 # --- before any engine call ------------------------------------------------------------------------------------------
@@ -656,18 +643,15 @@ def _engine_failure(args: argparse.Namespace, what: str, output: list[str]) -> F
     return Failure(1, *lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Parse ``argv`` (``python -m deploy COMMAND FLAGS``), then ``run``; return the exit code (2 on bad usage)."""
-    return run(_parser().parse_args(argv))
-
-
 def run(args: argparse.Namespace) -> int:
     """Run ``args.command`` on the stack (``args`` as ``add_arguments`` shapes it), stream the engine's output;
-    return the exit code (module doc)."""
-    # A closed stdout (`deploy up | head`) stops the printing, never the run (kueue_cohorts.pipes).
+    return the exit code (module doc). Failures print as ``kueue_cohorts.scaffold.guard`` says; Ctrl-C says what the
+    run had begun to change."""
+    # A closed stdout (`deploy up | head`) stops the printing, never the run (kueue_cohorts.scaffold).
     echo = finish_quietly((lambda line: print(line, flush=True)) if args.verbose else _quiet_tracebacks())
     changes = Changes()
-    try:
+
+    def body() -> int:
         if args.command == "render":
             return render(args, echo, changes)
         environ = dict(os.environ)
@@ -679,22 +663,9 @@ def run(args: argparse.Namespace) -> int:
             return cancel(args, backend_url, changes)
         check_locks(args, backend_url)
         return run_engine(args, target, environ, echo, changes)
-    except BrokenPipeError:
-        raise  # the reader went away outside the engine's output: the entry point ends quietly (kueue_cohorts.pipes)
-    except Failure as failure:
-        for line in failure.lines:
-            print(line, file=sys.stderr, flush=True)
-        return failure.code
-    except KeyboardInterrupt:
-        for line in interrupted_lines(args, changes):
-            print(line, file=sys.stderr, flush=True)
-        return 1
-    except Exception as exc:  # noqa: BLE001 - an unexpected failure: one line, the traceback only with --verbose
-        if args.verbose:
-            traceback.print_exc()
-        print(f"deploy: {args.command} --stack {args.stack} failed: {type(exc).__name__}: {exc}"
-              + ("" if args.verbose else " (--verbose shows the traceback)"), file=sys.stderr)
-        return 1
+
+    return guard("deploy", body, verbose=args.verbose, what=f"{args.command} --stack {args.stack}",
+                 interrupted=lambda: interrupted_lines(args, changes))
 
 
 def _quiet_tracebacks() -> Callable[[str], None]:
@@ -704,5 +675,7 @@ def _quiet_tracebacks() -> Callable[[str], None]:
     return lambda line: print(line, flush=True) if keep(line) else None
 
 
-if __name__ == "__main__":
-    sys.exit(run_main(main))
+#: ``python -m deploy COMMAND FLAGS``: the same commands as ``kueue-cohorts COMMAND``.
+TOOL = Tool("python -m deploy", "Run one command of the real pulumi CLI on one stack (the same as `kueue-cohorts "
+            "COMMAND`).", _add_commands, run)
+main = TOOL.main

@@ -22,13 +22,11 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import Optional
 
 from components.checks.validation import load_stack_file
 from components.settings import stackfile
 from components.settings.errors import SettingsError
 from components.settings.secrets import is_secret
-from kueue_cohorts.parsing import Parser
 
 ROOT = Path(__file__).resolve().parents[1]
 STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
@@ -140,13 +138,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--from", dest="template", default="staging",
                         help="the stack file to start from (default staging: a kubeconfig cluster with "
                              "nvidia.com/gpu nodes; dev: the sandbox and the guide's HAMi slice)")
-
-
-def main(argv: Optional[list[str]] = None) -> int:
-    """``kueue-cohorts init --stack NAME [--from TEMPLATE]``: 0 written, 2 refused (one message on stderr)."""
-    parser = Parser(prog="kueue-cohorts init", description=DESCRIPTION)
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,15 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Optional
 
 from components.checks.validation import validate
 from components.model.pack_config import render as render_pack_config
 from components.settings import raw_from_stack_file
 from components.settings.errors import SettingsError
 from components.settings.stackfile import StackFileError
-from kueue_cohorts.parsing import Parser
-from kueue_cohorts.pipes import run_main
+from kueue_cohorts.scaffold import Tool, run_main
 
 ROOT = Path(__file__).resolve().parents[1]
 DESCRIPTION = "Check a stack file with every rule, without the engine and without a cluster."
@@ -30,15 +28,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stack", required=True, help="the stack name (stacks/Pulumi.<stack>.yaml)")
     parser.add_argument("--pack-config", action="store_true", help="print the stack's policy pack config")
     parser.add_argument("--write", action="store_true", help="with --pack-config: write policy/config/<stack>.json")
-
-
-def main(argv: Optional[list[str]] = None) -> int:
-    """`python -m kueue_cohorts.validate --stack NAME [--pack-config [--write]]` (argv: the arguments, None for
-    sys.argv). Returns the exit status: 0 valid, 2 invalid or unreadable (every problem printed to stderr; the
-    warnings of advisory rules are printed to stderr too, `warning: <problem>`, and leave the stack valid)."""
-    parser = Parser(prog="kueue-cohorts validate", description=DESCRIPTION)
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,6 +57,11 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     return 0
 
+
+#: ``python -m kueue_cohorts.validate``: the same as ``kueue-cohorts validate``. Exit 0 valid, 2 invalid or
+#: unreadable (every problem on stderr; the advisory rules' warnings too, ``warning: <problem>``).
+TOOL = Tool("kueue-cohorts validate", DESCRIPTION, add_arguments, run)
+main = TOOL.main
 
 if __name__ == "__main__":
     sys.exit(run_main(main))

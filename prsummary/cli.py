@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Optional
 
 import toolchain
 from components.settings.stackfile import StackFileError
-from kueue_cohorts.parsing import Parser
-from kueue_cohorts.pipes import run_main
+from kueue_cohorts.scaffold import Known, Tool, add_verbose, guard
 from prsummary import document, gitbase, guarantees, guardrail_reasons, quotas, stackfile
 from prsummary.events import PreviewReport
 from prsummary.preview import AGAINST, preview_against_base, preview_against_state
@@ -81,23 +79,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-policy", action="store_true", help="preview without the policy pack")
     parser.add_argument("--no-preview", action="store_true", help="quota tables only (no pulumi CLI needed)")
     parser.add_argument("--repo", type=Path, default=Path.cwd(), help="git work tree (default: the current dir)")
-    parser.add_argument("--verbose", action="store_true",
-                        help="echo the engine's output to stderr; show Python tracebacks of unexpected failures")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Parse arguments, build the summary, write it to --out or stdout; return the exit code."""
-    parser = Parser(prog="python -m prsummary", description=__doc__,
-                    formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+    add_verbose(parser, "echo the engine's output to stderr; show Python tracebacks of unexpected failures")
 
 
 def run(args: argparse.Namespace) -> int:
     """Build the summary of ``args`` (as ``add_arguments`` shapes them), write it to ``args.out`` or stdout; return
     the exit code (0 written, 1 the change does not validate or the run failed, 2 git, file or toolchain error)."""
     log = (lambda line: print(line, file=sys.stderr, flush=True)) if args.verbose else (lambda line: None)
-    try:
+
+    def body() -> int:
         repo = gitbase.toplevel(args.repo)
         chart = args.out.with_suffix(".whatif.html") if args.out else None
         text, deployable = summarize(repo, args.stack, args.base, args.against, not args.no_policy,
@@ -111,26 +101,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"prsummary: stacks/Pulumi.{args.stack}.yaml does not validate: this change cannot be deployed "
                   "(the summary lists every problem)", file=sys.stderr)
             return 1
-    except BrokenPipeError:
-        raise  # the reader went away: the entry point ends quietly (kueue_cohorts.pipes)
-    except (gitbase.GitError, OSError, toolchain.ToolchainError) as exc:
-        print(f"prsummary: {exc}", file=sys.stderr)
-        return 2
-    except StackFileError as exc:
-        print(f"prsummary: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("prsummary: interrupted", file=sys.stderr)
-        return 1
-    except Exception as exc:  # noqa: BLE001 - unexpected: one line, the traceback only with --verbose
-        if args.verbose:
-            traceback.print_exc()
-        first = (str(exc).strip().splitlines() or [""])[0]
-        print(f"prsummary: failed: {type(exc).__name__}: {first}"
-              + ("" if args.verbose else " (--verbose shows the traceback)"), file=sys.stderr)
-        return 1
-    return 0
+        return 0
+
+    return guard("prsummary", body, verbose=args.verbose,
+                 known=[Known((gitbase.GitError, OSError, toolchain.ToolchainError, StackFileError), 2)])
 
 
-if __name__ == "__main__":
-    sys.exit(run_main(main))
+#: ``python -m prsummary``: the same as ``kueue-cohorts pr-summary``.
+TOOL = Tool("python -m prsummary", __doc__ or "", add_arguments, run, argparse.RawDescriptionHelpFormatter)
+main = TOOL.main

@@ -11,8 +11,7 @@ from pathlib import Path
 import yaml
 
 import toolchain
-from kueue_cohorts.parsing import Parser
-from kueue_cohorts.pipes import run_main
+from kueue_cohorts.scaffold import Known, Tool, guard
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,17 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     path.add_argument("name")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Parse ``argv`` and run the subcommand; return the process exit code (1 on ToolchainError)."""
-    parser = Parser(prog="python -m toolchain", description=__doc__)
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
 def run(args: argparse.Namespace) -> int:
     """Run ``args.command`` (``ensure`` or ``path``, as ``add_arguments`` shapes it); return the exit code (1 on
     ToolchainError)."""
-    try:
+    def body() -> int:
         if args.command == "ensure":
             names = list(args.names)
             if args.for_stack:
@@ -55,11 +47,11 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{name}\t{exe}")
         else:
             print(toolchain.binary(args.name))
-    except toolchain.ToolchainError as exc:
-        print(f"toolchain: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        return 0
+
+    return guard("toolchain", body, known=[Known(toolchain.ToolchainError, 1)])
 
 
-if __name__ == "__main__":
-    sys.exit(run_main(main))
+#: ``python -m toolchain``: the same as ``kueue-cohorts toolchain``.
+TOOL = Tool("python -m toolchain", __doc__ or "", add_arguments, run)
+main = TOOL.main

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import toolchain
-from prsummary import __main__ as cli
+from prsummary import cli
 from prsummary.preview import preview_against_base
 from tests.prsummary.test_prsummary_git import pin_cpu_borrowing, raise_vision_cpu_floor
 

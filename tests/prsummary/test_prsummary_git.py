@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from prsummary import __main__ as cli
+from prsummary import cli
 from prsummary import gitbase
 
 

@@ -4,7 +4,7 @@ chart next to the summary."""
 from __future__ import annotations
 
 from cohorts.target import load_stack
-from prsummary import __main__ as cli
+from prsummary import cli
 from whatif.synth import synth
 
 

@@ -374,7 +374,7 @@ def test_the_sandbox_reports_the_secret_naming_its_key_and_starts_nothing(tmp_pa
 
 
 def test_the_pr_summary_names_the_secret_and_runs_no_preview(tmp_path):
-    from prsummary import __main__ as summary
+    from prsummary import cli as summary
     from prsummary import stackfile
     from tests.prsummary.gitrepo import TempRepo
 
