@@ -32,16 +32,17 @@ from cohorts.trace import TraceRecorder, queue_kinds, synth_trace, watch_workloa
 from cohorts.verify import LEAK_GRACE, WORKER_CHECKS, ClusterObjects, Difference, verify
 from cohorts.verify_unqueued import LIVE_CHECKS
 from cohorts.view import build_view
+from components.checks.validation import load_settings
 from components.model import alerts, dashboard
 from components.model.assembly import AssembledStack
 from components.model.plans import stack_plans
-from components.settings import ClusterMode, Settings
+from components.settings import PROJECT, ClusterMode, Settings, stackfile
+from components.settings.errors import SettingsError
 from components.settings.stackfile import StackFileError
 from kueue_cohorts.scaffold import Known, Parser, add_verbose, guard
-from prsummary import gitbase
-from prsummary import stackfile as stackdoc
 from sandbox import prometheus as sandbox_prometheus
 from sandbox.paths import SandboxPaths
+from whatif import gitbase
 from whatif.chart import chart_html
 from whatif.compare import as_json as whatif_json
 from whatif.compare import section, what_if
@@ -280,13 +281,23 @@ def status_view(api: k8s.ApiClient, cohorts: Optional[Iterable[str]] = None, lat
         top-level keys). pretty: indent the JSON.
     Raises:
         ClusterUnreachable: the API server did not answer or ClusterQueues cannot be listed.
-    This is also the cohort part of ``python -m sandbox status``.
+    ``cohorts_section`` is this view in ``kueue-cohorts sandbox status``.
     """
     view = build_view(read_snapshot(api), cohorts, latest)
     if output == "json":
         return json.dumps(as_json(view, header), indent=2 if pretty else None, sort_keys=False)
     line = " · ".join(f"{k} {v}" for k, v in (header or {}).items() if v is not None) or None
     return table(view, line)
+
+
+def cohorts_section(api: k8s.ApiClient) -> str:
+    """The cohorts view of every cohort on the cluster behind ``api`` (``status_view``, as a table), the part
+    ``kueue-cohorts sandbox status`` shows after the components; a cluster that cannot be read gives the one line
+    ``cohorts: <why>`` instead. Raises nothing of its own."""
+    try:
+        return status_view(api)
+    except ClusterUnreachable as exc:
+        return f"cohorts: {exc}"
 
 
 def _settings_and_target(args: argparse.Namespace) -> tuple[Settings, Target, str]:
@@ -445,13 +456,14 @@ def _live_state(args: argparse.Namespace) -> Trace:
 def _base_settings(repo: Path, ref: str, path: str) -> Optional[Settings]:
     """The stack's Settings at git `ref` (None when the file does not exist there). Raises TargetError."""
     try:
-        doc = stackdoc.parse(gitbase.file_at(repo, ref, path), f"{ref}:{path}")
+        text = gitbase.file_at(repo, ref, path)
+        raw = None if text is None else stackfile.project_config(stackfile.parse(text, f"{ref}:{path}"), PROJECT)
     except (gitbase.GitError, StackFileError) as exc:
         raise TargetError(str(exc)) from None
-    settings, error = stackdoc.load(doc)
-    if error:
-        raise TargetError(f"{ref}:{path}: {error}")
-    return settings
+    try:
+        return None if raw is None else load_settings(raw)
+    except SettingsError as err:
+        raise TargetError(f"{ref}:{path}: {err}") from None
 
 
 def _whatif(args: argparse.Namespace, out: TextIO) -> int:

@@ -32,6 +32,7 @@ output went away (``kueue-cohorts preview | head``).
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from dataclasses import dataclass
 from typing import Callable, Optional, TextIO
@@ -109,7 +110,9 @@ COMMANDS: dict[str, Command] = {
     "monitoring": _cohorts("monitoring"),
     "trace": _cohorts("trace"),
     "whatif": _cohorts("whatif"),
-    "sandbox": Command(sandbox_cli.add_arguments, sandbox_cli.run, "the local control plane: up, down, status, logs",
+    "sandbox": Command(sandbox_cli.add_arguments, functools.partial(sandbox_cli.run,
+                                                                    cohorts_view=cohorts_cli.cohorts_section),
+                       "the local control plane: up, down, status, logs",
                        sandbox_cli.DESCRIPTION),
     "pr-summary": Command(prsummary_cli.add_arguments, prsummary_cli.run, "the pull-request summary of one stack "
                           "(--base REF)", "The markdown summary a pull request gets for one stack: the quota "

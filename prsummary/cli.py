@@ -22,10 +22,11 @@ from typing import Optional
 import toolchain
 from components.settings.stackfile import StackFileError
 from kueue_cohorts.scaffold import Known, Tool, add_verbose, guard
-from prsummary import document, gitbase, guarantees, guardrail_reasons, quotas, stackfile
+from prsummary import document, guarantees, guardrail_reasons, quotas, stackfile
 from prsummary.events import PreviewReport
 from prsummary.preview import AGAINST, preview_against_base, preview_against_state
 from prsummary.whatif import whatif_section
+from whatif import gitbase
 
 
 def quota_side(repo: Path, stack: str, base: str, chart: Optional[Path] = None) -> document.QuotaSide:

@@ -27,9 +27,10 @@ from pulumi.automation.events import EngineEvent
 import toolchain
 from deploy import engine, settings
 from deploy.backend_url import redact
-from prsummary import gitbase, stackfile
+from prsummary import stackfile
 from prsummary.baseline import essence
 from prsummary.events import PreviewReport, report_from_events
+from whatif import gitbase
 
 AGAINST = ("base", "state")
 TOOL_ROOT = Path(__file__).resolve().parents[1]

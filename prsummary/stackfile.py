@@ -34,8 +34,7 @@ def parse(text: Optional[str], path: str = "<stack file>") -> Optional[dict[str,
 
 def raw_config(doc: dict[str, Any]) -> dict[str, Any]:
     """The `kueue-cohorts:*` keys of a document, prefix stripped (the shape `load_settings` takes)."""
-    config = doc.get("config") or {}
-    return {k[len(PROJECT) + 1:]: v for k, v in config.items() if k.startswith(f"{PROJECT}:")}
+    return reader.project_config(doc, PROJECT)
 
 
 def secret_keys(doc: Optional[dict[str, Any]]) -> list[str]:

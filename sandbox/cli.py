@@ -8,6 +8,7 @@ import sys
 import time
 from collections import deque
 from pathlib import Path
+from typing import Optional
 
 from components.settings import raw_from_stack_file
 from components.settings.errors import SettingsError
@@ -17,7 +18,7 @@ from kueue_cohorts.scaffold import Known, Parser, Tool, add_verbose, guard
 from sandbox import prometheus
 from sandbox.apply import SandboxError
 from sandbox.cluster import COMPONENTS, Sandbox, stack_file
-from sandbox.status import render
+from sandbox.status import CohortsView, render
 from toolchain import ToolchainError
 
 DESCRIPTION = ("Local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok "
@@ -114,11 +115,12 @@ def error_first(message: str, prefix: str) -> list[str]:
     return [*(f"  {line}" for line in errors[-8:]), prefix + head, f"full log: {mark.group('log')}"]
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run ``args.command`` (``args`` as ``add_arguments`` shapes it); return the exit status (0 ok, 1 failure or
-    unhealthy, 2 usage or config error). A failure prints the cluster's or component's own error lines first and no
+def run(args: argparse.Namespace, cohorts_view: Optional[CohortsView] = None) -> int:
+    """Run ``args.command`` (``args`` as ``add_arguments`` shapes it); ``status`` adds ``cohorts_view`` of each
+    running cluster (sandbox.status). Return the exit status (0 ok, 1 failure or unhealthy, 2 usage or config
+    error). A failure prints the cluster's or component's own error lines first and no
     Python traceback unless ``--verbose`` (kueue_cohorts.scaffold.guard)."""
-    return guard("sandbox", lambda: _main(args), verbose=args.verbose, what=args.command,
+    return guard("sandbox", lambda: _main(args, cohorts_view), verbose=args.verbose, what=args.command,
                  known=[Known((ToolchainError, StackFileError), 2)],
                  interrupted=lambda: ["sandbox: interrupted; `kueue-cohorts sandbox down` stops whatever was started"])
 
@@ -150,7 +152,7 @@ def existing_workers(sandbox: Sandbox) -> list[tuple[str, Sandbox]]:
             for d in sorted(root.iterdir()) if d.is_dir()] if root.is_dir() else []
 
 
-def _main(args: argparse.Namespace) -> int:
+def _main(args: argparse.Namespace, cohorts_view: Optional[CohortsView]) -> int:
     sandbox = Sandbox()
     if args.command == "up":
         path = args.stack_file or stack_file(args.stack)
@@ -202,13 +204,13 @@ def _main(args: argparse.Namespace) -> int:
         return 0
     if args.command == "status":
 
-        text, ok = render(sandbox)
+        text, ok = render(sandbox, cohorts_view)
         print(text)
         for name, worker in existing_workers(sandbox):
             if not worker.state().processes:  # stopped by `down`: not part of the running sandbox
                 print(f"\n== worker {name} == stopped (kueue-cohorts sandbox up --workers N starts it)")
                 continue
-            worker_text, worker_ok = render(worker)
+            worker_text, worker_ok = render(worker, cohorts_view)
             print(f"\n== worker {name} ==\n{worker_text}")
             ok = ok and worker_ok
         return 0 if ok else 1

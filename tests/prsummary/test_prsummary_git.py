@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from prsummary import cli
-from prsummary import gitbase
+from whatif import gitbase
 
 
 def pin_cpu_borrowing(repo) -> None:
