@@ -27,7 +27,7 @@ from cohorts import report
 from cohorts.expected import worker_expected
 from cohorts.live import ClusterUnreachable, read_snapshot
 from cohorts.render import as_json, table
-from cohorts.target import Target, TargetError, load_assembled, load_stack, stack_file, target_of, worker_target
+from cohorts.target import Target, TargetError, load_assembled, load_stack, target_of, worker_target
 from cohorts.trace import TraceRecorder, queue_kinds, synth_trace, watch_workloads, write_trace
 from cohorts.verify import LEAK_GRACE, WORKER_CHECKS, ClusterObjects, Difference, verify
 from cohorts.verify_unqueued import LIVE_CHECKS
@@ -38,7 +38,7 @@ from components.model.assembly import AssembledStack
 from components.model.plans import stack_plans
 from components.settings import PROJECT, ClusterMode, Settings, stackfile
 from components.settings.errors import SettingsError
-from components.settings.stackfile import StackFileError
+from components.settings.stackfile import StackFileError, stack_path
 from kueue_cohorts.scaffold import Known, Parser, add_verbose, guard
 from sandbox import prometheus as sandbox_prometheus
 from sandbox.paths import SandboxPaths
@@ -101,6 +101,11 @@ HELP: dict[str, tuple[str, str]] = {
                "admitted. Exit 1 when inference waits longer with the change."),
 }
 COMMANDS = tuple(HELP)
+
+
+def _stack_path(args: argparse.Namespace) -> Path:
+    """The stack file a command reads: ``--stack-file``, else the stack's (``stacks/Pulumi.<stack>.yaml``)."""
+    return Path(args.stack_file) if args.stack_file else stack_path(args.stack)
 
 
 def _stack_args(sp: argparse.ArgumentParser, output: tuple[str, ...] = ("table", "json")) -> None:
@@ -252,7 +257,7 @@ def _report(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _monitoring(args: argparse.Namespace, out: TextIO) -> int:
-    path = args.stack_file or stack_file(args.stack)
+    path = _stack_path(args)
     settings = load_stack(Path(path))
     name = args.stack if args.stack_file is None else Path(path).name.removeprefix("Pulumi.").removesuffix(".yaml")
     args.out.mkdir(parents=True, exist_ok=True)
@@ -301,7 +306,7 @@ def cohorts_section(api: k8s.ApiClient) -> str:
 
 
 def _settings_and_target(args: argparse.Namespace) -> tuple[Settings, Target, str]:
-    path = args.stack_file or stack_file(args.stack)
+    path = _stack_path(args)
     settings = load_stack(Path(path))
     return settings, target_of(settings), (args.stack if args.stack_file is None else str(path))
 
@@ -392,7 +397,7 @@ def verify_workers(settings: Settings, grace: timedelta, stack: AssembledStack) 
 
 
 def _verify(args: argparse.Namespace, out: TextIO, sleep: Callable[[float], None]) -> int:
-    path = Path(args.stack_file or stack_file(args.stack))
+    path = _stack_path(args)
     settings, stack = load_assembled(path)  # rendered once: every check of every round reads this stack
     target, name = target_of(settings), (args.stack if args.stack_file is None else str(path))
     live = ClusterObjects(target.api_client())
@@ -420,7 +425,7 @@ def _verify(args: argparse.Namespace, out: TextIO, sleep: Callable[[float], None
 
 def _trace(args: argparse.Namespace, out: TextIO) -> int:
     if args.trace_command == "synth":
-        settings = load_stack(Path(args.stack_file or stack_file(args.stack)))
+        settings = load_stack(_stack_path(args))
         try:
             demand = synth_trace(settings, args.seed, args.days, args.step_minutes, args.training_per_day,
                                  args.tenant_per_day)
@@ -467,7 +472,7 @@ def _base_settings(repo: Path, ref: str, path: str) -> Optional[Settings]:
 
 
 def _whatif(args: argparse.Namespace, out: TextIO) -> int:
-    path = Path(args.stack_file or stack_file(args.stack))
+    path = _stack_path(args)
     head = load_stack(path)
     if args.trace is None and not args.from_cluster:
         raise TargetError("whatif needs a demand: --trace FILE, --from-cluster (what the live cluster runs now), or "

@@ -31,11 +31,6 @@ class TargetError(Exception):
     """The stack cannot be read or names no usable cluster: a usage/config error (exit 2), one message."""
 
 
-def stack_file(stack: str, root: Path = REPO_ROOT) -> Path:
-    """Return ``<root>/stacks/Pulumi.<stack>.yaml`` (not checked for existence)."""
-    return root / "stacks" / f"Pulumi.{stack}.yaml"
-
-
 def load_stack(path: Path) -> Settings:
     """Read and validate a stack file.
 

@@ -36,7 +36,6 @@ from kubernetes.dynamic.resource import Resource
 
 from cohorts.expected import expected_objects
 from components.model.assembly import AssembledStack, assemble
-from components.model.kueue import MANAGED_BY, MANAGED_BY_LABEL, ROLE_LABEL
 from components.model.multikueue import dispatched_namespaces
 from components.model.pack_config import pack_config
 from components.settings import MultiKueueWorker, Settings, quantity
@@ -51,8 +50,10 @@ from policy.rules.admission import (
 from policy.rules.book import declaring
 from policy.rules.book import run as run_book
 from policy.rules.cohort_nominal_within_capacity import NODE_POOLS
+from policy.rules.vocabulary import selectors
 from policy.rules.vocabulary.kueue_counts import MANAGER_CONFIG_MAP
 from policy.rules.vocabulary.multikueue import granted, missing_access, rule_text
+from policy.rules.vocabulary.objects import MANAGED_BY, MANAGED_BY_LABEL, ROLE_LABEL
 from policy.rules.vocabulary.values import MISSING, Violation
 
 QUANTITY_KEYS = frozenset({"nominalQuota", "borrowingLimit", "lendingLimit"})
@@ -337,27 +338,6 @@ def inference_never_borrows(ctx: Context) -> list[Difference]:
     return out
 
 
-def selects(selector: Optional[Mapping[str, Any]], labels: Mapping[str, str]) -> bool:
-    """Whether a metav1.LabelSelector selects ``labels`` (matchLabels and matchExpressions In / NotIn / Exists /
-    DoesNotExist; k8s.io/apimachinery LabelSelectorAsSelector). None selects nothing, {} everything."""
-    if selector is None:
-        return False
-    for k, v in (selector.get("matchLabels") or {}).items():
-        if labels.get(k) != v:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        k, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        if op == "In" and labels.get(k) not in values:
-            return False
-        if op == "NotIn" and k in labels and labels[k] in values:
-            return False
-        if op == "Exists" and k not in labels:
-            return False
-        if op == "DoesNotExist" and k in labels:
-            return False
-    return True
-
-
 def namespaces_selected(ctx: Context) -> list[Difference]:
     """The namespace of every expected LocalQueue exists and its labels are selected by the live namespaceSelector
     of the LocalQueue's ClusterQueue."""
@@ -380,7 +360,7 @@ def namespaces_selected(ctx: Context) -> list[Difference]:
                                   f"missing: LocalQueue {ns}/{lq['metadata']['name']} lives there"))
             continue
         labels = (namespace.get("metadata") or {}).get("labels") or {}
-        if not selects(selector, labels):
+        if not selectors.matches(selector, labels):
             out.append(Difference(
                 "Namespace", ns, "", "metadata.labels", selector, labels,
                 f"ClusterQueue {cq_name}'s namespaceSelector does not select this namespace: Workloads of LocalQueue "

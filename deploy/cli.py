@@ -59,7 +59,7 @@ from components.model.kueue import namespace_owner
 from components.model.render import RenderedStack, render_stack
 from components.settings import Settings, raw_from_stack_file
 from components.settings.errors import SettingsError, problems_message
-from components.settings.stackfile import StackFileError
+from components.settings.stackfile import StackFileError, stack_path
 from deploy import (
     engine,
     errors,
@@ -108,7 +108,7 @@ def _sandbox_hint(stack: str, settings_: Settings | None) -> str | None:
     its kubeconfig is missing, else None."""
     if settings_ is None:
         try:
-            settings_ = load_stack_file(engine.stack_config_file(stack))
+            settings_ = load_stack_file(stack_path(stack))
         except Exception:  # noqa: BLE001 - the engine run reports settings errors (refresh runs no check here)
             return None
     if settings_.cluster.mode == "sandbox" and not kubeconfig_path().exists():  # ClusterMode is a str Enum
@@ -195,12 +195,12 @@ def _add_commands(parser: argparse.ArgumentParser) -> None:
 
 def check_target(args: argparse.Namespace, environ: dict[str, str]) -> stackfile.StackTarget:
     """Read the stack file and apply the protected-stack rules and the cluster preflight. Raises Failure."""
-    path = engine.stack_config_file(args.stack)
+    path = stack_path(args.stack)
     if not path.is_file():
         raise Failure(2, f"deploy: no stack file {path} (stacks/Pulumi.<stack>.yaml)")
     try:
         target = stackfile.read(args.stack, path)
-    except stackfile.StackFileError as err:
+    except StackFileError as err:
         raise Failure(2, f"deploy: {err}") from None
     for problem in target.problems:
         print(f"deploy: warning: {problem}", file=sys.stderr)
@@ -234,7 +234,7 @@ def take_pull_request(args: argparse.Namespace, environ: dict[str, str]) -> None
     if args.command != "preview":
         raise Failure(2, f"deploy: --pull-request is for preview only, not {args.command}")
     try:
-        notes = pullrequest.prepare(args.stack, args.pull_request, engine.stack_config_file(args.stack).parents[1],
+        notes = pullrequest.prepare(args.stack, args.pull_request, stack_path(args.stack).parents[1],
                                     environ)
     except pullrequest.PullRequestError as err:
         raise Failure(2, f"deploy: preview --stack {args.stack} --pull-request {args.pull_request}: nothing was "
@@ -402,7 +402,7 @@ def update_guardrails_first(args: argparse.Namespace, target: stackfile.StackTar
     print(f"deploy: this up lets {who.username} through {len(urns)} guardrail(s): updating them first, so that the "
           "stack's own writes are judged by the new ones", flush=True)
     stack.up(target=urns, target_dependents=False, **kwargs)
-    checked = load_stack_file(engine.stack_config_file(args.stack))
+    checked = load_stack_file(stack_path(args.stack))
     labels = {scope.tenant_label for scope in layout_scopes(checked)}
     pairs = [(item.name, key) for item in render_stack(checked, namespace_owner(engine.PROJECT_NAME, args.stack))
              if item.kind == "Namespace" for key in (item.manifest.get("metadata") or {}).get("labels") or {}
@@ -594,8 +594,8 @@ def render(args: argparse.Namespace, echo: Callable[[str], None], changes: Chang
     """``render``: ``pulumi up`` of a scratch copy of the stack in render mode into ``--out`` (see the module doc)."""
     if args.out is None:
         raise Failure(2, "deploy: render needs --out DIR")
-    if not engine.stack_config_file(args.stack).is_file():
-        raise Failure(2, f"deploy: no stack file {engine.stack_config_file(args.stack)}")
+    if not stack_path(args.stack).is_file():
+        raise Failure(2, f"deploy: no stack file {stack_path(args.stack)}")
     out = args.out.resolve()
     try:
         previous = rendered.previous_files(out)

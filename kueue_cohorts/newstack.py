@@ -40,11 +40,6 @@ class InitError(Exception):
     """The stack file cannot be written; the message says why and what to do."""
 
 
-def stack_file(root: Path, name: str) -> Path:
-    """Return ``<root>/stacks/Pulumi.<name>.yaml``."""
-    return root / "stacks" / f"Pulumi.{name}.yaml"
-
-
 def new_stack_text(template_text: str, name: str, template: str) -> str:
     """Return the new stack file's text: ``template_text`` without its top-level ``encryptionsalt:`` and
     ``encryptedkey:`` lines, headed by one comment line naming the template. Pure."""
@@ -85,13 +80,13 @@ def init(root: Path, name: str, template: str) -> Path:
     if not STACK_NAME.match(name) or name in (".", ".."):
         raise InitError(f"{name!r} is not a stack name: use letters, digits, '-', '_' and '.' (at most 100), e.g. "
                         "lab or gpu-staging")
-    target = stack_file(root, name)
+    target = stackfile.stack_path(name, root)
     if target.exists():
         raise InitError(f"{target} exists already and is never overwritten. Fix: choose another --stack, or edit "
                         "that file")
-    source = stack_file(root, template)
+    source = stackfile.stack_path(template, root)
     if not source.is_file():
-        known = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (root / "stacks").glob("Pulumi.*.yaml"))
+        known = stackfile.stack_names(root)
         raise InitError(f"no template stack file {source}. Fix: --from one of {', '.join(known) or '(none)'}")
     try:
         doc = stackfile.read(source)

@@ -15,7 +15,7 @@ from components.checks.validation import validate
 from components.model.pack_config import render as render_pack_config
 from components.settings import raw_from_stack_file
 from components.settings.errors import SettingsError
-from components.settings.stackfile import StackFileError
+from components.settings.stackfile import StackFileError, stack_path
 from kueue_cohorts.scaffold import Tool, run_main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     """Check the stack ``args.stack`` (``args`` as ``add_arguments`` shapes it); return 0 valid, 2 invalid or
     unreadable (every problem printed to stderr)."""
     try:
-        result = validate(raw_from_stack_file(ROOT / "stacks" / f"Pulumi.{args.stack}.yaml"))
+        result = validate(raw_from_stack_file(stack_path(args.stack, ROOT)))
     except StackFileError as err:  # one line, `file:line:col: message`
         print(err, file=sys.stderr)
         return 2

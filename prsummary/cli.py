@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Optional
 
 import toolchain
-from components.settings.stackfile import StackFileError
+from components.settings.stackfile import StackFileError, relative_path
 from kueue_cohorts.scaffold import Known, Tool, add_verbose, guard
 from prsummary import document, guarantees, guardrail_reasons, quotas, stackfile
 from prsummary.events import PreviewReport
@@ -33,9 +33,9 @@ def quota_side(repo: Path, stack: str, base: str, chart: Optional[Path] = None) 
     """Compare the stack's quotas at `base` (git) with the working tree, through the pure plans, and replay the
     stack's demand trace on both when it configures one (`whatif`; its chart written to `chart`).
     Raises gitbase.GitError for an unknown ref, OSError if the working-tree stack file is missing."""
-    before_doc = stackfile.parse(gitbase.file_at(repo, base, f"stacks/Pulumi.{stack}.yaml"),
-                                 f"{base}:stacks/Pulumi.{stack}.yaml")
-    after_doc = stackfile.parse((repo / "stacks" / f"Pulumi.{stack}.yaml").read_text(), f"stacks/Pulumi.{stack}.yaml")
+    relative = relative_path(stack)
+    before_doc = stackfile.parse(gitbase.file_at(repo, base, relative), f"{base}:{relative}")
+    after_doc = stackfile.parse((repo / relative).read_text(), relative)
     before, before_error = stackfile.load(before_doc)
     after, after_error = stackfile.load(after_doc)
     tables = quotas.compare(quotas.snapshot(before), quotas.snapshot(after))
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(text)
         if not deployable:
-            print(f"prsummary: stacks/Pulumi.{args.stack}.yaml does not validate: this change cannot be deployed "
+            print(f"prsummary: {relative_path(args.stack)} does not validate: this change cannot be deployed "
                   "(the summary lists every problem)", file=sys.stderr)
             return 1
         return 0

@@ -13,11 +13,11 @@ from typing import Optional
 from components.settings import raw_from_stack_file
 from components.settings.errors import SettingsError
 from components.settings.secrets import is_secret
-from components.settings.stackfile import StackFileError
+from components.settings.stackfile import StackFileError, stack_path
 from kueue_cohorts.scaffold import Known, Parser, Tool, add_verbose, guard
 from sandbox import prometheus
 from sandbox.apply import SandboxError
-from sandbox.cluster import COMPONENTS, Sandbox, stack_file
+from sandbox.cluster import COMPONENTS, Sandbox
 from sandbox.status import CohortsView, render
 from toolchain import ToolchainError
 
@@ -155,7 +155,7 @@ def existing_workers(sandbox: Sandbox) -> list[tuple[str, Sandbox]]:
 def _main(args: argparse.Namespace, cohorts_view: Optional[CohortsView]) -> int:
     sandbox = Sandbox()
     if args.command == "up":
-        path = args.stack_file or stack_file(args.stack)
+        path = args.stack_file or stack_path(args.stack)
         if not Path(path).is_file():
             print(f"sandbox: no stack file {path} (stacks/Pulumi.<stack>.yaml)", file=sys.stderr)
             return 2

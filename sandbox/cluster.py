@@ -83,11 +83,6 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 CRD_HASH_ANNOTATION = "kueue-cohorts.sandbox/sha256"
 
 
-def stack_file(stack: str) -> Path:
-    """Return ``stacks/Pulumi.<stack>.yaml`` of this repository."""
-    return REPO_ROOT / "stacks" / f"Pulumi.{stack}.yaml"
-
-
 def probes(paths: SandboxPaths, ports: Mapping[str, int]) -> dict[str, Probe]:
     """Return the health probe of every component. Every probe over TLS presents a client certificate, since
     neither etcd (``--client-cert-auth``) nor the apiserver (``--anonymous-auth=false``) answers anonymous

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import yaml
 
 import toolchain
+from components.settings.stackfile import stack_path
 from kueue_cohorts.scaffold import Known, Tool, guard
 
 
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         if args.command == "ensure":
             names = list(args.names)
             if args.for_stack:
-                stack_file = Path(toolchain.paths.repo_root()) / "stacks" / f"Pulumi.{args.for_stack}.yaml"
+                stack_file = stack_path(args.for_stack, toolchain.paths.repo_root())
                 try:
                     names += [n for n in toolchain.for_stack(stack_file) if n not in names]
                 except (OSError, yaml.YAMLError) as exc:

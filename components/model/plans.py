@@ -38,10 +38,8 @@ from components.settings import (
 )
 from policy.rules.admission import kube_object
 from policy.rules.inference_rollout_fits_nominal import nominal_of
-
-ROLE_INFERENCE = "inference"
-ROLE_TRAINING = "training"
-ROLE_TENANT = "tenant"
+from policy.rules.vocabulary.objects import INFERENCE_ROLE, TENANT_ROLE, TRAINING_ROLE
+from policy.rules.vocabulary.selectors import NAME_LABEL
 
 
 @dataclass(frozen=True)
@@ -86,7 +84,7 @@ class CohortPlan:
         flavorassigner.go` findFlavorForPodSets; whenCanPreempt TryNextFlavor by default), and each served replica is
         its own Workload. Approximate: a flavor is assigned whole per resource group, the maxima may come from
         different flavors; the exact reading is per flavor."""
-        inference = [cq for cq in self.cluster_queues if cq.role == ROLE_INFERENCE]
+        inference = [cq for cq in self.cluster_queues if cq.role == INFERENCE_ROLE]
         if not inference:
             return {}
         return {r: str(v) for r, v in nominal_of(kube_object(inference[0].manifest())).items()}
@@ -214,7 +212,6 @@ def _covered(*flavor_lists: Sequence[QueueFlavor]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(r for flavors in flavor_lists for f in flavors for r in f.nominal))
 
 
-NAME_LABEL = "kubernetes.io/metadata.name"
 """The immutable label the API server puts on every Namespace (its name): the selectors pin it."""
 
 
@@ -319,9 +316,9 @@ def plan_inference_training(layout: InferenceTrainingSettings, flavor: str) -> C
                      for f in training_flavors(layout, flavor))
     inf_tenant = inf.tenant or inf.cluster_queue
     trn_tenant = trn.tenant or trn.cluster_queue
-    inference_cq = _cluster_queue(layout, inf.cluster_queue, ROLE_INFERENCE, inf_tenant, inf.namespaces,
+    inference_cq = _cluster_queue(layout, inf.cluster_queue, INFERENCE_ROLE, inf_tenant, inf.namespaces,
                                   _group(covered, inference), inf.preemption, inf.flavor_fungibility)
-    training_cq = _cluster_queue(layout, trn.cluster_queue, ROLE_TRAINING, trn_tenant, trn.namespaces,
+    training_cq = _cluster_queue(layout, trn.cluster_queue, TRAINING_ROLE, trn_tenant, trn.namespaces,
                                  _group(covered, training), trn.preemption, trn.flavor_fungibility)
     namespaces = tuple(NamespaceSpec(ns, {layout.namespace_label: inf_tenant}) for ns in inf.namespaces) + tuple(
         NamespaceSpec(ns, {layout.namespace_label: trn_tenant}) for ns in trn.namespaces
@@ -377,7 +374,7 @@ def plan_shared_pool(layout: SharedPoolSettings, flavor: str) -> CohortPlan:
             borrowing = {r: default_borrowing(f.flavor, r, f.nominal.get(r, "0")) for r in covered}
             borrowing.update(f.borrowing or {})
             planned.append(QueueFlavor(f.flavor, f.nominal, borrowing, f.lending))
-        cq = _cluster_queue(layout, cq_name, ROLE_TENANT, tenant.name, tenant.namespace_names,
+        cq = _cluster_queue(layout, cq_name, TENANT_ROLE, tenant.name, tenant.namespace_names,
                             _group(covered, planned), preemption, tenant.flavor_fungibility)
         cluster_queues.append(cq)
         for ns in tenant.namespace_names:

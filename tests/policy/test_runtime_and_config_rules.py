@@ -5,7 +5,8 @@ import pytest
 
 from policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime, shell_wrapper_problem
 from policy.rules.kueue_api_version import check_kueue_api_version
-from policy.rules.kueue_manager_config import check_kueue_manager_config, duration_problem, selector_matches
+from policy.rules.kueue_manager_config import check_kueue_manager_config, duration_problem
+from policy.rules.vocabulary.selectors import matches as selector_matches
 from tests.policy.fixtures import (
     SAFE_MANAGER_CONFIG,
     UNKNOWN,
