@@ -347,20 +347,6 @@ def ratio(on: float, off: float) -> Optional[float]:
     return round(on / off, 2) if off else None
 
 
-def latency_table(latency: Mapping[str, Any]) -> str:
-    """The markdown table docs/placement.md quotes from a results document's ``latency`` part (``Bench.latency``):
-    per figure, the medians off and on (seconds, CPU seconds) and the ratio on / off, each to 2 decimals."""
-    rows = [("admission, p50 of the Jobs", "admitted_p50_s"), ("all 50 admitted", "all_admitted_s"),
-            ("pod Running, p50 of the Jobs", "running_p50_s"), ("all 50 pods Running", "all_running_s"),
-            ("Kueue manager CPU seconds per round", "kueue_cpu_s")]
-    median, ratios = latency["median"], latency["ratio_on_over_off"]
-    lines = [f"| figure (median of {len(latency['rounds']['on'])} rounds) | TAS off | TAS on | on / off |",
-             "|---|---|---|---|"]
-    lines += [f"| {label} | {median['off'][key]:.2f} | {median['on'][key]:.2f} | {ratios[key]:.2f} |"
-              for label, key in rows]
-    return "\n".join(lines)
-
-
 # --- the sandbox side ----------------------------------------------------------------------------------------
 
 

@@ -261,17 +261,6 @@ def _q(value: Optional[str]) -> Decimal:
     return quantity.parse(value) if value is not None else Decimal(0)
 
 
-def inference_training_nominal(layout: InferenceTrainingSettings, flavor: str = "",
-                               only: Optional[str] = None) -> dict[str, Decimal]:
-    """Total nominalQuota of the asymmetric cohort per resource (base units): inference + the Cohort object's
-    (training owns 0), over every flavor, or only in flavor `only`. `flavor`: the stack's one ResourceFlavor (the
-    single-flavor keys' flavor)."""
-    total: dict[str, Decimal] = {}
-    for entry in inference_flavors(layout, flavor) + cohort_flavors(layout, flavor):
-        if only is None or entry.flavor == only:
-            for resource, amount in entry.nominal.items():
-                total[resource] = total.get(resource, Decimal(0)) + _q(amount)
-    return total
 
 
 def shared_pool_totals(layout: SharedPoolSettings, flavor: str = "") -> dict[str, dict[str, Decimal]]:
@@ -287,14 +276,6 @@ def shared_pool_totals(layout: SharedPoolSettings, flavor: str = "") -> dict[str
     return totals
 
 
-def shared_pool_total(layout: SharedPoolSettings) -> dict[str, Decimal]:
-    """Pool total per resource of the symmetric cohort (base units), summed over its flavors: the tenants' floors
-    + the Cohort object's quota, in first-seen resource order. Linear in the number of tenants."""
-    total: dict[str, Decimal] = {}
-    for per_flavor in shared_pool_totals(layout).values():
-        for resource, amount in per_flavor.items():
-            total[resource] = total.get(resource, Decimal(0)) + amount
-    return total
 
 
 def plan_inference_training(layout: InferenceTrainingSettings, flavor: str) -> CohortPlan:
@@ -404,16 +385,3 @@ def stack_plans(settings: Settings) -> list[CohortPlan]:
     if settings.shared_pool is not None:
         plans.append(plan_shared_pool(settings.shared_pool, flavor))
     return plans
-
-
-def max_usage(cq: ClusterQueueSpec) -> dict[str, Decimal]:
-    """What a ClusterQueue can ever use per resource: nominalQuota + borrowingLimit (None counts as unbounded,
-    returned as Decimal('Infinity')), the largest over its flavors. Used to refuse requests that could never be
-    admitted."""
-    out: dict[str, Decimal] = {}
-    for group in cq.resource_groups:
-        for fq in group.flavors:
-            for rq in fq.resources:
-                limit = Decimal("Infinity") if rq.borrowing_limit is None else quantity.parse(rq.borrowing_limit)
-                out[rq.name] = max(out.get(rq.name, Decimal(0)), quantity.parse(rq.nominal_quota) + limit)
-    return out
