@@ -30,7 +30,7 @@ from cohorts.render import as_json, table
 from cohorts.target import Target, TargetError, load_assembled, load_stack, target_of, worker_target
 from cohorts.trace import TraceRecorder, queue_kinds, synth_trace, watch_workloads, write_trace
 from cohorts.verify import LEAK_GRACE, WORKER_CHECKS, ClusterObjects, Difference, verify
-from cohorts.verify_unqueued import LIVE_CHECKS
+from cohorts.verify.unqueued import LIVE_CHECKS
 from cohorts.view import build_view
 from components.checks.validation import load_settings
 from components.model import alerts, dashboard
