@@ -24,8 +24,6 @@ from components.settings.errors import SettingsError
 from components.settings.stackfile import StackFileError
 from sandbox.paths import SandboxPaths, kubeconfig_path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-
 
 class TargetError(Exception):
     """The stack cannot be read or names no usable cluster: a usage/config error (exit 2), one message."""

@@ -95,9 +95,7 @@ def check_settings(command: str, stack: str, path: Path) -> tuple[Settings, Rend
     """
     try:
         return check_stack_file(path, namespace_owner(engine.PROJECT_NAME, stack))
-    except SettingsError as err:
-        raise Failure(2, f"deploy: {command} --stack {stack}: nothing was run: {err}") from None
-    except StackFileError as err:  # the one reader: `file:line:col: message`
+    except (SettingsError, StackFileError) as err:  # the one reader's errors: `file:line:col: message`
         raise Failure(2, f"deploy: {command} --stack {stack}: nothing was run: {err}") from None
     except (OSError, ValueError, yaml.YAMLError) as err:  # a file that cannot be read as a stack file
         raise Failure(2, f"deploy: {command} --stack {stack}: cannot read {path}: {err}") from None

@@ -62,12 +62,6 @@ def summarize(repo: Path, stack: str, base: str, against: str = "base", policy: 
     return document.render(stack, base, report, quota), quota.deployable
 
 
-def build(repo: Path, stack: str, base: str, against: str = "base", policy: bool = True,
-          run_preview: bool = True, log: Callable[[str], None] = lambda line: None) -> str:
-    """The summary markdown alone (`summarize`). Raises as `summarize`."""
-    return summarize(repo, stack, base, against, policy, run_preview, log)[0]
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the flags of the summary to ``parser`` (``python -m prsummary`` and ``kueue-cohorts pr-summary``);
     ``run`` reads the Namespace it gives."""

@@ -78,7 +78,6 @@ WORKER_CRD_SOURCES = ("kueue", "jobset", "trainer")
 #: The Kubeflow Trainer's controller manager: not run on a manager whose stack says ``multiKueue.managerTrainer:
 #: CRDsOnly`` (:meth:`Sandbox.manager_trainer`).
 TRAINER = "trainer-controller-manager"
-REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Annotation holding the SHA-256 of the CRD as the sandbox applied it; an unchanged CRD is not applied again.
 CRD_HASH_ANNOTATION = "kueue-cohorts.sandbox/sha256"
 

@@ -387,7 +387,7 @@ def test_the_pr_summary_names_the_secret_and_runs_no_preview(tmp_path):
     settings_, error = stackfile.load(doc)
     assert settings_ is None and error is not None
     assert f'{TR}.env.HF_TOKEN = "[secret]"' in error and "not a valid string" not in error
-    text = summary.build(repo.path, "dev", "HEAD")
+    text = summary.summarize(repo.path, "dev", "HEAD")[0]
     assert f"Not run: the stack file holds secret values ({TR}.env.HF_TOKEN)" in text, text
     assert f'{TR}.env.HF_TOKEN = "[secret]"' in text and "v1:AAAA" not in text
 
