@@ -10,9 +10,10 @@ import argparse
 import runpy
 import sys
 import time
+import traceback
 
 from benchmarks import summary
-from kueue_cohorts.scaffold import Tool
+from kueue_cohorts.scaffold import Tool, add_verbose
 
 #: Every benchmark module, in the order ``make bench`` runs them (cheap ones first).
 BENCHMARKS = ["planning", "whatif", "policy", "trainer", "toolchain", "engine", "sandbox", "tas", "trainjob",
@@ -25,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--write", action="store_true", help="let every benchmark rewrite its results file")
     parser.add_argument("--only", nargs="+", choices=BENCHMARKS, default=BENCHMARKS, metavar="NAME",
                         help=f"run only these ({', '.join(BENCHMARKS)})")
+    add_verbose(parser, "show the Python traceback of a benchmark that crashes")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         except Exception as exc:  # noqa: BLE001 - one benchmark's crash must not stop the others
+            if args.verbose:
+                traceback.print_exc()
             print(f"{module} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             code = 1
         print(f"== {module}: {'ok' if code == 0 else f'FAILED (exit {code})'} in {time.monotonic() - start:.0f} s",

@@ -27,6 +27,7 @@ from components.checks.validation import load_stack_file
 from components.settings import stackfile
 from components.settings.errors import SettingsError
 from components.settings.secrets import is_secret
+from kueue_cohorts.scaffold import add_verbose, guard
 
 ROOT = Path(__file__).resolve().parents[1]
 STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
@@ -133,11 +134,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--from", dest="template", default="staging",
                         help="the stack file to start from (default staging: a kubeconfig cluster with "
                              "nvidia.com/gpu nodes; dev: the sandbox and the guide's HAMi slice)")
+    add_verbose(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Write the stack ``args.stack`` from ``args.template``; return 0 written, 2 refused (one message on
-    stderr)."""
+    stderr); an unexpected failure as ``kueue_cohorts.scaffold.guard`` says."""
+    return guard("kueue-cohorts init", lambda: _write(args), verbose=args.verbose)
+
+
+def _write(args: argparse.Namespace) -> int:
     try:
         path = init(ROOT, args.stack, args.template)
     except InitError as err:

@@ -16,7 +16,7 @@ from components.model.pack_config import render as render_pack_config
 from components.settings import raw_from_stack_file
 from components.settings.errors import SettingsError
 from components.settings.stackfile import StackFileError, stack_path
-from kueue_cohorts.scaffold import Tool, run_main
+from kueue_cohorts.scaffold import Tool, add_verbose, guard, run_main
 
 ROOT = Path(__file__).resolve().parents[1]
 DESCRIPTION = "Check a stack file with every rule, without the engine and without a cluster."
@@ -28,11 +28,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stack", required=True, help="the stack name (stacks/Pulumi.<stack>.yaml)")
     parser.add_argument("--pack-config", action="store_true", help="print the stack's policy pack config")
     parser.add_argument("--write", action="store_true", help="with --pack-config: write policy/config/<stack>.json")
+    add_verbose(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Check the stack ``args.stack`` (``args`` as ``add_arguments`` shapes it); return 0 valid, 2 invalid or
-    unreadable (every problem printed to stderr)."""
+    unreadable (every problem printed to stderr); an unexpected failure as ``kueue_cohorts.scaffold.guard`` says."""
+    return guard("kueue-cohorts validate", lambda: _check(args), verbose=args.verbose)
+
+
+def _check(args: argparse.Namespace) -> int:
     try:
         result = validate(raw_from_stack_file(stack_path(args.stack, ROOT)))
     except StackFileError as err:  # one line, `file:line:col: message`

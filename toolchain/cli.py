@@ -11,7 +11,7 @@ import yaml
 
 import toolchain
 from components.settings.stackfile import stack_path
-from kueue_cohorts.scaffold import Known, Tool, guard
+from kueue_cohorts.scaffold import Known, Tool, add_verbose, guard
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,6 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     path = sub.add_parser("path", help="print the path of a built binary",
                           description="Print the path of one built binary (exit 1 when it is not built).")
     path.add_argument("name")
+    for command in (ens, path):
+        add_verbose(command)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
             print(toolchain.binary(args.name))
         return 0
 
-    return guard("toolchain", body, known=[Known(toolchain.ToolchainError, 1)])
+    return guard("toolchain", body, verbose=args.verbose, what=args.command, known=[Known(toolchain.ToolchainError, 1)])
 
 
 #: ``python -m toolchain``: the same as ``kueue-cohorts toolchain``.

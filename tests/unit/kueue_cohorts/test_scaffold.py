@@ -2,13 +2,16 @@
 entry point (issue 40 item 3)."""
 from __future__ import annotations
 
+import argparse
 import ast
 import importlib
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from kueue_cohorts import cli
 from kueue_cohorts.scaffold import Failure, Known, guard
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -66,3 +69,18 @@ def test_every_tool_has_its_main_in_cli_and_a_five_line_main(tool):
                for alias in node.names}
     assert imports == {(f"{tool}.cli", "main"), ("kueue_cohorts.scaffold", "run_main")}
     assert callable(importlib.import_module(f"{tool}.cli").main)
+
+
+def _leaves(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    """Every command line's last parser under ``parser``: (its words, the parser)."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        return [(words, parser)]
+    return [leaf for name, child in subs[0].choices.items() for leaf in _leaves(child, (*words, name))]
+
+
+@pytest.mark.parametrize("words,parser", _leaves(cli.parser()),
+                         ids=lambda v: " ".join(v) if isinstance(v, tuple) else "")
+def test_every_command_takes_verbose(words, parser):
+    """`--verbose` means the same on every command of `kueue-cohorts`: the traceback of an unexpected failure."""
+    assert "--verbose" in parser._option_string_actions, f"kueue-cohorts {' '.join(words)} has no --verbose"
