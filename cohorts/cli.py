@@ -461,8 +461,8 @@ def _live_state(args: argparse.Namespace) -> Trace:
 def _base_settings(repo: Path, ref: str, path: str) -> Optional[Settings]:
     """The stack's Settings at git `ref` (None when the file does not exist there). Raises TargetError."""
     try:
-        text = gitbase.file_at(repo, ref, path)
-        raw = None if text is None else stackfile.project_config(stackfile.parse(text, f"{ref}:{path}"), PROJECT)
+        doc = gitbase.stack_at(repo, ref, path)
+        raw = None if doc is None else stackfile.project_config(doc, PROJECT)
     except (gitbase.GitError, StackFileError) as exc:
         raise TargetError(str(exc)) from None
     try:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Optional
 
 import toolchain
-from components.settings.stackfile import StackFileError, relative_path
+from components.settings.stackfile import StackFileError, parse, relative_path
 from kueue_cohorts.scaffold import Known, Tool, add_verbose, guard
 from prsummary import document, guarantees, guardrail_reasons, quotas, stackfile
 from prsummary.events import PreviewReport
@@ -34,8 +34,8 @@ def quota_side(repo: Path, stack: str, base: str, chart: Optional[Path] = None) 
     stack's demand trace on both when it configures one (`whatif`; its chart written to `chart`).
     Raises gitbase.GitError for an unknown ref, OSError if the working-tree stack file is missing."""
     relative = relative_path(stack)
-    before_doc = stackfile.parse(gitbase.file_at(repo, base, relative), f"{base}:{relative}")
-    after_doc = stackfile.parse((repo / relative).read_text(), relative)
+    before_doc = gitbase.stack_at(repo, base, relative)
+    after_doc = parse((repo / relative).read_text(), relative)
     before, before_error = stackfile.load(before_doc)
     after, after_error = stackfile.load(after_doc)
     tables = quotas.compare(quotas.snapshot(before), quotas.snapshot(after))

@@ -25,7 +25,7 @@ from pulumi import automation as auto
 from pulumi.automation.events import EngineEvent
 
 import toolchain
-from components.settings.stackfile import relative_path, stack_path
+from components.settings.stackfile import parse, relative_path, stack_path
 from deploy import engine, settings
 from deploy.backend_url import redact
 from prsummary import stackfile
@@ -75,8 +75,8 @@ def preview_against_base(repo: Path, stack: str, base: str, *, policy: bool = Tr
         FileNotFoundError if the stack file does not exist in the working tree.
     """
     relative = relative_path(stack)
-    head_doc = stackfile.parse((repo / relative).read_text(), relative)
-    base_doc = stackfile.parse(gitbase.file_at(repo, base, relative), f"{base}:{relative}")
+    head_doc = parse((repo / relative).read_text(), relative)
+    base_doc = gitbase.stack_at(repo, base, relative)
     hidden = stackfile.secret_keys(head_doc)
     if hidden:  # not readable without the passphrase (the summary holds none), and refused by the program anyway
         return PreviewReport(ran=False, note=f"the stack file holds secret values ({', '.join(hidden)}), which no "

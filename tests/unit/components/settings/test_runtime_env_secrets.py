@@ -374,6 +374,7 @@ def test_the_sandbox_reports_the_secret_naming_its_key_and_starts_nothing(tmp_pa
 
 
 def test_the_pr_summary_names_the_secret_and_runs_no_preview(tmp_path):
+    from components.settings.stackfile import parse
     from prsummary import cli as summary
     from prsummary import stackfile
     from tests.prsummary.gitrepo import TempRepo
@@ -382,7 +383,7 @@ def test_the_pr_summary_names_the_secret_and_runs_no_preview(tmp_path):
     repo.commit()
     runtime = {"env": {"HF_TOKEN": dict(SECURE), "LEVEL": "info"}}
     repo.set_config("dev", "trainingRuntime", runtime)
-    doc = stackfile.parse(repo.stack_file("dev").read_text())
+    doc = parse(repo.stack_file("dev").read_text())
     assert stackfile.secret_keys(doc) == [f"{TR}.env.HF_TOKEN"]
     settings_, error = stackfile.load(doc)
     assert settings_ is None and error is not None
