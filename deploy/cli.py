@@ -77,7 +77,7 @@ from deploy import (
 )
 from deploy.backend_url import redact
 from deploy.scratch import Project, manifests
-from kueue_cohorts.scaffold import Failure, Tool, finish_quietly, guard
+from kueue_cohorts.scaffold import Failure, Known, Tool, finish_quietly, guard
 from sandbox.paths import kubeconfig_path
 
 COMMANDS = ("up", "preview", "destroy", "refresh", "cancel", "render")
@@ -196,10 +196,7 @@ def check_target(args: argparse.Namespace, environ: dict[str, str]) -> stackfile
     path = stack_path(args.stack)
     if not path.is_file():
         raise Failure(2, f"deploy: no stack file {path} (stacks/Pulumi.<stack>.yaml)")
-    try:
-        target = stackfile.read(args.stack, path)
-    except StackFileError as err:
-        raise Failure(2, f"deploy: {err}") from None
+    target = stackfile.read(args.stack, path)  # a StackFileError: exit 2 (run's guard)
     for problem in target.problems:
         print(f"deploy: warning: {problem}", file=sys.stderr)
     if target.warning:  # an explicit opt-out of protection: said on every run
@@ -536,8 +533,6 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, environ:
     try:
         print(f"deploy: {engine.environment_summary()}", flush=True)
         stack = engine.open_stack(args.stack)
-    except toolchain.ToolchainError as exc:
-        raise Failure(2, f"deploy: {exc}") from None
     except auto.CommandError as exc:
         raise _engine_failure(args, f"opening stack {args.stack}", errors.command_output(exc)) from None
 
@@ -612,8 +607,6 @@ def render(args: argparse.Namespace, echo: Callable[[str], None], changes: Chang
         try:
             stack = project.open(args.stack)
             stack.up(**engine.run_kwargs(stack, policy=not args.no_policy, on_output=on_output))
-        except toolchain.ToolchainError as exc:
-            raise Failure(2, f"deploy: {exc}") from None
         except auto.CommandError as exc:
             raise _engine_failure(args, "up (render)", errors.command_output(exc)) from None
         count = len(manifests(fresh))
@@ -663,6 +656,7 @@ def run(args: argparse.Namespace) -> int:
         return run_engine(args, target, environ, echo, changes)
 
     return guard("deploy", body, verbose=args.verbose, what=f"{args.command} --stack {args.stack}",
+                 known=[Known((StackFileError, toolchain.ToolchainError), 2)],
                  interrupted=lambda: interrupted_lines(args, changes))
 
 
