@@ -16,15 +16,15 @@ from components.model.pack_config import render as render_pack_config
 from components.settings import raw_from_stack_file
 from components.settings.errors import SettingsError
 from components.settings.stackfile import StackFileError, stack_path
-from kueue_cohorts.scaffold import Tool, add_verbose, guard, run_main
+from kueue_cohorts.scaffold import add_verbose, guard
 
 ROOT = Path(__file__).resolve().parents[1]
 DESCRIPTION = "Check a stack file with every rule, without the engine and without a cluster."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``--stack``, ``--pack-config`` and ``--write`` to ``parser`` (``kueue-cohorts validate`` and
-    ``python -m kueue_cohorts.validate``); ``run`` reads the Namespace it gives."""
+    """Add ``--stack``, ``--pack-config``, ``--write`` and ``--verbose`` to ``parser`` (``kueue-cohorts validate``);
+    ``run`` reads the Namespace it gives."""
     parser.add_argument("--stack", required=True, help="the stack name (stacks/Pulumi.<stack>.yaml)")
     parser.add_argument("--pack-config", action="store_true", help="print the stack's policy pack config")
     parser.add_argument("--write", action="store_true", help="with --pack-config: write policy/config/<stack>.json")
@@ -61,12 +61,3 @@ def _check(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
-
-
-#: ``python -m kueue_cohorts.validate``: the same as ``kueue-cohorts validate``. Exit 0 valid, 2 invalid or
-#: unreadable (every problem on stderr; the advisory rules' warnings too, ``warning: <problem>``).
-TOOL = Tool("kueue-cohorts validate", DESCRIPTION, add_arguments, run)
-main = TOOL.main
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

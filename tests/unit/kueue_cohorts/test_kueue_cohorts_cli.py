@@ -128,8 +128,7 @@ def test_up_without_a_terminal_and_without_yes_changes_nothing():
 @pytest.mark.parametrize("argv", [
     ["-m", "kueue_cohorts", "validate", "--stack", "prod"],
     ["-m", "kueue_cohorts", "pr-summary", "--stack", "staging", "--base", "HEAD", "--no-preview"],
-    ["-m", "kueue_cohorts.validate", "--stack", "prod"],
-    ["-m", "kueue_cohorts.validate", "--stack", "dev", "--pack-config"],
+    ["-m", "kueue_cohorts", "validate", "--stack", "dev", "--pack-config"],
     ["-m", "prsummary", "--stack", "dev", "--base", "HEAD", "--no-preview"],
 ])
 def test_a_closed_pipe_ends_every_command_quietly(argv):

@@ -340,11 +340,12 @@ def test_load_stack_file_reports_a_secure_value_as_a_secret_naming_its_key(tmp_p
 
 
 def test_the_validation_cli_reports_the_secret_naming_its_key(tmp_path, capsys, monkeypatch):
+    from kueue_cohorts import cli
     from kueue_cohorts import validate as validation
 
     monkeypatch.setattr(validation, "ROOT", tmp_path)
     _stack_file_with_secret(tmp_path)
-    assert validation.main(["--stack", "dev"]) == 2
+    assert cli.main(["validate", "--stack", "dev"]) == 2
     err = capsys.readouterr().err
     assert f'{TR}.env.HF_TOKEN = "[secret]"' in err and "secretKeyRef" in err and "Traceback" not in err
 
