@@ -1,11 +1,9 @@
 """``verify``: the live cluster against the stack's rendered objects (cohorts.expected), as a list of differences.
 
-The package: ``compare`` (the comparison engine: ``Difference``, ``compare_fields``), ``live`` (the live reader:
-``Context``, ``LiveObjects``, ``ClusterObjects``), ``trees`` (the guarded cohort trees the promise checks share), one
-module per check, named after it, and ``unqueued`` (``LIVE_CHECKS``: ``CHECKS`` plus the pods Kueue never saw).
-A check is a function ``Context -> list[Difference]``; ``CHECKS`` runs in order and a field reported by an earlier
-check is not reported again. Adding a check (its module here, or a kind to ``expected_objects``) is the extension
-point:
+The package: ``compare`` (the comparison engine), ``live`` (the live reader: ``Context``, ``ClusterObjects``), ``trees``
+(the guarded cohort trees), one module per check named after it, ``unqueued`` (``LIVE_CHECKS``). A check is a function
+``Context -> list[Difference]``; ``CHECKS`` runs in order and a field reported by an earlier check is not reported
+again. Adding a check (its module here, or a kind to ``expected_objects``) is the extension point:
 
 - ``inference_never_borrows``: every resource of every flavor of a stack's inference ClusterQueue has an explicit
   borrowingLimit 0 (also resources added by hand), and its status borrows nothing;

@@ -47,7 +47,7 @@ from components.settings import Settings
 from components.settings.quoting import go_template_text as t
 from components.settings.quoting import promql_regex_alternatives, promql_string
 from policy.rules.vocabulary import durations
-from policy.rules.vocabulary.objects import INFERENCE_ROLE, TENANT_ROLE, TRAINING_ROLE
+from policy.rules.vocabulary.objects import INFERENCE_ROLE, PART_OF_LABELS, TENANT_ROLE, TRAINING_ROLE
 from policy.rules.vocabulary.reclaim import DEFAULT_BUDGET_SECONDS
 
 API_VERSION = "monitoring.coreos.com/v1"
@@ -283,7 +283,7 @@ def pod_monitor(settings: Settings, stack: str) -> Optional[dict[str, Any]]:
         "apiVersion": API_VERSION,
         "kind": "PodMonitor",
         "metadata": {"name": f"kueue-cohorts-{stack}-trainer", "namespace": mon.namespace,
-                     "labels": {"app.kubernetes.io/part-of": "kueue-cohorts", **mon.rule_labels}},
+                     "labels": {**PART_OF_LABELS, **mon.rule_labels}},
         "spec": {"selector": {"matchLabels": {METRICS_LABEL[0]: METRICS_LABEL[1]}},
                  "namespaceSelector": {"matchNames": training},
                  "podMetricsEndpoints": [{"port": "metrics", "path": "/metrics", "interval": "30s"}]},
@@ -308,6 +308,6 @@ def prometheus_rule(settings: Settings, stack: str) -> dict[str, Any]:
         "apiVersion": API_VERSION,
         "kind": "PrometheusRule",
         "metadata": {"name": f"kueue-cohorts-{stack}", "namespace": mon.namespace,
-                     "labels": {"app.kubernetes.io/part-of": "kueue-cohorts", **mon.rule_labels}},
+                     "labels": {**PART_OF_LABELS, **mon.rule_labels}},
         "spec": {"groups": rule_groups(settings, stack)},
     }

@@ -36,7 +36,7 @@ from components.model.alerts import label_matcher
 from components.model.plans import CohortPlan, stack_plans
 from components.settings import Settings
 from components.settings.quoting import promql_string
-from policy.rules.vocabulary.objects import INFERENCE_ROLE, TRAINING_ROLE
+from policy.rules.vocabulary.objects import INFERENCE_ROLE, PART_OF_LABELS, TRAINING_ROLE
 
 DASHBOARD_LABEL = ("grafana_dashboard", "1")
 """The label kube-prometheus-stack's Grafana sidecar looks for on ConfigMaps (its `sidecar.dashboards.label` and
@@ -195,7 +195,6 @@ def config_map(settings: Settings, stack: str) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": f"kueue-cohorts-{stack}-dashboard", "namespace": mon.namespace,
-                     "labels": {DASHBOARD_LABEL[0]: DASHBOARD_LABEL[1], "app.kubernetes.io/part-of": "kueue-cohorts",
-                                **mon.rule_labels}},
+                     "labels": {DASHBOARD_LABEL[0]: DASHBOARD_LABEL[1], **PART_OF_LABELS, **mon.rule_labels}},
         "data": {f"kueue-cohorts-{stack}.json": json.dumps(dashboard(settings, stack), indent=2, sort_keys=True)},
     }

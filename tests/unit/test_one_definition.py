@@ -35,6 +35,7 @@ def _lines_matching(pattern: str) -> list[str]:
     *[(label, f'^[^`]*"{label}"', [home]) for label, home in [  # in code, not in a docstring's `...`
         ("kueue-cohorts/role", "policy/rules/vocabulary/objects.py"),
         ("app.kubernetes.io/managed-by", "policy/rules/vocabulary/objects.py"),
+        ("app.kubernetes.io/part-of", "policy/rules/vocabulary/objects.py"),
         ("kueue.x-k8s.io/queue-name", "policy/rules/vocabulary/objects.py"),
         ("kueue.x-k8s.io/priority-class", "policy/rules/vocabulary/objects.py"),
         ("kubernetes.io/metadata.name", "policy/rules/vocabulary/selectors.py")]],

@@ -29,6 +29,7 @@ MANAGED_BY = "kueue-cohorts"
 """The value of MANAGED_BY_LABEL on every object the stack writes (Kubernetes' recommended labels)."""
 MANAGED_LABELS = {MANAGED_BY_LABEL: MANAGED_BY}
 """MANAGED_BY_LABEL with its value, to spread into an object's labels (copy it: `{**MANAGED_LABELS, ...}`)."""
+PART_OF_LABELS = {"app.kubernetes.io/part-of": MANAGED_BY}  # the monitoring objects' mark (not applied by the stack)
 INFERENCE_ROLE = "inference"
 TRAINING_ROLE = "training"
 TENANT_ROLE = "tenant"
