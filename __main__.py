@@ -13,6 +13,7 @@ from components.model.kueue import namespace_owner
 from components.settings import PROJECT, config_keys
 from components.settings.errors import SettingsError
 from components.settings.secrets import locate
+from components.settings.stackfile import stack_path
 from components.stack import sdk_runtime
 from components.stack.ownership import take_back_stack
 from components.stack.preflight import PreflightError
@@ -30,7 +31,7 @@ raw = {key: value for key in config_keys() if (value := config.get_object(key)) 
 # (components.settings.secrets).
 project_dir = Path(globals().get("PROJECT_DIR") or pulumi.get_root_directory() or Path(__file__).resolve().parent)
 secret = locate([key for key in raw if pulumi.runtime.is_config_secret(f"{PROJECT}:{key}")],
-                project_dir / "stacks" / f"Pulumi.{pulumi.get_stack()}.yaml")
+                stack_path(pulumi.get_stack(), project_dir))
 owner = namespace_owner(pulumi.get_project(), pulumi.get_stack())  # the mark on the Namespaces this stack creates
 result = validate(raw, secret, owner)  # every problem at once, on the objects registered below; nothing before this
 for warning in result.warnings:

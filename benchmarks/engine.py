@@ -53,6 +53,7 @@ import yaml
 
 import toolchain
 from benchmarks import add_write_flag, load_average, save, utc_now
+from components.settings.stackfile import stack_path
 from deploy import engine, scratch
 from toolchain import versions
 
@@ -271,7 +272,7 @@ class Run:
                extra: list[str] | None = None, cluster: dict[str, Any] | None = None) -> dict[str, Any]:
         """Write the bench stack with names ``prefix...`` (``cluster`` merged into ``kueue-cohorts:cluster``) and
         time ``python -m deploy <command> --stack bench``."""
-        stack_file = self.project / "stacks" / f"Pulumi.{STACK}.yaml"
+        stack_file = stack_path(STACK, self.project)
         doc = yaml.safe_load(stack_file.read_text()) if stack_file.is_file() else {}
         doc.update(shared_pool_stack(self.tenants, prefix))  # keeps the encryptionsalt the first run wrote
         doc["config"]["kueue-cohorts:cluster"].update(cluster or {})

@@ -59,9 +59,11 @@ from cohorts.expected import expected_objects
 from components.checks.validation import Validation, validate
 from components.model.alerts import RECLAIM_BUDGET_SECONDS, reclaim_budget_seconds
 from components.settings import Settings, quantity
+from components.settings.stackfile import stack_path
+from policy.rules.vocabulary.objects import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 from sandbox import kwok
 from sandbox.apply import request_json
-from sandbox.cluster import Sandbox, stack_file
+from sandbox.cluster import Sandbox
 from sandbox.paths import SandboxPaths
 
 GPU = "nvidia.com/gpu"
@@ -76,8 +78,6 @@ pod (kube-scheduler v1.36.3 ``podMaxBackoffSeconds`` default 10)."""
 FILL_SETTLE_S = 4.0
 """Training's fill is done when no further training Workload has been admitted for this long (seconds)."""
 KUEUE_API = "/apis/kueue.x-k8s.io/v1beta2"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 FUZZ_LABEL = ("kueue-cohorts/fuzz", "true")
 #: Label vocabulary of the generated pools and flavors (overlapping on purpose: "pool" vs "gpu").
 LABELS: tuple[dict[str, str], ...] = ({}, {"pool": "a"}, {"pool": "b"}, {"gpu": "x"}, {"pool": "a", "gpu": "x"})
@@ -293,7 +293,7 @@ def training_pod(settings: Settings) -> tuple[dict[str, str], int, int]:
 
 def _job(name: str, namespace: str, queue: str, priority: str, requests: Mapping[str, str], pods: int,
          grace: int) -> dict[str, Any]:
-    labels = {QUEUE_LABEL: queue, PRIORITY_LABEL: priority}
+    labels = {QUEUE_NAME_LABEL: queue, PRIORITY_CLASS_LABEL: priority}
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": namespace,
                                                                   "labels": labels},
             "spec": {"parallelism": pods, "completions": pods, "backoffLimit": 0, "template": {
@@ -658,7 +658,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         batch = go(SandboxPaths.default().kubeconfig)
     else:
         with scratch_dirs() as (root, _):
-            Sandbox(SandboxPaths(root)).up(stack_file("dev"))
+            Sandbox(SandboxPaths(root)).up(stack_path("dev"))
             batch = go(root / "kubeconfig")
     doc = {"summary": {**batch.summary(), "seconds": round(time.monotonic() - started)},
            "false_accepts": [asdict(o) for o in batch.false_accepts],

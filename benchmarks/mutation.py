@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import add_write_flag, load_average, save, summary, utc_now
-from kueue_cohorts.parsing import Parser
+from kueue_cohorts.scaffold import Parser
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRATCH = ROOT / "build" / "mutation"

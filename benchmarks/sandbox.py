@@ -47,9 +47,11 @@ from pulumi import automation as auto
 
 from benchmarks import json_object, summary
 from components.checks.validation import load_stack_file
+from components.settings.stackfile import stack_path
 from deploy import engine
 from deploy.scratch import Project
-from sandbox.cluster import Sandbox, stack_file
+from policy.rules.vocabulary.objects import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
+from sandbox.cluster import Sandbox
 from sandbox.paths import STATE_DIR_ENV, SandboxPaths
 from toolchain import versions
 
@@ -68,7 +70,7 @@ def _percentile(samples: list[float], q: float) -> float:
 
 
 def _job(ns: str, name: str, queue: str, prio: str, grace: int = 0) -> k8s.V1Job:
-    labels = {"kueue.x-k8s.io/queue-name": queue, "kueue.x-k8s.io/priority-class": prio}
+    labels = {QUEUE_NAME_LABEL: queue, PRIORITY_CLASS_LABEL: prio}
     container = k8s.V1Container(name="main", image="registry.invalid/bench", command=["sleep", "infinity"],
                                 resources=k8s.V1ResourceRequirements(requests=SLICE, limits=SLICE))
     return k8s.V1Job(metadata=k8s.V1ObjectMeta(name=name, namespace=ns, labels=labels), spec=k8s.V1JobSpec(
@@ -138,7 +140,7 @@ def measure_start(root: Path, starts: int = 1) -> dict[str, Any]:
             if kind == "warm":
                 box.down()
             before = _load()
-            seconds = box.up(stack_file("dev")).seconds
+            seconds = box.up(stack_path("dev")).seconds
             out[kind].append({**{k: round(v, 3) for k, v in seconds.items()}, "loadavg_before": before,
                               "loadavg_after": _load()})
             print(f"  {kind} start {i + 1}: " + ", ".join(f"{k} {v:.2f} s" for k, v in seconds.items())
@@ -288,7 +290,7 @@ def breakdown(rounds: list[dict[str, Any]]) -> dict[str, Any]:
 
 def dev_grace() -> int:
     """The dev stack's TrainingRuntime grace period in seconds (the victim's real one)."""
-    runtime = load_stack_file(stack_file("dev")).training_runtime
+    runtime = load_stack_file(stack_path("dev")).training_runtime
     return int(runtime.grace_period_seconds) if runtime is not None else 0
 
 
@@ -402,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.part in ("all", "latency"):
             if start is None:
 
-                Sandbox(SandboxPaths(root)).up(stack_file("dev"))
+                Sandbox(SandboxPaths(root)).up(stack_path("dev"))
             latency = measure_latency(root, work, args.round_trips,
                                       dev_grace() if args.grace is None else args.grace)
     pins = versions.load()

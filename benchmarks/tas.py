@@ -40,15 +40,16 @@ from kubernetes import config as kconfig
 
 from benchmarks import load_average, save, summary, utc_now
 from benchmarks.sandbox import scratch_dirs
+from components.settings.stackfile import stack_path
+from policy.rules.vocabulary.objects import QUEUE_NAME_LABEL
 from sandbox import kwok
 from sandbox.apply import request_json
-from sandbox.cluster import Sandbox, stack_file
+from sandbox.cluster import Sandbox
 from sandbox.paths import SandboxPaths
 
 GPU = "nvidia.com/gpu"
 HOSTNAME = "kubernetes.io/hostname"
 KUEUE_API = "/apis/kueue.x-k8s.io/v1beta2"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 #: Label (on nodes and in flavors' nodeLabels) and taint key (on nodes, tolerated by flavors and pods) that keep each
 #: scenario of each mode on kwok nodes of its own; the value is the scope (``tas-<mode>-<scenario>``).
 SCOPE_KEY = "kueue-cohorts/tas-bench"
@@ -289,7 +290,7 @@ def _pod_spec(where: str, gpus: int, pool: str, grace: int = 0) -> dict[str, Any
 def deployment_manifest(where: str, work: Work) -> dict[str, Any]:
     """The apps/v1 Deployment of ``work`` in namespace ``where`` (see :class:`Work`); its pod template carries the
     queue-name label (Kueue's pod integration reads it there) and ``app: <name>``."""
-    labels = {"app": work.name, **({QUEUE_LABEL: work.queue} if work.queue else {})}
+    labels = {"app": work.name, **({QUEUE_NAME_LABEL: work.queue} if work.queue else {})}
     return {"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": work.name, "namespace": where, "labels": dict([BENCH_LABEL])},
             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": work.name}},
@@ -299,10 +300,10 @@ def deployment_manifest(where: str, work: Work) -> dict[str, Any]:
 def job_manifest(where: str, name: str, queue: str) -> dict[str, Any]:
     """A batch/v1 Job ``name`` of one 1-GPU pod (1 cpu, 1Gi) on LocalQueue ``queue`` in namespace ``where``."""
     return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "namespace": where, "labels": {QUEUE_LABEL: queue, BENCH_LABEL[0]:
+            "metadata": {"name": name, "namespace": where, "labels": {QUEUE_NAME_LABEL: queue, BENCH_LABEL[0]:
                                                                           BENCH_LABEL[1]}},
             "spec": {"parallelism": 1, "completions": 1, "backoffLimit": 0, "template": {
-                "metadata": {"labels": {QUEUE_LABEL: queue}},
+                "metadata": {"labels": {QUEUE_NAME_LABEL: queue}},
                 "spec": {"restartPolicy": "Never", **_pod_spec(where, 1, "")}}}}
 
 
@@ -344,20 +345,6 @@ def percentiles(samples: Sequence[float]) -> dict[str, float]:
 def ratio(on: float, off: float) -> Optional[float]:
     """``on / off`` rounded to 0.01, None when ``off`` is 0."""
     return round(on / off, 2) if off else None
-
-
-def latency_table(latency: Mapping[str, Any]) -> str:
-    """The markdown table docs/placement.md quotes from a results document's ``latency`` part (``Bench.latency``):
-    per figure, the medians off and on (seconds, CPU seconds) and the ratio on / off, each to 2 decimals."""
-    rows = [("admission, p50 of the Jobs", "admitted_p50_s"), ("all 50 admitted", "all_admitted_s"),
-            ("pod Running, p50 of the Jobs", "running_p50_s"), ("all 50 pods Running", "all_running_s"),
-            ("Kueue manager CPU seconds per round", "kueue_cpu_s")]
-    median, ratios = latency["median"], latency["ratio_on_over_off"]
-    lines = [f"| figure (median of {len(latency['rounds']['on'])} rounds) | TAS off | TAS on | on / off |",
-             "|---|---|---|---|"]
-    lines += [f"| {label} | {median['off'][key]:.2f} | {median['on'][key]:.2f} | {ratios[key]:.2f} |"
-              for label, key in rows]
-    return "\n".join(lines)
 
 
 # --- the sandbox side ----------------------------------------------------------------------------------------
@@ -670,7 +657,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         doc = go(SandboxPaths.default().root)
     else:
         with scratch_dirs() as (root, _):
-            Sandbox(SandboxPaths(root)).up(stack_file("dev"))
+            Sandbox(SandboxPaths(root)).up(stack_path("dev"))
             doc = go(root)
     doc = {"measured_at": utc_now(), "kueue": "v0.19.2", "feature_gate": "TopologyAwareScheduling (Beta, default on "
            "since 0.14; the sandbox's Configuration leaves it at its default)", "topology": f"one level {HOSTNAME}",

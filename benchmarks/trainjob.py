@@ -31,8 +31,10 @@ from benchmarks import add_write_flag, json_object, save, summary
 from benchmarks.sandbox import SLICE, _percentile, apply_dev_stack, machine, scratch_dirs
 from components.checks.validation import load_stack_file
 from components.model.runtime import render_trainjob
+from components.settings.stackfile import stack_path
 from deploy import engine
-from sandbox.cluster import Sandbox, stack_file
+from policy.rules.vocabulary.objects import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
+from sandbox.cluster import Sandbox
 from sandbox.paths import SandboxPaths
 from toolchain import versions
 
@@ -59,8 +61,7 @@ def _condition(wl: dict[str, Any] | None, kind: str) -> bool:
 
 
 def _deployment(replicas: int) -> k8s.V1Deployment:
-    labels = {"app": JOB, "kueue.x-k8s.io/queue-name": "c12-inference-lq",
-              "kueue.x-k8s.io/priority-class": "c12-inference-prio"}
+    labels = {"app": JOB, QUEUE_NAME_LABEL: "c12-inference-lq", PRIORITY_CLASS_LABEL: "c12-inference-prio"}
     container = k8s.V1Container(name="predictor", image="registry.invalid/bench",
                                 resources=k8s.V1ResourceRequirements(requests=SLICE, limits=SLICE))
     return k8s.V1Deployment(
@@ -77,7 +78,7 @@ def measure(root: Path, work: Path, round_trips: int) -> dict[str, Any]:
     stack, pulumi_up = apply_dev_stack(work)
     api: k8s.ApiClient = kconfig.new_client_from_config(config_file=str(root / "kubeconfig"))
     core, apps, custom = k8s.CoreV1Api(api), k8s.AppsV1Api(api), k8s.CustomObjectsApi(api)
-    runtime_settings = load_stack_file(REPO / "stacks" / "Pulumi.dev.yaml").training_runtime
+    runtime_settings = load_stack_file(stack_path("dev", REPO)).training_runtime
     if runtime_settings is None:
         raise RuntimeError("stacks/Pulumi.dev.yaml has no trainingRuntime: the TrainJob benchmark needs one")
     t = time.monotonic()
@@ -141,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
 
     load_before = os.getloadavg()
     with scratch_dirs() as (root, work):
-        Sandbox(SandboxPaths(root)).up(stack_file("dev"))
+        Sandbox(SandboxPaths(root)).up(stack_path("dev"))
         figures = measure(root, work, args.round_trips)
     pins = versions.load()
     result = {

@@ -20,6 +20,7 @@ from typing import Any
 from benchmarks import add_write_flag, load_average, save, summary, utc_now
 from components.checks.validation import load_settings
 from components.settings import raw_from_stack_file
+from components.settings.stackfile import stack_path
 from whatif.scheduler import simulate
 from whatif.stack import setup_of
 from whatif.synth import synth
@@ -32,7 +33,7 @@ BASE_RATES = {"training_per_day": 60.0, "tenant_per_day": 24.0}
 def measure(stack: str, target: int, repeat: int) -> dict[str, Any]:
     """Workloads, events, admissions, preemptions and the best simulation time (wall and CPU seconds) of a
     synthetic week of `stack` with its training rates scaled to about `target` workloads."""
-    settings = load_settings(raw_from_stack_file(ROOT / "stacks" / f"Pulumi.{stack}.yaml"))
+    settings = load_settings(raw_from_stack_file(stack_path(stack, ROOT)))
     scale = target / 1000
     demand = synth(settings, seed=1, days=7, **{k: v * scale for k, v in BASE_RATES.items()})
     setup = setup_of(settings)

@@ -18,7 +18,8 @@ from kubernetes import config as kconfig
 
 from benchmarks import add_write_flag, load_average, save, summary, utc_now
 from cohorts.replay import AGREEMENT_LAYOUTS, agreement_trace, run_agreement
-from sandbox.cluster import Sandbox, stack_file
+from components.settings.stackfile import stack_path
+from sandbox.cluster import Sandbox
 from sandbox.paths import SandboxPaths
 from whatif.kueue import setup_from_objects
 from whatif.scheduler import simulate
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="whatif-agreement-") as tmp:
         box = Sandbox(SandboxPaths(Path(tmp)))
         try:
-            box.up(stack_file("dev"))
+            box.up(stack_path("dev"))
             api = kconfig.new_client_from_config(config_file=str(box.paths.kubeconfig))
             for layout in args.layouts:
                 objects, queues = AGREEMENT_LAYOUTS[layout]

@@ -1,7 +1,5 @@
 """``python -m cohorts``: see cohorts.cli."""
-import sys
-
 from cohorts.cli import main
-from kueue_cohorts.pipes import run_main
+from kueue_cohorts.scaffold import run_main
 
-sys.exit(run_main(main))
+raise SystemExit(run_main(main))

@@ -27,21 +27,22 @@ from cohorts import report
 from cohorts.expected import worker_expected
 from cohorts.live import ClusterUnreachable, read_snapshot
 from cohorts.render import as_json, table
-from cohorts.target import Target, TargetError, load_assembled, load_stack, stack_file, target_of, worker_target
+from cohorts.target import Target, TargetError, load_assembled, load_stack, target_of, worker_target
 from cohorts.trace import TraceRecorder, queue_kinds, synth_trace, watch_workloads, write_trace
 from cohorts.verify import LEAK_GRACE, WORKER_CHECKS, ClusterObjects, Difference, verify
-from cohorts.verify_unqueued import LIVE_CHECKS
+from cohorts.verify.unqueued import LIVE_CHECKS
 from cohorts.view import build_view
+from components.checks.validation import load_settings
 from components.model import alerts, dashboard
 from components.model.assembly import AssembledStack
 from components.model.plans import stack_plans
-from components.settings import ClusterMode, Settings
-from components.settings.stackfile import StackFileError
-from kueue_cohorts.parsing import Parser
-from prsummary import gitbase
-from prsummary import stackfile as stackdoc
+from components.settings import PROJECT, ClusterMode, Settings, stackfile
+from components.settings.errors import SettingsError
+from components.settings.stackfile import StackFileError, stack_path
+from kueue_cohorts.scaffold import Known, Parser, add_verbose, guard
 from sandbox import prometheus as sandbox_prometheus
 from sandbox.paths import SandboxPaths
+from whatif import gitbase
 from whatif.chart import chart_html
 from whatif.compare import as_json as whatif_json
 from whatif.compare import section, what_if
@@ -102,7 +103,15 @@ HELP: dict[str, tuple[str, str]] = {
 COMMANDS = tuple(HELP)
 
 
+def _stack_path(args: argparse.Namespace) -> Path:
+    """The stack file a command reads: ``--stack-file``, else the stack's (``stacks/Pulumi.<stack>.yaml``)."""
+    return Path(args.stack_file) if args.stack_file else stack_path(args.stack)
+
+
 def _stack_args(sp: argparse.ArgumentParser, output: tuple[str, ...] = ("table", "json")) -> None:
+    """The flags every command of cohorts takes: ``--stack``, ``--stack-file``, ``--verbose`` and (when ``output``
+    names formats) ``--output``."""
+    add_verbose(sp)
     sp.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
     sp.add_argument("--stack-file", type=Path, help="a stack file outside stacks/ (overrides --stack)")
     if output:
@@ -248,7 +257,7 @@ def _report(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _monitoring(args: argparse.Namespace, out: TextIO) -> int:
-    path = args.stack_file or stack_file(args.stack)
+    path = _stack_path(args)
     settings = load_stack(Path(path))
     name = args.stack if args.stack_file is None else Path(path).name.removeprefix("Pulumi.").removesuffix(".yaml")
     args.out.mkdir(parents=True, exist_ok=True)
@@ -277,7 +286,7 @@ def status_view(api: k8s.ApiClient, cohorts: Optional[Iterable[str]] = None, lat
         top-level keys). pretty: indent the JSON.
     Raises:
         ClusterUnreachable: the API server did not answer or ClusterQueues cannot be listed.
-    This is also the cohort part of ``python -m sandbox status``.
+    ``cohorts_section`` is this view in ``kueue-cohorts sandbox status``.
     """
     view = build_view(read_snapshot(api), cohorts, latest)
     if output == "json":
@@ -286,8 +295,18 @@ def status_view(api: k8s.ApiClient, cohorts: Optional[Iterable[str]] = None, lat
     return table(view, line)
 
 
+def cohorts_section(api: k8s.ApiClient) -> str:
+    """The cohorts view of every cohort on the cluster behind ``api`` (``status_view``, as a table), the part
+    ``kueue-cohorts sandbox status`` shows after the components; a cluster that cannot be read gives the one line
+    ``cohorts: <why>`` instead. Raises nothing of its own."""
+    try:
+        return status_view(api)
+    except ClusterUnreachable as exc:
+        return f"cohorts: {exc}"
+
+
 def _settings_and_target(args: argparse.Namespace) -> tuple[Settings, Target, str]:
-    path = args.stack_file or stack_file(args.stack)
+    path = _stack_path(args)
     settings = load_stack(Path(path))
     return settings, target_of(settings), (args.stack if args.stack_file is None else str(path))
 
@@ -378,7 +397,7 @@ def verify_workers(settings: Settings, grace: timedelta, stack: AssembledStack) 
 
 
 def _verify(args: argparse.Namespace, out: TextIO, sleep: Callable[[float], None]) -> int:
-    path = Path(args.stack_file or stack_file(args.stack))
+    path = _stack_path(args)
     settings, stack = load_assembled(path)  # rendered once: every check of every round reads this stack
     target, name = target_of(settings), (args.stack if args.stack_file is None else str(path))
     live = ClusterObjects(target.api_client())
@@ -406,7 +425,7 @@ def _verify(args: argparse.Namespace, out: TextIO, sleep: Callable[[float], None
 
 def _trace(args: argparse.Namespace, out: TextIO) -> int:
     if args.trace_command == "synth":
-        settings = load_stack(Path(args.stack_file or stack_file(args.stack)))
+        settings = load_stack(_stack_path(args))
         try:
             demand = synth_trace(settings, args.seed, args.days, args.step_minutes, args.training_per_day,
                                  args.tenant_per_day)
@@ -442,17 +461,18 @@ def _live_state(args: argparse.Namespace) -> Trace:
 def _base_settings(repo: Path, ref: str, path: str) -> Optional[Settings]:
     """The stack's Settings at git `ref` (None when the file does not exist there). Raises TargetError."""
     try:
-        doc = stackdoc.parse(gitbase.file_at(repo, ref, path), f"{ref}:{path}")
+        doc = gitbase.stack_at(repo, ref, path)
+        raw = None if doc is None else stackfile.project_config(doc, PROJECT)
     except (gitbase.GitError, StackFileError) as exc:
         raise TargetError(str(exc)) from None
-    settings, error = stackdoc.load(doc)
-    if error:
-        raise TargetError(f"{ref}:{path}: {error}")
-    return settings
+    try:
+        return None if raw is None else load_settings(raw)
+    except SettingsError as err:
+        raise TargetError(f"{ref}:{path}: {err}") from None
 
 
 def _whatif(args: argparse.Namespace, out: TextIO) -> int:
-    path = Path(args.stack_file or stack_file(args.stack))
+    path = _stack_path(args)
     head = load_stack(path)
     if args.trace is None and not args.from_cluster:
         raise TargetError("whatif needs a demand: --trace FILE, --from-cluster (what the live cluster runs now), or "
@@ -502,7 +522,7 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.st
         sleep: Callable[[float], None] = time.sleep) -> int:
     """Run ``args.command`` (``args`` as ``add_arguments`` shapes it); write to ``out`` / ``err``. Returns the exit
     code (0 ok, 1 differences or cluster failure, 2 usage or config error)."""
-    try:
+    def body() -> int:
         if args.command == "status":
             return _status(args, out, sleep)
         if args.command == "trace":
@@ -514,20 +534,9 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.st
         if args.command == "monitoring":
             return _monitoring(args, out)
         return _verify(args, out, sleep)
-    except BrokenPipeError:
-        raise  # the reader went away: the entry point ends quietly (kueue_cohorts.pipes)
-    except TargetError as exc:
-        err.write(f"cohorts: {exc}\n")
-        return 2
-    except ClusterUnreachable as exc:
-        err.write(f"cohorts: {exc}\n")
-        return 1
-    except (report.PrometheusUnreachable, report.PrometheusError) as exc:
-        err.write(f"cohorts: {exc}\n")
-        return 1
-    except (urllib3.exceptions.HTTPError, OSError) as exc:
-        err.write(f"cohorts: the API server did not answer: {exc}\n")
-        return 1
-    except k8s.ApiException as exc:
-        err.write(f"cohorts: the API server refused: {exc.status} {exc.reason}\n")
-        return 1
+
+    return guard("cohorts", body, verbose=args.verbose, what=args.command, err=err, known=[
+        Known(TargetError, 2),
+        Known((ClusterUnreachable, report.PrometheusUnreachable, report.PrometheusError), 1),
+        Known((urllib3.exceptions.HTTPError, OSError), 1, "the API server did not answer: {exc}"),
+        Known(k8s.ApiException, 1, "the API server refused: {exc.status} {exc.reason}")])

@@ -27,12 +27,12 @@ from kubernetes import client as k8s
 from kubernetes import watch as k8s_watch
 
 from cohorts.trace import as_object
+from policy.rules.vocabulary.objects import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
+from policy.rules.vocabulary.selectors import NAME_LABEL
 from whatif.kueue import KueueSetup, setup_from_objects
 from whatif.scheduler import Result, simulate
 from whatif.trace import Trace, TraceWorkload, WorkloadKind
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 KUEUE_GROUP, KUEUE_VERSION = "kueue.x-k8s.io", "v1beta2"
 _UID = re.compile(r"\(UID: ([^,)\s]+)")
 
@@ -118,9 +118,9 @@ def agreement(result: Result, observed: Observed) -> Agreement:
 def job_of(workload: TraceWorkload) -> k8s.V1Job:
     """The batch/v1 Job of a trace workload: `pods` pods of one container requesting (and limited to) its requests,
     labelled with its LocalQueue and priority class, no grace period (the kwok node removes a deleted pod at once)."""
-    labels = {QUEUE_LABEL: workload.local_queue}
+    labels = {QUEUE_NAME_LABEL: workload.local_queue}
     if workload.priority_class:
-        labels[PRIORITY_LABEL] = workload.priority_class
+        labels[PRIORITY_CLASS_LABEL] = workload.priority_class
     container = k8s.V1Container(
         name="main", image="registry.invalid/whatif:never-pulled", command=["sleep", "infinity"],
         resources=k8s.V1ResourceRequirements(requests=dict(workload.requests), limits=dict(workload.requests)))
@@ -362,7 +362,6 @@ def agreement_trace(setup: KueueSetup, queues: Sequence[tuple[str, str, str, Wor
 
 # --- the agreement layouts: the test's and the benchmark's own Kueue objects (cpu quotas: kwok pods need no device)
 
-NAME_LABEL = "kubernetes.io/metadata.name"
 RECLAIM_WHILE_BORROWING = {"policy": "LowerPriority", "maxPriorityThreshold": 100}
 
 

@@ -43,9 +43,10 @@ from plotly.subplots import make_subplots
 
 from components.model.alerts import label_matcher
 from components.model.dashboard import accelerators
-from components.model.plans import ROLE_TRAINING, stack_plans
+from components.model.plans import stack_plans
 from components.settings import Settings
 from components.settings.quoting import html_text
+from policy.rules.vocabulary.objects import TRAINING_ROLE
 
 HOUR = 3600.0
 MAX_POINTS = 10_000
@@ -333,7 +334,7 @@ def collect(settings: Settings, stack: str, client: Prometheus, start: float, en
             pods = [max(v for _, v in samples) for labels, samples in lost
                     if training_ns.get(labels.get("namespace", "")) == plan.cohort and samples]
             for cq in plan.cluster_queues:
-                if cq.role == ROLE_TRAINING and pods:
+                if cq.role == TRAINING_ROLE and pods:
                     queues[cq.name].steps_lost = int(sum(pods))
     charts = {f"{key[0]} {key[2]}": sorted(series.items()) for key, series in reserved.items()}
     return Report(stack, client.url, start, end, step, list(hours.values()), list(queues.values()), charts)

@@ -24,16 +24,9 @@ from components.settings.errors import SettingsError
 from components.settings.stackfile import StackFileError
 from sandbox.paths import SandboxPaths, kubeconfig_path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-
 
 class TargetError(Exception):
     """The stack cannot be read or names no usable cluster: a usage/config error (exit 2), one message."""
-
-
-def stack_file(stack: str, root: Path = REPO_ROOT) -> Path:
-    """Return ``<root>/stacks/Pulumi.<stack>.yaml`` (not checked for existence)."""
-    return root / "stacks" / f"Pulumi.{stack}.yaml"
 
 
 def load_stack(path: Path) -> Settings:

@@ -24,8 +24,8 @@ from decimal import Decimal
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from cohorts.live import Snapshot
-from components.model.kueue import ROLE_LABEL
 from components.settings import quantity
+from policy.rules.vocabulary.objects import ROLE_LABEL
 
 #: Kueue's HumanReadablePreemptionReasons (pkg/scheduler/preemption/preemption.go, v0.19.2), inverted.
 PREEMPTION_REASONS = {

@@ -30,6 +30,7 @@ import toolchain
 from components.checks.validation import load_stack_file
 from components.model.pack_config import render as render_pack_config
 from components.settings.errors import SettingsError
+from components.settings.stackfile import stack_path
 from deploy import settings
 from deploy.backend_url import file_backend_dir, is_diy, redact
 from toolchain.paths import repo_root
@@ -137,11 +138,6 @@ def open_stack(
     return auto.Stack.select(name, workspace)
 
 
-def stack_config_file(name: str, work_dir: Path | None = None) -> Path:
-    """Return ``<project>/stacks/Pulumi.<name>.yaml`` (Pulumi.yaml sets ``stackConfigDir: stacks``)."""
-    return (work_dir or repo_root()) / "stacks" / f"Pulumi.{name}.yaml"
-
-
 #: The operations that take ``--policy-pack`` (``pulumi refresh`` and ``destroy`` have no such flag).
 POLICY_OPERATIONS = ("preview", "up")
 
@@ -158,7 +154,7 @@ def run_kwargs(stack: auto.Stack, *, policy: bool = True, on_output: Callable[[s
     ``config_file`` is always the stack's own file, so the CLI reads and writes exactly that file.
     """
     project = Path(stack.workspace.work_dir)
-    stack_file = stack_config_file(stack.name, project)
+    stack_file = stack_path(stack.name, project)
     kwargs: dict[str, Any] = {"on_output": on_output, "color": color, "config_file": str(stack_file)}
     pack = policy_pack_dir() if policy and operation in POLICY_OPERATIONS else None
     if pack is not None:
@@ -244,5 +240,5 @@ def environment_summary() -> str:
             f"secrets {settings.secrets_provider()} ({passphrase}), pulumi {toolchain.binary('pulumi')}")
 
 
-__all__ = ["open_stack", "run_kwargs", "policy_pack_dir", "pulumi_command", "state_file", "stack_config_file",
+__all__ = ["open_stack", "run_kwargs", "policy_pack_dir", "pulumi_command", "state_file",
            "inline_program", "environment_summary", "checkpoint_env", "PROJECT_NAME"]

@@ -52,7 +52,6 @@ from cohorts.verify import ClusterObjects, KindNotServed, LiveObjects, Unreadabl
 from components.checks.validation import as_objects, judge_objects, key_of, value_at
 from components.model.admission import identities as stack_identities
 from components.model.admission import layout_scopes, stack_guardrails, validation_actions
-from components.model.kueue import MANAGED_BY, MANAGED_BY_LABEL
 from components.model.pack_config import pack_config
 from components.model.render import Rendered, RenderedStack
 from components.settings import PROJECT, ClusterMode, Settings, config_key
@@ -73,7 +72,7 @@ from policy.rules.cohort_nominal_within_capacity import (
     selects,
 )
 from policy.rules.vocabulary.node_pools import NodePool, parse_node_pools
-from policy.rules.vocabulary.objects import KubeObject
+from policy.rules.vocabulary.objects import MANAGED_BY, MANAGED_BY_LABEL, KubeObject
 from policy.rules.vocabulary.quantity import parse
 from policy.rules.vocabulary.quota import QuotaEntry, quota_entries
 from policy.rules.vocabulary.values import MISSING, UnknownValueError, Violation, as_map, get

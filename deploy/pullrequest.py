@@ -327,7 +327,7 @@ def prepare(stack: str, pull_request: Path, root: Path, environ: Mapping[str, st
     except ValueError:
         raise PullRequestError(f"--pull-request {pull_request}: must be a file inside the repository {root}") from None
     data = read_inside(root, relative.as_posix(), MAX_STACK_FILE_BYTES)
-    base_path = root / "stacks" / f"Pulumi.{stack}.yaml"
+    base_path = reader.stack_path(stack, root)
     try:
         pr_doc = reader.parse(data.decode("utf-8"), f"--pull-request {pull_request}")
         base_doc = reader.read(base_path)

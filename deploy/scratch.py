@@ -19,11 +19,12 @@ from typing import Any, Mapping, Optional
 import yaml
 from pulumi import automation as auto
 
+from components.settings.stackfile import STACKS_DIR, stack_names, stack_path
 from deploy import engine
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = "kueue-cohorts"
-STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+STACKS = stack_names(ROOT)
 
 
 class Project:
@@ -35,17 +36,17 @@ class Project:
 
     def __init__(self, tmp: Path):
         self.root = tmp / "project"
-        (self.root / "stacks").mkdir(parents=True)
+        (self.root / STACKS_DIR).mkdir(parents=True)
         shutil.copy2(ROOT / "Pulumi.yaml", self.root / "Pulumi.yaml")
-        for stack_file in (ROOT / "stacks").glob("Pulumi.*.yaml"):
-            shutil.copy2(stack_file, self.root / "stacks" / stack_file.name)
+        for name in stack_names(ROOT):
+            shutil.copy2(stack_path(name, ROOT), stack_path(name, self.root))
         self.state_dir = tmp / "state"
         self.state_dir.mkdir()
         self.backend = f"file://{self.state_dir}"
 
     def stack_file(self, name: str) -> Path:
         """Return the copy's ``stacks/Pulumi.<name>.yaml``."""
-        return self.root / "stacks" / f"Pulumi.{name}.yaml"
+        return stack_path(name, self.root)
 
     def config(self, name: str) -> dict[str, Any]:
         """Return the ``kueue-cohorts:*`` config of stack ``name`` as plain data, prefix stripped."""

@@ -20,6 +20,7 @@ from typing import Any, Optional
 from components.settings import PROJECT
 from components.settings import stackfile as reader
 from components.settings.secrets import is_secret  # Pulumi's `{secure: ...}` form, one definition
+from components.settings.stackfile import StackFileError
 
 CLUSTER_KEY = f"{PROJECT}:cluster"
 #: The stack-file key that marks a stack protected (a bool; ``"true"``/``"false"`` strings as ``pulumi config set``
@@ -34,10 +35,6 @@ eu-prod, prod.gpu, production_2). Their stack files cannot opt out with ``kueue-
 def production_name(name: str) -> bool:
     """True if stack ``name`` reads as a production stack (see PRODUCTION_NAMES), case-insensitively."""
     return any(part in PRODUCTION_NAMES for part in re.split(r"[-_.]", name.lower()))
-
-
-class StackFileError(ValueError):
-    """The stack file cannot be read (missing, not YAML, or a key the driver needs has the wrong type)."""
 
 
 @dataclass(frozen=True)
@@ -101,10 +98,7 @@ def read(name: str, path: Path) -> StackTarget:
     Returns a StackTarget. Raises StackFileError if the file is missing or not a YAML mapping, or if
     ``kueue-cohorts:cluster`` is neither a mapping nor a secret. Secret values never raise (see the module doc).
     """
-    try:
-        doc = reader.read(Path(path))  # the one stack-file reader: `file:line:col: message`, duplicates refused
-    except reader.StackFileError as err:
-        raise StackFileError(str(err)) from None
+    doc = reader.read(Path(path))  # the one stack-file reader: `file:line:col: message`, duplicates refused
     config = doc.get("config") or {}
 
     secret_keys: list[str] = []
@@ -117,8 +111,8 @@ def read(name: str, path: Path) -> StackTarget:
         secret_keys.append(CLUSTER_KEY)
         mode = None
     elif not isinstance(cluster, dict):
-        raise StackFileError(f"{CLUSTER_KEY} in {path} must be a mapping (mode, kubeconfig, context), got "
-                             f"{type(cluster).__name__}")
+        raise StackFileError(str(path), None, None, f"{CLUSTER_KEY} must be a mapping (mode, kubeconfig, context), "
+                             f"got {type(cluster).__name__}")
     else:
         raw_mode = cluster.get("mode", "sandbox")
         if is_secret(raw_mode):

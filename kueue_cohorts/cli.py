@@ -20,7 +20,7 @@
 
 One parser (``parser()``): each command is a sub-parser that holds exactly its tool's flags, added by the tool's own
 ``add_arguments`` (the same function its ``python -m`` form uses), and every level is a
-``kueue_cohorts.parsing.Parser``: no prefix matching, so ``--out`` is never read as ``--output`` (issue 39), and
+``kueue_cohorts.scaffold.Parser``: no prefix matching, so ``--out`` is never read as ``--output`` (issue 39), and
 ``kueue-cohorts COMMAND --help`` is the command's own usage (``usage: kueue-cohorts up ...``) with a few lines in a
 user's words. The flags mean the same wherever a command has them: ``--stack`` (default ``dev``;
 stacks/Pulumi.<stack>.yaml), ``--output`` (``table`` default; ``json`` for ``status``, ``verify``, ``report``;
@@ -32,23 +32,39 @@ output went away (``kueue-cohorts preview | head``).
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from dataclasses import dataclass
 from typing import Callable, Optional, TextIO
 
-import benchmarks.__main__ as benchmarks_main
+import benchmarks.cli as benchmarks_cli
 import cohorts.cli as cohorts_cli
-import deploy.__main__ as deploy_main
+import deploy.cli as deploy_cli
 import kueue_cohorts.newstack as newstack
-import prsummary.__main__ as prsummary_main
+import prsummary.cli as prsummary_cli
 import sandbox.cli as sandbox_cli
-import toolchain.__main__ as toolchain_main
-from kueue_cohorts import __version__, versions_line
+import toolchain.cli as toolchain_cli
+from kueue_cohorts import __version__
 from kueue_cohorts import validate as validation
-from kueue_cohorts.parsing import Parser
-from kueue_cohorts.pipes import run_main
+from kueue_cohorts.scaffold import Parser, run_main
+from toolchain import versions
 
 Run = Callable[[argparse.Namespace], int]
+
+#: The pinned components ``--version`` names, in this order (toolchain/versions.toml ``[binaries.<entry>]``).
+_SHOWN = ("kueue", "trainer", "jobset", "kubernetes", "pulumi", "pulumi-resource-kubernetes")
+
+
+def versions_line() -> str:
+    """One line naming the pinned versions this checkout builds and tests against, e.g. ``Kueue 0.19.2, ...``.
+
+    Reads toolchain/versions.toml (the one versions file). Raises nothing a user can cause: a missing entry is
+    left out.
+    """
+    entries = versions.load().entries
+    labels = {"kueue": "Kueue", "trainer": "Trainer", "jobset": "JobSet", "kubernetes": "Kubernetes",
+              "pulumi": "pulumi", "pulumi-resource-kubernetes": "pulumi-kubernetes"}
+    return ", ".join(f"{labels[name]} {entries[name].version}" for name in _SHOWN if name in entries)
 
 
 @dataclass(frozen=True)
@@ -67,8 +83,8 @@ class Command:
 
 
 def _deploy(command: str, confirm: bool = False) -> Command:
-    summary, description = deploy_main.HELP[command]
-    return Command(lambda parser: deploy_main.add_arguments(parser, command), deploy_main.run, summary, description,
+    summary, description = deploy_cli.HELP[command]
+    return Command(lambda parser: deploy_cli.add_arguments(parser, command), deploy_cli.run, summary, description,
                    confirm=confirm)
 
 
@@ -94,22 +110,24 @@ COMMANDS: dict[str, Command] = {
     "monitoring": _cohorts("monitoring"),
     "trace": _cohorts("trace"),
     "whatif": _cohorts("whatif"),
-    "sandbox": Command(sandbox_cli.add_arguments, sandbox_cli.run, "the local control plane: up, down, status, logs",
+    "sandbox": Command(sandbox_cli.add_arguments, functools.partial(sandbox_cli.run,
+                                                                    cohorts_view=cohorts_cli.cohorts_section),
+                       "the local control plane: up, down, status, logs",
                        sandbox_cli.DESCRIPTION),
-    "pr-summary": Command(prsummary_main.add_arguments, prsummary_main.run, "the pull-request summary of one stack "
+    "pr-summary": Command(prsummary_cli.add_arguments, prsummary_cli.run, "the pull-request summary of one stack "
                           "(--base REF)", "The markdown summary a pull request gets for one stack: the quota "
                           "tables, the what-if and the preview against the base ref (--out FILE: written there)."),
-    "toolchain": Command(toolchain_main.add_arguments, toolchain_main.run, "build (ensure) or locate (path) the "
+    "toolchain": Command(toolchain_cli.add_arguments, toolchain_cli.run, "build (ensure) or locate (path) the "
                          "pinned binaries", "Build the pinned binaries that are missing from the cache (ensure), or "
                          "print where one is (path)."),
-    "bench": Command(benchmarks_main.add_arguments, benchmarks_main.run, "run the benchmarks",
+    "bench": Command(benchmarks_cli.add_arguments, benchmarks_cli.run, "run the benchmarks",
                      "Run every benchmark (or --only NAME ...), one after the other; --write rewrites "
                      "benchmarks/results/*.json."),
 }
 
 
 def parser() -> argparse.ArgumentParser:
-    """The whole command line of ``kueue-cohorts``: one ``kueue_cohorts.parsing.Parser`` (no abbreviations) with
+    """The whole command line of ``kueue-cohorts``: one ``kueue_cohorts.scaffold.Parser`` (no abbreviations) with
     one sub-parser per command, each holding exactly the flags of its tool (``Command.add_arguments``) and
     ``--yes`` where the command asks. Everything after the command name is its sub-parser's: nothing is read by a
     shared parser first."""

@@ -22,13 +22,12 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import Optional
 
 from components.checks.validation import load_stack_file
 from components.settings import stackfile
 from components.settings.errors import SettingsError
 from components.settings.secrets import is_secret
-from kueue_cohorts.parsing import Parser
+from kueue_cohorts.scaffold import add_verbose, guard
 
 ROOT = Path(__file__).resolve().parents[1]
 STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
@@ -40,11 +39,6 @@ PER_STACK_KEYS = ("encryptionsalt", "encryptedkey")
 
 class InitError(Exception):
     """The stack file cannot be written; the message says why and what to do."""
-
-
-def stack_file(root: Path, name: str) -> Path:
-    """Return ``<root>/stacks/Pulumi.<name>.yaml``."""
-    return root / "stacks" / f"Pulumi.{name}.yaml"
 
 
 def new_stack_text(template_text: str, name: str, template: str) -> str:
@@ -87,13 +81,13 @@ def init(root: Path, name: str, template: str) -> Path:
     if not STACK_NAME.match(name) or name in (".", ".."):
         raise InitError(f"{name!r} is not a stack name: use letters, digits, '-', '_' and '.' (at most 100), e.g. "
                         "lab or gpu-staging")
-    target = stack_file(root, name)
+    target = stackfile.stack_path(name, root)
     if target.exists():
         raise InitError(f"{target} exists already and is never overwritten. Fix: choose another --stack, or edit "
                         "that file")
-    source = stack_file(root, template)
+    source = stackfile.stack_path(template, root)
     if not source.is_file():
-        known = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (root / "stacks").glob("Pulumi.*.yaml"))
+        known = stackfile.stack_names(root)
         raise InitError(f"no template stack file {source}. Fix: --from one of {', '.join(known) or '(none)'}")
     try:
         doc = stackfile.read(source)
@@ -140,18 +134,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--from", dest="template", default="staging",
                         help="the stack file to start from (default staging: a kubeconfig cluster with "
                              "nvidia.com/gpu nodes; dev: the sandbox and the guide's HAMi slice)")
-
-
-def main(argv: Optional[list[str]] = None) -> int:
-    """``kueue-cohorts init --stack NAME [--from TEMPLATE]``: 0 written, 2 refused (one message on stderr)."""
-    parser = Parser(prog="kueue-cohorts init", description=DESCRIPTION)
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+    add_verbose(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Write the stack ``args.stack`` from ``args.template``; return 0 written, 2 refused (one message on
-    stderr)."""
+    stderr); an unexpected failure as ``kueue_cohorts.scaffold.guard`` says."""
+    return guard("kueue-cohorts init", lambda: _write(args), verbose=args.verbose)
+
+
+def _write(args: argparse.Namespace) -> int:
     try:
         path = init(ROOT, args.stack, args.template)
     except InitError as err:

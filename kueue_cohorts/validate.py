@@ -10,42 +10,36 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Optional
 
 from components.checks.validation import validate
 from components.model.pack_config import render as render_pack_config
 from components.settings import raw_from_stack_file
 from components.settings.errors import SettingsError
-from components.settings.stackfile import StackFileError
-from kueue_cohorts.parsing import Parser
-from kueue_cohorts.pipes import run_main
+from components.settings.stackfile import StackFileError, stack_path
+from kueue_cohorts.scaffold import add_verbose, guard
 
 ROOT = Path(__file__).resolve().parents[1]
 DESCRIPTION = "Check a stack file with every rule, without the engine and without a cluster."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``--stack``, ``--pack-config`` and ``--write`` to ``parser`` (``kueue-cohorts validate`` and
-    ``python -m kueue_cohorts.validate``); ``run`` reads the Namespace it gives."""
+    """Add ``--stack``, ``--pack-config``, ``--write`` and ``--verbose`` to ``parser`` (``kueue-cohorts validate``);
+    ``run`` reads the Namespace it gives."""
     parser.add_argument("--stack", required=True, help="the stack name (stacks/Pulumi.<stack>.yaml)")
     parser.add_argument("--pack-config", action="store_true", help="print the stack's policy pack config")
     parser.add_argument("--write", action="store_true", help="with --pack-config: write policy/config/<stack>.json")
-
-
-def main(argv: Optional[list[str]] = None) -> int:
-    """`python -m kueue_cohorts.validate --stack NAME [--pack-config [--write]]` (argv: the arguments, None for
-    sys.argv). Returns the exit status: 0 valid, 2 invalid or unreadable (every problem printed to stderr; the
-    warnings of advisory rules are printed to stderr too, `warning: <problem>`, and leave the stack valid)."""
-    parser = Parser(prog="kueue-cohorts validate", description=DESCRIPTION)
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+    add_verbose(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Check the stack ``args.stack`` (``args`` as ``add_arguments`` shapes it); return 0 valid, 2 invalid or
-    unreadable (every problem printed to stderr)."""
+    unreadable (every problem printed to stderr); an unexpected failure as ``kueue_cohorts.scaffold.guard`` says."""
+    return guard("kueue-cohorts validate", lambda: _check(args), verbose=args.verbose)
+
+
+def _check(args: argparse.Namespace) -> int:
     try:
-        result = validate(raw_from_stack_file(ROOT / "stacks" / f"Pulumi.{args.stack}.yaml"))
+        result = validate(raw_from_stack_file(stack_path(args.stack, ROOT)))
     except StackFileError as err:  # one line, `file:line:col: message`
         print(err, file=sys.stderr)
         return 2
@@ -67,7 +61,3 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(run_main(main))

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from components.settings.quoting import markdown_fence
+from components.settings.stackfile import relative_path
 from prsummary.diagram import render_diagram
 from prsummary.events import PolicyViolation, PreviewReport, ResourceChange
 from prsummary.guardrail_reasons import PROGRAM as GUARDRAIL_PROGRAM
@@ -81,7 +82,7 @@ def invalid_section(stack: str, quotas: QuotaSide) -> list[str]:
     if quotas.after_error is None:
         return []
     return ["> [!CAUTION]",
-            f"> **This change cannot be deployed: `stacks/Pulumi.{stack}.yaml` does not validate.** Nothing of it "
+            f"> **This change cannot be deployed: `{relative_path(stack)}` does not validate.** Nothing of it "
             "would be registered, the policy pack judged nothing and no quota is compared; fix every problem below.",
             "", fenced(quotas.after_error), ""]
 

@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 from components.settings.quoting import markdown_fence
-from kueue_cohorts.parsing import Parser
-from kueue_cohorts.pipes import run_main
+from kueue_cohorts.scaffold import Parser, run_main
 
 MAX_BYTES = 60_000
 """The most of the preview's text the comment shows (its end: the engine's summary and errors come last)."""

@@ -25,11 +25,13 @@ from pulumi import automation as auto
 from pulumi.automation.events import EngineEvent
 
 import toolchain
+from components.settings.stackfile import parse, relative_path, stack_path
 from deploy import engine, settings
 from deploy.backend_url import redact
-from prsummary import gitbase, stackfile
+from prsummary import stackfile
 from prsummary.baseline import essence
 from prsummary.events import PreviewReport, report_from_events
+from whatif import gitbase
 
 AGAINST = ("base", "state")
 TOOL_ROOT = Path(__file__).resolve().parents[1]
@@ -72,9 +74,9 @@ def preview_against_base(repo: Path, stack: str, base: str, *, policy: bool = Tr
         toolchain.ToolchainError if the pulumi CLI or provider is not built; gitbase.GitError for a bad ref;
         FileNotFoundError if the stack file does not exist in the working tree.
     """
-    head_doc = stackfile.parse((repo / "stacks" / f"Pulumi.{stack}.yaml").read_text(), f"stacks/Pulumi.{stack}.yaml")
-    base_doc = stackfile.parse(gitbase.file_at(repo, base, f"stacks/Pulumi.{stack}.yaml"),
-                               f"{base}:stacks/Pulumi.{stack}.yaml")
+    relative = relative_path(stack)
+    head_doc = parse((repo / relative).read_text(), relative)
+    base_doc = gitbase.stack_at(repo, base, relative)
     hidden = stackfile.secret_keys(head_doc)
     if hidden:  # not readable without the passphrase (the summary holds none), and refused by the program anyway
         return PreviewReport(ran=False, note=f"the stack file holds secret values ({', '.join(hidden)}), which no "
@@ -85,7 +87,7 @@ def preview_against_base(repo: Path, stack: str, base: str, *, policy: bool = Tr
         project = tmp / "project"
         (project / "stacks").mkdir(parents=True)
         shutil.copy2(repo / "Pulumi.yaml", project / "Pulumi.yaml")
-        stack_file = project / "stacks" / f"Pulumi.{stack}.yaml"
+        stack_file = stack_path(stack, project)
         render_dir = tmp / "rendered"
         state = tmp / "state"
         state.mkdir()

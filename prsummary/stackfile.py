@@ -3,7 +3,7 @@ override (render mode, Kueue chart from the Go module) and loading a document in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional, overload
+from typing import Any, Optional
 
 import yaml
 
@@ -16,35 +16,12 @@ CLUSTER_KEY = f"{PROJECT}:cluster"
 KUEUE_KEY = f"{PROJECT}:kueue"
 
 
-@overload
-def parse(text: str, path: str = ...) -> dict[str, Any]: ...
-@overload
-def parse(text: None, path: str = ...) -> None: ...
-@overload
-def parse(text: Optional[str], path: str = ...) -> Optional[dict[str, Any]]: ...
-def parse(text: Optional[str], path: str = "<stack file>") -> Optional[dict[str, Any]]:
-    """Parse a stack file's text (named `path` in errors) into its document (`{}` for an empty file) with the one
-    stack-file reader; None stays None (file absent). Raises components.settings.stackfile.StackFileError (a
-    ValueError, one
-    line `path:line:col: message`)."""
-    if text is None:
-        return None
-    return reader.parse(text, path)
-
-
-def raw_config(doc: dict[str, Any]) -> dict[str, Any]:
-    """The `kueue-cohorts:*` keys of a document, prefix stripped (the shape `load_settings` takes)."""
-    config = doc.get("config") or {}
-    return {k[len(PROJECT) + 1:]: v for k, v in config.items() if k.startswith(f"{PROJECT}:")}
-
-
 def secret_keys(doc: Optional[dict[str, Any]]) -> list[str]:
     """The config key paths (e.g. `kueue-cohorts:trainingRuntime.env.HF_TOKEN`) of the `{secure: ...}` values
     (`pulumi config set --secret`) among the `kueue-cohorts:*` keys of a document, in document order. Nothing
     offline can read them, and no kueue-cohorts setting takes one (components.settings.secrets)."""
-    if doc is None:
-        return []
-    return [config_key(f"{PROJECT}:{path[0]}", *path[1:]) for path in secrets.secure_paths(raw_config(doc))]
+    paths = secrets.secure_paths(reader.project_config(doc, PROJECT)) if doc is not None else []
+    return [config_key(f"{PROJECT}:{path[0]}", *path[1:]) for path in paths]
 
 
 def load(doc: Optional[dict[str, Any]]) -> tuple[Optional[Settings], Optional[str]]:
@@ -53,7 +30,7 @@ def load(doc: Optional[dict[str, Any]]) -> tuple[Optional[Settings], Optional[st
     if doc is None:
         return None, None
     try:
-        return load_settings(raw_config(doc)), None
+        return load_settings(reader.project_config(doc, PROJECT)), None
     except SettingsError as err:
         return None, str(err)
 

@@ -1,8 +1,5 @@
-"""Entry point of ``python -m sandbox``; see :mod:`sandbox.cli`."""
-
-import sys
-
-from kueue_cohorts.pipes import run_main
+"""``python -m sandbox``: see sandbox.cli."""
+from kueue_cohorts.scaffold import run_main
 from sandbox.cli import main
 
-sys.exit(run_main(main))
+raise SystemExit(run_main(main))

@@ -6,19 +6,19 @@ import argparse
 import re
 import sys
 import time
-import traceback
 from collections import deque
 from pathlib import Path
+from typing import Optional
 
 from components.settings import raw_from_stack_file
 from components.settings.errors import SettingsError
 from components.settings.secrets import is_secret
-from components.settings.stackfile import StackFileError
-from kueue_cohorts.parsing import Parser
+from components.settings.stackfile import StackFileError, stack_path
+from kueue_cohorts.scaffold import Known, Parser, Tool, add_verbose, guard
 from sandbox import prometheus
 from sandbox.apply import SandboxError
-from sandbox.cluster import COMPONENTS, Sandbox, stack_file
-from sandbox.status import render
+from sandbox.cluster import COMPONENTS, Sandbox
+from sandbox.status import CohortsView, render
 from toolchain import ToolchainError
 
 DESCRIPTION = ("Local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok "
@@ -30,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """Add the subcommands ``up``, ``down``, ``status``, ``logs`` and their flags to ``p`` (``python -m sandbox`` and
     ``kueue-cohorts sandbox``); ``run`` reads the Namespace it gives."""
     common = Parser(add_help=False)
-    common.add_argument("--verbose", action="store_true", help="show Python tracebacks of unexpected failures")
+    add_verbose(common)
     sub = p.add_subparsers(dest="command", required=True, metavar="{up,down,status,logs}")
     up = sub.add_parser("up", parents=[common], help="start (idempotent) and print the kubeconfig path",
                         description="Start the local control plane and Kueue (a running one is kept), with the stack's "
@@ -66,12 +66,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     logs.add_argument("component", nargs="?", choices=COMPONENTS)
     logs.add_argument("-n", "--lines", type=int, default=40)
     logs.add_argument("-f", "--follow", action="store_true")
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = Parser(prog="python -m sandbox", description=DESCRIPTION)
-    add_arguments(p)
-    return p
 
 
 def _logs(sandbox: Sandbox, component: str | None, lines: int, follow: bool) -> int:
@@ -121,37 +115,19 @@ def error_first(message: str, prefix: str) -> list[str]:
     return [*(f"  {line}" for line in errors[-8:]), prefix + head, f"full log: {mark.group('log')}"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the command line; return the exit status (0 ok, 1 failure or unhealthy, 2 usage or config error).
+def run(args: argparse.Namespace, cohorts_view: Optional[CohortsView] = None) -> int:
+    """Run ``args.command`` (``args`` as ``add_arguments`` shapes it); ``status`` adds ``cohorts_view`` of each
+    running cluster (sandbox.status). Return the exit status (0 ok, 1 failure or unhealthy, 2 usage or config
+    error). A failure prints the cluster's or component's own error lines first and no
+    Python traceback unless ``--verbose`` (kueue_cohorts.scaffold.guard)."""
+    return guard("sandbox", lambda: _main(args, cohorts_view), verbose=args.verbose, what=args.command,
+                 known=[Known((ToolchainError, StackFileError), 2)],
+                 interrupted=lambda: ["sandbox: interrupted; `kueue-cohorts sandbox down` stops whatever was started"])
 
-    A failure prints the cluster's or component's own error lines first and no Python traceback unless
-    ``--verbose``.
-    """
-    return run(_parser().parse_args(argv))
 
-
-def run(args: argparse.Namespace) -> int:
-    """Run ``args.command`` (``args`` as ``add_arguments`` shapes it); return the exit status as ``main``."""
-    try:
-        return _main(args)
-    except BrokenPipeError:
-        raise  # the reader went away: the entry point ends quietly (kueue_cohorts.pipes)
-    except ToolchainError as exc:
-        print(f"sandbox: {exc}", file=sys.stderr)
-        return 2
-    except StackFileError as exc:  # the one stack-file reader: `file:line:col: message`
-        print(f"sandbox: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("sandbox: interrupted; `kueue-cohorts sandbox down` stops whatever was started", file=sys.stderr)
-        return 1
-    except Exception as exc:  # noqa: BLE001 - unexpected: one line, the traceback only with --verbose
-        if args.verbose:
-            traceback.print_exc()
-        first = (str(exc).strip().splitlines() or [""])[0]
-        print(f"sandbox: {args.command} failed: {type(exc).__name__}: {first}"
-              + ("" if args.verbose else " (--verbose shows the traceback)"), file=sys.stderr)
-        return 1
+#: ``python -m sandbox``: the same as ``kueue-cohorts sandbox``.
+TOOL = Tool("python -m sandbox", DESCRIPTION, add_arguments, run)
+main = TOOL.main
 
 
 def worker_names(stack_path: Path, count: int) -> list[str]:
@@ -176,10 +152,10 @@ def existing_workers(sandbox: Sandbox) -> list[tuple[str, Sandbox]]:
             for d in sorted(root.iterdir()) if d.is_dir()] if root.is_dir() else []
 
 
-def _main(args: argparse.Namespace) -> int:
+def _main(args: argparse.Namespace, cohorts_view: Optional[CohortsView]) -> int:
     sandbox = Sandbox()
     if args.command == "up":
-        path = args.stack_file or stack_file(args.stack)
+        path = args.stack_file or stack_path(args.stack)
         if not Path(path).is_file():
             print(f"sandbox: no stack file {path} (stacks/Pulumi.<stack>.yaml)", file=sys.stderr)
             return 2
@@ -228,13 +204,13 @@ def _main(args: argparse.Namespace) -> int:
         return 0
     if args.command == "status":
 
-        text, ok = render(sandbox)
+        text, ok = render(sandbox, cohorts_view)
         print(text)
         for name, worker in existing_workers(sandbox):
             if not worker.state().processes:  # stopped by `down`: not part of the running sandbox
                 print(f"\n== worker {name} == stopped (kueue-cohorts sandbox up --workers N starts it)")
                 continue
-            worker_text, worker_ok = render(worker)
+            worker_text, worker_ok = render(worker, cohorts_view)
             print(f"\n== worker {name} ==\n{worker_text}")
             ok = ok and worker_ok
         return 0 if ok else 1

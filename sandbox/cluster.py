@@ -78,14 +78,8 @@ WORKER_CRD_SOURCES = ("kueue", "jobset", "trainer")
 #: The Kubeflow Trainer's controller manager: not run on a manager whose stack says ``multiKueue.managerTrainer:
 #: CRDsOnly`` (:meth:`Sandbox.manager_trainer`).
 TRAINER = "trainer-controller-manager"
-REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Annotation holding the SHA-256 of the CRD as the sandbox applied it; an unchanged CRD is not applied again.
 CRD_HASH_ANNOTATION = "kueue-cohorts.sandbox/sha256"
-
-
-def stack_file(stack: str) -> Path:
-    """Return ``stacks/Pulumi.<stack>.yaml`` of this repository."""
-    return REPO_ROOT / "stacks" / f"Pulumi.{stack}.yaml"
 
 
 def probes(paths: SandboxPaths, ports: Mapping[str, int]) -> dict[str, Probe]:

@@ -1,22 +1,27 @@
-"""``python -m sandbox status``: which components are up, then the cohorts view of the sandbox.
+"""``kueue-cohorts sandbox status``: which components are up, then the cohorts view of the sandbox.
 
 The process-health lines are the sandbox's own; the cohort part (per cohort, ClusterQueue and resource: quotas,
-usage, borrowed, lent; Workloads; latest preemptions) is ``python -m cohorts status`` on the sandbox's cluster,
-every cohort on it (one implementation: ``cohorts.cli.status_view``).
+usage, borrowed, lent; Workloads; latest preemptions) is ``kueue-cohorts status --all`` on the sandbox's cluster
+(one implementation: ``cohorts.cli.cohorts_section``). The sandbox sits below ``cohorts`` (which reads the sandbox's
+kubeconfig and Prometheus), so that view is handed in as ``cohorts_view`` by the front door (``kueue_cohorts.cli``);
+``python -m sandbox status`` shows the components only.
 """
 
 from __future__ import annotations
 
+from typing import Callable, Optional
+
 from kubernetes import client as k8s
 
-from cohorts.cli import status_view
-from cohorts.live import ClusterUnreachable
 from sandbox.cluster import Sandbox
 
+#: The cohorts view of the cluster behind an ApiClient, as text (``cohorts.cli.cohorts_section``).
+CohortsView = Callable[[k8s.ApiClient], str]
 
-def render(sandbox: Sandbox) -> tuple[str, bool]:
-    """Return the status text and whether every component is healthy. The cohorts view is added only when the
-    apiserver answers; a cluster without Kueue's API shows why instead."""
+
+def render(sandbox: Sandbox, cohorts_view: Optional[CohortsView] = None) -> tuple[str, bool]:
+    """Return the status text and whether every component is healthy. ``cohorts_view`` (None: left out) is added
+    only when the apiserver answers."""
     lines = [f"state dir: {sandbox.paths.root}", f"kubeconfig: {sandbox.paths.kubeconfig}"]
     st = sandbox.state()
     health = sandbox.health()
@@ -37,8 +42,6 @@ def render(sandbox: Sandbox) -> tuple[str, bool]:
             if any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions if n.status else None) or [])
         )
         lines.append(f"nodes: {ready}/{len(nodes)} Ready")
-        try:
-            lines += ["", status_view(api)]
-        except ClusterUnreachable as exc:
-            lines.append(f"cohorts: {exc}")
+        if cohorts_view is not None:
+            lines += ["", cohorts_view(api)]
     return "\n".join(lines), all_ok

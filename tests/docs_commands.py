@@ -28,8 +28,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "poli
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 #: The tools of the one command as ``python -m`` modules, and the words of ``kueue-cohorts`` that reach them.
 TOOL_MODULES = {"deploy": "", "cohorts": "", "sandbox": "sandbox", "prsummary": "pr-summary",
-                "toolchain": "toolchain", "benchmarks": "bench", "kueue_cohorts": "",
-                "kueue_cohorts.validate": "validate"}
+                "toolchain": "toolchain", "benchmarks": "bench", "kueue_cohorts": ""}
 #: The upper-case names a synopsis uses for a value.
 NAMES = {"NAME", "N", "DIR", "FILE", "REF", "URL", "S", "COMMAND", "STACK"}
 #: Values for the variables of workflow lines (``$STACK``, ``$BASE``, ...).

@@ -22,8 +22,9 @@ from decimal import ROUND_FLOOR, Decimal
 from typing import Mapping, Optional
 
 from components.model.kueue import ClusterQueueSpec
-from components.model.plans import ROLE_INFERENCE, ROLE_TENANT, ROLE_TRAINING, stack_plans
+from components.model.plans import stack_plans
 from components.settings import Settings, quantity
+from policy.rules.vocabulary.objects import INFERENCE_ROLE, TENANT_ROLE, TRAINING_ROLE
 from whatif.kueue import gpu_resource
 from whatif.trace import Trace, TraceWorkload, WorkloadKind
 
@@ -89,7 +90,7 @@ def demand_of(settings: Settings) -> list[QueueDemand]:
             cq = lq.cluster_queue
             nominal, most = _quotas(cq)
             gpu = gpu_resource(list(nominal))
-            if cq.role == ROLE_INFERENCE:
+            if cq.role == INFERENCE_ROLE:
                 inference_quota = nominal
                 it = settings.inference_training
                 services = it.inference.services if it else []
@@ -97,12 +98,12 @@ def demand_of(settings: Settings) -> list[QueueDemand]:
                 per_pod = quantity.parse(unit.get(gpu, "1")) or Decimal(1)
                 out.append(QueueDemand(cq.role, lq.namespace, lq.name, WorkloadKind.INFERENCE,
                                        pcs[0] if pcs else None, unit, max(1, int(nominal.get(gpu, 1) / per_pod))))
-            elif cq.role == ROLE_TRAINING:
+            elif cq.role == TRAINING_ROLE:
                 base = inference_quota or most
                 out.append(QueueDemand(cq.role, lq.namespace, lq.name, WorkloadKind.TRAINING,
                                        pcs[1] if len(pcs) > 1 else None, _unit(base, gpu),
                                        max(1, int(most.get(gpu, 1)))))
-            elif cq.role == ROLE_TENANT:
+            elif cq.role == TENANT_ROLE:
                 tenant = next((t for t in tenants.values()
                                if t.cluster_queue_name == cq.name), None)
                 out.append(QueueDemand(cq.role, lq.namespace, lq.name, WorkloadKind.TRAINING,
@@ -191,10 +192,10 @@ def synth(settings: Settings, seed: int = 1, days: float = 7.0, step_minutes: fl
     horizon = days * DAY
     workloads: list[TraceWorkload] = []
     for queue in demand_of(settings):
-        if queue.role == ROLE_INFERENCE:
+        if queue.role == INFERENCE_ROLE:
             workloads += _inference(queue, rng, horizon, step_minutes * 60)
         else:
-            rate = training_per_day if queue.role == ROLE_TRAINING else tenant_per_day
+            rate = training_per_day if queue.role == TRAINING_ROLE else tenant_per_day
             if rate:
                 workloads += _training(queue, f"{queue.namespace}-job", rng, horizon, rate)
     return Trace.build(workloads, horizon, f"synthetic: {days:g} days, seed {seed}", seed, "cohorts trace synth")

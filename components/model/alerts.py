@@ -41,12 +41,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from components.model.plans import ROLE_INFERENCE, ROLE_TENANT, ROLE_TRAINING, stack_plans
+from components.model.plans import stack_plans
 from components.model.runtime import METRICS_LABEL
 from components.settings import Settings
 from components.settings.quoting import go_template_text as t
 from components.settings.quoting import promql_regex_alternatives, promql_string
 from policy.rules.vocabulary import durations
+from policy.rules.vocabulary.objects import INFERENCE_ROLE, PART_OF_LABELS, TENANT_ROLE, TRAINING_ROLE
 from policy.rules.vocabulary.reclaim import DEFAULT_BUDGET_SECONDS
 
 API_VERSION = "monitoring.coreos.com/v1"
@@ -150,8 +151,8 @@ def alerts(settings: Settings, stack: str) -> list[Alert]:
     wait = seconds(mon.inference_admission_wait)
     for plan in plans:
         queues = {role: [cq.name for cq in plan.cluster_queues if cq.role == role]
-                  for role in (ROLE_INFERENCE, ROLE_TRAINING, ROLE_TENANT)}
-        for name in queues[ROLE_INFERENCE]:
+                  for role in (INFERENCE_ROLE, TRAINING_ROLE, TENANT_ROLE)}
+        for name in queues[INFERENCE_ROLE]:
             labels = (*base, ("cohort", plan.cohort), ("cluster_queue", name))
             cq = f"cluster_queue={promql_string(name)}"
             out.append(Alert(
@@ -193,7 +194,7 @@ def alerts(settings: Settings, stack: str) -> list[Alert]:
                 f"in flavor {{{{ $labels.flavor }}}}, above its nominalQuota: inference must never borrow (its "
                 f"borrowingLimit must be 0), or training can take back what inference runs on.",
                 (*labels, ("severity", "critical")), link("KueueCohortsInferenceBorrowing")))
-        for name in queues[ROLE_TRAINING]:
+        for name in queues[TRAINING_ROLE]:
             labels = (*base, ("cohort", plan.cohort), ("cluster_queue", name))
             window = _d(mon.training_preemption_window)
             out.append(Alert(
@@ -282,7 +283,7 @@ def pod_monitor(settings: Settings, stack: str) -> Optional[dict[str, Any]]:
         "apiVersion": API_VERSION,
         "kind": "PodMonitor",
         "metadata": {"name": f"kueue-cohorts-{stack}-trainer", "namespace": mon.namespace,
-                     "labels": {"app.kubernetes.io/part-of": "kueue-cohorts", **mon.rule_labels}},
+                     "labels": {**PART_OF_LABELS, **mon.rule_labels}},
         "spec": {"selector": {"matchLabels": {METRICS_LABEL[0]: METRICS_LABEL[1]}},
                  "namespaceSelector": {"matchNames": training},
                  "podMetricsEndpoints": [{"port": "metrics", "path": "/metrics", "interval": "30s"}]},
@@ -307,6 +308,6 @@ def prometheus_rule(settings: Settings, stack: str) -> dict[str, Any]:
         "apiVersion": API_VERSION,
         "kind": "PrometheusRule",
         "metadata": {"name": f"kueue-cohorts-{stack}", "namespace": mon.namespace,
-                     "labels": {"app.kubernetes.io/part-of": "kueue-cohorts", **mon.rule_labels}},
+                     "labels": {**PART_OF_LABELS, **mon.rule_labels}},
         "spec": {"groups": rule_groups(settings, stack)},
     }

@@ -33,9 +33,10 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import DataSourceRef
 
 from components.model.alerts import label_matcher
-from components.model.plans import ROLE_INFERENCE, ROLE_TRAINING, CohortPlan, stack_plans
+from components.model.plans import CohortPlan, stack_plans
 from components.settings import Settings
 from components.settings.quoting import promql_string
+from policy.rules.vocabulary.objects import INFERENCE_ROLE, PART_OF_LABELS, TRAINING_ROLE
 
 DASHBOARD_LABEL = ("grafana_dashboard", "1")
 """The label kube-prometheus-stack's Grafana sidecar looks for on ConfigMaps (its `sidecar.dashboards.label` and
@@ -93,7 +94,7 @@ def cohort_panels(settings: Settings, plan: CohortPlan) -> list[PanelSpec]:
                        "{{cluster_queue}} {{flavor}} used"),
             PanelQuery(title, f"clamp_min({reserved} - {nominal}, 0)", "{{cluster_queue}} {{flavor}} borrowed"),
         ), f"nominalQuota, reserved, used and borrowed (reserved above nominal) of {resource} in cohort {c}"))
-    inference = [cq.name for cq in plan.cluster_queues if cq.role == ROLE_INFERENCE]
+    inference = [cq.name for cq in plan.cluster_queues if cq.role == INFERENCE_ROLE]
     waiting = inference or [cq.name for cq in plan.cluster_queues]
     title = f"{c}: {'inference ' if inference else ''}admission wait"
     buckets = (f"sum by (le, cluster_queue) (rate(kueue_admission_wait_time_seconds_bucket"
@@ -117,7 +118,7 @@ def cohort_panels(settings: Settings, plan: CohortPlan) -> list[PanelSpec]:
                    "{{preempting_cluster_queue}} preempted others: {{reason}}"),),
         "Workloads evicted per interval by reason (Preempted: a victim's side), and the preemptions each queue's "
         "Workloads made by reason (InCohortReclamation: inference taking its nominal quota back)"))
-    training = [cq.name for cq in plan.cluster_queues if cq.role == ROLE_TRAINING]
+    training = [cq.name for cq in plan.cluster_queues if cq.role == TRAINING_ROLE]
     accel = accelerators(_covered(plan))
     if training and accel:
         title = f"{c}: training accelerator-hours held"
@@ -194,7 +195,6 @@ def config_map(settings: Settings, stack: str) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": f"kueue-cohorts-{stack}-dashboard", "namespace": mon.namespace,
-                     "labels": {DASHBOARD_LABEL[0]: DASHBOARD_LABEL[1], "app.kubernetes.io/part-of": "kueue-cohorts",
-                                **mon.rule_labels}},
+                     "labels": {DASHBOARD_LABEL[0]: DASHBOARD_LABEL[1], **PART_OF_LABELS, **mon.rule_labels}},
         "data": {f"kueue-cohorts-{stack}.json": json.dumps(dashboard(settings, stack), indent=2, sort_keys=True)},
     }

@@ -55,7 +55,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from components.model.kueue import MANAGED_BY_LABEL
+from policy.rules.vocabulary.objects import MANAGED_BY_LABEL
 
 STACK_MANAGER_PREFIX = "pulumi-kubernetes-"
 """Prefix of the field manager pulumi-kubernetes v4.25.0 applies with in server-side apply mode."""

@@ -10,11 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from policy.rules.vocabulary.objects import MANAGED_BY, MANAGED_BY_LABEL, ROLE_LABEL
+
 API_VERSION = "kueue.x-k8s.io/v1beta2"
-ROLE_LABEL = "kueue-cohorts/role"
-"""Label our components set on ClusterQueues: `inference`, `training` or `tenant` (the policy pack reads it)."""
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-MANAGED_BY = "kueue-cohorts"
 
 
 OWNER_ANNOTATION = "kueue-cohorts/owner"

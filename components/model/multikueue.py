@@ -29,9 +29,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from components.model.kueue import API_VERSION, MANAGED_BY, MANAGED_BY_LABEL, OWNER_ANNOTATION, PATCH_FORCE
+from components.model.kueue import API_VERSION, OWNER_ANNOTATION, PATCH_FORCE
 from components.settings import MultiKueueWorker, Settings
 from policy.rules.vocabulary.multikueue import CONTROLLER_NAME, worker_namespace_rules, worker_rules
+from policy.rules.vocabulary.objects import MANAGED_BY, MANAGED_BY_LABEL
 
 SECRET_KEY = "kubeconfig"
 """The Secret key holding the worker's kubeconfig (kueue.MultiKueueConfigSecretKey, multikueue_types.go)."""

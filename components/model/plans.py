@@ -38,10 +38,8 @@ from components.settings import (
 )
 from policy.rules.admission import kube_object
 from policy.rules.inference_rollout_fits_nominal import nominal_of
-
-ROLE_INFERENCE = "inference"
-ROLE_TRAINING = "training"
-ROLE_TENANT = "tenant"
+from policy.rules.vocabulary.objects import INFERENCE_ROLE, TENANT_ROLE, TRAINING_ROLE
+from policy.rules.vocabulary.selectors import NAME_LABEL
 
 
 @dataclass(frozen=True)
@@ -86,7 +84,7 @@ class CohortPlan:
         flavorassigner.go` findFlavorForPodSets; whenCanPreempt TryNextFlavor by default), and each served replica is
         its own Workload. Approximate: a flavor is assigned whole per resource group, the maxima may come from
         different flavors; the exact reading is per flavor."""
-        inference = [cq for cq in self.cluster_queues if cq.role == ROLE_INFERENCE]
+        inference = [cq for cq in self.cluster_queues if cq.role == INFERENCE_ROLE]
         if not inference:
             return {}
         return {r: str(v) for r, v in nominal_of(kube_object(inference[0].manifest())).items()}
@@ -214,7 +212,6 @@ def _covered(*flavor_lists: Sequence[QueueFlavor]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(r for flavors in flavor_lists for f in flavors for r in f.nominal))
 
 
-NAME_LABEL = "kubernetes.io/metadata.name"
 """The immutable label the API server puts on every Namespace (its name): the selectors pin it."""
 
 
@@ -264,17 +261,6 @@ def _q(value: Optional[str]) -> Decimal:
     return quantity.parse(value) if value is not None else Decimal(0)
 
 
-def inference_training_nominal(layout: InferenceTrainingSettings, flavor: str = "",
-                               only: Optional[str] = None) -> dict[str, Decimal]:
-    """Total nominalQuota of the asymmetric cohort per resource (base units): inference + the Cohort object's
-    (training owns 0), over every flavor, or only in flavor `only`. `flavor`: the stack's one ResourceFlavor (the
-    single-flavor keys' flavor)."""
-    total: dict[str, Decimal] = {}
-    for entry in inference_flavors(layout, flavor) + cohort_flavors(layout, flavor):
-        if only is None or entry.flavor == only:
-            for resource, amount in entry.nominal.items():
-                total[resource] = total.get(resource, Decimal(0)) + _q(amount)
-    return total
 
 
 def shared_pool_totals(layout: SharedPoolSettings, flavor: str = "") -> dict[str, dict[str, Decimal]]:
@@ -290,14 +276,6 @@ def shared_pool_totals(layout: SharedPoolSettings, flavor: str = "") -> dict[str
     return totals
 
 
-def shared_pool_total(layout: SharedPoolSettings) -> dict[str, Decimal]:
-    """Pool total per resource of the symmetric cohort (base units), summed over its flavors: the tenants' floors
-    + the Cohort object's quota, in first-seen resource order. Linear in the number of tenants."""
-    total: dict[str, Decimal] = {}
-    for per_flavor in shared_pool_totals(layout).values():
-        for resource, amount in per_flavor.items():
-            total[resource] = total.get(resource, Decimal(0)) + amount
-    return total
 
 
 def plan_inference_training(layout: InferenceTrainingSettings, flavor: str) -> CohortPlan:
@@ -319,9 +297,9 @@ def plan_inference_training(layout: InferenceTrainingSettings, flavor: str) -> C
                      for f in training_flavors(layout, flavor))
     inf_tenant = inf.tenant or inf.cluster_queue
     trn_tenant = trn.tenant or trn.cluster_queue
-    inference_cq = _cluster_queue(layout, inf.cluster_queue, ROLE_INFERENCE, inf_tenant, inf.namespaces,
+    inference_cq = _cluster_queue(layout, inf.cluster_queue, INFERENCE_ROLE, inf_tenant, inf.namespaces,
                                   _group(covered, inference), inf.preemption, inf.flavor_fungibility)
-    training_cq = _cluster_queue(layout, trn.cluster_queue, ROLE_TRAINING, trn_tenant, trn.namespaces,
+    training_cq = _cluster_queue(layout, trn.cluster_queue, TRAINING_ROLE, trn_tenant, trn.namespaces,
                                  _group(covered, training), trn.preemption, trn.flavor_fungibility)
     namespaces = tuple(NamespaceSpec(ns, {layout.namespace_label: inf_tenant}) for ns in inf.namespaces) + tuple(
         NamespaceSpec(ns, {layout.namespace_label: trn_tenant}) for ns in trn.namespaces
@@ -377,7 +355,7 @@ def plan_shared_pool(layout: SharedPoolSettings, flavor: str) -> CohortPlan:
             borrowing = {r: default_borrowing(f.flavor, r, f.nominal.get(r, "0")) for r in covered}
             borrowing.update(f.borrowing or {})
             planned.append(QueueFlavor(f.flavor, f.nominal, borrowing, f.lending))
-        cq = _cluster_queue(layout, cq_name, ROLE_TENANT, tenant.name, tenant.namespace_names,
+        cq = _cluster_queue(layout, cq_name, TENANT_ROLE, tenant.name, tenant.namespace_names,
                             _group(covered, planned), preemption, tenant.flavor_fungibility)
         cluster_queues.append(cq)
         for ns in tenant.namespace_names:
@@ -407,16 +385,3 @@ def stack_plans(settings: Settings) -> list[CohortPlan]:
     if settings.shared_pool is not None:
         plans.append(plan_shared_pool(settings.shared_pool, flavor))
     return plans
-
-
-def max_usage(cq: ClusterQueueSpec) -> dict[str, Decimal]:
-    """What a ClusterQueue can ever use per resource: nominalQuota + borrowingLimit (None counts as unbounded,
-    returned as Decimal('Infinity')), the largest over its flavors. Used to refuse requests that could never be
-    admitted."""
-    out: dict[str, Decimal] = {}
-    for group in cq.resource_groups:
-        for fq in group.flavors:
-            for rq in fq.resources:
-                limit = Decimal("Infinity") if rq.borrowing_limit is None else quantity.parse(rq.borrowing_limit)
-                out[rq.name] = max(out.get(rq.name, Decimal(0)), quantity.parse(rq.nominal_quota) + limit)
-    return out

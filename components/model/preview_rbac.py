@@ -44,6 +44,7 @@ from components.model.kueue import OWNER_ANNOTATION
 from components.model.render import render_stack
 from components.settings import PreviewIdentityCreate, Settings
 from components.settings.runtime import DNS_SUBDOMAIN
+from policy.rules.vocabulary.objects import MANAGED_LABELS, ROLE_LABEL
 
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
 READ_VERBS = ("get", "list", "watch")
@@ -288,7 +289,7 @@ def preview_rbac(access: ReadAccess, subject: Subject, name: str = DEFAULT_NAME,
     return out
 
 
-MANAGED_BY = {"app.kubernetes.io/managed-by": "kueue-cohorts", "kueue-cohorts/role": "preview-identity"}
+MANAGED_BY = {**MANAGED_LABELS, ROLE_LABEL: "preview-identity"}
 """Labels of every object of the preview identity."""
 
 

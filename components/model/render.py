@@ -14,8 +14,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import yaml
 
-from components.model.kueue import MANAGED_BY as MANAGED_BY_VALUE
-from components.model.kueue import MANAGED_BY_LABEL, OWNER_ANNOTATION
+from components.model.kueue import OWNER_ANNOTATION
 from components.model.manager_config import MANAGER_CONFIG_KEY, manager_configuration
 from components.model.multikueue import (
     admission_check_manifest,
@@ -28,11 +27,12 @@ from components.model.multikueue import (
     writes_secret,
 )
 from components.model.plans import CohortPlan, flavor_spec, flavor_specs, plan_inference_training, plan_shared_pool
-from components.model.runtime import MANAGED_BY, configmap_name, render_runtime, trainer_sources
+from components.model.runtime import configmap_name, render_runtime, trainer_sources
 from components.model.services import inference_service_manifest
 from components.settings import CheckpointSettings, KueueSettings, NamespacePolicy, Settings
 from components.settings.runtime import TrainingRuntimeSettings
 from policy.rules.vocabulary.kueue_counts import MANAGER_CONFIG_MAP
+from policy.rules.vocabulary.objects import MANAGED_LABELS, ROLE_LABEL
 from policy.rules.vocabulary.paths import format_path, parse_path
 
 KeyPath = tuple[Any, ...]
@@ -375,7 +375,7 @@ def checkpoint_claim(namespace: str, claim_name: str, storage_class: Optional[st
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
         "metadata": {"name": claim_name, "namespace": namespace,
-                     "labels": {"app.kubernetes.io/managed-by": "kueue-cohorts", "kueue-cohorts/role": "checkpoint"},
+                     "labels": {**MANAGED_LABELS, ROLE_LABEL: "checkpoint"},
                      "annotations": {"pulumi.com/skipAwait": "true"}},
         "spec": spec,
     }
@@ -408,7 +408,7 @@ def training_runtime(runtime: TrainingRuntimeSettings, namespace: str, claim_nam
             field = format_path([*parse_path(pod), "containers", 0, "resources", kind, resource])
             fields[field] = top + (kind, resource)
     config_map = {"apiVersion": "v1", "kind": "ConfigMap",
-                  "metadata": {"name": configmap_name(runtime), "namespace": namespace, "labels": dict(MANAGED_BY)},
+                  "metadata": {"name": configmap_name(runtime), "namespace": namespace, "labels": dict(MANAGED_LABELS)},
                   "data": trainer_sources()}
     return Rendered(render_runtime(runtime, namespace, claim_name), top, fields), Rendered(config_map, top)
 
@@ -453,7 +453,7 @@ def _flavors(settings: Settings) -> list[Rendered]:
 def kueue_namespace(settings: KueueSettings, namespace_owner: Optional[str] = None) -> Rendered:
     """Kueue's Namespace as `KueueInstallation` creates it before the chart (`kueue.namespace`), with the stack's
     ownership mark (`kueue-cohorts/owner: <namespace_owner>`) when given."""
-    metadata: dict[str, Any] = {"name": settings.namespace, "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}}
+    metadata: dict[str, Any] = {"name": settings.namespace, "labels": dict(MANAGED_LABELS)}
     if namespace_owner is not None:
         metadata["annotations"] = {OWNER_ANNOTATION: namespace_owner}
     return Rendered({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}, ("kueue", "namespace"))

@@ -40,14 +40,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 from components.settings.runtime import EnvVarSource, TrainingRuntimeSettings
+from policy.rules.vocabulary.objects import MANAGED_LABELS, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 
 SETTINGS_KEY = "kueue-cohorts:trainingRuntime"
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
-QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 SAVE_SECONDS_ANNOTATION = "kueue-cohorts/checkpoint-save-seconds"
 SAVE_STEPS_ANNOTATION = "kueue-cohorts/save-steps"
 PREEMPTED_EXIT_CODE_ANNOTATION = "kueue-cohorts/preempted-exit-code"
@@ -63,7 +62,6 @@ METRICS_LABEL = ("kueue-cohorts/metrics", "trainer")
 MAX_RESTARTS = 3
 """JobSet failurePolicy.maxRestarts: real failures (crashes past backoffLimit) restart the JobSet this often; reclaims
 never count (the trainer Job's podFailurePolicy ignores the preempted exit code)."""
-MANAGED_BY = {"app.kubernetes.io/managed-by": "kueue-cohorts"}
 
 NODE = "node"  # the replicated job and its container (Trainer constants.Node)
 TRAINER_PARENT = "/opt/kueue-cohorts"  # on PYTHONPATH; the ConfigMap is mounted at <this>/trainer
@@ -164,7 +162,7 @@ def render_runtime(settings: TrainingRuntimeSettings, namespace: str, claim_name
         "metadata": {
             "name": settings.name,
             "namespace": namespace,
-            "labels": {FRAMEWORK_LABEL: "torch", **MANAGED_BY},
+            "labels": {FRAMEWORK_LABEL: "torch", **MANAGED_LABELS},
             "annotations": {
                 SAVE_SECONDS_ANNOTATION: _seconds(settings.checkpoint_save_seconds),
                 SAVE_STEPS_ANNOTATION: str(settings.save_steps),
@@ -247,7 +245,7 @@ def render_trainjob(
         "metadata": {
             "name": name,
             "namespace": namespace,
-            "labels": {QUEUE_NAME_LABEL: local_queue, PRIORITY_CLASS_LABEL: priority_class, **MANAGED_BY},
+            "labels": {QUEUE_NAME_LABEL: local_queue, PRIORITY_CLASS_LABEL: priority_class, **MANAGED_LABELS},
         },
         "spec": spec,
     }

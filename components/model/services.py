@@ -11,11 +11,10 @@ from decimal import Decimal
 from typing import Any, Mapping, Optional
 
 from components.settings import InferenceServiceSettings
+from policy.rules.vocabulary.objects import MANAGED_LABELS, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 from policy.rules.vocabulary.quantity import parse
 from policy.rules.vocabulary.surge import DEFAULT_MAX_SURGE, SAFE_STRATEGY, update_overflow, update_replicas
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 DEPLOYMENT_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 
 
@@ -60,7 +59,7 @@ def inference_service_manifest(
     min/maxReplicas, the deploymentStrategy an update needs to fit `nominal_quota` (the inference ClusterQueue's,
     resource -> quantity; see `deployment_strategy`), deployment-mode annotation and the Kueue labels on the object
     and on the predictor."""
-    labels = {QUEUE_LABEL: local_queue, PRIORITY_LABEL: priority_class}
+    labels = {QUEUE_NAME_LABEL: local_queue, PRIORITY_CLASS_LABEL: priority_class}
     model: dict[str, Any] = {"modelFormat": {"name": isvc.model_format}, "storageUri": isvc.storage_uri,
                              "resources": {"requests": dict(isvc.requests)}}
     if isvc.model_format_version:
@@ -81,7 +80,7 @@ def inference_service_manifest(
         "metadata": {
             "name": isvc.name,
             "namespace": namespace,
-            "labels": {"app.kubernetes.io/managed-by": "kueue-cohorts", **labels},
+            "labels": {**MANAGED_LABELS, **labels},
             "annotations": {DEPLOYMENT_MODE_ANNOTATION: isvc.deployment_mode},
         },
         "spec": {"predictor": predictor},

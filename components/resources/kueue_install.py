@@ -34,6 +34,7 @@ from components.model.manager_config import chart_values, manager_configuration
 from components.model.render import Rendered, kueue_namespace
 from components.resources.manifest import ManifestResource
 from components.settings import KueueSettings
+from policy.rules.vocabulary.objects import MANAGED_LABELS
 
 
 @dataclass(frozen=True)
@@ -287,7 +288,7 @@ class KueueInstallation(pulumi.ComponentResource):
             self.webhooks_ready = k8s.core.v1.ConfigMap(
                 f"{name}-webhooks-ready",
                 metadata=k8s.meta.v1.ObjectMetaArgs(name=READY_CONFIGMAP, namespace=self.namespace,
-                                                    labels={"app.kubernetes.io/managed-by": "kueue-cohorts"}),
+                                                    labels=dict(MANAGED_LABELS)),
                 data={"webhooks": answered},
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[ns, self.chart]),
             )

@@ -6,7 +6,8 @@ Two numbers bound what a preempted TrainJob can lose:
   entrypoint saves at the next step boundary, so nothing is lost if the grace period covers one step plus one save
   (`grace_period_seconds`);
 - on a hard stop (SIGKILL, node crash, a grace period that ran out) the run falls back to its last periodic
-  checkpoint, so the loss is at most save_steps x seconds per step (`save_steps`, `worst_case_lost_seconds`).
+  checkpoint, so the loss is at most save_steps x seconds per step (`save_steps`). A grace period not longer than
+  one save is the rule book's `checkpoint_safe_runtime` finding.
 
 Our guide's figures: 5 s per step and save_steps 100 bound the hard-stop loss at 500 s (about 8 minutes).
 Kubernetes fields: core/v1 PodSpec.terminationGracePeriodSeconds (int64 seconds); Hugging Face
@@ -49,17 +50,6 @@ def save_steps(max_lost_seconds: float, seconds_per_step: float) -> int:
     return steps
 
 
-def worst_case_lost_seconds(steps_between_saves: int, seconds_per_step: float) -> float:
-    """Training time (seconds) a hard stop loses at most: steps_between_saves x seconds_per_step.
-
-    Example: worst_case_lost_seconds(100, 5) == 500.0 (8 min 20 s). Raises PlanningError on non-positive input.
-    """
-    if isinstance(steps_between_saves, bool) or not isinstance(steps_between_saves, int) or steps_between_saves < 1:
-        raise PlanningError(f"save_steps = {steps_between_saves!r}: must be an integer >= 1. Fix: use save_steps().")
-    _positive("seconds_per_step", seconds_per_step)
-    return float(steps_between_saves * seconds_per_step)
-
-
 def grace_period_seconds(checkpoint_save_seconds: float, seconds_per_step: float, floor_seconds: int = 0) -> int:
     """terminationGracePeriodSeconds that lets a SIGTERM'd trainer finish its step and write its checkpoint.
 
@@ -79,30 +69,3 @@ def grace_period_seconds(checkpoint_save_seconds: float, seconds_per_step: float
         raise PlanningError(f"floor_seconds = {floor_seconds!r}: must be a non-negative integer. Fix: use 0 for none.")
     return max(math.ceil(checkpoint_save_seconds + seconds_per_step - 1e-9), floor_seconds)
 
-
-def check_grace_period(grace_seconds: int, checkpoint_save_seconds: float) -> None:
-    """Refuse a terminationGracePeriodSeconds that is not longer than one checkpoint save.
-
-    Such a pod is SIGKILLed in the middle of its preemption save (the signal lands during a step, which must end
-    before the save starts): the checkpoint it was writing is left incomplete and the run falls back to its
-    previous periodic checkpoint, losing up to save_steps steps. The policy pack's CHECKPOINT_SAFE_RUNTIME applies
-    the same rule to the annotation kueue-cohorts/checkpoint-save-seconds.
-
-    Args:
-        grace_seconds: the pod's terminationGracePeriodSeconds (int seconds).
-        checkpoint_save_seconds: seconds to write one complete checkpoint.
-    Raises:
-        PlanningError: grace_seconds <= checkpoint_save_seconds, or a negative / non-integer grace period.
-    """
-    _positive("checkpoint_save_seconds", checkpoint_save_seconds)
-    if isinstance(grace_seconds, bool) or not isinstance(grace_seconds, int) or grace_seconds < 0:
-        raise PlanningError(
-            f"terminationGracePeriodSeconds = {grace_seconds!r}: must be a non-negative integer. "
-            "Fix: use grace_period_seconds()."
-        )
-    if grace_seconds <= checkpoint_save_seconds:
-        raise PlanningError(
-            f"terminationGracePeriodSeconds = {grace_seconds}: not longer than one checkpoint save "
-            f"({checkpoint_save_seconds} s), so every preemption save is killed half-written. "
-            f"Fix: set it above {checkpoint_save_seconds} (checkpoint save + one step: grace_period_seconds())."
-        )

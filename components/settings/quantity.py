@@ -16,7 +16,7 @@ from policy.rules.vocabulary import quantity as rulebook_quantities
 
 QuantityInput = Union[str, int, float, Decimal]
 
-_BINARY = [("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)]
+_BINARY = rulebook_quantities.BINARY_UNITS
 _BINARY_SUFFIXES = tuple(suffix for suffix, _ in _BINARY)
 _DECIMAL = [("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3), ("", 0), ("m", -3), ("u", -6), ("n", -9)]
 

@@ -18,6 +18,32 @@ import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node
 
+#: Where a project keeps its stack files, relative to its root (Pulumi.yaml ``stackConfigDir: stacks``).
+STACKS_DIR = "stacks"
+
+
+def relative_path(stack: str) -> str:
+    """``stacks/Pulumi.<stack>.yaml``: the stack file of stack ``stack`` relative to the project root (the Pulumi
+    CLI's ``Pulumi.<stack>.yaml`` in ``stackConfigDir``); also its name at a git ref (``REF:stacks/...``)."""
+    return f"{STACKS_DIR}/Pulumi.{stack}.yaml"
+
+
+#: This checkout's project root (the directory of Pulumi.yaml), where every tool finds its stack files.
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def stack_path(stack: str, root: Optional[Path] = None) -> Path:
+    """The stack file of stack ``stack`` in the project at ``root`` (default this checkout, PROJECT_ROOT):
+    ``<root>/stacks/Pulumi.<stack>.yaml``; pure, the file may not exist."""
+    return (PROJECT_ROOT if root is None else root) / relative_path(stack)
+
+
+def stack_names(root: Optional[Path] = None) -> list[str]:
+    """The stacks of the project at ``root`` (default PROJECT_ROOT): the ``<stack>`` of every
+    ``stacks/Pulumi.<stack>.yaml``, sorted."""
+    directory = (PROJECT_ROOT if root is None else root) / STACKS_DIR
+    return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in directory.glob("Pulumi.*.yaml"))
+
 
 class StackFileError(ValueError):
     """A stack file that cannot be read as one: `path`, 1-based `line` and `column` (None when the error has no

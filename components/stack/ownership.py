@@ -23,10 +23,10 @@ from kubernetes.dynamic.exceptions import DynamicApiError, ResourceNotFoundError
 
 from components.model.assembly import AssembledStack
 from components.model.field_ownership import describe, take_back
-from components.model.kueue import MANAGED_BY, MANAGED_BY_LABEL
 from components.model.render import Rendered
 from components.settings import ClusterMode, Settings
 from components.stack.target import Target
+from policy.rules.vocabulary.objects import MANAGED_BY, MANAGED_BY_LABEL
 
 RETRIES = 3
 """Attempts per object when it changes between the read and the write (the JSON patch's resourceVersion test)."""

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
 from kubernetes import client, config  # the official client: discovery of API groups, the Namespace list
 from kubernetes.client.exceptions import ApiException
 
-from components.model.kueue import MANAGED_BY, MANAGED_BY_LABEL, OWNER_ANNOTATION
+from components.model.kueue import OWNER_ANNOTATION
 from components.model.kueue_chart import ChartObject, cluster_objects
 from components.model.render import RenderedStack, render
 from components.settings import (
@@ -34,6 +34,7 @@ from components.settings import (
 )
 from components.settings.errors import Problem, problems_message
 from components.settings.quoting import shell_word
+from policy.rules.vocabulary.objects import MANAGED_BY, MANAGED_BY_LABEL
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_VERSION = "v1beta2"

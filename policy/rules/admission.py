@@ -71,6 +71,7 @@ from .trainjob_reserved_env import (
 from .vocabulary.kueue_counts import MANAGER_CONFIG_MAP
 from .vocabulary.objects import (
     INFERENCE_ROLE,
+    MANAGED_LABELS,
     PRIORITY_CLASS_LABEL,
     QUEUE_NAME_LABEL,
     ROLE_LABEL,
@@ -85,7 +86,6 @@ from .vocabulary.values import MISSING, Violation, format_path, get
 from .workload_priority_class import WORKLOAD_PRIORITY_CLASS, check_workload_priority_class
 
 API_VERSION = "admissionregistration.k8s.io/v1"
-MANAGED_BY = {"app.kubernetes.io/managed-by": "kueue-cohorts"}
 RULE_LABEL = "kueue-cohorts/rule"
 COHORT_LABEL = "kueue-cohorts/cohort"
 DENY, WARN, AUDIT = "Deny", "Warn", "Audit"
@@ -205,7 +205,7 @@ class Guardrail:
 
     def labels(self) -> dict[str, str]:
         """Labels of the policy and its binding (managed-by, the rule and the cohort)."""
-        return {**MANAGED_BY, RULE_LABEL: self.policy, COHORT_LABEL: self.cohort}
+        return {**MANAGED_LABELS, RULE_LABEL: self.policy, COHORT_LABEL: self.cohort}
 
     def policy_manifest(self) -> dict[str, Any]:
         """The ValidatingAdmissionPolicy manifest (failurePolicy Fail, matchPolicy Equivalent)."""

@@ -71,11 +71,6 @@ RESERVED_ENV = frozenset({"PYTHONPATH", "KUEUE_COHORTS_RUN_NAME", CHECKPOINT_ROO
 TrainJob's env must not replace them (the checkpoint root, the run's directory, the save interval, the code)."""
 
 
-def shell_wrapper_problem(command: Sequence[Any], args: Sequence[Any]) -> Optional[str]:
-    """`signals.signal_problem` (kept under the name the rule book used first)."""
-    return signal_problem(command, args)
-
-
 def _trainer_containers(pod: Any) -> list[tuple[int, Any]]:
     """The trainer container(s) of a pod spec: the one named `node` (Trainer constants.Node), else all."""
     containers = as_list(get(pod, "containers"))

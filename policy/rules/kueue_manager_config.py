@@ -32,9 +32,8 @@ from .vocabulary import durations, kueue_counts, selectors
 from .vocabulary.declaration import Declaration, Level, Promise, Scope, string
 from .vocabulary.kueue_configuration import CONFIG_GROUP, configurations
 from .vocabulary.objects import KubeObject, guarded, show_value, violation
+from .vocabulary.selectors import NAME_LABEL
 from .vocabulary.values import MISSING, UnknownValueError, Violation, as_list, get, is_map
-
-NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 def is_kueue_manager(obj: KubeObject) -> bool:
@@ -101,12 +100,6 @@ def chart_feature_gates(obj: KubeObject) -> Optional[Any]:
     return None if gates is MISSING else gates
 
 
-def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
-    """metav1.LabelSelector semantics (the rule book's `selectors.matches`): the empty selector matches everything,
-    an invalid one nothing."""
-    return selectors.matches(selector, labels)
-
-
 @dataclass(frozen=True)
 class ConfigProblem:
     """One problem of a Kueue manager Configuration: `field` is its path inside the Configuration
@@ -145,7 +138,7 @@ def check_configuration(config: Mapping[str, Any], default_namespace: str) -> li
                 f"{NAME_LABEL}, "
                 f"operator: NotIn, values: [kube-system, {namespace}]}}]"))
         else:
-            caught = [ns for ns in ("kube-system", namespace) if selector_matches(selector, {NAME_LABEL: ns})]
+            caught = [ns for ns in ("kube-system", namespace) if selectors.matches(selector, {NAME_LABEL: ns})]
             if caught:
                 names = " and ".join(f"'{ns}'" for ns in dict.fromkeys(caught))
                 problems.append(ConfigProblem(

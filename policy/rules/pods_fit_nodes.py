@@ -53,7 +53,7 @@ from .cohort_nominal_within_capacity import LEGACY_CAPACITY, NODE_POOLS, flavor_
 from .inference_rollout_fits_nominal import LWS_GROUP, is_serving_workload, lws_strategy_of, queue_of, strategy_of
 from .vocabulary.declaration import Declaration, Level, Promise, Scope
 from .vocabulary.node_pools import NodePool, legacy_pool, parse_node_pools
-from .vocabulary.objects import KubeObject, guarded, unknown_violation, violation
+from .vocabulary.objects import QUEUE_NAME_LABEL, KubeObject, guarded, unknown_violation, violation
 from .vocabulary.paths import parse_path
 from .vocabulary.placement import (
     Blocking,
@@ -177,7 +177,7 @@ def _trainer_pods(objects: Sequence[KubeObject], queues: QueueIndex) -> list[Pod
             out += [Pod(runtime, f"{runtime.describe()} trainer pod", requests, fields, nodes, cq, nodes,
                         "spec.mlPolicy.numNodes", raw_nodes, serving=False) for cq in targets]
     for job in (o for o in objects if o.group == TRAINER_GROUP and o.kind == "TrainJob"):
-        queue = get(job.labels, "kueue.x-k8s.io/queue-name")
+        queue = get(job.labels, QUEUE_NAME_LABEL)
         override = get(job.spec, "trainer", "resourcesPerNode")
         raw_nodes = get(job.spec, "trainer", "numNodes")
         if not isinstance(queue, str) or (override is MISSING and raw_nodes is MISSING):

@@ -5,7 +5,7 @@ and, with both at their floors, nothing is borrowed."""
 import pytest
 from e2e_support import admitted_in, borrowed, condition, is_true, used, wait_for
 
-from sandbox.cluster import stack_file
+from components.settings.stackfile import stack_path
 
 GPU = "nvidia.com/gpu"
 DEV_POOL = {"name": "gpu", "count": 1, "labels": {"kueue-cohorts/pool": "gpu"},
@@ -46,7 +46,7 @@ def symmetric_stack(sandbox, cluster, project):
         for job in cluster.batch.list_namespaced_job(ns).items:
             cluster.delete_job(job)
     project.run("e2e-symmetric", "destroy")
-    sandbox.up(stack_file("dev"))
+    sandbox.up(stack_path("dev"))
 
 
 def _usage(cluster, cq: str) -> tuple[int, int]:

@@ -20,7 +20,7 @@ from kubernetes import client as k8s_client
 from kubernetes.client import ApiException
 
 from cohorts import cli
-from cohorts.verify_unqueued import FIX, RULE
+from cohorts.verify.unqueued import FIX, RULE
 from components.checks.validation import validate
 from sandbox.paths import STATE_DIR_ENV
 from tests.helpers import stack_raw

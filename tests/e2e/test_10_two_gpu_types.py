@@ -14,7 +14,7 @@ import pytest
 from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, admitted_in, borrowed, condition, is_true, wait_for
 from kubernetes import client as k8s
 
-from sandbox.cluster import stack_file
+from components.settings.stackfile import stack_path
 from sandbox.kwok import node_name
 
 GPU = "nvidia.com/gpu"
@@ -31,12 +31,12 @@ TWO_GPUS = {"cpu": "1", "memory": "1Gi", GPU: "2"}
 def mixed_stack(sandbox, cluster, project):
     """The sandbox's kwok nodes rebuilt from the mixed stack's node pools (h100-0, a100-0) and the stack applied with
     `pulumi up`; destroyed afterwards and the sandbox's nodes set back to the dev stack's."""
-    sandbox.up(stack_file("mixed"))  # already running: reconciles the kwok nodes with this stack's nodePools
-    project.add_stack("mixed", stack_file("mixed"))
+    sandbox.up(stack_path("mixed"))  # already running: reconciles the kwok nodes with this stack's nodePools
+    project.add_stack("mixed", stack_path("mixed"))
     project.run("mixed", "up")
     yield
     project.run("mixed", "destroy")
-    sandbox.up(stack_file("dev"))
+    sandbox.up(stack_path("dev"))
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from components.checks.validation import load_stack_file
 from components.model.kueue import RELEASE_WAIT_S
 from components.model.runtime import render_trainjob
 from deploy import engine, queue_holders, stackfile
-from deploy.__main__ import UP_STARTS, explain_release_timeout
+from deploy.cli import UP_STARTS, explain_release_timeout
 from tests.deploycli import bare_env, clone, deploy, edit_stack
 
 STACK = "held"

@@ -41,8 +41,9 @@ from cohorts import cli as cohorts_cli
 from components.checks.validation import load_stack_file
 from components.model.runtime import render_trainjob
 from components.settings import ManagerTrainer, raw_from_stack_file
+from components.settings.stackfile import stack_path
 from sandbox import cli as sandbox_cli
-from sandbox.cluster import TRAINER, Sandbox, stack_file
+from sandbox.cluster import TRAINER, Sandbox
 
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
 TRAINER_API = ("trainer.kubeflow.org", "v1alpha1")
@@ -93,7 +94,7 @@ def mk_stack(sandbox, project, tmp_path_factory):
         project.run("mk", "destroy")
     finally:
         worker.down(purge=True)  # no stopped worker left for `sandbox status` (test_99) to report
-        sandbox.up(stack_file("dev"))  # the manager's nodes and Trainer controller as the other tests expect them
+        sandbox.up(stack_path("dev"))  # the manager's nodes and Trainer controller as the other tests expect them
 
 
 @pytest.fixture(scope="module")

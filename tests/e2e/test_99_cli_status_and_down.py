@@ -1,5 +1,5 @@
-"""`python -m sandbox status` reports a healthy sandbox with its ClusterQueues, and `python -m sandbox down` stops
-every process it started (runs last: it stops the session's sandbox)."""
+"""`kueue-cohorts sandbox status` reports a healthy sandbox with its ClusterQueues, and `kueue-cohorts sandbox down`
+stops every process it started (runs last: it stops the session's sandbox)."""
 
 import os
 import subprocess
@@ -14,8 +14,8 @@ from sandbox.paths import STATE_DIR_ENV
 
 def _cli(sandbox, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, STATE_DIR_ENV: str(sandbox.paths.root)}
-    return subprocess.run([sys.executable, "-m", "sandbox", *args], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "kueue_cohorts", "sandbox", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)
 
 
 def test_status_then_down_leaves_no_process(sandbox, dev_stack):
@@ -25,7 +25,7 @@ def test_status_then_down_leaves_no_process(sandbox, dev_stack):
                       "jobset-controller-manager", "trainer-controller-manager", "kserve-manager"):
         assert any(line.startswith(component) and " ok " in line for line in status.stdout.splitlines()), status.stdout
     lines = [line.strip() for line in status.stdout.splitlines()]
-    assert "cohort c12-shared" in lines  # the cohorts view (python -m cohorts status) of the sandbox
+    assert "cohort c12-shared" in lines  # the cohorts view (kueue-cohorts status --all) of the sandbox
     assert any(line.startswith("c12-training-cq (training)") for line in lines), status.stdout
     assert "nodes: 1/1 Ready" in status.stdout
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from deploy.__main__ import UP_STARTS
+from deploy.cli import UP_STARTS
 from tests.deploycli import bare_env, clone, deploy, edit_stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime, shell_wrapper_problem
+from policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime
 from policy.rules.kueue_api_version import check_kueue_api_version
-from policy.rules.kueue_manager_config import check_kueue_manager_config, duration_problem, selector_matches
+from policy.rules.kueue_manager_config import check_kueue_manager_config, duration_problem
+from policy.rules.vocabulary.selectors import matches as selector_matches
+from policy.rules.vocabulary.signals import signal_problem
 from tests.policy.fixtures import (
     SAFE_MANAGER_CONFIG,
     UNKNOWN,
@@ -58,7 +60,7 @@ def test_guide_runtime_without_exec_fails():
     (["sh", "-c"], [], "runs 'sh -c' without a script"),
 ])
 def test_shell_wrapper_detection(command, args, problem):
-    assert shell_wrapper_problem(command, args) == problem
+    assert signal_problem(command, args) == problem
 
 
 def test_grace_period_default_30_is_too_short():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import toolchain
-from prsummary import __main__ as cli
+from prsummary import cli
 from prsummary.preview import preview_against_base
 from tests.prsummary.test_prsummary_git import pin_cpu_borrowing, raise_vision_cpu_floor
 
@@ -32,7 +32,7 @@ def test_floor_change_previews_one_cluster_queue_update_and_one_quota_cell(repo)
     assert report.errors == [] and report.violations == []
     assert [(c.op, c.type, c.name) for c in report.changes] == [("update", CQ, "shared-pool-cq-team-vision-cq")]
     assert any(p.endswith("nominalQuota") for p in report.changes[0].paths), report.changes[0].paths
-    text = cli.build(repo.path, "staging", "HEAD")
+    text = cli.summarize(repo.path, "staging", "HEAD")[0]
     bold = [line for line in text.splitlines() if line.startswith("|") and "**" in line]
     assert bold == ["| `team-vision-cq` (tenant) | `cpu` | **4 → 6** | 4 | – |"]
     assert "No policy violations." in text and "Summary: 1 to update." in text
@@ -50,7 +50,7 @@ def test_a_capacity_increase_in_the_stack_file_is_judged_with_it_not_with_a_stal
     pool = repo.config("staging")["sharedPool"]
     pool["tenants"][0]["floor"]["nvidia.com/gpu"] = "7"
     repo.set_config("staging", "sharedPool", pool)
-    text = cli.build(repo.path, "staging", "HEAD")
+    text = cli.summarize(repo.path, "staging", "HEAD")[0]
     assert "mandatory" not in text and "No policy violations." in text, text
     assert "cohort-nominal-within-capacity" not in text
     assert "##### cohort `research` (shared-pool)" in text
@@ -58,6 +58,6 @@ def test_a_capacity_increase_in_the_stack_file_is_judged_with_it_not_with_a_stal
 
 def test_unchanged_stack_is_one_line(repo):
     repo.commit()
-    text = cli.build(repo.path, "dev", "HEAD")
+    text = cli.summarize(repo.path, "dev", "HEAD")[0]
     assert text.count("\n") == 1, text
     assert "**`dev`**: no changes against `HEAD`" in text

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from prsummary import __main__ as cli
-from prsummary import gitbase
+from prsummary import cli
+from whatif import gitbase
 
 
 def pin_cpu_borrowing(repo) -> None:
@@ -45,7 +45,7 @@ def test_floor_change_shows_exactly_that_cell(repo):
     assert side.before_error is None and side.after_error is None and not side.base_missing
     changed = {t.cohort: t.changed_cells() for t in side.tables}
     assert changed == {"serving": set(), "research": {("team-vision-cq", "cpu", "nominalQuota")}}
-    text = cli.build(repo.path, "staging", "HEAD", run_preview=False)
+    text = cli.summarize(repo.path, "staging", "HEAD", run_preview=False)[0]
     bold = [line for line in text.splitlines() if line.startswith("|") and "**" in line]
     assert bold == ["| `team-vision-cq` (tenant) | `cpu` | **4 → 6** | 4 | – |"]
 

@@ -4,7 +4,7 @@ chart next to the summary."""
 from __future__ import annotations
 
 from cohorts.target import load_stack
-from prsummary import __main__ as cli
+from prsummary import cli
 from whatif.synth import synth
 
 
@@ -42,9 +42,9 @@ def test_a_lower_inference_quota_shows_the_what_if_section_with_the_wait_called_
 def test_no_trace_no_section_and_a_missing_trace_is_one_paragraph(repo):
     repo.commit()
     _lower_inference_gpus(repo, 3)
-    assert "What-if" not in cli.build(repo.path, "staging", "HEAD", run_preview=False)
+    assert "What-if" not in cli.summarize(repo.path, "staging", "HEAD", run_preview=False)[0]
     repo.set_config("staging", "whatif", {"trace": "traces/none.jsonl"})
-    text = cli.build(repo.path, "staging", "HEAD", run_preview=False)
+    text = cli.summarize(repo.path, "staging", "HEAD", run_preview=False)[0]
     assert ("#### What-if\nThe what-if replay of `traces/none.jsonl` did not run: "
             f"{repo.path / 'traces/none.jsonl'} = \"<unreadable>\": cannot be read as a trace file (No such file or "
             "directory). Fix: give the path of a JSON Lines trace") in text

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import benchmarks
-from benchmarks import __main__ as bench_main
+from benchmarks import cli as bench_main
 from benchmarks import mutation
 from benchmarks.engine import growth, grpc_breakdown, manifests_from_state, shared_pool_stack
 from benchmarks.sandbox import milestones

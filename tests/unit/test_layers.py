@@ -1,9 +1,10 @@
 """One direction of imports, package by package: the tree is the layer map (docs/architecture.md).
 
 rule book (policy.rules.vocabulary, then policy.rules) -> components.settings -> components.model -> components.checks
--> components.resources -> components.stack; the tools (deploy, sandbox, cohorts, prsummary, benchmarks, kueue_cohorts)
-sit beside the stack and use only the pure layers. Read from the source with `ast`, so a new package without a layer, an
-import from a later layer, or an import tucked into a function to dodge a cycle fails here."""
+-> components.resources -> components.stack; the tools sit beside the stack, use only the pure layers, and stand in
+their own order (TOOL_LAYERS: the scaffold, toolchain and trainer, whatif, sandbox, cohorts, deploy, prsummary,
+benchmarks, the front door). Read from the source with `ast`, so a new package without a layer, an import from a later
+layer, or an import tucked into a function to dodge a cycle fails here."""
 from __future__ import annotations
 
 import ast
@@ -18,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: package -> layer; a module may import only from its own layer or earlier ones. One entry per package.
 LAYERS: dict[str, float] = {
+    "toolchain": -1,  # the one versions file and the pinned builds: below every layer (the chart's values, the stack's
+    # Kueue chart and the front door's --version read the pins)
     "policy.rules.vocabulary": 0,  # the rule book's vocabulary: what every rule reads a stack with (before the rules)
     "policy.rules": 0.5,  # the rule book: one module per policy, standalone, the policy pack ships it
     "components.settings": 1,  # stack config -> frozen Settings (shape only)
@@ -27,7 +30,20 @@ LAYERS: dict[str, float] = {
     "components.stack": 5,  # assembly, target, preflight: only __main__.py imports it
 }
 #: the tools: they import the pure layers (settings, model, checks) and the rule book, never resources/ or stack/.
-TOOLS = ("deploy", "sandbox", "cohorts", "prsummary", "benchmarks", "kueue_cohorts", "whatif")
+TOOLS = ("deploy", "sandbox", "cohorts", "prsummary", "benchmarks", "kueue_cohorts", "whatif", "toolchain", "trainer")
+#: module prefix -> the tool's layer (the longest prefix wins): a tool imports only tools of its own layer or earlier.
+TOOL_LAYERS: dict[str, int] = {
+    "kueue_cohorts.scaffold": 0,  # the floor under every tool: parser, failures, closed pipes; imports nothing of ours
+    "toolchain": 1,  # the pinned binaries
+    "trainer": 1,  # the training container's entrypoint
+    "whatif": 2,  # the admission simulator, the base side of a comparison (gitbase)
+    "sandbox": 3,  # the local control plane
+    "cohorts": 4,  # the stack's cohorts on its live cluster (reads the sandbox's kubeconfig and Prometheus)
+    "deploy": 5,  # the engine driver (its live preflight runs cohorts verify)
+    "prsummary": 6,  # the pull-request summary (previews through deploy)
+    "benchmarks": 7,  # time what a user runs, any tool
+    "kueue_cohorts": 8,  # the front door: only the tools' cli modules
+}
 PURE = 3
 OURS = ("components", "policy", *TOOLS)
 
@@ -53,6 +69,12 @@ def _name(path: Path) -> str:
     return ".".join(path.relative_to(ROOT).with_suffix("").parts)
 
 
+def _is_module(name: str) -> bool:
+    """Whether the dotted ``name`` is a module or package of this repository (``from pkg import mod``)."""
+    base = ROOT.joinpath(*name.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
 def _imports(path: Path) -> list[tuple[str, bool]]:
     """(imported module, at module level) for every import of ours in `path` (relative imports resolved)."""
     tree = ast.parse(path.read_text())
@@ -68,7 +90,7 @@ def _imports(path: Path) -> list[tuple[str, bool]]:
                 base = ".".join(
                     package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
                 )
-            names = [f"{base}.{alias.name}" if base in ("components", "policy") else base for alias in node.names]
+            names = [f"{base}.{alias.name}" if _is_module(f"{base}.{alias.name}") else base for alias in node.names]
         else:
             continue
         for name in names:
@@ -97,6 +119,45 @@ def test_tools_use_only_the_pure_layers(path):
         layer = _layer(imported)
         assert layer is None or layer <= PURE, (
             f"{_name(path)} imports {imported} (layer {layer}): a tool uses only settings, model and checks")
+
+
+#: The one import that may come late: a trainer module loads torch and transformers, which the training container
+#: imports only after its SIGTERM latch is installed (trainer/__main__.py, trainer.preemption).
+LATE = "trainer"
+
+
+def _tool_layer(module: str) -> int | None:
+    """The tool layer of a dotted module name (the longest TOOL_LAYERS prefix), or None outside the tools."""
+    found = [(len(prefix), layer) for prefix, layer in TOOL_LAYERS.items()
+             if module == prefix or module.startswith(prefix + ".")]
+    return max(found)[1] if found else None
+
+
+@pytest.mark.parametrize("path", _tool_modules(), ids=_name)
+def test_tools_import_only_tools_below_them(path):
+    """No import back up between the tools (issue 40: sandbox and cohorts imported each other), none inside a
+    function, and no tool imports another's ``__main__`` (what ``python -m`` runs): a tool's ``main`` and the
+    ``add_arguments`` and ``run`` the front door calls live in its ``cli`` module."""
+    name = _name(path).removesuffix(".__init__")
+    own = _tool_layer(name)
+    assert own is not None, f"{name} is in no tool layer: add its package to TOOL_LAYERS"
+    for imported, at_top in _imports(path):
+        assert at_top or imported.startswith(LATE), f"{name} imports {imported} inside a function"
+        assert not imported.endswith("__main__"), f"{name} imports {imported}: import the tool's cli module"
+        layer = _tool_layer(imported)
+        assert layer is None or layer <= own, f"{name} (tool layer {own}) imports {imported} (tool layer {layer})"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "kueue_cohorts").glob("*.py")), ids=_name)
+def test_the_front_door_imports_only_the_tools_cli_modules(path):
+    """``kueue-cohorts`` runs each tool through its ``cli`` (``add_arguments``, ``run``); the scaffold below every
+    tool imports nothing of ours."""
+    name = _name(path)
+    for imported, _ in _imports(path):
+        top = imported.split(".")[0]
+        assert name != "kueue_cohorts.scaffold", f"the scaffold imports {imported}: the standard library alone"
+        if top in TOOLS and top != "kueue_cohorts":
+            assert imported in (f"{top}.cli", f"{top}.versions"), f"{name} imports {imported}, not {top}.cli"
 
 
 def test_every_components_module_is_in_a_layer_package():

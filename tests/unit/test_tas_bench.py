@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any, Mapping
 
 import pytest
 from hypothesis import given
@@ -14,7 +15,6 @@ from benchmarks.tas import (
     GPU,
     HOSTNAME,
     MODES,
-    QUEUE_LABEL,
     SCOPE_KEY,
     Flavor,
     Nodes,
@@ -23,7 +23,6 @@ from benchmarks.tas import (
     cpu_seconds,
     deployment_manifest,
     flavor_manifest,
-    latency_table,
     node_manifests,
     percentiles,
     queue_manifests,
@@ -33,6 +32,7 @@ from benchmarks.tas import (
     topology_manifest,
     verdict,
 )
+from policy.rules.vocabulary.objects import QUEUE_NAME_LABEL
 from sandbox import kwok
 from tests.helpers import ROOT
 
@@ -84,7 +84,7 @@ def test_a_queue_covers_its_gpus_with_cpu_and_memory_per_gpu():
     (Work("squatter", "other", 2, pool="a"), True, {SCOPE_KEY: "w", "pool": "w-a"})])
 def test_a_deployment_carries_the_queue_label_on_its_pod_template_only_when_queued(work, queued, selector):
     pod = deployment_manifest("w", work)["spec"]["template"]
-    assert (QUEUE_LABEL in pod["metadata"]["labels"]) == queued
+    assert (QUEUE_NAME_LABEL in pod["metadata"]["labels"]) == queued
     assert pod["spec"]["nodeSelector"] == selector
     assert pod["spec"]["containers"][0]["resources"]["requests"][GPU] == str(work.gpus)
 
@@ -139,6 +139,20 @@ def test_percentiles_of_nothing_is_an_error():
 @pytest.mark.parametrize("on, off, expected", [(2.0, 1.0, 2.0), (1.0, 3.0, 0.33), (1.0, 0.0, None)])
 def test_ratio(on, off, expected):
     assert ratio(on, off) == expected
+
+
+def latency_table(latency: Mapping[str, Any]) -> str:
+    """The markdown table docs/placement.md quotes from a results document's ``latency`` part (``Bench.latency``):
+    per figure, the medians off and on (seconds, CPU seconds) and the ratio on / off, each to 2 decimals."""
+    rows = [("admission, p50 of the Jobs", "admitted_p50_s"), ("all 50 admitted", "all_admitted_s"),
+            ("pod Running, p50 of the Jobs", "running_p50_s"), ("all 50 pods Running", "all_running_s"),
+            ("Kueue manager CPU seconds per round", "kueue_cpu_s")]
+    median, ratios = latency["median"], latency["ratio_on_over_off"]
+    lines = [f"| figure (median of {len(latency['rounds']['on'])} rounds) | TAS off | TAS on | on / off |",
+             "|---|---|---|---|"]
+    lines += [f"| {label} | {median['off'][key]:.2f} | {median['on'][key]:.2f} | {ratios[key]:.2f} |"
+              for label, key in rows]
+    return "\n".join(lines)
 
 
 def test_the_placement_page_quotes_the_recorded_latency_figures():

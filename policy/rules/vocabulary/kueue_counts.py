@@ -36,7 +36,7 @@ from decimal import Decimal
 from typing import Any, Optional
 
 from . import selectors
-from .resource_values import parse_quantity_strict
+from .quantity import parse_quantity_strict
 
 KUEUE_VERSION = "0.19.2"
 MANAGER_CONFIG_MAP = "kueue-manager-config"

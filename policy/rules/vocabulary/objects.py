@@ -21,8 +21,18 @@ from .values import MISSING, ObjectRef, UnknownValueError, Violation, as_map, fo
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_STORAGE_VERSION = "v1beta2"
 ROLE_LABEL = "kueue-cohorts/role"
+"""The label the stack sets on its ClusterQueues (and WorkloadPriorityClasses): `inference`, `training` or `tenant`;
+the rules read it (vocabulary/roles.py). The one definition of every label below: the model, the pack and the tools
+import them from here."""
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY = "kueue-cohorts"
+"""The value of MANAGED_BY_LABEL on every object the stack writes (Kubernetes' recommended labels)."""
+MANAGED_LABELS = {MANAGED_BY_LABEL: MANAGED_BY}
+"""MANAGED_BY_LABEL with its value, to spread into an object's labels (copy it: `{**MANAGED_LABELS, ...}`)."""
+PART_OF_LABELS = {"app.kubernetes.io/part-of": MANAGED_BY}  # the monitoring objects' mark (not applied by the stack)
 INFERENCE_ROLE = "inference"
 TRAINING_ROLE = "training"
+TENANT_ROLE = "tenant"
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 

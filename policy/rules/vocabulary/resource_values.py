@@ -3,38 +3,26 @@ resources. The settings layer checks a quantity it has not rendered yet with `qu
 `resources.check_quantities` applies the same function to every quantity of every object.
 
 Upstream:
-- quantity grammar and range: k8s.io/apimachinery `pkg/api/resource/quantity.go` (ParseQuantity: `[+-]digits[.digits]`
-  with a binary suffix Ki..Ei, a decimal suffix n u m k M G T P E, or an exponent `e<int>`/`E<int>`; a value with
-  digits below 1n is rounded up to the next nano; values above 2^63-1 are silently capped, which is never what a
-  stack means);
+- quantity grammar and range: the one parser, `vocabulary.quantity.parse_quantity_strict` (k8s.io/apimachinery
+  `pkg/api/resource/quantity.go`; values above 2^63-1, which the apiserver silently caps, are refused);
 - extended resources: k8s.io/kubernetes `pkg/apis/core/helper/helpers.go` IsExtendedResourceName (fully qualified,
   outside `kubernetes.io/`, not `requests.`-prefixed) and `pkg/apis/core/validation` (an integer resource must be a
   whole number: "must be an integer").
 
-Nothing here raises for bad input (NaN, Infinity, 1e999999, maps, booleans) except `parse_quantity_strict`'s
-documented ValueError, and no number is ever expanded beyond what the check needs.
+Nothing here raises for bad input (NaN, Infinity, 1e999999, maps, booleans), and no number is ever expanded beyond
+what the check needs.
 """
 from __future__ import annotations
 
-import re
-from decimal import MAX_EMAX, MIN_EMIN, ROUND_UP, Decimal, localcontext
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Optional
 
+from .quantity import parse_quantity_strict
 from .selectors import label_key_problem
 
-__all__ = ["MAX_QUANTITY", "is_extended_resource", "parse_quantity_strict", "quantity_problem"]
+__all__ = ["is_extended_resource", "quantity_problem"]
 
-MAX_QUANTITY = Decimal(2**63 - 1)
-"""The largest quantity the apiserver keeps (it caps larger ones at this value: `maxAllowed`)."""
-
-_QUANTITY = re.compile(r"(?P<sign>[+-]?)(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
-                       r"(?:(?P<binary>Ki|Mi|Gi|Ti|Pi|Ei)|(?P<decimal>[numkMGTPE])|[eE](?P<exponent>[+-]?[0-9]+))?")
-_DECIMAL_EXPONENTS = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-_BINARY_POWERS = {"Ki": 10, "Mi": 20, "Ti": 40, "Gi": 30, "Pi": 50, "Ei": 60}
-# Exponents beyond this can only mean overflow (non-zero mantissa) or a value below 1n; judged without expanding.
-_EXPONENT_BOUND = 400
-_NANO = Decimal("1e-9")
 _EXAMPLES = '"4", "500m" or "8Gi"'
 
 
@@ -51,65 +39,6 @@ def is_extended_resource(name: Any) -> bool:
     if not isinstance(name, str) or "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
         return False
     return label_key_problem("requests." + name) is None
-
-
-def parse_quantity_strict(raw: Any) -> Decimal:
-    """Parse a Kubernetes quantity exactly as the apiserver's grammar allows, without overflowing.
-
-    Args:
-        raw: the wire value: a string ("1.5", "500m", "8Gi", "1e3"), or a JSON number (int, or a float without
-            NaN/Infinity; integral floats are read as ints, since JSON numbers arrive as floats through gRPC).
-    Returns:
-        The exact value in base units (cores, bytes, devices), at most MAX_QUANTITY in magnitude.
-    Raises:
-        ValueError: not a quantity ("NaN", "Infinity", "inf", "1 Gi", "1_000", "", booleans, maps), or beyond
-            MAX_QUANTITY in magnitude ("1e999999", "9Ei"), with a clause saying which.
-    """
-    if isinstance(raw, bool) or not isinstance(raw, (str, int, float, Decimal)):
-        raise ValueError(f"is a {type(raw).__name__}, not a quantity")
-    if isinstance(raw, float):
-        if raw != raw or raw in (float("inf"), float("-inf")):
-            raise ValueError("is not a finite number")
-        text = str(int(raw)) if raw.is_integer() else repr(raw)
-    elif isinstance(raw, Decimal):
-        if not raw.is_finite():
-            raise ValueError("is not a finite number")
-        text = format(raw, "f") if abs(raw.adjusted()) < _EXPONENT_BOUND else f"{raw:e}"
-    else:
-        text = str(raw)
-    match = _QUANTITY.fullmatch(text)
-    if match is None:
-        raise ValueError("is not a Kubernetes quantity")
-    number = match.group("number")
-    exponent = 0
-    if match.group("exponent") is not None:
-        exponent_text = match.group("exponent").lstrip("+-").lstrip("0") or "0"
-        if len(exponent_text) > 6:
-            exponent = _EXPONENT_BOUND * 10 * (-1 if match.group("exponent").startswith("-") else 1)
-        else:
-            exponent = int(match.group("exponent"))
-    elif match.group("decimal"):
-        exponent = _DECIMAL_EXPONENTS[match.group("decimal")]
-    mantissa = Decimal(number)
-    if mantissa == 0:
-        return Decimal(0)
-    if mantissa.adjusted() + exponent > _EXPONENT_BOUND:
-        raise ValueError("is above the largest quantity Kubernetes keeps (2^63-1)")
-    with localcontext() as ctx:
-        ctx.prec = len(number) + 2 * _EXPONENT_BOUND
-        ctx.Emax, ctx.Emin = MAX_EMAX, MIN_EMIN
-        value = mantissa.scaleb(max(exponent, -10 * _EXPONENT_BOUND))
-        if match.group("binary"):
-            value *= Decimal(2 ** _BINARY_POWERS[match.group("binary")])
-        # The apiserver rounds up to the next nano: 1e-10 -> 1n (the exponent is an int: value is finite).
-        value_exponent = value.as_tuple().exponent
-        if isinstance(value_exponent, int) and value_exponent < -9:
-            value = value.quantize(_NANO, rounding=ROUND_UP)
-        if match.group("sign") == "-":
-            value = -value
-    if value.copy_abs() > MAX_QUANTITY:
-        raise ValueError("is above the largest quantity Kubernetes keeps (2^63-1)")
-    return value
 
 
 def quantity_problem(resource: Any, raw: Any) -> Optional[tuple[str, str]]:

@@ -14,7 +14,8 @@ from decimal import Decimal
 from typing import Any, Iterator, Mapping
 
 from .objects import KubeObject
-from .resource_values import MAX_QUANTITY, is_extended_resource, parse_quantity_strict, quantity_problem
+from .quantity import MAX_QUANTITY, parse_quantity_strict
+from .resource_values import is_extended_resource, quantity_problem
 from .values import MISSING, UnknownValueError, as_list, as_map, format_path, get, is_list, is_map
 
 __all__ = [

@@ -38,6 +38,7 @@ from .objects import (
     INFERENCE_ROLE,
     PRIORITY_CLASS_LABEL,
     ROLE_LABEL,
+    TENANT_ROLE,
     TRAINING_ROLE,
     KubeObject,
     cohort_parents,
@@ -48,10 +49,9 @@ from .priority import priority_value as _priority_value
 from .queues import QueueIndex, queued_label_sets, queued_objects
 from .values import MISSING, UnknownValueError, Violation, get
 
-__all__ = ["ROLES", "ROLE_OPTIONS", "TENANT_ROLE", "Roles", "classify", "cohort_roots", "forget",
+__all__ = ["ROLES", "ROLE_OPTIONS", "Roles", "classify", "cohort_roots", "forget",
            "inference_queue_names", "per_inference_queue", "roles_of"]
 
-TENANT_ROLE = "tenant"
 ROLES = (INFERENCE_ROLE, TRAINING_ROLE, TENANT_ROLE)
 """The roles a ClusterQueue can be declared or labelled with."""
 KSERVE_GROUP = "serving.kserve.io"

@@ -8,12 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cohorts.expected import expected_objects
-from cohorts.verify import CHECKS, Context, Difference, KindNotServed, Unreadable, compare_fields, selects, verify
+from cohorts.verify import CHECKS, Context, Difference, KindNotServed, Unreadable, compare_fields, verify
 from components.checks.validation import load_settings, load_stack_file
 from components.model.admission import stack_guardrails
 from components.model.assembly import assemble
 from components.settings import raw_from_stack_file
 from policy.rules.admission import Request, judge, kube_object
+from policy.rules.vocabulary.selectors import matches
 from tests.helpers import STACKS
 
 STACK_NAMES = ("dev", "staging", "prod")
@@ -286,7 +287,7 @@ def test_quantities_compare_as_quantities():
     ({"matchExpressions": [{"key": "a", "operator": "DoesNotExist"}]}, {"a": "x"}, False),
 ])
 def test_label_selectors_select_as_apimachinery_does(selector, labels, selected):
-    assert selects(selector, labels) is selected
+    assert matches(selector, labels) is selected
 
 
 def test_a_check_added_to_the_list_runs_and_repeats_are_dropped():

@@ -10,7 +10,7 @@ import pytest
 from cohorts.expected import expected_objects, worker_expected
 from cohorts.target import load_assembled, load_stack
 from cohorts.verify import WORKER_CHECKS, verify
-from cohorts.verify_unqueued import LIVE_CHECKS
+from cohorts.verify.unqueued import LIVE_CHECKS
 from components.checks.validation import load_settings
 from components.model.assembly import assemble
 from components.model.plans import plan_inference_training, plan_shared_pool

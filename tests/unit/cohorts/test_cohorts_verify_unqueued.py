@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from cohorts.expected import expected_objects
 from cohorts.verify import Context, KindNotServed
-from cohorts.verify_unqueued import FIX, LIVE_CHECKS, RULE, gpu_requests, unqueued_gpu_pods
+from cohorts.verify.unqueued import FIX, LIVE_CHECKS, RULE, gpu_requests, unqueued_gpu_pods
 from components.checks.validation import load_stack_file
 from tests.helpers import STACKS
 

@@ -1,5 +1,5 @@
 """`kueue-cohorts preview` / `up` plan the stack once before the engine runs (issue 40 item 1): the settings check's
-render (`deploy.__main__.check_settings`) is what the live preflight (`check_live` -> `live_preflight.judge`) reads,
+render (`deploy.cli.check_settings`) is what the live preflight (`check_live` -> `live_preflight.judge`) reads,
 its guardrails included. Counted on the real functions (tests.helpers.counting_calls), nothing patched."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from components.model.admission import layout_scopes
 from components.model.plans import plan_inference_training, plan_shared_pool
 from components.settings import raw_from_stack_file
 from deploy import live_preflight as lp
-from deploy.__main__ import check_settings
+from deploy.cli import check_settings
 from tests.helpers import STACKS, counting_calls
 
 render = importlib.import_module("components.model.render").render  # the module, not the package's re-export

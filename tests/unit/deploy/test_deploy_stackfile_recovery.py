@@ -9,6 +9,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from components.settings.stackfile import StackFileError
 from deploy import protection, recovery, stackfile
 from deploy.settings import DEV_PASSPHRASE
 
@@ -48,9 +49,9 @@ def test_read_target(tmp_path, config, mode, protected, secrets):
 def test_unreadable_stack_files_raise_one_error(tmp_path, text):
     path = tmp_path / "Pulumi.s.yaml"
     path.write_text(text)
-    with pytest.raises(stackfile.StackFileError):
+    with pytest.raises(StackFileError):
         stackfile.read("s", path)
-    with pytest.raises(stackfile.StackFileError):
+    with pytest.raises(StackFileError):
         stackfile.read("s", tmp_path / "missing.yaml")
 
 
@@ -66,7 +67,7 @@ def test_any_config_values_read_or_raise_stackfileerror_only(config):
     with tempfile.TemporaryDirectory() as tmp:
         try:
             target = stackfile.read("s", write(Path(tmp), config))
-        except stackfile.StackFileError:
+        except StackFileError:
             return
         assert isinstance(target.protected, bool)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from deploy import stackfile
-from deploy.__main__ import ROUND_TRIP, next_commands
+from deploy.cli import ROUND_TRIP, next_commands
 from kueue_cohorts import cli
 from tests.docs_commands import section_commands
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kueue_cohorts import cli, pipes
+from kueue_cohorts import cli, scaffold
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -128,8 +128,7 @@ def test_up_without_a_terminal_and_without_yes_changes_nothing():
 @pytest.mark.parametrize("argv", [
     ["-m", "kueue_cohorts", "validate", "--stack", "prod"],
     ["-m", "kueue_cohorts", "pr-summary", "--stack", "staging", "--base", "HEAD", "--no-preview"],
-    ["-m", "kueue_cohorts.validate", "--stack", "prod"],
-    ["-m", "kueue_cohorts.validate", "--stack", "dev", "--pack-config"],
+    ["-m", "kueue_cohorts", "validate", "--stack", "dev", "--pack-config"],
     ["-m", "prsummary", "--stack", "dev", "--base", "HEAD", "--no-preview"],
 ])
 def test_a_closed_pipe_ends_every_command_quietly(argv):
@@ -141,12 +140,12 @@ def test_a_closed_pipe_ends_every_command_quietly(argv):
     _, err = proc.communicate(timeout=120)
     # stderr holds at most the advisory rules' warnings (`kueue-cohorts validate` prints them), never a traceback
     assert [line for line in err.splitlines() if not line.startswith("warning: ")] == []
-    assert proc.returncode == pipes.EXIT_CLOSED_PIPE
+    assert proc.returncode == scaffold.EXIT_CLOSED_PIPE
 
 
 def test_a_closed_pipe_stops_the_engine_output_but_not_the_run():
     """`deploy up | head`: the engine's lines stop when the reader goes, the run goes on to its end (exit 0)."""
-    code = ("import sys, time\nfrom kueue_cohorts.pipes import finish_quietly\ntime.sleep(0.5)\n"
+    code = ("import sys, time\nfrom kueue_cohorts.scaffold import finish_quietly\ntime.sleep(0.5)\n"
             "echo = finish_quietly(lambda line: print(line, flush=True))\n"
             "for i in range(1000):\n    echo(f'engine line {i}')\nprint('run finished', file=sys.stderr)\n")
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -158,9 +157,9 @@ def test_a_closed_pipe_stops_the_engine_output_but_not_the_run():
 
 
 def test_run_main_passes_the_status_through_when_the_reader_stays():
-    assert pipes.run_main(lambda: 3) == 3
+    assert scaffold.run_main(lambda: 3) == 3
     with pytest.raises(SystemExit):
-        pipes.run_main(lambda: sys.exit(4))
+        scaffold.run_main(lambda: sys.exit(4))
 
 
 @pytest.mark.parametrize("error", [ValueError("I/O operation on closed file"),
@@ -175,7 +174,7 @@ def test_a_printer_that_fails_never_kills_the_engines_reader_thread(error):
         calls.append(line)
         raise error
 
-    guarded = pipes.finish_quietly(echo)
+    guarded = scaffold.finish_quietly(echo)
     guarded("first")
     guarded("second")
     assert calls == ["first"]

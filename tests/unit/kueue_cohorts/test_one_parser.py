@@ -151,7 +151,7 @@ def _parsers_in_source() -> list[str]:
 
 
 def test_every_argparse_parser_in_the_repository_turns_prefix_matching_off():
-    """A new tool's parser must be kueue_cohorts.parsing.Parser or pass allow_abbrev=False."""
+    """A new tool's parser must be kueue_cohorts.scaffold.Parser or pass allow_abbrev=False."""
     assert _parsers_in_source() == []
 
 

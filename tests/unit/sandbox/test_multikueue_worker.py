@@ -98,6 +98,6 @@ def test_status_reports_a_stopped_worker_without_failing(tmp_path, monkeypatch, 
     monkeypatch.setenv(STATE_DIR_ENV, str(tmp_path / "sbx"))
     root = SandboxPaths.default()
     root.worker("eu").root.mkdir(parents=True)
-    monkeypatch.setattr(cli, "render", lambda box: (f"view of {box.paths.root.name}", True))
+    monkeypatch.setattr(cli, "render", lambda box, cohorts_view=None: (f"view of {box.paths.root.name}", True))
     assert cli.main(["status"]) == 0
     assert "== worker eu == stopped" in capsys.readouterr().out

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import toolchain
 from sandbox.cluster import BINARIES
 from tests.helpers import STACKS
-from toolchain.__main__ import main as toolchain_main
+from toolchain.cli import main as toolchain_main
 
 REPO = Path(__file__).resolve().parents[3]
 

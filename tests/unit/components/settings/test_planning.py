@@ -18,13 +18,8 @@ from components.settings import checkpoint_timing as planning
 )
 def test_save_steps_is_the_largest_interval_within_the_budget(budget, step, expected):
     assert planning.save_steps(budget, step) == expected
-    assert planning.worst_case_lost_seconds(expected, step) <= budget + 1e-9
-    assert planning.worst_case_lost_seconds(expected + 1, step) > budget
-
-
-def test_the_guides_interval_loses_at_most_about_eight_minutes():
-    assert planning.worst_case_lost_seconds(100, 5) == 500.0
-    assert 8 * 60 <= planning.worst_case_lost_seconds(100, 5) < 9 * 60
+    assert expected * step <= budget + 1e-9  # a hard stop loses at most save_steps x seconds per step
+    assert (expected + 1) * step > budget
 
 
 @pytest.mark.parametrize("budget, step", [(4, 5), (0, 5), (-1, 5), (500, 0), (500, -5), (float("nan"), 5),
@@ -38,19 +33,7 @@ def test_save_steps_refuses_impossible_or_nonsense_inputs(budget, step):
 @pytest.mark.parametrize("save, step, expected", [(30, 5, 35), (30.2, 5, 36), (0.5, 0.5, 1), (55, 5, 60)])
 def test_grace_period_covers_one_step_plus_one_save(save, step, expected):
     assert planning.grace_period_seconds(save, step) == expected
-    planning.check_grace_period(expected, save)  # the computed value always passes the check
-
-
-@pytest.mark.parametrize("grace", [0, 20, 30])
-def test_grace_period_not_longer_than_the_save_is_refused_with_value_rule_and_fix(grace):
-    with pytest.raises(planning.PlanningError) as err:
-        planning.check_grace_period(grace, 30)
-    message = str(err.value)
-    assert (
-        f"terminationGracePeriodSeconds = {grace}:" in message
-        and "(30 s)" in message
-        and "Fix: set it above 30" in message
-    )
+    assert expected > save  # longer than one save: the rule book's checkpoint_safe_runtime accepts it
 
 
 def test_grace_period_floor_applies_only_when_save_plus_step_is_shorter():
@@ -58,19 +41,3 @@ def test_grace_period_floor_applies_only_when_save_plus_step_is_shorter():
     assert planning.grace_period_seconds(120, 10, floor_seconds=60) == 130
     with pytest.raises(planning.PlanningError):
         planning.grace_period_seconds(30, 5, floor_seconds=-1)
-
-
-@pytest.mark.parametrize("grace", [31, 35, 600])
-def test_grace_period_at_least_the_save_is_accepted(grace):
-    planning.check_grace_period(grace, 30)
-
-
-@pytest.mark.parametrize("grace", [-1, 1.5, "60", None])
-def test_grace_period_must_be_a_non_negative_integer(grace):
-    with pytest.raises(planning.PlanningError):
-        planning.check_grace_period(grace, 30)
-
-
-def test_worst_case_refuses_a_zero_interval():
-    with pytest.raises(planning.PlanningError):
-        planning.worst_case_lost_seconds(0, 5)

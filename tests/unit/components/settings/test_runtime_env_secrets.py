@@ -340,11 +340,12 @@ def test_load_stack_file_reports_a_secure_value_as_a_secret_naming_its_key(tmp_p
 
 
 def test_the_validation_cli_reports_the_secret_naming_its_key(tmp_path, capsys, monkeypatch):
+    from kueue_cohorts import cli
     from kueue_cohorts import validate as validation
 
     monkeypatch.setattr(validation, "ROOT", tmp_path)
     _stack_file_with_secret(tmp_path)
-    assert validation.main(["--stack", "dev"]) == 2
+    assert cli.main(["validate", "--stack", "dev"]) == 2
     err = capsys.readouterr().err
     assert f'{TR}.env.HF_TOKEN = "[secret]"' in err and "secretKeyRef" in err and "Traceback" not in err
 
@@ -374,7 +375,8 @@ def test_the_sandbox_reports_the_secret_naming_its_key_and_starts_nothing(tmp_pa
 
 
 def test_the_pr_summary_names_the_secret_and_runs_no_preview(tmp_path):
-    from prsummary import __main__ as summary
+    from components.settings.stackfile import parse
+    from prsummary import cli as summary
     from prsummary import stackfile
     from tests.prsummary.gitrepo import TempRepo
 
@@ -382,12 +384,12 @@ def test_the_pr_summary_names_the_secret_and_runs_no_preview(tmp_path):
     repo.commit()
     runtime = {"env": {"HF_TOKEN": dict(SECURE), "LEVEL": "info"}}
     repo.set_config("dev", "trainingRuntime", runtime)
-    doc = stackfile.parse(repo.stack_file("dev").read_text())
+    doc = parse(repo.stack_file("dev").read_text())
     assert stackfile.secret_keys(doc) == [f"{TR}.env.HF_TOKEN"]
     settings_, error = stackfile.load(doc)
     assert settings_ is None and error is not None
     assert f'{TR}.env.HF_TOKEN = "[secret]"' in error and "not a valid string" not in error
-    text = summary.build(repo.path, "dev", "HEAD")
+    text = summary.summarize(repo.path, "dev", "HEAD")[0]
     assert f"Not run: the stack file holds secret values ({TR}.env.HF_TOKEN)" in text, text
     assert f'{TR}.env.HF_TOKEN = "[secret]"' in text and "v1:AAAA" not in text
 

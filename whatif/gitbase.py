@@ -5,7 +5,9 @@ import io
 import subprocess
 import tarfile
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
+
+from components.settings import stackfile
 
 
 class GitError(RuntimeError):
@@ -32,6 +34,14 @@ def file_at(repo: Path, ref: str, path: str) -> Optional[str]:
     if proc.returncode != 0:
         return None
     return proc.stdout.decode()
+
+
+def stack_at(repo: Path, ref: str, path: str) -> Optional[dict[str, Any]]:
+    """The stack file `path` (relative to the repository root: `stacks/Pulumi.<stack>.yaml`) at `ref`, parsed by the
+    one stack-file reader (its errors name `REF:PATH`), or None when the file does not exist at that ref. Raises
+    GitError for an unknown ref, components.settings.stackfile.StackFileError for a file that is no stack file."""
+    text = file_at(repo, ref, path)
+    return None if text is None else stackfile.parse(text, f"{ref}:{path}")
 
 
 def export_tree(repo: Path, ref: str, dest: Path) -> Path:

@@ -1,0 +1,54 @@
+"""Each fact has one definition (issue 40): a grep-level check per fact, over the product's source."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from components.settings.stackfile import PROJECT_ROOT, relative_path, stack_names, stack_path
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCT = ("__main__.py", "components", "policy", "deploy", "sandbox", "cohorts", "prsummary", "benchmarks",
+           "kueue_cohorts", "whatif", "toolchain", "trainer")
+
+
+def _sources() -> list[Path]:
+    found: list[Path] = []
+    for entry in PRODUCT:
+        path = ROOT / entry
+        found += [path] if path.is_file() else sorted(path.rglob("*.py"))
+    return [p for p in found if "venv" not in p.parts]
+
+
+def _lines_matching(pattern: str) -> list[str]:
+    regex = re.compile(pattern)
+    return [f"{p.relative_to(ROOT)}:{n}" for p in _sources() for n, line in enumerate(p.read_text().splitlines(), 1)
+            if regex.search(line)]
+
+
+@pytest.mark.parametrize("fact,pattern,home", [
+    ("the stack-file path", r"Pulumi\.\{", ["components/settings/stackfile.py"]),
+    ("StackFileError", r"^class StackFileError\b", ["components/settings/stackfile.py"]),
+    ("the quantity grammar", r"numkMGTPE", ["policy/rules/vocabulary/quantity.py"]),
+    ("the label-selector matcher", r"== .DoesNotExist.", ["policy/rules/vocabulary/selectors.py"]),
+    *[(label, f'^[^`]*"{label}"', [home]) for label, home in [  # in code, not in a docstring's `...`
+        ("kueue-cohorts/role", "policy/rules/vocabulary/objects.py"),
+        ("app.kubernetes.io/managed-by", "policy/rules/vocabulary/objects.py"),
+        ("app.kubernetes.io/part-of", "policy/rules/vocabulary/objects.py"),
+        ("kueue.x-k8s.io/queue-name", "policy/rules/vocabulary/objects.py"),
+        ("kueue.x-k8s.io/priority-class", "policy/rules/vocabulary/objects.py"),
+        ("kubernetes.io/metadata.name", "policy/rules/vocabulary/selectors.py")]],
+    *[(f"the {role} role", rf'^[A-Z_]+ = "{role}"', ["policy/rules/vocabulary/objects.py"])
+      for role in ("inference", "training", "tenant")],
+])
+def test_each_fact_is_written_once(fact, pattern, home):
+    assert sorted({hit.split(":")[0] for hit in _lines_matching(pattern)}) == home, fact
+
+
+def test_the_stack_file_path_is_the_pulumi_clis():
+    """Pulumi.yaml's `stackConfigDir: stacks`, the CLI's `Pulumi.<stack>.yaml` in it."""
+    assert "stackConfigDir: stacks" in (ROOT / "Pulumi.yaml").read_text()
+    assert relative_path("prod-eu") == "stacks/Pulumi.prod-eu.yaml"
+    assert stack_path("dev") == ROOT / "stacks" / "Pulumi.dev.yaml" and PROJECT_ROOT == ROOT
+    assert {"dev", "prod", "staging"} <= set(stack_names())
