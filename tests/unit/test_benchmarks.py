@@ -172,6 +172,20 @@ def test_every_equivalent_mutant_names_a_mutated_module_and_says_why():
             assert [line[:2] for line in entry["change"]].count("- ") >= 1 and len(entry["why"]) > 20
 
 
+def test_a_mutmut_run_that_fails_on_the_unmutated_code_is_an_error_not_a_list_of_survivors(tmp_path):
+    """mutmut leaves every mutant "not checked" when its first pass of the tests fails (a test that fails in the
+    scratch copy): the benchmark raises with mutmut's output instead of counting them all as survivors."""
+    (tmp_path / "pyproject.toml").write_text('[tool.mutmut]\nsource_paths = ["pkg"]\n')
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("def f(x):\n    return x + 1\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_f.py").write_text("from pkg import f\n\n\ndef test_f():\n    assert f(1) == 3\n")
+    with pytest.raises(RuntimeError) as failed:
+        mutation._mutmut(tmp_path, "run", "--max-children", "1")
+    assert str(failed.value).startswith(f"mutmut run --max-children 1 failed (1) in {tmp_path}: ")
+    assert "failed to collect stats" in str(failed.value)
+
+
 def test_the_reclaim_round_marks_the_victims_pod_gone_and_the_inference_pod_running():
     """benchmarks.sandbox (issue 37): after a reclaim the inference pod runs only once the victim's pod is gone (its
     grace period honoured); both milestones are read from the Pod watch events of the round."""
