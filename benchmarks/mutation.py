@@ -124,7 +124,7 @@ def _mutmut_config(target: Target, files: list[str], top: list[str]) -> str:
 
 def prepare(target: Target) -> Path:
     """A fresh scratch copy of the work tree's files (tracked, and new ones git does not ignore) with mutmut's
-    configuration for `target`."""
+    configuration for `target`, made a git repository of its own (nothing committed). Returns its directory."""
     work = SCRATCH / target.name
     shutil.rmtree(work, ignore_errors=True)
     tracked = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
@@ -137,6 +137,9 @@ def prepare(target: Target) -> Path:
     top = [p.name for p in work.iterdir()]
     with (work / "pyproject.toml").open("a") as fh:
         fh.write(_mutmut_config(target, files, top))
+    # A repository of its own: tests that copy the checkout list its files with `git ls-files --others` from where
+    # they run (mutmut's mutants/); inside the work tree's ignored build/ they would find none.
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True, capture_output=True)
     return work
 
 

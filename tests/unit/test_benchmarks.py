@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import runpy
+import shutil
+import subprocess
 
 import pytest
 from hypothesis import given
@@ -184,6 +186,20 @@ def test_a_mutmut_run_that_fails_on_the_unmutated_code_is_an_error_not_a_list_of
         mutation._mutmut(tmp_path, "run", "--max-children", "1")
     assert str(failed.value).startswith(f"mutmut run --max-children 1 failed (1) in {tmp_path}: ")
     assert "failed to collect stats" in str(failed.value)
+
+
+def test_the_scratch_copy_lists_its_files_to_git_as_the_checkout_does(tmp_path, monkeypatch):
+    """Tests that copy the checkout (tests/prsummary/gitrepo.py) run `git ls-files --others --exclude-standard` from
+    the scratch's mutants/ directory: the scratch is a repository of its own, so they find the files there (inside the
+    work tree's ignored build/ they found none, and the settings-checks target's first test pass failed)."""
+    monkeypatch.setattr(mutation, "SCRATCH", tmp_path)
+    work = mutation.prepare(mutation.Target("probe", ("trainer/checkpoints.py",), ("tests/trainer",)))
+    (work / "mutants" / "trainer").mkdir(parents=True)
+    shutil.copy2(work / "trainer" / "checkpoints.py", work / "mutants" / "trainer" / "checkpoints.py")
+    listed = subprocess.run(["git", "-C", str(work / "mutants"), "ls-files", "--cached", "--others",
+                             "--exclude-standard"], check=True, capture_output=True, text=True).stdout.split()
+    assert listed == ["trainer/checkpoints.py"]
+    assert 'only_mutate = ["trainer/checkpoints.py"]' in (work / "pyproject.toml").read_text()
 
 
 def test_the_reclaim_round_marks_the_victims_pod_gone_and_the_inference_pod_running():
