@@ -10,7 +10,8 @@ score, killed / (mutants - equivalent). ``--write`` records ``benchmarks/results
 belong here (``make bench``), never in ``make test``: the quantity target takes about a minute on two cores, the
 whole rule book far longer.
 
-``python -m benchmarks.mutation [--only quantity checkpoints capacity] [--max-children 2] [--write]``
+``python -m benchmarks.mutation [--only quantity checkpoints capacity] [--max-children 2] [--survivors-again]
+[--write]`` (``--survivors-again``: only the last run's survivors, against the current tests)
 """
 from __future__ import annotations
 
@@ -123,7 +124,7 @@ def _mutmut_config(target: Target, files: list[str], top: list[str]) -> str:
 
 def prepare(target: Target) -> Path:
     """A fresh scratch copy of the work tree's files (tracked, and new ones git does not ignore) with mutmut's
-    configuration for `target`."""
+    configuration for `target`, made a git repository of its own (nothing committed). Returns its directory."""
     work = SCRATCH / target.name
     shutil.rmtree(work, ignore_errors=True)
     tracked = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
@@ -136,15 +137,21 @@ def prepare(target: Target) -> Path:
     top = [p.name for p in work.iterdir()]
     with (work / "pyproject.toml").open("a") as fh:
         fh.write(_mutmut_config(target, files, top))
+    # A repository of its own: tests that copy the checkout list its files with `git ls-files --others` from where
+    # they run (mutmut's mutants/); inside the work tree's ignored build/ they would find none.
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True, capture_output=True)
     return work
 
 
 def _mutmut(work: Path, *args: str) -> str:
     # mutmut reads its configuration from the working directory and puts its mutated copy first on sys.path; the
     # packages it does not copy (benchmarks, the unmutated ones) come from the venv's editable install.
+    # A failed `run` (the tests failing on the unmutated code, no test reaching a mutated function) leaves every
+    # mutant "not checked": raised here, or they would be counted as survivors.
     done = subprocess.run([sys.executable, "-m", "mutmut", *args], cwd=work, capture_output=True, text=True)
-    if done.returncode != 0 and args[0] != "run":
-        raise RuntimeError(f"mutmut {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    if done.returncode != 0:
+        output = done.stdout + done.stderr
+        raise RuntimeError(f"mutmut {' '.join(args[:3])} failed ({done.returncode}) in {work}: {output[-2000:]}")
     return done.stdout + done.stderr if args[0] == "run" else done.stdout
 
 
@@ -156,9 +163,37 @@ def run_target(target: Target, max_children: int, equivalent: dict[str, list[dic
     work = prepare(target)
     start = time.monotonic()
     run = _mutmut(work, "run", "--max-children", str(max_children))
-    seconds = time.monotonic() - start
-    results = [m.groupdict() for line in _mutmut(work, "results", "--all", "true").splitlines()
-               if (m := _RESULT.match(line))]
+    return {**collect(target, work, time.monotonic() - start, equivalent, run), "run": "full"}
+
+
+def rerun_survivors(target: Target, max_children: int, equivalent: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Run again, in the scratch copy of the last `run_target` of `target`, only the mutants that survived it, with
+    the work tree's current test files copied in (the tests written to kill them; mutmut finds the new tests and
+    maps them to the functions they reach before it runs). Returns what `collect` returns, `seconds` the re-run's
+    and `run` "survivors again"."""
+    work = SCRATCH / target.name
+    survivors = [r["name"] for r in _results(work) if r["status"] not in ("killed", "timeout")]
+    for name in subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "tests"],
+                               cwd=ROOT, check=True, capture_output=True).stdout.decode().split("\0"):
+        if name and (ROOT / name).is_file():
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, work / name)
+    start = time.monotonic()
+    run = _mutmut(work, "run", "--max-children", str(max_children), *survivors) if survivors else ""
+    return {**collect(target, work, time.monotonic() - start, equivalent, run), "run": "survivors again"}
+
+
+def _results(work: Path) -> list[dict[str, str]]:
+    return [m.groupdict() for line in _mutmut(work, "results", "--all", "true").splitlines()
+            if (m := _RESULT.match(line))]
+
+
+def collect(target: Target, work: Path, seconds: float, equivalent: dict[str, list[dict[str, Any]]],
+            run: str = "") -> dict[str, Any]:
+    """Per module of `target`, from mutmut's results in `work` (a scratch copy after `mutmut run`): mutants,
+    killed, timeout, survived, reached by no test, the equivalent survivors (with why) and the others (with their
+    diff), and the score killed / (mutants - equivalent); `seconds` is recorded as the run's wall time."""
+    results = _results(work)
     if not results:
         raise RuntimeError(f"mutmut produced no mutants for {target.name} (see {work}): {run[-2000:]}")
     files = sorted(str(p.relative_to(work)) for pattern in target.mutate for p in work.glob(pattern))
@@ -206,18 +241,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", choices=names, default=names, metavar="TARGET",
                         help=f"run only these ({', '.join(names)})")
     parser.add_argument("--max-children", type=int, default=2, help="mutants run at once (default 2)")
+    parser.add_argument("--survivors-again", action="store_true",
+                        help="run only the survivors of the last run of each target again, with the current tests")
     args = parser.parse_args(argv)
     equivalent = load_equivalent()
+    command = " ".join(["python -m benchmarks.mutation", *(sys.argv[1:] if argv is None else argv)])
     outcomes = {}
     for target in TARGETS:
         if target.name in args.only:
-            outcomes[target.name] = run_target(target, args.max_children, equivalent)
+            run = rerun_survivors if args.survivors_again else run_target
+            outcomes[target.name] = {**run(target, args.max_children, equivalent), "measured_at": utc_now(),
+                                     "load_average": load_average(), "command": command}
             report(target.name, outcomes[target.name])
     path = ROOT / "benchmarks" / "results" / "mutation.json"
     previous = json.loads(path.read_text())["targets"] if path.exists() else {}
     save("mutation", {"measured_at": utc_now(), "load_average": load_average(), "tool": "mutmut 3.8.1",
-                      "command": "python -m benchmarks.mutation --write", "targets": {**previous, **outcomes}},
-         args.write)
+                      "command": command, "targets": {**previous, **outcomes}}, args.write)
     left = sum(e["survived"] + e["no_tests"] for o in outcomes.values() for e in o["modules"].values())
     return 1 if left else 0
 

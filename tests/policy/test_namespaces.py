@@ -1,6 +1,8 @@
 """policy/rules/protected_namespaces.py: system and controller namespaces never become Kueue tenants."""
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -130,7 +132,8 @@ def test_namespace_labels_merges_the_stacks_namespace_objects():
     assert labels["c12-training"] == {TENANT: "c12-training-cq", "extra": "x", NAME_LABEL: "c12-training"}
 
 
-@given(st.sampled_from(DEFAULT_PROTECTED_NAMESPACES), st.sampled_from(["c12-inference-cq", "c12-training-cq"]))
+@pytest.mark.parametrize("system, tenant", list(itertools.product(DEFAULT_PROTECTED_NAMESPACES,
+                                                                   ["c12-inference-cq", "c12-training-cq"])))
 def test_every_protected_namespace_labelled_for_any_queue_is_refused(system, tenant):
     m = manifests()
     m.pop("ns-kueue")

@@ -3,13 +3,16 @@ resume log shows, and resume with a known world size. Trees are written by hand;
 sentences of trainer/checkpoints.py's table, not recomputed."""
 from __future__ import annotations
 
+import errno
 import json
+import logging
 import os
 from pathlib import Path
 
 import pytest
 
 from tests.trainer.layouts import LAYOUTS
+from tests.trainer.layouts import write as layouts_write
 from trainer import checkpoints
 from trainer.checkpoints import Checkpoint
 from trainer.entrypoint import agreed_resume
@@ -250,3 +253,193 @@ def test_is_complete_takes_the_world_size(tmp_path):
     (path / "rng_state_0.pth").write_bytes(b"r")
     assert checkpoints.is_complete(Checkpoint(7, path))
     assert not checkpoints.is_complete(Checkpoint(7, path), world_size=2)
+
+
+# --- the survivors of the full mutation run (benchmarks/mutation.py --only checkpoints): the resume log line, rotation
+# --- with a model-only run or a known world size, and the races the run directory and the flush guard against ------
+
+
+def test_each_skipped_checkpoint_is_logged_with_every_problem_in_one_line(tmp_path, caplog):
+    _single(tmp_path, 5)
+    path = _single(tmp_path, 7)
+    (path / "optimizer.pt").unlink()
+    (path / "rng_state.pth").write_bytes(b"")
+    with caplog.at_level(logging.WARNING, logger="kueue_cohorts.trainer"):
+        assert checkpoints.newest_complete(tmp_path) == Checkpoint(5, tmp_path / "checkpoint-5")
+    assert [r.getMessage() for r in caplog.records] == [
+        f"skipping incomplete checkpoint {path} (kept, not deleted): "
+        "optimizer.pt is missing or empty; rng_state.pth is missing or empty"]
+
+
+def test_an_empty_gathered_weight_file_of_a_deepspeed_checkpoint_is_named(tmp_path):
+    path = _tree(tmp_path / "checkpoint-5", {"training_args.bin": b"a", "latest": b"global_step5",
+                                             "global_step5/mp_rank_00_model_states.pt": b"m",
+                                             "model.safetensors": b"", "rng_state.pth": b"r"})
+    (path / "trainer_state.json").write_text(json.dumps({"global_step": 5}))
+    assert checkpoints.completeness_problems(Checkpoint(5, path)) == ["model.safetensors is empty"]
+
+
+def test_rotation_of_a_model_only_run_counts_its_checkpoints_only_when_told(tmp_path):
+    """A run that saves only the model (save_only_model) has no optimizer, scheduler or RNG state: rotation counts
+    its checkpoints complete only with with_optimizer=False; by default they are incomplete and never deleted."""
+    for step in (10, 20, 30):
+        path = _single(tmp_path, step)
+        for name in ("optimizer.pt", "scheduler.pt", "rng_state.pth"):
+            (path / name).unlink()
+    assert checkpoints.rotate(tmp_path, 1) == []
+    assert checkpoints.rotate(tmp_path, 1, with_optimizer=False) == [tmp_path / "checkpoint-10",
+                                                                       tmp_path / "checkpoint-20"]
+    assert [c.step for c in checkpoints.list_checkpoints(tmp_path)] == [30]
+
+
+def test_rotation_with_a_known_world_size_never_deletes_a_save_one_rank_did_not_finish(tmp_path):
+    """Two processes: checkpoint-20 has rank 0's RNG state only (rank 1 was killed mid-save), so it is not complete
+    and not counted; without the world size it would pass for a one-rank-too-few save and be rotated away."""
+    for step, ranks in ((10, 2), (20, 1), (30, 2), (40, 2)):
+        path = _single(tmp_path, step)
+        (path / "rng_state.pth").unlink()
+        for rank in range(ranks):
+            (path / f"rng_state_{rank}.pth").write_bytes(b"r")
+    assert checkpoints.rotate(tmp_path, 2, world_size=2) == [tmp_path / "checkpoint-10"]
+    assert [c.step for c in checkpoints.list_checkpoints(tmp_path)] == [20, 30, 40]
+
+
+def test_a_run_directory_replaced_by_a_file_right_after_mkdir_is_refused(tmp_path, monkeypatch):
+    """Another writer of the shared volume swaps the run directory for a file between mkdir and the check."""
+    real_mkdir = Path.mkdir
+
+    def mkdir_then_swapped(self, *args, **kwargs):
+        real_mkdir(self, *args, **kwargs)
+        if self.name == "job-1":
+            self.rmdir()
+            self.write_text("not a directory")
+
+    monkeypatch.setattr(Path, "mkdir", mkdir_then_swapped)
+    with pytest.raises(ValueError) as refused:
+        checkpoints.ensure_run_dir(tmp_path, "job-1")
+    assert str(refused.value) == f"{tmp_path / 'job-1'} is not a directory"
+
+
+def test_a_file_swapped_for_a_link_during_the_flush_is_not_followed(tmp_path, monkeypatch):
+    """The flush opens each file with O_NOFOLLOW: a file that became a symbolic link after the walk checked it is
+    refused (ELOOP), never opened through the link (a FIFO or a device elsewhere would block or be touched)."""
+    path = _single(tmp_path, 7)
+    (tmp_path / "elsewhere").write_bytes(b"x")
+    (path / "optimizer.pt").unlink()
+    os.symlink(tmp_path / "elsewhere", path / "optimizer.pt")
+    monkeypatch.setattr(os.path, "islink", lambda _name: False)  # it was a regular file when the walk looked
+    with pytest.raises(OSError) as refused:
+        checkpoints.fsync_tree(path)
+    assert refused.value.errno == errno.ELOOP
+
+
+def test_a_file_renamed_away_during_the_flush_is_passed_over_and_the_rest_flushed(tmp_path, monkeypatch):
+    """A writer's temporary file renamed meanwhile (FileNotFoundError on open) is skipped; every other file of the
+    same directory is still flushed and counted."""
+    path = _single(tmp_path, 7)
+    real_open = os.open
+    opened: list[str] = []
+
+    def first_file_renamed_before_its_open(name: str, flags: int, *args: int) -> int:
+        if not opened and os.path.isfile(name):
+            os.rename(name, tmp_path / "renamed")
+        opened.append(os.path.basename(name))
+        return real_open(name, flags, *args)
+
+    monkeypatch.setattr(os, "open", first_file_renamed_before_its_open)
+    assert checkpoints.fsync_tree(path) == len(SINGLE)  # the SINGLE files and trainer_state.json, less the renamed
+    assert sorted(opened[:len(SINGLE) + 1]) == sorted([*SINGLE, "trainer_state.json"])
+
+
+def test_a_symlinked_checkpoint_is_logged_by_its_path(tmp_path, caplog):
+    _single(tmp_path / "elsewhere", 9)
+    os.symlink(tmp_path / "elsewhere" / "checkpoint-9", tmp_path / "checkpoint-9")
+    with caplog.at_level(logging.WARNING, logger="kueue_cohorts.trainer"):
+        assert checkpoints.list_checkpoints(tmp_path) == []
+    assert [r.getMessage() for r in caplog.records] == [
+        f"ignoring {tmp_path / 'checkpoint-9'}: a symbolic link, not a checkpoint directory"]
+
+
+def test_a_file_deleted_while_the_checkpoint_is_checked_counts_as_missing(tmp_path, monkeypatch):
+    """The directory was listed with optimizer.pt, which is gone by the time its size is read (another node's
+    rotation, a cleanup): the checkpoint is incomplete, never taken for complete."""
+    path = _single(tmp_path, 7)
+    real_scandir = os.scandir
+
+    def listed_then_deleted(where):
+        entries = list(real_scandir(where))
+        if Path(where) == path and (path / "optimizer.pt").exists():
+            (path / "optimizer.pt").unlink()
+        return iter(entries)
+
+    monkeypatch.setattr(os, "scandir", listed_then_deleted)
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == ["optimizer.pt is missing or empty"]
+
+
+def test_a_global_step_directory_without_latest_is_a_deepspeed_save_missing_its_tag(tmp_path):
+    """DeepSpeed writes `latest` after every rank's files: a `global_step<N>/` directory without it is a DeepSpeed
+    save cut short, not a single-file checkpoint; a file of that name is no such marker."""
+    path = _tree(tmp_path / "checkpoint-5", {"training_args.bin": b"a", "global_step5/mp_rank_00_model_states.pt": b"m",
+                                             "rng_state.pth": b"r"})
+    (path / "trainer_state.json").write_text(json.dumps({"global_step": 5}))
+    assert checkpoints.detect_layout(path) == "deepspeed"
+    assert checkpoints.completeness_problems(Checkpoint(5, path)) == ["latest is missing or empty"]
+    other = _single(tmp_path, 6, **{"global_step6": b"a file"})
+    assert checkpoints.detect_layout(other) == "single"
+
+
+@pytest.mark.parametrize("present, problems", [
+    (("pytorch_model_fsdp.bin",), ["optimizer.bin is missing or empty"]),
+    (("optimizer.bin",), ["pytorch_model_fsdp.bin is missing or empty"]),
+])
+def test_either_fsdp_full_state_file_marks_the_layout(tmp_path, present, problems):
+    """FSDP FULL_STATE_DICT: pytorch_model_fsdp.bin or optimizer.bin alone already says fsdp-full, so the other one
+    is named missing (not a single-file checkpoint that would not ask for it)."""
+    path = _single(tmp_path, 7, **{name: b"x" for name in present})
+    (path / "optimizer.pt").unlink()
+    assert checkpoints.detect_layout(path) == "fsdp-full"
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == problems
+
+
+def test_a_checkpoint_without_weights_lists_every_weight_file_it_looked_for(tmp_path):
+    path = _single(tmp_path, 7)
+    (path / "model.safetensors").unlink()
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == [
+        "no model weights (model.safetensors, pytorch_model.bin, adapter_model.safetensors, adapter_model.bin, "
+        "model.safetensors.index.json, pytorch_model.bin.index.json)"]
+
+
+def test_fsdp_local_names_the_missing_rank_of_model_and_optimizer_shards(tmp_path):
+    path = layouts_write(tmp_path, "fsdp-per-rank-files", 7,
+                         drop=("pytorch_model_fsdp_0_rank1.bin", "optimizer_0_rank1.bin"))
+    assert checkpoints.completeness_problems(Checkpoint(7, path), world_size=2) == [
+        "FSDP model shard of rank 1 is missing", "FSDP optimizer shard of rank 1 is missing"]
+
+
+def test_sharded_fsdp_without_its_optimizer_directory_names_that_directory(tmp_path):
+    path = layouts_write(tmp_path, "fsdp-sharded", 7,
+                         drop=("optimizer_0/.metadata", "optimizer_0/__0_0.distcp", "optimizer_0/__1_0.distcp"))
+    assert checkpoints.completeness_problems(Checkpoint(7, path), world_size=2) == ["optimizer_0/ is missing"]
+
+
+def test_a_saved_scaler_does_not_hide_the_other_problems(tmp_path):
+    path = _single(tmp_path, 7, **{"scaler.pt": b"s"})
+    (path / "optimizer.pt").unlink()
+    assert checkpoints.completeness_problems(Checkpoint(7, path)) == ["optimizer.pt is missing or empty"]
+
+
+@pytest.mark.parametrize("kind", ["link", "file"])
+def test_a_checkpoint_that_became_a_link_or_a_file_before_its_delete_is_left_alone(tmp_path, caplog, kind):
+    """Rotation picked checkpoint-7, then someone replaced it: nothing is deleted through a link, nothing counted."""
+    target = _single(tmp_path / "elsewhere", 7)
+    path = tmp_path / "run" / "checkpoint-7"
+    path.parent.mkdir()
+    if kind == "link":
+        os.symlink(target, path)
+    else:
+        path.write_text("x")
+    with caplog.at_level(logging.WARNING, logger="kueue_cohorts.trainer"):
+        assert checkpoints._remove(path) is False
+    assert [r.getMessage() for r in caplog.records] == [
+        f"not rotating {path} away: no longer a real directory"]
+    assert os.path.lexists(path) and (target / "model.safetensors").exists()

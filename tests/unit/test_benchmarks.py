@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import runpy
+import shutil
+import subprocess
 
 import pytest
 from hypothesis import given
@@ -170,6 +172,34 @@ def test_every_equivalent_mutant_names_a_mutated_module_and_says_why():
         assert entries
         for entry in entries:
             assert [line[:2] for line in entry["change"]].count("- ") >= 1 and len(entry["why"]) > 20
+
+
+def test_a_mutmut_run_that_fails_on_the_unmutated_code_is_an_error_not_a_list_of_survivors(tmp_path):
+    """mutmut leaves every mutant "not checked" when its first pass of the tests fails (a test that fails in the
+    scratch copy): the benchmark raises with mutmut's output instead of counting them all as survivors."""
+    (tmp_path / "pyproject.toml").write_text('[tool.mutmut]\nsource_paths = ["pkg"]\n')
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("def f(x):\n    return x + 1\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_f.py").write_text("from pkg import f\n\n\ndef test_f():\n    assert f(1) == 3\n")
+    with pytest.raises(RuntimeError) as failed:
+        mutation._mutmut(tmp_path, "run", "--max-children", "1")
+    assert str(failed.value).startswith(f"mutmut run --max-children 1 failed (1) in {tmp_path}: ")
+    assert "failed to collect stats" in str(failed.value)
+
+
+def test_the_scratch_copy_lists_its_files_to_git_as_the_checkout_does(tmp_path, monkeypatch):
+    """Tests that copy the checkout (tests/prsummary/gitrepo.py) run `git ls-files --others --exclude-standard` from
+    the scratch's mutants/ directory: the scratch is a repository of its own, so they find the files there (inside the
+    work tree's ignored build/ they found none, and the settings-checks target's first test pass failed)."""
+    monkeypatch.setattr(mutation, "SCRATCH", tmp_path)
+    work = mutation.prepare(mutation.Target("probe", ("trainer/checkpoints.py",), ("tests/trainer",)))
+    (work / "mutants" / "trainer").mkdir(parents=True)
+    shutil.copy2(work / "trainer" / "checkpoints.py", work / "mutants" / "trainer" / "checkpoints.py")
+    listed = subprocess.run(["git", "-C", str(work / "mutants"), "ls-files", "--cached", "--others",
+                             "--exclude-standard"], check=True, capture_output=True, text=True).stdout.split()
+    assert listed == ["trainer/checkpoints.py"]
+    assert 'only_mutate = ["trainer/checkpoints.py"]' in (work / "pyproject.toml").read_text()
 
 
 def test_the_reclaim_round_marks_the_victims_pod_gone_and_the_inference_pod_running():

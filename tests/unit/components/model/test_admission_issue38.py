@@ -5,9 +5,11 @@ reserved trainer environment in the cluster (trainjob-reserved-env), and the req
 see (the items of a DELETECOLLECTION have no request name)."""
 from __future__ import annotations
 
+import itertools
 import json
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
@@ -77,7 +79,8 @@ def _workload(kind: str, namespace: str, label, pod_class, on_template: bool, pr
 
 
 KIND_NAMES = st.sampled_from([k.kind for k in KINDS])
-LABELS = st.sampled_from([None, "c12-training-prio", "c12-inference-prio", "somebody-elses"])
+PRIORITY_LABELS = [None, "c12-training-prio", "c12-inference-prio", "somebody-elses"]
+LABELS = st.sampled_from(PRIORITY_LABELS)
 POD_CLASSES = st.sampled_from([None, "system-cluster-critical", "system-node-critical", "team-low"])
 NAMESPACES = st.sampled_from(["c12-training", "c12-research", "c12-inference", "elsewhere"])
 
@@ -312,8 +315,7 @@ def test_cel_every_guards_each_step_and_iterates_lists():
 # --- class 4: a DELETECOLLECTION item has no request name -----------------------------------------------------------
 
 
-@hsettings(max_examples=40, deadline=None)
-@given(policy=st.sampled_from(["kueue-manager-config-writers", "multikueue-writers"]))
+@pytest.mark.parametrize("policy", ["kueue-manager-config-writers", "multikueue-writers"])
 def test_name_matched_rails_never_read_the_request_name(policy):
     """k8s.io/apiserver v0.36.3 pkg/registry/rest/delete.go: each item of a DELETECOLLECTION is judged with the
     collection's name, "". Every rail that matches by name reads the object's (oldObject's on DELETE)."""
@@ -322,8 +324,8 @@ def test_name_matched_rails_never_read_the_request_name(policy):
     assert "oldObject.metadata.name" in text
 
 
-@hsettings(max_examples=40, deadline=None)
-@given(before=LABELS, after=LABELS, same_spec=st.booleans())
+@pytest.mark.parametrize("before, after, same_spec", list(itertools.product(PRIORITY_LABELS, PRIORITY_LABELS,
+                                                                           [True, False])))
 def test_priority_use_ratchets_spec_and_labels_together_as_its_cel_does(before, after, same_spec):
     """An UPDATE passes unjudged only when both `spec` and `metadata.labels` are as they were (the CEL `unchanged`
     variable compares both): relabelling a Job to the inference class is judged."""
