@@ -6,6 +6,7 @@ snapshot.go (AddWorkload, RemoveWorkload, SimulateWorkloadUsageRemoval).
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
@@ -103,6 +104,7 @@ class Cluster:
         self.setup = setup
         self.tree = Tree(setup)
         self.admitted: dict[str, dict[str, Workload]] = {name: {} for name in self.tree.cqs}
+        self.priorities: dict[str, Counter[int]] = {name: Counter() for name in self.tree.cqs}
 
     def cq(self, name: str) -> CQNode:
         """The ClusterQueue node `name`."""
@@ -115,6 +117,7 @@ class Cluster:
         for fr, value in wl.usage.items():
             add_usage(node, fr, value)
         self.admitted[wl.cq][wl.name] = wl
+        self.priorities[wl.cq][wl.priority] += 1
 
     def remove(self, wl: Workload) -> None:
         """Snapshot.RemoveWorkload: take `wl`'s usage back."""
@@ -123,6 +126,15 @@ class Cluster:
         for fr, value in wl.usage.items():
             remove_usage(node, fr, value)
         del self.admitted[wl.cq][wl.name]
+        counts = self.priorities[wl.cq]
+        counts[wl.priority] -= 1
+        if not counts[wl.priority]:
+            del counts[wl.priority]
+
+    def lowest_priority(self, cq: str) -> Optional[int]:
+        """The lowest priority among the workloads admitted in ClusterQueue `cq` (None: none admitted): kept as
+        they are added and removed, so that a preemption search asks it instead of walking them."""
+        return min(self.priorities[cq], default=None)
 
     def add_usage(self, cq: str, usage: dict[FlavorResource, int]) -> None:
         """ClusterQueueSnapshot.AddUsage of an assignment not yet admitted (within one scheduling cycle)."""
