@@ -191,6 +191,8 @@ class Preemptor:
         for root in cq.ancestors():
             self._in_subtree(cq, incoming, frs, root, root, previous, advantage,
                              hierarchy if advantage else priority)
+            if root.parent is None:
+                break  # the top: what it would tell the next level up is asked by nobody
             fits, remaining = quantities_fit_in_quota(root, remaining)
             advantage = advantage or fits
             previous = root
