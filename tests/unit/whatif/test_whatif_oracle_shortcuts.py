@@ -8,22 +8,31 @@ pinned here:
 - a search without a single candidate returns at once;
 - SimulatePreemption without candidates answers the borrowing height the flavor assigner computed on the same
   snapshot, because a search leaves the snapshot exactly as it found it.
-And traces whose ClusterQueues mix priorities under each withinClusterQueue policy give the very events they gave
+The cyclic garbage collector is paused while a simulation runs: sound while the garbage it leaves in reference
+cycles does not grow with the trace. And traces whose ClusterQueues mix priorities under each withinClusterQueue policy give the very events they gave
 before the shortcuts (digests recorded from the simulator at 6ee3f7c)."""
+import gc
 import hashlib
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from components.checks.validation import load_settings
+from components.settings import raw_from_stack_file
 from tests.unit.whatif.kueue_objects import cluster_queue, flavor, local_queue, priority, trace, workload
 from whatif.cluster import Cluster, Workload, scheduling_hash
 from whatif.kueue import KueueSetup, setup_from_objects
 from whatif.preemption import Preemptor, may_satisfy_policy, satisfies_policy
 from whatif.quota import lowest_subtree_that_fits
 from whatif.scheduler import simulate
+from whatif.stack import setup_of
+from whatif.synth import synth
 from whatif.trace import TraceWorkload
+
+ROOT = Path(__file__).resolve().parents[3]
 
 POLICIES = ("Never", "LowerPriority", "LowerOrNewerEqualPriority", "Any")
 WITHIN = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
@@ -153,3 +162,31 @@ def test_queues_of_mixed_priorities_give_the_events_they_gave_before_the_shortcu
              for i in range(300)]
     result = simulate(_mixed(within, reclaim), trace(*lines, horizon=30000))
     assert (len(result.preemptions()), _digest(result)) == MIXED_CASES[case]
+
+
+def _cyclic_garbage(setup, demand) -> int:
+    """Objects in reference cycles that one simulation of `demand` leaves behind (its Result dropped)."""
+    gc.collect()
+    gc.disable()
+    try:
+        simulate(setup, demand)
+        assert not gc.isenabled()  # a paused collector stays paused
+        return gc.collect()
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("stack_case", [("prod", 1, 600, 240), ("staging", 2, 60, 24)], ids=lambda c: c[0])
+def test_a_simulation_leaves_cyclic_garbage_only_of_its_quota_tree_and_the_collector_as_it_found_it(stack_case):
+    """`simulate` pauses the cyclic garbage collector (`collector_paused`): sound while what a simulation leaves in
+    reference cycles does not grow with the trace (its quota tree: each node and its parent point at each other),
+    so that nothing piles up while the collector is off."""
+    stack, seed, training, tenant = stack_case
+    stack_settings = load_settings(raw_from_stack_file(ROOT / "stacks" / f"Pulumi.{stack}.yaml"))
+    setup = setup_of(stack_settings)
+    short, long = (synth(stack_settings, seed=seed, days=days, training_per_day=training, tenant_per_day=tenant)
+                   for days in (0.5, 3.0))
+    assert len(long.workloads) > 4 * len(short.workloads)
+    assert simulate(setup, long).preemptions()  # the trace exercises preemption, not only admission
+    assert gc.isenabled()
+    assert 0 < _cyclic_garbage(setup, short) == _cyclic_garbage(setup, long) < 100
