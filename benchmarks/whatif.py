@@ -4,8 +4,9 @@ time grows (issue 41: "10,000 workloads, preemptions included, in at most 2 s, g
 One stack (default prod), a seeded synthetic week (`whatif.synth`, seed 1) whose training and tenant rates are
 scaled so that the week holds about each target number of workloads, replayed against the stack's Kueue objects
 (`whatif.scheduler`): workloads, events, admissions, preemptions, the wall-clock and CPU seconds of the simulation
-(best of `--repeat`), microseconds per workload, and the growth factor from one size to the next (the time ratio
-divided by the workload ratio: 1.0 is linear), next to the machine's load average. `--write` records
+(best of `--repeat`), microseconds per workload, and the growth factor from one size to the next (the CPU time
+ratio divided by the workload ratio: 1.0 is linear), next to the machine's load average. The stack's quota stays
+the same, so the larger weeks overload it: `never_admitted` counts the workloads that wait to the end. `--write` records
 benchmarks/results/whatif.json. Timing never goes into a test.
 """
 from __future__ import annotations
@@ -36,7 +37,7 @@ def measure(stack: str, target: int, repeat: int) -> dict[str, Any]:
     scale = target / 1000
     demand = synth(settings, seed=1, days=7, **{k: v * scale for k, v in BASE_RATES.items()})
     setup = setup_of(settings)
-    walls, cpus, events, admissions, preemptions = [], [], 0, 0, 0
+    walls, cpus, events, admissions, preemptions, never = [], [], 0, 0, 0, 0
     for _ in range(repeat):
         started, cpu_started = time.perf_counter(), time.process_time()
         result = simulate(setup, demand)
@@ -44,8 +45,10 @@ def measure(stack: str, target: int, repeat: int) -> dict[str, Any]:
         cpus.append(time.process_time() - cpu_started)
         events = len(result.events)
         admissions, preemptions = len(result.admission_order()), len(result.preemptions())
+        never = len(demand.workloads) - len(set(result.admission_order()))
     return {"target": target, "workloads": len(demand.workloads), "events": events, "admissions": admissions,
-            "preemptions": preemptions, "simulate_s": round(min(walls), 3), "cpu_s": round(min(cpus), 3),
+            "preemptions": preemptions, "never_admitted": never, "simulate_s": round(min(walls), 3),
+            "cpu_s": round(min(cpus), 3),
             "us_per_workload": round(min(cpus) / max(1, len(demand.workloads)) * 1e6, 1)}
 
 
@@ -70,11 +73,13 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(measure(args.stack, size, args.repeat if size <= 10_000 else 1))
         row = rows[-1]
         print(f"{row['workloads']:>8} workloads {row['events']:>8} events {row['admissions']:>7} admitted "
-              f"{row['preemptions']:>6} preempted  wall {row['simulate_s']:>7.2f} s  cpu {row['cpu_s']:>7.2f} s  "
+              f"{row['never_admitted']:>6} never {row['preemptions']:>6} preempted  "
+              f"wall {row['simulate_s']:>7.2f} s  cpu {row['cpu_s']:>7.2f} s  "
               f"{row['us_per_workload']:>6.0f} us/workload  load {load_average()[0]:.1f}", flush=True)
     factors = growth(rows)
     load_after = load_average()
-    print("growth (cpu ratio / workload ratio, 1.0 = linear): " + ", ".join(f"{f:.2f}" for f in factors))
+    print("growth per step (cpu ratio / workload ratio, 1.0 = linear): " + ", ".join(
+        f"{a['workloads']:,} -> {b['workloads']:,}: {f:.2f}" for a, b, f in zip(rows, rows[1:], factors, strict=False)))
     print(f"load average {load_before[0]:.1f} -> {load_after[0]:.1f} on {os.cpu_count()} cores")
     save("whatif", {
         "what": (f"a synthetic week (seed 1) of the {args.stack} stack at about {', '.join(map(str, args.sizes))} "
