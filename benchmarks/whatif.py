@@ -6,7 +6,8 @@ scaled so that the week holds about each target number of workloads, replayed ag
 (`whatif.scheduler`): workloads, events, admissions, preemptions, the wall-clock and CPU seconds of the simulation
 (best of `--repeat`), microseconds per workload, and the growth factor from one size to the next (the CPU time
 ratio divided by the workload ratio: 1.0 is linear), next to the machine's load average. The stack's quota stays
-the same, so the larger weeks overload it: `never_admitted` counts the workloads that wait to the end. `--write` records
+the same, so the larger weeks overload it: `never_admitted` counts the workloads that wait to the end; the
+smallest week's rates over ten weeks (`--long-days`) show the growth at the same load. `--write` records
 benchmarks/results/whatif.json. Timing never goes into a test.
 """
 from __future__ import annotations
@@ -30,12 +31,13 @@ BASE_RATES = {"training_per_day": 60.0, "tenant_per_day": 24.0}
 """The synth's default rates: a week of the prod stack at these rates holds about 1,000 workloads."""
 
 
-def measure(stack: str, target: int, repeat: int) -> dict[str, Any]:
+def measure(stack: str, target: int, repeat: int, days: float = 7.0) -> dict[str, Any]:
     """Workloads, events, admissions, preemptions and the best simulation time (wall and CPU seconds) of a
-    synthetic week of `stack` with its training rates scaled to about `target` workloads."""
+    synthetic week of `stack` with its training rates scaled to about `target` workloads; with `days` other than 7,
+    that many days at those rates (about target * days / 7 workloads)."""
     settings = load_settings(raw_from_stack_file(ROOT / "stacks" / f"Pulumi.{stack}.yaml"))
     scale = target / 1000
-    demand = synth(settings, seed=1, days=7, **{k: v * scale for k, v in BASE_RATES.items()})
+    demand = synth(settings, seed=1, days=days, **{k: v * scale for k, v in BASE_RATES.items()})
     setup = setup_of(settings)
     walls, cpus, events, admissions, preemptions, never = [], [], 0, 0, 0, 0
     for _ in range(repeat):
@@ -46,9 +48,9 @@ def measure(stack: str, target: int, repeat: int) -> dict[str, Any]:
         events = len(result.events)
         admissions, preemptions = len(result.admission_order()), len(result.preemptions())
         never = len(demand.workloads) - len(set(result.admission_order()))
-    return {"target": target, "workloads": len(demand.workloads), "events": events, "admissions": admissions,
-            "preemptions": preemptions, "never_admitted": never, "simulate_s": round(min(walls), 3),
-            "cpu_s": round(min(cpus), 3),
+    return {"target": target, "days": days, "workloads": len(demand.workloads), "events": events,
+            "admissions": admissions, "preemptions": preemptions, "never_admitted": never,
+            "simulate_s": round(min(walls), 3), "cpu_s": round(min(cpus), 3),
             "us_per_workload": round(min(cpus) / max(1, len(demand.workloads)) * 1e6, 1)}
 
 
@@ -65,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stack", default="prod")
     parser.add_argument("--sizes", nargs="+", type=int, default=[1_000, 10_000, 100_000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--long-days", type=float, default=70.0,
+                        help="also run the smallest size's rates over this many days (default 70: ten weeks at the "
+                             "load of the first week; 0: skip)")
     add_write_flag(parser)
     args = parser.parse_args(argv)
     load_before = load_average()
@@ -77,9 +82,16 @@ def main(argv: list[str] | None = None) -> int:
               f"wall {row['simulate_s']:>7.2f} s  cpu {row['cpu_s']:>7.2f} s  "
               f"{row['us_per_workload']:>6.0f} us/workload  load {load_average()[0]:.1f}", flush=True)
     factors = growth(rows)
-    load_after = load_average()
     print("growth per step (cpu ratio / workload ratio, 1.0 = linear): " + ", ".join(
         f"{a['workloads']:,} -> {b['workloads']:,}: {f:.2f}" for a, b, f in zip(rows, rows[1:], factors, strict=False)))
+    longer: dict[str, Any] | None = None
+    if args.long_days > 0 and rows:
+        longer = measure(args.stack, args.sizes[0], args.repeat, args.long_days)
+        longer["growth"] = growth([rows[0], longer])[0]
+        print(f"the {args.sizes[0]:,} week's rates over {args.long_days:g} days: {longer['workloads']:,} workloads "
+              f"{longer['preemptions']} preempted  wall {longer['simulate_s']:.2f} s  cpu {longer['cpu_s']:.2f} s  "
+              f"growth {longer['growth']:.2f} (the same load, a longer trace)", flush=True)
+    load_after = load_average()
     print(f"load average {load_before[0]:.1f} -> {load_after[0]:.1f} on {os.cpu_count()} cores")
     save("whatif", {
         "what": (f"a synthetic week (seed 1) of the {args.stack} stack at about {', '.join(map(str, args.sizes))} "
@@ -87,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         "measured_at": utc_now(),
         "machine": {"cores": os.cpu_count(), "python": platform.python_version(),
                     "load_average_before": load_before, "load_average_after": load_after},
-        "stack": args.stack, "sizes": rows, "growth": factors}, args.write)
+        "stack": args.stack, "sizes": rows, "growth": factors, "same_load_longer": longer}, args.write)
     return 0
 
 
