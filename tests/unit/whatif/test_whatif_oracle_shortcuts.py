@@ -9,8 +9,9 @@ pinned here:
 - SimulatePreemption without candidates answers the borrowing height the flavor assigner computed on the same
   snapshot, because a search leaves the snapshot exactly as it found it.
 The cyclic garbage collector is paused while a simulation runs: sound while the garbage it leaves in reference
-cycles does not grow with the trace. And traces whose ClusterQueues mix priorities under each withinClusterQueue policy give the very events they gave
-before the shortcuts (digests recorded from the simulator at 6ee3f7c)."""
+cycles does not grow with the trace. A trace's request texts are parsed once each. And traces whose ClusterQueues
+mix priorities under each withinClusterQueue policy give the very events they gave before the shortcuts (digests
+recorded from the simulator at 6ee3f7c)."""
 import gc
 import hashlib
 import random
@@ -23,8 +24,8 @@ from hypothesis import strategies as st
 from components.checks.validation import load_settings
 from components.settings import raw_from_stack_file
 from tests.unit.whatif.kueue_objects import cluster_queue, flavor, local_queue, priority, trace, workload
-from whatif.cluster import Cluster, Workload, scheduling_hash
-from whatif.kueue import KueueSetup, setup_from_objects
+from whatif.cluster import Cluster, Workload, request_amount, scheduling_hash, workload_of
+from whatif.kueue import KueueSetup, amount, setup_from_objects
 from whatif.preemption import Preemptor, may_satisfy_policy, satisfies_policy
 from whatif.quota import lowest_subtree_that_fits
 from whatif.scheduler import simulate
@@ -190,3 +191,25 @@ def test_a_simulation_leaves_cyclic_garbage_only_of_its_quota_tree_and_the_colle
     assert simulate(setup, long).preemptions()  # the trace exercises preemption, not only admission
     assert gc.isenabled()
     assert 0 < _cyclic_garbage(setup, short) == _cyclic_garbage(setup, long) < 100
+
+
+@pytest.mark.parametrize("prefixes, kept", [
+    ((), {"nvidia.com/gpu": 2, "example.com/nic": 1, "vendor.io/fpga": 3}),
+    (("example.com/",), {"nvidia.com/gpu": 2, "vendor.io/fpga": 3}),
+    (("other.org/", "vendor."), {"nvidia.com/gpu": 2, "example.com/nic": 1}),
+    (("example.com/", "vendor.io/"), {"nvidia.com/gpu": 2}),
+])
+def test_a_workloads_requests_leave_out_every_excluded_prefix_and_are_read_as_kueue_counts_them(prefixes, kept):
+    """`workload_of` (the request amounts remembered per text, `request_amount`): Configuration
+    resources.excludeResourcePrefixes drops every resource starting with any of the prefixes; the others are
+    Kueue's amounts, the same for a text seen before."""
+    setup = setup_from_objects(
+        [flavor("gpu"), cluster_queue("a-cq", None, [("gpu", {"nvidia.com/gpu": (4, None)})]),
+         local_queue("a", "a-lq", "a-cq")],
+        {"resources": {"excludeResourcePrefixes": list(prefixes)}} if prefixes else None)
+    for _ in range(2):
+        spec = TraceWorkload(name="w", submit_seconds=0, namespace="a", local_queue="a-lq", pods=1,
+                             requests={"nvidia.com/gpu": "2", "example.com/nic": "500m", "vendor.io/fpga": "3"})
+        assert workload_of(spec, setup).requests == kept
+    assert request_amount("cpu", "1500m") == amount("cpu", "1500m") == 1500
+    assert request_amount("memory", "1Gi") == amount("memory", "1Gi") == 1 << 30
