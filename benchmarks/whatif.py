@@ -4,8 +4,10 @@ time grows (issue 41: "10,000 workloads, preemptions included, in at most 2 s, g
 One stack (default prod), a seeded synthetic week (`whatif.synth`, seed 1) whose training and tenant rates are
 scaled so that the week holds about each target number of workloads, replayed against the stack's Kueue objects
 (`whatif.scheduler`): workloads, events, admissions, preemptions, the wall-clock and CPU seconds of the simulation
-(best of `--repeat`), microseconds per workload, and the growth factor from one size to the next (the time ratio
-divided by the workload ratio: 1.0 is linear), next to the machine's load average. `--write` records
+(best of `--repeat`), microseconds per workload, and the growth factor from one size to the next (the CPU time
+ratio divided by the workload ratio: 1.0 is linear), next to the machine's load average. The stack's quota stays
+the same, so the larger weeks overload it: `never_admitted` counts the workloads that wait to the end; the
+smallest week's rates over ten weeks (`--long-days`) show the growth at the same load. `--write` records
 benchmarks/results/whatif.json. Timing never goes into a test.
 """
 from __future__ import annotations
@@ -30,14 +32,15 @@ BASE_RATES = {"training_per_day": 60.0, "tenant_per_day": 24.0}
 """The synth's default rates: a week of the prod stack at these rates holds about 1,000 workloads."""
 
 
-def measure(stack: str, target: int, repeat: int) -> dict[str, Any]:
+def measure(stack: str, target: int, repeat: int, days: float = 7.0) -> dict[str, Any]:
     """Workloads, events, admissions, preemptions and the best simulation time (wall and CPU seconds) of a
-    synthetic week of `stack` with its training rates scaled to about `target` workloads."""
+    synthetic week of `stack` with its training rates scaled to about `target` workloads; with `days` other than 7,
+    that many days at those rates (about target * days / 7 workloads)."""
     settings = load_settings(raw_from_stack_file(stack_path(stack, ROOT)))
     scale = target / 1000
-    demand = synth(settings, seed=1, days=7, **{k: v * scale for k, v in BASE_RATES.items()})
+    demand = synth(settings, seed=1, days=days, **{k: v * scale for k, v in BASE_RATES.items()})
     setup = setup_of(settings)
-    walls, cpus, events, admissions, preemptions = [], [], 0, 0, 0
+    walls, cpus, events, admissions, preemptions, never = [], [], 0, 0, 0, 0
     for _ in range(repeat):
         started, cpu_started = time.perf_counter(), time.process_time()
         result = simulate(setup, demand)
@@ -45,8 +48,10 @@ def measure(stack: str, target: int, repeat: int) -> dict[str, Any]:
         cpus.append(time.process_time() - cpu_started)
         events = len(result.events)
         admissions, preemptions = len(result.admission_order()), len(result.preemptions())
-    return {"target": target, "workloads": len(demand.workloads), "events": events, "admissions": admissions,
-            "preemptions": preemptions, "simulate_s": round(min(walls), 3), "cpu_s": round(min(cpus), 3),
+        never = len(demand.workloads) - len(set(result.admission_order()))
+    return {"target": target, "days": days, "workloads": len(demand.workloads), "events": events,
+            "admissions": admissions, "preemptions": preemptions, "never_admitted": never,
+            "simulate_s": round(min(walls), 3), "cpu_s": round(min(cpus), 3),
             "us_per_workload": round(min(cpus) / max(1, len(demand.workloads)) * 1e6, 1)}
 
 
@@ -63,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stack", default="prod")
     parser.add_argument("--sizes", nargs="+", type=int, default=[1_000, 10_000, 100_000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--long-days", type=float, default=70.0,
+                        help="also run the smallest size's rates over this many days (default 70: ten weeks at the "
+                             "load of the first week; 0: skip)")
     add_write_flag(parser)
     args = parser.parse_args(argv)
     load_before = load_average()
@@ -71,11 +79,20 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(measure(args.stack, size, args.repeat if size <= 10_000 else 1))
         row = rows[-1]
         print(f"{row['workloads']:>8} workloads {row['events']:>8} events {row['admissions']:>7} admitted "
-              f"{row['preemptions']:>6} preempted  wall {row['simulate_s']:>7.2f} s  cpu {row['cpu_s']:>7.2f} s  "
+              f"{row['never_admitted']:>6} never {row['preemptions']:>6} preempted  "
+              f"wall {row['simulate_s']:>7.2f} s  cpu {row['cpu_s']:>7.2f} s  "
               f"{row['us_per_workload']:>6.0f} us/workload  load {load_average()[0]:.1f}", flush=True)
     factors = growth(rows)
+    print("growth per step (cpu ratio / workload ratio, 1.0 = linear): " + ", ".join(
+        f"{a['workloads']:,} -> {b['workloads']:,}: {f:.2f}" for a, b, f in zip(rows, rows[1:], factors, strict=False)))
+    longer: dict[str, Any] | None = None
+    if args.long_days > 0 and rows:
+        longer = measure(args.stack, args.sizes[0], args.repeat, args.long_days)
+        longer["growth"] = growth([rows[0], longer])[0]
+        print(f"the {args.sizes[0]:,} week's rates over {args.long_days:g} days: {longer['workloads']:,} workloads "
+              f"{longer['preemptions']} preempted  wall {longer['simulate_s']:.2f} s  cpu {longer['cpu_s']:.2f} s  "
+              f"growth {longer['growth']:.2f} (the same load, a longer trace)", flush=True)
     load_after = load_average()
-    print("growth (cpu ratio / workload ratio, 1.0 = linear): " + ", ".join(f"{f:.2f}" for f in factors))
     print(f"load average {load_before[0]:.1f} -> {load_after[0]:.1f} on {os.cpu_count()} cores")
     save("whatif", {
         "what": (f"a synthetic week (seed 1) of the {args.stack} stack at about {', '.join(map(str, args.sizes))} "
@@ -83,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         "measured_at": utc_now(),
         "machine": {"cores": os.cpu_count(), "python": platform.python_version(),
                     "load_average_before": load_before, "load_average_after": load_after},
-        "stack": args.stack, "sizes": rows, "growth": factors}, args.write)
+        "stack": args.stack, "sizes": rows, "growth": factors, "same_load_longer": longer}, args.write)
     return 0
 
 

@@ -156,7 +156,7 @@ def fits_resource_quota(cluster: Cluster, oracle: Preemptor, wl: Workload, cq: C
         return PMode.FIT, borrow, ""
     reason = f"insufficient unused quota for {fr[1]} in flavor {fr[0]}"
     if cq.quota(fr).nominal >= value or may_reclaim or _can_preempt_while_borrowing(cq):
-        possibility, after = oracle.simulate(wl, cq.name, fr, value)
+        possibility, after = oracle.simulate(wl, cq.name, fr, value, borrow)
         mode = {"NoCandidates": PMode.NO_CANDIDATES, "Preempt": PMode.PREEMPT, "Reclaim": PMode.RECLAIM}[possibility]
         return mode, after, reason
     return PMode.NO_FIT, borrow, reason

@@ -15,6 +15,12 @@ A port of kubernetes-sigs/kueue v0.19.2:
 - pkg/scheduler/preemption/preemption_oracle.go `SimulatePreemption` (what the flavor assigner asks).
 
 Fair-sharing preemption (`fairPreemptions`) is not modelled: `whatif.kueue` refuses stacks with Fair Sharing.
+
+Cheap where Kueue's answer is certain (issue 41: under a backlog nearly every scheduling attempt asks for
+candidates, per resource and then for the assignment, and nearly every search finds none): a ClusterQueue none of
+whose admitted workloads the policy allows is not walked, a search without a single candidate returns at once, and
+SimulatePreemption without candidates returns the borrowing height the flavor assigner computed on the same
+snapshot. Each rests on an invariant tests/unit/whatif/test_whatif_oracle_shortcuts.py pins.
 """
 from __future__ import annotations
 
@@ -75,6 +81,17 @@ def satisfies_policy(preemptor: Workload, candidate: Workload, policy: str) -> b
     return policy == "Any"
 
 
+def may_satisfy_policy(preemptor_priority: int, lowest: int, policy: str) -> bool:
+    """Whether `policy` can allow any candidate when the lowest priority among them is `lowest`: False means
+    `satisfies_policy` is False for every one of them (LowerPriority needs a lower priority, LowerOrNewerEqualPriority
+    at most an equal one, Never none), so their search is skipped."""
+    if policy == "LowerPriority":
+        return lowest < preemptor_priority
+    if policy == "LowerOrNewerEqualPriority":
+        return lowest <= preemptor_priority
+    return policy == "Any"
+
+
 def borrowing_forbidden(cq: CQNode) -> tuple[bool, Optional[int]]:
     """IsBorrowingWithinCohortForbidden: (policy is Never or unset, maxPriorityThreshold)."""
     p = cq.spec.preemption
@@ -116,12 +133,12 @@ class Preemptor:
     # -- candidates ----------------------------------------------------------------------------------------------
     def _classify(self, cq: CQNode, incoming: Workload, wl: Workload, frs: frozenset[FlavorResource],
                   advantage: bool) -> Variant:
-        """classifyPreemptionVariant."""
-        if not wl.uses(frs):
-            return Variant.NEVER
+        """classifyPreemptionVariant. Its two Never tests (the candidate uses none of `frs`; the policy does not
+        allow it) are pure, so the cheaper one, the policy, is asked first: under a backlog of equal priorities
+        nearly every candidate fails it."""
         policy = cq.spec.preemption.within_cluster_queue if wl.cq == cq.name else \
             cq.spec.preemption.reclaim_within_cohort
-        if not satisfies_policy(incoming, wl, policy):
+        if not satisfies_policy(incoming, wl, policy) or not wl.uses(frs):
             return Variant.NEVER
         if wl.cq == cq.name:
             return Variant.WITHIN_CQ
@@ -135,7 +152,12 @@ class Preemptor:
     def _from_cq(self, cq: CQNode, source: CQNode, incoming: Workload, frs: frozenset[FlavorResource],
                  lca: Optional[CohortNode], advantage: bool) -> list[_Candidate]:
         """getCandidatesFromCQ (in admission order: `targets` sorts every group by `candidate_order`, a total
-        order)."""
+        order). A queue whose lowest admitted priority (`Cluster.lowest_priority`) the policy cannot preempt
+        (`may_satisfy_policy`) holds no candidate, and is not walked."""
+        policy = cq.spec.preemption.within_cluster_queue if source is cq else cq.spec.preemption.reclaim_within_cohort
+        lowest = self.cluster.lowest_priority(source.name)
+        if lowest is None or not may_satisfy_policy(incoming.priority, lowest, policy):
+            return []
         out = []
         for wl in self.cluster.admitted[source.name].values():
             variant = self._classify(cq, incoming, wl, frs, advantage)
@@ -169,6 +191,8 @@ class Preemptor:
         for root in cq.ancestors():
             self._in_subtree(cq, incoming, frs, root, root, previous, advantage,
                              hierarchy if advantage else priority)
+            if root.parent is None:
+                break  # the top: what it would tell the next level up is asked by nobody
             fits, remaining = quantities_fit_in_quota(root, remaining)
             advantage = advantage or fits
             previous = root
@@ -211,6 +235,8 @@ class Preemptor:
         same = (self._from_cq(cq, cq, incoming, frs, None, False)
                 if cq.spec.preemption.within_cluster_queue != "Never" else [])
         hierarchy, priority = self._hierarchical(cq, incoming, frs, usage)
+        if not same and not hierarchy and not priority:
+            return []  # no candidate: no attempt below can remove anything
         groups = [sorted(g, key=lambda c: order(c.wl)) for g in (hierarchy, priority, same)]
         candidates = [c for g in groups for c in g if c.wl.evicted] + [c for g in groups for c in g if not c.wl.evicted]
         no_other = not hierarchy and not priority
@@ -251,13 +277,16 @@ class Preemptor:
                 self.cluster.remove(chosen[i].wl)
         return chosen
 
-    def simulate(self, incoming: Workload, cq_name: str, fr: FlavorResource, value: int) -> tuple[str, int]:
+    def simulate(self, incoming: Workload, cq_name: str, fr: FlavorResource, value: int,
+                 height_now: int) -> tuple[str, int]:
         """PreemptionOracle.SimulatePreemption for one flavor-resource: ("NoCandidates" | "Preempt" | "Reclaim",
-        the borrowing height after the preemptions)."""
+        the borrowing height after the preemptions). `height_now`: FindHeightOfLowestSubtreeThatFits of `value` on
+        the snapshot as it is, which the flavor assigner has just computed (`lowest_subtree_that_fits`); Kueue
+        computes it again when there is no candidate, on the same unchanged snapshot, so it is the answer then."""
         cq = self.cluster.cq(cq_name)
         found = self.targets(incoming, cq_name, frozenset({fr}), {fr: value})
         if not found:
-            return "NoCandidates", lowest_subtree_that_fits(cq, fr, value)[0]
+            return "NoCandidates", height_now
         for t in found:
             self.cluster.remove(t.workload)
         borrow = lowest_subtree_that_fits(cq, fr, value)[0]

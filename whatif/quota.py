@@ -63,12 +63,13 @@ class Node:
 class CohortNode(Node):
     """A Cohort: its child Cohorts and ClusterQueues."""
 
-    __slots__ = ("child_cohorts", "child_cqs")
+    __slots__ = ("child_cohorts", "child_cqs", "_height")
 
     def __init__(self, name: str, quotas: Mapping[FlavorResource, Quota]):
         super().__init__(name, quotas)
         self.child_cohorts: list[CohortNode] = []
         self.child_cqs: list[CQNode] = []
+        self._height: Optional[int] = None
 
     def root(self) -> CohortNode:
         """The root of the tree."""
@@ -85,11 +86,14 @@ class CohortNode(Node):
         return out
 
     def height(self) -> int:
-        """getNodeHeight: the distance to the furthest leaf (a Cohort with ClusterQueues only: 1)."""
-        best = min(len(self.child_cohorts) + len(self.child_cqs), 1)
-        for child in self.child_cohorts:
-            best = max(best, child.height() + 1)
-        return best
+        """getNodeHeight: the distance to the furthest leaf (a Cohort with ClusterQueues only: 1). The tree does
+        not change during a simulation, so it is computed once (the first time it is asked)."""
+        if self._height is None:
+            best = min(len(self.child_cohorts) + len(self.child_cqs), 1)
+            for child in self.child_cohorts:
+                best = max(best, child.height() + 1)
+            self._height = best
+        return self._height
 
 
 class CQNode(Node):
@@ -172,16 +176,22 @@ def quantities_fit_in_quota(node: Node, requests: Mapping[FlavorResource, int]
     kept locally (asked of the parent next)."""
     fits = True
     remaining = {}
+    subtree, usage, local = node.subtree, node.usage, node.local
     for fr, value in requests.items():
-        if node.subtree.get(fr, 0) < node.usage.get(fr, 0) + value:
+        used = usage.get(fr, 0)
+        if subtree.get(fr, 0) < used + value:
             fits = False
-        remaining[fr] = max(0, value - local_available(node, fr))
+        remaining[fr] = max(0, value - max(0, local.get(fr, 0) - used))  # local_available, inline
     return fits, remaining
 
 
 def within_nominal(node: Node, frs: set[FlavorResource] | frozenset[FlavorResource]) -> bool:
     """IsWithinNominalInResources: usage within the subtree quota for every one of `frs`."""
-    return all(node.subtree.get(fr, 0) >= node.usage.get(fr, 0) for fr in frs)
+    subtree, usage = node.subtree, node.usage
+    for fr in frs:
+        if subtree.get(fr, 0) < usage.get(fr, 0):
+            return False
+    return True
 
 
 def lowest_subtree_that_fits(cq: CQNode, fr: FlavorResource, value: int) -> tuple[int, bool]:
