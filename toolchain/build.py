@@ -131,12 +131,57 @@ def _rmtree(path: Path) -> None:
     shutil.rmtree(path, onerror=onerror)
 
 
+def _install(entry: Entry, output: str, package: str, built: Path, steps: dict[str, float], tool: str,
+             flags: str) -> None:
+    """Move ``built`` to ``bin/<output>-<version>/<output>`` (atomically: a temp file per process, then rename) and
+    write ``build.json`` beside it (how it was built: ``tool`` version, ``flags``, the seconds of ``steps``)."""
+    dest = paths.bin_dir(output, entry.version)
+    dest.mkdir(parents=True, exist_ok=True)
+    tmp = dest / f".{output}.{os.getpid()}.tmp"  # one per process: two builds may race
+    shutil.move(str(built), tmp)
+    tmp.chmod(0o755)
+    os.replace(tmp, dest / output)
+    (dest / "build.json").write_text(json.dumps({
+        "entry": entry.name, "output": output, "package": package, "version": entry.version,
+        "module": f"{entry.module}@{entry.module_version}", "ldflags": flags, "tags": list(entry.tags),
+        "cgo": entry.cgo, "go": tool,
+        "seconds": {k: round(v, 1) for k, v in steps.items()},
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }, indent=2) + "\n")
+
+
+def _build_c(entry: Entry, mdir: Path, steps: dict[str, float], total_start: float, log: Path) -> dict[str, float]:
+    """Compile the C file ``entry.packages[0]`` of the module directory ``mdir`` with ``gcc <entry.cflags>`` (niced)
+    into the cache, as its upstream Makefile does (``pause``: k8s.io/kubernetes build/pause/Makefile
+    ``CFLAGS = -Os -Wall -Werror -static -DVERSION=...``); return the seconds per step. Raises ToolchainError when
+    gcc is missing or fails (with its output)."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        raise ToolchainError(f"[binaries.{entry.name}] is C: install gcc and the C library's static archive "
+                             "(Debian: gcc, libc6-dev)")
+    out = paths.build_dir(entry.name, entry.version) / entry.outputs[0]
+    cmd = [*(["nice", "-n", "10"] if shutil.which("nice") else []), gcc, *(entry.cflags or ()), "-o", str(out),
+           str(mdir / entry.packages[0])]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    log.write_text(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
+    if proc.returncode != 0:
+        raise ToolchainError(f"gcc of {entry.packages[0]} ({entry.module}@{entry.module_version}) failed "
+                             f"(exit {proc.returncode}):\n{proc.stderr.strip()}")
+    steps["build"] = time.monotonic() - start
+    steps["total"] = time.monotonic() - total_start
+    version = subprocess.run([gcc, "-dumpfullversion"], capture_output=True, text=True).stdout.strip()
+    _install(entry, entry.outputs[0], entry.packages[0], out, steps, f"gcc {version}", " ".join(entry.cflags or ()))
+    print(f"[toolchain] built {entry.name} {entry.version} in {steps['total']:.1f} s", flush=True)
+    return steps
+
+
 def build(entry: Entry, *, prepare_only: bool = False) -> dict[str, float]:
     """Build every output of ``entry`` into ``bin/<output>-<version>/<output>``; return seconds per step.
 
     Steps (each printed with its seconds): module download, scratch copy + ``go generate`` (if configured),
     ``go mod tidy`` of the wrapper, one ``go build -trimpath [-tags ...] -ldflags "-s -w ..."`` for all packages
-    (niced).
+    (niced; CGO_ENABLED=1 when ``entry.cgo``, else 0).
     The go output is logged to ``build/<entry>-<version>/build.log``; ``build.json`` next to each executable
     records the steps. ``prepare_only`` stops after ``go mod tidy`` (downloads only, to overlap network with
     another build's compile). Raises ToolchainError (with the log tail) on any failure.
@@ -155,6 +200,8 @@ def build(entry: Entry, *, prepare_only: bool = False) -> dict[str, float]:
     steps["download"] = time.monotonic() - start
     print(f"[toolchain]   go mod download: {steps['download']:.1f} s", flush=True)
     upstream_gomod = (mdir / "go.mod").read_text()
+    if entry.cflags is not None:
+        return _build_c(entry, mdir, steps, total_start, log)
 
     if entry.scratch_copy:
         start = time.monotonic()
@@ -186,7 +233,8 @@ def build(entry: Entry, *, prepare_only: bool = False) -> dict[str, float]:
     tags = ["-tags", ",".join(entry.tags)] if entry.tags else []
     steps["build"] = gocmd.run(
         ["build", "-trimpath", *tags, "-ldflags", ldflags, "-o", target, *entry.packages], wdir,
-        label=f"go build {' '.join(entry.outputs)}", nice=True, log=log)
+        label=f"go build {' '.join(entry.outputs)}", env={"CGO_ENABLED": "1"} if entry.cgo else None, nice=True,
+        log=log)
 
     go_version = subprocess.run([gocmd.go_binary(), "env", "GOVERSION"], capture_output=True, text=True,
                                 env=gocmd.go_env()).stdout.strip()
@@ -197,18 +245,6 @@ def build(entry: Entry, *, prepare_only: bool = False) -> dict[str, float]:
             built = out / package.rstrip("/").split("/")[-1]
         if not built.is_file():
             raise ToolchainError(f"go build of {package} produced no {built}")
-        dest = paths.bin_dir(output, entry.version)
-        dest.mkdir(parents=True, exist_ok=True)
-        tmp = dest / f".{output}.{os.getpid()}.tmp"  # one per process: two builds may race
-        shutil.move(str(built), tmp)
-        tmp.chmod(0o755)
-        os.replace(tmp, dest / output)
-        (dest / "build.json").write_text(json.dumps({
-            "entry": entry.name, "output": output, "package": package, "version": entry.version,
-            "module": f"{entry.module}@{entry.module_version}", "ldflags": ldflags, "tags": list(entry.tags),
-            "go": go_version,
-            "seconds": {k: round(v, 1) for k, v in steps.items()},
-            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }, indent=2) + "\n")
+        _install(entry, output, package, built, steps, go_version, ldflags)
     print(f"[toolchain] built {entry.name} {entry.version} in {steps['total']:.1f} s", flush=True)
     return steps
