@@ -150,6 +150,48 @@ def _install(entry: Entry, output: str, package: str, built: Path, steps: dict[s
     }, indent=2) + "\n")
 
 
+def deb_root(spec: str) -> Path:
+    """Return the directory a Debian package ``spec`` (``name=version``) is unpacked into:
+    ``<cache>/debs/<name>_<version>/root``."""
+    name, _, version = spec.partition("=")
+    return paths.cache_root() / "debs" / f"{name}_{version}" / "root"
+
+
+def unpack_debs(entry: Entry) -> dict[str, str]:
+    """Fetch each Debian package of ``entry.debs`` (``name=version``) with ``apt-get download`` (the ordinary client
+    of the Debian archive; the exact version, so the file is what the pin names) and unpack it with ``dpkg-deb -x``
+    into :func:`deb_root` (once; kept in the cache). Shared-library links (``*.so``) are removed so that the linker
+    takes the static archive (``libseccomp.a``: runc then needs nothing beyond the C library at run time, as
+    upstream's static release). Return the environment that points cgo's ``pkg-config`` at them
+    (``PKG_CONFIG_PATH``, ``PKG_CONFIG_SYSROOT_DIR``: one package each here). Raises ToolchainError when apt-get
+    or dpkg-deb is missing or fails (the fix: ``apt-get update``, or install the package)."""
+    env: dict[str, str] = {}
+    for spec in entry.debs:
+        root = deb_root(spec)
+        if not root.is_dir():
+            if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+                raise ToolchainError(f"[binaries.{entry.name}] needs the Debian package {spec}: no apt-get/dpkg-deb "
+                                     "here; install its headers and static library by hand")
+            work = root.parent
+            work.mkdir(parents=True, exist_ok=True)
+            got = subprocess.run(["apt-get", "download", spec], cwd=work, capture_output=True, text=True)
+            debs = sorted(work.glob("*.deb"))
+            if got.returncode != 0 or not debs:
+                raise ToolchainError(f"`apt-get download {spec}` failed (exit {got.returncode}): "
+                                     f"{got.stderr.strip()[-400:]}; run `apt-get update` first")
+            staging = work / "staging"
+            if staging.exists():
+                _rmtree(staging)
+            subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(staging)], check=True)
+            for shared in staging.rglob("*.so"):
+                shared.unlink()
+            os.replace(staging, root)
+        pcs = sorted({str(pc.parent) for pc in root.rglob("*.pc")})
+        env["PKG_CONFIG_PATH"] = ":".join(pcs)
+        env["PKG_CONFIG_SYSROOT_DIR"] = str(root)
+    return env
+
+
 def _build_c(entry: Entry, mdir: Path, steps: dict[str, float], total_start: float, log: Path) -> dict[str, float]:
     """Compile the C file ``entry.packages[0]`` of the module directory ``mdir`` with ``gcc <entry.cflags>`` (niced)
     into the cache, as its upstream Makefile does (``pause``: k8s.io/kubernetes build/pause/Makefile
@@ -233,8 +275,8 @@ def build(entry: Entry, *, prepare_only: bool = False) -> dict[str, float]:
     tags = ["-tags", ",".join(entry.tags)] if entry.tags else []
     steps["build"] = gocmd.run(
         ["build", "-trimpath", *tags, "-ldflags", ldflags, "-o", target, *entry.packages], wdir,
-        label=f"go build {' '.join(entry.outputs)}", env={"CGO_ENABLED": "1"} if entry.cgo else None, nice=True,
-        log=log)
+        label=f"go build {' '.join(entry.outputs)}",
+        env={"CGO_ENABLED": "1", **unpack_debs(entry)} if entry.cgo else None, nice=True, log=log)
 
     go_version = subprocess.run([gocmd.go_binary(), "env", "GOVERSION"], capture_output=True, text=True,
                                 env=gocmd.go_env()).stdout.strip()

@@ -32,7 +32,8 @@ class Entry:
     ``packages[i]``; ``version`` (no leading v) keys the cache directories; ``module_version`` is what the
     wrapper go.mod requires. ``cgo``: built with CGO_ENABLED=1 (runc's nsenter is C); ``group``: an on-demand
     group (``real-node``) left out of a plain ``toolchain ensure``; ``cflags``: the one package is a C file of the
-    module, compiled with the host's ``gcc <cflags>`` (the pod sandbox's ``pause``), not a Go package.
+    module, compiled with the host's ``gcc <cflags>`` (the pod sandbox's ``pause``), not a Go package; ``debs``:
+    ``package=version`` Debian packages of C headers and static archives a cgo build links (runc: libseccomp-dev).
     """
 
     name: str
@@ -55,6 +56,7 @@ class Entry:
     cgo: bool = False
     group: str | None = None
     cflags: tuple[str, ...] | None = None
+    debs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,6 +145,7 @@ def _entry(name: str, spec: dict[str, Any]) -> Entry:
         cgo=bool(spec.get("cgo", False)),
         group=spec.get("group"),
         cflags=tuple(spec["cflags"]) if "cflags" in spec else None,
+        debs=tuple(spec.get("debs", ())),
     )
 
 

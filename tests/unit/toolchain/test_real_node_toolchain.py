@@ -48,9 +48,32 @@ def test_the_kubelet_is_built_from_the_control_planes_module_with_its_stamp():
     assert "kubelet" not in kubernetes.outputs  # else `make up` would build it
 
 
-def test_only_runc_is_built_with_cgo_and_its_cgo_reaches_go_build():
+def test_only_runc_is_built_with_cgo_and_with_upstreams_seccomp_tag():
     assert [e.name for e in V.entries.values() if e.cgo] == ["runc"]
-    assert V.entries["runc"].tags == ("urfave_cli_no_docs",)  # no seccomp: libseccomp-dev is not installed
+    assert V.entries["runc"].tags == ("seccomp", "urfave_cli_no_docs")
+    assert V.entries["runc"].debs == ("libseccomp-dev=2.5.4-1+deb12u1",)
+
+
+def test_the_pinned_libseccomp_is_unpacked_into_the_cache_for_a_static_link(tmp_path, monkeypatch):
+    monkeypatch.setenv("KUEUE_COHORTS_CACHE", str(tmp_path))
+    env = build.unpack_debs(V.entries["runc"])
+    root = tmp_path / "debs" / "libseccomp-dev_2.5.4-1+deb12u1" / "root"
+    assert env == {"PKG_CONFIG_PATH": str(root / "usr/lib/x86_64-linux-gnu/pkgconfig"),
+                   "PKG_CONFIG_SYSROOT_DIR": str(root)}
+    assert (root / "usr/include/seccomp.h").is_file() and (root / "usr/lib/x86_64-linux-gnu/libseccomp.a").is_file()
+    assert not list(root.rglob("*.so"))  # the linker takes the static archive
+    out = subprocess.run(["pkg-config", "--libs", "libseccomp"], env={**env, "PATH": "/usr/bin:/bin"},
+                         capture_output=True, text=True)
+    assert out.stdout.split() == [f"-L{root}/usr/lib/x86_64-linux-gnu", "-lseccomp"]
+
+
+def test_a_debian_package_that_cannot_be_fetched_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("KUEUE_COHORTS_CACHE", str(tmp_path))
+    entry = versions.Entry(name="x", version="1", module="m", module_version="v1", outputs=("x",), packages=("m",),
+                           cgo=True, debs=("libseccomp-dev=0.0.0-not-a-version",))
+    with pytest.raises(ToolchainError, match=r"`apt-get download libseccomp-dev=0.0.0-not-a-version` failed "
+                                             r"\(exit 100\): .*; run `apt-get update` first"):
+        build.unpack_debs(entry)
 
 
 def test_pause_is_compiled_from_the_pinned_module_with_upstreams_flags(tmp_path, monkeypatch):
