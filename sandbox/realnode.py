@@ -479,6 +479,26 @@ def shim_pids(socket: Path) -> set[int]:
 
 SHIM_SOCKETS = Path("/run/containerd/s")
 """Where every containerd shim puts its socket (containerd v2.4.2 pkg/shim ``socketRoot`` + ``s``, built in)."""
+DEVICE_PLUGINS = Path("/var/lib/kubelet/device-plugins")
+"""The kubelet's device-plugin socket directory, whatever its ``--root-dir`` (k8s.io/kubelet
+pkg/apis/deviceplugin/v1beta1 ``DevicePluginPath``, a constant)."""
+CONTAINER_LOG_LINKS = Path("/var/log/containers")
+"""Where the kubelet links every container's log (pkg/kubelet/kuberuntime ``ContainerLogsDir``, a constant)."""
+
+
+def remove_log_links(pod_logs: Path, directory: Path = CONTAINER_LOG_LINKS) -> list[Path]:
+    """Remove the symbolic links in ``directory`` that point below ``pod_logs`` (this node's containers' logs),
+    then ``directory`` if it is left empty; return the links removed."""
+    removed = []
+    for link in sorted(directory.iterdir()) if directory.is_dir() else []:
+        if link.is_symlink() and Path(os.readlink(link)).is_relative_to(pod_logs):
+            link.unlink()
+            removed.append(link)
+    try:
+        directory.rmdir()
+    except OSError:
+        pass
+    return removed
 
 
 def remove_stale_sockets(directory: Path = SHIM_SOCKETS) -> list[Path]:
@@ -518,8 +538,9 @@ def cleanup(paths: RealNodePaths, wait: float = 10.0) -> list[str]:
     """Remove what the real node leaves behind once its kubelet and containerd are stopped: the containers'
     processes (every pid below :data:`CGROUP_ROOT`) and the shims of its containerd (SIGKILL), every mount below
     ``paths.root`` (rootfs overlays, network namespaces, volumes; lazily, deepest first), the pod cgroups and the
-    bridge :data:`BRIDGE`, the shims' stale sockets (:func:`remove_stale_sockets`). Return what was done, one line
-    each; nothing when nothing was left."""
+    bridge :data:`BRIDGE`, the shims' and the kubelet's stale sockets (:func:`remove_stale_sockets`, also
+    :data:`DEVICE_PLUGINS`) and the kubelet's log links to this node (:func:`remove_log_links`). Return what was
+    done, one line each; nothing when nothing was left."""
     done = []
     killed: set[int] = set()
     for _ in range(int(wait / 0.2)):
@@ -537,6 +558,10 @@ def cleanup(paths: RealNodePaths, wait: float = 10.0) -> list[str]:
     remove_cgroups()
     if stale := remove_stale_sockets():
         done.append(f"removed {len(stale)} stale shim sockets from {SHIM_SOCKETS}")
+    if stale := remove_stale_sockets(DEVICE_PLUGINS):
+        done.append(f"removed the kubelet's stale sockets from {DEVICE_PLUGINS}")
+    if links := remove_log_links(paths.pod_logs):
+        done.append(f"removed {len(links)} log links from {CONTAINER_LOG_LINKS}")
     if Path(f"/sys/class/net/{BRIDGE}").exists():
         subprocess.run(["ip", "link", "delete", BRIDGE], capture_output=True)
         done.append(f"deleted the bridge {BRIDGE}")

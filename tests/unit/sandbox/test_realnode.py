@@ -160,3 +160,14 @@ def test_the_cgroup_root_is_made_in_every_hierarchy_with_the_parents_cpus(tmp_pa
     realnode.prepare_cgroup_root(tmp_path, "/kc-node")
     assert (tmp_path / "cpuset" / "kc-node" / "cpuset.cpus").read_text() == "0-1\n"
     assert (tmp_path / "cpuset" / "kc-node" / "cpuset.mems").read_text() == "0\n"
+
+
+def test_only_the_log_links_into_this_nodes_pod_logs_are_removed(tmp_path):
+    links, ours, theirs = tmp_path / "containers", tmp_path / "real-node" / "pod-logs", tmp_path / "other"
+    links.mkdir()
+    (links / "a.log").symlink_to(ours / "ns_a_uid" / "main" / "0.log")
+    (links / "b.log").symlink_to(theirs / "ns_b_uid" / "main" / "0.log")
+    assert realnode.remove_log_links(ours, links) == [links / "a.log"]
+    assert [p.name for p in links.iterdir()] == ["b.log"]
+    (links / "b.log").unlink()
+    assert realnode.remove_log_links(ours, links) == [] and not links.exists()
