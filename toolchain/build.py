@@ -162,7 +162,8 @@ def unpack_debs(entry: Entry) -> dict[str, str]:
     of the Debian archive; the exact version, so the file is what the pin names) and unpack it with ``dpkg-deb -x``
     into :func:`deb_root` (once; kept in the cache). Shared-library links (``*.so``) are removed so that the linker
     takes the static archive (``libseccomp.a``: runc then needs nothing beyond the C library at run time, as
-    upstream's static release). Return the environment that points cgo's ``pkg-config`` at them
+    upstream's static release). On a machine without package lists ("Unable to locate package") it runs
+    ``apt-get update`` once when root and retries. Return the environment that points cgo's ``pkg-config`` at them
     (``PKG_CONFIG_PATH``, ``PKG_CONFIG_SYSROOT_DIR``: one package each here). Raises ToolchainError when apt-get
     or dpkg-deb is missing or fails (the fix: ``apt-get update``, or install the package)."""
     env: dict[str, str] = {}
@@ -175,6 +176,10 @@ def unpack_debs(entry: Entry) -> dict[str, str]:
             work = root.parent
             work.mkdir(parents=True, exist_ok=True)
             got = subprocess.run(["apt-get", "download", spec], cwd=work, capture_output=True, text=True)
+            if got.returncode != 0 and "Unable to locate package" in got.stderr and os.geteuid() == 0:
+                # no package lists yet (a fresh machine): read them once, as apt-get's own hint says, and retry
+                subprocess.run(["apt-get", "update"], capture_output=True, text=True)
+                got = subprocess.run(["apt-get", "download", spec], cwd=work, capture_output=True, text=True)
             debs = sorted(work.glob("*.deb"))
             if got.returncode != 0 or not debs:
                 raise ToolchainError(f"`apt-get download {spec}` failed (exit {got.returncode}): "
