@@ -48,6 +48,7 @@ CLUSTER_SCOPED = {
     ("v1", "Namespace"): "/api/v1/namespaces",
     ("v1", "Node"): "/api/v1/nodes",
     ("storage.k8s.io/v1", "StorageClass"): "/apis/storage.k8s.io/v1/storageclasses",
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
     ("serving.kserve.io/v1alpha1", "ClusterServingRuntime"): "/apis/serving.kserve.io/v1alpha1/clusterservingruntimes",
 }
 #: The same for the namespaced kinds the sandbox applies (``{namespace}`` is filled in).

@@ -376,3 +376,21 @@ def worker_identity(certs: Certificates, namespace: str, service_account: str,
     _write(crt, pair.cert_pem, False)
     _write(key, pair.key_pem, True)
     return pair
+
+
+def node_identity(certs: Certificates, node: str, now: dt.datetime | None = None) -> KeyPair:
+    """The kubelet identity of the sandbox's real node ``node``: a client certificate of its CA with CN
+    ``system:node:<node>`` and O ``system:nodes`` (the user and group a kubelet's credentials carry, as kubeadm's
+    ``kubelet.conf``), kept under ``pki/nodes/<node>.*`` and reused while valid. Raises OSError when the CA cannot be
+    read."""
+    now = now or dt.datetime.now(dt.UTC)
+    base = certs.pki / "nodes" / node
+    crt, key = base.with_suffix(".crt"), base.with_suffix(".key")
+    if crt.exists() and key.exists():
+        if x509.load_pem_x509_certificate(crt.read_bytes()).not_valid_after_utc - now >= RENEW_BEFORE:
+            return KeyPair(crt.read_bytes(), key.read_bytes())
+    ca = KeyPair(certs.ca_crt.read_bytes(), certs.ca_key.read_bytes())
+    pair = issue(ca, f"system:node:{node}", organizations=["system:nodes"], client=True, now=now)
+    _write(crt, pair.cert_pem, False)
+    _write(key, pair.key_pem, True)
+    return pair

@@ -15,7 +15,7 @@ from components.settings.errors import SettingsError
 from components.settings.secrets import is_secret
 from components.settings.stackfile import StackFileError, stack_path
 from kueue_cohorts.scaffold import Known, Parser, Tool, add_verbose, guard
-from sandbox import prometheus
+from sandbox import prometheus, realnode
 from sandbox.apply import SandboxError
 from sandbox.cluster import COMPONENTS, Sandbox
 from sandbox.status import CohortsView, render
@@ -51,6 +51,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     up.add_argument("--with-prometheus", action="store_true",
                     help="also start Prometheus on loopback, scraping Kueue's metrics and evaluating the stack's "
                          "alerts (TSDB under the state dir); its URL is printed")
+    up.add_argument("--real-node", action="store_true",
+                    help="also start one real node (containerd, runc and a kubelet built from pinned modules on "
+                         "first use; labelled and tainted kueue-cohorts/real-node, with the first node pool's GPU "
+                         "resources) that runs real containers; on a running sandbox too (docs/sandbox.md)")
     up.add_argument("--only-if-sandbox", action="store_true",
                     help="do nothing unless the stack's kueue-cohorts:cluster.mode is sandbox (for `make up`)")
     down = sub.add_parser("down", parents=[common], help="stop every component started by up",
@@ -63,13 +67,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                           help="print the log of one component (default: the last lines of each)",
                           description="Print the log of one component (default: the last lines of each); -f follows "
                                       "it.")
-    logs.add_argument("component", nargs="?", choices=COMPONENTS)
+    logs.add_argument("component", nargs="?", choices=COMPONENTS + realnode.COMPONENTS)
     logs.add_argument("-n", "--lines", type=int, default=40)
     logs.add_argument("-f", "--follow", action="store_true")
 
 
 def _logs(sandbox: Sandbox, component: str | None, lines: int, follow: bool) -> int:
-    names = [component] if component else list(COMPONENTS)
+    names = [component] if component else [*COMPONENTS, *(c for c in realnode.COMPONENTS
+                                                          if sandbox.paths.log(c).exists())]
     for name in names:
         path = sandbox.paths.log(name)
         if not path.exists():
@@ -173,7 +178,7 @@ def _main(args: argparse.Namespace, cohorts_view: Optional[CohortsView]) -> int:
             return 2
         try:
             report = sandbox.up(path, timeout=args.timeout, kueue_delay=args.kueue_delay,
-                                with_prometheus=args.with_prometheus)
+                                with_prometheus=args.with_prometheus, real_node=args.real_node)
             workers = [(name, worker.up(path, timeout=args.timeout))
                        for name, worker in worker_sandboxes(sandbox, path, args.workers)]
         except SettingsError as exc:

@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 from collections import deque
@@ -39,7 +40,7 @@ from components.checks.validation import load_stack_file
 from components.model.alerts import rules_file
 from components.settings import KueueMetrics, ManagerTrainer, NodePool, Settings
 from sandbox import certs as certs_mod
-from sandbox import controlplane, files, jobcontrollers, kserve, kubeconfig, kueue, kwok, process
+from sandbox import controlplane, files, jobcontrollers, kserve, kubeconfig, kueue, kwok, process, realnode
 from sandbox import prometheus as prom
 from sandbox.apply import (
     CLUSTER_SCOPED,
@@ -178,7 +179,7 @@ class Sandbox:
     # ----- up --------------------------------------------------------------------------------------------------
 
     def up(self, stack_path: Path, timeout: float = 180.0, kueue_delay: float = 0.0,
-           with_prometheus: bool = False) -> UpReport:
+           with_prometheus: bool = False, real_node: bool = False) -> UpReport:
         """Bring the sandbox up with the nodes of ``stack_path``'s nodePools; idempotent.
 
         When every component already runs and is healthy, only the nodes and the Trainer
@@ -186,8 +187,9 @@ class Sandbox:
         whatever is left of a previous run is stopped and everything starts again (same ports when free, same
         certificates, same etcd data). ``kueue_delay`` (seconds, default 0) starts the Kueue manager that much later
         and returns without waiting for it (see :meth:`_start`). ``with_prometheus`` also starts Prometheus
-        (:meth:`_start_prometheus`), on a running sandbox too. Raises SandboxError (step, cause and log tail) or
-        toolchain.ToolchainError.
+        (:meth:`_start_prometheus`), on a running sandbox too; ``real_node`` also starts the real node
+        (:meth:`_start_real_node`, building its binaries on first use), on a running sandbox too. Raises
+        SandboxError (step, cause and log tail) or toolchain.ToolchainError.
         """
         report = UpReport(kubeconfig=self.paths.kubeconfig)
         t0 = time.monotonic()
@@ -201,6 +203,10 @@ class Sandbox:
                 self._write_worker_identity(settings, st)
                 if with_prometheus:
                     self._start_prometheus(st, settings, stack_path, timeout)
+                if real_node:
+                    t = time.monotonic()
+                    self._start_real_node(st, settings, timeout)
+                    self._step(report, "real-node", t)
                 report.already_running = True
                 report.seconds["total"] = time.monotonic() - t0
                 return report
@@ -211,6 +217,10 @@ class Sandbox:
                     t = time.monotonic()
                     self._start_prometheus(self.state(), load_stack_file(stack_path), stack_path, timeout)
                     self._step(report, "prometheus", t)
+                if real_node:
+                    t = time.monotonic()
+                    self._start_real_node(self.state(), load_stack_file(stack_path), timeout)
+                    self._step(report, "real-node", t)
             except BaseException:
                 self._log("start failed; stopping what was started")
                 self._stop_all()
@@ -406,6 +416,93 @@ class Sandbox:
         self._spawn(st, prom.NAME, prom.args(binary, config, data, st.ports[prom.NAME]))
         self._wait_healthy(st, prom.NAME, timeout)
         self._log(f"prometheus on http://{LOOPBACK}:{st.ports[prom.NAME]} (TSDB {data})")
+
+    def real_node_paths(self) -> realnode.RealNodePaths:
+        """The real node's files (``<state dir>/real-node``)."""
+        return realnode.RealNodePaths(self.paths.root / "real-node")
+
+    def _start_real_node(self, st: State, settings: Settings, timeout: float) -> None:
+        """Start the real node (:mod:`sandbox.realnode`) unless its kubelet runs: build its binaries if missing
+        (``toolchain.group("real-node")``), write containerd's, the CNI's and the kubelet's configuration and the
+        kubelet's node identity (a client certificate ``system:node:<name>`` of the sandbox CA, bound to the
+        ``system:node`` ClusterRole), start containerd, import the pause and host-python images, start the kubelet,
+        wait for the node to be Ready, then advertise the first node pool's extended resources (its GPU slices) on
+        it and wait until they are allocatable. Raises SandboxError naming the step and the log's tail."""
+        rec = st.processes.get("kubelet")
+        if rec is not None and process.alive(rec):
+            self._log("real node already running")
+            return
+        bins = toolchain.ensure(list(realnode.BINARIES))
+        rn = self.real_node_paths()
+        for d in (rn.root, rn.containerd_root.parent, rn.cni_conf_dir.parent, rn.cni_conf_dir, rn.kubelet_dir,
+                  rn.pod_logs, rn.images):
+            files.private_dir(d)
+        os.chmod(rn.root, 0o711)  # the containers' users (runAsUser) traverse to their rootfs and volumes
+        os.chmod(rn.kubelet_dir, 0o711)
+        st.ports.update(allocate(["real-node-kubelet", "real-node-kubelet-healthz"], previous=st.ports))
+        st.save(self.paths.state_file)
+        c = certs_mod.Certificates(self.paths.pki)
+        venv = Path(sys.prefix)
+        spec = json.loads(subprocess.run([str(bins["ctr"]), "oci", "spec"], capture_output=True, text=True,
+                                         check=True).stdout)
+        rn.base_spec.write_text(json.dumps(realnode.base_runtime_spec(spec, realnode.host_mounts(venv)), indent=1))
+        rn.containerd_config.write_text(realnode.containerd_config(
+            rn, bins["runc"], [bins[p].parent for p in ("loopback", "bridge", "host-local")]))
+        (rn.cni_conf_dir / "10-kueue-cohorts.conflist").write_text(json.dumps(realnode.cni_config(rn), indent=1))
+        rn.kubelet_config.write_text(yaml.safe_dump(realnode.kubelet_configuration(rn, st.ports, c.ca_crt)))
+        identity = certs_mod.node_identity(c, realnode.NODE_NAME)
+        kubeconfig.write_identity(rn.kubeconfig, f"https://{LOOPBACK}:{st.ports['kube-apiserver']}",
+                                  c.ca_crt.read_bytes(), identity, realnode.NODE_NAME)
+        api = self._client()
+        apply_cluster_scoped(api, realnode.node_rbac())
+
+        shims = f"{bins['containerd-shim-runc-v2'].parent}:{bins['runc'].parent}"  # the shim and runc by name
+        self._spawn(st, "containerd", realnode.containerd_args(bins["containerd"], rn),
+                    env={**os.environ, "PATH": f"{shims}:{os.environ.get('PATH', '/usr/bin:/bin')}"})
+        ctr = [str(bins["ctr"]), f"--address={rn.socket}", f"--namespace={realnode.CTR_NAMESPACE}"]
+
+        def containerd_serves() -> bool:
+            if not process.alive(st.processes["containerd"]):
+                raise SandboxError(f"containerd exited\n--- last lines of {self.paths.log('containerd')} ---\n"
+                                   f"{_tail(self.paths.log('containerd'))}")
+            return rn.socket.exists() and subprocess.run([*ctr, "version"], capture_output=True).returncode == 0
+
+        wait_until(containerd_serves, timeout, f"containerd on {rn.socket}", interval=0.2)
+        images = {"pause": realnode.pause_image(bins["pause"]), "host-python": realnode.host_python_image(venv)}
+        for name, data in images.items():
+            tar = rn.images / f"{name}.tar"
+            tar.write_bytes(data)
+            proc = subprocess.run([*ctr, "images", "import", str(tar)], capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise SandboxError(f"ctr images import {tar} failed: {proc.stderr.strip()}")
+        pool = settings.node_pools[0] if settings.node_pools else None
+        labels = {realnode.NODE_LABEL[0]: realnode.NODE_LABEL[1], **(dict(pool.labels) if pool else {})}
+        realnode.prepare_cgroup_root()
+        self._spawn(st, "kubelet", realnode.kubelet_args(bins["kubelet"], rn, labels))
+
+        def ready() -> bool:
+            if not process.alive(st.processes["kubelet"]):
+                raise SandboxError("kubelet exited")
+            return nodes_ready(api, [realnode.NODE_NAME])
+
+        try:
+            wait_until(ready, timeout, f"node {realnode.NODE_NAME} Ready", interval=0.5)
+        except SandboxError as exc:
+            raise SandboxError(f"{exc}\n--- last lines of {self.paths.log('kubelet')} ---\n"
+                               f"{_tail(self.paths.log('kubelet'))}") from None
+        extended = realnode.extended_capacity(pool.capacity) if pool else {}
+        if extended:
+            request_json(api, "PATCH", f"/api/v1/nodes/{realnode.NODE_NAME}/status",
+                         body=realnode.capacity_patch(extended), content_type="application/json-patch+json")
+
+            def allocatable() -> bool:
+                node = get_json(api, f"/api/v1/nodes/{realnode.NODE_NAME}") or {}
+                have = node.get("status", {}).get("allocatable", {})
+                return all(have.get(k) == v for k, v in extended.items())
+
+            wait_until(allocatable, timeout, f"{', '.join(extended)} allocatable on {realnode.NODE_NAME}")
+        self._log(f"real node {realnode.NODE_NAME} Ready (containerd, runc, kubelet; taint {realnode.TAINT_KEY}, "
+                  f"{', '.join(f'{k}={v}' for k, v in extended.items()) or 'no extended resources'})")
 
     @staticmethod
     def _crds(docs: Mapping[str, list[dict[str, Any]]], kueue_dir: Path, port: int, ca: bytes) -> list[dict[str, Any]]:
@@ -633,6 +730,9 @@ class Sandbox:
                 stopped.append(name + (" (SIGKILL)" if killed else ""))
             del st.processes[name]
             st.save(self.paths.state_file)
+        if self.real_node_paths().root.exists():  # its containers, shims, mounts and bridge outlive both processes
+            for line in realnode.cleanup(self.real_node_paths()):
+                self._log(f"real node: {line}")
         return stopped
 
     def stop_prometheus(self) -> bool:
@@ -646,6 +746,27 @@ class Sandbox:
             process.stop(rec)
             st.save(self.paths.state_file)
             return had_process
+
+    def stop_real_node(self) -> list[str]:
+        """Stop the real node alone (kubelet, then containerd; :func:`sandbox.realnode.cleanup` of its containers,
+        mounts and bridge) and delete its Node object, so the rest of the sandbox runs on as without it; return the
+        names of the processes that were alive."""
+        with locked(self.paths.lock):
+            st = self.state()
+            stopped = []
+            for name in reversed(realnode.COMPONENTS):
+                rec = st.processes.pop(name, None)
+                if rec is not None:
+                    if process.group_alive(rec):
+                        stopped.append(name)
+                    process.stop(rec)
+                    st.save(self.paths.state_file)
+            if self.real_node_paths().root.exists():
+                for line in realnode.cleanup(self.real_node_paths()):
+                    self._log(f"real node: {line}")
+            if self.running():
+                delete(self._client(), f"/api/v1/nodes/{realnode.NODE_NAME}")
+            return stopped
 
     def down(self, purge: bool = False) -> list[str]:
         """Stop every recorded component (process groups, reverse start order); return the names stopped.

@@ -43,7 +43,7 @@ from toolchain.versions import ToolchainError
 
 __all__ = [
     "ToolchainError", "binary", "cache_root", "chart_dir", "crd_documents", "crd_files", "ensure", "module_dir",
-    "pulumi_home", "analyzer_shim", "all_binaries", "for_stack", "ENGINE", "SANDBOX",
+    "pulumi_home", "analyzer_shim", "all_binaries", "for_stack", "group", "ENGINE", "SANDBOX", "REAL_NODE",
 ]
 
 ENGINE = ("pulumi", "pulumi-resource-kubernetes")
@@ -60,8 +60,25 @@ def _versions() -> versions.Versions:
     return versions.load()
 
 
+REAL_NODE = "real-node"
+"""The on-demand group of the sandbox's real node (``sandbox up --real-node``, issue 44): runc, containerd and its
+shim and ctr, the kubelet, the CNI plugins. Built only when asked for (:func:`group`), never by a plain ``ensure``."""
+
+
+def group(name: str) -> list[str]:
+    """Return the executables of the versions.toml entries whose ``group`` is ``name`` (e.g. :data:`REAL_NODE`), in
+    file order. Raises ToolchainError for a group no entry has, naming the groups there are."""
+    entries = _versions().entries.values()
+    found = [o for e in entries if e.group == name for o in e.outputs]
+    if not found:
+        known = sorted({e.group for e in entries if e.group})
+        raise ToolchainError(f"no versions.toml entry has group = {name!r}; groups: {', '.join(known) or 'none'}")
+    return found
+
+
 def all_binaries() -> list[str]:
-    """Return every pinned executable name, in build order (sandbox binaries first, then pulumi and the rest)."""
+    """Return every pinned executable name a plain ``ensure`` builds, in build order (sandbox binaries first, then
+    pulumi and the rest); entries of an on-demand ``group`` (:func:`group`) are left out."""
     order = [
         "etcd",
         "kubernetes",
@@ -74,7 +91,7 @@ def all_binaries() -> list[str]:
         "actionlint",
     ]
     entries = _versions().entries
-    names = [n for n in order if n in entries] + [n for n in entries if n not in order]
+    names = [n for n in order if n in entries] + [n for n in entries if n not in order and entries[n].group is None]
     return [o for n in names for o in entries[n].outputs]
 
 

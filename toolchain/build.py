@@ -131,12 +131,104 @@ def _rmtree(path: Path) -> None:
     shutil.rmtree(path, onerror=onerror)
 
 
+def _install(entry: Entry, output: str, package: str, built: Path, steps: dict[str, float], tool: str,
+             flags: str) -> None:
+    """Move ``built`` to ``bin/<output>-<version>/<output>`` (atomically: a temp file per process, then rename) and
+    write ``build.json`` beside it (how it was built: ``tool`` version, ``flags``, the seconds of ``steps``)."""
+    dest = paths.bin_dir(output, entry.version)
+    dest.mkdir(parents=True, exist_ok=True)
+    tmp = dest / f".{output}.{os.getpid()}.tmp"  # one per process: two builds may race
+    shutil.move(str(built), tmp)
+    tmp.chmod(0o755)
+    os.replace(tmp, dest / output)
+    (dest / "build.json").write_text(json.dumps({
+        "entry": entry.name, "output": output, "package": package, "version": entry.version,
+        "module": f"{entry.module}@{entry.module_version}", "ldflags": flags, "tags": list(entry.tags),
+        "cgo": entry.cgo, "go": tool,
+        "seconds": {k: round(v, 1) for k, v in steps.items()},
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }, indent=2) + "\n")
+
+
+def deb_root(spec: str) -> Path:
+    """Return the directory a Debian package ``spec`` (``name=version``) is unpacked into:
+    ``<cache>/debs/<name>_<version>/root``."""
+    name, _, version = spec.partition("=")
+    return paths.cache_root() / "debs" / f"{name}_{version}" / "root"
+
+
+def unpack_debs(entry: Entry) -> dict[str, str]:
+    """Fetch each Debian package of ``entry.debs`` (``name=version``) with ``apt-get download`` (the ordinary client
+    of the Debian archive; the exact version, so the file is what the pin names) and unpack it with ``dpkg-deb -x``
+    into :func:`deb_root` (once; kept in the cache). Shared-library links (``*.so``) are removed so that the linker
+    takes the static archive (``libseccomp.a``: runc then needs nothing beyond the C library at run time, as
+    upstream's static release). On a machine without package lists ("Unable to locate package") it runs
+    ``apt-get update`` once when root and retries. Return the environment that points cgo's ``pkg-config`` at them
+    (``PKG_CONFIG_PATH``, ``PKG_CONFIG_SYSROOT_DIR``: one package each here). Raises ToolchainError when apt-get
+    or dpkg-deb is missing or fails (the fix: ``apt-get update``, or install the package)."""
+    env: dict[str, str] = {}
+    for spec in entry.debs:
+        root = deb_root(spec)
+        if not root.is_dir():
+            if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+                raise ToolchainError(f"[binaries.{entry.name}] needs the Debian package {spec}: no apt-get/dpkg-deb "
+                                     "here; install its headers and static library by hand")
+            work = root.parent
+            work.mkdir(parents=True, exist_ok=True)
+            got = subprocess.run(["apt-get", "download", spec], cwd=work, capture_output=True, text=True)
+            if got.returncode != 0 and "Unable to locate package" in got.stderr and os.geteuid() == 0:
+                # no package lists yet (a fresh machine): read them once, as apt-get's own hint says, and retry
+                subprocess.run(["apt-get", "update"], capture_output=True, text=True)
+                got = subprocess.run(["apt-get", "download", spec], cwd=work, capture_output=True, text=True)
+            debs = sorted(work.glob("*.deb"))
+            if got.returncode != 0 or not debs:
+                raise ToolchainError(f"`apt-get download {spec}` failed (exit {got.returncode}): "
+                                     f"{got.stderr.strip()[-400:]}; run `apt-get update` first")
+            staging = work / "staging"
+            if staging.exists():
+                _rmtree(staging)
+            subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(staging)], check=True)
+            for shared in staging.rglob("*.so"):
+                shared.unlink()
+            os.replace(staging, root)
+        pcs = sorted({str(pc.parent) for pc in root.rglob("*.pc")})
+        env["PKG_CONFIG_PATH"] = ":".join(pcs)
+        env["PKG_CONFIG_SYSROOT_DIR"] = str(root)
+    return env
+
+
+def _build_c(entry: Entry, mdir: Path, steps: dict[str, float], total_start: float, log: Path) -> dict[str, float]:
+    """Compile the C file ``entry.packages[0]`` of the module directory ``mdir`` with ``gcc <entry.cflags>`` (niced)
+    into the cache, as its upstream Makefile does (``pause``: k8s.io/kubernetes build/pause/Makefile
+    ``CFLAGS = -Os -Wall -Werror -static -DVERSION=...``); return the seconds per step. Raises ToolchainError when
+    gcc is missing or fails (with its output)."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        raise ToolchainError(f"[binaries.{entry.name}] is C: install gcc and the C library's static archive "
+                             "(Debian: gcc, libc6-dev)")
+    out = paths.build_dir(entry.name, entry.version) / entry.outputs[0]
+    cmd = [*(["nice", "-n", "10"] if shutil.which("nice") else []), gcc, *(entry.cflags or ()), "-o", str(out),
+           str(mdir / entry.packages[0])]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    log.write_text(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
+    if proc.returncode != 0:
+        raise ToolchainError(f"gcc of {entry.packages[0]} ({entry.module}@{entry.module_version}) failed "
+                             f"(exit {proc.returncode}):\n{proc.stderr.strip()}")
+    steps["build"] = time.monotonic() - start
+    steps["total"] = time.monotonic() - total_start
+    version = subprocess.run([gcc, "-dumpfullversion"], capture_output=True, text=True).stdout.strip()
+    _install(entry, entry.outputs[0], entry.packages[0], out, steps, f"gcc {version}", " ".join(entry.cflags or ()))
+    print(f"[toolchain] built {entry.name} {entry.version} in {steps['total']:.1f} s", flush=True)
+    return steps
+
+
 def build(entry: Entry, *, prepare_only: bool = False) -> dict[str, float]:
     """Build every output of ``entry`` into ``bin/<output>-<version>/<output>``; return seconds per step.
 
     Steps (each printed with its seconds): module download, scratch copy + ``go generate`` (if configured),
     ``go mod tidy`` of the wrapper, one ``go build -trimpath [-tags ...] -ldflags "-s -w ..."`` for all packages
-    (niced).
+    (niced; CGO_ENABLED=1 when ``entry.cgo``, else 0).
     The go output is logged to ``build/<entry>-<version>/build.log``; ``build.json`` next to each executable
     records the steps. ``prepare_only`` stops after ``go mod tidy`` (downloads only, to overlap network with
     another build's compile). Raises ToolchainError (with the log tail) on any failure.
@@ -155,6 +247,8 @@ def build(entry: Entry, *, prepare_only: bool = False) -> dict[str, float]:
     steps["download"] = time.monotonic() - start
     print(f"[toolchain]   go mod download: {steps['download']:.1f} s", flush=True)
     upstream_gomod = (mdir / "go.mod").read_text()
+    if entry.cflags is not None:
+        return _build_c(entry, mdir, steps, total_start, log)
 
     if entry.scratch_copy:
         start = time.monotonic()
@@ -186,7 +280,8 @@ def build(entry: Entry, *, prepare_only: bool = False) -> dict[str, float]:
     tags = ["-tags", ",".join(entry.tags)] if entry.tags else []
     steps["build"] = gocmd.run(
         ["build", "-trimpath", *tags, "-ldflags", ldflags, "-o", target, *entry.packages], wdir,
-        label=f"go build {' '.join(entry.outputs)}", nice=True, log=log)
+        label=f"go build {' '.join(entry.outputs)}",
+        env={"CGO_ENABLED": "1", **unpack_debs(entry)} if entry.cgo else None, nice=True, log=log)
 
     go_version = subprocess.run([gocmd.go_binary(), "env", "GOVERSION"], capture_output=True, text=True,
                                 env=gocmd.go_env()).stdout.strip()
@@ -197,18 +292,6 @@ def build(entry: Entry, *, prepare_only: bool = False) -> dict[str, float]:
             built = out / package.rstrip("/").split("/")[-1]
         if not built.is_file():
             raise ToolchainError(f"go build of {package} produced no {built}")
-        dest = paths.bin_dir(output, entry.version)
-        dest.mkdir(parents=True, exist_ok=True)
-        tmp = dest / f".{output}.{os.getpid()}.tmp"  # one per process: two builds may race
-        shutil.move(str(built), tmp)
-        tmp.chmod(0o755)
-        os.replace(tmp, dest / output)
-        (dest / "build.json").write_text(json.dumps({
-            "entry": entry.name, "output": output, "package": package, "version": entry.version,
-            "module": f"{entry.module}@{entry.module_version}", "ldflags": ldflags, "tags": list(entry.tags),
-            "go": go_version,
-            "seconds": {k: round(v, 1) for k, v in steps.items()},
-            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }, indent=2) + "\n")
+        _install(entry, output, package, built, steps, go_version, ldflags)
     print(f"[toolchain] built {entry.name} {entry.version} in {steps['total']:.1f} s", flush=True)
     return steps

@@ -1,4 +1,5 @@
-"""``python -m toolchain ensure [NAME ...]`` builds missing pinned binaries; ``ensure --for-stack STACK`` only what
+"""``python -m toolchain ensure [NAME ...]`` builds missing pinned binaries (``--group real-node``: also that on-demand
+group); ``ensure --for-stack STACK`` only what
 ``up`` of stacks/Pulumi.<STACK>.yaml needs (the engine and its provider; the sandbox's binaries too when the stack
 targets the sandbox); ``path NAME`` prints one's path."""
 
@@ -22,6 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          description="Build every pinned binary missing from the cache (or only NAME ...); a warm "
                                      "cache returns in seconds. Prints each binary's path.")
     ens.add_argument("names", nargs="*", help=f"binary names (default: all): {', '.join(toolchain.all_binaries())}")
+    ens.add_argument("--group", metavar="GROUP", action="append", default=[],
+                     help="the binaries of an on-demand group, which a plain ensure leaves out (with NAMEs: those "
+                          "too): real-node (runc, containerd, the kubelet, CNI plugins and pause of `sandbox up "
+                          "--real-node`)")
     ens.add_argument("--for-stack", metavar="STACK",
                      help="only what `up` of stacks/Pulumi.STACK.yaml needs: pulumi and its kubernetes provider, and "
                           "the sandbox's binaries when the stack targets the sandbox (not Prometheus, not actionlint)")
@@ -38,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
     def body() -> int:
         if args.command == "ensure":
             names = list(args.names)
+            for name in args.group:
+                names += [n for n in toolchain.group(name) if n not in names]
             if args.for_stack:
                 stack_file = stack_path(args.for_stack, toolchain.paths.repo_root())
                 try:

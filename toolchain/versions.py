@@ -30,7 +30,10 @@ class Entry:
 
     Fields mirror the TOML keys (see the comment at the top of versions.toml): ``outputs[i]`` is built from
     ``packages[i]``; ``version`` (no leading v) keys the cache directories; ``module_version`` is what the
-    wrapper go.mod requires.
+    wrapper go.mod requires. ``cgo``: built with CGO_ENABLED=1 (runc's nsenter is C); ``group``: an on-demand
+    group (``real-node``) left out of a plain ``toolchain ensure``; ``cflags``: the one package is a C file of the
+    module, compiled with the host's ``gcc <cflags>`` (the pod sandbox's ``pause``), not a Go package; ``debs``:
+    ``package=version`` Debian packages of C headers and static archives a cgo build links (runc: libseccomp-dev).
     """
 
     name: str
@@ -50,6 +53,10 @@ class Entry:
     align_with: tuple[str, str] | None = None
     copy_replaces: bool = False
     tags: tuple[str, ...] = ()
+    cgo: bool = False
+    group: str | None = None
+    cflags: tuple[str, ...] | None = None
+    debs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,6 +142,10 @@ def _entry(name: str, spec: dict[str, Any]) -> Entry:
         align_with=(spec["align_with"]["require"], spec["align_with"]["package"]) if "align_with" in spec else None,
         copy_replaces=bool(spec.get("copy_replaces", False)),
         tags=tuple(spec.get("tags", ())),
+        cgo=bool(spec.get("cgo", False)),
+        group=spec.get("group"),
+        cflags=tuple(spec["cflags"]) if "cflags" in spec else None,
+        debs=tuple(spec.get("debs", ())),
     )
 
 
