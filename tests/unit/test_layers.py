@@ -226,3 +226,12 @@ def test_benchmarks_use_nothing_from_tests(path):
     for line, module in _modules_used(path):
         assert module.split(".")[0] != "tests", (
             f"{path.relative_to(ROOT)}:{line} uses {module}: move what it needs from tests/ into a runtime package")
+
+
+def test_no_test_imports_a_tool_s_main_module():
+    """A tool's ``__main__`` runs the tool when imported (``raise SystemExit(run_main(main))``): a test module that
+    imports one ends the test run at collection (a merge left ``from toolchain.__main__ import main`` in a test, and
+    the whole suite stopped with an INTERNALERROR). Tests reach a tool through its ``cli`` module."""
+    found = [(path.relative_to(ROOT).as_posix(), imported) for path in sorted((ROOT / "tests").rglob("*.py"))
+             for imported, _ in _imports(path) if imported.endswith(".__main__")]
+    assert found == []

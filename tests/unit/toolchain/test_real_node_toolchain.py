@@ -11,7 +11,7 @@ import pytest
 import toolchain
 from sandbox import realnode
 from toolchain import build, versions
-from toolchain.__main__ import main as toolchain_main
+from toolchain.cli import main as toolchain_main
 from toolchain.versions import ToolchainError
 
 V = versions.load()
