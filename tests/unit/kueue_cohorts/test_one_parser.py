@@ -56,7 +56,8 @@ def _value(action: argparse.Action) -> tuple[list[str], Any]:
     else:
         text = VALUES.get(getattr(action.type, "__name__", ""), "v")
     value = action.type(text) if callable(action.type) else text
-    return [text], ([value] if action.nargs in ("*", "+") else value)
+    listed = action.nargs in ("*", "+") or isinstance(action, argparse._AppendAction)  # given once: a list of one
+    return [text], ([value] if listed else value)
 
 
 def _required(parser: argparse.ArgumentParser, but: argparse.Action | None = None) -> list[str]:
