@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import ROUND_FLOOR, Decimal
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from .cohort_nominal_within_capacity import LEGACY_CAPACITY, NODE_POOLS, flavor_pools
 from .inference_rollout_fits_nominal import LWS_GROUP, is_serving_workload, lws_strategy_of, queue_of, strategy_of
@@ -308,6 +308,30 @@ def _share_pods(fq: _FlavorQuota, named: bool = False) -> list[Shape]:
                   share, count)]
 
 
+def _reported_at(group: Sequence[_FlavorQuota], quota: Mapping[str, Decimal], target: Shape
+                 ) -> tuple[str, _FlavorQuota, QuotaEntry]:
+    """Where a packing finding is reported: the resource of ``quota`` the stranded ``target`` asks for (a GPU first,
+    else its first requested resource, else the quota's first), the group's first flavor that has it, and its
+    quota entry."""
+    resource = next((r for r in sorted(quota) if "/" in r and target.requests.get(r, Decimal(0)) > 0),
+                    next((r for r in sorted(quota) if target.requests.get(r, Decimal(0)) > 0), sorted(quota)[0]))
+    holder = next((fq for fq in group if resource in fq.entries), group[0])
+    return resource, holder, holder.entries[resource]
+
+
+def _largest_safe(high: Decimal, safe: Callable[[Decimal], bool]) -> Decimal:
+    """The largest whole quota in [0, ``high``) for which ``safe`` holds (binary search; 0 when none): the verdict
+    is monotone, a lower quota admits fewer pods."""
+    low = Decimal(0)
+    while high - low > 1:
+        mid = ((low + high) / 2).to_integral_value()
+        if safe(mid):
+            low = mid
+        else:
+            high = mid
+    return low
+
+
 def _inference_packing(cq: KubeObject, group: Sequence[_FlavorQuota], pods: Sequence[Pod],
                        pools: Sequence[NodePool], judged: frozenset[str],
                        borrowers: Optional[_Borrowers] = None) -> list[Violation]:
@@ -317,7 +341,6 @@ def _inference_packing(cq: KubeObject, group: Sequence[_FlavorQuota], pods: Sequ
     flavor's nominalQuota as pods of one GPU with its per-GPU share (``_share_pods``). Finding 4 places the pods of
     the ClusterQueues that borrow in those flavors (``borrowers``) beside inference's, within the cohort's quota, and
     asks whether an inference pod can be left with no node. The violation is at the first flavor's nominalQuota."""
-    first = group[0]
     quota: dict[str, Decimal] = {}
     for fq in group:
         for r, v in fq.nominal.items():
@@ -344,10 +367,7 @@ def _inference_packing(cq: KubeObject, group: Sequence[_FlavorQuota], pods: Sequ
     if decided and witness is None:
         return []
     target = witness.stranded if witness is not None else shapes[0]
-    resource = next((r for r in sorted(quota) if "/" in r and target.requests.get(r, Decimal(0)) > 0),
-                    next((r for r in sorted(quota) if target.requests.get(r, Decimal(0)) > 0), sorted(quota)[0]))
-    holder = next((fq for fq in group if resource in fq.entries), first)
-    entry = holder.entries[resource]
+    resource, holder, entry = _reported_at(group, quota, target)
     names = " and ".join(f"'{fq.flavor}'" for fq in group)
     which = f"flavor {names}" if len(group) == 1 else f"flavors {names} (their nodeLabels select common nodes)"
     if witness is None:
@@ -357,17 +377,12 @@ def _inference_packing(cq: KubeObject, group: Sequence[_FlavorQuota], pods: Sequ
             "decided within the search budget, so the policy fails closed",
             "give the flavor a Topology (spec.topologyName: Kueue then checks per-node fit at admission) and lower "
             "the nominalQuota to whole nodes' worth of pods, or declare fewer pod shapes")]
-    others = quota[resource] - holder.nominal.get(resource, Decimal(0))
-    low, high = Decimal(0), quota[resource]
-    step = Decimal(1)
-    while high - low > step:  # the largest nominalQuota of `resource` at which no pod can be stranded
-        mid = ((low + high) / 2).to_integral_value()
+    def safe(mid: Decimal) -> bool:
         trial, ok = blocking_placement(shapes, pools, {**quota, resource: mid}, judged)
-        if trial is None and ok:
-            low = mid
-        else:
-            high = mid
-    most = max(low - others, Decimal(0))
+        return trial is None and ok
+
+    most = max(_largest_safe(quota[resource], safe) - (quota[resource] - holder.nominal.get(resource, Decimal(0))),
+               Decimal(0))
     return [violation(
         cq, PODS_FIT_NODES.name, f"{entry.path}.nominalQuota", entry.field("nominalQuota"),
         f"the nominalQuota of {which} admits pods the nodes cannot all hold: the kube-scheduler binds them one at a "
@@ -402,7 +417,8 @@ def _borrowers(name: str, group: Sequence[_FlavorQuota], pods: Sequence[Pod], qu
     if not isinstance(cohort, str) or not cohort:
         return _Borrowers((), {})
     names = {fq.flavor for fq in group}
-    total = {r: sum((fq.nominal.get(r, Decimal(0)) for fq in group), Decimal(0)) for fq in group for r in fq.nominal}
+    total = {r: sum((fq.nominal.get(r, Decimal(0)) for fq in group), Decimal(0))
+             for r in {r for fq in group for r in fq.nominal}}
     shapes: list[Shape] = []
     nominal: dict[str, Decimal] = {}
     for other in sorted(queues.cluster_queues):
@@ -451,12 +467,8 @@ def _reclaim_packing(cq: KubeObject, group: Sequence[_FlavorQuota], shapes: Sequ
     witness, decided = blocking_placement(every, pools, cohort, judged, strandable=strandable)
     if decided and witness is None:
         return []
-    first = group[0]
     target = witness.stranded if witness is not None else shapes[0]
-    resource = next((r for r in sorted(quota) if "/" in r and target.requests.get(r, Decimal(0)) > 0),
-                    next((r for r in sorted(quota) if target.requests.get(r, Decimal(0)) > 0), sorted(quota)[0]))
-    holder = next((fq for fq in group if resource in fq.entries), first)
-    entry = holder.entries[resource]
+    resource, holder, entry = _reported_at(group, quota, target)
     names = " and ".join(f"'{fq.flavor}'" for fq in group)
     which = f"flavor {names}" if len(group) == 1 else f"flavors {names}"
     kinds = ", ".join(f"{s.name} ({_amounts(s.requests)})" for s in borrowers.shapes)
@@ -468,19 +480,13 @@ def _reclaim_packing(cq: KubeObject, group: Sequence[_FlavorQuota], shapes: Sequ
             "policy fails closed",
             "size the borrowers' pods as whole multiples of inference's pod, or lower the nominalQuota to whole "
             "nodes' worth of inference pods")]
-    others = quota[resource] - holder.nominal.get(resource, Decimal(0))
-    low, high = Decimal(0), quota[resource]
-    while high - low > 1:  # the largest nominalQuota of `resource` at which no inference pod can be stranded
-        mid = ((low + high) / 2).to_integral_value()
-        trial_quota = {**quota, resource: mid}
+    def safe(mid: Decimal) -> bool:
         trial_cohort = {**cohort, resource: mid + borrowers.nominal.get(resource, Decimal(0))}
-        trial, ok = blocking_placement(list(shapes) + list(borrowers.shapes), pools, trial_cohort, judged,
-                                       strandable=strandable)
-        if trial is None and ok and not any(a > trial_quota.get(r, a) for r, a in target.requests.items()):
-            low = mid
-        else:
-            high = mid
-    most = max(low - others, Decimal(0))
+        trial, ok = blocking_placement(every, pools, trial_cohort, judged, strandable=strandable)
+        return trial is None and ok and target.requests.get(resource, Decimal(0)) <= mid
+
+    most = max(_largest_safe(quota[resource], safe) - (quota[resource] - holder.nominal.get(resource, Decimal(0))),
+               Decimal(0))
     room = min((int((cohort[r] / a).to_integral_value(ROUND_FLOOR)) for r, a in target.requests.items()
                 if a > 0 and r in cohort), default=0)
     alike = [Shape(s.name, target.requests, room) for s in borrowers.shapes]  # the borrowers sized like the target
