@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 # Every install is hash-checked (pip --require-hashes): requirements.lock locks requirements.txt +
 # requirements-dev.txt with every dependency (pip-compile --generate-hashes, `make lock`); requirements-trainer.lock
-# the trainer's --no-deps wheels (toolchain/pins.py). tests/unit/toolchain/test_requirement_locks.py checks locks and pins agree.
+# the trainer's --no-deps wheels (kueue_cohorts/toolchain/pins.py). tests/unit/toolchain/test_requirement_locks.py checks locks and pins agree.
 # The one command (kueue_cohorts/cli.py); `pip install -e .` also puts it on the PATH as `kueue-cohorts`.
 KC := $(PY) -m kueue_cohorts
 VENV_STAMP := $(VENV)/.installed-$(shell cat requirements.lock pyproject.toml | sha1sum | cut -c1-12)
@@ -17,12 +17,13 @@ CACHE ?= $(or $(KUEUE_COHORTS_CACHE),$(HOME)/.cache/kueue-cohorts)
 WHEELHOUSE := $(CACHE)/wheels
 TRAINER_STAMP := $(VENV)/.trainer-$(shell sha1sum requirements-trainer.lock | cut -c1-12)
 # Recipe families whose pins conflict with requirements-trainer.txt get their own venv, layered over the project venv
-# (a .pth appends its site-packages), installed hash-checked without dependency resolution (trainer/RECIPES.md).
+# (a .pth appends its site-packages), installed hash-checked without dependency resolution (kueue_cohorts/trainer/RECIPES.md).
 LF_VENV := .venv-recipe-llamafactory
 LF_STAMP := $(LF_VENV)/.installed-$(shell sha1sum requirements-recipe-llamafactory.txt | cut -c1-12)
 
-# Strict mypy (pyproject.toml) on every package; the trainer's ML stack is skipped there (not installed for lint).
-LINTED := __main__.py components policy/rules deploy prsummary cohorts sandbox kueue_cohorts toolchain benchmarks trainer whatif
+# Strict mypy (pyproject.toml) on the one package and the program; the trainer's ML stack is skipped there (not
+# installed for lint), and so is the pack's entry file (pyproject.toml [tool.mypy] exclude).
+LINTED := __main__.py kueue_cohorts
 
 .PHONY: lint lock venv trainer-deps recipe-deps toolchain sandbox-up sandbox-down sandbox-status sandbox-logs up preview destroy test test-unit bench pr-summary clean-state
 
@@ -30,7 +31,7 @@ $(VENV_STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes -r requirements.lock
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .  # the command
-	ln -sfn ../$(VENV) policy/venv  # the pack's own virtualenv (PulumiPolicy.yaml): the project venv has its pins
+	ln -sfn ../../$(VENV) kueue_cohorts/policy/venv  # the pack's own virtualenv (PulumiPolicy.yaml): the project venv has its pins
 	rm -f $(VENV)/.installed-*; touch $@
 
 venv: $(VENV_STAMP)
@@ -55,7 +56,7 @@ lock:
 	.venv-lock/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
 	    --no-emit-find-links --output-file requirements.lock requirements.txt requirements-dev.txt
 	$(PY) -m pip download --quiet --disable-pip-version-check --no-deps -d $(WHEELHOUSE) -r requirements-trainer.txt
-	$(PY) -m toolchain.pins trainer-lock --wheelhouse $(WHEELHOUSE)
+	$(PY) -m kueue_cohorts.toolchain.pins trainer-lock --wheelhouse $(WHEELHOUSE)
 
 $(LF_STAMP): requirements-recipe-llamafactory.txt $(VENV_STAMP)
 	$(PYTHON) -m venv $(LF_VENV)
@@ -69,7 +70,7 @@ $(LF_STAMP): requirements-recipe-llamafactory.txt $(VENV_STAMP)
 	    -r requirements-recipe-llamafactory.txt; }
 	rm -f $(LF_VENV)/.installed-*; touch $@
 
-# The recipe families' own venvs (tests/trainer/test_recipe_*.py, benchmarks/trainer.py).
+# The recipe families' own venvs (tests/trainer/test_recipe_*.py, kueue_cohorts/benchmarks/trainer.py).
 recipe-deps: $(LF_STAMP)
 
 # Builds every pinned binary that is missing from the cache (~/.cache/kueue-cohorts); a warm cache returns in seconds.
@@ -107,7 +108,7 @@ destroy: venv
 
 # The pull-request summary of one stack (what .github/workflows/preview.yml posts); OUT=<file> writes it there.
 pr-summary: venv
-	$(PY) -m toolchain ensure pulumi pulumi-resource-kubernetes >&2
+	$(PY) -m kueue_cohorts.toolchain ensure pulumi pulumi-resource-kubernetes >&2
 	$(KC) pr-summary --stack $(STACK) --base $(BASE) $(if $(OUT),--out $(OUT))
 
 # ruff over the repository, strict mypy on every package ($(LINTED)).
@@ -123,6 +124,6 @@ test: toolchain trainer-deps recipe-deps lint
 test-unit: venv
 	$(PY) -m pytest tests/unit tests/policy -m "not integration"
 
-# Every benchmark (prints figures); `make bench WRITE=1` also rewrites benchmarks/results/*.json.
+# Every benchmark (prints figures); `make bench WRITE=1` also rewrites kueue_cohorts/benchmarks/results/*.json.
 bench: toolchain trainer-deps recipe-deps
-	$(PY) -m benchmarks $(if $(WRITE),--write)
+	$(PY) -m kueue_cohorts.benchmarks $(if $(WRITE),--write)

@@ -1,26 +1,27 @@
 """kueue-cohorts: the Pulumi program. Read the stack config once, validate it, build the stack, export its outputs.
 
-Run through `make up` / `make preview` (python -m deploy: the real pulumi CLI with this file as an inline program)
+Run through `make up` / `make preview` (python -m kueue_cohorts.deploy: the real pulumi CLI with this file as an inline
+program)
 or with `pulumi up` where a Python language host is installed. Nothing is registered if the config is invalid.
 """
 from pathlib import Path
 
 import pulumi
 
-from components.checks.validation import validate
-from components.model.assembly import assemble
-from components.model.kueue import namespace_owner
-from components.settings import PROJECT, config_keys
-from components.settings.errors import SettingsError
-from components.settings.secrets import locate
-from components.settings.stackfile import stack_path
-from components.stack import sdk_runtime
-from components.stack.ownership import take_back_stack
-from components.stack.preflight import PreflightError
-from components.stack.program import build_stack, kubernetes_provider, worker_providers
-from components.stack.target import SandboxTarget, resolve
-from sandbox.endpoints import kueue_webhook_endpoint, worker_kubeconfigs
-from sandbox.paths import kubeconfig_path
+from kueue_cohorts.components.checks.validation import validate
+from kueue_cohorts.components.model.assembly import assemble
+from kueue_cohorts.components.model.kueue import namespace_owner
+from kueue_cohorts.components.settings import PROJECT, config_keys
+from kueue_cohorts.components.settings.errors import SettingsError
+from kueue_cohorts.components.settings.secrets import locate
+from kueue_cohorts.components.settings.stackfile import stack_path
+from kueue_cohorts.components.stack import sdk_runtime
+from kueue_cohorts.components.stack.ownership import take_back_stack
+from kueue_cohorts.components.stack.preflight import PreflightError
+from kueue_cohorts.components.stack.program import build_stack, kubernetes_provider, worker_providers
+from kueue_cohorts.components.stack.target import SandboxTarget, resolve
+from kueue_cohorts.sandbox.endpoints import kueue_webhook_endpoint, worker_kubeconfigs
+from kueue_cohorts.sandbox.paths import kubeconfig_path
 
 # the SDK's end-of-program wait, linear in the number of outputs (components/stack/sdk_runtime.py)
 sdk_runtime.install()

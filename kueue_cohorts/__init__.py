@@ -8,7 +8,14 @@ other part of the front door.
 """
 from __future__ import annotations
 
-__all__ = ["__version__"]
+from pathlib import Path
+
+__all__ = ["PROJECT_ROOT", "__version__"]
 
 __version__ = "0.25.0"
 """The project's version (pyproject.toml reads it from here); CHANGELOG-free until the first release."""
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+"""The project checkout this package runs from (Path): the directory of Pulumi.yaml, stacks/, schema/, docs/ and the
+Pulumi program __main__.py; `pip install -e .` keeps it (docs/library.md: a wheel installed elsewhere carries no
+stacks). The one definition every tool reads (tests/unit/test_one_definition.py)."""

@@ -37,17 +37,17 @@ import sys
 from dataclasses import dataclass
 from typing import Callable, Optional, TextIO
 
-import benchmarks.cli as benchmarks_cli
-import cohorts.cli as cohorts_cli
-import deploy.cli as deploy_cli
+import kueue_cohorts.benchmarks.cli as benchmarks_cli
+import kueue_cohorts.cohorts.cli as cohorts_cli
+import kueue_cohorts.deploy.cli as deploy_cli
 import kueue_cohorts.newstack as newstack
-import prsummary.cli as prsummary_cli
-import sandbox.cli as sandbox_cli
-import toolchain.cli as toolchain_cli
+import kueue_cohorts.prsummary.cli as prsummary_cli
+import kueue_cohorts.sandbox.cli as sandbox_cli
+import kueue_cohorts.toolchain.cli as toolchain_cli
 from kueue_cohorts import __version__
 from kueue_cohorts import validate as validation
 from kueue_cohorts.scaffold import Parser, run_main
-from toolchain import versions
+from kueue_cohorts.toolchain import versions
 
 Run = Callable[[argparse.Namespace], int]
 
@@ -122,7 +122,7 @@ COMMANDS: dict[str, Command] = {
                          "print where one is (path)."),
     "bench": Command(benchmarks_cli.add_arguments, benchmarks_cli.run, "run the benchmarks",
                      "Run every benchmark (or --only NAME ...), one after the other; --write rewrites "
-                     "benchmarks/results/*.json."),
+                     "kueue_cohorts/benchmarks/results/*.json."),
 }
 
 

@@ -23,13 +23,14 @@ import re
 import sys
 from pathlib import Path
 
-from components.checks.validation import load_stack_file
-from components.settings import stackfile
-from components.settings.errors import SettingsError
-from components.settings.secrets import is_secret
+from kueue_cohorts import PROJECT_ROOT
+from kueue_cohorts.components.checks.validation import load_stack_file
+from kueue_cohorts.components.settings import stackfile
+from kueue_cohorts.components.settings.errors import SettingsError
+from kueue_cohorts.components.settings.secrets import is_secret
 from kueue_cohorts.scaffold import add_verbose, guard
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = PROJECT_ROOT
 STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 """A stack name as the Pulumi CLI takes it (pulumi/sdk v3.259.0 go/common/tokens: letters, digits, '-', '_', '.'),
 without an organization prefix: the name is also the file name stacks/Pulumi.<name>.yaml."""

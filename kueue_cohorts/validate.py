@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from components.checks.validation import validate
-from components.model.pack_config import render as render_pack_config
-from components.settings import raw_from_stack_file
-from components.settings.errors import SettingsError
-from components.settings.stackfile import StackFileError, stack_path
+from kueue_cohorts import PROJECT_ROOT
+from kueue_cohorts.components.checks.validation import validate
+from kueue_cohorts.components.model.pack_config import render as render_pack_config
+from kueue_cohorts.components.settings import raw_from_stack_file
+from kueue_cohorts.components.settings.errors import SettingsError
+from kueue_cohorts.components.settings.stackfile import StackFileError, stack_path
 from kueue_cohorts.scaffold import add_verbose, guard
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = PROJECT_ROOT
 DESCRIPTION = "Check a stack file with every rule, without the engine and without a cluster."
 
 
@@ -57,7 +57,7 @@ def _check(args: argparse.Namespace) -> int:
         return 0
     text = render_pack_config(settings)
     if args.write:
-        (ROOT / "policy" / "config" / f"{args.stack}.json").write_text(text)
+        (ROOT / "kueue_cohorts" / "policy" / "config" / f"{args.stack}.json").write_text(text)
     else:
         sys.stdout.write(text)
     return 0

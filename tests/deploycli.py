@@ -1,4 +1,5 @@
-"""Running ``python -m deploy`` as a user does, on a copy of the project whose stack files a test may edit.
+"""Running ``python -m kueue_cohorts.deploy`` as a user does, on a copy of the project whose stack files a test may
+edit.
 
 The copy is deploy.scratch.clone's (exactly the files git tracks, .venv linked to the running venv); commands get
 a bare environment (HOME, PATH, LANG) plus what the test passes, so the developer's own PULUMI_* variables never
@@ -13,7 +14,7 @@ from typing import Any, Optional
 
 import yaml
 
-from deploy.scratch import clone
+from kueue_cohorts.deploy.scratch import clone
 
 __all__ = ["bare_env", "clone", "deploy", "edit_stack"]
 
@@ -35,8 +36,10 @@ def bare_env(tmp: Path, **extra: str) -> dict[str, str]:
 
 def deploy(project: Path, *args: str, env: dict[str, str], timeout: float = 800,
            **popen: Any) -> subprocess.CompletedProcess:
-    """Run ``<project>/.venv/bin/python -m deploy ARGS`` in ``project``; return the completed process (text)."""
-    return subprocess.run([str(project / ".venv" / "bin" / "python"), "-m", "deploy", *args], cwd=project, env=env,
+    """Run ``<project>/.venv/bin/python -m kueue_cohorts.deploy ARGS`` in ``project``; return the completed process
+    (text)."""
+    return subprocess.run([str(project / ".venv" / "bin" / "python"), "-m", "kueue_cohorts.deploy", *args],
+                          cwd=project, env=env,
                           capture_output=True, text=True, timeout=timeout, **popen)
 
 

@@ -24,11 +24,12 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "policy" / "README.md"]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "kueue_cohorts" / "policy" / "README.md"]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 #: The tools of the one command as ``python -m`` modules, and the words of ``kueue-cohorts`` that reach them.
-TOOL_MODULES = {"deploy": "", "cohorts": "", "sandbox": "sandbox", "prsummary": "pr-summary",
-                "toolchain": "toolchain", "benchmarks": "bench", "kueue_cohorts": ""}
+TOOL_MODULES = {"kueue_cohorts.deploy": "", "kueue_cohorts.cohorts": "", "kueue_cohorts.sandbox": "sandbox",
+                "kueue_cohorts.prsummary": "pr-summary", "kueue_cohorts.toolchain": "toolchain",
+                "kueue_cohorts.benchmarks": "bench", "kueue_cohorts": ""}
 #: The upper-case names a synopsis uses for a value.
 NAMES = {"NAME", "N", "DIR", "FILE", "REF", "URL", "S", "COMMAND", "STACK"}
 #: Values for the variables of workflow lines (``$STACK``, ``$BASE``, ...).

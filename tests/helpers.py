@@ -14,11 +14,11 @@ import pulumi
 import pulumi.runtime
 import pulumi_kubernetes as k8s
 
-from components.checks.validation import load_settings
-from components.model.kueue import namespace_owner
-from components.resources.kueue_install import ChartReference
-from components.settings import raw_from_stack_file
-from components.stack.program import build_stack
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.kueue import namespace_owner
+from kueue_cohorts.components.resources.kueue_install import ChartReference
+from kueue_cohorts.components.settings import raw_from_stack_file
+from kueue_cohorts.components.stack.program import build_stack
 
 ROOT = Path(__file__).resolve().parents[1]
 STACKS = ROOT / "stacks"

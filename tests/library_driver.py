@@ -14,8 +14,8 @@ from pathlib import Path
 
 from pulumi import automation as auto
 
-import components
-from deploy import engine
+from kueue_cohorts import components
+from kueue_cohorts.deploy import engine
 
 
 def main() -> int:

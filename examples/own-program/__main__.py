@@ -14,7 +14,7 @@ it is constructed, and again once the names resolve (docs/library.md). Kueue its
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.resources import InferenceTrainingCohort, InferenceTrainingCohortArgs
+from kueue_cohorts.components.resources import InferenceTrainingCohort, InferenceTrainingCohortArgs
 
 config = pulumi.Config()
 render_dir = config.get("renderDir")

@@ -1,5 +1,6 @@
 """Session fixtures of the end-to-end suite: a fresh sandbox (through the same entry point as
-``python -m sandbox up``), a Kubernetes client on it, and a temporary Pulumi project whose stacks go through the
+``python -m kueue_cohorts.sandbox up``), a Kubernetes client on it, and a temporary Pulumi project whose stacks go
+through the
 real pulumi CLI. A sandbox that cannot start FAILS the suite: it is never skipped."""
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ import pytest
 from e2e_support import REPO, Cluster, sandbox_in, start_sandbox, wait_for
 from kubernetes import config as kconfig
 
-from deploy.scratch import Project
-from sandbox.cluster import Sandbox
+from kueue_cohorts.deploy.scratch import Project
+from kueue_cohorts.sandbox.cluster import Sandbox
 
 #: Namespaces of the dev stack whose Jobs each test removes when it ends.
 DEV_NAMESPACES = ("c12-inference", "c12-training")

@@ -16,9 +16,9 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes.utils import parse_quantity
 
-from sandbox import cli
-from sandbox.cluster import Sandbox
-from sandbox.paths import STATE_DIR_ENV, SandboxPaths
+from kueue_cohorts.sandbox import cli
+from kueue_cohorts.sandbox.cluster import Sandbox
+from kueue_cohorts.sandbox.paths import STATE_DIR_ENV, SandboxPaths
 
 REPO = Path(__file__).resolve().parents[2]
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
@@ -60,7 +60,7 @@ def sandbox_in(root: Path) -> Iterator[Sandbox]:
 
 
 def start_sandbox(box: Sandbox, *args: str) -> None:
-    """Start ``box`` through the entry point of ``python -m sandbox up --stack dev ARGS`` (the dev stack's
+    """Start ``box`` through the entry point of ``python -m kueue_cohorts.sandbox up --stack dev ARGS`` (the dev stack's
     nodePools); a sandbox that cannot start fails the test (pytest.fail, no traceback), it is never skipped."""
     argv = ["up", "--stack", "dev", *args]
     try:
@@ -68,7 +68,8 @@ def start_sandbox(box: Sandbox, *args: str) -> None:
     except Exception as exc:  # noqa: BLE001 - any failure to start is a failure of the test
         pytest.fail(f"the sandbox did not start: {exc}", pytrace=False)
     if code != 0:
-        pytest.fail(f"`python -m sandbox {' '.join(argv)}` exited {code}; logs in {box.paths.logs}", pytrace=False)
+        pytest.fail(f"`python -m kueue_cohorts.sandbox {' '.join(argv)}` exited {code}; logs in {box.paths.logs}",
+                    pytrace=False)
 
 
 class Cluster:

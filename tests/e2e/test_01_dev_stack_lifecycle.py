@@ -7,7 +7,7 @@ from pathlib import Path
 
 from e2e_support import REPO
 
-from deploy import engine
+from kueue_cohorts.deploy import engine
 
 KINDS = ("clusterqueues", "resourceflavors", "workloadpriorityclasses", "cohorts")
 

@@ -5,7 +5,7 @@ and, with both at their floors, nothing is borrowed."""
 import pytest
 from e2e_support import admitted_in, borrowed, condition, is_true, used, wait_for
 
-from components.settings.stackfile import stack_path
+from kueue_cohorts.components.settings.stackfile import stack_path
 
 GPU = "nvidia.com/gpu"
 DEV_POOL = {"name": "gpu", "count": 1, "labels": {"kueue-cohorts/pool": "gpu"},

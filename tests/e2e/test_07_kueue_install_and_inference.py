@@ -1,7 +1,8 @@
 """Kueue installed by the stack (KueueInstallation, chart from the pinned Go module) and inference services, on a
 sandbox of its own.
 
-The module starts a dedicated sandbox (same entry point as ``python -m sandbox up``) and deletes Kueue's CRDs from
+The module starts a dedicated sandbox (same entry point as ``python -m kueue_cohorts.sandbox up``) and deletes Kueue's
+CRDs from
 it, so that its apiserver serves no ``kueue.x-k8s.io`` group while the sandbox's out-of-cluster Kueue manager keeps
 running. Then, in order:
 
@@ -38,10 +39,10 @@ from kubernetes import client as k8s
 from kubernetes import config as kconfig
 from pulumi import automation as auto
 
-from components.checks.validation import load_settings
-from components.model.services import inference_service_manifest
-from deploy.scratch import Project
-from sandbox.endpoints import kueue_webhook_endpoint
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.services import inference_service_manifest
+from kueue_cohorts.deploy.scratch import Project
+from kueue_cohorts.sandbox.endpoints import kueue_webhook_endpoint
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 STACK = "kueue-install"

@@ -22,11 +22,11 @@ import pytest
 from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, admitted_in, is_true, wait_for
 from kubernetes import client as k8s
 
-from components.model.runtime import render_runtime, render_trainjob
-from components.settings.runtime import TrainingRuntimeSettings
-from policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime
-from policy.rules.vocabulary.objects import KubeObject
-from sandbox.kwok import EXIT_DELAY_ANNOTATION
+from kueue_cohorts.components.model.runtime import render_runtime, render_trainjob
+from kueue_cohorts.components.settings.runtime import TrainingRuntimeSettings
+from kueue_cohorts.policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime
+from kueue_cohorts.policy.rules.vocabulary.objects import KubeObject
+from kueue_cohorts.sandbox.kwok import EXIT_DELAY_ANNOTATION
 
 TRAINER = ("trainer.kubeflow.org", "v1alpha1")
 JOBSET = ("jobset.x-k8s.io", "v1alpha2")

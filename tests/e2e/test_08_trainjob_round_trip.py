@@ -27,9 +27,9 @@ import pytest
 from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, admitted_in, borrowed, condition, is_true, wait_for
 from kubernetes import client as k8s
 
-import toolchain
-from components.checks.validation import load_stack_file
-from components.model.runtime import render_runtime, render_trainjob
+from kueue_cohorts import toolchain
+from kueue_cohorts.components.checks.validation import load_stack_file
+from kueue_cohorts.components.model.runtime import render_runtime, render_trainjob
 from tests.docs_commands import section_commands
 
 TRAINER = ("trainer.kubeflow.org", "v1alpha1")

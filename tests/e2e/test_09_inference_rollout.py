@@ -17,13 +17,16 @@ import pytest
 from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, admitted_in, condition, is_true, wait_for
 from kubernetes import client as k8s
 
-from components.checks.validation import as_objects, load_stack_file
-from components.model.pack_config import pack_config
-from components.model.render import render_stack
-from policy.rules.book import run as run_book
-from policy.rules.inference_rollout_fits_nominal import SAFE_STRATEGY, check_inference_rollout_fits_nominal
-from policy.rules.vocabulary.objects import from_resource
-from policy.rules.vocabulary.roles import inference_queue_names
+from kueue_cohorts.components.checks.validation import as_objects, load_stack_file
+from kueue_cohorts.components.model.pack_config import pack_config
+from kueue_cohorts.components.model.render import render_stack
+from kueue_cohorts.policy.rules.book import run as run_book
+from kueue_cohorts.policy.rules.inference_rollout_fits_nominal import (
+    SAFE_STRATEGY,
+    check_inference_rollout_fits_nominal,
+)
+from kueue_cohorts.policy.rules.vocabulary.objects import from_resource
+from kueue_cohorts.policy.rules.vocabulary.roles import inference_queue_names
 
 NAMESPACE = "c12-inference"
 NAME = "serve"

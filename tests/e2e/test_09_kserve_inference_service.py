@@ -25,9 +25,9 @@ import pytest
 from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, SLICE, admitted_in, condition, is_true, wait_for
 from kubernetes import client as k8s
 
-from components.model.services import inference_service_manifest
-from components.settings import InferenceServiceSettings
-from policy.rules.inference_rollout_fits_nominal import SAFE_STRATEGY
+from kueue_cohorts.components.model.services import inference_service_manifest
+from kueue_cohorts.components.settings import InferenceServiceSettings
+from kueue_cohorts.policy.rules.inference_rollout_fits_nominal import SAFE_STRATEGY
 
 NAMESPACE = "c12-inference"
 NAME = "tiny-llm"

@@ -19,9 +19,9 @@ import pytest
 from e2e_support import wait_for
 from kubernetes import client as k8s
 
-from sandbox import controlplane, process
-from sandbox.certs import Certificates
-from sandbox.ports import LOOPBACK
+from kueue_cohorts.sandbox import controlplane, process
+from kueue_cohorts.sandbox.certs import Certificates
+from kueue_cohorts.sandbox.ports import LOOPBACK
 
 
 def _get(url: str, ca, client=None) -> int:

@@ -1,4 +1,4 @@
-"""``python -m cohorts status`` and ``verify`` on the sandbox with the dev stack applied by ``pulumi up``.
+"""``python -m kueue_cohorts.cohorts status`` and ``verify`` on the sandbox with the dev stack applied by ``pulumi up``.
 
 status: during the guide's round trip (batch Jobs, as in test_02) the JSON view shows the training queue borrowing
 the GPU slice the inference queue lends, then the preemption (reason InCohortReclamation, victim the training
@@ -19,12 +19,12 @@ from e2e_support import KUEUE, REPO, SLICE, admitted_in, wait_for
 from kubernetes import client as k8s_client
 from kubernetes.client import ApiException
 
-from cohorts import cli
-from cohorts.verify.unqueued import FIX, RULE
-from components.checks.validation import validate
-from sandbox.paths import STATE_DIR_ENV
+from kueue_cohorts.cohorts import cli
+from kueue_cohorts.cohorts.verify.unqueued import FIX, RULE
+from kueue_cohorts.components.checks.validation import validate
+from kueue_cohorts.sandbox.paths import STATE_DIR_ENV
+from kueue_cohorts.whatif.trace import Trace, TraceWorkload, WorkloadKind
 from tests.helpers import stack_raw
-from whatif.trace import Trace, TraceWorkload, WorkloadKind
 
 GPU = "nvidia.com/gpualloc"
 
@@ -56,7 +56,8 @@ def _preemptions(doc: dict) -> list[dict]:
 
 def _cli(sandbox, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, STATE_DIR_ENV: str(sandbox.paths.root)}
-    return subprocess.run([sys.executable, "-m", "cohorts", *args], cwd=REPO, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "kueue_cohorts.cohorts", *args], cwd=REPO, env=env,
+                          capture_output=True,
                           text=True, timeout=300)
 
 
@@ -245,7 +246,8 @@ def test_verify_names_what_got_in_by_another_path_and_a_weakened_guardrail(sandb
 
 def test_verify_watch_reports_a_hand_made_queue_as_it_appears(sandbox, cluster, dev_stack):
     env = {**os.environ, STATE_DIR_ENV: str(sandbox.paths.root)}
-    watch = subprocess.Popen([sys.executable, "-m", "cohorts", "verify", "--stack", "dev", "--watch", "--count",
+    watch = subprocess.Popen([sys.executable, "-m", "kueue_cohorts.cohorts", "verify", "--stack", "dev", "--watch",
+                              "--count",
                               "4", "--interval", "1"], cwd=REPO, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     try:

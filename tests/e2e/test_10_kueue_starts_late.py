@@ -1,4 +1,4 @@
-"""A Kueue manager that starts late (``python -m sandbox up --kueue-delay``) on a sandbox of its own.
+"""A Kueue manager that starts late (``python -m kueue_cohorts.sandbox up --kueue-delay``) on a sandbox of its own.
 
 1. ``down`` stops a component by its process group even when the group's leader has died: while the manager's
    start is delayed, its process group is a shell (the leader) and its ``sleep``; the shell is killed, the
@@ -23,8 +23,8 @@ import yaml
 from e2e_support import REPO, Cluster, is_true, sandbox_in, start_sandbox, wait_for
 from kubernetes import config as kconfig
 
-from deploy.scratch import Project
-from sandbox import process
+from kueue_cohorts.deploy.scratch import Project
+from kueue_cohorts.sandbox import process
 
 STACK = "kueue-late"
 #: Seconds the manager starts late in the ``up`` test: longer than ``pulumi up`` needs to reach the cohorts (the

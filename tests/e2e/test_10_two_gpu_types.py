@@ -14,8 +14,8 @@ import pytest
 from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, admitted_in, borrowed, condition, is_true, wait_for
 from kubernetes import client as k8s
 
-from components.settings.stackfile import stack_path
-from sandbox.kwok import node_name
+from kueue_cohorts.components.settings.stackfile import stack_path
+from kueue_cohorts.sandbox.kwok import node_name
 
 GPU = "nvidia.com/gpu"
 PRODUCT = "nvidia.com/gpu.product"

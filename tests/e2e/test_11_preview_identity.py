@@ -1,5 +1,6 @@
 """The preview identity against the sandbox's real API server (issue 14.2 and 20.3): a stack that sets
-previewIdentity creates, through `python -m deploy up`, its ServiceAccount and read-only RBAC, and the API server's
+previewIdentity creates, through `python -m kueue_cohorts.deploy up`, its ServiceAccount and read-only RBAC, and the
+API server's
 own authorizer (SubjectAccessReview) lets that ServiceAccount get/list/watch exactly the kinds the stack manages,
 each namespaced kind only in the namespaces the stack writes it to, and nothing else; and the cluster preflight of the
 deploy CLI passes for a kubeconfig-mode stack whose API server answers."""
@@ -12,8 +13,8 @@ import pytest
 import yaml
 from kubernetes import client as k8s
 
-from components.checks.validation import load_settings
-from components.model.preview_rbac import identity_plan
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.preview_rbac import identity_plan
 from tests.deploycli import bare_env, clone, deploy
 
 STACK = "e2e-preview"

@@ -2,7 +2,8 @@
 command waits on it without bound.
 
 The dev stack with names of its own (`held-*`, namespacePolicy Label on namespaces the test makes, so that only the
-Job's own deletion can release the queue), through `python -m deploy` as a user runs it. A Job is admitted in the
+Job's own deletion can release the queue), through `python -m kueue_cohorts.deploy` as a user runs it. A Job is
+admitted in the
 training ClusterQueue; then
 - an `up` that renames that ClusterQueue is refused after its preview and before any change, naming the Job's
   Workload (namespace/name, with its Job) and the ways out: the queue is still there and not Terminating, the renamed
@@ -25,11 +26,11 @@ from e2e_support import KUEUE, REPO, admitted_in, is_true, wait_for
 from kubernetes import client as k8s
 from pulumi import automation as auto
 
-from components.checks.validation import load_stack_file
-from components.model.kueue import RELEASE_WAIT_S
-from components.model.runtime import render_trainjob
-from deploy import engine, queue_holders, stackfile
-from deploy.cli import UP_STARTS, explain_release_timeout
+from kueue_cohorts.components.checks.validation import load_stack_file
+from kueue_cohorts.components.model.kueue import RELEASE_WAIT_S
+from kueue_cohorts.components.model.runtime import render_trainjob
+from kueue_cohorts.deploy import engine, queue_holders, stackfile
+from kueue_cohorts.deploy.cli import UP_STARTS, explain_release_timeout
 from tests.deploycli import bare_env, clone, deploy, edit_stack
 
 STACK = "held"

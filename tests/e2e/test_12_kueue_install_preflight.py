@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 from kubernetes import client as k8s
 
-from components.checks.validation import load_settings
-from components.model.kueue import OWNER_ANNOTATION, namespace_owner
-from components.model.kueue_chart import ChartObject, cluster_objects
-from components.stack.preflight import NamespacePreflightError, chart_objects_present, check_namespaces
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.kueue import OWNER_ANNOTATION, namespace_owner
+from kueue_cohorts.components.model.kueue_chart import ChartObject, cluster_objects
+from kueue_cohorts.components.stack.preflight import NamespacePreflightError, chart_objects_present, check_namespaces
 from tests.helpers import stack_raw
 
 OWNER = namespace_owner("kueue-cohorts", "prod")

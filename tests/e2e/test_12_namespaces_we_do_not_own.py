@@ -1,4 +1,4 @@
-"""Issue 14 (3): namespaces we do not own, through `python -m deploy` on the sandbox.
+"""Issue 14 (3): namespaces we do not own, through `python -m kueue_cohorts.deploy` on the sandbox.
 
 The dev stack with names of its own (beside the session's dev stack), plus a one-tenant shared pool whose namespace
 the stack creates itself. The dev layout's namespaces are made by hand first, the training one holding a ConfigMap:

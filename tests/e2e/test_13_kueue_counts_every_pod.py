@@ -23,10 +23,10 @@ import yaml
 from e2e_support import KUEUE, Cluster, condition, is_true, used, wait_for
 from kubernetes import client as k8s
 
-from components.checks.validation import validate
-from policy.rules.book import run
-from policy.rules.vocabulary.objects import from_resource
-from sandbox.cluster import Sandbox
+from kueue_cohorts.components.checks.validation import validate
+from kueue_cohorts.policy.rules.book import run
+from kueue_cohorts.policy.rules.vocabulary.objects import from_resource
+from kueue_cohorts.sandbox.cluster import Sandbox
 from tests.helpers import stack_raw
 
 NAMESPACE = "p2-counts"

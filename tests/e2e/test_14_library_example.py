@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from deploy import scratch
+from kueue_cohorts.deploy import scratch
 from tests.library_env import copy_example, fresh_venv, run_example
 
 NAMESPACES = ("example-serving", "example-training")

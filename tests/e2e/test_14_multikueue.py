@@ -1,5 +1,6 @@
 """(issue 33) MultiKueue from the same stack, on two real control planes: the session sandbox is the manager and
-`python -m sandbox up --workers 1` starts a worker (its own etcd, kube-apiserver, Kueue 0.19.2, JobSet and Trainer
+`python -m kueue_cohorts.sandbox up --workers 1` starts a worker (its own etcd, kube-apiserver, Kueue 0.19.2, JobSet
+and Trainer
 controllers and kwok node, on other loopback ports). A stack like dev (names `mk-*`, so that it lives next to the dev
 stack on the manager, with the dev stack's trainingRuntime) with `multiKueue` dispatching its training ClusterQueue
 to the worker is applied with `pulumi up`: the manager gets the MultiKueueCluster, MultiKueueConfig, AdmissionCheck
@@ -17,7 +18,8 @@ Against the real managers:
 The mk stack sets `multiKueue.managerTrainer: CRDsOnly`, as the settings check requires of a training queue that
 dispatches TrainJobs: the pinned Trainer v2.2.1 ignores a TrainJob's spec.managedBy (kubeflow/trainer#3632), so with
 its controller on the manager, the manager would run the dispatched TrainJob too once Kueue unsuspends it. `python -m
-sandbox up --stack-file <mk>` reads that setting and stops the manager's Trainer controller and deletes its webhook
+kueue_cohorts.sandbox up --stack-file <mk>` reads that setting and stops the manager's Trainer controller and deletes
+its webhook
 configurations (the CRDs stay); `up` with the dev stack at the end of the module starts them again for the files
 that follow (test_14_observability, test_14_whatif_agrees_with_kueue, test_99 share the session sandbox). The worker
 sandbox starts in this module's fixture only and is stopped after it.
@@ -37,13 +39,13 @@ from kubernetes import client as k8s
 from kubernetes import config as kconfig
 from pulumi import automation as auto
 
-from cohorts import cli as cohorts_cli
-from components.checks.validation import load_stack_file
-from components.model.runtime import render_trainjob
-from components.settings import ManagerTrainer, raw_from_stack_file
-from components.settings.stackfile import stack_path
-from sandbox import cli as sandbox_cli
-from sandbox.cluster import TRAINER, Sandbox
+from kueue_cohorts.cohorts import cli as cohorts_cli
+from kueue_cohorts.components.checks.validation import load_stack_file
+from kueue_cohorts.components.model.runtime import render_trainjob
+from kueue_cohorts.components.settings import ManagerTrainer, raw_from_stack_file
+from kueue_cohorts.components.settings.stackfile import stack_path
+from kueue_cohorts.sandbox import cli as sandbox_cli
+from kueue_cohorts.sandbox.cluster import TRAINER, Sandbox
 
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
 TRAINER_API = ("trainer.kubeflow.org", "v1alpha1")
@@ -71,7 +73,8 @@ def mk_config() -> dict:
 
 @pytest.fixture(scope="module")
 def mk_stack(sandbox, project, tmp_path_factory):
-    """The worker sandbox started through `python -m sandbox up --stack-file <mk> --workers 1` (the manager, already
+    """The worker sandbox started through `python -m kueue_cohorts.sandbox up --stack-file <mk> --workers 1` (the
+    manager, already
     up, reconciles its nodes and, the mk stack being CRDsOnly, stops its Trainer controller and deletes the Trainer's
     webhook configurations), then the mk stack applied with `pulumi up`; destroyed and the worker stopped
     afterwards, and the manager brought back to the dev stack (nodes, Trainer controller and webhooks). Returns the
@@ -84,7 +87,7 @@ def mk_stack(sandbox, project, tmp_path_factory):
     worker = Sandbox(sandbox.paths.worker(WORKER), worker=WORKER)
     try:
         if code != 0:
-            pytest.fail(f"`python -m sandbox up --workers 1` exited {code}; logs in {worker.paths.logs}",
+            pytest.fail(f"`python -m kueue_cohorts.sandbox up --workers 1` exited {code}; logs in {worker.paths.logs}",
                         pytrace=False)
         project.add_stack("mk", path)
         start = time.monotonic()

@@ -1,6 +1,8 @@
-"""Issue 31 in the sandbox: Prometheus (`python -m sandbox up --with-prometheus`) scraping the real Kueue manager
+"""Issue 31 in the sandbox: Prometheus (`python -m kueue_cohorts.sandbox up --with-prometheus`) scraping the real Kueue
+manager
 with the stack's metrics on, the guide's round trip (training borrows, inference reclaims, training comes back), then
-`python -m cohorts report` checked against what the test did: training's borrowed GPU-seconds (the times Kueue
+`python -m kueue_cohorts.cohorts report` checked against what the test did: training's borrowed GPU-seconds (the times
+Kueue
 recorded on the Workload, within a scrape interval per change), the preemption with cause InCohortReclamation and
 inference's admission wait (in the histogram bucket of the wait Kueue recorded). Every Kueue query of the dashboard
 returns data from the same Prometheus, and the stack's alert rules evaluate there without error; the
@@ -20,11 +22,11 @@ import yaml
 from e2e_support import KUEUE, REPO, SLICE, admitted_in, condition, is_true, wait_for
 from kubernetes import client as k8s
 
-from cohorts import cli as cohorts_cli
-from components.model import dashboard
-from components.settings import parse_settings
-from sandbox import cli as sandbox_cli
-from sandbox import prometheus as sandbox_prometheus
+from kueue_cohorts.cohorts import cli as cohorts_cli
+from kueue_cohorts.components.model import dashboard
+from kueue_cohorts.components.settings import parse_settings
+from kueue_cohorts.sandbox import cli as sandbox_cli
+from kueue_cohorts.sandbox import prometheus as sandbox_prometheus
 from tests.helpers import stack_raw
 
 SCRAPE = 5.0  # sandbox.prometheus.SCRAPE_INTERVAL

@@ -17,7 +17,7 @@ import time
 import pytest
 from kubernetes.client import ApiException
 
-from cohorts.replay import (
+from kueue_cohorts.cohorts.replay import (
     AGREEMENT_LAYOUTS,
     KUEUE_GROUP,
     KUEUE_VERSION,
@@ -29,11 +29,11 @@ from cohorts.replay import (
     job_of,
     run_agreement,
 )
-from cohorts.trace import TraceRecorder, watch_workloads
-from whatif.kueue import setup_from_objects
-from whatif.report import quota_below_use
-from whatif.scheduler import simulate
-from whatif.trace import Trace, TraceWorkload, WorkloadKind
+from kueue_cohorts.cohorts.trace import TraceRecorder, watch_workloads
+from kueue_cohorts.whatif.kueue import setup_from_objects
+from kueue_cohorts.whatif.report import quota_below_use
+from kueue_cohorts.whatif.scheduler import simulate
+from kueue_cohorts.whatif.trace import Trace, TraceWorkload, WorkloadKind
 
 #: Seeds of six-workload traces whose simulation preempts (three, two and three times): about 15 instants each.
 CASES = [("asymmetric", 21), ("symmetric", 9), ("two-flavors", 22)]

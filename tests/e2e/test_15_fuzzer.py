@@ -1,5 +1,6 @@
 """The differential fuzzer of issue 37 on the session's sandbox (CI's small seeded batch; ``make bench`` runs the large
-one, ``python -m benchmarks.fuzz``): generated stacks, the product's verdict, and the adversary with the real
+one, ``python -m kueue_cohorts.benchmarks.fuzz``): generated stacks, the product's verdict, and the adversary with the
+real
 kube-scheduler, Kueue and kwok nodes shaped like each stack's pools (benchmarks/fuzz.py).
 
 The dev stack's node takes no part (tainted meanwhile, restored after). Every stack runs beside the others on its
@@ -16,14 +17,15 @@ import time
 from e2e_support import admitted_in, is_true, wait_for
 from kubernetes import client as k8s
 
-from benchmarks.fuzz import SCHEDULING_SLACK_S, Adversary, run_batch, verdict
+from kueue_cohorts.benchmarks.fuzz import SCHEDULING_SLACK_S, Adversary, run_batch, verdict
 
 #: CI's batch: seed, accepted and refused stacks run, stacks side by side.
 SEED, ACCEPTED, REFUSED, WORKERS = 37, 3, 1, 4
 #: Stacks a batch found the product accepting and the adversary breaking (false accepts), kept as regressions: the
 #: product must refuse each.
 REGRESSIONS: list[dict] = [
-    # `python -m benchmarks.fuzz --seed 37 --accepted 24 --refused 6 --workers 8`, stack fz57 (class 1, one pod one
+    # `python -m kueue_cohorts.benchmarks.fuzz --seed 37 --accepted 24 --refused 6 --workers 8`, stack fz57 (class 1,
+    # one pod one
     # node): the service's one replica asks 24Gi on nodes of 16Gi; Kueue admits it within the pooled nominalQuota
     # and the scheduler answers "Insufficient memory" for ever.
     {'cluster': {'mode': 'sandbox'},
@@ -68,7 +70,8 @@ REGRESSIONS: list[dict] = [
                          'numNodes': 2,
                          'requests': {'cpu': '1', 'memory': '2Gi'},
                          'terminationGracePeriodSeconds': 60}},
-    # `python -m benchmarks.fuzz --seed 37 --accepted 200 --refused 20 --workers 8` (2026-12-07), stack fz1127: two
+    # `python -m kueue_cohorts.benchmarks.fuzz --seed 37 --accepted 200 --refused 20 --workers 8` (2026-12-07), stack
+    # fz1127: two
     # flavors select the same nodes and no service declares its pods; each flavor's quota as 1-GPU pods of its per-GPU
     # share (8Gi) places alone, not together: a 16Gi node of 3 GPUs holds two of them ("Insufficient memory").
     {'cluster': {'mode': 'sandbox'},
@@ -171,7 +174,8 @@ REGRESSIONS: list[dict] = [
                                            'key': 'kueue-cohorts/gpu',
                                            'operator': 'Equal',
                                            'value': 'true'}]}]},
-    # `python -m benchmarks.fuzz --seed 37 --accepted 200 --refused 20 --workers 8` (2026-12-07), stack fz862: no
+    # `python -m kueue_cohorts.benchmarks.fuzz --seed 37 --accepted 200 --refused 20 --workers 8` (2026-12-07), stack
+    # fz862: no
     # runtime, so training borrows with 1-GPU pods; Kueue reclaims 2 GPUs of quota by preempting two of them on
     # different 4-GPU nodes (by quota, not by node: kueue#5243) and the second 2-GPU replica stays Pending.
     {'cluster': {'mode': 'sandbox'},

@@ -31,10 +31,10 @@ from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, Cluster, start
 from kubernetes import client as k8s
 from kubernetes import watch
 
-from components.checks.validation import load_stack_file
-from components.model.runtime import PREEMPTED_EXIT_CODE, render_trainjob
-from sandbox import realnode
-from sandbox.cluster import Sandbox
+from kueue_cohorts.components.checks.validation import load_stack_file
+from kueue_cohorts.components.model.runtime import PREEMPTED_EXIT_CODE, render_trainjob
+from kueue_cohorts.sandbox import realnode
+from kueue_cohorts.sandbox.cluster import Sandbox
 
 NAMESPACE = "real-node-e2e"
 #: Per-test limit here (the suite's is 900 s, tests/e2e/conftest.py): the first test of this module builds the real

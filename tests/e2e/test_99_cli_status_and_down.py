@@ -7,9 +7,9 @@ import sys
 
 from e2e_support import REPO
 
-from sandbox import process
-from sandbox.cluster import COMPONENTS
-from sandbox.paths import STATE_DIR_ENV
+from kueue_cohorts.sandbox import process
+from kueue_cohorts.sandbox.cluster import COMPONENTS
+from kueue_cohorts.sandbox.paths import STATE_DIR_ENV
 
 
 def _cli(sandbox, *args: str) -> subprocess.CompletedProcess:

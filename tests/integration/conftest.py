@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import toolchain
+from kueue_cohorts import toolchain
 from tests.integration.project import Project
 
 

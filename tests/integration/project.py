@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from deploy.scratch import PROJECT, ROOT, STACKS, Project, manifests, offline_config
+from kueue_cohorts.deploy.scratch import PROJECT, ROOT, STACKS, Project, manifests, offline_config
 
 __all__ = ["PROJECT", "ROOT", "STACKS", "Project", "dump", "manifests", "offline_config"]
 

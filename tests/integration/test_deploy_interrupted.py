@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from deploy.cli import UP_STARTS
+from kueue_cohorts.deploy.cli import UP_STARTS
 from tests.deploycli import bare_env, clone, deploy, edit_stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -39,7 +39,8 @@ def kill_mid_run(project: Path, env: dict[str, str], log: Path, ready: Callable[
     pulumi CLI (the lock's pid), then everything else of that run (its process group); return the CLI's pid."""
     state = Path(env["PULUMI_BACKEND_URL"][len("file://"):])
     with open(log, "w") as out:
-        proc = subprocess.Popen([str(project / ".venv" / "bin" / "python"), "-m", "deploy", "up", "--stack", stack],
+        proc = subprocess.Popen([str(project / ".venv" / "bin" / "python"), "-m", "kueue_cohorts.deploy", "up",
+                                 "--stack", stack],
                                 cwd=project, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + timeout

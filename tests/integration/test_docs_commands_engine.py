@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from deploy.scratch import clone
+from kueue_cohorts.deploy.scratch import clone
 from tests.docs_commands import ROOT, all_commands
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]

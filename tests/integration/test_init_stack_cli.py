@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-import toolchain
+from kueue_cohorts import toolchain
+from kueue_cohorts.toolchain.paths import pulumi_home
 from tests.deploycli import bare_env, clone
-from toolchain.paths import pulumi_home
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 

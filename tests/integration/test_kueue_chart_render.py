@@ -13,8 +13,8 @@ import pytest
 import yaml
 from pulumi import automation as auto
 
-from components.checks.validation import load_settings
-from components.model.manager_config import manager_configuration
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.manager_config import manager_configuration
 from tests.integration.project import Project, dump, manifests
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]

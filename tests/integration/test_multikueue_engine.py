@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from deploy.scratch import manifests
+from kueue_cohorts.deploy.scratch import manifests
 from tests.deploycli import bare_env, clone, deploy, edit_stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]

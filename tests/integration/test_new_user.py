@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from deploy import scratch
+from kueue_cohorts.deploy import scratch
 from tests.integration.project import STACKS, offline_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -43,7 +43,7 @@ def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Complete
 
 
 def test_toolchain_is_found_cached_within_seconds(clone, tmp_path):
-    proc = _run(["-m", "toolchain", "ensure"], clone, _bare_env(tmp_path))
+    proc = _run(["-m", "kueue_cohorts.toolchain", "ensure"], clone, _bare_env(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "building" not in proc.stdout, proc.stdout
     for name in ("pulumi", "pulumi-resource-kubernetes", "kube-apiserver", "kueue"):
@@ -58,7 +58,7 @@ def test_every_stack_previews_from_a_fresh_copy(clone, tmp_path, name):
     doc["config"] = offline_config(doc["config"], tmp_path / "rendered")  # no cluster, no chart registry here
     stack_file.write_text(yaml.safe_dump(doc, sort_keys=False))
     try:
-        proc = _run(["-m", "deploy", "preview", "--stack", name], clone, _bare_env(tmp_path))
+        proc = _run(["-m", "kueue_cohorts.deploy", "preview", "--stack", name], clone, _bare_env(tmp_path))
     finally:
         stack_file.write_text(original)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -77,7 +77,7 @@ def test_up_then_destroy_through_the_deploy_cli_with_the_policy_pack_on(clone, t
     env = _bare_env(tmp_path)
     try:
         for command in ("up", "destroy"):
-            proc = _run(["-m", "deploy", command, "--stack", "dev"], clone, env)
+            proc = _run(["-m", "kueue_cohorts.deploy", command, "--stack", "dev"], clone, env)
             assert proc.returncode == 0, f"deploy {command}:\n{proc.stdout}{proc.stderr}"
             assert f"pulumi {command} --stack dev done" in proc.stdout
     finally:
@@ -85,7 +85,8 @@ def test_up_then_destroy_through_the_deploy_cli_with_the_policy_pack_on(clone, t
 
 
 def test_a_mandatory_stack_policy_violation_stops_up_before_any_change(clone, tmp_path):
-    """Issue 13 (12): `python -m deploy up` ran `pulumi up --skip-preview`, where stack policies judge the objects
+    """Issue 13 (12): `python -m kueue_cohorts.deploy up` ran `pulumi up --skip-preview`, where stack policies judge
+    the objects
     only after they were created. A program that adds, by hand, a training WorkloadPriorityClass above inference
     (a stack policy, workload-priority-class) must leave nothing created: deploy previews with the pack first."""
     stack_file, program = clone / "stacks" / "Pulumi.dev.yaml", clone / "__main__.py"
@@ -103,7 +104,7 @@ _k8s.apiextensions.CustomResource(
     opts=pulumi.ResourceOptions(provider=provider))
 ''')
     try:
-        proc = _run(["-m", "deploy", "up", "--stack", "dev"], clone, _bare_env(tmp_path))
+        proc = _run(["-m", "kueue_cohorts.deploy", "up", "--stack", "dev"], clone, _bare_env(tmp_path))
     finally:
         stack_file.write_text(originals[0])
         program.write_text(originals[1])

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from components.checks.validation import load_settings
-from components.model.preview_rbac import identity_plan, read_access
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.preview_rbac import identity_plan, read_access
 from tests.integration.project import Project, dump, manifests
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]

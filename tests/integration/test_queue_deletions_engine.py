@@ -1,5 +1,6 @@
 """Issue 28 finding 10 through the real pulumi CLI (render mode, no cluster): the engine's own preview steps, as
-`python -m deploy` reads them before `up` and `destroy` (deploy/queue_holders.py `deletions`), say which Kueue
+`python -m kueue_cohorts.deploy` reads them before `up` and `destroy` (deploy/queue_holders.py `deletions`), say which
+Kueue
 objects the run deletes:
 - renaming the training ClusterQueue: the old queue is deleted (a new resource name), its LocalQueue replaced in
   place, and the renamed queue written with the stack's flavor;
@@ -13,8 +14,8 @@ from __future__ import annotations
 import pytest
 from pulumi import automation as auto
 
-from deploy import engine, queue_holders
-from deploy.queue_holders import Deletion
+from kueue_cohorts.deploy import engine, queue_holders
+from kueue_cohorts.deploy.queue_holders import Deletion
 from tests.integration.project import Project
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]

@@ -30,10 +30,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.checks.validation import load_stack_file
-from components.model.pack_config import render as render_pack_config
-from components.settings import raw_from_stack_file
-from deploy import scratch
+from kueue_cohorts.components.checks.validation import load_stack_file
+from kueue_cohorts.components.model.pack_config import render as render_pack_config
+from kueue_cohorts.components.settings import raw_from_stack_file
+from kueue_cohorts.deploy import scratch
 from tests.integration.project import manifests, offline_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -134,7 +134,7 @@ def test_a_new_user_walks_the_quick_start_on_a_fresh_clone(tmp_path, engine_bina
             pytest.fail(f"docs/operations.md gained a step this walk does not know: {step!r}")
         walked.append(words[0] if words[0] != "kueue-cohorts" else f"kueue-cohorts {words[1]}")
     assert walked[:2] == ["kueue-cohorts init", "$EDITOR"] and "kueue-cohorts up" in walked
-    pack = clone / "policy" / "config" / "lab.json"
+    pack = clone / "kueue_cohorts" / "policy" / "config" / "lab.json"
     assert json.loads(pack.read_text()) == json.loads(render_pack_config(load_stack_file(stack_file)))
     assert raw_from_stack_file(stack_file)["cluster"]["mode"] == "render"
 

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from deploy.rendered import MANIFEST
-from deploy.scratch import manifests
+from kueue_cohorts.deploy.rendered import MANIFEST
+from kueue_cohorts.deploy.scratch import manifests
 from tests.deploycli import bare_env, clone, deploy, edit_stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -73,8 +73,9 @@ def test_a_pack_that_cannot_start_says_why_without_verbose(tmp_path, engine_bina
     root = clone(tmp_path / "kueue-cohorts")
     (tmp_path / "state").mkdir()
     edit_stack(root, "dev", {"cluster": {"mode": "render", "renderDir": str(tmp_path / "rendered")}})
-    (root / "policy" / "venv").unlink()
-    (root / "policy" / "venv").mkdir()  # a virtualenv without python: the analyzer plugin exits at once
+    (root / "kueue_cohorts" / "policy" / "venv").unlink()
+    # a virtualenv without python: the analyzer plugin exits at once
+    (root / "kueue_cohorts" / "policy" / "venv").mkdir()
     proc = deploy(root, "preview", "--stack", "dev", env=bare_env(tmp_path))
     assert proc.returncode == 1
     why = [line for line in proc.stderr.splitlines() if "why the policy pack did not start" in line]

@@ -1,5 +1,6 @@
 """Secrets and the training runtime through the real CLI (issue 14.6): `pulumi config set --secret --path` writes a
-secret, `python -m deploy` runs the program in the real engine with a file backend, and the secret's plaintext must
+secret, `python -m kueue_cohorts.deploy` runs the program in the real engine with a file backend, and the secret's
+plaintext must
 be nowhere: not in the state (`pulumi stack export`, every file of the backend), not in the rendered objects, not in
 any message. A secret config value is refused wherever it is; a Secret reference (secretKeyRef) is rendered as the
 container's valueFrom.secretKeyRef."""
@@ -13,10 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-import toolchain
-from deploy.settings import DEV_PASSPHRASE
+from kueue_cohorts import toolchain
+from kueue_cohorts.deploy.settings import DEV_PASSPHRASE
+from kueue_cohorts.toolchain.paths import pulumi_home
 from tests.deploycli import bare_env, clone, deploy
-from toolchain.paths import pulumi_home
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 

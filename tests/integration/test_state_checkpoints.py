@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from deploy import engine
+from kueue_cohorts.deploy import engine
 from tests.integration.project import Project
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]

@@ -10,7 +10,7 @@ from typing import Any, Iterable, Optional
 
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
-from policy.rules.vocabulary.objects import KubeObject, from_resource
+from kueue_cohorts.policy.rules.vocabulary.objects import KubeObject, from_resource
 
 GPU_RESOURCES = ["cpu", "memory", "nvidia.com/gpualloc", "nvidia.com/gpucores", "nvidia.com/gpumem"]
 INFERENCE_NOMINAL = {"cpu": "4", "memory": "8Gi", "nvidia.com/gpualloc": "1", "nvidia.com/gpucores": "20",

@@ -10,7 +10,7 @@ from typing import Optional
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policy.rules.cohort_nominal_within_capacity import check_capacity_options
+from kueue_cohorts.policy.rules.cohort_nominal_within_capacity import check_capacity_options
 from tests.policy.fixtures import UNKNOWN, compliant, messages, stack
 
 GPU = "nvidia.com/gpu"

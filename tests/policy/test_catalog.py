@@ -22,18 +22,18 @@ from pulumi_policy import (
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 from pulumi_policy.proxy import unknown_checking_proxy
 
-from policy.rules.book import RULES
-from policy.rules.catalog import PACK_NAME, build_policies
-from policy.rules.checkpoint_safe_runtime import MIN_TERMINATION_GRACE_PERIOD_SECONDS
-from policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY, LEGACY_CAPACITY
-from policy.rules.config import SCHEMAS
-from policy.rules.inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO
-from policy.rules.inference_peak_fits_nominal import INFERENCE_PEAK_FITS_NOMINAL
-from policy.rules.inference_reclaim_any import INFERENCE_RECLAIM_ANY
-from policy.rules.kueue_api_version import KUEUE_API_VERSION
-from policy.rules.kueue_manager_config import KUEUE_MANAGER_CONFIG
-from policy.rules.namespace_selector import CLUSTER_QUEUE_NAMESPACE_SELECTOR
-from policy.rules.vocabulary.declaration import Level, Promise
+from kueue_cohorts.policy.rules.book import RULES
+from kueue_cohorts.policy.rules.catalog import PACK_NAME, build_policies
+from kueue_cohorts.policy.rules.checkpoint_safe_runtime import MIN_TERMINATION_GRACE_PERIOD_SECONDS
+from kueue_cohorts.policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY, LEGACY_CAPACITY
+from kueue_cohorts.policy.rules.config import SCHEMAS
+from kueue_cohorts.policy.rules.inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO
+from kueue_cohorts.policy.rules.inference_peak_fits_nominal import INFERENCE_PEAK_FITS_NOMINAL
+from kueue_cohorts.policy.rules.inference_reclaim_any import INFERENCE_RECLAIM_ANY
+from kueue_cohorts.policy.rules.kueue_api_version import KUEUE_API_VERSION
+from kueue_cohorts.policy.rules.kueue_manager_config import KUEUE_MANAGER_CONFIG
+from kueue_cohorts.policy.rules.namespace_selector import CLUSTER_QUEUE_NAMESPACE_SELECTOR
+from kueue_cohorts.policy.rules.vocabulary.declaration import Level, Promise
 from tests.policy.fixtures import DEV_CAPACITY, UNKNOWN, compliant, type_token, urn
 
 REPO = Path(__file__).resolve().parents[2]
@@ -60,7 +60,7 @@ def test_every_policy_has_its_default_level_and_a_schema_entry():
 
 
 def test_readme_lists_every_policy_with_a_failing_and_a_passing_example():
-    readme = (REPO / "policy" / "README.md").read_text()
+    readme = (REPO / "kueue_cohorts" / "policy" / "README.md").read_text()
     for name in _policies():
         section = readme.split(f"### `{name}`")[1].split("### ")[0]
         assert "Fails:" in section and "Passes:" in section, name
@@ -68,7 +68,7 @@ def test_readme_lists_every_policy_with_a_failing_and_a_passing_example():
 
 def test_readme_sections_follow_the_promises_in_book_order():
     """Each rule is documented under its promise's heading, and the promises come in `Promise` order."""
-    readme = (REPO / "policy" / "README.md").read_text()
+    readme = (REPO / "kueue_cohorts" / "policy" / "README.md").read_text()
     positions = [readme.index(f"\n## {promise.heading}\n") for promise in Promise]
     assert positions == sorted(positions)
     for rule in RULES:

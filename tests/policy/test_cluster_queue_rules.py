@@ -1,9 +1,9 @@
 """inference-borrowing-limit-zero, inference-reclaim-any and the two namespaceSelector policies."""
 from __future__ import annotations
 
-from policy.rules.inference_borrowing_limit_zero import check_inference_borrowing_limit_zero
-from policy.rules.inference_reclaim_any import check_inference_reclaim_any
-from policy.rules.namespace_selector import check_namespace_selector
+from kueue_cohorts.policy.rules.inference_borrowing_limit_zero import check_inference_borrowing_limit_zero
+from kueue_cohorts.policy.rules.inference_reclaim_any import check_inference_reclaim_any
+from kueue_cohorts.policy.rules.namespace_selector import check_namespace_selector
 from tests.policy.fixtures import UNKNOWN, compliant, kube, messages
 
 CQ_URN = "urn:pulumi:test::kueue-cohorts::kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue::inference-cq"

@@ -1,7 +1,7 @@
 """single-layout-per-cohort (cohort-nominal-within-capacity: test_capacity_model.py)."""
 from __future__ import annotations
 
-from policy.rules.single_layout_per_cohort import check_single_layout_per_cohort
+from kueue_cohorts.policy.rules.single_layout_per_cohort import check_single_layout_per_cohort
 from tests.policy.fixtures import DEV_CAPACITY, GPU_RESOURCES, cluster_queue, compliant, messages, stack, urn
 
 

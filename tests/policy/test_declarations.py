@@ -10,25 +10,25 @@ from pathlib import Path
 
 import pytest
 
-import policy.rules
-from components.model.pack_config import STATED, UNSTATED, facts, pack_config
-from components.model.render import render_stack
-from components.settings import parse_settings
-from policy.rules import config
-from policy.rules.book import RULES, declaring, run
-from policy.rules.checkpoint_safe_runtime import EXEMPT_RUNTIMES
-from policy.rules.cohort_nominal_within_capacity import NODE_POOLS
-from policy.rules.inference_fits_nominal import INFERENCE_FITS_NOMINAL
-from policy.rules.inference_rollout_fits_nominal import INFERENCE_ROLLOUT_FITS_NOMINAL
-from policy.rules.vocabulary.declaration import Declaration, Option
-from policy.rules.vocabulary.objects import ROLE_LABEL, from_resource
-from policy.rules.vocabulary.roles import ROLE_OPTIONS, roles_of
+import kueue_cohorts.policy.rules
+from kueue_cohorts.components.model.pack_config import STATED, UNSTATED, facts, pack_config
+from kueue_cohorts.components.model.render import render_stack
+from kueue_cohorts.components.settings import parse_settings
+from kueue_cohorts.policy.rules import config
+from kueue_cohorts.policy.rules.book import RULES, declaring, run
+from kueue_cohorts.policy.rules.checkpoint_safe_runtime import EXEMPT_RUNTIMES
+from kueue_cohorts.policy.rules.cohort_nominal_within_capacity import NODE_POOLS
+from kueue_cohorts.policy.rules.inference_fits_nominal import INFERENCE_FITS_NOMINAL
+from kueue_cohorts.policy.rules.inference_rollout_fits_nominal import INFERENCE_ROLLOUT_FITS_NOMINAL
+from kueue_cohorts.policy.rules.vocabulary.declaration import Declaration, Option
+from kueue_cohorts.policy.rules.vocabulary.objects import ROLE_LABEL, from_resource
+from kueue_cohorts.policy.rules.vocabulary.roles import ROLE_OPTIONS, roles_of
 from tests.helpers import stack_raw
 from tests.policy.fixtures import compliant, stack, type_token
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = ("dev", "staging", "prod", "mixed")
-HOMONYMS = {"kueue-manager-config": ("policy/rules/vocabulary/kueue_counts.py",
+HOMONYMS = {"kueue-manager-config": ("kueue_cohorts/policy/rules/vocabulary/kueue_counts.py",
                                      'MANAGER_CONFIG_MAP = "kueue-manager-config"')}
 """Strings spelled like a policy that name something else: the ConfigMap of Kueue's chart that the policy is named
 after (charts/kueue/templates/manager/manager-config.yaml, Kueue v0.19.2), written once."""
@@ -60,8 +60,8 @@ def _declaring_module(rule: Declaration) -> str:
 
 
 def _rule_modules() -> list:
-    return [importlib.import_module(f"policy.rules.{info.name}")
-            for info in pkgutil.iter_modules(policy.rules.__path__) if not info.ispkg]
+    return [importlib.import_module(f"kueue_cohorts.policy.rules.{info.name}")
+            for info in pkgutil.iter_modules(kueue_cohorts.policy.rules.__path__) if not info.ispkg]
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
@@ -95,9 +95,9 @@ def test_the_rule_modules_hold_the_policies_and_the_book_only():
         if stem in assembling:
             continue
         assert declared, f"{module.__name__} declares no policy: move it to policy/rules/vocabulary/"
-    vocabulary = importlib.import_module("policy.rules.vocabulary")
+    vocabulary = importlib.import_module("kueue_cohorts.policy.rules.vocabulary")
     for info in pkgutil.iter_modules(vocabulary.__path__):
-        module = importlib.import_module(f"policy.rules.vocabulary.{info.name}")
+        module = importlib.import_module(f"kueue_cohorts.policy.rules.vocabulary.{info.name}")
         assert not [v for v in vars(module).values() if isinstance(v, Declaration)], module.__name__
 
 
@@ -109,7 +109,7 @@ def test_names_are_unique_and_the_schema_is_the_declarations():
 
 
 def test_the_policy_readme_options_table_is_the_generated_one():
-    assert config.main(["--check"]) == 0, "run: python -m policy.rules.config --write"
+    assert config.main(["--check"]) == 0, "run: python -m kueue_cohorts.policy.rules.config --write"
 
 
 def test_the_options_table_lists_every_option_with_every_policy_that_declares_it():

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policy.rules.vocabulary.durations import (
+from kueue_cohorts.policy.rules.vocabulary.durations import (
     MAX_DURATION,
     MIN_DURATION,
     format_go_duration,

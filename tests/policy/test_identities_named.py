@@ -6,7 +6,13 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from policy.rules.admission import Identities, _requested_by, _stack_identity, cel_string, identities_named
+from kueue_cohorts.policy.rules.admission import (
+    Identities,
+    _requested_by,
+    _stack_identity,
+    cel_string,
+    identities_named,
+)
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=12)
 

@@ -13,13 +13,13 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policy.rules.book import run
-from policy.rules.cluster_queue_covers_pod_resources import (
+from kueue_cohorts.policy.rules.book import run
+from kueue_cohorts.policy.rules.cluster_queue_covers_pod_resources import (
     CLUSTER_QUEUE_COVERS_POD_RESOURCES,
     check_cluster_queue_covers_pod_resources,
 )
-from policy.rules.kueue_manager_config import KUEUE_MANAGER_CONFIG, check_kueue_manager_config
-from policy.rules.vocabulary import kueue_counts
+from kueue_cohorts.policy.rules.kueue_manager_config import KUEUE_MANAGER_CONFIG, check_kueue_manager_config
+from kueue_cohorts.policy.rules.vocabulary import kueue_counts
 from tests.policy.fixtures import UNKNOWN, compliant, kube, stack
 from tests.policy.harness import evaluate
 from tests.policy.harness import pack_config as harness_config

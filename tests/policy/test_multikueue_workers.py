@@ -17,16 +17,16 @@ from pulumi.runtime import proto
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-from components.checks.validation import load_settings
-from components.model.pack_config import pack_config
-from components.model.render import render
-from components.settings import parse_settings
-from components.settings.errors import SettingsError
-from policy.rules.book import RULES, run, run_clusters
-from policy.rules.catalog import PACK_NAME, build_policies
-from policy.rules.multikueue_workers_ready import MULTIKUEUE_WORKERS_READY
-from policy.rules.vocabulary import multikueue
-from policy.rules.vocabulary.objects import from_resource
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.pack_config import pack_config
+from kueue_cohorts.components.model.render import render
+from kueue_cohorts.components.settings import parse_settings
+from kueue_cohorts.components.settings.errors import SettingsError
+from kueue_cohorts.policy.rules.book import RULES, run, run_clusters
+from kueue_cohorts.policy.rules.catalog import PACK_NAME, build_policies
+from kueue_cohorts.policy.rules.multikueue_workers_ready import MULTIKUEUE_WORKERS_READY
+from kueue_cohorts.policy.rules.vocabulary import multikueue
+from kueue_cohorts.policy.rules.vocabulary.objects import from_resource
 from tests.helpers import stack_raw
 
 POLICY = MULTIKUEUE_WORKERS_READY.name

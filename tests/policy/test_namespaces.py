@@ -7,9 +7,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policy.rules.protected_namespaces import DEFAULT_PROTECTED_NAMESPACES, check_protected_namespaces, namespace_labels
-from policy.rules.vocabulary.objects import ObjectRef
-from policy.rules.vocabulary.selectors import NAME_LABEL
+from kueue_cohorts.policy.rules.protected_namespaces import (
+    DEFAULT_PROTECTED_NAMESPACES,
+    check_protected_namespaces,
+    namespace_labels,
+)
+from kueue_cohorts.policy.rules.vocabulary.objects import ObjectRef
+from kueue_cohorts.policy.rules.vocabulary.selectors import NAME_LABEL
 from tests.policy.fixtures import UNKNOWN, compliant, local_queue, stack
 
 POLICY = "protected-namespaces"

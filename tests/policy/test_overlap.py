@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policy.rules.cluster_queue_pinned_selector import check_pinned_selector
-from policy.rules.cluster_queue_selector_overlap import check_selector_overlap
-from policy.rules.vocabulary.objects import ObjectRef
-from policy.rules.vocabulary.selectors import NAME_LABEL
+from kueue_cohorts.policy.rules.cluster_queue_pinned_selector import check_pinned_selector
+from kueue_cohorts.policy.rules.cluster_queue_selector_overlap import check_selector_overlap
+from kueue_cohorts.policy.rules.vocabulary.objects import ObjectRef
+from kueue_cohorts.policy.rules.vocabulary.selectors import NAME_LABEL
 from tests.policy.fixtures import UNKNOWN, cluster_queue, compliant, kube, stack
 
 QUEUE = "kueue.x-k8s.io/queue"

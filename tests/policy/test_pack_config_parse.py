@@ -19,9 +19,9 @@ from pulumi.runtime import proto
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-from policy.rules import book, catalog
-from policy.rules.catalog import PACK_NAME, build_policies, judge_each_stack_once, parse_config_env_once
-from policy.rules.vocabulary import roles
+from kueue_cohorts.policy.rules import book, catalog
+from kueue_cohorts.policy.rules.catalog import PACK_NAME, build_policies, judge_each_stack_once, parse_config_env_once
+from kueue_cohorts.policy.rules.vocabulary import roles
 from tests.policy.fixtures import UNKNOWN, compliant, type_token, urn
 
 
@@ -268,7 +268,7 @@ def test_one_analyze_stack_walks_each_objects_label_sets_once(conversions, monke
     """Every role-aware stack policy reads each object's label sets: within one AnalyzeStack call (one
     `memo.judging()` scope over the shared, once-converted resources) each object is walked once, not once per
     policy; the next call walks its own request again."""
-    from policy.rules.vocabulary import queues
+    from kueue_cohorts.policy.rules.vocabulary import queues
 
     walks: list[int] = []
     real = queues.label_sets

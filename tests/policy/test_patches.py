@@ -9,14 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
-from policy.rules.inference_borrowing_limit_zero import check_inference_borrowing_limit_zero
-from policy.rules.inference_reclaim_any import check_inference_reclaim_any
-from policy.rules.judgeable_patches import check_patches
-from policy.rules.kueue_manager_config import check_kueue_manager_config
-from policy.rules.no_helm_release import check_helm_release
-from policy.rules.protected_namespaces import DEFAULT_PROTECTED_NAMESPACES, check_protected_namespaces
-from policy.rules.vocabulary.objects import KubeObject, ObjectRef, from_resource
-from policy.rules.vocabulary.patches import (
+from kueue_cohorts.policy.rules.inference_borrowing_limit_zero import check_inference_borrowing_limit_zero
+from kueue_cohorts.policy.rules.inference_reclaim_any import check_inference_reclaim_any
+from kueue_cohorts.policy.rules.judgeable_patches import check_patches
+from kueue_cohorts.policy.rules.kueue_manager_config import check_kueue_manager_config
+from kueue_cohorts.policy.rules.no_helm_release import check_helm_release
+from kueue_cohorts.policy.rules.protected_namespaces import DEFAULT_PROTECTED_NAMESPACES, check_protected_namespaces
+from kueue_cohorts.policy.rules.vocabulary.objects import KubeObject, ObjectRef, from_resource
+from kueue_cohorts.policy.rules.vocabulary.patches import (
     _merge,
     as_target,
     effective_objects,
@@ -24,7 +24,7 @@ from policy.rules.vocabulary.patches import (
     patch_problem,
     resolve_patches,
 )
-from policy.rules.vocabulary.values import MISSING
+from kueue_cohorts.policy.rules.vocabulary.values import MISSING
 from tests.policy.fixtures import GPU_RESOURCES, UNKNOWN, compliant, stack
 
 CQ_PATCH_TOKEN = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueuePatch"

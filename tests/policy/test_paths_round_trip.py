@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policy.rules.vocabulary.paths import format_path, parse_path
+from kueue_cohorts.policy.rules.vocabulary.paths import format_path, parse_path
 
 NAME = st.from_regex(r"[A-Za-z][A-Za-z0-9_-]{0,10}", fullmatch=True)
 QUOTED = st.from_regex(r"[a-z0-9]{1,8}[./][a-z0-9./-]{0,12}", fullmatch=True)

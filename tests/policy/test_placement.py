@@ -11,10 +11,10 @@ from functools import cache
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
-from policy.rules.pods_fit_nodes import PODS_FIT_NODES, check_pods_fit_nodes
-from policy.rules.vocabulary.node_pools import parse_node_pools
-from policy.rules.vocabulary.objects import KubeObject
-from policy.rules.vocabulary.placement import Shape, blocking_placement, judged_resources
+from kueue_cohorts.policy.rules.pods_fit_nodes import PODS_FIT_NODES, check_pods_fit_nodes
+from kueue_cohorts.policy.rules.vocabulary.node_pools import parse_node_pools
+from kueue_cohorts.policy.rules.vocabulary.objects import KubeObject
+from kueue_cohorts.policy.rules.vocabulary.placement import Shape, blocking_placement, judged_resources
 from tests.policy.placement_reference import strands_after_reclaim
 
 GPU = "nvidia.com/gpu"

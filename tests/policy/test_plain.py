@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pulumi_policy.proxy import unknown_checking_proxy
 
-from policy.rules.vocabulary.plain import plain
+from kueue_cohorts.policy.rules.vocabulary.plain import plain
 from tests.policy.fixtures import UNKNOWN
 
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),

@@ -1,7 +1,8 @@
 """The policy pack through the real pulumi CLI (deploy.engine: Automation API, pinned CLI, provider plugin, the
 pack started by the engine as an analyzer), on a temporary project copy with its own file backend.
 
-1. Every stack in stacks/ previews with no policy event at all, with `--policy-pack policy` and no config file
+1. Every stack in stacks/ previews with no policy event at all, with `--policy-pack kueue_cohorts/policy` and no config
+   file
    (capacity derived from the stack's nodePools) and, for dev, with `--policy-pack-config policy/config/dev.json`.
 2. Test programs, each with one violation, fail the preview and name the policy: an unsafe inference ClusterQueue
    made inside our InferenceTrainingCohort component; one loaded through `yaml/v2.ConfigGroup` from a YAML string
@@ -20,26 +21,25 @@ from pathlib import Path
 import pytest
 from pulumi import automation as auto
 
-from deploy import engine
-from policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY
-from policy.rules.inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO
-from policy.rules.inference_peak_fits_nominal import INFERENCE_PEAK_FITS_NOMINAL
-from policy.rules.inference_reclaim_any import INFERENCE_RECLAIM_ANY
-from policy.rules.kueue_api_version import KUEUE_API_VERSION
-from policy.rules.workload_priority_class import WORKLOAD_PRIORITY_CLASS
+from kueue_cohorts.deploy import engine
+from kueue_cohorts.policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY
+from kueue_cohorts.policy.rules.inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO
+from kueue_cohorts.policy.rules.inference_peak_fits_nominal import INFERENCE_PEAK_FITS_NOMINAL
+from kueue_cohorts.policy.rules.inference_reclaim_any import INFERENCE_RECLAIM_ANY
+from kueue_cohorts.policy.rules.kueue_api_version import KUEUE_API_VERSION
+from kueue_cohorts.policy.rules.workload_priority_class import WORKLOAD_PRIORITY_CLASS
 from tests.integration.project import STACKS, Project
 from tests.policy.harness import REPO
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
-PACK = REPO / "policy"
+PACK = REPO / "kueue_cohorts" / "policy"
 
 
 @pytest.fixture(scope="module")
 def binaries():
     """The pinned CLI and provider plugin, built if missing (a build failure fails the test, never skips it)."""
-    import toolchain
-
+    from kueue_cohorts import toolchain
     return toolchain.ensure(["pulumi", "pulumi-resource-kubernetes"])
 
 
@@ -109,7 +109,7 @@ def test_every_stack_previews_clean_under_the_pack(binaries, tmp_path, name):
 @pytest.mark.parametrize("name", STACKS)
 def test_every_stack_previews_clean_with_its_policy_config_file(binaries, tmp_path, name):
     project = _offline_copy(tmp_path, name)
-    run = _preview(project.open(name), REPO / "policy" / "config" / f"{name}.json")
+    run = _preview(project.open(name), REPO / "kueue_cohorts" / "policy" / "config" / f"{name}.json")
     assert run.error is None, run.text()
     assert run.policies() == run.policies("advisory") == KNOWN_ADVISORY.get(name, set()), run.text()
 
@@ -124,10 +124,10 @@ opts = pulumi.ResourceOptions(provider=provider)
 
 COMPONENT_PROGRAM = """\
 import copy
-from components.resources.layouts import InferenceTrainingCohort, InferenceTrainingCohortArgs
-from components.model.render import render
-from components.resources.manifest import ManifestResource
-from components.checks.validation import load_stack_file
+from kueue_cohorts.components.resources.layouts import InferenceTrainingCohort, InferenceTrainingCohortArgs
+from kueue_cohorts.components.model.render import render
+from kueue_cohorts.components.resources.manifest import ManifestResource
+from kueue_cohorts.components.checks.validation import load_stack_file
 
 settings = load_stack_file({stack_file!r})
 rendered = render(settings, "policy/cli")
@@ -257,8 +257,7 @@ def test_unsafe_inference_queue_inside_our_component_fails(binaries, tmp_path):
 
 
 def test_inference_queue_loaded_from_yaml_through_config_group_fails(binaries, tmp_path):
-    import toolchain
-
+    from kueue_cohorts import toolchain
     crd = [str(p) for p in toolchain.crd_files("kueue") if p.name == "kueue.x-k8s.io_clusterqueues.yaml"]
     run = _program_preview(tmp_path, CONFIG_GROUP_PROGRAM, crd_files=crd)
     assert run.error is not None, run.text()
@@ -379,15 +378,13 @@ k8s.apiextensions.CustomResourcePatch(
 
 
 def _kueue_crds(*names: str) -> list[str]:
-    import toolchain
-
+    from kueue_cohorts import toolchain
     return [str(p) for p in toolchain.crd_files("kueue") if p.name in names]
 
 
 def test_an_unlabelled_queue_that_an_inference_service_reaches_is_judged_as_inference(binaries, tmp_path):
     """Item 1: no role label, no pack config entry, but an InferenceService queues to it through its LocalQueue."""
-    import toolchain
-
+    from kueue_cohorts import toolchain
     crds = _kueue_crds("kueue.x-k8s.io_clusterqueues.yaml", "kueue.x-k8s.io_localqueues.yaml",
                        "kueue.x-k8s.io_workloadpriorityclasses.yaml") + [str(p) for p in toolchain.crd_files("kserve")]
     run = _program_preview(tmp_path, UNLABELLED_SERVING_PROGRAM, crd_files=crds)
@@ -399,7 +396,8 @@ def test_an_unlabelled_queue_that_an_inference_service_reaches_is_judged_as_infe
 def test_a_patch_is_judged_as_the_object_it_produces(binaries, tmp_path):
     """Item 2: a ClusterQueuePatch (CustomResourcePatch) of the inference ClusterQueue with borrowingLimit 100 and
     reclaimWithinCohort Never, force-applied, is refused like the object it would produce."""
-    run = _program_preview(tmp_path, PATCH_PROGRAM, config_file=REPO / "policy" / "config" / "dev.json",
+    run = _program_preview(tmp_path, PATCH_PROGRAM,
+                           config_file=REPO / "kueue_cohorts" / "policy" / "config" / "dev.json",
                            crd_files=_kueue_crds("kueue.x-k8s.io_clusterqueues.yaml"))
     assert run.error is not None, run.text()
     assert {INFERENCE_BORROWING_LIMIT_ZERO.name, INFERENCE_RECLAIM_ANY.name} <= run.policies("mandatory"), run.text()
@@ -410,8 +408,8 @@ def test_the_dev_stack_through_a_config_group_with_training_above_inference_fail
     inference 1000: the pack ranks the classes the stack declares (its generated config), labelled or not."""
     import yaml as pyyaml
 
-    from components.checks.validation import load_stack_file
-    from components.model.render import render_stack
+    from kueue_cohorts.components.checks.validation import load_stack_file
+    from kueue_cohorts.components.model.render import render_stack
 
     settings = load_stack_file(REPO / "stacks" / "Pulumi.dev.yaml")
     objects = [r.manifest for r in render_stack(settings) if r.manifest["apiVersion"].startswith("kueue.x-k8s.io")]
@@ -422,7 +420,8 @@ def test_the_dev_stack_through_a_config_group_with_training_above_inference_fail
     text = pyyaml.safe_dump_all(objects, sort_keys=False)
     crds = [str(p) for p in __import__("toolchain").crd_files("kueue") if p.name.startswith("kueue.x-k8s.io_")]
     body = "k8s.yaml.v2.ConfigGroup('dev-by-hand', files={crd_files!r}, yaml={text!r}, opts=opts)\n"
-    run = _program_preview(tmp_path, body, config_file=REPO / "policy" / "config" / "dev.json", crd_files=crds,
+    run = _program_preview(tmp_path, body, config_file=REPO / "kueue_cohorts" / "policy" / "config" / "dev.json",
+                           crd_files=crds,
                            text=text)
     assert run.error is not None, run.text()
     assert WORKLOAD_PRIORITY_CLASS.name in run.policies("mandatory"), run.text()

@@ -8,21 +8,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.model import runtime as runtime_manifests
-from components.model.pack_config import pack_config
-from components.model.render import render_stack
-from components.settings import parse_settings
-from components.settings import runtime as runtime_settings
-from components.settings.runtime import TrainingRuntimeSettings
-from policy.rules import checkpoint_safe_runtime
-from policy.rules.book import run
-from policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime, prestop_seconds
-from policy.rules.training_runtime_fits_queue import check_training_runtime_fits_queue
-from policy.rules.vocabulary.signals import signal_problem
+from kueue_cohorts.components.model import runtime as runtime_manifests
+from kueue_cohorts.components.model.pack_config import pack_config
+from kueue_cohorts.components.model.render import render_stack
+from kueue_cohorts.components.settings import parse_settings
+from kueue_cohorts.components.settings import runtime as runtime_settings
+from kueue_cohorts.components.settings.runtime import TrainingRuntimeSettings
+from kueue_cohorts.policy.rules import checkpoint_safe_runtime
+from kueue_cohorts.policy.rules.book import run
+from kueue_cohorts.policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime, prestop_seconds
+from kueue_cohorts.policy.rules.training_runtime_fits_queue import check_training_runtime_fits_queue
+from kueue_cohorts.policy.rules.vocabulary.signals import signal_problem
+from kueue_cohorts.trainer import entrypoint
 from tests.helpers import stack_raw
 from tests.policy.fixtures import UNKNOWN, compliant, messages, stack
 from tests.policy.test_rule_book_parity import as_objects_from, pack_verdicts
-from trainer import entrypoint
 
 RUNTIME = "The TrainingRuntime 'c12-training/c12-checkpoint-runtime'"
 POD = "spec.template.spec.replicatedJobs[0].template.spec.template.spec"

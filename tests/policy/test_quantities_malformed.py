@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from policy.rules.cohort_nominal_within_capacity import check_capacity_options
-from policy.rules.inference_fits_nominal import check_inference_fits_nominal
-from policy.rules.single_layout_per_cohort import check_single_layout_per_cohort
+from kueue_cohorts.policy.rules.cohort_nominal_within_capacity import check_capacity_options
+from kueue_cohorts.policy.rules.inference_fits_nominal import check_inference_fits_nominal
+from kueue_cohorts.policy.rules.single_layout_per_cohort import check_single_layout_per_cohort
 from tests.policy.fixtures import DEV_CAPACITY, compliant, stack
 
 MALFORMED = ["NaN", "-NaN", "sNaN", "Infinity", "-Infinity", "inf", "1e999999", "1e9999999", "9Ei"]

@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from policy.rules.vocabulary.quantity import is_binary, parse, show
+from kueue_cohorts.policy.rules.vocabulary.quantity import is_binary, parse, show
 
 MAX = 9223372036854775807
 """2^63-1, written out (int64's largest value: the apiserver's `maxAllowed`)."""

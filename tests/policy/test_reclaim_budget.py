@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.model.render import render_stack
-from components.settings import parse_settings
-from policy.rules.reclaim_within_budget import check_reclaim_within_budget, pod_hold
-from policy.rules.vocabulary.objects import from_resource
+from kueue_cohorts.components.model.render import render_stack
+from kueue_cohorts.components.settings import parse_settings
+from kueue_cohorts.policy.rules.reclaim_within_budget import check_reclaim_within_budget, pod_hold
+from kueue_cohorts.policy.rules.vocabulary.objects import from_resource
 from tests.helpers import stack_raw
 
 RUNTIME = "c12-checkpoint-runtime"

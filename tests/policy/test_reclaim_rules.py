@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.checks.validation import validate
-from policy.rules.book import RULES, run
-from policy.rules.inference_reclaim_unblocked import INFERENCE_RECLAIM_UNBLOCKED, fair_sharing_settings
+from kueue_cohorts.components.checks.validation import validate
+from kueue_cohorts.policy.rules.book import RULES, run
+from kueue_cohorts.policy.rules.inference_reclaim_unblocked import INFERENCE_RECLAIM_UNBLOCKED, fair_sharing_settings
 from tests.helpers import stack_raw
 from tests.policy.fixtures import (
     GPU_RESOURCES,

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.checks.validation import load_settings
-from components.model.render import render_stack
-from components.settings.runtime import RESERVED_ENV as SETTINGS_RESERVED
-from policy.rules.trainjob_reserved_env import (
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.render import render_stack
+from kueue_cohorts.components.settings.runtime import RESERVED_ENV as SETTINGS_RESERVED
+from kueue_cohorts.policy.rules.trainjob_reserved_env import (
     RESERVED_ENV,
     TRAINJOB_RESERVED_ENV,
     check_trainjob_reserved_env,

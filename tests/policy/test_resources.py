@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policy.rules.quantities import check_quantities
-from policy.rules.vocabulary.objects import ObjectRef, from_resource
-from policy.rules.vocabulary.quantity import parse
-from policy.rules.vocabulary.resources import (
+from kueue_cohorts.policy.rules.quantities import check_quantities
+from kueue_cohorts.policy.rules.vocabulary.objects import ObjectRef, from_resource
+from kueue_cohorts.policy.rules.vocabulary.quantity import parse
+from kueue_cohorts.policy.rules.vocabulary.resources import (
     MAX_QUANTITY,
     effective_requests,
     is_extended_resource,
@@ -20,7 +20,7 @@ from policy.rules.vocabulary.resources import (
     quantity_fields,
     quantity_problem,
 )
-from policy.rules.vocabulary.values import MISSING
+from kueue_cohorts.policy.rules.vocabulary.values import MISSING
 from tests.policy.fixtures import UNKNOWN, compliant, kube
 
 POLICY = "resource-quantities"

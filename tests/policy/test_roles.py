@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policy.rules.cluster_queue_role import check_undecided
-from policy.rules.inference_borrowing_limit_zero import check_inference_borrowing_limit_zero
-from policy.rules.inference_reclaim_any import check_inference_reclaim_any
-from policy.rules.vocabulary.objects import ObjectRef
-from policy.rules.vocabulary.roles import classify, cohort_roots
-from policy.rules.vocabulary.values import MISSING
+from kueue_cohorts.policy.rules.cluster_queue_role import check_undecided
+from kueue_cohorts.policy.rules.inference_borrowing_limit_zero import check_inference_borrowing_limit_zero
+from kueue_cohorts.policy.rules.inference_reclaim_any import check_inference_reclaim_any
+from kueue_cohorts.policy.rules.vocabulary.objects import ObjectRef
+from kueue_cohorts.policy.rules.vocabulary.roles import classify, cohort_roots
+from kueue_cohorts.policy.rules.vocabulary.values import MISSING
 from tests.policy.fixtures import GPU_RESOURCES, UNKNOWN, cluster_queue, compliant, local_queue, priority_class, stack
 
 POLICY = "cluster-queue-role"

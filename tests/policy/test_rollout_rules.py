@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policy.rules.book import RULES, run
-from policy.rules.inference_peak_fits_nominal import check_inference_peak_fits_nominal
-from policy.rules.inference_rollout_fits_nominal import (
+from kueue_cohorts.policy.rules.book import RULES, run
+from kueue_cohorts.policy.rules.inference_peak_fits_nominal import check_inference_peak_fits_nominal
+from kueue_cohorts.policy.rules.inference_rollout_fits_nominal import (
     SAFE_STRATEGY,
     check_inference_rollout_fits_nominal,
     surge_pods,
 )
-from policy.rules.vocabulary.values import MISSING
+from kueue_cohorts.policy.rules.vocabulary.values import MISSING
 from tests.policy.fixtures import UNKNOWN, cluster_queue, compliant, stack, urn
 
 INFERENCE = ["c12-inference-cq"]

@@ -20,39 +20,39 @@ from pulumi.runtime import proto
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-from components.checks.validation import validate
-from components.model.pack_config import pack_config
-from components.model.render import render_stack
-from components.settings import parse_settings
-from policy.rules.book import RULES, run
-from policy.rules.catalog import PACK_NAME, build_policies
-from policy.rules.checkpoint_safe_runtime import CHECKPOINT_SAFE_RUNTIME
-from policy.rules.cluster_queue_covers_pod_resources import CLUSTER_QUEUE_COVERS_POD_RESOURCES
-from policy.rules.cluster_queue_pinned_selector import CLUSTER_QUEUE_PINNED_SELECTOR
-from policy.rules.cluster_queue_role import CLUSTER_QUEUE_ROLE
-from policy.rules.cluster_queue_selector_overlap import CLUSTER_QUEUE_SELECTOR_OVERLAP
-from policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY
-from policy.rules.inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO
-from policy.rules.inference_fits_nominal import INFERENCE_FITS_NOMINAL
-from policy.rules.inference_peak_fits_nominal import INFERENCE_PEAK_FITS_NOMINAL
-from policy.rules.inference_reclaim_any import INFERENCE_RECLAIM_ANY
-from policy.rules.inference_reclaim_unblocked import INFERENCE_RECLAIM_UNBLOCKED
-from policy.rules.inference_rollout_fits_nominal import INFERENCE_ROLLOUT_FITS_NOMINAL
-from policy.rules.judgeable_patches import JUDGEABLE_PATCHES
-from policy.rules.kueue_api_version import KUEUE_API_VERSION
-from policy.rules.kueue_manager_config import KUEUE_MANAGER_CONFIG
-from policy.rules.namespace_selector import CLUSTER_QUEUE_NAMESPACE_SELECTOR, INFERENCE_NAMESPACE_SELECTOR
-from policy.rules.no_helm_release import NO_HELM_RELEASE
-from policy.rules.pods_fit_nodes import PODS_FIT_NODES
-from policy.rules.protected_namespaces import PROTECTED_NAMESPACES
-from policy.rules.quantities import QUANTITIES
-from policy.rules.reclaim_within_budget import RECLAIM_WITHIN_BUDGET
-from policy.rules.single_layout_per_cohort import SINGLE_LAYOUT_PER_COHORT
-from policy.rules.training_priority_below_inference import TRAINING_PRIORITY_BELOW_INFERENCE
-from policy.rules.training_runtime_fits_queue import TRAINING_RUNTIME_FITS_QUEUE
-from policy.rules.trainjob_reserved_env import TRAINJOB_RESERVED_ENV
-from policy.rules.vocabulary.objects import from_resource
-from policy.rules.workload_priority_class import WORKLOAD_PRIORITY_CLASS
+from kueue_cohorts.components.checks.validation import validate
+from kueue_cohorts.components.model.pack_config import pack_config
+from kueue_cohorts.components.model.render import render_stack
+from kueue_cohorts.components.settings import parse_settings
+from kueue_cohorts.policy.rules.book import RULES, run
+from kueue_cohorts.policy.rules.catalog import PACK_NAME, build_policies
+from kueue_cohorts.policy.rules.checkpoint_safe_runtime import CHECKPOINT_SAFE_RUNTIME
+from kueue_cohorts.policy.rules.cluster_queue_covers_pod_resources import CLUSTER_QUEUE_COVERS_POD_RESOURCES
+from kueue_cohorts.policy.rules.cluster_queue_pinned_selector import CLUSTER_QUEUE_PINNED_SELECTOR
+from kueue_cohorts.policy.rules.cluster_queue_role import CLUSTER_QUEUE_ROLE
+from kueue_cohorts.policy.rules.cluster_queue_selector_overlap import CLUSTER_QUEUE_SELECTOR_OVERLAP
+from kueue_cohorts.policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY
+from kueue_cohorts.policy.rules.inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO
+from kueue_cohorts.policy.rules.inference_fits_nominal import INFERENCE_FITS_NOMINAL
+from kueue_cohorts.policy.rules.inference_peak_fits_nominal import INFERENCE_PEAK_FITS_NOMINAL
+from kueue_cohorts.policy.rules.inference_reclaim_any import INFERENCE_RECLAIM_ANY
+from kueue_cohorts.policy.rules.inference_reclaim_unblocked import INFERENCE_RECLAIM_UNBLOCKED
+from kueue_cohorts.policy.rules.inference_rollout_fits_nominal import INFERENCE_ROLLOUT_FITS_NOMINAL
+from kueue_cohorts.policy.rules.judgeable_patches import JUDGEABLE_PATCHES
+from kueue_cohorts.policy.rules.kueue_api_version import KUEUE_API_VERSION
+from kueue_cohorts.policy.rules.kueue_manager_config import KUEUE_MANAGER_CONFIG
+from kueue_cohorts.policy.rules.namespace_selector import CLUSTER_QUEUE_NAMESPACE_SELECTOR, INFERENCE_NAMESPACE_SELECTOR
+from kueue_cohorts.policy.rules.no_helm_release import NO_HELM_RELEASE
+from kueue_cohorts.policy.rules.pods_fit_nodes import PODS_FIT_NODES
+from kueue_cohorts.policy.rules.protected_namespaces import PROTECTED_NAMESPACES
+from kueue_cohorts.policy.rules.quantities import QUANTITIES
+from kueue_cohorts.policy.rules.reclaim_within_budget import RECLAIM_WITHIN_BUDGET
+from kueue_cohorts.policy.rules.single_layout_per_cohort import SINGLE_LAYOUT_PER_COHORT
+from kueue_cohorts.policy.rules.training_priority_below_inference import TRAINING_PRIORITY_BELOW_INFERENCE
+from kueue_cohorts.policy.rules.training_runtime_fits_queue import TRAINING_RUNTIME_FITS_QUEUE
+from kueue_cohorts.policy.rules.trainjob_reserved_env import TRAINJOB_RESERVED_ENV
+from kueue_cohorts.policy.rules.vocabulary.objects import from_resource
+from kueue_cohorts.policy.rules.workload_priority_class import WORKLOAD_PRIORITY_CLASS
 from tests.helpers import stack_raw
 
 STACKS = ("dev", "staging", "prod", "mixed")

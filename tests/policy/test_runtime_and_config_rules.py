@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime
-from policy.rules.kueue_api_version import check_kueue_api_version
-from policy.rules.kueue_manager_config import check_kueue_manager_config, duration_problem
-from policy.rules.vocabulary.selectors import matches as selector_matches
-from policy.rules.vocabulary.signals import signal_problem
+from kueue_cohorts.policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime
+from kueue_cohorts.policy.rules.kueue_api_version import check_kueue_api_version
+from kueue_cohorts.policy.rules.kueue_manager_config import check_kueue_manager_config, duration_problem
+from kueue_cohorts.policy.rules.vocabulary.selectors import matches as selector_matches
+from kueue_cohorts.policy.rules.vocabulary.signals import signal_problem
 from tests.policy.fixtures import (
     SAFE_MANAGER_CONFIG,
     UNKNOWN,

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from policy.rules.vocabulary.selectors import matches, selector_problems
-from policy.rules.vocabulary.values import MISSING
+from kueue_cohorts.policy.rules.vocabulary.selectors import matches, selector_problems
+from kueue_cohorts.policy.rules.vocabulary.values import MISSING
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("module", [f"policy.rules.vocabulary.{name}" for name in (
+@pytest.mark.parametrize("module", [f"kueue_cohorts.policy.rules.vocabulary.{name}" for name in (
     "durations", "selectors", "resource_values", "system_namespaces", "quantity", "paths")])
 def test_value_parsers_load_no_pulumi_sdk(module):
     code = f"import sys, {module}; print(sorted(m for m in ('pulumi', 'pulumi_policy') if m in sys.modules))"

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
-from policy.rules.vocabulary.selectors import (
+from kueue_cohorts.policy.rules.vocabulary.selectors import (
     NAME_LABEL,
     can_overlap,
     is_label_key,

@@ -7,10 +7,14 @@ from decimal import Decimal
 
 import pytest
 
-from components.checks.validation import load_stack_file
-from components.model.pack_config import render as render_pack_config
-from policy.rules.catalog import node_pools
-from policy.rules.vocabulary.node_pools import capacity_from_node_pools, node_pools_from_stack_config, parse_node_pools
+from kueue_cohorts.components.checks.validation import load_stack_file
+from kueue_cohorts.components.model.pack_config import render as render_pack_config
+from kueue_cohorts.policy.rules.catalog import node_pools
+from kueue_cohorts.policy.rules.vocabulary.node_pools import (
+    capacity_from_node_pools,
+    node_pools_from_stack_config,
+    parse_node_pools,
+)
 from tests.helpers import STACKS, stack_raw
 from tests.policy.harness import REPO
 
@@ -55,7 +59,7 @@ def test_labels_absent_in_the_pack_config_are_unknown_and_in_the_stack_config_no
 @pytest.mark.parametrize("name", STACK_NAMES)
 def test_each_committed_pack_config_carries_every_pool_with_its_labels(name):
     pools = stack_raw(name)["nodePools"]
-    configured = json.loads((REPO / "policy" / "config" / f"{name}.json").read_text())
+    configured = json.loads((REPO / "kueue_cohorts" / "policy" / "config" / f"{name}.json").read_text())
     written = configured["cohort-nominal-within-capacity"]["nodePools"]
     assert [(p["name"], p["labels"], p["capacity"]) for p in written] == \
         [(p["name"], p.get("labels", {}), p["capacity"]) for p in pools]
@@ -68,10 +72,10 @@ def test_each_committed_pack_config_is_the_one_generated_from_its_stack_file(nam
     """policy/config/<stack>.json is generated (`kueue-cohorts validate --stack NAME --pack-config --write`): the
     pack run by hand and the program's settings check judge with the same facts."""
     generated = render_pack_config(load_stack_file(STACKS / f"Pulumi.{name}.yaml"))
-    assert (REPO / "policy" / "config" / f"{name}.json").read_text() == generated, (
+    assert (REPO / "kueue_cohorts" / "policy" / "config" / f"{name}.json").read_text() == generated, (
         f"policy/config/{name}.json is stale: regenerate it with "
         f"`kueue-cohorts validate --stack {name} --pack-config --write` (our runs generate it from the stack file; "
-        "the committed copy is for `pulumi preview --policy-pack policy` run by hand)")
+        "the committed copy is for `pulumi preview --policy-pack kueue_cohorts/policy` run by hand)")
     assert json.loads(generated)["inference-borrowing-limit-zero"]["inferenceClusterQueues"]
 
 

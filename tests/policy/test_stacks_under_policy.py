@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from components.checks.validation import load_stack_file
-from policy.rules.vocabulary.node_pools import capacity_from_node_pools
-from policy.rules.vocabulary.quantity import parse
+from kueue_cohorts.components.checks.validation import load_stack_file
+from kueue_cohorts.policy.rules.vocabulary.node_pools import capacity_from_node_pools
+from kueue_cohorts.policy.rules.vocabulary.quantity import parse
 from tests.helpers import STACKS, run_main, stack_raw
 from tests.policy.harness import REPO, evaluate, pack_config
 
@@ -32,13 +32,14 @@ def _config(raw: dict) -> dict[str, str]:
 def test_there_are_stacks_and_each_has_a_policy_config():
     assert STACK_NAMES
     for name in STACK_NAMES:
-        assert (REPO / "policy" / "config" / f"{name}.json").is_file(), name
+        assert (REPO / "kueue_cohorts" / "policy" / "config" / f"{name}.json").is_file(), name
 
 
 @pytest.mark.parametrize("name", STACK_NAMES)
 def test_capacity_config_equals_node_pools(name):
     settings = load_stack_file(STACKS / f"Pulumi.{name}.yaml")
-    pools = pack_config(REPO / "policy" / "config" / f"{name}.json")["cohort-nominal-within-capacity"]["nodePools"]
+    config = pack_config(REPO / "kueue_cohorts" / "policy" / "config" / f"{name}.json")
+    pools = config["cohort-nominal-within-capacity"]["nodePools"]
     configured = capacity_from_node_pools(pools) or {}
     assert {k: parse(v) for k, v in configured.items()} == settings.capacity()
     assert [p["labels"] for p in pools] == [dict(p.labels) for p in settings.node_pools]
@@ -49,7 +50,7 @@ def test_stack_passes_every_policy(name):
     mocks = run_main(_config(stack_raw(name)))
     resources = [(r.typ, r.urn, r.name, r.inputs) for r in mocks.registered]
     assert any(t == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue" for t, *_ in resources)
-    assert set(evaluate(resources, pack_config(REPO / "policy" / "config" / f"{name}.json"))) == \
+    assert set(evaluate(resources, pack_config(REPO / "kueue_cohorts" / "policy" / "config" / f"{name}.json"))) == \
         KNOWN_ADVISORY.get(name, set())
 
 
@@ -62,13 +63,14 @@ def test_the_harness_does_catch_a_broken_stack():
         p for t, _, _, p in resources if t.endswith(":ClusterQueue") and p["metadata"]["name"] == "c12-inference-cq"
     ]
     cq["spec"]["preemption"]["reclaimWithinCohort"] = "LowerPriority"
-    found = evaluate(resources, pack_config(REPO / "policy" / "config" / "dev.json"))
+    found = evaluate(resources, pack_config(REPO / "kueue_cohorts" / "policy" / "config" / "dev.json"))
     assert list(found) == ["inference-reclaim-any"]
 
 
 @pytest.mark.parametrize("name", STACK_NAMES)
 def test_stack_passes_without_a_config_file_from_its_own_node_pools(name, monkeypatch):
-    """`pulumi preview --policy-pack policy` with no --policy-pack-config: the analyzer gets the stack config in
+    """`pulumi preview --policy-pack kueue_cohorts/policy` with no --policy-pack-config: the analyzer gets the stack
+    config in
     PULUMI_CONFIG and derives the capacity from kueue-cohorts:nodePools."""
     raw = stack_raw(name)
     monkeypatch.setenv("PULUMI_CONFIG", json.dumps({f"kueue-cohorts:{k}": json.dumps(v) for k, v in raw.items()}))

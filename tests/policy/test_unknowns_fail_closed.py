@@ -35,19 +35,19 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
-from components.checks.validation import load_settings
-from components.model.assembly import assemble
-from components.model.pack_config import pack_config
-from components.settings import raw_from_stack_file
-from policy.rules import book
-from policy.rules.catalog import build_policies
-from policy.rules.cluster_queue_role import CLUSTER_QUEUE_ROLE
-from policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY
-from policy.rules.config import SCHEMAS
-from policy.rules.inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO
-from policy.rules.inference_fits_nominal import INFERENCE_FITS_NOMINAL
-from policy.rules.vocabulary.objects import KubeObject, from_resource
-from policy.rules.vocabulary.values import format_path
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.assembly import assemble
+from kueue_cohorts.components.model.pack_config import pack_config
+from kueue_cohorts.components.settings import raw_from_stack_file
+from kueue_cohorts.policy.rules import book
+from kueue_cohorts.policy.rules.catalog import build_policies
+from kueue_cohorts.policy.rules.cluster_queue_role import CLUSTER_QUEUE_ROLE
+from kueue_cohorts.policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY
+from kueue_cohorts.policy.rules.config import SCHEMAS
+from kueue_cohorts.policy.rules.inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO
+from kueue_cohorts.policy.rules.inference_fits_nominal import INFERENCE_FITS_NOMINAL
+from kueue_cohorts.policy.rules.vocabulary.objects import KubeObject, from_resource
+from kueue_cohorts.policy.rules.vocabulary.values import format_path
 from tests.helpers import STACKS
 from tests.policy import fixtures
 from tests.policy.harness import REPO
@@ -216,7 +216,7 @@ def _stack_case(path: Any) -> tuple[list[Item], dict[str, Any]]:
 
 def _fixture_case() -> tuple[list[Item], dict[str, Any]]:
     items = [(fixtures.type_token(m), m) for m in fixtures.compliant().values()]
-    return items, pack_config_file(REPO / "policy" / "config" / "dev.json")
+    return items, pack_config_file(REPO / "kueue_cohorts" / "policy" / "config" / "dev.json")
 
 
 CASES = {**{p.stem.removeprefix("Pulumi."): p for p in sorted(STACKS.glob("Pulumi.*.yaml"))}, "pack-fixtures": None}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from policy.rules.kueue_manager_config import check_kueue_manager_config
+from kueue_cohorts.policy.rules.kueue_manager_config import check_kueue_manager_config
 from tests.policy.fixtures import SAFE_MANAGER_CONFIG, kube, kueue_config_map
 
 PREFIX = "data['controller_manager_config.yaml'].waitForPodsReady"

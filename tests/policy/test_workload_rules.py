@@ -1,8 +1,8 @@
 """workload-priority-class and inference-fits-nominal."""
 from __future__ import annotations
 
-from policy.rules.inference_fits_nominal import check_inference_fits_nominal
-from policy.rules.workload_priority_class import check_workload_priority_class
+from kueue_cohorts.policy.rules.inference_fits_nominal import check_inference_fits_nominal
+from kueue_cohorts.policy.rules.workload_priority_class import check_workload_priority_class
 from tests.policy.fixtures import UNKNOWN, compliant, messages, priority_class, stack, urn
 
 

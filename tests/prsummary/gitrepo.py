@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from components.settings import PROJECT
+from kueue_cohorts.components.settings import PROJECT
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,7 +1,7 @@
 """What the summary quotes from a failed engine run."""
 from __future__ import annotations
 
-from prsummary.baseline import essence
+from kueue_cohorts.prsummary.baseline import essence
 
 
 def test_error_and_exception_lines_are_kept():

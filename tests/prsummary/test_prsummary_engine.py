@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-import toolchain
-from prsummary import cli
-from prsummary.preview import preview_against_base
+from kueue_cohorts import toolchain
+from kueue_cohorts.prsummary import cli
+from kueue_cohorts.prsummary.preview import preview_against_base
 from tests.prsummary.test_prsummary_git import pin_cpu_borrowing, raise_vision_cpu_floor
 
 pytestmark = pytest.mark.integration

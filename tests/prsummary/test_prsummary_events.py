@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pulumi.automation.events import EngineEvent
 
-from prsummary.events import report_from_events
+from kueue_cohorts.prsummary.events import report_from_events
 
 CQ = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 P = "urn:pulumi:staging::kueue-cohorts::"

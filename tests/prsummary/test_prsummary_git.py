@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from prsummary import cli
-from whatif import gitbase
+from kueue_cohorts.prsummary import cli
+from kueue_cohorts.whatif import gitbase
 
 
 def pin_cpu_borrowing(repo) -> None:
@@ -33,7 +33,7 @@ def test_export_tree_writes_the_base_files_not_the_working_tree(repo, tmp_path):
     base = repo.commit()
     raise_vision_cpu_floor(repo)
     out = gitbase.export_tree(repo.path, base, tmp_path / "export")
-    assert (out / "__main__.py").is_file() and (out / "components" / "model" / "plans.py").is_file()
+    assert (out / "__main__.py").is_file() and (out / "kueue_cohorts" / "components" / "model" / "plans.py").is_file()
     assert (out / "stacks" / "Pulumi.staging.yaml").read_text() != repo.stack_file("staging").read_text()
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.checks.validation import load_settings
-from prsummary import guarantees
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.prsummary import guarantees
 
 STACKS = Path(__file__).resolve().parents[2] / "stacks"
 

@@ -8,10 +8,10 @@ from typing import Any, Callable
 
 import pytest
 
-from components.checks.validation import load_settings
-from prsummary import document
-from prsummary.events import PreviewReport, ResourceChange
-from prsummary.guardrail_reasons import PROGRAM, reasons
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.prsummary import document
+from kueue_cohorts.prsummary.events import PreviewReport, ResourceChange
+from kueue_cohorts.prsummary.guardrail_reasons import PROGRAM, reasons
 from tests.helpers import stack_raw
 
 RAIL = "kueue-cohorts.c12-shared.{}"

@@ -1,8 +1,8 @@
 """Quota snapshots and their comparison, from the pure plans of the real stack files."""
 from __future__ import annotations
 
-from components.checks.validation import load_settings
-from prsummary import quotas
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.prsummary import quotas
 from tests.helpers import stack_raw
 
 
@@ -84,8 +84,8 @@ def test_cohort_object_quota_is_a_row():
 
 
 def test_a_stack_with_two_gpu_types_shows_every_flavor_in_tables_and_diagram():
-    from prsummary.diagram import render_diagram
-    from prsummary.tables import render_table
+    from kueue_cohorts.prsummary.diagram import render_diagram
+    from kueue_cohorts.prsummary.tables import render_table
 
     before = stack_raw("mixed")
     after = stack_raw("mixed")

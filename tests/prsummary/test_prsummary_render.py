@@ -1,9 +1,9 @@
 """The pure rendering: table cells, box diagrams, section order, the one-line unchanged summary."""
 from __future__ import annotations
 
-from components.checks.validation import load_settings
-from prsummary import diagram, document, quotas, tables
-from prsummary.events import PolicyViolation, PreviewReport, ResourceChange
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.prsummary import diagram, document, quotas, tables
+from kueue_cohorts.prsummary.events import PolicyViolation, PreviewReport, ResourceChange
 from tests.helpers import stack_raw
 
 CQ_TYPE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"

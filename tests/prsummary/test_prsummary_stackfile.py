@@ -5,8 +5,8 @@ from pathlib import Path
 
 import yaml
 
-from components.settings.stackfile import read
-from prsummary import stackfile
+from kueue_cohorts.components.settings.stackfile import read
+from kueue_cohorts.prsummary import stackfile
 
 ROOT = Path(__file__).resolve().parents[2]
 

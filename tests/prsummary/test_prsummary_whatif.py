@@ -3,9 +3,9 @@ trace shows the trace replayed on the base and the head quotas, inference waitin
 chart next to the summary."""
 from __future__ import annotations
 
-from cohorts.target import load_stack
-from prsummary import cli
-from whatif.synth import synth
+from kueue_cohorts.cohorts.target import load_stack
+from kueue_cohorts.prsummary import cli
+from kueue_cohorts.whatif.synth import synth
 
 
 def _with_trace(repo, days: float = 2.0) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-import toolchain
+from kueue_cohorts import toolchain
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -52,7 +52,8 @@ def _steps_using(job: dict, action: str) -> list[dict]:
 
 def test_preview_workflow_previews_every_stack_with_policy_and_comments():
     doc = _load("preview.yml")
-    assert set(doc["on"]["pull_request"]["paths"]) >= {"stacks/**", "components/**", "policy/**"}
+    assert set(doc["on"]["pull_request"]["paths"]) >= {
+        "stacks/**", "kueue_cohorts/components/**", "kueue_cohorts/policy/**"}
     stacks = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
     summary_job, comment_job = (doc["jobs"][k] for k in ("summary", "comment"))
     live_doc = _load("live-preview.yml")
@@ -65,11 +66,11 @@ def test_preview_workflow_previews_every_stack_with_policy_and_comments():
     assert set(live["strategy"]["matrix"]["stack"]) == set(stacks) - sandboxed  # their cluster is the local sandbox
     assert set(live_comment_job["strategy"]["matrix"]["stack"]) == set(stacks) - sandboxed
     assert comment_job["needs"] == ["summary"] and live_comment_job["needs"] == ["live-preview"]
-    (preview,) = [s for s in live["steps"] if "python -m deploy preview" in str(s.get("run", ""))]
+    (preview,) = [s for s in live["steps"] if "python -m kueue_cohorts.deploy preview" in str(s.get("run", ""))]
     assert preview["env"]["PULUMI_BACKEND_URL"] == "${{ secrets.PULUMI_BACKEND_URL }}"
     assert preview["env"]["PULUMI_CONFIG_PASSPHRASE"] == "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}"
     for stack in stacks:
-        assert (ROOT / "policy" / "config" / f"{stack}.json").is_file(), stack
+        assert (ROOT / "kueue_cohorts" / "policy" / "config" / f"{stack}.json").is_file(), stack
     summary = next(s for s in summary_job["steps"] if s.get("name") == "make pr-summary")
     assert "make pr-summary STACK=" in summary["run"] and "BASE=" in summary["run"]
     (upload,) = _steps_using(summary_job, "actions/upload-artifact@")
@@ -89,9 +90,10 @@ def test_deploy_workflow_runs_staging_then_prod_behind_its_environment():
     staging, prod = doc["jobs"]["staging"], doc["jobs"]["prod"]
     assert prod["needs"] == "staging" and prod["environment"] == "prod"
     for job, stack in ((staging, "staging"), (prod, "prod")):
-        (up,) = [s for s in job["steps"] if "python -m deploy up" in str(s.get("run", ""))]
-        assert up["run"].strip().endswith(f"python -m deploy up --stack {stack}")
-        assert (ROOT / "policy" / "config" / f"{stack}.json").is_file()  # deploy.engine passes it with the pack
+        (up,) = [s for s in job["steps"] if "python -m kueue_cohorts.deploy up" in str(s.get("run", ""))]
+        assert up["run"].strip().endswith(f"python -m kueue_cohorts.deploy up --stack {stack}")
+        # deploy.engine passes it with the pack
+        assert (ROOT / "kueue_cohorts" / "policy" / "config" / f"{stack}.json").is_file()
     assert "required reviewers" in (ROOT / ".github" / "workflows" / "deploy.yml").read_text().lower()
 
 

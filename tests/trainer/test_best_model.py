@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import signal
 
+from kueue_cohorts.trainer.entrypoint import PREEMPTED_EXIT_CODE
+from kueue_cohorts.trainer.local.process import run, start
 from tests.trainer.test_preemption import complete, saves_after_signal, steps
-from trainer.entrypoint import PREEMPTED_EXIT_CODE
-from trainer.local.process import run, start
 
 BEST = {
     "KUEUE_COHORTS_DEMO_MAX_STEPS": "40",

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 import pytest
 from transformers import TrainerControl, TrainerState
 
+from kueue_cohorts.trainer import checkpoints
+from kueue_cohorts.trainer.callback import PreemptionCallback
 from tests.trainer import layouts
-from trainer import checkpoints
-from trainer.callback import PreemptionCallback
 
 
 def _run_dir(tmp_path):

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from kueue_cohorts.trainer import checkpoints
+from kueue_cohorts.trainer.checkpoints import Checkpoint
+from kueue_cohorts.trainer.entrypoint import agreed_resume
 from tests.trainer.layouts import LAYOUTS
 from tests.trainer.layouts import write as layouts_write
-from trainer import checkpoints
-from trainer.checkpoints import Checkpoint
-from trainer.entrypoint import agreed_resume
 
 SINGLE = {"model.safetensors": b"w", "training_args.bin": b"a", "optimizer.pt": b"o", "scheduler.pt": b"s",
           "rng_state.pth": b"r"}

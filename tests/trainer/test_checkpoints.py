@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kueue_cohorts.trainer import checkpoints
+from kueue_cohorts.trainer.checkpoints import Checkpoint
 from tests.trainer import layouts
-from trainer import checkpoints
-from trainer.checkpoints import Checkpoint
 
 FULL = {
     "model.safetensors": b"weights",

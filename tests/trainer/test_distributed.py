@@ -21,10 +21,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from kueue_cohorts.trainer import checkpoints
+from kueue_cohorts.trainer.entrypoint import PREEMPTED_EXIT_CODE, ConfigError, distributed_env
+from kueue_cohorts.trainer.local.process import TrainerProcess, kill_all, start_nodes
 from tests.trainer.test_preemption import KNOBS, saves_after_signal, steps
-from trainer import checkpoints
-from trainer.entrypoint import PREEMPTED_EXIT_CODE, ConfigError, distributed_env
-from trainer.local.process import TrainerProcess, kill_all, start_nodes
 
 TWO_NODES = {
     "KUEUE_COHORTS_DEMO_MAX_STEPS": "30",

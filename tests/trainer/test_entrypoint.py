@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from trainer import demo, entrypoint
+from kueue_cohorts.trainer import demo, entrypoint
 
 
 def wrong_output_dir(output_dir: str):

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from prometheus_client.exposition import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from trainer.entrypoint import PREEMPTED_EXIT_CODE, ConfigError, parse_args
-from trainer.local.process import free_port, start
-from trainer.metrics import PROGRESS_FILE, TrainerMetrics, read_progress, steps_lost, write_progress
+from kueue_cohorts.trainer.entrypoint import PREEMPTED_EXIT_CODE, ConfigError, parse_args
+from kueue_cohorts.trainer.local.process import free_port, start
+from kueue_cohorts.trainer.metrics import PROGRESS_FILE, TrainerMetrics, read_progress, steps_lost, write_progress
 
 KNOBS = {
     "KUEUE_COHORTS_DEMO_MAX_STEPS": "30",

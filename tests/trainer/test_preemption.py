@@ -10,9 +10,9 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
-from trainer import checkpoints
-from trainer.entrypoint import PREEMPTED_EXIT_CODE
-from trainer.local.process import run, start
+from kueue_cohorts.trainer import checkpoints
+from kueue_cohorts.trainer.entrypoint import PREEMPTED_EXIT_CODE
+from kueue_cohorts.trainer.local.process import run, start
 
 KNOBS = {
     "KUEUE_COHORTS_DEMO_MAX_STEPS": "30",

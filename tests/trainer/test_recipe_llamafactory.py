@@ -11,9 +11,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from trainer import checkpoints, preemption
-from trainer import recipe_llamafactory as llamafactory
-from trainer.local import families
+from kueue_cohorts.trainer import checkpoints, preemption
+from kueue_cohorts.trainer import recipe_llamafactory as llamafactory
+from kueue_cohorts.trainer.local import families
 
 MAX_STEPS, SAVE_STEPS = 30, 10
 

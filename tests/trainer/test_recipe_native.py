@@ -10,10 +10,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trainer import recipe_native as native
-from trainer import recipes
-from trainer.local.process import run as run_ok
-from trainer.local.process import start
+from kueue_cohorts.trainer import recipe_native as native
+from kueue_cohorts.trainer import recipes
+from kueue_cohorts.trainer.local.process import run as run_ok
+from kueue_cohorts.trainer.local.process import start
 
 WORLD = 2
 
@@ -132,7 +132,7 @@ def test_the_python_recipe_still_runs(tmp_path):
 def test_the_family_modules_ship_in_the_entrypoint_configmap():
     """The ConfigMap carries trainer/*.py only (ConfigMap keys cannot hold '/'), so the family modules are top-level
     modules of the package: a subpackage would be missing in the container."""
-    from components.model import runtime as runtime_manifests
+    from kueue_cohorts.components.model import runtime as runtime_manifests
 
     shipped = set(runtime_manifests.trainer_sources())
     assert {"recipes.py", "recipe_llamafactory.py", "recipe_native.py"} <= shipped

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trainer import checkpoints, entrypoint
+from kueue_cohorts.trainer import checkpoints, entrypoint
 
 RUN = "c12-training-abcde"
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-import toolchain
-from components.model import runtime as runtime_manifests
-from components.settings.runtime import TrainingRuntimeSettings
-from deploy import engine
+from kueue_cohorts import toolchain
+from kueue_cohorts.components.model import runtime as runtime_manifests
+from kueue_cohorts.components.settings.runtime import TrainingRuntimeSettings
+from kueue_cohorts.deploy import engine
 from tests.integration.project import Project, manifests
 
 PROGRAM = '''
@@ -20,11 +20,11 @@ from types import SimpleNamespace
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.resources import training
-from components.resources.checkpoint import CheckpointVolume, CheckpointVolumeArgs
-from components.resources.manifest import ManifestResource
-from components.settings.runtime import TrainingRuntimeSettings
-from components.settings import CheckpointSettings
+from kueue_cohorts.components.resources import training
+from kueue_cohorts.components.resources.checkpoint import CheckpointVolume, CheckpointVolumeArgs
+from kueue_cohorts.components.resources.manifest import ManifestResource
+from kueue_cohorts.components.settings.runtime import TrainingRuntimeSettings
+from kueue_cohorts.components.settings import CheckpointSettings
 
 provider = k8s.Provider("k8s", render_yaml_to_directory={render!r})
 opts = pulumi.ResourceOptions(provider=provider)

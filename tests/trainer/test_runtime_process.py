@@ -19,13 +19,13 @@ from typing import Optional
 
 import pytest
 
-from components.model import runtime as runtime_manifests
-from components.resources import training
-from policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime
+from kueue_cohorts.components.model import runtime as runtime_manifests
+from kueue_cohorts.components.resources import training
+from kueue_cohorts.policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime
+from kueue_cohorts.trainer import checkpoints
+from kueue_cohorts.trainer.entrypoint import PREEMPTED_EXIT_CODE
+from kueue_cohorts.trainer.local.process import ROOT, TrainerProcess
 from tests.policy.fixtures import kube
-from trainer import checkpoints
-from trainer.entrypoint import PREEMPTED_EXIT_CODE
-from trainer.local.process import ROOT, TrainerProcess
 
 TRAINJOB = "c12-run-e"
 
@@ -135,8 +135,9 @@ def test_the_configmap_package_is_self_contained():
     """The entrypoint ships alone: no module in it imports the Pulumi program or the tests."""
     for name, text in runtime_manifests.trainer_sources().items():
         assert not re.search(r"^\s*(from|import)\s+(components|tests|pulumi)\b", text, re.M), name
-    assert (ROOT / "trainer" / "__main__.py").read_text() == runtime_manifests.trainer_sources()["__main__.py"]
-    assert os.access(ROOT / "trainer" / "__main__.py", os.R_OK)
+    main = (ROOT / "kueue_cohorts" / "trainer" / "__main__.py").read_text()
+    assert main == runtime_manifests.trainer_sources()["__main__.py"]
+    assert os.access(ROOT / "kueue_cohorts" / "trainer" / "__main__.py", os.R_OK)
 
 
 def _held_runtime(tmp_path: Path, command: Optional[list[str]] = None) -> tuple[dict, TrainerProcess]:
@@ -152,7 +153,7 @@ def _held_runtime(tmp_path: Path, command: Optional[list[str]] = None) -> tuple[
     if command is not None:
         _container(manifest)[1]["command"] = command
     sources = {**runtime_manifests.trainer_sources(),
-               "local_recipes.py": (ROOT / "trainer/local/recipes.py").read_text()}
+               "local_recipes.py": (ROOT / "kueue_cohorts/trainer/local/recipes.py").read_text()}
     return manifest, kubelet_start(manifest, sources, tmp_path, {"jobset.sigs.k8s.io/jobset-name": TRAINJOB})
 
 

@@ -1,4 +1,5 @@
-"""The benchmarks' pure parts: results are rewritten only with --write, `python -m benchmarks` passes --write on,
+"""The benchmarks' pure parts: results are rewritten only with --write, `python -m kueue_cohorts.benchmarks` passes
+--write on,
 the engine benchmark gives kubectl Pulumi's own objects under fresh names, reports growth against linear and where a
 preview's time goes from the engine's gRPC log."""
 
@@ -13,11 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import benchmarks
-from benchmarks import cli as bench_main
-from benchmarks import mutation
-from benchmarks.engine import growth, grpc_breakdown, manifests_from_state, shared_pool_stack
-from benchmarks.sandbox import milestones
+from kueue_cohorts import benchmarks
+from kueue_cohorts.benchmarks import cli as bench_main
+from kueue_cohorts.benchmarks import mutation
+from kueue_cohorts.benchmarks.engine import growth, grpc_breakdown, manifests_from_state, shared_pool_stack
+from kueue_cohorts.benchmarks.sandbox import milestones
 
 
 def test_save_writes_only_when_asked(tmp_path, monkeypatch, capsys):
@@ -35,7 +36,7 @@ def test_bench_runner_passes_write_on_to_every_benchmark(monkeypatch, argv, pass
     seen = []
     monkeypatch.setattr(runpy, "run_module", lambda name, **_: seen.append((name, list(bench_main.sys.argv[1:]))))
     assert bench_main.main(argv) == 0
-    assert seen == [(f"benchmarks.{name}", passed) for name in bench_main.BENCHMARKS]
+    assert seen == [(f"kueue_cohorts.benchmarks.{name}", passed) for name in bench_main.BENCHMARKS]
 
 
 def test_bench_runner_reports_a_failure_and_runs_the_rest(monkeypatch):
@@ -43,12 +44,12 @@ def test_bench_runner_reports_a_failure_and_runs_the_rest(monkeypatch):
 
     def run(name, **_):
         ran.append(name)
-        if name == "benchmarks.policy":
+        if name == "kueue_cohorts.benchmarks.policy":
             raise SystemExit(1)
 
     monkeypatch.setattr(runpy, "run_module", run)
     assert bench_main.main(["--only", "policy", "engine"]) == 1
-    assert ran == ["benchmarks.policy", "benchmarks.engine"]
+    assert ran == ["kueue_cohorts.benchmarks.policy", "kueue_cohorts.benchmarks.engine"]
 
 
 def _state(prefix: str, tenants: int) -> list[dict]:
@@ -129,9 +130,10 @@ def test_grpc_breakdown_sums_completed_calls_per_method(tmp_path_factory, calls)
 
 @pytest.mark.parametrize("name", ["toolchain", "policy", "planning", "trainjob", "whatif", "whatif_agreement"])
 def test_help_describes_the_benchmark_in_whole_sentences(name, capsys):
-    """`python -m benchmarks.<name> --help` shows the docstring's whole first paragraph: its first line alone stopped
+    """`python -m kueue_cohorts.benchmarks.<name> --help` shows the docstring's whole first paragraph: its first line
+    alone stopped
     mid-sentence ("an official release archive against a")."""
-    module = __import__(f"benchmarks.{name}", fromlist=["main"])
+    module = __import__(f"kueue_cohorts.benchmarks.{name}", fromlist=["main"])
     with pytest.raises(SystemExit) as done:
         module.main(["--help"])
     assert done.value.code == 0
@@ -155,11 +157,11 @@ def test_mutation_survivors_are_matched_to_their_equivalence_by_module_and_chang
             "     magnitude = abs(number)\n")
     change = mutation.change_of(diff)
     assert change == ['- sign = "-" if number < 0 else ""', '+ sign = "-" if number <= 0 else ""']
-    listed = {"components.settings.quantity": [{"change": change, "why": "zero returned above"}]}
-    assert mutation.is_equivalent("components.settings.quantity", change, listed) == "zero returned above"
-    assert mutation.is_equivalent("policy.rules.quantities", change, listed) is None
-    assert mutation.is_equivalent("components.settings.quantity", change[:1], listed) is None
-    assert mutation.module_of("trainer/checkpoints.py") == "trainer.checkpoints"
+    listed = {"kueue_cohorts.components.settings.quantity": [{"change": change, "why": "zero returned above"}]}
+    assert mutation.is_equivalent("kueue_cohorts.components.settings.quantity", change, listed) == "zero returned above"
+    assert mutation.is_equivalent("kueue_cohorts.policy.rules.quantities", change, listed) is None
+    assert mutation.is_equivalent("kueue_cohorts.components.settings.quantity", change[:1], listed) is None
+    assert mutation.module_of("kueue_cohorts/trainer/checkpoints.py") == "kueue_cohorts.trainer.checkpoints"
 
 
 def test_every_equivalent_mutant_names_a_mutated_module_and_says_why():
@@ -193,13 +195,14 @@ def test_the_scratch_copy_lists_its_files_to_git_as_the_checkout_does(tmp_path, 
     the scratch's mutants/ directory: the scratch is a repository of its own, so they find the files there (inside the
     work tree's ignored build/ they found none, and the settings-checks target's first test pass failed)."""
     monkeypatch.setattr(mutation, "SCRATCH", tmp_path)
-    work = mutation.prepare(mutation.Target("probe", ("trainer/checkpoints.py",), ("tests/trainer",)))
-    (work / "mutants" / "trainer").mkdir(parents=True)
-    shutil.copy2(work / "trainer" / "checkpoints.py", work / "mutants" / "trainer" / "checkpoints.py")
+    work = mutation.prepare(mutation.Target("probe", ("kueue_cohorts/trainer/checkpoints.py",), ("tests/trainer",)))
+    (work / "mutants" / "kueue_cohorts" / "trainer").mkdir(parents=True)
+    shutil.copy2(work / "kueue_cohorts" / "trainer" / "checkpoints.py",
+                 work / "mutants" / "kueue_cohorts" / "trainer" / "checkpoints.py")
     listed = subprocess.run(["git", "-C", str(work / "mutants"), "ls-files", "--cached", "--others",
                              "--exclude-standard"], check=True, capture_output=True, text=True).stdout.split()
-    assert listed == ["trainer/checkpoints.py"]
-    assert 'only_mutate = ["trainer/checkpoints.py"]' in (work / "pyproject.toml").read_text()
+    assert listed == ["kueue_cohorts/trainer/checkpoints.py"]
+    assert 'only_mutate = ["kueue_cohorts/trainer/checkpoints.py"]' in (work / "pyproject.toml").read_text()
 
 
 def test_the_reclaim_round_marks_the_victims_pod_gone_and_the_inference_pod_running():

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from deploy.scratch import clone
 from kueue_cohorts import cli
+from kueue_cohorts.deploy.scratch import clone
 from tests.docs_commands import PAGES, ROOT, TOOL_MODULES, WORKFLOWS, Doc, all_commands, expand
 
 DOCS = all_commands()
@@ -151,7 +151,8 @@ def test_the_offline_lines_run_as_written_in_page_order(checkout):
             failed.append(f"{doc.where}: {doc.text}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
     assert failed == [], "\n".join(failed)
     assert (root / "monitoring" / "prometheusrule.yaml").is_file() and (root / "traces" / "staging.jsonl").is_file()
-    assert (root / "stacks" / "Pulumi.lab.yaml").is_file() and (root / "policy" / "config" / "lab.json").is_file()
+    assert (root / "stacks" / "Pulumi.lab.yaml").is_file()
+    assert (root / "kueue_cohorts" / "policy" / "config" / "lab.json").is_file()
 
 
 #: `python -m <tool>` of the one command, outside a quoted workflow command.

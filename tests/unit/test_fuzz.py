@@ -7,7 +7,7 @@ from decimal import Decimal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.fuzz import (
+from kueue_cohorts.benchmarks.fuzz import (
     GPU,
     PLACEHOLDER,
     Batch,
@@ -19,7 +19,7 @@ from benchmarks.fuzz import (
     training_pod,
     verdict,
 )
-from components.settings import quantity
+from kueue_cohorts.components.settings import quantity
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))

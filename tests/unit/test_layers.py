@@ -1,4 +1,5 @@
-"""One direction of imports, package by package: the tree is the layer map (docs/architecture.md).
+"""One direction of imports, package by package: the tree is the layer map (docs/architecture.md). Every package
+is below the one top-level package ``kueue_cohorts`` (issue 40 item 6); the names below are relative to it.
 
 rule book (policy.rules.vocabulary, then policy.rules) -> components.settings -> components.model -> components.checks
 -> components.resources -> components.stack; the tools sit beside the stack, use only the pure layers, and stand in
@@ -19,37 +20,47 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: package -> layer; a module may import only from its own layer or earlier ones. One entry per package.
 LAYERS: dict[str, float] = {
-    "toolchain": -1,  # the one versions file and the pinned builds: below every layer (the chart's values, the stack's
-    # Kueue chart and the front door's --version read the pins)
-    "policy.rules.vocabulary": 0,  # the rule book's vocabulary: what every rule reads a stack with (before the rules)
-    "policy.rules": 0.5,  # the rule book: one module per policy, standalone, the policy pack ships it
-    "components.settings": 1,  # stack config -> frozen Settings (shape only)
-    "components.model": 2,  # pure: Settings -> typed objects -> manifests with provenance (the one assembler)
-    "components.checks": 3,  # judgement before anything registers, and the generated documents
-    "components.resources": 4,  # Pulumi components: register the rendered objects, add only lifecycle
-    "components.stack": 5,  # assembly, target, preflight: only __main__.py imports it
+    # the one versions file and the pinned builds: below every layer (the chart's values, the stack's Kueue chart and
+    # the front door's --version read the pins)
+    "kueue_cohorts.toolchain": -1,
+    # the rule book's vocabulary: what every rule reads a stack with (before the rules)
+    "kueue_cohorts.policy.rules.vocabulary": 0,
+    "kueue_cohorts.policy.rules": 0.5,  # the rule book: one module per policy, standalone, the policy pack ships it
+    "kueue_cohorts.components.settings": 1,  # stack config -> frozen Settings (shape only)
+    "kueue_cohorts.components.model": 2,  # pure: Settings -> typed objects -> manifests with provenance (one assembler)
+    "kueue_cohorts.components.checks": 3,  # judgement before anything registers, and the generated documents
+    "kueue_cohorts.components.resources": 4,  # Pulumi components: register the rendered objects, add only lifecycle
+    "kueue_cohorts.components.stack": 5,  # assembly, target, preflight: only __main__.py imports it
 }
 #: the tools: they import the pure layers (settings, model, checks) and the rule book, never resources/ or stack/.
-TOOLS = ("deploy", "sandbox", "cohorts", "prsummary", "benchmarks", "kueue_cohorts", "whatif", "toolchain", "trainer")
+TOOLS = tuple(f"kueue_cohorts.{tool}" for tool in (
+    "deploy", "sandbox", "cohorts", "prsummary", "benchmarks", "whatif", "toolchain", "trainer"))
+FRONT_DOOR = "kueue_cohorts"
+"""The front door: the modules directly in kueue_cohorts/ (cli, scaffold, newstack, validate), not its packages."""
 #: module prefix -> the tool's layer (the longest prefix wins): a tool imports only tools of its own layer or earlier.
 TOOL_LAYERS: dict[str, int] = {
     "kueue_cohorts.scaffold": 0,  # the floor under every tool: parser, failures, closed pipes; imports nothing of ours
-    "toolchain": 1,  # the pinned binaries
-    "trainer": 1,  # the training container's entrypoint
-    "whatif": 2,  # the admission simulator, the base side of a comparison (gitbase)
-    "sandbox": 3,  # the local control plane
-    "cohorts": 4,  # the stack's cohorts on its live cluster (reads the sandbox's kubeconfig and Prometheus)
-    "deploy": 5,  # the engine driver (its live preflight runs cohorts verify)
-    "prsummary": 6,  # the pull-request summary (previews through deploy)
-    "benchmarks": 7,  # time what a user runs, any tool
-    "kueue_cohorts": 8,  # the front door: only the tools' cli modules
+    "kueue_cohorts.toolchain": 1,  # the pinned binaries
+    "kueue_cohorts.trainer": 1,  # the training container's entrypoint
+    "kueue_cohorts.whatif": 2,  # the admission simulator, the base side of a comparison (gitbase)
+    "kueue_cohorts.sandbox": 3,  # the local control plane
+    "kueue_cohorts.cohorts": 4,  # the stack's cohorts on its live cluster (reads the sandbox's kubeconfig, Prometheus)
+    "kueue_cohorts.deploy": 5,  # the engine driver (its live preflight runs cohorts verify)
+    "kueue_cohorts.prsummary": 6,  # the pull-request summary (previews through deploy)
+    "kueue_cohorts.benchmarks": 7,  # time what a user runs, any tool
+    FRONT_DOOR: 8,  # the front door: only the tools' cli modules
 }
 PURE = 3
-OURS = ("components", "policy", *TOOLS)
+OURS = ("kueue_cohorts",)
+ROOT_PACKAGE = "kueue_cohorts"
+"""The package's own ``__init__`` (PROJECT_ROOT, __version__; it imports nothing of ours): the floor under every
+layer and every tool."""
 
 
 def _layer(module: str) -> float | None:
     """The layer of a dotted module name (its package's), or None when it belongs to no layered package."""
+    if module == ROOT_PACKAGE:
+        return -2
     for package, layer in LAYERS.items():
         if module == package or module.startswith(package + "."):
             return layer
@@ -57,12 +68,14 @@ def _layer(module: str) -> float | None:
 
 
 def _modules() -> list[Path]:
-    return sorted(path for path in (ROOT / "components").rglob("*.py") if path.parent != ROOT / "components") + sorted(
-        (ROOT / "policy" / "rules").rglob("*.py"))
+    components = ROOT / "kueue_cohorts" / "components"
+    return sorted(path for path in components.rglob("*.py") if path.parent != components) + sorted(
+        (ROOT / "kueue_cohorts" / "policy" / "rules").rglob("*.py"))
 
 
 def _tool_modules() -> list[Path]:
-    return sorted(path for tool in TOOLS for path in (ROOT / tool).rglob("*.py"))
+    return sorted([path for tool in TOOLS for path in ROOT.joinpath(*tool.split(".")).rglob("*.py")]
+                  + list((ROOT / FRONT_DOOR).glob("*.py")))
 
 
 def _name(path: Path) -> str:
@@ -123,11 +136,15 @@ def test_tools_use_only_the_pure_layers(path):
 
 #: The one import that may come late: a trainer module loads torch and transformers, which the training container
 #: imports only after its SIGTERM latch is installed (trainer/__main__.py, trainer.preemption).
-LATE = "trainer"
+LATE = "kueue_cohorts.trainer"
 
 
 def _tool_layer(module: str) -> int | None:
     """The tool layer of a dotted module name (the longest TOOL_LAYERS prefix), or None outside the tools."""
+    if module == ROOT_PACKAGE:
+        return -1
+    if module.startswith(("kueue_cohorts.components", "kueue_cohorts.policy")):
+        return None  # the layered packages (LAYERS), not tools
     found = [(len(prefix), layer) for prefix, layer in TOOL_LAYERS.items()
              if module == prefix or module.startswith(prefix + ".")]
     return max(found)[1] if found else None
@@ -154,27 +171,27 @@ def test_the_front_door_imports_only_the_tools_cli_modules(path):
     tool imports nothing of ours."""
     name = _name(path)
     for imported, _ in _imports(path):
-        top = imported.split(".")[0]
+        tool = ".".join(imported.split(".")[:2])
         assert name != "kueue_cohorts.scaffold", f"the scaffold imports {imported}: the standard library alone"
-        if top in TOOLS and top != "kueue_cohorts":
-            assert imported in (f"{top}.cli", f"{top}.versions"), f"{name} imports {imported}, not {top}.cli"
+        if tool in TOOLS:
+            assert imported in (f"{tool}.cli", f"{tool}.versions"), f"{name} imports {imported}, not {tool}.cli"
 
 
 def test_every_components_module_is_in_a_layer_package():
     """No module left at the top of components/: the tree is the layer map."""
-    stray = sorted(p.name for p in (ROOT / "components").glob("*.py") if p.name != "__init__.py")
+    stray = sorted(p.name for p in (ROOT / "kueue_cohorts" / "components").glob("*.py") if p.name != "__init__.py")
     assert stray == [], f"modules outside the layer packages: {stray}"
 
 
 def test_the_rule_book_imports_nothing_of_the_program():
-    for path in (ROOT / "policy").rglob("*.py"):
+    for path in (ROOT / "kueue_cohorts" / "policy").rglob("*.py"):
         for imported, _ in _imports(path):
-            assert not imported.startswith("components"), f"{path} imports {imported}"
+            assert not imported.startswith("kueue_cohorts.components"), f"{path} imports {imported}"
 
 
 def _pure_modules() -> list[str]:
     names = [_name(p).removesuffix(".__init__") for p in _modules()]
-    return [n for n in names if n.startswith("components.") and (_layer(n) or 0) <= PURE]
+    return [n for n in names if n.startswith("kueue_cohorts.components.") and (_layer(n) or 0) <= PURE]
 
 
 @pytest.mark.parametrize("module", _pure_modules())
@@ -194,7 +211,7 @@ def test_the_pure_layers_do_not_load_the_engine():
     """Importing every module of settings, model and checks loads no Kubernetes provider (pulumi_kubernetes);
     the settings package loads no Pulumi module at all."""
     modules = _pure_modules()
-    code = (f"import importlib, sys\nimport components.settings\n"
+    code = (f"import importlib, sys\nimport kueue_cohorts.components.settings\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pulumi', 'pulumi_policy')))\n"
             f"for m in {modules!r}: importlib.import_module(m)\n"
             "print(sorted(m for m in ('pulumi_kubernetes',) if m in sys.modules))")
@@ -220,7 +237,8 @@ def _modules_used(path: Path) -> list[tuple[int, str]]:
     return used
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "benchmarks").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", sorted((ROOT / "kueue_cohorts" / "benchmarks").rglob("*.py")),
+                         ids=lambda p: str(p.relative_to(ROOT)))
 def test_benchmarks_use_nothing_from_tests(path):
     """A benchmark runs what a user runs: code it needs from tests/ belongs in a runtime package (trainer/, deploy/)."""
     for line, module in _modules_used(path):

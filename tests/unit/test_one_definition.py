@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from components.settings.stackfile import PROJECT_ROOT, relative_path, stack_names, stack_path
+from kueue_cohorts.components.settings.stackfile import PROJECT_ROOT, relative_path, stack_names, stack_path
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ("__main__.py", "components", "policy", "deploy", "sandbox", "cohorts", "prsummary", "benchmarks",
@@ -28,18 +28,18 @@ def _lines_matching(pattern: str) -> list[str]:
 
 
 @pytest.mark.parametrize("fact,pattern,home", [
-    ("the stack-file path", r"Pulumi\.\{", ["components/settings/stackfile.py"]),
-    ("StackFileError", r"^class StackFileError\b", ["components/settings/stackfile.py"]),
-    ("the quantity grammar", r"numkMGTPE", ["policy/rules/vocabulary/quantity.py"]),
-    ("the label-selector matcher", r"== .DoesNotExist.", ["policy/rules/vocabulary/selectors.py"]),
+    ("the stack-file path", r"Pulumi\.\{", ["kueue_cohorts/components/settings/stackfile.py"]),
+    ("StackFileError", r"^class StackFileError\b", ["kueue_cohorts/components/settings/stackfile.py"]),
+    ("the quantity grammar", r"numkMGTPE", ["kueue_cohorts/policy/rules/vocabulary/quantity.py"]),
+    ("the label-selector matcher", r"== .DoesNotExist.", ["kueue_cohorts/policy/rules/vocabulary/selectors.py"]),
     *[(label, f'^[^`]*"{label}"', [home]) for label, home in [  # in code, not in a docstring's `...`
-        ("kueue-cohorts/role", "policy/rules/vocabulary/objects.py"),
-        ("app.kubernetes.io/managed-by", "policy/rules/vocabulary/objects.py"),
-        ("app.kubernetes.io/part-of", "policy/rules/vocabulary/objects.py"),
-        ("kueue.x-k8s.io/queue-name", "policy/rules/vocabulary/objects.py"),
-        ("kueue.x-k8s.io/priority-class", "policy/rules/vocabulary/objects.py"),
-        ("kubernetes.io/metadata.name", "policy/rules/vocabulary/selectors.py")]],
-    *[(f"the {role} role", rf'^[A-Z_]+ = "{role}"', ["policy/rules/vocabulary/objects.py"])
+        ("kueue-cohorts/role", "kueue_cohorts/policy/rules/vocabulary/objects.py"),
+        ("app.kubernetes.io/managed-by", "kueue_cohorts/policy/rules/vocabulary/objects.py"),
+        ("app.kubernetes.io/part-of", "kueue_cohorts/policy/rules/vocabulary/objects.py"),
+        ("kueue.x-k8s.io/queue-name", "kueue_cohorts/policy/rules/vocabulary/objects.py"),
+        ("kueue.x-k8s.io/priority-class", "kueue_cohorts/policy/rules/vocabulary/objects.py"),
+        ("kubernetes.io/metadata.name", "kueue_cohorts/policy/rules/vocabulary/selectors.py")]],
+    *[(f"the {role} role", rf'^[A-Z_]+ = "{role}"', ["kueue_cohorts/policy/rules/vocabulary/objects.py"])
       for role in ("inference", "training", "tenant")],
 ])
 def test_each_fact_is_written_once(fact, pattern, home):

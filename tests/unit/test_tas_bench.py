@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchmarks.tas import (
+from kueue_cohorts.benchmarks.tas import (
     GPU,
     HOSTNAME,
     MODES,
@@ -32,8 +32,8 @@ from benchmarks.tas import (
     topology_manifest,
     verdict,
 )
-from policy.rules.vocabulary.objects import QUEUE_NAME_LABEL
-from sandbox import kwok
+from kueue_cohorts.policy.rules.vocabulary.objects import QUEUE_NAME_LABEL
+from kueue_cohorts.sandbox import kwok
 from tests.helpers import ROOT
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -157,7 +157,7 @@ def latency_table(latency: Mapping[str, Any]) -> str:
 
 def test_the_placement_page_quotes_the_recorded_latency_figures():
     """docs/placement.md stays true: its latency table is the one benchmarks/results/tas.json gives."""
-    recorded = json.loads((ROOT / "benchmarks" / "results" / "tas.json").read_text())
+    recorded = json.loads((ROOT / "kueue_cohorts" / "benchmarks" / "results" / "tas.json").read_text())
     table = latency_table(recorded["latency"])
     assert table.count("\n") == 6
     assert table in (ROOT / "docs" / "placement.md").read_text()

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.settings import key_text, selecting_keys
+from kueue_cohorts.components.settings import key_text, selecting_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW_DIR = ROOT / ".github" / "workflows"
@@ -132,7 +132,8 @@ def test_live_preview_uses_its_own_read_only_environment_per_real_stack():
     assert secrets == {"PREVIEW_KUBECONFIG", "PULUMI_BACKEND_URL", "PULUMI_CONFIG_PASSPHRASE"}
     assert "secrets.KUBECONFIG" not in text(doc)  # the deploy kubeconfig is never in the preview workflow
     runs = [str(s.get("run", "")) for s in job["steps"]]
-    assert any('python -m deploy preview --stack "$STACK"' in r for r in runs)  # the command a person runs
+    # the command a person runs
+    assert any('python -m kueue_cohorts.deploy preview --stack "$STACK"' in r for r in runs)
 
 
 @pytest.mark.parametrize("workflow", ["preview.yml", "live-preview.yml"])
@@ -158,7 +159,8 @@ def test_only_the_comment_jobs_may_write():
 
 
 def test_deploy_runs_only_for_main_including_dispatch():
-    """Every deploy job is main-only; it deploys through ``python -m deploy up`` (the command a person runs, with
+    """Every deploy job is main-only; it deploys through ``python -m kueue_cohorts.deploy up`` (the command a person
+    runs, with
     its safeguards), never through ``pulumi/actions`` or a bare ``pulumi up``; its path filters cover every file
     that changes what is deployed (finding 11)."""
     doc = load(WORKFLOW_DIR / "deploy.yml")
@@ -172,12 +174,14 @@ def test_deploy_runs_only_for_main_including_dispatch():
     for name, job in doc["jobs"].items():
         assert not [s for s in job["steps"] if str(s.get("uses", "")).startswith("pulumi/actions@")], name
         runs = [str(s.get("run", "")) for s in job["steps"]]
-        assert any(f"python -m deploy up --stack {name}" in r for r in runs), name
+        assert any(f"python -m kueue_cohorts.deploy up --stack {name}" in r for r in runs), name
         assert not any(re.search(r"(^|[;&|\s])pulumi\s+(up|destroy|refresh)", r) for r in runs), name
 
 
-DEPLOYED_INPUTS = ["stacks/Pulumi.prod.yaml", "components/settings/root.py", "policy/rules/book.py", "__main__.py",
-                   "deploy/engine.py", "toolchain/versions.toml", "toolchain/archives.py", "Makefile", "Pulumi.yaml",
+DEPLOYED_INPUTS = ["stacks/Pulumi.prod.yaml", "kueue_cohorts/components/settings/root.py",
+                   "kueue_cohorts/policy/rules/book.py", "__main__.py", "kueue_cohorts/deploy/engine.py",
+                   "kueue_cohorts/toolchain/versions.toml", "kueue_cohorts/toolchain/archives.py", "Makefile",
+                   "Pulumi.yaml",
                    "requirements.txt", "requirements-dev.txt", "requirements-trainer.txt", "requirements.lock",
                    "requirements-trainer.lock"]
 
@@ -240,7 +244,7 @@ PR_CONTROLLED_EVENTS = {"pull_request", "pull_request_review", "pull_request_rev
 #: Events whose workflow comes from the base / default branch; a credentialed job may run under these only.
 BASE_EVENTS = {"pull_request_target", "push", "workflow_dispatch", "workflow_run", "schedule"}
 #: What a credentialed job may read of a pull request: data files, never code.
-DATA_PATHS = {"stacks", "policy/config"}
+DATA_PATHS = {"stacks", "kueue_cohorts/policy/config"}
 PR_REF = re.compile(r"pull_request\.head\.|github\.head_ref|refs/pull/|\.merge_commit_sha")
 #: Commands a script may run while a pull request's data checkout is still in the workspace.
 FILE_COMMANDS = {"for", "do", "done", "if", "then", "else", "fi", "cp", "echo", "exit", "rm", "test", "[", "]",
@@ -519,7 +523,8 @@ def test_the_security_page_states_per_credential_which_jobs_and_code_reach_it():
         assert {o for o in ("main", "base branch") if o in where} == origins[secret], (secret, where)
     assert reach["KUBECONFIG"] == {("deploy.yml", "staging"), ("deploy.yml", "prod")}
     assert reach["PREVIEW_KUBECONFIG"] == {("live-preview.yml", "live-preview")}
-    assert code["KUBECONFIG"] == {"python -m deploy up"} and code["PREVIEW_KUBECONFIG"] == {"python -m deploy preview"}
+    assert code["KUBECONFIG"] == {"python -m kueue_cohorts.deploy up"}
+    assert code["PREVIEW_KUBECONFIG"] == {"python -m kueue_cohorts.deploy preview"}
 
 
 def _leak_to_a_later_step(doc, job):
@@ -552,11 +557,13 @@ def test_the_model_sees_every_code_that_can_read_a_credential(change, secret, ex
 
 # --- Path filters: every file the deployed program and the summary run (finding 11) --------------------------------
 
-#: The entry points each workflow runs: the program (``__main__.py``) through ``python -m deploy`` with the policy
+#: The entry points each workflow runs: the program (``__main__.py``) through ``python -m kueue_cohorts.deploy`` with
+# the policy
 #: pack, and for the pull-request summary ``kueue-cohorts pr-summary`` (``make pr-summary``).
 ENTRY_POINTS = {
-    "deploy.yml": ("__main__.py", "deploy/__main__.py", "policy/__main__.py"),
-    "preview.yml": ("__main__.py", "deploy/__main__.py", "policy/__main__.py", "kueue_cohorts/__main__.py"),
+    "deploy.yml": ("__main__.py", "kueue_cohorts/deploy/__main__.py", "kueue_cohorts/policy/__main__.py"),
+    "preview.yml": ("__main__.py", "kueue_cohorts/deploy/__main__.py", "kueue_cohorts/policy/__main__.py",
+                    "kueue_cohorts/__main__.py"),
 }
 
 
@@ -604,8 +611,9 @@ def import_closure(entries: tuple[str, ...]) -> set[str]:
 #: Files besides Python modules that decide what is deployed or previewed.
 PROJECT_FILES = ("Pulumi.yaml", "Makefile", "pyproject.toml", "requirements.txt", "requirements-dev.txt",
                  "requirements.lock", "requirements-trainer.txt", "requirements-trainer.lock",
-                 "requirements-recipe-llamafactory.txt", "toolchain/versions.toml", "policy/PulumiPolicy.yaml",
-                 "policy/requirements.txt", "stacks/Pulumi.prod.yaml", "policy/config/prod.json")
+                 "requirements-recipe-llamafactory.txt", "kueue_cohorts/toolchain/versions.toml",
+                 "kueue_cohorts/policy/PulumiPolicy.yaml", "kueue_cohorts/policy/requirements.txt",
+                 "stacks/Pulumi.prod.yaml", "kueue_cohorts/policy/config/prod.json")
 
 
 @pytest.mark.parametrize("workflow,trigger", [("deploy.yml", "push"), ("preview.yml", "pull_request")])
@@ -614,22 +622,23 @@ def test_path_filters_cover_every_file_the_workflow_runs(workflow, trigger):
     project (pins, locks, toolchain, Pulumi.yaml) starts it: none is deployed or merged without its preview."""
     paths = load(WORKFLOW_DIR / workflow)["on"][trigger]["paths"]
     files = sorted(import_closure(ENTRY_POINTS[workflow]) | {f for f in PROJECT_FILES if (ROOT / f).is_file()})
-    assert len(files) > 20 and "toolchain/versions.toml" in files
+    assert len(files) > 20 and "kueue_cohorts/toolchain/versions.toml" in files
     missed = [f for f in files if not _matches(paths, f)]
     assert missed == [], f"{workflow} {trigger}.paths miss {missed}"
 
 
 def test_the_import_closure_follows_imports_of_every_form():
-    closure = import_closure(("deploy/__main__.py",))
-    assert {"deploy/__main__.py", "deploy/__init__.py", "deploy/queue_holders.py", "components/model/kueue.py",
-            "components/__init__.py", "toolchain/__init__.py"} <= closure
+    closure = import_closure(("kueue_cohorts/deploy/__main__.py",))
+    assert {"kueue_cohorts/deploy/__main__.py", "kueue_cohorts/deploy/__init__.py",
+            "kueue_cohorts/deploy/queue_holders.py", "kueue_cohorts/components/model/kueue.py",
+            "kueue_cohorts/components/__init__.py", "kueue_cohorts/toolchain/__init__.py"} <= closure
     assert "tests/unit/test_workflow_security.py" not in closure
 
 
 # --- What a pull request controls and can select in each job (issue 38, class 1) -------------------------------------
 
 COPY_FROM_PR = re.compile(r'cp -- "(?P<dir>[\w.-]+)/(?P<src>[^"]+)" "(?P<dst>[^"]+)"')
-PREVIEW_PR = re.compile(r'python3? -m deploy preview\b[^\n]*--pull-request "(?P<file>[^"]+)"')
+PREVIEW_PR = re.compile(r'python3? -m kueue_cohorts.deploy preview\b[^\n]*--pull-request "(?P<file>[^"]+)"')
 
 
 def controls_tables() -> dict[str, dict[tuple[str, str], list[str]]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from cohorts.live import Snapshot
+from kueue_cohorts.cohorts.live import Snapshot
 
 GPU = "nvidia.com/gpualloc"
 T0 = datetime(2026, 11, 30, 21, 0, 0, tzinfo=UTC)

@@ -1,4 +1,5 @@
-"""``python -m cohorts``: usage and config errors exit 2 with one message, an unreachable cluster exits 1."""
+"""``python -m kueue_cohorts.cohorts``: usage and config errors exit 2 with one message, an unreachable cluster
+exits 1."""
 import io
 import json
 import os
@@ -9,9 +10,9 @@ from datetime import UTC, datetime
 import pytest
 import yaml
 
-from cohorts.cli import main, watch_verify
-from cohorts.verify import Difference
-from sandbox.paths import STATE_DIR_ENV
+from kueue_cohorts.cohorts.cli import main, watch_verify
+from kueue_cohorts.cohorts.verify import Difference
+from kueue_cohorts.sandbox.paths import STATE_DIR_ENV
 from tests.helpers import ROOT, STACKS
 
 
@@ -84,7 +85,7 @@ def test_an_api_server_that_does_not_answer_is_a_failure_without_traceback(comma
         "users": [{"name": "a", "user": {"token": "t"}}],
         "contexts": [{"name": "a", "context": {"cluster": "a", "user": "a"}}]}))
     path = _stack_file(tmp_path, mode="kubeconfig", kubeconfig=str(kubeconfig))
-    proc = subprocess.run([sys.executable, "-m", "cohorts", command, "--stack-file", str(path)], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "kueue_cohorts.cohorts", command, "--stack-file", str(path)], cwd=ROOT,
                           capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -98,7 +99,7 @@ def test_bad_usage_exits_2(argv, capsys):
     with pytest.raises(SystemExit) as exc:
         main(argv)
     assert exc.value.code == 2
-    assert "usage: python -m cohorts" in capsys.readouterr().err
+    assert "usage: python -m kueue_cohorts.cohorts" in capsys.readouterr().err
 
 
 def test_help_exits_0(capsys):

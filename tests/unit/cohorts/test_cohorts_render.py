@@ -1,8 +1,8 @@
 """Rendering a fixed StatusView as JSON and as a table."""
 import json
 
-from cohorts.render import JSON_KIND, as_json, table
-from cohorts.view import (
+from kueue_cohorts.cohorts.render import JSON_KIND, as_json, table
+from kueue_cohorts.cohorts.view import (
     CohortView,
     Preemption,
     QueueView,

@@ -2,11 +2,11 @@
 agreement of a replay with a simulation (cohorts/replay.py), on Workload objects shaped as Kueue 0.19.2 writes them."""
 import pytest
 
-from cohorts.replay import Observed, _Recorder, agreement, job_of
-from cohorts.trace import TraceRecorder, queue_kinds, workload_priority_class
+from kueue_cohorts.cohorts.replay import Observed, _Recorder, agreement, job_of
+from kueue_cohorts.cohorts.trace import TraceRecorder, queue_kinds, workload_priority_class
+from kueue_cohorts.whatif.scheduler import simulate
+from kueue_cohorts.whatif.trace import WorkloadKind
 from tests.unit.whatif.kueue_objects import guide_cohort, trace, workload
-from whatif.scheduler import simulate
-from whatif.trace import WorkloadKind
 
 
 def _workload(name, namespace, queue, created, conditions=(), count=2, uid=None, owner=None,

@@ -7,14 +7,14 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cohorts.expected import expected_objects
-from cohorts.verify import CHECKS, Context, Difference, KindNotServed, Unreadable, compare_fields, verify
-from components.checks.validation import load_settings, load_stack_file
-from components.model.admission import stack_guardrails
-from components.model.assembly import assemble
-from components.settings import raw_from_stack_file
-from policy.rules.admission import Request, judge, kube_object
-from policy.rules.vocabulary.selectors import matches
+from kueue_cohorts.cohorts.expected import expected_objects
+from kueue_cohorts.cohorts.verify import CHECKS, Context, Difference, KindNotServed, Unreadable, compare_fields, verify
+from kueue_cohorts.components.checks.validation import load_settings, load_stack_file
+from kueue_cohorts.components.model.admission import stack_guardrails
+from kueue_cohorts.components.model.assembly import assemble
+from kueue_cohorts.components.settings import raw_from_stack_file
+from kueue_cohorts.policy.rules.admission import Request, judge, kube_object
+from kueue_cohorts.policy.rules.vocabulary.selectors import matches
 from tests.helpers import STACKS
 
 STACK_NAMES = ("dev", "staging", "prod")
@@ -150,7 +150,7 @@ def test_any_quota_edit_is_reported_at_its_path_and_nowhere_else(edit):
 
 
 def _num(text):
-    from components.settings.quantity import parse
+    from kueue_cohorts.components.settings.quantity import parse
 
     return parse(text)
 

@@ -7,11 +7,11 @@ import copy
 
 import pytest
 
-from cohorts.expected import expected_objects, worker_expected
-from cohorts.verify import WORKER_CHECKS, verify
-from components.checks.validation import load_settings
-from components.model.assembly import assemble
-from policy.rules.vocabulary.multikueue import kind_access
+from kueue_cohorts.cohorts.expected import expected_objects, worker_expected
+from kueue_cohorts.cohorts.verify import WORKER_CHECKS, verify
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.assembly import assemble
+from kueue_cohorts.policy.rules.vocabulary.multikueue import kind_access
 from tests.helpers import stack_raw
 from tests.unit.cohorts.test_cohorts_verify import FakeCluster, served
 

@@ -7,17 +7,18 @@ import importlib
 
 import pytest
 
-from cohorts.expected import expected_objects, worker_expected
-from cohorts.target import load_assembled, load_stack
-from cohorts.verify import WORKER_CHECKS, verify
-from cohorts.verify.unqueued import LIVE_CHECKS
-from components.checks.validation import load_settings
-from components.model.assembly import assemble
-from components.model.plans import plan_inference_training, plan_shared_pool
+from kueue_cohorts.cohorts.expected import expected_objects, worker_expected
+from kueue_cohorts.cohorts.target import load_assembled, load_stack
+from kueue_cohorts.cohorts.verify import WORKER_CHECKS, verify
+from kueue_cohorts.cohorts.verify.unqueued import LIVE_CHECKS
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.assembly import assemble
+from kueue_cohorts.components.model.plans import plan_inference_training, plan_shared_pool
 from tests.helpers import STACKS, counting_calls, stack_raw
 from tests.unit.cohorts.test_cohorts_verify import FakeCluster, served
 
-render = importlib.import_module("components.model.render").render  # the module, not the package's re-export
+# the module, not the package's re-export
+render = importlib.import_module("kueue_cohorts.components.model.render").render
 STACK_NAMES = ("dev", "staging", "prod", "mixed")
 
 

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cohorts.expected import expected_objects
-from cohorts.verify import Context, KindNotServed
-from cohorts.verify.unqueued import FIX, LIVE_CHECKS, RULE, gpu_requests, unqueued_gpu_pods
-from components.checks.validation import load_stack_file
+from kueue_cohorts.cohorts.expected import expected_objects
+from kueue_cohorts.cohorts.verify import Context, KindNotServed
+from kueue_cohorts.cohorts.verify.unqueued import FIX, LIVE_CHECKS, RULE, gpu_requests, unqueued_gpu_pods
+from kueue_cohorts.components.checks.validation import load_stack_file
 from tests.helpers import STACKS
 
 KUEUE_V = "kueue.x-k8s.io/v1beta2"

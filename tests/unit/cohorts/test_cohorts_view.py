@@ -15,9 +15,9 @@ from cohorts_fixtures import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cohorts.live import Snapshot
-from cohorts.view import build_view, preemptions, rfc3339
-from components.settings.quantity import parse
+from kueue_cohorts.cohorts.live import Snapshot
+from kueue_cohorts.cohorts.view import build_view, preemptions, rfc3339
+from kueue_cohorts.components.settings.quantity import parse
 
 
 def _rows(view, queue):

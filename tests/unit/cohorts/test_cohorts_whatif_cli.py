@@ -1,4 +1,5 @@
-"""``python -m cohorts trace synth`` and ``python -m cohorts whatif``: a trace for a stack, replayed on a quota change
+"""``python -m kueue_cohorts.cohorts trace synth`` and ``python -m kueue_cohorts.cohorts whatif``: a trace for a stack,
+replayed on a quota change
 against the base ref, offline; bad input exits 2 with one message."""
 import io
 import json
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cohorts.cli import main
+from kueue_cohorts.cohorts.cli import main
 from tests.helpers import STACKS
 
 

@@ -1,4 +1,5 @@
-"""`python -m cohorts report` (cohorts/report.py, issue 31 item 4): the arithmetic on samples, the outputs, and the
+"""`python -m kueue_cohorts.cohorts report` (cohorts/report.py, issue 31 item 4): the arithmetic on samples, the
+outputs, and the
 one line with the fix when no Prometheus answers. The figures against a real Prometheus are in
 tests/unit/cohorts/test_report_prometheus.py and in the sandbox e2e (tests/e2e/test_14_observability.py)."""
 from __future__ import annotations
@@ -14,8 +15,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cohorts import cli, report
-from components.settings import parse_settings
+from kueue_cohorts.cohorts import cli, report
+from kueue_cohorts.components.settings import parse_settings
 from tests.helpers import stack_raw
 
 

@@ -13,10 +13,10 @@ from typing import Iterator
 import pytest
 import requests
 
-import toolchain
-from cohorts import report
-from components.model import dashboard
-from components.settings import parse_settings
+from kueue_cohorts import toolchain
+from kueue_cohorts.cohorts import report
+from kueue_cohorts.components.model import dashboard
+from kueue_cohorts.components.settings import parse_settings
 from tests.helpers import stack_raw
 
 STEP = 15

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deploy import engine, locks, protection, settings
-from deploy.backend_url import file_backend_dir, is_diy, is_file, redact
-from deploy.stackfile import StackTarget
+from kueue_cohorts.deploy import engine, locks, protection, settings
+from kueue_cohorts.deploy.backend_url import file_backend_dir, is_diy, is_file, redact
+from kueue_cohorts.deploy.stackfile import StackTarget
 
 HOME = Path("/home/ci")
 CWD = Path("/work/project")

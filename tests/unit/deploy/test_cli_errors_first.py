@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sandbox.cli import error_first
+from kueue_cohorts.sandbox.cli import error_first
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -21,24 +21,24 @@ def run(module: str, *args: str, **env: str) -> subprocess.CompletedProcess:
 def test_sandbox_unexpected_failure_is_one_line_and_exit_1(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    proc = run("sandbox", "up", KUEUE_COHORTS_SANDBOX_DIR=str(blocker / "state"))
+    proc = run("kueue_cohorts.sandbox", "up", KUEUE_COHORTS_SANDBOX_DIR=str(blocker / "state"))
     assert proc.returncode == 1
     (line,) = proc.stderr.splitlines()
     assert line.startswith("sandbox: up failed: NotADirectoryError: ") and line.endswith(
         "(--verbose shows the traceback)")
-    verbose = run("sandbox", "up", "--verbose", KUEUE_COHORTS_SANDBOX_DIR=str(blocker / "state"))
+    verbose = run("kueue_cohorts.sandbox", "up", "--verbose", KUEUE_COHORTS_SANDBOX_DIR=str(blocker / "state"))
     assert verbose.returncode == 1 and "Traceback (most recent call last)" in verbose.stderr
     assert verbose.stderr.rstrip().splitlines()[-1].startswith("sandbox: up failed: NotADirectoryError")
 
 
 def test_sandbox_usage_and_config_errors_exit_2(tmp_path):
-    proc = run("sandbox", "up", "--stack", "no-such-stack", KUEUE_COHORTS_SANDBOX_DIR=str(tmp_path / "s"))
+    proc = run("kueue_cohorts.sandbox", "up", "--stack", "no-such-stack", KUEUE_COHORTS_SANDBOX_DIR=str(tmp_path / "s"))
     assert proc.returncode == 2 and "no stack file" in proc.stderr and "Traceback" not in proc.stderr
     bad = tmp_path / "Pulumi.bad.yaml"
     bad.write_text("config:\n  kueue-cohorts:nodePools: []\n")
-    proc = run("sandbox", "up", "--stack-file", str(bad), KUEUE_COHORTS_SANDBOX_DIR=str(tmp_path / "s"))
+    proc = run("kueue_cohorts.sandbox", "up", "--stack-file", str(bad), KUEUE_COHORTS_SANDBOX_DIR=str(tmp_path / "s"))
     assert proc.returncode == 2 and "invalid stack config" in proc.stderr and "Traceback" not in proc.stderr
-    assert run("sandbox", "frobnicate").returncode == 2
+    assert run("kueue_cohorts.sandbox", "frobnicate").returncode == 2
 
 
 def test_sandbox_component_failure_puts_the_components_error_lines_first():
@@ -61,17 +61,18 @@ def test_sandbox_component_failure_puts_the_components_error_lines_first():
 
 
 def test_prsummary_errors_are_one_line_with_exit_2(tmp_path):
-    proc = run("prsummary", "--stack", "dev", "--base", "no-such-ref-xyz", "--no-preview")
+    proc = run("kueue_cohorts.prsummary", "--stack", "dev", "--base", "no-such-ref-xyz", "--no-preview")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "no-such-ref-xyz" in proc.stderr
-    proc = run("prsummary", "--stack", "no-such-stack", "--base", "HEAD", "--no-preview")
+    proc = run("kueue_cohorts.prsummary", "--stack", "no-such-stack", "--base", "HEAD", "--no-preview")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert run("prsummary", "--stack").returncode == 2
+    assert run("kueue_cohorts.prsummary", "--stack").returncode == 2
 
 
 def test_prsummary_unwritable_out_is_one_line_and_exit_2(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    proc = run("prsummary", "--stack", "dev", "--base", "HEAD", "--no-preview", "--out", str(blocker / "x.md"))
+    proc = run("kueue_cohorts.prsummary", "--stack", "dev", "--base", "HEAD", "--no-preview", "--out",
+               str(blocker / "x.md"))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and str(blocker) in proc.stderr

@@ -2,7 +2,7 @@
 the cause first, wrappers and trailers dropped, Python tracebacks and gRPC plumbing filtered."""
 from __future__ import annotations
 
-from deploy import errors
+from kueue_cohorts.deploy import errors
 
 PROVIDER_FAILURE = """\
 Updating (norender):

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from components.checks.validation import load_stack_file
-from components.model.pack_config import render as render_pack_config
-from deploy import engine
+from kueue_cohorts.components.checks.validation import load_stack_file
+from kueue_cohorts.components.model.pack_config import render as render_pack_config
+from kueue_cohorts.deploy import engine
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -48,7 +48,7 @@ def test_the_pack_config_follows_the_stack_file_not_the_committed_copy(tmp_path,
     (config,) = engine.run_kwargs(_stack(tmp_path, "staging"), operation="preview")["policy_pack_configs"]
     pools = json.loads(Path(config).read_text())["cohort-nominal-within-capacity"]["nodePools"]
     assert (pools[0]["count"], pools[0]["capacity"]["nvidia.com/gpu"]) == (count, "4")
-    committed = json.loads((REPO / "policy" / "config" / "staging.json").read_text())
+    committed = json.loads((REPO / "kueue_cohorts" / "policy" / "config" / "staging.json").read_text())
     assert committed["cohort-nominal-within-capacity"]["nodePools"][0]["count"] == 2
 
 

@@ -1,4 +1,5 @@
-"""deploy.locks and ``python -m deploy cancel``: a lock of the file backend whose process is gone on this host is
+"""deploy.locks and ``python -m kueue_cohorts.deploy cancel``: a lock of the file backend whose process is gone on this
+host is
 called stale and can be cleared in one command; a live process's lock, or another host's, never is (issue 20.1).
 
 The lock files here are written in the engine's format (pkg/backend/diy/lock.go @ v3.259.0: pid, username,
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from deploy import locks
+from kueue_cohorts.deploy import locks
 from tests.deploycli import bare_env, clone, deploy, edit_stack
 
 HOST = socket.gethostname()
@@ -146,7 +147,7 @@ def test_a_killed_process_not_yet_reaped_holds_no_lock():
     import subprocess
     import time
 
-    from deploy.locks import process_start
+    from kueue_cohorts.deploy.locks import process_start
 
     child = subprocess.Popen(["sleep", "30"])
     os.kill(child.pid, signal.SIGKILL)

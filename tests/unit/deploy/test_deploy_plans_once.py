@@ -7,14 +7,15 @@ import importlib
 
 import pytest
 
-from components.model.admission import layout_scopes
-from components.model.plans import plan_inference_training, plan_shared_pool
-from components.settings import raw_from_stack_file
-from deploy import live_preflight as lp
-from deploy.cli import check_settings
+from kueue_cohorts.components.model.admission import layout_scopes
+from kueue_cohorts.components.model.plans import plan_inference_training, plan_shared_pool
+from kueue_cohorts.components.settings import raw_from_stack_file
+from kueue_cohorts.deploy import live_preflight as lp
+from kueue_cohorts.deploy.cli import check_settings
 from tests.helpers import STACKS, counting_calls
 
-render = importlib.import_module("components.model.render").render  # the module, not the package's re-export
+# the module, not the package's re-export
+render = importlib.import_module("kueue_cohorts.components.model.render").render
 
 
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod", "mixed"])

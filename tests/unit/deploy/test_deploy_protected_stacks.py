@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from deploy.settings import DEV_PASSPHRASE
+from kueue_cohorts.deploy.settings import DEV_PASSPHRASE
 from tests.deploycli import bare_env, clone, deploy, edit_stack
 
 SECRET = {"secure": "v1:AAAAAAAAAAAAAAAA:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"}

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from deploy import stackfile
-from deploy.settings import DEV_PASSPHRASE
+from kueue_cohorts.deploy import stackfile
+from kueue_cohorts.deploy.settings import DEV_PASSPHRASE
 from tests.deploycli import bare_env, clone, deploy, edit_stack
 
 WARNING = "with protection off (kueue-cohorts:protected: false in its stack file)"

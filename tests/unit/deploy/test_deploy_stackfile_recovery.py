@@ -9,9 +9,9 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.settings.stackfile import StackFileError
-from deploy import protection, recovery, stackfile
-from deploy.settings import DEV_PASSPHRASE
+from kueue_cohorts.components.settings.stackfile import StackFileError
+from kueue_cohorts.deploy import protection, recovery, stackfile
+from kueue_cohorts.deploy.settings import DEV_PASSPHRASE
 
 SECRET = {"secure": "v1:abc:def"}
 

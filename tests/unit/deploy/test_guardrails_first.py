@@ -12,11 +12,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pulumi.automation import EngineEvent
 
-from components.checks.validation import load_settings
-from components.model.admission import admission_manifests
-from components.settings import raw_from_stack_file
-from deploy import guardrails_first
-from deploy.live_preflight import IDENTITY_GATED, Identity
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.admission import admission_manifests
+from kueue_cohorts.components.settings import raw_from_stack_file
+from kueue_cohorts.deploy import guardrails_first
+from kueue_cohorts.deploy.live_preflight import IDENTITY_GATED, Identity
 
 REPO = Path(__file__).resolve().parents[3]
 DEV = raw_from_stack_file(REPO / "stacks" / "Pulumi.dev.yaml")

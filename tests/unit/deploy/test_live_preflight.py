@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cohorts.verify import KindNotServed, Unreadable
-from components.checks.validation import load_settings
-from components.model.admission import admission_manifests
-from components.model.kueue import namespace_owner
-from components.model.render import RenderedStack, render
-from components.settings import Settings, raw_from_stack_file
-from deploy import live_preflight as lp
+from kueue_cohorts.cohorts.verify import KindNotServed, Unreadable
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.admission import admission_manifests
+from kueue_cohorts.components.model.kueue import namespace_owner
+from kueue_cohorts.components.model.render import RenderedStack, render
+from kueue_cohorts.components.settings import Settings, raw_from_stack_file
+from kueue_cohorts.deploy import live_preflight as lp
 
 REPO = Path(__file__).resolve().parents[3]
 DEV = raw_from_stack_file(REPO / "stacks" / "Pulumi.dev.yaml")

@@ -1,6 +1,7 @@
 """The live preview of a pull request's stack file chooses nothing that runs (issue 38, class 1), run as the
 workflow runs it: the steps of `.github/workflows/live-preview.yml` (read from the copy of the project, so the test
-follows the workflow file), from the pull request's data checkout up to `python -m deploy preview`, with stand-in
+follows the workflow file), from the pull request's data checkout up to `python -m kueue_cohorts.deploy preview`, with
+stand-in
 secrets in the environment and a kubeconfig that points at a closed port.
 
 On main the pull request's stack file named a kubeconfig the same pull request supplied (`policy/config/<stack>.json`

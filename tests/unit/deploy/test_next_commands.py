@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from deploy import stackfile
-from deploy.cli import ROUND_TRIP, next_commands
 from kueue_cohorts import cli
+from kueue_cohorts.deploy import stackfile
+from kueue_cohorts.deploy.cli import ROUND_TRIP, next_commands
 from tests.docs_commands import section_commands
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -14,10 +14,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.settings import LIST, Selects, key_text, selecting_keys
-from components.settings.selecting import fields
-from deploy import pullrequest
-from deploy.pullrequest import PullRequestError, pin, programs, read_inside, values, vet
+from kueue_cohorts.components.settings import LIST, Selects, key_text, selecting_keys
+from kueue_cohorts.components.settings.selecting import fields
+from kueue_cohorts.deploy import pullrequest
+from kueue_cohorts.deploy.pullrequest import PullRequestError, pin, programs, read_inside, values, vet
 
 #: The words of a key name (camelCase) that say it may name a file, a directory, a context, a program or a
 #: credential source.

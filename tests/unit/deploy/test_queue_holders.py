@@ -1,6 +1,7 @@
 """Issue 28 finding 10 (pure part): which Kueue objects an `up` or `destroy` deletes, read from the engine's steps;
 what holds each (workloads for a ClusterQueue, ClusterQueues for a ResourceFlavor); what the refusal says; which
-deletes a failed run left waiting (deploy/queue_holders.py, run by `python -m deploy up|destroy` before the engine).
+deletes a failed run left waiting (deploy/queue_holders.py, run by `python -m kueue_cohorts.deploy up|destroy` before
+the engine).
 The same on the sandbox with a running Job: tests/e2e/test_11_queues_in_use.py."""
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pulumi.automation import EngineEvent
 
-from components.model.kueue import RELEASE_WAIT_S
-from deploy import queue_holders
-from deploy.queue_holders import Deletion, Steps
+from kueue_cohorts.components.model.kueue import RELEASE_WAIT_S
+from kueue_cohorts.deploy import queue_holders
+from kueue_cohorts.deploy.queue_holders import Deletion, Steps
 
 STACK = "urn:pulumi:dev::kueue-cohorts::"
 TYPES = {"ClusterQueue": "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",

@@ -10,7 +10,7 @@ import yaml
 
 import kueue_cohorts.cli as cli
 import kueue_cohorts.newstack as newstack
-from components.checks.validation import load_stack_file
+from kueue_cohorts.components.checks.validation import load_stack_file
 
 REPO = Path(__file__).resolve().parents[3]
 

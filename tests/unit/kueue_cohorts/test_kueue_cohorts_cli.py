@@ -1,6 +1,7 @@
 """The one `kueue-cohorts` command: shared flags reach each tool, `up`/`destroy` ask, and a closed pipe is quiet.
 
-Through the real commands (`python -m kueue_cohorts`, `python -m deploy`, ...) in subprocesses, as a user runs them.
+Through the real commands (`python -m kueue_cohorts`, `python -m kueue_cohorts.deploy`, ...) in subprocesses, as a user
+runs them.
 """
 from __future__ import annotations
 
@@ -129,7 +130,7 @@ def test_up_without_a_terminal_and_without_yes_changes_nothing():
     ["-m", "kueue_cohorts", "validate", "--stack", "prod"],
     ["-m", "kueue_cohorts", "pr-summary", "--stack", "staging", "--base", "HEAD", "--no-preview"],
     ["-m", "kueue_cohorts", "validate", "--stack", "dev", "--pack-config"],
-    ["-m", "prsummary", "--stack", "dev", "--base", "HEAD", "--no-preview"],
+    ["-m", "kueue_cohorts.prsummary", "--stack", "dev", "--base", "HEAD", "--no-preview"],
 ])
 def test_a_closed_pipe_ends_every_command_quietly(argv):
     """`kueue-cohorts preview | head`: the reader is gone before the command writes; no traceback, status 141."""

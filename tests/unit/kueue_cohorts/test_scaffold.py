@@ -63,12 +63,12 @@ def test_a_closed_pipe_goes_up_to_the_entry_point():
 @pytest.mark.parametrize("tool", TOOLS)
 def test_every_tool_has_its_main_in_cli_and_a_five_line_main(tool):
     """`python -m TOOL` runs `<tool>/cli.py:main` through the scaffold's `run_main`, nothing else."""
-    text = (ROOT / tool / "__main__.py").read_text()
+    text = (ROOT / "kueue_cohorts" / tool / "__main__.py").read_text()
     assert len(text.splitlines()) <= 5
     imports = {(node.module, alias.name) for node in ast.parse(text).body if isinstance(node, ast.ImportFrom)
                for alias in node.names}
-    assert imports == {(f"{tool}.cli", "main"), ("kueue_cohorts.scaffold", "run_main")}
-    assert callable(importlib.import_module(f"{tool}.cli").main)
+    assert imports == {(f"kueue_cohorts.{tool}.cli", "main"), ("kueue_cohorts.scaffold", "run_main")}
+    assert callable(importlib.import_module(f"kueue_cohorts.{tool}.cli").main)
 
 
 def _leaves(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:

@@ -8,7 +8,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from sandbox import certs
+from kueue_cohorts.sandbox import certs
 
 
 def _verify_signed_by(leaf: x509.Certificate, ca: x509.Certificate) -> None:

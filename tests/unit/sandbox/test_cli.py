@@ -3,8 +3,8 @@ status/logs/down on an empty state directory report it instead of failing."""
 
 import pytest
 
-from sandbox import cli
-from sandbox.paths import STATE_DIR_ENV
+from kueue_cohorts.sandbox import cli
+from kueue_cohorts.sandbox.paths import STATE_DIR_ENV
 
 
 @pytest.fixture

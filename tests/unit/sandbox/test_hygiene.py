@@ -18,12 +18,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sandbox import certs, controlplane, files, kubeconfig, kueue, process
-from sandbox.cluster import Sandbox
-from sandbox.jobcontrollers import trainer_tmpdir
-from sandbox.paths import SandboxPaths
-from sandbox.process import ProcessRecord
-from sandbox.state import State, locked
+from kueue_cohorts.sandbox import certs, controlplane, files, kubeconfig, kueue, process
+from kueue_cohorts.sandbox.cluster import Sandbox
+from kueue_cohorts.sandbox.jobcontrollers import trainer_tmpdir
+from kueue_cohorts.sandbox.paths import SandboxPaths
+from kueue_cohorts.sandbox.process import ProcessRecord
+from kueue_cohorts.sandbox.state import State, locked
 
 PORTS = {"etcd-client": 2379, "etcd-peer": 2380, "kube-apiserver": 6443}
 

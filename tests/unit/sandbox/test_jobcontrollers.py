@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-import toolchain
-from sandbox import jobcontrollers, webhooks
-from toolchain import versions
+from kueue_cohorts import toolchain
+from kueue_cohorts.sandbox import jobcontrollers, webhooks
+from kueue_cohorts.toolchain import versions
 
 
 def _module(binary: str) -> Path:

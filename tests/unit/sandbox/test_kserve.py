@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-import toolchain
-from sandbox import kserve
-from toolchain import versions
+from kueue_cohorts import toolchain
+from kueue_cohorts.sandbox import kserve
+from kueue_cohorts.toolchain import versions
 
 
 def _module() -> Path:

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-import toolchain
-from components.settings import NodePool
-from sandbox import kueue, kwok
-from toolchain import versions
+from kueue_cohorts import toolchain
+from kueue_cohorts.components.settings import NodePool
+from kueue_cohorts.sandbox import kueue, kwok
+from kueue_cohorts.toolchain import versions
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +95,7 @@ def test_a_delayed_manager_starts_late_under_the_recorded_pid(tmp_path, seconds)
     import sys
     import time as _time
 
-    from sandbox import process
+    from kueue_cohorts.sandbox import process
 
     argv = kueue.delayed([sys.executable, "-c", "import os; print('pid=%d' % os.getpid(), flush=True)"], seconds)
     t0 = _time.monotonic()

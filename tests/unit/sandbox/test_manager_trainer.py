@@ -9,12 +9,12 @@ import json
 import pytest
 import yaml
 
-from components.checks.validation import load_stack_file
-from components.settings import ManagerTrainer, parse_settings
-from sandbox.cluster import TRAINER, Sandbox
-from sandbox.paths import SandboxPaths
-from sandbox.state import State
-from sandbox.status import render
+from kueue_cohorts.components.checks.validation import load_stack_file
+from kueue_cohorts.components.settings import ManagerTrainer, parse_settings
+from kueue_cohorts.sandbox.cluster import TRAINER, Sandbox
+from kueue_cohorts.sandbox.paths import SandboxPaths
+from kueue_cohorts.sandbox.state import State
+from kueue_cohorts.sandbox.status import render
 from tests.helpers import stack_raw
 
 MULTI = {"workers": [{"name": "eu"}], "dispatch": [{"clusterQueue": "c12-training-cq", "workers": ["eu"]}]}
@@ -64,7 +64,8 @@ def test_a_crds_only_sandbox_is_healthy_without_the_trainer_and_says_why(tmp_pat
 
 
 def test_a_stack_file_with_crds_only_is_read_as_such(tmp_path):
-    """The sandbox reads the stack file it is started with (`python -m sandbox up --stack-file`), not only the
+    """The sandbox reads the stack file it is started with (`python -m kueue_cohorts.sandbox up --stack-file`), not
+    only the
     models: the YAML key is `managerTrainer`."""
     raw = stack_raw("dev")
     raw["multiKueue"] = {**MULTI, "managerTrainer": "CRDsOnly"}

@@ -1,4 +1,5 @@
-"""The worker sandboxes of `python -m sandbox up --workers N` without starting one: their names, paths, components
+"""The worker sandboxes of `python -m kueue_cohorts.sandbox up --workers N` without starting one: their names, paths,
+components
 and nodes, and the kubeconfig the manager's Kueue uses there (a client certificate whose user name is the worker
 ServiceAccount's, which Kueue's own kubeconfig checks accept)."""
 from __future__ import annotations
@@ -9,14 +10,14 @@ import yaml
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
-from components.checks.multikueue_rules import kubeconfig_problems
-from components.checks.validation import load_settings
-from components.settings import parse_settings
-from sandbox import certs, cli, kubeconfig
-from sandbox.cluster import COMPONENTS, WORKER_COMPONENTS, Sandbox
-from sandbox.endpoints import worker_kubeconfigs
-from sandbox.paths import STATE_DIR_ENV, SandboxPaths
-from sandbox.state import State
+from kueue_cohorts.components.checks.multikueue_rules import kubeconfig_problems
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.settings import parse_settings
+from kueue_cohorts.sandbox import certs, cli, kubeconfig
+from kueue_cohorts.sandbox.cluster import COMPONENTS, WORKER_COMPONENTS, Sandbox
+from kueue_cohorts.sandbox.endpoints import worker_kubeconfigs
+from kueue_cohorts.sandbox.paths import STATE_DIR_ENV, SandboxPaths
+from kueue_cohorts.sandbox.state import State
 from tests.helpers import stack_raw
 
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from sandbox import paths
+from kueue_cohorts.sandbox import paths
 
 
 def test_explicit_dir_wins_over_xdg_and_home():

@@ -4,7 +4,7 @@ import socket
 import sys
 import time
 
-from sandbox import ports, process
+from kueue_cohorts.sandbox import ports, process
 
 
 def test_allocate_gives_distinct_ports_and_keeps_free_previous_ones():
@@ -52,7 +52,7 @@ def test_a_recycled_pid_is_not_ours(tmp_path):
 
 
 def test_wait_until_gives_up_at_once_when_the_awaited_process_exited():
-    from sandbox.apply import SandboxError, wait_until
+    from kueue_cohorts.sandbox.apply import SandboxError, wait_until
 
     calls = []
 

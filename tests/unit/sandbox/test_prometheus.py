@@ -8,12 +8,12 @@ from pathlib import Path
 
 import yaml
 
-import toolchain
-from components.model.alerts import rules_file
-from components.settings import parse_settings
-from sandbox import certs, prometheus
-from sandbox.paths import SandboxPaths
-from sandbox.ports import PORT_NAMES
+from kueue_cohorts import toolchain
+from kueue_cohorts.components.model.alerts import rules_file
+from kueue_cohorts.components.settings import parse_settings
+from kueue_cohorts.sandbox import certs, prometheus
+from kueue_cohorts.sandbox.paths import SandboxPaths
+from kueue_cohorts.sandbox.ports import PORT_NAMES
 from tests.helpers import stack_raw
 
 

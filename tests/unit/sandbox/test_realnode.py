@@ -14,8 +14,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sandbox import realnode
-from sandbox.realnode import RealNodePaths
+from kueue_cohorts.sandbox import realnode
+from kueue_cohorts.sandbox.realnode import RealNodePaths
 
 PATHS = RealNodePaths(Path("/state/sandbox/real-node"))
 

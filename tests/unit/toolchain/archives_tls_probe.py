@@ -23,8 +23,8 @@ from pathlib import Path
 
 def main(repo: str, cert: str, key: str, deps: str = "") -> None:
     sys.path[:0] = [repo, *([deps] if deps else [])]
-    from toolchain import archives  # the repo under test, after its path is known
-    from toolchain.versions import Archive, Entry
+    from kueue_cohorts.toolchain import archives  # the repo under test, after its path is known
+    from kueue_cohorts.toolchain.versions import Archive, Entry
 
     served = Path(tempfile.mkdtemp())
     payload = b"kueue-cohorts archive probe\n" * 100

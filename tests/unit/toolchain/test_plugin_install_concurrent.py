@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from toolchain import plugins
+from kueue_cohorts.toolchain import plugins
 
 
 def _install(args: tuple[str, str, int]) -> str:

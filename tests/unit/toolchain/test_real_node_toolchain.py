@@ -8,11 +8,11 @@ import subprocess
 
 import pytest
 
-import toolchain
-from sandbox import realnode
-from toolchain import build, versions
-from toolchain.cli import main as toolchain_main
-from toolchain.versions import ToolchainError
+from kueue_cohorts import toolchain
+from kueue_cohorts.sandbox import realnode
+from kueue_cohorts.toolchain import build, versions
+from kueue_cohorts.toolchain.cli import main as toolchain_main
+from kueue_cohorts.toolchain.versions import ToolchainError
 
 V = versions.load()
 

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from kueue_cohorts.toolchain.pins import canonical, disagreements, lock_entries, requirement_pins
 from tests.helpers import ROOT
-from toolchain.pins import canonical, disagreements, lock_entries, requirement_pins
 
 RUNTIME_PINS = {**requirement_pins((ROOT / "requirements.txt").read_text()),
                 **requirement_pins((ROOT / "requirements-dev.txt").read_text())}

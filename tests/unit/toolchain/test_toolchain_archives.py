@@ -27,9 +27,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import toolchain
-from toolchain import archives, paths, versions
-from toolchain.versions import Archive, Entry, ToolchainError
+from kueue_cohorts import toolchain
+from kueue_cohorts.toolchain import archives, paths, versions
+from kueue_cohorts.toolchain.versions import Archive, Entry, ToolchainError
 
 ENTRY = Entry(name="kubernetes", version="0.0.1-test", module="example.invalid/none", module_version="v0.0.1",
               outputs=("kube-apiserver", "kubectl"), packages=("example.invalid/none/a", "example.invalid/none/b"))

@@ -1,6 +1,6 @@
 """Issue 39 item 4: `make up` builds only what `up` of its stack needs: pulumi and its kubernetes provider, and the
 sandbox's binaries when the stack targets the sandbox; never Prometheus or actionlint (toolchain.for_stack, `python
--m toolchain ensure --for-stack STACK`, the Makefile's up/preview/destroy)."""
+-m kueue_cohorts.toolchain ensure --for-stack STACK`, the Makefile's up/preview/destroy)."""
 from __future__ import annotations
 
 import subprocess
@@ -11,10 +11,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import toolchain
-from sandbox.cluster import BINARIES
+from kueue_cohorts import toolchain
+from kueue_cohorts.sandbox.cluster import BINARIES
+from kueue_cohorts.toolchain.cli import main as toolchain_main
 from tests.helpers import STACKS
-from toolchain.cli import main as toolchain_main
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from toolchain import gocmd
-from toolchain.versions import ToolchainError
+from kueue_cohorts.toolchain import gocmd
+from kueue_cohorts.toolchain.versions import ToolchainError
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import toolchain
-from toolchain import paths
-from toolchain.versions import load
+from kueue_cohorts import toolchain
+from kueue_cohorts.toolchain import paths
+from kueue_cohorts.toolchain.versions import load
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from toolchain import build, versions
-from toolchain.versions import ToolchainError
+from kueue_cohorts.toolchain import build, versions
+from kueue_cohorts.toolchain.versions import ToolchainError
 
 ROOT = Path(__file__).resolve().parents[3]
 V = versions.load()
@@ -153,8 +153,7 @@ def test_copy_godebug_requires_the_line():
 
 def _fresh_toolchain(monkeypatch, tmp_path, pulumi_version_output: str | None):
     """toolchain with an empty cache and, on PATH, only a fake `pulumi` printing ``pulumi_version_output``."""
-    import toolchain
-
+    from kueue_cohorts import toolchain
     monkeypatch.setenv("KUEUE_COHORTS_CACHE", str(tmp_path / "cache"))
     bindir = tmp_path / "path"
     bindir.mkdir()
@@ -179,7 +178,8 @@ def test_a_pulumi_of_the_pinned_version_on_path_is_used_as_is(monkeypatch, tmp_p
 def test_any_other_pulumi_on_path_is_not_used(monkeypatch, tmp_path, printed):
     toolchain = _fresh_toolchain(monkeypatch, tmp_path, printed)
     try:
-        with pytest.raises(ToolchainError, match=r"pulumi 3\.259\.0 is not built yet; run `python -m toolchain"):
+        with pytest.raises(ToolchainError,
+                           match=r"pulumi 3\.259\.0 is not built yet; run `python -m kueue_cohorts.toolchain"):
             toolchain.binary("pulumi")
     finally:
         toolchain._pulumi_on_path.cache_clear()
@@ -195,7 +195,7 @@ def test_analyzer_shim_starts_pulumi_policy_with_the_packs_virtualenv(tmp_path):
     pack.mkdir()
     (venv_bin / "python").write_text('#!/bin/sh\necho "$@"\n')
     (venv_bin / "python").chmod(0o755)
-    shim = ROOT / "toolchain" / "pulumi-analyzer-policy-python"
+    shim = ROOT / "kueue_cohorts" / "toolchain" / "pulumi-analyzer-policy-python"
     out = subprocess.run([str(shim), "127.0.0.1:4242", ".", "-virtualenv=../venv"], cwd=pack,
                          capture_output=True, text=True, check=True).stdout.split()
     assert out == ["-u", "-m", "pulumi.policy", "127.0.0.1:4242", str(pack)]
@@ -213,8 +213,7 @@ def _required_version(gomod: str, module: str) -> str | None:
 def test_job_controllers_are_the_versions_kueue_is_built_against(entry):
     """The JobSet and Trainer controllers (and their CRDs) are exactly the versions Kueue's go.mod requires: the
     APIs its jobset and trainjob integrations compile against."""
-    import toolchain
-
+    from kueue_cohorts import toolchain
     kueue = V.entries["kueue"]
     gomod = (toolchain.module_dir(kueue.module, kueue.module_version) / "go.mod").read_text()
     pinned = V.entries[entry]

@@ -1,6 +1,6 @@
 """Small Kueue object sets (kueue.x-k8s.io/v1beta2 manifests) and trace lines for the simulator tests."""
-from whatif.kueue import setup_from_objects
-from whatif.trace import Trace, TraceWorkload
+from kueue_cohorts.whatif.kueue import setup_from_objects
+from kueue_cohorts.whatif.trace import Trace, TraceWorkload
 
 API = "kueue.x-k8s.io/v1beta2"
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from whatif.trace import Trace, TraceError, TraceWorkload, WorkloadKind
+from kueue_cohorts.whatif.trace import Trace, TraceError, TraceWorkload, WorkloadKind
 
 GPU = {"nvidia.com/gpu": "1"}
 

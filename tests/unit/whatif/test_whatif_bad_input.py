@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cohorts.cli import main
-from cohorts.target import load_stack
+from kueue_cohorts.cohorts.cli import main
+from kueue_cohorts.cohorts.target import load_stack
+from kueue_cohorts.whatif.compare import what_if
+from kueue_cohorts.whatif.trace import MAX_DEPTH, MAX_LINE_BYTES, MAX_LINES, Trace, TraceError
 from tests.helpers import ROOT, STACKS
-from whatif.compare import what_if
-from whatif.trace import MAX_DEPTH, MAX_LINE_BYTES, MAX_LINES, Trace, TraceError
 
 DEV_LINE = {"name": "r1", "submitSeconds": 0, "namespace": "c12-inference", "localQueue": "c12-inference-lq",
             "kind": "inference", "requests": {"cpu": 1}}
@@ -215,7 +215,7 @@ def test_whatif_json_is_one_document_through_both_commands(tmp_path, argv):
     assert [q["key"] for q in doc["queues"]][:1] == ["c12-inference-cq"]
     entry = subprocess.run([sys.executable, "-m", "kueue_cohorts", "whatif", "--trace", str(path), *argv],
                            capture_output=True, text=True, cwd=ROOT, check=False)
-    module = subprocess.run([sys.executable, "-m", "cohorts", "whatif", "--trace", str(path), *argv],
+    module = subprocess.run([sys.executable, "-m", "kueue_cohorts.cohorts", "whatif", "--trace", str(path), *argv],
                             capture_output=True, text=True, cwd=ROOT, check=False)
     assert (entry.returncode, module.returncode) == (0, 0), (entry.stderr, module.stderr)
     assert json.loads(entry.stdout) == json.loads(module.stdout) == doc

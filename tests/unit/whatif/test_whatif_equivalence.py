@@ -11,15 +11,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.checks.validation import load_settings
-from components.settings import raw_from_stack_file
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.settings import raw_from_stack_file
+from kueue_cohorts.whatif.cluster import Workload, scheduling_hash
+from kueue_cohorts.whatif.scheduler import (
+    FAILED_AFTER_NOMINATION,
+    NO_CANDIDATES,
+    NO_FIT,
+    PENDING_PREEMPTION,
+    _Queue,
+    simulate,
+)
+from kueue_cohorts.whatif.stack import setup_of
+from kueue_cohorts.whatif.synth import synth
+from kueue_cohorts.whatif.trace import TraceWorkload
 from tests.unit.whatif.kueue_objects import trace, workload
 from tests.unit.whatif.test_whatif_properties import SETUPS
-from whatif.cluster import Workload, scheduling_hash
-from whatif.scheduler import FAILED_AFTER_NOMINATION, NO_CANDIDATES, NO_FIT, PENDING_PREEMPTION, _Queue, simulate
-from whatif.stack import setup_of
-from whatif.synth import synth
-from whatif.trace import TraceWorkload
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -21,17 +21,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.checks.validation import load_settings
-from components.settings import raw_from_stack_file
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.settings import raw_from_stack_file
+from kueue_cohorts.whatif.cluster import Cluster, Workload, request_amount, scheduling_hash, workload_of
+from kueue_cohorts.whatif.kueue import KueueSetup, amount, setup_from_objects
+from kueue_cohorts.whatif.preemption import Preemptor, may_satisfy_policy, satisfies_policy
+from kueue_cohorts.whatif.quota import lowest_subtree_that_fits
+from kueue_cohorts.whatif.scheduler import simulate
+from kueue_cohorts.whatif.stack import setup_of
+from kueue_cohorts.whatif.synth import synth
+from kueue_cohorts.whatif.trace import TraceWorkload
 from tests.unit.whatif.kueue_objects import cluster_queue, flavor, local_queue, priority, trace, workload
-from whatif.cluster import Cluster, Workload, request_amount, scheduling_hash, workload_of
-from whatif.kueue import KueueSetup, amount, setup_from_objects
-from whatif.preemption import Preemptor, may_satisfy_policy, satisfies_policy
-from whatif.quota import lowest_subtree_that_fits
-from whatif.scheduler import simulate
-from whatif.stack import setup_of
-from whatif.synth import synth
-from whatif.trace import TraceWorkload
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -6,6 +6,8 @@ from random import Random
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from kueue_cohorts.whatif.kueue import setup_from_objects
+from kueue_cohorts.whatif.scheduler import REQUEUE_BATCH_SECONDS, simulate
 from tests.unit.whatif.kueue_objects import (
     cluster_queue,
     flavor,
@@ -16,8 +18,6 @@ from tests.unit.whatif.kueue_objects import (
     trace,
     workload,
 )
-from whatif.kueue import setup_from_objects
-from whatif.scheduler import REQUEUE_BATCH_SECONDS, simulate
 
 
 def _two_flavor_setup():

@@ -2,14 +2,14 @@
 the chart."""
 import pytest
 
-from cohorts.target import load_stack
+from kueue_cohorts.cohorts.target import load_stack
+from kueue_cohorts.whatif.chart import chart_html
+from kueue_cohorts.whatif.compare import section, what_if
+from kueue_cohorts.whatif.report import Stats, compare, markdown, report
+from kueue_cohorts.whatif.scheduler import simulate
+from kueue_cohorts.whatif.trace import Trace
 from tests.helpers import STACKS
 from tests.unit.whatif.kueue_objects import guide_cohort, trace, workload
-from whatif.chart import chart_html
-from whatif.compare import section, what_if
-from whatif.report import Stats, compare, markdown, report
-from whatif.scheduler import simulate
-from whatif.trace import Trace
 
 
 def _guide_run(inference_gpus=4):

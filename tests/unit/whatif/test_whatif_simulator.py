@@ -1,7 +1,11 @@
 """The what-if simulator against hand-computed small cases of each behaviour it models (Kueue 0.19.2)."""
 import pytest
 
-from cohorts.target import load_stack
+from kueue_cohorts.cohorts.target import load_stack
+from kueue_cohorts.whatif.kueue import Unsupported, setup_from_objects
+from kueue_cohorts.whatif.scheduler import simulate
+from kueue_cohorts.whatif.stack import setup_of
+from kueue_cohorts.whatif.synth import synth
 from tests.helpers import STACKS
 from tests.unit.whatif.kueue_objects import (
     cluster_queue,
@@ -13,10 +17,6 @@ from tests.unit.whatif.kueue_objects import (
     trace,
     workload,
 )
-from whatif.kueue import Unsupported, setup_from_objects
-from whatif.scheduler import simulate
-from whatif.stack import setup_of
-from whatif.synth import synth
 
 
 def _events(result, *kinds):

@@ -8,7 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cohorts.cli import main as cohorts_main
+from kueue_cohorts.cohorts.cli import main as cohorts_main
+from kueue_cohorts.whatif.kueue import setup_from_objects
+from kueue_cohorts.whatif.report import Fate, compare, fate_changes, markdown, report, timeline_markdown
+from kueue_cohorts.whatif.scheduler import simulate
 from tests.unit.whatif.kueue_objects import (
     cluster_queue,
     flavor,
@@ -18,9 +21,6 @@ from tests.unit.whatif.kueue_objects import (
     trace,
     workload,
 )
-from whatif.kueue import setup_from_objects
-from whatif.report import Fate, compare, fate_changes, markdown, report, timeline_markdown
-from whatif.scheduler import simulate
 
 
 def test_a_reclaimed_trainer_and_an_oversized_one_read_as_a_timeline():

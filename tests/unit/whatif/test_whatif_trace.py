@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cohorts.target import load_stack
+from kueue_cohorts.cohorts.target import load_stack
+from kueue_cohorts.whatif import trace as trace_module
+from kueue_cohorts.whatif.synth import synth
+from kueue_cohorts.whatif.trace import SCHEMA_PATH, Trace, TraceError, TraceWorkload, WorkloadKind
 from tests.helpers import STACKS
-from whatif import trace as trace_module
-from whatif.synth import synth
-from whatif.trace import SCHEMA_PATH, Trace, TraceError, TraceWorkload, WorkloadKind
 
 
 def _line(**fields):
@@ -69,7 +69,7 @@ def test_an_empty_trace_is_refused():
 
 
 def test_the_schema_file_is_generated_from_the_models():
-    assert SCHEMA_PATH.read_text() == trace_module.schema_text(), "run python -m whatif.trace --write"
+    assert SCHEMA_PATH.read_text() == trace_module.schema_text(), "run python -m kueue_cohorts.whatif.trace --write"
     assert trace_module.main([]) == 0
 
 

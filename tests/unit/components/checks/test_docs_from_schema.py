@@ -10,9 +10,9 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
-from components import settings
-from components.checks import docs
-from components.settings import runtime as runtime_settings
+from kueue_cohorts.components import settings
+from kueue_cohorts.components.checks import docs
+from kueue_cohorts.components.settings import runtime as runtime_settings
 from tests.helpers import ROOT, STACKS
 
 
@@ -29,7 +29,7 @@ def test_every_setting_has_its_own_description():
 
 
 def test_the_configuration_table_and_the_json_schema_are_the_generated_ones():
-    assert docs.main(["--check"]) == 0, "run: python -m components.checks.docs --write"
+    assert docs.main(["--check"]) == 0, "run: python -m kueue_cohorts.components.checks.docs --write"
 
 
 def test_every_key_path_of_the_schema_is_a_row_of_the_table():
@@ -60,7 +60,7 @@ def test_the_json_schema_accepts_each_stack_file_and_refuses_a_typo(stack):
 def test_pulumi_yaml_declares_the_keys_whose_absence_means_their_default():
     """Every declared key is a top-level setting whose default equals parsing the declared default; the keys left
     out are exactly the optional ones whose absence means something (a declared key without default is required)."""
-    from components.settings import Settings, config_keys
+    from kueue_cohorts.components.settings import Settings, config_keys
 
     project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
     declared = {key.split(":", 1)[1]: spec for key, spec in project["config"].items()}

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.checks import docs
 from kueue_cohorts.cli import COMMANDS
+from kueue_cohorts.components.checks import docs
 from tests.helpers import ROOT
 
 README = ROOT / "README.md"
@@ -39,7 +39,8 @@ def test_every_link_and_anchor_of_the_documentation_resolves():
 
 def test_the_documentation_pages_are_the_ones_checked():
     checked = {p.relative_to(ROOT) for g in docs.PAGE_GLOBS for p in ROOT.glob(g)}
-    assert {Path("README.md"), Path("policy/README.md"), Path("trainer/RECIPES.md")} <= checked
+    assert {Path("README.md"), Path("kueue_cohorts/policy/README.md"),
+            Path("kueue_cohorts/trainer/RECIPES.md")} <= checked
     assert {p.relative_to(ROOT) for p in PAGES} <= checked
     assert len(PAGES) >= 10
 
@@ -56,7 +57,8 @@ def test_every_generated_block_is_the_generated_one():
         text = page.read_text()
         start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
         block = text[text.index(start):text.index(end) + len(end)]
-        assert block == generate(), f"{page.relative_to(ROOT)} is stale: run python -m components.checks.docs --write"
+        assert block == generate(), (
+            f"{page.relative_to(ROOT)} is stale: run python -m kueue_cohorts.components.checks.docs --write")
 
 
 def test_the_readme_tour_names_every_command_with_its_page():

@@ -8,11 +8,11 @@ import json
 import pytest
 import yaml
 
-from components.checks.chart_values import ROUTED, chart_defaults, merged, value_problems
-from components.checks.validation import load_settings
-from components.model.manager_config import manager_configuration
-from components.settings import KueueSettings
-from components.settings.errors import SettingsError
+from kueue_cohorts.components.checks.chart_values import ROUTED, chart_defaults, merged, value_problems
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.manager_config import manager_configuration
+from kueue_cohorts.components.settings import KueueSettings
+from kueue_cohorts.components.settings.errors import SettingsError
 from tests.helpers import run_main, stack_raw
 
 K = "kueue-cohorts:kueue.values"

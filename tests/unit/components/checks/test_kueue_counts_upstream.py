@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import toolchain
-from components.settings import KUEUE_FRAMEWORKS
-from policy.rules.vocabulary import kueue_counts
+from kueue_cohorts import toolchain
+from kueue_cohorts.components.settings import KUEUE_FRAMEWORKS
+from kueue_cohorts.policy.rules.vocabulary import kueue_counts
 
 
 def _kueue() -> Path:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.checks.validation import validate
+from kueue_cohorts.components.checks.validation import validate
 from tests.helpers import stack_raw
 
 MK = "kueue-cohorts:multiKueue"

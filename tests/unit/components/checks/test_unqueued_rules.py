@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from components.checks.unqueued_rules import tolerates
-from components.checks.validation import validate
-from components.settings import raw_from_stack_file
-from components.settings.cluster import Taint, Toleration
+from kueue_cohorts.components.checks.unqueued_rules import tolerates
+from kueue_cohorts.components.checks.validation import validate
+from kueue_cohorts.components.settings import raw_from_stack_file
+from kueue_cohorts.components.settings.cluster import Taint, Toleration
 from tests.helpers import ROOT, STACKS
 
 FENCE = {"key": "kueue-cohorts/gpu", "value": "true", "effect": "NoSchedule"}

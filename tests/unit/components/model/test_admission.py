@@ -15,14 +15,19 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from components.model.admission import admission_manifests, layout_scopes, render_admission, stack_guardrails
-from components.settings import SANDBOX_ADMIN, parse_settings
-from components.settings.errors import SettingsError
-from policy.rules import admission
-from policy.rules.admission import Identities, LayoutScope, Request, kube_object
-from policy.rules.inference_borrowing_limit_zero import check_inference_borrowing_limit_zero
-from policy.rules.inference_reclaim_any import check_inference_reclaim_any
-from sandbox import certs
+from kueue_cohorts.components.model.admission import (
+    admission_manifests,
+    layout_scopes,
+    render_admission,
+    stack_guardrails,
+)
+from kueue_cohorts.components.settings import SANDBOX_ADMIN, parse_settings
+from kueue_cohorts.components.settings.errors import SettingsError
+from kueue_cohorts.policy.rules import admission
+from kueue_cohorts.policy.rules.admission import Identities, LayoutScope, Request, kube_object
+from kueue_cohorts.policy.rules.inference_borrowing_limit_zero import check_inference_borrowing_limit_zero
+from kueue_cohorts.policy.rules.inference_reclaim_any import check_inference_reclaim_any
+from kueue_cohorts.sandbox import certs
 from tests.helpers import run_main, stack_raw
 
 DEV_RULES = ["inference-borrowing-limit-zero", "inference-reclaim-any", "namespace-selector",

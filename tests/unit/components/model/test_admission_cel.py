@@ -25,13 +25,13 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from components.model.admission import identities, layout_scopes, stack_guardrails
-from components.settings import parse_settings, raw_from_stack_file
-from policy.rules.admission import Guardrail, LayoutScope, Request, guardrails, kube_object
-from policy.rules.training_priority_below_inference import SYSTEM_PRIORITY_CLASSES
-from policy.rules.vocabulary.env_names import RESERVED_ENV
-from policy.rules.vocabulary.objects import PRIORITY_CLASS_LABEL
-from policy.rules.vocabulary.trainer import ANCESTOR_LABEL
+from kueue_cohorts.components.model.admission import identities, layout_scopes, stack_guardrails
+from kueue_cohorts.components.settings import parse_settings, raw_from_stack_file
+from kueue_cohorts.policy.rules.admission import Guardrail, LayoutScope, Request, guardrails, kube_object
+from kueue_cohorts.policy.rules.training_priority_below_inference import SYSTEM_PRIORITY_CLASSES
+from kueue_cohorts.policy.rules.vocabulary.env_names import RESERVED_ENV
+from kueue_cohorts.policy.rules.vocabulary.objects import PRIORITY_CLASS_LABEL
+from kueue_cohorts.policy.rules.vocabulary.trainer import ANCESTOR_LABEL
 from tests import k8s_cel
 
 ROOT = Path(__file__).resolve().parents[4]

@@ -10,12 +10,12 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from components.model.admission import layout_scopes, stack_guardrails
-from components.model.pack_config import pack_config
-from components.model.render import render_stack
-from components.settings import parse_settings
-from policy.rules.admission import Request, kube_object
-from policy.rules.book import run
+from kueue_cohorts.components.model.admission import layout_scopes, stack_guardrails
+from kueue_cohorts.components.model.pack_config import pack_config
+from kueue_cohorts.components.model.render import render_stack
+from kueue_cohorts.components.settings import parse_settings
+from kueue_cohorts.policy.rules.admission import Request, kube_object
+from kueue_cohorts.policy.rules.book import run
 from tests.helpers import stack_raw
 from tests.policy.test_rule_book_parity import as_objects_from
 

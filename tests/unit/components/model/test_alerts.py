@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
-import toolchain
-from components.model.alerts import KUEUE_WEBHOOKS, alerts, prometheus_rule, rules_file, runbook_anchor
-from components.settings import parse_settings
-from components.settings.quoting import promql_string
+from kueue_cohorts import toolchain
+from kueue_cohorts.components.model.alerts import KUEUE_WEBHOOKS, alerts, prometheus_rule, rules_file, runbook_anchor
+from kueue_cohorts.components.settings import parse_settings
+from kueue_cohorts.components.settings.quoting import promql_string
 from tests.helpers import ROOT, stack_raw
 
 STACKS = ("dev", "staging", "prod", "mixed")

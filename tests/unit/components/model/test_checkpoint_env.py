@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deploy import engine
+from kueue_cohorts.deploy import engine
 
 PATHS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_/.", min_size=1, max_size=40)
 

@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.model.field_ownership import CONTROLLER_MANAGERS, describe, is_controller, stack_manager, take_back
+from kueue_cohorts.components.model.field_ownership import (
+    CONTROLLER_MANAGERS,
+    describe,
+    is_controller,
+    stack_manager,
+    take_back,
+)
 
 OURS = "pulumi-kubernetes-3f9c1a2b"
 MARK = {"f:metadata": {"f:labels": {"f:app.kubernetes.io/managed-by": {}}}}

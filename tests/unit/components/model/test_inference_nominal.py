@@ -10,14 +10,14 @@ from decimal import Decimal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.checks.validation import load_settings
-from components.model.assembly import assemble
-from policy.rules.admission import kube_object
-from policy.rules.inference_rollout_fits_nominal import (
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.assembly import assemble
+from kueue_cohorts.policy.rules.admission import kube_object
+from kueue_cohorts.policy.rules.inference_rollout_fits_nominal import (
     INFERENCE_ROLLOUT_FITS_NOMINAL,
     check_inference_rollout_fits_nominal,
 )
-from policy.rules.vocabulary.quantity import parse
+from kueue_cohorts.policy.rules.vocabulary.quantity import parse
 from tests.helpers import stack_raw
 
 GPU = "nvidia.com/gpu"

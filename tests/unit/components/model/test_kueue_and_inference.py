@@ -6,12 +6,12 @@ import json
 import pytest
 import yaml
 
-from components.checks.validation import load_settings
-from components.model.manager_config import chart_values, manager_configuration
-from components.model.plans import plan_inference_training
-from components.resources.inference import quota_fit
-from components.settings import KueueSettings
-from components.settings.errors import SettingsError
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.manager_config import chart_values, manager_configuration
+from kueue_cohorts.components.model.plans import plan_inference_training
+from kueue_cohorts.components.resources.inference import quota_fit
+from kueue_cohorts.components.settings import KueueSettings
+from kueue_cohorts.components.settings.errors import SettingsError
 from tests.helpers import run_main, stack_raw
 
 
@@ -104,7 +104,7 @@ def test_out_of_cluster_transform_points_webhooks_and_conversion_at_the_manager(
 
     import pulumi
 
-    from components.resources.kueue_install import OutOfClusterManager, point_webhooks_at
+    from kueue_cohorts.components.resources.kueue_install import OutOfClusterManager, point_webhooks_at
 
     transform = point_webhooks_at(OutOfClusterManager("https://127.0.0.1:9443", b"PEM"))
     hook = {

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-import toolchain
-from components.model.manager_config import chart_values, manager_configuration
-from components.settings import parse_settings
-from components.settings.errors import SettingsError
-from sandbox import kueue as sandbox_kueue
+from kueue_cohorts import toolchain
+from kueue_cohorts.components.model.manager_config import chart_values, manager_configuration
+from kueue_cohorts.components.settings import parse_settings
+from kueue_cohorts.components.settings.errors import SettingsError
+from kueue_cohorts.sandbox import kueue as sandbox_kueue
 from tests.helpers import stack_raw
 
 PORTS = {"kueue-webhook": 1, "kueue-health": 2, "kueue-metrics": 3}

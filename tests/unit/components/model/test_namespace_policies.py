@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.checks.validation import load_settings, validate
-from components.model.render import render_stack
-from components.settings import NamespacePolicy
+from kueue_cohorts.components.checks.validation import load_settings, validate
+from kueue_cohorts.components.model.render import render_stack
+from kueue_cohorts.components.settings import NamespacePolicy
 from tests.helpers import fixture_raw, stack_raw
 
 POLICIES = [p.value for p in NamespacePolicy]

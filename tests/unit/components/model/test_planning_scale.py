@@ -10,16 +10,16 @@ from collections import Counter
 import pytest
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
 
-from benchmarks.planning import pool_config
-from components.checks import validation
-from components.checks.validation import as_objects, validate
-from components.model import plans
-from components.model.pack_config import pack_config
-from components.model.render import render_stack
-from components.settings import parse_settings
-from policy.rules import book, cluster_queue_selector_overlap
-from policy.rules.vocabulary import memo, namespaces, patches, queues, quota, selectors
-from policy.rules.vocabulary.objects import KubeObject
+from kueue_cohorts.benchmarks.planning import pool_config
+from kueue_cohorts.components.checks import validation
+from kueue_cohorts.components.checks.validation import as_objects, validate
+from kueue_cohorts.components.model import plans
+from kueue_cohorts.components.model.pack_config import pack_config
+from kueue_cohorts.components.model.render import render_stack
+from kueue_cohorts.components.settings import parse_settings
+from kueue_cohorts.policy.rules import book, cluster_queue_selector_overlap
+from kueue_cohorts.policy.rules.vocabulary import memo, namespaces, patches, queues, quota, selectors
+from kueue_cohorts.policy.rules.vocabulary.objects import KubeObject
 
 
 def _count(monkeypatch: pytest.MonkeyPatch, module: object, name: str, run) -> int:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.model.preview_rbac import (
+from kueue_cohorts.components.model.preview_rbac import (
     NEVER_READ,
     ReadAccess,
     Subject,

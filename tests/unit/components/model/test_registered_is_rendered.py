@@ -18,13 +18,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.checks.validation import load_settings, validate
-from components.model.assembly import assemble
-from components.model.kueue import namespace_owner
-from components.resources.kueue_install import ChartReference
-from components.settings import raw_from_stack_file
-from components.stack.program import build_stack, worker_provider
-from policy.rules.vocabulary.multikueue import MANAGER, worker_of_provider
+from kueue_cohorts.components.checks.validation import load_settings, validate
+from kueue_cohorts.components.model.assembly import assemble
+from kueue_cohorts.components.model.kueue import namespace_owner
+from kueue_cohorts.components.resources.kueue_install import ChartReference
+from kueue_cohorts.components.settings import raw_from_stack_file
+from kueue_cohorts.components.stack.program import build_stack, worker_provider
+from kueue_cohorts.policy.rules.vocabulary.multikueue import MANAGER, worker_of_provider
 from tests.helpers import FIXTURES, STACKS, run_with_mocks
 
 OWNER = namespace_owner("kueue-cohorts", "test")  # the mocks' project and stack (tests/helpers.run_with_mocks)

@@ -14,9 +14,9 @@ import json
 
 import pytest
 
-from components.model.admission import admission_manifests
-from components.model.preview_rbac import identity_plan
-from components.settings import parse_settings
+from kueue_cohorts.components.model.admission import admission_manifests
+from kueue_cohorts.components.model.preview_rbac import identity_plan
+from kueue_cohorts.components.settings import parse_settings
 from tests.helpers import FIXTURES, registered_objects, stack_raw
 from tests.regenerate_rendered import is_guardrail, is_preview_identity, snapshot, text
 

@@ -10,16 +10,16 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-import toolchain
-from components.checks.validation import load_settings
-from components.model import runtime as runtime_manifests
-from components.resources import training
-from components.resources.checkpoint import CheckpointVolume, CheckpointVolumeArgs
-from components.settings import CheckpointSettings
-from components.settings import runtime as runtime_settings
-from components.settings.errors import SettingsError
+from kueue_cohorts import toolchain
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model import runtime as runtime_manifests
+from kueue_cohorts.components.resources import training
+from kueue_cohorts.components.resources.checkpoint import CheckpointVolume, CheckpointVolumeArgs
+from kueue_cohorts.components.settings import CheckpointSettings
+from kueue_cohorts.components.settings import runtime as runtime_settings
+from kueue_cohorts.components.settings.errors import SettingsError
+from kueue_cohorts.toolchain import versions
 from tests.helpers import run_with_mocks, stack_raw
-from toolchain import versions
 
 # The dev stack's runtime: the guide's image and HAMi GPU slice, written in stacks/Pulumi.dev.yaml (no defaults).
 GUIDE = {"image": runtime_settings.GUIDE_IMAGE,
@@ -347,8 +347,8 @@ def test_train_job_refuses_a_local_queue_of_another_namespace():
 
 
 def test_default_runtime_passes_the_policy_packs_checkpoint_safe_runtime_rule():
-    from policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime
-    from policy.rules.vocabulary.objects import KubeObject
+    from kueue_cohorts.policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime
+    from kueue_cohorts.policy.rules.vocabulary.objects import KubeObject
 
     def obj(manifest):
         group, _, version = manifest["apiVersion"].rpartition("/")

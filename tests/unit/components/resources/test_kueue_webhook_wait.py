@@ -13,7 +13,7 @@ import threading
 import pulumi
 import pytest
 
-from components.resources.kueue_install import (
+from kueue_cohorts.components.resources.kueue_install import (
     READY_CONFIGMAP,
     VALIDATE_FLAVOR_PATH,
     ChartReference,
@@ -25,9 +25,9 @@ from components.resources.kueue_install import (
     probe_out_of_cluster_manager,
     wait_for_webhooks,
 )
-from components.resources.manifest import ManifestResource
-from components.settings import KueueSettings
-from sandbox import certs
+from kueue_cohorts.components.resources.manifest import ManifestResource
+from kueue_cohorts.components.settings import KueueSettings
+from kueue_cohorts.sandbox import certs
 from tests.helpers import RecordingMocks
 
 

@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-import components.resources as library
-from components.model.assembly import assemble
-from components.model.kueue import namespace_owner
-from components.resources import (
+import kueue_cohorts.components.resources as library
+from kueue_cohorts.components.model.assembly import assemble
+from kueue_cohorts.components.model.kueue import namespace_owner
+from kueue_cohorts.components.resources import (
     AdmissionGuardrails,
     AdmissionGuardrailsArgs,
     CheckpointVolume,
@@ -43,10 +43,10 @@ from components.resources import (
     TrainJobArgs,
     train_job,
 )
-from components.resources.judged import STAND_IN_PREFIX
-from components.settings import CheckpointSettings, InferenceServiceSettings, Settings, parse_settings
-from components.settings.errors import SettingsError
-from policy.rules.vocabulary.system_namespaces import protected_namespaces
+from kueue_cohorts.components.resources.judged import STAND_IN_PREFIX
+from kueue_cohorts.components.settings import CheckpointSettings, InferenceServiceSettings, Settings, parse_settings
+from kueue_cohorts.components.settings.errors import SettingsError
+from kueue_cohorts.policy.rules.vocabulary.system_namespaces import protected_namespaces
 from tests.helpers import RecordingMocks, fixture_raw, stack_raw
 
 OWNER = namespace_owner("kueue-cohorts", "test")  # the mocks' project and stack

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from components.model.kueue import RELEASE_WAIT_S
-from components.resources.manifest import lifecycle
+from kueue_cohorts.components.model.kueue import RELEASE_WAIT_S
+from kueue_cohorts.components.resources.manifest import lifecycle
 
 
 @pytest.mark.parametrize("kind,bounded", [("ClusterQueue", True), ("ResourceFlavor", True), ("LocalQueue", False),

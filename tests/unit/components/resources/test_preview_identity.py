@@ -11,15 +11,15 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from components.checks.validation import load_settings, validate
-from components.model.preview_rbac import (
+from kueue_cohorts.components.checks.validation import load_settings, validate
+from kueue_cohorts.components.model.preview_rbac import (
     KUEUE_CHART_VERSION,
     identity_plan,
     kueue_install_manifests,
     read_access,
 )
-from components.resources.kueue_install import ChartReference
-from components.stack.program import build_stack
+from kueue_cohorts.components.resources.kueue_install import ChartReference
+from kueue_cohorts.components.stack.program import build_stack
 from tests.helpers import ROOT, STACKS, run_with_mocks, stack_raw
 
 STACK_NAMES = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in STACKS.glob("Pulumi.*.yaml"))
@@ -95,7 +95,7 @@ def test_the_rbac_reads_exactly_the_kinds_the_stack_registers(stack, install):
 def test_the_chart_table_is_that_of_the_pinned_chart():
     """KUEUE_CHART_OBJECTS was read from this chart version: moving the pin means reading it again (the CLI test
     compares it with the real render)."""
-    pins = tomllib.loads((ROOT / "toolchain" / "versions.toml").read_text())
+    pins = tomllib.loads((ROOT / "kueue_cohorts" / "toolchain" / "versions.toml").read_text())
     assert pins["charts"]["kueue"]["version"] == KUEUE_CHART_VERSION
 
 

@@ -11,8 +11,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.checks.validation import load_settings, validate
-from components.settings.errors import SettingsError
+from kueue_cohorts.components.checks.validation import load_settings, validate
+from kueue_cohorts.components.settings.errors import SettingsError
 from tests.helpers import ROOT, fixture_raw, refused, stack_raw
 
 

@@ -9,8 +9,8 @@ from itertools import combinations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.checks.validation import validate
-from components.settings.quantity import parse
+from kueue_cohorts.components.checks.validation import validate
+from kueue_cohorts.components.settings.quantity import parse
 from tests.helpers import stack_raw
 
 GPU = "nvidia.com/gpu"

@@ -13,9 +13,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.checks.validation import load_stack_file
-from components.settings import namespace_problems, raw_from_stack_file
-from components.settings.errors import SettingsError
+from kueue_cohorts.components.checks.validation import load_stack_file
+from kueue_cohorts.components.settings import namespace_problems, raw_from_stack_file
+from kueue_cohorts.components.settings.errors import SettingsError
 
 REPO = Path(__file__).resolve().parents[4]
 DEV = yaml.safe_load((REPO / "stacks" / "Pulumi.dev.yaml").read_text())

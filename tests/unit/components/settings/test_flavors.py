@@ -10,11 +10,11 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from components.checks.validation import as_objects, key_of, validate
-from components.model.pack_config import pack_config
-from components.model.render import render_stack
-from components.settings import parse_settings
-from policy.rules.quantities import check_quantities
+from kueue_cohorts.components.checks.validation import as_objects, key_of, validate
+from kueue_cohorts.components.model.pack_config import pack_config
+from kueue_cohorts.components.model.render import render_stack
+from kueue_cohorts.components.settings import parse_settings
+from kueue_cohorts.policy.rules.quantities import check_quantities
 from tests.helpers import stack_raw
 
 IT = "kueue-cohorts:inferenceTraining"
@@ -277,9 +277,9 @@ def test_pack_config_carries_every_node_pool_with_its_labels():
 
 
 def test_the_max_replicas_warning_counts_every_flavor_of_the_inference_queue():
-    from components.model.plans import plan_inference_training
-    from components.resources.inference import quota_fit
-    from components.settings import InferenceServiceSettings
+    from kueue_cohorts.components.model.plans import plan_inference_training
+    from kueue_cohorts.components.resources.inference import quota_fit
+    from kueue_cohorts.components.settings import InferenceServiceSettings
 
     settings = validate(_mixed()).settings
     plan = plan_inference_training(settings.inference_training, "h100")

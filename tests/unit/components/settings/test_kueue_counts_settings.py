@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.checks.validation import validate
-from policy.rules.vocabulary import kueue_counts
+from kueue_cohorts.components.checks.validation import validate
+from kueue_cohorts.policy.rules.vocabulary import kueue_counts
 from tests.helpers import stack_raw
 
 DEV_GPUS = ["nvidia.com/gpualloc", "nvidia.com/gpucores", "nvidia.com/gpumem"]

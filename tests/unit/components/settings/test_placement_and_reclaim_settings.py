@@ -11,11 +11,11 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.checks.validation import validate
 from kueue_cohorts import cli
 from kueue_cohorts import validate as validation
-from policy.rules.pods_fit_nodes import PODS_FIT_NODES
-from policy.rules.reclaim_within_budget import RECLAIM_WITHIN_BUDGET
+from kueue_cohorts.components.checks.validation import validate
+from kueue_cohorts.policy.rules.pods_fit_nodes import PODS_FIT_NODES
+from kueue_cohorts.policy.rules.reclaim_within_budget import RECLAIM_WITHIN_BUDGET
 from tests.helpers import stack_raw
 from tests.policy.placement_reference import strands_after_reclaim
 

@@ -2,7 +2,7 @@
 step."""
 import pytest
 
-from components.settings import checkpoint_timing as planning
+from kueue_cohorts.components.settings import checkpoint_timing as planning
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from components.settings.quantity import canonical, canonical_non_negative, is_binary, parse
+from kueue_cohorts.components.settings.quantity import canonical, canonical_non_negative, is_binary, parse
 
 
 @pytest.mark.parametrize("written,stored", [

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cohorts import report
-from components.model.alerts import alerts, label_matcher, rules_file
-from components.settings import parse_settings
-from components.settings.quoting import (
+from kueue_cohorts.cohorts import report
+from kueue_cohorts.components.model.alerts import alerts, label_matcher, rules_file
+from kueue_cohorts.components.settings import parse_settings
+from kueue_cohorts.components.settings.quoting import (
     go_template_text,
     html_text,
     markdown_fence,
@@ -25,7 +25,7 @@ from components.settings.quoting import (
     promql_string,
     shell_word,
 )
-from prsummary.live import comment
+from kueue_cohorts.prsummary.live import comment
 from tests.helpers import stack_raw
 
 #: Text that leans on each language's special characters.

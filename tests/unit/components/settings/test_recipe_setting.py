@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.checks.validation import load_settings
-from components.settings import runtime as runtime_settings
-from components.settings.errors import SettingsError
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.settings import runtime as runtime_settings
+from kueue_cohorts.components.settings.errors import SettingsError
+from kueue_cohorts.trainer import recipes
 from tests.helpers import stack_raw
-from trainer import recipes
 
 RULE = ("must be a recipe: module:function, llamafactory:/<config>.yaml, training-hub:sft|osft[:/<params>.json] or "
         "mini-trainer:/<params>.json")

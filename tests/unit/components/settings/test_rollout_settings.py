@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.checks.validation import load_settings, validate
-from components.model.render import render_stack
-from policy.rules.inference_rollout_fits_nominal import surge_pods
+from kueue_cohorts.components.checks.validation import load_settings, validate
+from kueue_cohorts.components.model.render import render_stack
+from kueue_cohorts.policy.rules.inference_rollout_fits_nominal import surge_pods
 from tests.helpers import run_main, stack_raw
 
 SLICE = {"cpu": "1", "memory": "1Gi", "nvidia.com/gpualloc": "1", "nvidia.com/gpucores": "20",

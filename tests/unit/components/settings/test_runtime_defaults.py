@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kueue_cohorts.cli as cli
-from components.checks.validation import load_settings
-from components.model.render import render_stack
-from components.settings.errors import SettingsError
-from components.settings.runtime import BASE_LIMITS, IMAGE_FIX, is_extended
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.render import render_stack
+from kueue_cohorts.components.settings.errors import SettingsError
+from kueue_cohorts.components.settings.runtime import BASE_LIMITS, IMAGE_FIX, is_extended
 from tests.helpers import stack_raw
 
 IMAGE = "registry.example/team/trainer:2026.11"

@@ -16,12 +16,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.checks.validation import load_settings, load_stack_file, validate
-from components.model.render import render_stack
-from components.model.runtime import render_runtime
-from components.settings import secrets
-from components.settings.errors import SettingsError
-from components.settings.runtime import TrainingRuntimeSettings
+from kueue_cohorts.components.checks.validation import load_settings, load_stack_file, validate
+from kueue_cohorts.components.model.render import render_stack
+from kueue_cohorts.components.model.runtime import render_runtime
+from kueue_cohorts.components.settings import secrets
+from kueue_cohorts.components.settings.errors import SettingsError
+from kueue_cohorts.components.settings.runtime import TrainingRuntimeSettings
 from tests.helpers import ROOT, refused, run_with_mocks, stack_raw
 
 TR = "kueue-cohorts:trainingRuntime"
@@ -355,8 +355,8 @@ def test_the_validation_cli_reports_the_secret_naming_its_key(tmp_path, capsys, 
     {"mode": dict(SECURE)},  # a secret cluster mode cannot be read offline: not taken for "no sandbox needed"
 ])
 def test_the_sandbox_reports_the_secret_naming_its_key_and_starts_nothing(tmp_path, capsys, monkeypatch, cluster):
-    from sandbox import cli
-    from sandbox.paths import STATE_DIR_ENV
+    from kueue_cohorts.sandbox import cli
+    from kueue_cohorts.sandbox.paths import STATE_DIR_ENV
 
     monkeypatch.setenv(STATE_DIR_ENV, str(tmp_path / "sbx"))
     path = _stack_file_with_secret(tmp_path)
@@ -375,9 +375,9 @@ def test_the_sandbox_reports_the_secret_naming_its_key_and_starts_nothing(tmp_pa
 
 
 def test_the_pr_summary_names_the_secret_and_runs_no_preview(tmp_path):
-    from components.settings.stackfile import parse
-    from prsummary import cli as summary
-    from prsummary import stackfile
+    from kueue_cohorts.components.settings.stackfile import parse
+    from kueue_cohorts.prsummary import cli as summary
+    from kueue_cohorts.prsummary import stackfile
     from tests.prsummary.gitrepo import TempRepo
 
     repo = TempRepo(tmp_path / "repo")

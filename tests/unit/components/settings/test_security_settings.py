@@ -8,13 +8,17 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from components.checks.security_rules import check_identities, check_preview_account, means_everyone
-from components.checks.settings_rules import check_preview_identity
-from components.checks.validation import validate
-from components.model.pack_config import pack_config
-from components.settings import PreviewIdentitySettings, StackIdentities
-from policy.rules.book import run as run_rule_book
-from policy.rules.vocabulary.system_namespaces import ADD_ON_NAMESPACES, always_protected, protected_namespaces
+from kueue_cohorts.components.checks.security_rules import check_identities, check_preview_account, means_everyone
+from kueue_cohorts.components.checks.settings_rules import check_preview_identity
+from kueue_cohorts.components.checks.validation import validate
+from kueue_cohorts.components.model.pack_config import pack_config
+from kueue_cohorts.components.settings import PreviewIdentitySettings, StackIdentities
+from kueue_cohorts.policy.rules.book import run as run_rule_book
+from kueue_cohorts.policy.rules.vocabulary.system_namespaces import (
+    ADD_ON_NAMESPACES,
+    always_protected,
+    protected_namespaces,
+)
 from tests.helpers import stack_raw
 from tests.policy.fixtures import compliant, local_queue, stack
 

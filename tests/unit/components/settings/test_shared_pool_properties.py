@@ -4,10 +4,10 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.checks.validation import load_settings
-from components.model.plans import plan_shared_pool
-from components.settings.errors import SettingsError
-from components.settings.quantity import parse
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.plans import plan_shared_pool
+from kueue_cohorts.components.settings.errors import SettingsError
+from kueue_cohorts.components.settings.quantity import parse
 
 # GPU-only floors: cpu and memory left out of Kueue's accounting (else every such stack is refused).
 GPU_ONLY = {"resources": {"excludeResourcePrefixes": ["cpu", "memory"]}}

@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from kubernetes.utils import parse_quantity as parse_quantity_loosely
 
-from components.checks.validation import load_stack_file
-from components.settings import parse_settings, raw_from_stack_file, stackfile
-from components.settings.errors import SettingsError
-from policy.rules.vocabulary.quantity import parse as parse_quantity
+from kueue_cohorts.components.checks.validation import load_stack_file
+from kueue_cohorts.components.settings import parse_settings, raw_from_stack_file, stackfile
+from kueue_cohorts.components.settings.errors import SettingsError
+from kueue_cohorts.policy.rules.vocabulary.quantity import parse as parse_quantity
 
 REPO = Path(__file__).resolve().parents[4]
 SCHEMA = json.loads((REPO / "schema" / "stack-config.schema.json").read_text())
@@ -73,8 +73,8 @@ def test_every_reader_of_a_stack_file_refuses_the_same_file_the_same_way(tmp_pat
         raw_from_stack_file(path)
     with pytest.raises(stackfile.StackFileError):
         load_stack_file(path)
-    for argv in (["-m", "cohorts", "verify", "--stack-file", str(path)],
-                 ["-m", "sandbox", "up", "--stack-file", str(path), "--only-if-sandbox"]):
+    for argv in (["-m", "kueue_cohorts.cohorts", "verify", "--stack-file", str(path)],
+                 ["-m", "kueue_cohorts.sandbox", "up", "--stack-file", str(path), "--only-if-sandbox"]):
         result = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True, timeout=120)
         assert result.returncode == 2, (argv, result.stderr)
         assert result.stderr.strip().endswith(expected), (argv, result.stderr)

@@ -8,11 +8,11 @@ import copy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.checks.validation import load_settings
-from components.model.pack_config import pack_config
-from components.model.plans import stack_plans
-from components.model.render import render_stack
-from components.settings import raw_from_stack_file
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.pack_config import pack_config
+from kueue_cohorts.components.model.plans import stack_plans
+from kueue_cohorts.components.model.render import render_stack
+from kueue_cohorts.components.settings import raw_from_stack_file
 from tests.helpers import STACKS
 
 BASE = raw_from_stack_file(STACKS / "Pulumi.staging.yaml")

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.checks.validation import validate
+from kueue_cohorts.components.checks.validation import validate
 from tests.helpers import stack_raw
 
 KEY = "kueue-cohorts:whatif.trace"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.stack.preflight import CRDS_ONLY_FINDING, crds_only_problem
+from kueue_cohorts.components.stack.preflight import CRDS_ONLY_FINDING, crds_only_problem
 
 KEY = "kueue-cohorts:multiKueue.managerTrainer"
 OTHERS = st.sampled_from(["kueue-validating-webhook-configuration", "kueue-mutating-webhook-configuration",

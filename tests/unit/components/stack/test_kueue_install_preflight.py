@@ -11,11 +11,17 @@ import re
 
 import pytest
 
-import toolchain
-from components.checks.validation import load_settings
-from components.model.kueue import namespace_owner
-from components.model.kueue_chart import FIXED_NAMES, FULLNAME_SUFFIXES, ChartObject, chart_fullname, cluster_objects
-from components.stack.preflight import (
+from kueue_cohorts import toolchain
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.model.kueue import namespace_owner
+from kueue_cohorts.components.model.kueue_chart import (
+    FIXED_NAMES,
+    FULLNAME_SUFFIXES,
+    ChartObject,
+    chart_fullname,
+    cluster_objects,
+)
+from kueue_cohorts.components.stack.preflight import (
     KUEUE_INSTALL_FIX,
     LiveNamespace,
     declared_namespaces,

@@ -10,11 +10,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.checks.multikueue_rules import kubeconfig_problems
-from components.checks.validation import load_settings
-from components.settings import raw_from_stack_file
-from components.stack.preflight import PreflightError
-from components.stack.target import SandboxTarget, _worker_target
+from kueue_cohorts.components.checks.multikueue_rules import kubeconfig_problems
+from kueue_cohorts.components.checks.validation import load_settings
+from kueue_cohorts.components.settings import raw_from_stack_file
+from kueue_cohorts.components.stack.preflight import PreflightError
+from kueue_cohorts.components.stack.target import SandboxTarget, _worker_target
 from tests.helpers import STACKS
 
 GOOD = {"apiVersion": "v1", "kind": "Config",

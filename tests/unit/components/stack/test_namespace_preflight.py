@@ -12,11 +12,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.checks.validation import load_settings, value_at
-from components.model.kueue import OWNER_ANNOTATION, namespace_owner
-from components.settings import NamespacePolicy
-from components.settings.errors import Problem
-from components.stack.preflight import (
+from kueue_cohorts.components.checks.validation import load_settings, value_at
+from kueue_cohorts.components.model.kueue import OWNER_ANNOTATION, namespace_owner
+from kueue_cohorts.components.settings import NamespacePolicy
+from kueue_cohorts.components.settings.errors import Problem
+from kueue_cohorts.components.stack.preflight import (
     DeclaredNamespace,
     LiveNamespace,
     NamespacePreflightError,

@@ -8,13 +8,14 @@ import json
 
 import pytest
 
-from components.checks.validation import validate
-from components.model.admission import layout_scopes
-from components.model.plans import plan_inference_training, plan_shared_pool
-from components.stack.preflight import declared_namespaces
+from kueue_cohorts.components.checks.validation import validate
+from kueue_cohorts.components.model.admission import layout_scopes
+from kueue_cohorts.components.model.plans import plan_inference_training, plan_shared_pool
+from kueue_cohorts.components.stack.preflight import declared_namespaces
 from tests.helpers import counting_calls, fixture_raw, run_main, stack_raw
 
-render = importlib.import_module("components.model.render").render  # the module, not the package's re-export
+# the module, not the package's re-export
+render = importlib.import_module("kueue_cohorts.components.model.render").render
 STACKS = ("dev", "staging", "prod", "mixed")
 
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from pulumi.runtime import stack as sdk_stack
 from pulumi.runtime.settings import SETTINGS, _get_rpc_manager
 
-from components.stack import sdk_runtime
+from kueue_cohorts.components.stack import sdk_runtime
 
 ROOT = Path(__file__).resolve().parents[4]
 #: SHA-256 of ``inspect.getsource(pulumi.runtime.stack.wait_for_rpcs)`` in pulumi 3.259.0.

@@ -17,8 +17,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import toolchain
-from components.stack.preflight import (
+from kueue_cohorts import toolchain
+from kueue_cohorts.components.stack.preflight import (
     TRAINER_FINDING,
     TRAINJOB_CRD,
     PreflightError,

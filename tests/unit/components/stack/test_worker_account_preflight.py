@@ -7,10 +7,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.model.kueue import OWNER_ANNOTATION, namespace_owner
-from components.model.multikueue import worker_identity
-from components.settings import parse_settings
-from components.stack.preflight import LiveAccount, account_problems
+from kueue_cohorts.components.model.kueue import OWNER_ANNOTATION, namespace_owner
+from kueue_cohorts.components.model.multikueue import worker_identity
+from kueue_cohorts.components.settings import parse_settings
+from kueue_cohorts.components.stack.preflight import LiveAccount, account_problems
 from tests.helpers import stack_raw
 
 OWNER = namespace_owner("kueue-cohorts", "dev")

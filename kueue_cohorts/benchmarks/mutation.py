@@ -1,0 +1,269 @@
+"""Mutation score of the modules the suite must pin down (issue 42): the rule book, the quantity grammars, the
+settings checks and the trainer's checkpoint resolution, with mutmut (pinned in requirements-dev.txt).
+
+For each target, in a scratch copy of the tracked files (``build/mutation/<target>``, so the work tree is never
+mutated), mutmut 3 mutates the target's files one change at a time (a comparison flipped, a constant changed, a
+call's argument dropped, ...) and runs the tests that reach the changed function; a mutant no test fails
+*survives*. Printed per module: mutants, killed, survived (each named with its diff), the survivors judged
+equivalent (``benchmarks/mutation_equivalent.json``: a change no input can tell apart, each with why) and the
+score, killed / (mutants - equivalent). ``--write`` records ``benchmarks/results/mutation.json``. Mutation runs
+belong here (``make bench``), never in ``make test``: the quantity target takes about a minute on two cores, the
+whole rule book far longer.
+
+``python -m kueue_cohorts.benchmarks.mutation [--only quantity checkpoints capacity] [--max-children 2]
+[--survivors-again]
+[--write]`` (``--survivors-again``: only the last run's survivors, against the current tests)
+"""
+from __future__ import annotations
+
+import functools
+import gc
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kueue_cohorts import PROJECT_ROOT
+from kueue_cohorts.benchmarks import add_write_flag, load_average, save, summary, utc_now
+from kueue_cohorts.scaffold import Parser
+
+ROOT = PROJECT_ROOT
+SCRATCH = ROOT / "build" / "mutation"
+EQUIVALENT = Path(__file__).resolve().parent / "mutation_equivalent.json"
+"""The survivors judged equivalent: {"<module>": [{"change": [diff lines], "why": "..."}]}, matched by module and
+the mutant's changed lines (stable across runs, unlike mutmut's mutant numbers)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One mutation run: `mutate` (repository-relative files mutmut changes) judged by `tests` (test files or
+    directories, as pytest takes them)."""
+
+    name: str
+    mutate: tuple[str, ...]
+    tests: tuple[str, ...]
+
+
+TARGETS = (
+    Target("quantity", ("kueue_cohorts/components/settings/quantity.py", "kueue_cohorts/policy/rules/quantities.py",
+                        "kueue_cohorts/policy/rules/vocabulary/quantity.py"),
+           ("tests/unit/components/settings/test_quantity.py", "tests/policy/test_quantity_grammar.py",
+            "tests/policy/test_resources.py",
+            "tests/policy/test_quantities_malformed.py", "tests/unit/components/settings/test_stack_file_reader.py")),
+    Target("checkpoints", ("kueue_cohorts/trainer/checkpoints.py",),
+           ("tests/trainer/test_checkpoints.py", "tests/trainer/test_checkpoint_branches.py",
+            "tests/trainer/test_run_dir_links.py")),
+    Target("capacity", ("kueue_cohorts/policy/rules/cohort_nominal_within_capacity.py",),
+           ("tests/policy/test_capacity_model.py", "tests/policy/test_capacity_messages.py",
+            "tests/policy/test_stack_capacity.py",
+            "tests/policy/test_cohort_rules.py", "tests/unit/components/settings/test_capacity_settings.py")),
+    Target("settings-checks", ("kueue_cohorts/components/checks/settings_rules.py",),
+           ("tests/unit/components/settings", "tests/unit/components/checks")),
+    Target("rule-book", ("kueue_cohorts/policy/rules/*.py",),
+           ("tests/policy", "tests/unit/components/model/test_admission.py",
+            "tests/unit/components/model/test_admission_rollout.py")),
+)
+"""Every target, cheapest first. The rule book's own target mutates policy/rules/*.py (the capacity rule and the
+quantity rule are mutated there too, judged by the whole pack suite)."""
+
+
+def pytest_sessionstart(session: object) -> None:
+    """pytest plugin hook (``-p benchmarks.mutation`` in every mutant's run): empty every ``functools.lru_cache``.
+    mutmut forks each mutant's run from a process whose caches (the quantity parsers', the canonical printer's)
+    hold what the unmutated code computed, which would hide the mutant."""
+    clear_caches()
+
+
+def clear_caches() -> int:
+    """Clear every live ``functools.lru_cache``; returns how many were cleared."""
+    caches = [obj for obj in gc.get_objects() if isinstance(obj, functools._lru_cache_wrapper)]
+    for cache in caches:
+        cache.cache_clear()
+    return len(caches)
+
+
+def module_of(path: str) -> str:
+    """The dotted module of a repository-relative .py file: ``trainer/checkpoints.py`` -> ``trainer.checkpoints``."""
+    return path.removesuffix(".py").replace("/", ".")
+
+
+def change_of(diff: str) -> list[str]:
+    """The changed lines of a mutant's unified diff (``mutmut show``): each ``-``/``+`` line, stripped inside."""
+    return [line[0] + " " + line[1:].strip() for line in diff.splitlines()
+            if line[:1] in "-+" and not line.startswith(("---", "+++"))]
+
+
+def load_equivalent(path: Path = EQUIVALENT) -> dict[str, list[dict[str, Any]]]:
+    """The checked-in equivalent survivors, per module (see `EQUIVALENT`)."""
+    document: dict[str, list[dict[str, Any]]] = json.loads(path.read_text())
+    return document
+
+
+def is_equivalent(module: str, change: list[str], equivalent: dict[str, list[dict[str, Any]]]) -> str | None:
+    """Why the mutant `change` of `module` is equivalent, or None when it is not listed."""
+    for entry in equivalent.get(module, []):
+        if entry["change"] == change:
+            return str(entry["why"])
+    return None
+
+
+def _mutmut_config(target: Target, files: list[str], top: list[str]) -> str:
+    """mutmut's [tool.mutmut] table: the packages of `files` copied and mutated, every other top-level entry `top`
+    copied beside them (the tests read stacks/, schema/, fixtures relative to the repository)."""
+    packages = sorted({f.split("/", 1)[0] for f in files})
+    return "\n".join([
+        "", "[tool.mutmut]",
+        f"source_paths = {json.dumps(packages)}",
+        f"also_copy = {json.dumps(sorted(set(top) - set(packages)))}",
+        f"only_mutate = {json.dumps(list(target.mutate))}",
+        f"pytest_add_cli_args_test_selection = {json.dumps(list(target.tests))}",
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "kueue_cohorts.benchmarks.mutation", "-o", '
+        '"addopts="]', ""])
+
+
+def prepare(target: Target) -> Path:
+    """A fresh scratch copy of the work tree's files (tracked, and new ones git does not ignore) with mutmut's
+    configuration for `target`, made a git repository of its own (nothing committed). Returns its directory."""
+    work = SCRATCH / target.name
+    shutil.rmtree(work, ignore_errors=True)
+    tracked = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                             check=True, capture_output=True).stdout
+    for name in tracked.decode().split("\0"):
+        if name and (ROOT / name).is_file():
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, work / name)
+    files = sorted(str(p.relative_to(work)) for pattern in target.mutate for p in work.glob(pattern))
+    top = [p.name for p in work.iterdir()]
+    with (work / "pyproject.toml").open("a") as fh:
+        fh.write(_mutmut_config(target, files, top))
+    # A repository of its own: tests that copy the checkout list its files with `git ls-files --others` from where
+    # they run (mutmut's mutants/); inside the work tree's ignored build/ they would find none.
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True, capture_output=True)
+    return work
+
+
+def _mutmut(work: Path, *args: str) -> str:
+    # mutmut reads its configuration from the working directory and puts its mutated copy first on sys.path; the
+    # packages it does not copy (benchmarks, the unmutated ones) come from the venv's editable install.
+    # A failed `run` (the tests failing on the unmutated code, no test reaching a mutated function) leaves every
+    # mutant "not checked": raised here, or they would be counted as survivors.
+    done = subprocess.run([sys.executable, "-m", "mutmut", *args], cwd=work, capture_output=True, text=True)
+    if done.returncode != 0:
+        output = done.stdout + done.stderr
+        raise RuntimeError(f"mutmut {' '.join(args[:3])} failed ({done.returncode}) in {work}: {output[-2000:]}")
+    return done.stdout + done.stderr if args[0] == "run" else done.stdout
+
+
+_RESULT = re.compile(r"^\s*(?P<name>\S+): (?P<status>.+?)\s*$")
+
+
+def run_target(target: Target, max_children: int, equivalent: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Run mutmut on `target`; return per module: counts, score and the survivors (name, change, equivalent-why)."""
+    work = prepare(target)
+    start = time.monotonic()
+    run = _mutmut(work, "run", "--max-children", str(max_children))
+    return {**collect(target, work, time.monotonic() - start, equivalent, run), "run": "full"}
+
+
+def rerun_survivors(target: Target, max_children: int, equivalent: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Run again, in the scratch copy of the last `run_target` of `target`, only the mutants that survived it, with
+    the work tree's current test files copied in (the tests written to kill them; mutmut finds the new tests and
+    maps them to the functions they reach before it runs). Returns what `collect` returns, `seconds` the re-run's
+    and `run` "survivors again"."""
+    work = SCRATCH / target.name
+    survivors = [r["name"] for r in _results(work) if r["status"] not in ("killed", "timeout")]
+    for name in subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "tests"],
+                               cwd=ROOT, check=True, capture_output=True).stdout.decode().split("\0"):
+        if name and (ROOT / name).is_file():
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, work / name)
+    start = time.monotonic()
+    run = _mutmut(work, "run", "--max-children", str(max_children), *survivors) if survivors else ""
+    return {**collect(target, work, time.monotonic() - start, equivalent, run), "run": "survivors again"}
+
+
+def _results(work: Path) -> list[dict[str, str]]:
+    return [m.groupdict() for line in _mutmut(work, "results", "--all", "true").splitlines()
+            if (m := _RESULT.match(line))]
+
+
+def collect(target: Target, work: Path, seconds: float, equivalent: dict[str, list[dict[str, Any]]],
+            run: str = "") -> dict[str, Any]:
+    """Per module of `target`, from mutmut's results in `work` (a scratch copy after `mutmut run`): mutants,
+    killed, timeout, survived, reached by no test, the equivalent survivors (with why) and the others (with their
+    diff), and the score killed / (mutants - equivalent); `seconds` is recorded as the run's wall time."""
+    results = _results(work)
+    if not results:
+        raise RuntimeError(f"mutmut produced no mutants for {target.name} (see {work}): {run[-2000:]}")
+    files = sorted(str(p.relative_to(work)) for pattern in target.mutate for p in work.glob(pattern))
+    modules = sorted((module_of(f) for f in files), key=len, reverse=True)
+    per_module: dict[str, dict[str, Any]] = {}
+    for result in results:
+        module = next(m for m in modules if result["name"].startswith(m + "."))
+        entry = per_module.setdefault(module, {"mutants": 0, "killed": 0, "timeout": 0, "survived": 0,
+                                               "no_tests": 0, "equivalent": [], "survivors": []})
+        entry["mutants"] += 1
+        status = result["status"]
+        if status in ("killed", "timeout"):
+            entry["killed" if status == "killed" else "timeout"] += 1
+            continue
+        change = change_of(_mutmut(work, "show", result["name"]))
+        why = is_equivalent(module, change, equivalent)
+        if why is not None:
+            entry["equivalent"].append({"mutant": result["name"], "change": change, "why": why})
+            continue
+        entry["no_tests" if status == "no tests" else "survived"] += 1
+        entry["survivors"].append({"mutant": result["name"], "status": status, "change": change})
+    for entry in per_module.values():
+        judged = entry["mutants"] - len(entry["equivalent"])
+        entry["score"] = round((entry["killed"] + entry["timeout"]) / judged, 4) if judged else 1.0
+    return {"seconds": round(seconds, 1), "modules": dict(sorted(per_module.items()))}
+
+
+def report(name: str, outcome: dict[str, Any]) -> None:
+    """Print one target's scores and its survivors."""
+    print(f"-- {name} ({outcome['seconds']} s)")
+    for module, entry in outcome["modules"].items():
+        print(f"   {module}: score {entry['score']:.1%} ({entry['killed'] + entry['timeout']} killed of "
+              f"{entry['mutants']}, {len(entry['equivalent'])} equivalent, {entry['survived']} survived, "
+              f"{entry['no_tests']} reached by no test)")
+        for survivor in entry["survivors"]:
+            print(f"      {survivor['status']}: {survivor['mutant']}: {' | '.join(survivor['change'])}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the selected targets; print and (with --write) record the scores. Returns 1 when a target left a
+    survivor not judged equivalent, else 0."""
+    parser = Parser(prog="python -m kueue_cohorts.benchmarks.mutation", description=summary(__doc__))
+    add_write_flag(parser)
+    names = [t.name for t in TARGETS]
+    parser.add_argument("--only", nargs="+", choices=names, default=names, metavar="TARGET",
+                        help=f"run only these ({', '.join(names)})")
+    parser.add_argument("--max-children", type=int, default=2, help="mutants run at once (default 2)")
+    parser.add_argument("--survivors-again", action="store_true",
+                        help="run only the survivors of the last run of each target again, with the current tests")
+    args = parser.parse_args(argv)
+    equivalent = load_equivalent()
+    command = " ".join(["python -m kueue_cohorts.benchmarks.mutation", *(sys.argv[1:] if argv is None else argv)])
+    outcomes = {}
+    for target in TARGETS:
+        if target.name in args.only:
+            run = rerun_survivors if args.survivors_again else run_target
+            outcomes[target.name] = {**run(target, args.max_children, equivalent), "measured_at": utc_now(),
+                                     "load_average": load_average(), "command": command}
+            report(target.name, outcomes[target.name])
+    path = ROOT / "kueue_cohorts" / "benchmarks" / "results" / "mutation.json"
+    previous = json.loads(path.read_text())["targets"] if path.exists() else {}
+    save("mutation", {"measured_at": utc_now(), "load_average": load_average(), "tool": "mutmut 3.8.1",
+                      "command": command, "targets": {**previous, **outcomes}}, args.write)
+    left = sum(e["survived"] + e["no_tests"] for o in outcomes.values() for e in o["modules"].values())
+    return 1 if left else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
