@@ -1,8 +1,8 @@
 """The what-if simulator against the real Kueue 0.19.2: seeded traces replayed in the sandbox, agreement and time.
 
-For each layout of `cohorts.replay.AGREEMENT_LAYOUTS` (the guide's asymmetric cohort, the symmetric floors, two
+For each layout of `whatif.replay.AGREEMENT_LAYOUTS` (the guide's asymmetric cohort, the symmetric floors, two
 flavors) and each seed (default 1 to 5), a six-workload agreement trace is simulated and replayed as Jobs in a
-sandbox of its own (`cohorts.replay.run_agreement`: instant by instant, the next one once Kueue has settled); the
+sandbox of its own (`whatif.replay.run_agreement`: instant by instant, the next one once Kueue has settled); the
 admissions and the preemptions (victim, preemptor, reason) are compared instant by instant. Printed per run: the
 size, whether it agrees (else the first difference), the replay's wall-clock seconds and the simulation's; with the
 load average. `--write` records benchmarks/results/whatif_agreement.json. Needs the toolchain's binaries.
@@ -17,11 +17,11 @@ from pathlib import Path
 from kubernetes import config as kconfig
 
 from kueue_cohorts.benchmarks import add_write_flag, load_average, save, summary, utc_now
-from kueue_cohorts.cohorts.replay import AGREEMENT_LAYOUTS, agreement_trace, run_agreement
 from kueue_cohorts.components.settings.stackfile import stack_path
 from kueue_cohorts.sandbox.cluster import Sandbox
 from kueue_cohorts.sandbox.paths import SandboxPaths
 from kueue_cohorts.whatif.kueue import setup_from_objects
+from kueue_cohorts.whatif.replay import AGREEMENT_LAYOUTS, agreement_trace, run_agreement
 from kueue_cohorts.whatif.scheduler import simulate
 
 

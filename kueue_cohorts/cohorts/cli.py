@@ -30,7 +30,6 @@ from kueue_cohorts.cohorts.expected import worker_expected
 from kueue_cohorts.cohorts.live import ClusterUnreachable, read_snapshot
 from kueue_cohorts.cohorts.render import as_json, table
 from kueue_cohorts.cohorts.target import Target, TargetError, load_assembled, load_stack, target_of, worker_target
-from kueue_cohorts.cohorts.trace import TraceRecorder, queue_kinds, synth_trace, watch_workloads, write_trace
 from kueue_cohorts.cohorts.verify import LEAK_GRACE, WORKER_CHECKS, ClusterObjects, Difference, verify
 from kueue_cohorts.cohorts.verify.unqueued import LIVE_CHECKS
 from kueue_cohorts.cohorts.view import build_view
@@ -49,6 +48,7 @@ from kueue_cohorts.whatif.chart import chart_html
 from kueue_cohorts.whatif.compare import as_json as whatif_json
 from kueue_cohorts.whatif.compare import section, what_if
 from kueue_cohorts.whatif.kueue import Unsupported
+from kueue_cohorts.whatif.record import TraceRecorder, queue_kinds, synth_trace, watch_workloads, write_trace
 from kueue_cohorts.whatif.report import report as whatif_report
 from kueue_cohorts.whatif.trace import Trace, TraceError
 

@@ -24,9 +24,9 @@ from kueue_cohorts.components.settings.stackfile import StackFileError, parse, r
 from kueue_cohorts.prsummary import document, guarantees, guardrail_reasons, quotas, stackfile
 from kueue_cohorts.prsummary.events import PreviewReport
 from kueue_cohorts.prsummary.preview import AGAINST, preview_against_base, preview_against_state
-from kueue_cohorts.prsummary.whatif import whatif_section
 from kueue_cohorts.scaffold import Known, Tool, add_verbose, guard
 from kueue_cohorts.whatif import gitbase
+from kueue_cohorts.whatif.pr_section import whatif_section
 
 
 def quota_side(repo: Path, stack: str, base: str, chart: Optional[Path] = None) -> document.QuotaSide:

@@ -33,7 +33,7 @@ class QuotaSide:
     file at BASE / in the working tree does not validate (its side is then empty). base_missing: the stack file
     does not exist at BASE (a new stack: everything is added). guarantees: the `#### Guarantees` lines
     (`prsummary.guarantees.section`), empty when the change does not validate. whatif: the `#### What-if` lines
-    (`prsummary.whatif.whatif_section`), empty when the stack configures no demand trace; whatif_alerts: what the
+    (`whatif.pr_section.whatif_section`), empty when the stack configures no demand trace; whatif_alerts: what the
     what-if replay found worse for inference, shown at the top of the summary.
     """
 

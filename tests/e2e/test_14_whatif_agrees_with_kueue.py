@@ -1,9 +1,9 @@
 """The what-if simulator agrees with the real Kueue 0.19.2: seeded traces of both layouts and of two flavors,
-replayed as Jobs in the sandbox (instant by instant, cohorts/replay.py), give the same admissions and the same
+replayed as Jobs in the sandbox (instant by instant, whatif/replay.py), give the same admissions and the same
 preemptions (victim, preemptor, reason), instant by instant, as the simulation of the same Kueue objects; where they
 differ, the test names the first difference.
 
-The objects are the replay's own (cohorts `wi-*`, cpu quotas: kwok pods need no device: cohorts.replay
+The objects are the replay's own (cohorts `wi-*`, cpu quotas: kwok pods need no device: whatif.replay
 AGREEMENT_LAYOUTS), created through the API and deleted afterwards; the sandbox is the session's. About 35 s per
 trace.
 """
@@ -17,7 +17,9 @@ import time
 import pytest
 from kubernetes.client import ApiException
 
-from kueue_cohorts.cohorts.replay import (
+from kueue_cohorts.whatif.kueue import setup_from_objects
+from kueue_cohorts.whatif.record import TraceRecorder, watch_workloads
+from kueue_cohorts.whatif.replay import (
     AGREEMENT_LAYOUTS,
     KUEUE_GROUP,
     KUEUE_VERSION,
@@ -29,8 +31,6 @@ from kueue_cohorts.cohorts.replay import (
     job_of,
     run_agreement,
 )
-from kueue_cohorts.cohorts.trace import TraceRecorder, watch_workloads
-from kueue_cohorts.whatif.kueue import setup_from_objects
 from kueue_cohorts.whatif.report import quota_below_use
 from kueue_cohorts.whatif.scheduler import simulate
 from kueue_cohorts.whatif.trace import Trace, TraceWorkload, WorkloadKind

@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kueue_cohorts.cohorts.trace import TraceRecorder, queue_kinds
 from kueue_cohorts.whatif.kueue import setup_from_objects
+from kueue_cohorts.whatif.record import TraceRecorder, queue_kinds
 from kueue_cohorts.whatif.report import compare, over_quota_alert, quota_below_use, report
 from kueue_cohorts.whatif.scheduler import REQUEUE_BATCH_SECONDS, RUNNING_AT_START, simulate
 from kueue_cohorts.whatif.trace import Trace, TraceError
-from tests.unit.cohorts.test_cohorts_trace_record import _workload
 from tests.unit.whatif.kueue_objects import cluster_queue, flavor, local_queue, priority, trace, workload
+from tests.unit.whatif.test_whatif_record import _workload
 
 
 def _alone(nominal, flavors=("gpu",)):

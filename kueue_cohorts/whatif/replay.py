@@ -26,10 +26,10 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from kubernetes import client as k8s
 from kubernetes import watch as k8s_watch
 
-from kueue_cohorts.cohorts.trace import as_object
 from kueue_cohorts.policy.rules.vocabulary.objects import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 from kueue_cohorts.policy.rules.vocabulary.selectors import NAME_LABEL
 from kueue_cohorts.whatif.kueue import KueueSetup, setup_from_objects
+from kueue_cohorts.whatif.record import as_object
 from kueue_cohorts.whatif.scheduler import Result, simulate
 from kueue_cohorts.whatif.trace import Trace, TraceWorkload, WorkloadKind
 
@@ -357,7 +357,7 @@ def agreement_trace(setup: KueueSetup, queues: Sequence[tuple[str, str, str, Wor
         instants = sorted([w.submit_seconds for w in out] + [e.time for e in result.events if e.kind == "finished"])
         if len(instants) == 2 * len(out) and all(b - a >= min_gap for a, b in itertools.pairwise(instants)):
             return Trace.build(out, max(instants) + 1.0, f"agreement trace, seed {seed} (attempt {attempt})", seed,
-                               "kueue_cohorts.cohorts.replay.agreement_trace")
+                               "kueue_cohorts.whatif.replay.agreement_trace")
     raise ValueError(f"no trace without simultaneous actions for seed {seed} in 100 attempts")
 
 # --- the agreement layouts: the test's and the benchmark's own Kueue objects (cpu quotas: kwok pods need no device)

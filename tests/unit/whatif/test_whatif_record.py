@@ -1,9 +1,9 @@
 """``cohorts trace record``'s pure part (Workload objects as the watch API sends them -> trace lines) and the
-agreement of a replay with a simulation (cohorts/replay.py), on Workload objects shaped as Kueue 0.19.2 writes them."""
+agreement of a replay with a simulation (whatif/replay.py), on Workload objects shaped as Kueue 0.19.2 writes them."""
 import pytest
 
-from kueue_cohorts.cohorts.replay import Observed, _Recorder, agreement, job_of
-from kueue_cohorts.cohorts.trace import TraceRecorder, queue_kinds, workload_priority_class
+from kueue_cohorts.whatif.record import TraceRecorder, queue_kinds, workload_priority_class
+from kueue_cohorts.whatif.replay import Observed, _Recorder, agreement, job_of
 from kueue_cohorts.whatif.scheduler import simulate
 from kueue_cohorts.whatif.trace import WorkloadKind
 from tests.unit.whatif.kueue_objects import guide_cohort, trace, workload
