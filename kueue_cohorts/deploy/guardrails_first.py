@@ -11,7 +11,7 @@ returned is not in force at once.
 
 So ``deploy up`` (after its preview with the policy pack, before the update): ``gated_updates`` finds, in the preview's
 steps, the policies whose new version names the deploy identity (user or group, as the CEL string literal the
-guardrails write: policy/rules/admission.py ``cel_list``) and whose current one does not; those are updated first
+guardrails write: policy/rules/book/admission.py ``cel_list``) and whose current one does not; those are updated first
 (``pulumi up --target``, their dependents left alone), then ``settle`` waits, bounded, until the API server admits a
 server-side dry run of the write they guard (removing the tenant label of a stack namespace, as the deploy identity),
 and only then does the whole update run. A first rollout (no policy yet) has no old policy to race.

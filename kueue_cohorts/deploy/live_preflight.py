@@ -56,7 +56,7 @@ from kueue_cohorts.components.model.pack_config import pack_config
 from kueue_cohorts.components.model.render import Rendered, RenderedStack
 from kueue_cohorts.components.settings import PROJECT, ClusterMode, Settings, config_key
 from kueue_cohorts.components.settings.errors import Problem
-from kueue_cohorts.policy.rules.admission import (
+from kueue_cohorts.policy.rules.book.admission import (
     COHORT_MEMBERSHIP_POLICY,
     MANAGER_CONFIG_WRITERS_POLICY,
     PRIORITY_CEILING_POLICY,
@@ -82,14 +82,14 @@ STORAGE_API = "storage.k8s.io/v1"
 VAP_API = "admissionregistration.k8s.io/v1"
 NEIGHBOUR_GUARDRAIL_FINDING = "neighbour-guardrail"
 RULE_LABEL = "kueue-cohorts/rule"
-"""The label every guardrail of a kueue-cohorts stack carries: its rule (policy/rules/admission.py)."""
+"""The label every guardrail of a kueue-cohorts stack carries: its rule (policy/rules/book/admission.py)."""
 CAPACITY_FINDING = "live-capacity"
 SHARED_FINDING = "live-capacity-shared"
 STORAGE_FINDING = "checkpoint-storage"
 IDENTITY_FINDING = "identity-locked-out"
 IDENTITY_GATED = frozenset({TENANT_LABEL_POLICY, COHORT_MEMBERSHIP_POLICY, PRIORITY_CEILING_POLICY,
                             MANAGER_CONFIG_WRITERS_POLICY})
-"""The guardrails that let only `admission.identities` through (policy/rules/admission.py): the others judge what
+"""The guardrails that let only `admission.identities` through (policy/rules/book/admission.py): the others judge what
 is written, whoever writes it, and the stack's own objects pass them."""
 DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
                              "storageclass.beta.kubernetes.io/is-default-class")
@@ -520,7 +520,7 @@ def _strings(value: Any) -> Iterable[str]:
 def names(policy: Mapping[str, Any], who: Identity) -> bool:
     """Whether the ValidatingAdmissionPolicy ``policy`` (a manifest or its live object) names ``who``'s user or one of
     its groups in a CEL expression of its spec where the guardrails write a stack's identities
-    (policy/rules/admission.py ``identities_named``: the list after ``request.userInfo.username in`` /
+    (policy/rules/book/admission.py ``identities_named``: the list after ``request.userInfo.username in`` /
     ``...groups.exists(g, g in``); any other string literal of the policy (a ``"."`` of a message) does not count."""
     for text in _strings(policy.get("spec") or {}):
         users, groups = identities_named(text)
@@ -534,7 +534,7 @@ _NAMES = re.compile(r"object\.metadata\.name in (\[.*?\])")
 
 
 def _ceiling(policy: Mapping[str, Any]) -> Optional[tuple[int, set[str]]]:
-    """(floor, exempt class names) of a live ``priority-ceiling`` guardrail (policy/rules/admission.py
+    """(floor, exempt class names) of a live ``priority-ceiling`` guardrail (policy/rules/book/admission.py
     ``priority_ceiling``: validation ``object.value < <floor>``, match condition ``not-an-inference-class``), or None
     when its expressions do not read so."""
     spec = policy.get("spec") or {}

@@ -1,6 +1,6 @@
 """Why a change updates the in-cluster guardrails: the stack values each ValidatingAdmissionPolicy embeds.
 
-The guardrails' CEL carries constants taken from the stack (policy/rules/admission.py: `LayoutScope` holds what one
+The guardrails' CEL carries constants taken from the stack (policy/rules/book/admission.py: `LayoutScope` holds what one
 layout's guardrails know; `Identities` is `admission.identities`): a quota change updates
 INFERENCE_ROLLOUT_FITS_NOMINAL, whose expression embeds the inference ClusterQueue's nominalQuota. The preview lists
 that update like any other; this module says why, by counterfactual: for each input of the guardrail that differs
@@ -15,7 +15,7 @@ from typing import Any, Optional
 from kueue_cohorts.components.model.admission import identities, layout_scopes
 from kueue_cohorts.components.settings import Settings
 from kueue_cohorts.components.settings.errors import shown
-from kueue_cohorts.policy.rules.admission import Guardrail, Identities, LayoutScope, guardrails
+from kueue_cohorts.policy.rules.book.admission import Guardrail, Identities, LayoutScope, guardrails
 
 #: What each input of a layout's guardrails is, in a reader's words (the LayoutScope field, or `identities`).
 WORDS: dict[str, str] = {

@@ -20,7 +20,7 @@ from kubernetes import config as kconfig
 from kueue_cohorts.components.model.admission import stack_guardrails
 from kueue_cohorts.components.model.render import render_stack
 from kueue_cohorts.components.settings import SANDBOX_ADMIN, parse_settings, raw_from_stack_file
-from kueue_cohorts.policy.rules.admission import Request, judge, kube_object
+from kueue_cohorts.policy.rules.book.admission import Request, judge, kube_object
 
 DEV = parse_settings(raw_from_stack_file(REPO / "stacks" / "Pulumi.dev.yaml"))
 RAILS = stack_guardrails(DEV)

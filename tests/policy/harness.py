@@ -18,8 +18,8 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import unknown_checking_proxy
 
-from kueue_cohorts.policy.rules.catalog import build_policies
-from kueue_cohorts.policy.rules.config import SCHEMAS
+from kueue_cohorts.policy.rules.book.catalog import build_policies
+from kueue_cohorts.policy.rules.book.config import SCHEMAS
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -23,10 +23,10 @@ from pulumi_policy.policy import _PolicyAnalyzerServicer
 from pulumi_policy.proxy import unknown_checking_proxy
 
 from kueue_cohorts.policy.rules.book import RULES
-from kueue_cohorts.policy.rules.catalog import PACK_NAME, build_policies
+from kueue_cohorts.policy.rules.book.catalog import PACK_NAME, build_policies
+from kueue_cohorts.policy.rules.book.config import SCHEMAS
 from kueue_cohorts.policy.rules.checkpoint_safe_runtime import MIN_TERMINATION_GRACE_PERIOD_SECONDS
 from kueue_cohorts.policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY, LEGACY_CAPACITY
-from kueue_cohorts.policy.rules.config import SCHEMAS
 from kueue_cohorts.policy.rules.inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO
 from kueue_cohorts.policy.rules.inference_peak_fits_nominal import INFERENCE_PEAK_FITS_NOMINAL
 from kueue_cohorts.policy.rules.inference_reclaim_any import INFERENCE_RECLAIM_ANY

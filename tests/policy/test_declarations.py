@@ -14,8 +14,7 @@ import kueue_cohorts.policy.rules
 from kueue_cohorts.components.model.pack_config import STATED, UNSTATED, facts, pack_config
 from kueue_cohorts.components.model.render import render_stack
 from kueue_cohorts.components.settings import parse_settings
-from kueue_cohorts.policy.rules import config
-from kueue_cohorts.policy.rules.book import RULES, declaring, run
+from kueue_cohorts.policy.rules.book import RULES, config, declaring, run
 from kueue_cohorts.policy.rules.checkpoint_safe_runtime import EXEMPT_RUNTIMES
 from kueue_cohorts.policy.rules.cohort_nominal_within_capacity import NODE_POOLS
 from kueue_cohorts.policy.rules.inference_fits_nominal import INFERENCE_FITS_NOMINAL
@@ -109,7 +108,7 @@ def test_names_are_unique_and_the_schema_is_the_declarations():
 
 
 def test_the_policy_readme_options_table_is_the_generated_one():
-    assert config.main(["--check"]) == 0, "run: python -m kueue_cohorts.policy.rules.config --write"
+    assert config.main(["--check"]) == 0, "run: python -m kueue_cohorts.policy.rules.book.config --write"
 
 
 def test_the_options_table_lists_every_option_with_every_policy_that_declares_it():

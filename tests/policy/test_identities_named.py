@@ -1,12 +1,12 @@
 """deploy/live_preflight.py ``names`` reads the identities a guardrail lets through from the lists the guardrail
-writes (policy/rules/admission.py ``identities_named``), never from any other string literal: a user named "." was
+writes (policy/rules/book/admission.py ``identities_named``), never from any other string literal: a user named "." was
 found in every policy's messages, so the guardrails that did not yet name it were not updated first (CI, 2026-12-07)."""
 from __future__ import annotations
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from kueue_cohorts.policy.rules.admission import (
+from kueue_cohorts.policy.rules.book.admission import (
     Identities,
     _requested_by,
     _stack_identity,

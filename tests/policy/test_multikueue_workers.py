@@ -23,7 +23,7 @@ from kueue_cohorts.components.model.render import render
 from kueue_cohorts.components.settings import parse_settings
 from kueue_cohorts.components.settings.errors import SettingsError
 from kueue_cohorts.policy.rules.book import RULES, run, run_clusters
-from kueue_cohorts.policy.rules.catalog import PACK_NAME, build_policies
+from kueue_cohorts.policy.rules.book.catalog import PACK_NAME, build_policies
 from kueue_cohorts.policy.rules.multikueue_workers_ready import MULTIKUEUE_WORKERS_READY
 from kueue_cohorts.policy.rules.vocabulary import multikueue
 from kueue_cohorts.policy.rules.vocabulary.objects import from_resource

@@ -19,8 +19,14 @@ from pulumi.runtime import proto
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-from kueue_cohorts.policy.rules import book, catalog
-from kueue_cohorts.policy.rules.catalog import PACK_NAME, build_policies, judge_each_stack_once, parse_config_env_once
+from kueue_cohorts.policy.rules import book
+from kueue_cohorts.policy.rules.book import catalog
+from kueue_cohorts.policy.rules.book.catalog import (
+    PACK_NAME,
+    build_policies,
+    judge_each_stack_once,
+    parse_config_env_once,
+)
 from kueue_cohorts.policy.rules.vocabulary import roles
 from tests.policy.fixtures import UNKNOWN, compliant, type_token, urn
 

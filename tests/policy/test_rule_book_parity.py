@@ -25,7 +25,7 @@ from kueue_cohorts.components.model.pack_config import pack_config
 from kueue_cohorts.components.model.render import render_stack
 from kueue_cohorts.components.settings import parse_settings
 from kueue_cohorts.policy.rules.book import RULES, run
-from kueue_cohorts.policy.rules.catalog import PACK_NAME, build_policies
+from kueue_cohorts.policy.rules.book.catalog import PACK_NAME, build_policies
 from kueue_cohorts.policy.rules.checkpoint_safe_runtime import CHECKPOINT_SAFE_RUNTIME
 from kueue_cohorts.policy.rules.cluster_queue_covers_pod_resources import CLUSTER_QUEUE_COVERS_POD_RESOURCES
 from kueue_cohorts.policy.rules.cluster_queue_pinned_selector import CLUSTER_QUEUE_PINNED_SELECTOR

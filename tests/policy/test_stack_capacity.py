@@ -9,7 +9,7 @@ import pytest
 
 from kueue_cohorts.components.checks.validation import load_stack_file
 from kueue_cohorts.components.model.pack_config import render as render_pack_config
-from kueue_cohorts.policy.rules.catalog import node_pools
+from kueue_cohorts.policy.rules.book.catalog import node_pools
 from kueue_cohorts.policy.rules.vocabulary.node_pools import (
     capacity_from_node_pools,
     node_pools_from_stack_config,

@@ -40,10 +40,10 @@ from kueue_cohorts.components.model.assembly import assemble
 from kueue_cohorts.components.model.pack_config import pack_config
 from kueue_cohorts.components.settings import raw_from_stack_file
 from kueue_cohorts.policy.rules import book
-from kueue_cohorts.policy.rules.catalog import build_policies
+from kueue_cohorts.policy.rules.book.catalog import build_policies
+from kueue_cohorts.policy.rules.book.config import SCHEMAS
 from kueue_cohorts.policy.rules.cluster_queue_role import CLUSTER_QUEUE_ROLE
 from kueue_cohorts.policy.rules.cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY
-from kueue_cohorts.policy.rules.config import SCHEMAS
 from kueue_cohorts.policy.rules.inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO
 from kueue_cohorts.policy.rules.inference_fits_nominal import INFERENCE_FITS_NOMINAL
 from kueue_cohorts.policy.rules.vocabulary.objects import KubeObject, from_resource

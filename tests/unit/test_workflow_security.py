@@ -179,7 +179,7 @@ def test_deploy_runs_only_for_main_including_dispatch():
 
 
 DEPLOYED_INPUTS = ["stacks/Pulumi.prod.yaml", "kueue_cohorts/components/settings/root.py",
-                   "kueue_cohorts/policy/rules/book.py", "__main__.py", "kueue_cohorts/deploy/engine.py",
+                   "kueue_cohorts/policy/rules/book/__init__.py", "__main__.py", "kueue_cohorts/deploy/engine.py",
                    "kueue_cohorts/toolchain/versions.toml", "kueue_cohorts/toolchain/archives.py", "Makefile",
                    "Pulumi.yaml",
                    "requirements.txt", "requirements-dev.txt", "requirements-trainer.txt", "requirements.lock",

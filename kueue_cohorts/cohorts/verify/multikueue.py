@@ -4,7 +4,7 @@ from __future__ import annotations
 from kueue_cohorts.cohorts.verify.compare import Difference
 from kueue_cohorts.cohorts.verify.live import Context, KindNotServed, Unreadable, condition_of, read
 from kueue_cohorts.components.model.multikueue import dispatched_namespaces
-from kueue_cohorts.policy.rules.admission import kube_object
+from kueue_cohorts.policy.rules.book.admission import kube_object
 from kueue_cohorts.policy.rules.vocabulary.multikueue import granted, missing_access, rule_text
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from kueue_cohorts.cohorts.verify.compare import Difference
 from kueue_cohorts.cohorts.verify.live import KUEUE_API, Context, meta, read_list
 from kueue_cohorts.cohorts.verify.trees import declared_names, from_violation, neighbours
-from kueue_cohorts.policy.rules.admission import Identities, Request, check_priority_ceiling, kube_object
+from kueue_cohorts.policy.rules.book.admission import Identities, Request, check_priority_ceiling, kube_object
 
 
 def no_priority_above_inference(ctx: Context) -> list[Difference]:

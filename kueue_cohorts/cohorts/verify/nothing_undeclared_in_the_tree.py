@@ -4,13 +4,13 @@ from __future__ import annotations
 from kueue_cohorts.cohorts.verify.compare import Difference
 from kueue_cohorts.cohorts.verify.live import KUEUE_API, Context, meta, read_list
 from kueue_cohorts.cohorts.verify.trees import declared_names, from_violation, guarded_tree, in_tree
-from kueue_cohorts.policy.rules.admission import Identities, Request, check_cohort_membership, kube_object
+from kueue_cohorts.policy.rules.book.admission import Identities, Request, check_cohort_membership, kube_object
 
 
 def nothing_undeclared_in_the_tree(ctx: Context) -> list[Difference]:
     """Every live ClusterQueue and Cohort of the guarded trees is one the stack declares: anything else got in by
     another path (kubectl, Helm, GitOps, before or around the ``cohort-membership`` guardrail), and its quota counts
-    against inference's GPUs. The rule and fix are the guardrail's own (``policy.rules.admission``)."""
+    against inference's GPUs. The rule and fix are the guardrail's own (``policy.rules.book.admission``)."""
     out: list[Difference] = []
     cohorts = read_list(ctx, KUEUE_API, "Cohort", out)
     queues = read_list(ctx, KUEUE_API, "ClusterQueue", out)

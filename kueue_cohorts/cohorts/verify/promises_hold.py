@@ -15,9 +15,9 @@ from kueue_cohorts.cohorts.verify.live import (
 )
 from kueue_cohorts.cohorts.verify.trees import declared_names, from_violation, guarded_tree, in_tree, neighbours
 from kueue_cohorts.components.model.pack_config import pack_config
-from kueue_cohorts.policy.rules.admission import kube_object
 from kueue_cohorts.policy.rules.book import declaring
 from kueue_cohorts.policy.rules.book import run as run_book
+from kueue_cohorts.policy.rules.book.admission import kube_object
 from kueue_cohorts.policy.rules.cohort_nominal_within_capacity import NODE_POOLS
 from kueue_cohorts.policy.rules.vocabulary.kueue_counts import MANAGER_CONFIG_MAP
 from kueue_cohorts.policy.rules.vocabulary.values import Violation

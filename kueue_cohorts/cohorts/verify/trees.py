@@ -7,7 +7,7 @@ from typing import Any, Mapping, Sequence
 
 from kueue_cohorts.cohorts.verify.compare import Difference
 from kueue_cohorts.cohorts.verify.live import Context, meta
-from kueue_cohorts.policy.rules.admission import kube_object, tree_field
+from kueue_cohorts.policy.rules.book.admission import kube_object, tree_field
 from kueue_cohorts.policy.rules.vocabulary.objects import MANAGED_BY, MANAGED_BY_LABEL
 from kueue_cohorts.policy.rules.vocabulary.values import MISSING, Violation
 

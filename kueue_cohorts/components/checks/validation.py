@@ -3,7 +3,7 @@
 `load_settings` is what `__main__.py` calls once with the raw `kueue-cohorts:*` config:
 1. shape (`components.settings.parse_settings`: types, names, enums, unknown keys, quantities);
 2. the settings-only rules (`components.checks.settings_rules`: keys that only make sense together, names used twice);
-3. the rule book (`policy/rules/book.py`, the same rules the policy pack runs): the stack's objects are rendered
+3. the rule book (`policy/rules/book/`, the same rules the policy pack runs): the stack's objects are rendered
    (`components.model.render`) and judged with the stack's own pack config (`components.model.pack_config`); each
    finding is
    mapped back from (object, field) to the config key that wrote that field.

@@ -24,7 +24,7 @@ from kueue_cohorts.components.model.admission import (
 from kueue_cohorts.components.model.preview_rbac import IdentityPlan, identity_plan
 from kueue_cohorts.components.model.render import KeyPath, Rendered, RenderedStack, render
 from kueue_cohorts.components.settings import Settings
-from kueue_cohorts.policy.rules.admission import LayoutScope
+from kueue_cohorts.policy.rules.book.admission import LayoutScope
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,7 @@ from kueue_cohorts.components.settings import (
     TenantSettings,
     quantity,
 )
-from kueue_cohorts.policy.rules.admission import kube_object
+from kueue_cohorts.policy.rules.book.admission import kube_object
 from kueue_cohorts.policy.rules.inference_rollout_fits_nominal import nominal_of
 from kueue_cohorts.policy.rules.vocabulary.objects import INFERENCE_ROLE, TENANT_ROLE, TRAINING_ROLE
 from kueue_cohorts.policy.rules.vocabulary.selectors import NAME_LABEL

@@ -15,7 +15,7 @@ The pod side is judged whatever the label says; the label side whatever the pods
 
 Where each kind carries them is declared once (`KINDS`): the object's own labels (what Kueue reads), every pod
 template's labels (Kueue's pod integration reads the pods'), every pod template's `priorityClassName`, and a Kueue
-Workload's own `spec.priority`. The Python walk below and the CEL of the guardrail (`policy/rules/admission.py`
+Workload's own `spec.priority`. The Python walk below and the CEL of the guardrail (`policy/rules/book/admission.py`
 `priority_use`) are generated from the same table.
 """
 from __future__ import annotations

@@ -13,7 +13,7 @@ from kueue_cohorts.components.checks.validation import load_settings, load_stack
 from kueue_cohorts.components.model.admission import stack_guardrails
 from kueue_cohorts.components.model.assembly import assemble
 from kueue_cohorts.components.settings import raw_from_stack_file
-from kueue_cohorts.policy.rules.admission import Request, judge, kube_object
+from kueue_cohorts.policy.rules.book.admission import Request, judge, kube_object
 from kueue_cohorts.policy.rules.vocabulary.selectors import matches
 from tests.helpers import STACKS
 

@@ -23,8 +23,8 @@ from kueue_cohorts.components.model.admission import (
 )
 from kueue_cohorts.components.settings import SANDBOX_ADMIN, parse_settings
 from kueue_cohorts.components.settings.errors import SettingsError
-from kueue_cohorts.policy.rules import admission
-from kueue_cohorts.policy.rules.admission import Identities, LayoutScope, Request, kube_object
+from kueue_cohorts.policy.rules.book import admission
+from kueue_cohorts.policy.rules.book.admission import Identities, LayoutScope, Request, kube_object
 from kueue_cohorts.policy.rules.inference_borrowing_limit_zero import check_inference_borrowing_limit_zero
 from kueue_cohorts.policy.rules.inference_reclaim_any import check_inference_reclaim_any
 from kueue_cohorts.sandbox import certs

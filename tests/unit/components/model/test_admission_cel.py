@@ -1,10 +1,10 @@
 """The guardrails' CEL says what their Python twin says, request by request, without a cluster.
 
-Every guardrail the stack registers (`stack_guardrails` of the dev and prod stacks: whatever `policy.rules.admission`
-declares, so a guardrail added there is covered the day it lands) is evaluated twice on the same generated
-requests: its ValidatingAdmissionPolicy manifest by cel-python with the Kubernetes CEL library shims
-(`tests/k8s_cel.py`), and `Guardrail.judge` (the Python rule the pack runs). A request one side denies and the other
-lets through fails the test; `test_a_planted_disagreement_fails_the_parity_check` shows it does, for every guardrail.
+Every guardrail the stack registers (`stack_guardrails` of the dev and prod stacks: whatever
+`policy.rules.book.admission` declares, so a guardrail added there is covered the day it lands) is evaluated twice
+on the same generated requests: its ValidatingAdmissionPolicy manifest by cel-python with the Kubernetes CEL library
+shims (`tests/k8s_cel.py`), and `Guardrail.judge` (the Python rule the pack runs). A request one side denies and the
+other lets through fails the test; `test_a_planted_disagreement_fails_the_parity_check` shows it does, for every guardrail.
 The MultiKueue writers and the reserved trainer env are judged on prod's scope with MultiKueue objects and a
 checkpoint-safe runtime added (`prod+multikueue`: no stack file writes them yet).
 tests/e2e/test_09_admission.py keeps the same parity against the real kube-apiserver.
@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from kueue_cohorts.components.model.admission import identities, layout_scopes, stack_guardrails
 from kueue_cohorts.components.settings import parse_settings, raw_from_stack_file
-from kueue_cohorts.policy.rules.admission import Guardrail, LayoutScope, Request, guardrails, kube_object
+from kueue_cohorts.policy.rules.book.admission import Guardrail, LayoutScope, Request, guardrails, kube_object
 from kueue_cohorts.policy.rules.training_priority_below_inference import SYSTEM_PRIORITY_CLASSES
 from kueue_cohorts.policy.rules.vocabulary.env_names import RESERVED_ENV
 from kueue_cohorts.policy.rules.vocabulary.objects import PRIORITY_CLASS_LABEL
@@ -465,7 +465,7 @@ RAILS = _rails()
 
 
 def test_every_guardrail_of_the_catalog_has_requests_to_judge():
-    """A guardrail added to `policy.rules.admission.guardrails` over a resource this file cannot build fails here:
+    """A guardrail added to `policy.rules.book.admission.guardrails` over a resource this file cannot build fails here:
     add its request body to `KINDS`."""
     assert {rail.policy for _, rail in RAILS} >= {"inference-borrowing-limit-zero", "namespace-selector",
                                                   "tenant-label", "kueue-manager-config-writers"}

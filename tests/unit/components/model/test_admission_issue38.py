@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from kueue_cohorts.components.model.admission import layout_scopes, stack_guardrails
 from kueue_cohorts.components.model.render import render_stack
 from kueue_cohorts.components.settings import parse_settings
-from kueue_cohorts.policy.rules import admission
-from kueue_cohorts.policy.rules.admission import Identities, LayoutScope, Request, cel_every, kube_object
+from kueue_cohorts.policy.rules.book import admission
+from kueue_cohorts.policy.rules.book.admission import Identities, LayoutScope, Request, cel_every, kube_object
 from kueue_cohorts.policy.rules.training_priority_below_inference import (
     KINDS,
     TRAINING_PRIORITY_BELOW_INFERENCE,

@@ -14,8 +14,8 @@ from kueue_cohorts.components.model.admission import layout_scopes, stack_guardr
 from kueue_cohorts.components.model.pack_config import pack_config
 from kueue_cohorts.components.model.render import render_stack
 from kueue_cohorts.components.settings import parse_settings
-from kueue_cohorts.policy.rules.admission import Request, kube_object
 from kueue_cohorts.policy.rules.book import run
+from kueue_cohorts.policy.rules.book.admission import Request, kube_object
 from tests.helpers import stack_raw
 from tests.policy.test_rule_book_parity import as_objects_from
 

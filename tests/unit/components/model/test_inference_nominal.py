@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kueue_cohorts.components.checks.validation import load_settings
 from kueue_cohorts.components.model.assembly import assemble
-from kueue_cohorts.policy.rules.admission import kube_object
+from kueue_cohorts.policy.rules.book.admission import kube_object
 from kueue_cohorts.policy.rules.inference_rollout_fits_nominal import (
     INFERENCE_ROLLOUT_FITS_NOMINAL,
     check_inference_rollout_fits_nominal,

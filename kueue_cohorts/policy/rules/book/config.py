@@ -13,15 +13,15 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from .book import RULES
-from .vocabulary.declaration import Option
+from ..vocabulary.declaration import Option
+from . import RULES
 
 SCHEMAS: dict[str, dict[str, dict[str, Any]]] = {rule.name: rule.schema() for rule in RULES}
 """Policy name -> its options' JSON schemas (pulumi-policy `PolicyConfigSchema.properties`), for every policy."""
 
 START, END = "<!-- pack-options:start -->", "<!-- pack-options:end -->"
 """The markers around the generated options table in policy/README.md."""
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 """policy/README.md."""
 
 
@@ -65,11 +65,10 @@ def readme_with_options(text: str) -> str:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    """`python -m kueue_cohorts.policy.rules.config --write | --check`: rewrite policy/README.md's options table from
-    the
-    declarations, or exit 1 when it is stale (the tests run the same comparison). Exit 0 up to date (or written),
-    2 usage."""
-    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m kueue_cohorts.policy.rules.config",
+    """`python -m kueue_cohorts.policy.rules.book.config --write | --check`: rewrite policy/README.md's options
+    table from the declarations, or exit 1 when it is stale (the tests run the same comparison). Exit 0 up to date
+    (or written), 2 usage."""
+    parser = argparse.ArgumentParser(allow_abbrev=False, prog="python -m kueue_cohorts.policy.rules.book.config",
                                      description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="rewrite the options table of policy/README.md")
@@ -80,7 +79,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         README.write_text(text)
         return 0
     if README.read_text() != text:
-        print("stale: policy/README.md; run python -m kueue_cohorts.policy.rules.config --write", file=sys.stderr)
+        print("stale: policy/README.md; run python -m kueue_cohorts.policy.rules.book.config --write", file=sys.stderr)
         return 1
     return 0
 

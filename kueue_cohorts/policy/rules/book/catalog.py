@@ -31,14 +31,14 @@ from pulumi_policy import (
 )
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-from .book import RULES, judge
-from .cohort_nominal_within_capacity import LEGACY_CAPACITY, NODE_POOLS, WORKER_NODE_POOLS
-from .vocabulary import memo
-from .vocabulary.declaration import Declaration
-from .vocabulary.multikueue import MANAGER, worker_of_provider
-from .vocabulary.node_pools import node_pools_from_stack_config, worker_node_pools_from_stack_config
-from .vocabulary.objects import KubeObject, from_resource
-from .vocabulary.values import UnknownValueError, Violation, format_path
+from ..cohort_nominal_within_capacity import LEGACY_CAPACITY, NODE_POOLS, WORKER_NODE_POOLS
+from ..vocabulary import memo
+from ..vocabulary.declaration import Declaration
+from ..vocabulary.multikueue import MANAGER, worker_of_provider
+from ..vocabulary.node_pools import node_pools_from_stack_config, worker_node_pools_from_stack_config
+from ..vocabulary.objects import KubeObject, from_resource
+from ..vocabulary.values import UnknownValueError, Violation, format_path
+from . import RULES, judge
 
 PACK_NAME = "kueue-cohorts"
 

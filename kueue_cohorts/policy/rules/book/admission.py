@@ -47,20 +47,20 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
-from .inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO, check_inference_borrowing_limit_zero
-from .inference_reclaim_any import INFERENCE_RECLAIM_ANY, check_inference_reclaim_any
-from .inference_rollout_fits_nominal import (
+from ..inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO, check_inference_borrowing_limit_zero
+from ..inference_reclaim_any import INFERENCE_RECLAIM_ANY, check_inference_reclaim_any
+from ..inference_rollout_fits_nominal import (
     INFERENCE_ROLLOUT_FITS_NOMINAL,
     LWS_GROUP,
     SERVING_KINDS,
     lifecycle_of,
     queue_of,
 )
-from .inference_rollout_fits_nominal import judge as judge_lifecycle
-from .namespace_selector import check_namespace_selector
-from .reclaim_within_budget import RECLAIM_WITHIN_BUDGET, check_runtime_hold, check_trainjob_patches
-from .training_priority_below_inference import KINDS, SYSTEM_PRIORITY_CLASSES, priority_violations
-from .trainjob_reserved_env import (
+from ..inference_rollout_fits_nominal import judge as judge_lifecycle
+from ..namespace_selector import check_namespace_selector
+from ..reclaim_within_budget import RECLAIM_WITHIN_BUDGET, check_runtime_hold, check_trainjob_patches
+from ..training_priority_below_inference import KINDS, SYSTEM_PRIORITY_CLASSES, priority_violations
+from ..trainjob_reserved_env import (
     ENV_PATHS,
     RESERVED_ENV,
     RESERVED_PREFIXES,
@@ -68,8 +68,8 @@ from .trainjob_reserved_env import (
     reserved_violations,
     runtime_key,
 )
-from .vocabulary.kueue_counts import MANAGER_CONFIG_MAP
-from .vocabulary.objects import (
+from ..vocabulary.kueue_counts import MANAGER_CONFIG_MAP
+from ..vocabulary.objects import (
     INFERENCE_ROLE,
     MANAGED_LABELS,
     PRIORITY_CLASS_LABEL,
@@ -79,11 +79,11 @@ from .vocabulary.objects import (
     KubeObject,
     violation,
 )
-from .vocabulary.quantity import is_binary, parse, show
-from .vocabulary.reclaim import DEFAULT_GRACE_SECONDS, KUBELET_MINIMUM_SECONDS
-from .vocabulary.trainer import ANCESTOR_LABEL, TRAINER_GROUP
-from .vocabulary.values import MISSING, Violation, format_path, get
-from .workload_priority_class import WORKLOAD_PRIORITY_CLASS, check_workload_priority_class
+from ..vocabulary.quantity import is_binary, parse, show
+from ..vocabulary.reclaim import DEFAULT_GRACE_SECONDS, KUBELET_MINIMUM_SECONDS
+from ..vocabulary.trainer import ANCESTOR_LABEL, TRAINER_GROUP
+from ..vocabulary.values import MISSING, Violation, format_path, get
+from ..workload_priority_class import WORKLOAD_PRIORITY_CLASS, check_workload_priority_class
 
 API_VERSION = "admissionregistration.k8s.io/v1"
 RULE_LABEL = "kueue-cohorts/rule"

@@ -18,38 +18,38 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping, Optional, Sequence
 
-from .checkpoint_safe_runtime import CHECKPOINT_SAFE_RUNTIME
-from .cluster_queue_covers_pod_resources import CLUSTER_QUEUE_COVERS_POD_RESOURCES
-from .cluster_queue_pinned_selector import CLUSTER_QUEUE_PINNED_SELECTOR
-from .cluster_queue_role import CLUSTER_QUEUE_ROLE
-from .cluster_queue_selector_overlap import CLUSTER_QUEUE_SELECTOR_OVERLAP
-from .cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY
-from .inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO
-from .inference_fits_nominal import INFERENCE_FITS_NOMINAL
-from .inference_peak_fits_nominal import INFERENCE_PEAK_FITS_NOMINAL
-from .inference_reclaim_any import INFERENCE_RECLAIM_ANY
-from .inference_reclaim_unblocked import INFERENCE_RECLAIM_UNBLOCKED
-from .inference_rollout_fits_nominal import INFERENCE_ROLLOUT_FITS_NOMINAL
-from .judgeable_patches import JUDGEABLE_PATCHES
-from .kueue_api_version import KUEUE_API_VERSION
-from .kueue_manager_config import KUEUE_MANAGER_CONFIG
-from .multikueue_workers_ready import MULTIKUEUE_WORKERS_READY
-from .namespace_selector import CLUSTER_QUEUE_NAMESPACE_SELECTOR, INFERENCE_NAMESPACE_SELECTOR
-from .no_helm_release import NO_HELM_RELEASE
-from .pods_fit_nodes import PODS_FIT_NODES
-from .protected_namespaces import PROTECTED_NAMESPACES
-from .quantities import QUANTITIES
-from .reclaim_within_budget import RECLAIM_WITHIN_BUDGET
-from .single_layout_per_cohort import SINGLE_LAYOUT_PER_COHORT
-from .training_priority_below_inference import TRAINING_PRIORITY_BELOW_INFERENCE
-from .training_runtime_fits_queue import TRAINING_RUNTIME_FITS_QUEUE
-from .trainjob_reserved_env import TRAINJOB_RESERVED_ENV
-from .vocabulary import memo, roles
-from .vocabulary.declaration import Declaration, Option
-from .vocabulary.objects import UNKNOWN_POLICY, KubeObject, unknown_violation
-from .vocabulary.patches import as_target, effective_objects, is_patch, patch_problem
-from .vocabulary.values import MISSING, UnknownValueError, Violation, format_path
-from .workload_priority_class import WORKLOAD_PRIORITY_CLASS
+from ..checkpoint_safe_runtime import CHECKPOINT_SAFE_RUNTIME
+from ..cluster_queue_covers_pod_resources import CLUSTER_QUEUE_COVERS_POD_RESOURCES
+from ..cluster_queue_pinned_selector import CLUSTER_QUEUE_PINNED_SELECTOR
+from ..cluster_queue_role import CLUSTER_QUEUE_ROLE
+from ..cluster_queue_selector_overlap import CLUSTER_QUEUE_SELECTOR_OVERLAP
+from ..cohort_nominal_within_capacity import COHORT_NOMINAL_WITHIN_CAPACITY
+from ..inference_borrowing_limit_zero import INFERENCE_BORROWING_LIMIT_ZERO
+from ..inference_fits_nominal import INFERENCE_FITS_NOMINAL
+from ..inference_peak_fits_nominal import INFERENCE_PEAK_FITS_NOMINAL
+from ..inference_reclaim_any import INFERENCE_RECLAIM_ANY
+from ..inference_reclaim_unblocked import INFERENCE_RECLAIM_UNBLOCKED
+from ..inference_rollout_fits_nominal import INFERENCE_ROLLOUT_FITS_NOMINAL
+from ..judgeable_patches import JUDGEABLE_PATCHES
+from ..kueue_api_version import KUEUE_API_VERSION
+from ..kueue_manager_config import KUEUE_MANAGER_CONFIG
+from ..multikueue_workers_ready import MULTIKUEUE_WORKERS_READY
+from ..namespace_selector import CLUSTER_QUEUE_NAMESPACE_SELECTOR, INFERENCE_NAMESPACE_SELECTOR
+from ..no_helm_release import NO_HELM_RELEASE
+from ..pods_fit_nodes import PODS_FIT_NODES
+from ..protected_namespaces import PROTECTED_NAMESPACES
+from ..quantities import QUANTITIES
+from ..reclaim_within_budget import RECLAIM_WITHIN_BUDGET
+from ..single_layout_per_cohort import SINGLE_LAYOUT_PER_COHORT
+from ..training_priority_below_inference import TRAINING_PRIORITY_BELOW_INFERENCE
+from ..training_runtime_fits_queue import TRAINING_RUNTIME_FITS_QUEUE
+from ..trainjob_reserved_env import TRAINJOB_RESERVED_ENV
+from ..vocabulary import memo, roles
+from ..vocabulary.declaration import Declaration, Option
+from ..vocabulary.objects import UNKNOWN_POLICY, KubeObject, unknown_violation
+from ..vocabulary.patches import as_target, effective_objects, is_patch, patch_problem
+from ..vocabulary.values import MISSING, UnknownValueError, Violation, format_path
+from ..workload_priority_class import WORKLOAD_PRIORITY_CLASS
 
 RULES: tuple[Declaration, ...] = (
     INFERENCE_BORROWING_LIMIT_ZERO,
