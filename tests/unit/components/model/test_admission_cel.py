@@ -4,8 +4,8 @@ Every guardrail the stack registers (`stack_guardrails` of the dev and prod stac
 `policy.rules.book.admission` declares, so a guardrail added there is covered the day it lands) is evaluated twice
 on the same generated requests: its ValidatingAdmissionPolicy manifest by cel-python with the Kubernetes CEL library
 shims (`tests/k8s_cel.py`), and `Guardrail.judge` (the Python rule the pack runs). A request one side denies and the
-other lets through fails the test; `test_a_planted_disagreement_fails_the_parity_check` shows it does, for every guardrail.
-The MultiKueue writers and the reserved trainer env are judged on prod's scope with MultiKueue objects and a
+other lets through fails the test; `test_a_planted_disagreement_fails_the_parity_check` shows it does, for every
+guardrail. The MultiKueue writers and the reserved trainer env are judged on prod's scope with MultiKueue objects and a
 checkpoint-safe runtime added (`prod+multikueue`: no stack file writes them yet).
 tests/e2e/test_09_admission.py keeps the same parity against the real kube-apiserver.
 
