@@ -101,19 +101,7 @@ def once(fact: str, value: Any, compute: Callable[[], T]) -> T:
     Returns:
         The fact; callers must not modify it (it is shared by every later caller in the scope).
     """
-    memory = _MEMORY.get()
-    if memory is None:
-        return compute()
-    key = (fact, id(value))
-    hit = memory.get(key)
-    if hit is not None:
-        result: T = hit[1]
-        if hit[2]:
-            renote(hit[2])
-        return result
-    result, notes = computed(compute)
-    memory[key] = (value, result, notes)
-    return result
+    return _recall((fact, id(value)), value, compute)
 
 
 def once_over(fact: str, values: Sequence[Any], compute: Callable[[], T]) -> T:
@@ -125,10 +113,16 @@ def once_over(fact: str, values: Sequence[Any], compute: Callable[[], T]) -> T:
     Returns:
         The fact; callers must not modify it.
     """
+    return _recall((fact, tuple(map(id, values))), list(values), compute)
+
+
+def _recall(key: Any, keep: Any, compute: Callable[[], T]) -> T:
+    """The fact remembered under `key` in the current scope (its notes made again), else `compute()`'s, remembered
+    with `keep` (the value or values the key names by identity, held alive until the scope ends). Outside a scope,
+    `compute()` every time."""
     memory = _MEMORY.get()
     if memory is None:
         return compute()
-    key = (fact, tuple(map(id, values)))
     hit = memory.get(key)
     if hit is not None:
         result: T = hit[1]
@@ -136,7 +130,7 @@ def once_over(fact: str, values: Sequence[Any], compute: Callable[[], T]) -> T:
             renote(hit[2])
         return result
     result, notes = computed(compute)
-    memory[key] = (list(values), result, notes)
+    memory[key] = (keep, result, notes)
     return result
 
 
