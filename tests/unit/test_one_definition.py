@@ -9,8 +9,8 @@ import pytest
 from kueue_cohorts.components.settings.stackfile import PROJECT_ROOT, relative_path, stack_names, stack_path
 
 ROOT = Path(__file__).resolve().parents[2]
-PRODUCT = ("__main__.py", "components", "policy", "deploy", "sandbox", "cohorts", "prsummary", "benchmarks",
-           "kueue_cohorts", "whatif", "toolchain", "trainer")
+PRODUCT = ("__main__.py", "kueue_cohorts")
+"""The program and the one package the project ships (issue 40 item 6)."""
 
 
 def _sources() -> list[Path]:
@@ -30,6 +30,8 @@ def _lines_matching(pattern: str) -> list[str]:
 @pytest.mark.parametrize("fact,pattern,home", [
     ("the stack-file path", r"Pulumi\.\{", ["kueue_cohorts/components/settings/stackfile.py"]),
     ("StackFileError", r"^class StackFileError\b", ["kueue_cohorts/components/settings/stackfile.py"]),
+    ("the project root", r"^\s*(ROOT|REPO|PROJECT_ROOT|TOOL_ROOT)\s*=\s*Path\(__file__\)",
+     ["kueue_cohorts/__init__.py"]),
     ("the quantity grammar", r"numkMGTPE", ["kueue_cohorts/policy/rules/vocabulary/quantity.py"]),
     ("the label-selector matcher", r"== .DoesNotExist.", ["kueue_cohorts/policy/rules/vocabulary/selectors.py"]),
     *[(label, f'^[^`]*"{label}"', [home]) for label, home in [  # in code, not in a docstring's `...`
