@@ -418,7 +418,8 @@ def test_the_dev_stack_through_a_config_group_with_training_above_inference_fail
         if obj["kind"] == "WorkloadPriorityClass" and obj["metadata"]["name"] == "c12-training-prio":
             obj["value"] = 5000
     text = pyyaml.safe_dump_all(objects, sort_keys=False)
-    crds = [str(p) for p in __import__("toolchain").crd_files("kueue") if p.name.startswith("kueue.x-k8s.io_")]
+    toolchain = __import__("kueue_cohorts.toolchain", fromlist=["crd_files"])
+    crds = [str(p) for p in toolchain.crd_files("kueue") if p.name.startswith("kueue.x-k8s.io_")]
     body = "k8s.yaml.v2.ConfigGroup('dev-by-hand', files={crd_files!r}, yaml={text!r}, opts=opts)\n"
     run = _program_preview(tmp_path, body, config_file=REPO / "kueue_cohorts" / "policy" / "config" / "dev.json",
                            crd_files=crds,

@@ -26,7 +26,7 @@ def wrong_output_dir(output_dir: str):
         ({"KUEUE_COHORTS_CHECKPOINT_ROOT": "{root}", "KUEUE_COHORTS_RUN_NAME": "run",
           "KUEUE_COHORTS_RECIPE": "no_colon"}, "must be 'module:function'"),
         ({"KUEUE_COHORTS_CHECKPOINT_ROOT": "{root}", "KUEUE_COHORTS_RUN_NAME": "run",
-          "KUEUE_COHORTS_RECIPE": "trainer.demo:missing"}, "has no 'missing'"),
+          "KUEUE_COHORTS_RECIPE": "kueue_cohorts.trainer.demo:missing"}, "has no 'missing'"),
         ({"KUEUE_COHORTS_CHECKPOINT_ROOT": "{root}", "KUEUE_COHORTS_RUN_NAME": "run",
           "KUEUE_COHORTS_RECIPE": "tests.trainer.test_entrypoint:wrong_output_dir"}, "not the run directory"),
         ({"KUEUE_COHORTS_CHECKPOINT_ROOT": "{root}", "KUEUE_COHORTS_RUN_NAME": "run", "PET_NNODES": "2"},

@@ -31,7 +31,8 @@ def llamafactory_python() -> Path:
 def build_llamafactory_project(directory: Path, **knobs: object) -> Path:
     """Build the tiny LlamaFactory project (trainer.local.tiny_llamafactory.build_project with `knobs`) with the
     family's own interpreter; return its config.yaml. Raises subprocess.CalledProcessError if building fails."""
-    code = ("import sys, json; from pathlib import Path; from trainer.local.tiny_llamafactory import build_project; "
+    code = ("import sys, json; from pathlib import Path; from kueue_cohorts.trainer.local.tiny_llamafactory import "
+            "build_project; "
             "print(build_project(Path(sys.argv[1]), **json.loads(sys.argv[2])))")
     out = subprocess.run([str(llamafactory_python()), "-c", code, str(directory), json.dumps(knobs)],
                          env=trainer_env(), cwd=ROOT, capture_output=True, text=True, check=True)

@@ -13,6 +13,7 @@ disks would.
 """
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import time
@@ -20,7 +21,13 @@ from typing import Any
 
 from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from kueue_cohorts.trainer import demo, preemption
+_TRAINER = __name__.removesuffix(".local.recipes").removesuffix(".local_recipes")
+"""The trainer package this module runs beside: `kueue_cohorts.trainer` on the host (kueue_cohorts/trainer/local/),
+`trainer` where a test ships this file in the runtime's ConfigMap as `trainer/local_recipes.py`
+(tests/trainer/test_runtime_process.py). Its hold must read the SIGTERM latch of the entrypoint that runs it, never a
+second copy of the package's modules."""
+demo = importlib.import_module(f"{_TRAINER}.demo")
+preemption = importlib.import_module(f"{_TRAINER}.preemption")
 
 
 def _hold(where: str, step: int) -> None:
