@@ -17,6 +17,12 @@ checkpoint of the very step it stopped at (0 steps lost; an uninterrupted run wo
 once, as this one does). The checkpoint volume is the stack's claim as kwok's provisioner binds it, a hostPath PV:
 on one node it stands in for the RWX volume of a real cluster.
 
+And the runtime's other two rules once each, by their harm and tied to the rule book's finding on the very runtime
+object the pod is made from: a preStop hook that spends the grace period gets a trainer whose save takes the
+declared 30 s SIGKILLed in the middle of it (exit 137, the steps since its last periodic checkpoint lost, where the
+runtime as applied saves and loses 0), and a read-only checkpoint mount leaves the trainer unable to write its
+progress marker at step 1 (exit 1, nothing kept).
+
 The real node is started by this module only (its binaries are built on first use: toolchain group real-node), and
 stopped again at its end, so the other e2e tests see the sandbox without it.
 """
@@ -398,13 +404,15 @@ def test_a_prestop_hook_that_spends_the_grace_period_gets_the_trainer_killed_mid
         cluster, harm_pods, request):
     """The runtime's rule item 2 (policy/rules/checkpoint_safe_runtime.py): killContainer (Kubernetes v1.36.3
     pkg/kubelet/kuberuntime/kuberuntime_container.go) runs the preStop hook first and takes the time it ran from
-    the grace period, leaving the container at least minimumGracePeriodInSeconds (2 s) before StopContainer's
-    SIGKILL. Two trainers with saves as long as the runtime declares (30 s) are deleted at once: the one of the
-    runtime as applied saves and exits 75, 0 steps lost; the one whose runtime adds a preStop sleep of the grace
-    period less PRESTOP_LEFT_S keeps training through the hook, gets SIGTERM with 5 s left, and is SIGKILLed in the
-    middle of its stop save (exit 137): its run resumes from its last periodic checkpoint. Steps lost are the
-    trainer's own measure: its progress marker against the newest complete checkpoint (trainer.metrics.steps_lost,
-    as the entrypoint computes it when the next attempt starts)."""
+    the grace period, leaving the container at least minimumGracePeriodInSeconds (2 s, kuberuntime_manager.go)
+    before the runtime's StopContainer SIGKILLs it. Two trainers whose saves take as long as the runtime declares
+    (30 s) are deleted at once: the one of the runtime as applied saves and exits 75, 0 steps lost; the one whose
+    runtime adds a preStop sleep of the grace period less PRESTOP_LEFT_S keeps training through the hook, gets
+    SIGTERM with 5 s left, and is SIGKILLed in the middle of its stop save (exit 137): its run resumes from its last
+    periodic checkpoint. Steps lost are the trainer's own measure: its progress marker against the newest complete
+    checkpoint (trainer.metrics.steps_lost, as the entrypoint computes it when the next attempt starts). The save at
+    step 100 the hooked trainer makes during the hook ends 30 s after it began, long before the SIGTERM at 55 s
+    unless 100 steps took over 25 s, and its next save cannot end before the SIGKILL: no race decides the outcome."""
     settings = load_stack_file(REPO / "stacks" / "Pulumi.dev.yaml").training_runtime
     grace, save_s = settings.grace_period_seconds, settings.checkpoint_save_seconds
     hook_s = grace - PRESTOP_LEFT_S
@@ -454,8 +462,9 @@ def test_a_prestop_hook_that_spends_the_grace_period_gets_the_trainer_killed_mid
 @pytest.mark.timeout(REAL_NODE_TIMEOUT_S)
 def test_a_read_only_checkpoint_mount_lets_the_trainer_keep_no_step(sandbox, cluster, harm_pods, request):
     """The runtime's rule item 1 (policy/rules/checkpoint_safe_runtime.py): the checkpoint claim mounted with
-    ``readOnly: true`` (the kubelet bind-mounts the volume read-only into the container, Kubernetes v1.36.3
-    pkg/kubelet/kuberuntime/kuberuntime_container.go generateContainerConfig -> makeMounts, Mount.ReadOnly). The
+    ``readOnly: true``: the kubelet bind-mounts the volume read-only into the container (Kubernetes v1.36.3
+    pkg/kubelet/kubelet_pods.go makeMounts, ``ReadOnly: mount.ReadOnly``, passed to the runtime as the CRI Mount's
+    ``Readonly`` by pkg/kubelet/kuberuntime/kuberuntime_container.go makeMounts in generateContainerConfig). The
     runtime's trainer writes its progress marker (trainer/metrics.py PROGRESS_FILE) to the run's directory on that
     volume after every step, so with the runtime's defaults its first write is at step 1: it fails there with
     "Read-only file system" and exits 1 (not its preemption code 75: a failure the Job counts toward backoffLimit),
