@@ -17,14 +17,22 @@ checkpoint of the very step it stopped at (0 steps lost; an uninterrupted run wo
 once, as this one does). The checkpoint volume is the stack's claim as kwok's provisioner binds it, a hostPath PV:
 on one node it stands in for the RWX volume of a real cluster.
 
+And the runtime's other two rules once each, by their harm and tied to the rule book's finding on the very runtime
+object the pod is made from: a preStop hook that spends the grace period gets a trainer whose save takes the
+declared 30 s SIGKILLed in the middle of it (exit 137, the steps since its last periodic checkpoint lost, where the
+runtime as applied saves and loses 0), and a read-only checkpoint mount leaves the trainer unable to write its
+progress marker at step 1 (exit 1, nothing kept).
+
 The real node is started by this module only (its binaries are built on first use: toolchain group real-node), and
 stopped again at its end, so the other e2e tests see the sandbox without it.
 """
 from __future__ import annotations
 
+import copy
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, Cluster, start_sandbox, wait_for
@@ -32,9 +40,14 @@ from kubernetes import client as k8s
 from kubernetes import watch
 
 from kueue_cohorts.components.checks.validation import load_stack_file
-from kueue_cohorts.components.model.runtime import PREEMPTED_EXIT_CODE, render_trainjob
+from kueue_cohorts.components.model.runtime import NODE, PREEMPTED_EXIT_CODE, TRAINER_PARENT, render_trainjob
+from kueue_cohorts.policy.rules.checkpoint_safe_runtime import CHECKPOINT_ROOT_ENV, check_checkpoint_safe_runtime
+from kueue_cohorts.policy.rules.vocabulary.objects import KubeObject
+from kueue_cohorts.policy.rules.vocabulary.values import Violation
 from kueue_cohorts.sandbox import realnode
 from kueue_cohorts.sandbox.cluster import Sandbox
+from kueue_cohorts.trainer.checkpoints import list_checkpoints, newest_complete
+from kueue_cohorts.trainer.metrics import PROGRESS_FILE, read_progress, steps_lost
 
 NAMESPACE = "real-node-e2e"
 #: Per-test limit here (the suite's is 900 s, tests/e2e/conftest.py): the first test of this module builds the real
@@ -153,6 +166,21 @@ def _log_lines(sandbox: Sandbox, pod: k8s.V1Pod) -> list[str]:
     return [line.split(" ", 3)[-1] for path in found for line in path.read_text().splitlines()]
 
 
+def _checkpoint_dir(cluster: Cluster, request: pytest.FixtureRequest) -> Path:
+    """The host directory behind the dev stack's checkpoint claim, made writable for the trainer and removed when
+    the test ends. kwok's provisioner makes a hostPath PV (its volume stage): on one real node it stands in for the
+    RWX volume. The kubelet creates a missing hostPath directory as root 0755; the trainer runs as 65534 (the
+    runtime's runAsUser), and fsGroup does not apply to hostPath, so the directory is made writable first."""
+    claim = load_stack_file(REPO / "stacks" / "Pulumi.dev.yaml").inference_training.training.checkpoint.claim_name
+    pvc = wait_for(lambda: (c := cluster.core.read_namespaced_persistent_volume_claim(claim, TRAINING_NS))
+                   .status.phase == "Bound" and c, 60, f"the checkpoint claim {claim} to be bound")
+    host_dir = Path(cluster.core.read_persistent_volume(pvc.spec.volume_name).spec.host_path.path)
+    host_dir.mkdir(parents=True, exist_ok=True)
+    host_dir.chmod(0o777)
+    request.addfinalizer(lambda: shutil.rmtree(host_dir, ignore_errors=True))
+    return host_dir
+
+
 @pytest.fixture
 def clean_real_trainjob(cluster, dev_stack):
     """Delete the test's TrainJob and inference Deployment afterwards; wait until their Pods are gone."""
@@ -177,17 +205,7 @@ def test_the_real_trainer_is_reclaimed_saves_on_sigterm_and_resumes_with_no_step
         sandbox, cluster, real_node, dev_stack, clean_real_trainjob, request):
     settings = load_stack_file(REPO / "stacks" / "Pulumi.dev.yaml")
     runtime = settings.training_runtime
-    claim = settings.inference_training.training.checkpoint.claim_name
-    pvc = wait_for(lambda: (c := cluster.core.read_namespaced_persistent_volume_claim(claim, TRAINING_NS))
-                   .status.phase == "Bound" and c, 60, f"the checkpoint claim {claim} to be bound")
-    volume = cluster.core.read_persistent_volume(pvc.spec.volume_name)
-    # kwok's provisioner makes a hostPath PV (its volume stage): on one real node it stands in for the RWX volume.
-    # The kubelet creates a missing hostPath directory as root 0755; the trainer runs as 65534 (the runtime's
-    # runAsUser), and fsGroup does not apply to hostPath, so the directory is made writable first.
-    host_dir = Path(volume.spec.host_path.path)
-    host_dir.mkdir(parents=True, exist_ok=True)
-    host_dir.chmod(0o777)
-    request.addfinalizer(lambda: shutil.rmtree(host_dir, ignore_errors=True))
+    host_dir = _checkpoint_dir(cluster, request)
 
     manifest = render_trainjob(JOB_NAME, TRAINING_NS, runtime.name, "c12-training-lq", "c12-training-prio")
     manifest["spec"]["trainer"] = {"image": realnode.HOST_PYTHON_IMAGE,
@@ -259,3 +277,229 @@ def test_the_real_trainer_is_reclaimed_saves_on_sigterm_and_resumes_with_no_step
     print(f"first attempt: {stop_line}\nsecond attempt: {resumed[0]}")
     assert resumed[0].endswith(f"checkpoint-{step} at global step {step}"), resumed[0]
     assert not [line for line in _log_lines(sandbox, second) if "lost at its preemption" in line]
+
+
+# ----- the runtime's other rules, each shown once by its harm: a preStop hook, a read-only checkpoint mount --------
+#
+# A TrainJob's pod is the runtime's trainer pod template as the Job controller creates it; on a reclaim the Job
+# controller deletes it (Kubernetes v1.36.3 pkg/controller/job/job_controller.go deleteJobPods) and from there on
+# everything that decides whether the save lands is the kubelet's: it runs the preStop hook, sends SIGTERM and
+# SIGKILLs at the end of the grace period (pkg/kubelet/kuberuntime/kuberuntime_container.go killContainer), and
+# mounts the volumes as the template says (pkg/kubelet/volumemanager, the mount's readOnly). So these tests run the
+# applied runtime's trainer pod template as a bare Pod, deleted as the Job controller would, which is the same
+# kubelet path without the minute of Kueue, JobSet and Trainer round trips the whole story above already shows. What
+# the bare Pod changes is where it runs (the real node's image, nodeSelector and toleration, as the story's
+# runtimePatch does) and no resources (two trainers at once on the one real node; a TrainJob's come from Kueue's
+# admission). The rule book judges the very runtime object each pod is made from, with the claim as applied.
+
+#: Label of the pods of these tests (the run name), for the watch that collects their ends.
+HARM_LABEL = "kueue-cohorts.e2e/harm"
+#: Seconds of the grace period the harmful preStop hook leaves the trainer: less than its save takes.
+PRESTOP_LEFT_S = 5
+#: The trainer pod template's field path in a runtime (policy/rules/vocabulary/trainer.py trainer_jobs).
+POD_PATH = "spec.template.spec.replicatedJobs[0].template.spec.template.spec"
+SLOW_SAVE_CONFIGMAP = "real-node-slow-save"
+#: The preStop test's save interval in steps: no periodic save within the test. With the stack's 100 steps, a 30 s
+#: periodic save begun near the delete would end 30 s later and the next one near the grace period's end (60 s), a
+#: race with the SIGKILL decided by how fast the demo's steps are; without them only the stop save decides.
+NO_PERIODIC_SAVE = 1_000_000
+#: The demo recipe (trainer.demo, the runtime's default) with a save as long as the runtime declares
+#: (`kueue-cohorts/checkpoint-save-seconds`) instead of the tiny model's 0.1 s: it waits before the Trainer writes the
+#: model, so during the wait checkpoint-<step> is not there and cannot be resumed from. A stand-in for a model whose
+#: save takes that long; the save the kubelet can interrupt is the same. Mounted from a ConfigMap as a module next to
+#: the runtime's trainer package (PYTHONPATH).
+SLOW_SAVE = """import time
+from transformers import Trainer
+from trainer.demo import build_trainer as demo_trainer
+class SlowSaveTrainer(Trainer):
+    def save_model(self, output_dir=None, _internal_call=False):
+        if _internal_call:
+            time.sleep(SAVE_SECONDS)
+        super().save_model(output_dir, _internal_call)
+def build_trainer(output_dir):
+    return demo_trainer(output_dir, trainer_class=SlowSaveTrainer)
+"""
+
+
+def _applied_runtime(cluster: Cluster) -> dict[str, Any]:
+    """The dev stack's TrainingRuntime as ``pulumi up`` applied it (read from the apiserver)."""
+    name = load_stack_file(REPO / "stacks" / "Pulumi.dev.yaml").training_runtime.name
+    runtime: dict[str, Any] = cluster.custom.get_namespaced_custom_object(*TRAINER, TRAINING_NS, "trainingruntimes",
+                                                                          name)
+    return runtime
+
+
+def _trainer_container(runtime: dict[str, Any]) -> dict[str, Any]:
+    """The trainer container (``node``) of a runtime manifest's trainer pod template, for editing in place."""
+    (job,) = [j for j in runtime["spec"]["template"]["spec"]["replicatedJobs"] if j["name"] == NODE]
+    (container,) = [c for c in job["template"]["spec"]["template"]["spec"]["containers"] if c["name"] == NODE]
+    return container
+
+
+def _judged(cluster: Cluster, runtime: dict[str, Any]) -> list[Violation]:
+    """The rule book's CHECKPOINT_SAFE_RUNTIME findings on ``runtime`` with the stack's checkpoint claim as applied
+    (the pack's default config: minTerminationGracePeriodSeconds 60)."""
+    claim = load_stack_file(REPO / "stacks" / "Pulumi.dev.yaml").inference_training.training.checkpoint.claim_name
+    pvc = cluster.api.sanitize_for_serialization(cluster.core.read_namespaced_persistent_volume_claim(claim,
+                                                                                                      TRAINING_NS))
+    return check_checkpoint_safe_runtime([
+        KubeObject("", runtime["metadata"]["name"], TRAINER[0], TRAINER[1], "TrainingRuntime", runtime),
+        KubeObject("", claim, "", "v1", "PersistentVolumeClaim", pvc)])
+
+
+def _trainer_pod(runtime: dict[str, Any], run: str) -> dict[str, Any]:
+    """A bare Pod of ``runtime``'s trainer pod template on the real node, named ``run`` and labelled with it as its
+    JobSet would be (the runtime turns that label into KUEUE_COHORTS_RUN_NAME: its checkpoints go to
+    ``<root>/<run>``); training does not end by itself (KUEUE_COHORTS_DEMO_MAX_STEPS)."""
+    (job,) = [j for j in runtime["spec"]["template"]["spec"]["replicatedJobs"] if j["name"] == NODE]
+    template = copy.deepcopy(job["template"]["spec"]["template"])
+    spec = template["spec"]
+    for container in spec["containers"]:
+        container.pop("resources", None)
+        if container["name"] == NODE:
+            container.update(image=realnode.HOST_PYTHON_IMAGE, imagePullPolicy="Never")
+            container["env"].append({"name": "KUEUE_COHORTS_DEMO_MAX_STEPS", "value": "1000000"})
+    spec["nodeSelector"] = {realnode.NODE_LABEL[0]: realnode.NODE_LABEL[1]}
+    spec["tolerations"] = [{"key": realnode.TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
+    metadata = template.get("metadata", {})
+    return {"apiVersion": "v1", "kind": "Pod", "spec": spec, "metadata": {
+        "name": run, "namespace": TRAINING_NS, "annotations": metadata.get("annotations", {}),
+        "labels": {**metadata.get("labels", {}), JOBSET_NAME_LABEL: run, HARM_LABEL: run}}}
+
+
+def _delete_and_collect(cluster: Cluster, names: list[str], timeout: int) -> dict[str, tuple[int, float]]:
+    """Delete the pods ``names`` (each with its own grace period, as the Job controller does) and return, per pod,
+    the trainer container's exit code as the kubelet reported it and the seconds from the deletes to that report."""
+    stream = watch.Watch()
+    start = time.monotonic()
+    for name in names:
+        cluster.core.delete_namespaced_pod(name, TRAINING_NS)
+    ends: dict[str, tuple[int, float]] = {}
+    for event in stream.stream(cluster.core.list_namespaced_pod, TRAINING_NS, label_selector=HARM_LABEL,
+                               timeout_seconds=timeout):
+        pod = event["object"]
+        statuses = pod.status.container_statuses or []
+        if pod.metadata.name in names and pod.metadata.name not in ends and statuses and \
+                statuses[0].state.terminated is not None:
+            ends[pod.metadata.name] = (statuses[0].state.terminated.exit_code, time.monotonic() - start)
+        if len(ends) == len(names):
+            stream.stop()
+    assert sorted(ends) == sorted(names), f"the kubelet reported only {sorted(ends)} of {names} terminated"
+    return ends
+
+
+@pytest.fixture
+def harm_pods(cluster, real_node, dev_stack):
+    """Delete this test's pods and the slow-save recipe's ConfigMap afterwards; wait until the pods are gone."""
+    yield
+    for delete in (lambda: cluster.core.delete_namespaced_config_map(SLOW_SAVE_CONFIGMAP, TRAINING_NS),
+                   lambda: cluster.core.delete_collection_namespaced_pod(TRAINING_NS, label_selector=HARM_LABEL)):
+        try:
+            delete()
+        except k8s.ApiException as exc:
+            if exc.status != 404:
+                raise
+    wait_for(lambda: not cluster.core.list_namespaced_pod(TRAINING_NS, label_selector=HARM_LABEL).items, 180,
+             "the harm tests' pods to be gone")
+
+
+@pytest.mark.timeout(REAL_NODE_TIMEOUT_S)
+def test_a_prestop_hook_that_spends_the_grace_period_gets_the_trainer_killed_mid_save_and_steps_lost(
+        cluster, harm_pods, request):
+    """The runtime's rule item 2 (policy/rules/checkpoint_safe_runtime.py): killContainer (Kubernetes v1.36.3
+    pkg/kubelet/kuberuntime/kuberuntime_container.go) runs the preStop hook first and takes the time it ran from
+    the grace period, leaving the container at least minimumGracePeriodInSeconds (2 s, kuberuntime_manager.go)
+    before the runtime's StopContainer SIGKILLs it. Two trainers whose saves take as long as the runtime declares
+    (30 s) are deleted at once: the one of the runtime as applied saves and exits 75, 0 steps lost; the one whose
+    runtime adds a preStop sleep of the grace period less PRESTOP_LEFT_S keeps training through the hook, gets
+    SIGTERM with 5 s left, and is SIGKILLed in the middle of its stop save (exit 137): its run resumes from its last
+    periodic checkpoint, here none (NO_PERIODIC_SAVE), so from step 0. Steps lost are the trainer's own measure: its
+    progress marker against the newest complete checkpoint (trainer.metrics.steps_lost, as the entrypoint computes
+    it when the next attempt starts)."""
+    settings = load_stack_file(REPO / "stacks" / "Pulumi.dev.yaml").training_runtime
+    grace, save_s = settings.grace_period_seconds, settings.checkpoint_save_seconds
+    hook_s = grace - PRESTOP_LEFT_S
+    host_dir = _checkpoint_dir(cluster, request)
+
+    obeys = _applied_runtime(cluster)
+    container = _trainer_container(obeys)
+    for entry in container["env"]:
+        if entry["name"] == "KUEUE_COHORTS_RECIPE":
+            entry["value"] = "e2e_recipes.slow_save:build_trainer"
+        if entry["name"] == "KUEUE_COHORTS_SAVE_STEPS":
+            entry["value"] = str(NO_PERIODIC_SAVE)
+    container["volumeMounts"].append({"name": "e2e-recipes", "mountPath": f"{TRAINER_PARENT}/e2e_recipes",
+                                      "readOnly": True})
+    (job,) = obeys["spec"]["template"]["spec"]["replicatedJobs"]
+    job["template"]["spec"]["template"]["spec"]["volumes"].append(
+        {"name": "e2e-recipes", "configMap": {"name": SLOW_SAVE_CONFIGMAP}})
+    hooked = copy.deepcopy(obeys)
+    _trainer_container(hooked)["lifecycle"] = {"preStop": {"sleep": {"seconds": hook_s}}}
+    assert _judged(cluster, obeys) == []
+    (finding,) = _judged(cluster, hooked)
+    assert (finding.policy, finding.field) == ("checkpoint-safe-runtime", f"{POD_PATH}.containers[0].lifecycle.preStop")
+    assert finding.fix == f"remove the preStop hook, or raise terminationGracePeriodSeconds by its {hook_s} s"
+
+    cluster.core.create_namespaced_config_map(TRAINING_NS, k8s.V1ConfigMap(
+        metadata=k8s.V1ObjectMeta(name=SLOW_SAVE_CONFIGMAP),
+        data={"slow_save.py": f"SAVE_SECONDS = {save_s}\n{SLOW_SAVE}"}))
+    runs = {"prestop-obeys": obeys, "prestop-harm": hooked}
+    for run, runtime in runs.items():
+        cluster.core.create_namespaced_pod(TRAINING_NS, _trainer_pod(runtime, run))
+    for run in runs:
+        wait_for(lambda run=run: read_progress(host_dir / run), 300, f"the trainer of {run} to train on the real node")
+    ends = _delete_and_collect(cluster, list(runs), grace + 120)
+    reached = {run: read_progress(host_dir / run) for run in runs}
+    newest = {run: (c.step if (c := newest_complete(host_dir / run)) else None) for run in runs}
+    lost = {run: steps_lost(reached[run], newest[run]) for run in runs}
+    print(f"\npreStop sleep {hook_s} s of a {grace} s grace period, saves of {save_s} s: "
+          + "; ".join(f"{run}: exit {ends[run][0]} {ends[run][1]:.1f} s after the delete, reached step "
+                      f"{reached[run]}, newest complete checkpoint {newest[run]}, {lost[run]} steps lost"
+                      for run in runs))
+    assert ends["prestop-obeys"][0] == PREEMPTED_EXIT_CODE
+    assert newest["prestop-obeys"] == reached["prestop-obeys"] and lost["prestop-obeys"] == 0
+    assert ends["prestop-harm"][0] == 137  # SIGKILLed at the end of the grace period, in the middle of its save
+    assert newest["prestop-harm"] is None and lost["prestop-harm"] == reached["prestop-harm"] > 0
+
+
+@pytest.mark.timeout(REAL_NODE_TIMEOUT_S)
+def test_a_read_only_checkpoint_mount_lets_the_trainer_keep_no_step(sandbox, cluster, harm_pods, request):
+    """The runtime's rule item 1 (policy/rules/checkpoint_safe_runtime.py): the checkpoint claim mounted with
+    ``readOnly: true``: the kubelet bind-mounts the volume read-only into the container (Kubernetes v1.36.3
+    pkg/kubelet/kubelet_pods.go makeMounts, ``ReadOnly: mount.ReadOnly``, passed to the runtime as the CRI Mount's
+    ``Readonly`` by pkg/kubelet/kuberuntime/kuberuntime_container.go makeMounts in generateContainerConfig). The
+    runtime's trainer writes its progress marker (trainer/metrics.py PROGRESS_FILE) to the run's directory on that
+    volume after every step, so with the runtime's defaults its first write is at step 1: it fails there with
+    "Read-only file system" and exits 1 (not its preemption code 75: a failure the Job counts toward backoffLimit),
+    having written no checkpoint and no marker. Every attempt starts again from global step 0: no step of the run is
+    ever kept. The run's directory is there beforehand, as a first attempt on a writable mount would have left it."""
+    host_dir = _checkpoint_dir(cluster, request)
+    runtime = _applied_runtime(cluster)
+    container = _trainer_container(runtime)
+    root = next(e["value"] for e in container["env"] if e["name"] == CHECKPOINT_ROOT_ENV)
+    (index,) = [i for i, m in enumerate(container["volumeMounts"]) if m["mountPath"] == root]
+    container["volumeMounts"][index]["readOnly"] = True
+    (finding,) = _judged(cluster, runtime)
+    assert (finding.policy, finding.field) == ("checkpoint-safe-runtime",
+                                               f"{POD_PATH}.containers[0].volumeMounts[{index}].readOnly")
+    assert finding.fix == "drop readOnly from the checkpoint mount"
+
+    run = "read-only-mount"
+    (host_dir / run).mkdir()
+    (host_dir / run).chmod(0o777)
+    cluster.core.create_namespaced_pod(TRAINING_NS, _trainer_pod(runtime, run))
+
+    def ended() -> k8s.V1Pod | None:
+        pod = cluster.core.read_namespaced_pod(run, TRAINING_NS)
+        statuses = pod.status.container_statuses or []
+        return pod if statuses and statuses[0].state.terminated is not None else None
+
+    pod = wait_for(ended, 300, f"the trainer of {run} to end on the real node")
+    assert pod.spec.node_name == realnode.NODE_NAME
+    log = _log_lines(sandbox, pod)
+    print(f"\nread-only checkpoint mount: exit {pod.status.container_statuses[0].state.terminated.exit_code}; "
+          + " / ".join(line for line in log if "global step" in line or "Read-only" in line))
+    assert pod.status.container_statuses[0].state.terminated.exit_code == 1, "\n".join(log[-20:])
+    assert any(line.endswith(f"no complete checkpoint in {root}/{run}: starting at global step 0") for line in log)
+    assert any("Read-only file system" in line and PROGRESS_FILE in line for line in log), "\n".join(log[-20:])
+    assert list_checkpoints(host_dir / run) == [] and read_progress(host_dir / run) is None
