@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.engine import shared_pool_stack
+from benchmarks.engine import HAND_ADDED, shared_pool_stack
 from components.checks.validation import check_stack_file
 from components.model.assembly import assemble
 from components.model.kueue import namespace_owner
@@ -92,6 +92,8 @@ import pulumi_kubernetes as _k8s
 _k8s.yaml.v2.ConfigGroup("extra-yaml", yaml="apiVersion: v1\\nkind: Namespace\\nmetadata: {name: x}\\n",
                          opts=pulumi.ResourceOptions(provider=provider))
 ''', "kubernetes:yaml/v2:ConfigGroup extra-yaml"),
+    "the benchmark's two-pass variant (benchmarks/engine.py)": (
+        HAND_ADDED["two-pass"], "kubernetes:core/v1:ConfigMap bench-hand-added (default/bench-hand-added)"),
 }
 
 
