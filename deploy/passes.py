@@ -41,7 +41,7 @@ import contextvars
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,10 @@ INSTALLATION_OWN: tuple[tuple[str, str], ...] = (("kubernetes:helm.sh/v4:Chart",
 #: How the SDK marks a secret value on the wire (pulumi 3.259.0 ``pulumi/runtime/rpc.py`` ``_special_secret_sig``);
 #: the mock monitor hands a secret input to the mocks so marked.
 SECRET_SIG = rpc._special_secret_sig
+
+
+Program = Callable[[], Awaitable[None] | None]
+"""A Pulumi program function (the Automation API's ``PulumiFn``): deploy.engine.inline_program of a __main__.py."""
 
 
 class DryRunError(Exception):
@@ -157,13 +161,13 @@ def engine_config(path: Path) -> dict[str, str]:
 
 def _has_secure(value: Any) -> bool:
     if isinstance(value, Mapping):
-        return "secure" in value and len(value) == 1 or any(_has_secure(v) for v in value.values())
+        return ("secure" in value and len(value) == 1) or any(_has_secure(v) for v in value.values())
     if isinstance(value, list):
         return any(_has_secure(v) for v in value)
     return False
 
 
-def dry_run(program: Callable[[], None], project: str, stack: str, config: Mapping[str, str]) -> list[Registration]:
+def dry_run(program: Program, project: str, stack: str, config: Mapping[str, str]) -> list[Registration]:
     """Run ``program`` (deploy.engine.inline_program of the stack's __main__.py) under the SDK's mocks as a preview
     of stack ``stack`` of ``project`` with ``config`` (``engine_config``); return every resource it registered, in
     order. Nothing reaches an engine or a provider; the program's own reads (its cluster preflight) run as in a
@@ -282,7 +286,7 @@ class Decision:
         return head + rest
 
 
-def decide(program: Callable[[], None], project: str, stack: str, stack_file: Path, assembled: AssembledStack,
+def decide(program: Program, project: str, stack: str, stack_file: Path, assembled: AssembledStack,
            clock: Callable[[], float] = time.monotonic) -> Decision:
     """The pass count of ``up`` for ``program`` on stack ``stack`` (its stack file ``stack_file``), whose settings
     check judged ``assembled``: one pass when the dry run registers only what the assembler built (``judge``), two
