@@ -535,12 +535,17 @@ def next_commands(target: stackfile.StackTarget, environ: dict[str, str]) -> lis
     return []
 
 
+VAP_KIND = "ValidatingAdmissionPolicy"
+"""The kind of the guardrails' policies in ``live_preflight.LiveCluster.unreadable``."""
+
+
 def up_passes(args: argparse.Namespace, stack: auto.Stack, checked: Checked | None) -> passes.Decision:
     """How many engine passes this ``up`` runs (deploy.passes): two when the program registers anything the assembler
     did not build (or its dry run fails), or when the update lets the deploy identity through guardrails that must be
     updated first (``guardrails_first.gated_live`` on the live preflight's read: their URNs come from the preview's
-    steps); else one. ``--no-policy``: one (no pack, nothing to judge first). ``checked``: what the settings check
-    judged (None: two passes, nothing to compare with)."""
+    steps), or when that read knows the identity but could not list the guardrails; else one. ``--no-policy``: one
+    (no pack, nothing to judge first). ``checked``: what the settings check judged (None: two passes, nothing to
+    compare with)."""
     if args.no_policy:
         return passes.Decision(1, "--no-policy: the update alone, without the policy pack")
     if checked is None:
@@ -548,6 +553,9 @@ def up_passes(args: argparse.Namespace, stack: auto.Stack, checked: Checked | No
                                   "comes first")
     assembled = assemble(checked.settings, namespace_owner(engine.PROJECT_NAME, args.stack), checked.rendered)
     live = checked.live
+    if live is not None and live.identity is not None and VAP_KIND in live.unreadable:
+        return passes.Decision(2, f"the live guardrails could not be read ({live.unreadable[VAP_KIND]}), so the "
+                                  "preview with the policy pack comes first (its steps say which to update first)")
     gated = guardrails_first.gated_live([rail.policy.manifest for rail in assembled.guardrails],
                                         live.admission_policies if live else [], live.identity if live else None)
     if gated:

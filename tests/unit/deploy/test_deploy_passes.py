@@ -6,6 +6,7 @@ does, on every stack of stacks/ switched to render mode (no cluster) and on a Mu
 as deploy prints it."""
 from __future__ import annotations
 
+import argparse
 import copy
 from pathlib import Path
 
@@ -15,10 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.engine import HAND_ADDED, shared_pool_stack
-from components.checks.validation import check_stack_file
+from components.checks.validation import check_stack_file, validate
+from components.model.admission import admission_manifests
 from components.model.assembly import assemble
 from components.model.kueue import namespace_owner
-from deploy import engine, passes
+from components.settings import raw_from_stack_file
+from deploy import cli, engine, passes
+from deploy.live_preflight import Identity, LiveCluster
 from tests.helpers import ROOT, STACKS
 
 STACK_NAMES = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in STACKS.glob("Pulumi.*.yaml"))
@@ -143,3 +147,36 @@ def test_judge_finds_every_extra_and_changed_registration(tmp_path_factory, tena
                                       **victim.inputs["metadata"], "labels": {"added": "by-hand"}}})
     others = [r for r in registered if r is not victim] if drop else registered
     assert passes.judge([*others, changed], assembled) == [changed]
+
+
+def _checked(users: list[str], live: LiveCluster | None) -> cli.Checked:
+    raw = copy.deepcopy(raw_from_stack_file(STACKS / "Pulumi.dev.yaml"))
+    raw["admission"] = {"identities": {"users": users, "groups": []}}
+    result = validate(raw, (), namespace_owner(engine.PROJECT_NAME, "dev"))
+    assert result.settings is not None and result.rendered is not None, result.problems
+    return cli.Checked(result.settings, result.rendered, live)
+
+
+def _live_policies(users: list[str]) -> list[dict]:
+    return [policy for _, policy, _ in admission_manifests(_checked(users, None).settings)]
+
+
+def _args(no_policy: bool = False) -> argparse.Namespace:
+    return argparse.Namespace(command="up", stack="dev", no_policy=no_policy)
+
+
+def test_guardrails_that_must_go_first_mean_two_passes_before_any_dry_run():
+    """deploy/cli.py `up_passes`: an `up` that adds the deploy identity to guardrails already live must preview first
+    (their URNs come from its steps, deploy/guardrails_first.py); so must one whose live read knows the identity but
+    could not list the policies. No dry run happens then (the stack is never asked for its program)."""
+    who = Identity("alice", ("system:authenticated",))
+    live = LiveCluster(admission_policies=_live_policies(["kueue-cohorts-admin"]), identity=who)
+    decision = cli.up_passes(_args(), None, _checked(["kueue-cohorts-admin", "alice"], live))
+    assert decision.passes == 2 and decision.lines()[0].startswith(
+        "up in two passes: the update lets alice through ") and "tenant-label" in decision.reason, decision.reason
+    unlisted = LiveCluster(identity=who, unreadable={"ValidatingAdmissionPolicy": "cannot list (403)"})
+    decision = cli.up_passes(_args(), None, _checked(["kueue-cohorts-admin", "alice"], unlisted))
+    assert decision.lines() == ["up in two passes: the live guardrails could not be read (cannot list (403)), so the "
+                                "preview with the policy pack comes first (its steps say which to update first)"]
+    assert cli.up_passes(_args(no_policy=True), None, None).passes == 1
+    assert cli.up_passes(_args(), None, None).passes == 2
