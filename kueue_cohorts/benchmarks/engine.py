@@ -10,7 +10,9 @@ up``):
 
 1. ``pulumi up``: ``python -m kueue_cohorts.deploy up --stack bench`` in a copy of the project (tracked files, the
 checkout's
-   .venv), exactly what ``make up`` runs: policy pack on, the engine settings of ``deploy``, a fresh file backend.
+   .venv), exactly what ``make up`` runs: policy pack on, the engine settings of ``deploy``, a fresh file backend,
+   and the engine passes the program chose (deploy/passes.py: one when it registers only what the assembler built,
+   as the shipped program does; recorded as ``passes`` with the dry run's own seconds, ``dry_run_s``).
    The stack is a symmetric cohort of N tenants (a Namespace, a ClusterQueue and a LocalQueue each: 3N + 4
    resources with the stack, the provider, the ResourceFlavor and the cohort component).
 2. ``preview``: ``python -m kueue_cohorts.deploy preview --stack bench --expect-no-changes`` right after; then the same
@@ -23,8 +25,9 @@ preview
    the stack's state) under fresh names (every name's prefix ``<size>p-`` becomes ``<size>k-``), from one file,
    Namespaces first; then ``kubectl diff --server-side`` of the same file (no changes: exit code 0).
 4. ``--variant every-step``: ``pulumi up`` again under fresh names with ``PULUMI_SKIP_CHECKPOINTS=false`` (a state
-   checkpoint per step, Pulumi's default); ``no-policy``: with ``--no-policy``; ``one-pass``: with
-   ``--one-pass`` (no separate preview with the pack before the update);
+   checkpoint per step, Pulumi's default); ``no-policy``: with ``--no-policy``; ``two-pass``: the program with one
+   ConfigMap added to ``__main__.py`` by hand (``HAND_ADDED``), which the assembler did not build, so ``deploy`` runs
+   a preview with the pack before the update (the pass count is the program's, never a flag's);
    ``parallel-32``: with
    ``PULUMI_PARALLEL=32`` (the CLI's default is 4 per CPU); ``qps-50`` / ``qps-1000``: the kubernetes provider's
    client-side rate limit (``cluster.kubeClientSettings``, default 200 QPS, burst 400) at the provider's own
@@ -43,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -70,11 +74,21 @@ STACK = "bench"
 VARIANTS: dict[str, tuple[str, dict[str, str], list[str], dict[str, Any]]] = {
     "every-step": ("e", {"PULUMI_SKIP_CHECKPOINTS": "false"}, [], {}),
     "no-policy": ("n", {}, ["--no-policy"], {}),
-    "one-pass": ("f", {}, ["--one-pass"], {}),
+    "two-pass": ("f", {}, [], {}),
     "parallel-32": ("q", {"PULUMI_PARALLEL": "32"}, [], {}),
     "qps-50": ("r", {}, [], {"kubeClientSettings": {"qps": 50, "burst": 120}}),
     "qps-1000": ("s", {}, [], {"kubeClientSettings": {"qps": 1000, "burst": 2000}}),
 }
+#: What the ``two-pass`` variant appends to the copy's __main__.py (restored after it): one object registered beside
+#: the assembler, as a user could add by hand; deploy/passes.py then decides two passes.
+HAND_ADDED = {"two-pass": '''
+import pulumi_kubernetes as _bench_k8s
+
+_bench_k8s.core.v1.ConfigMap("bench-hand-added", metadata={"name": "bench-hand-added", "namespace": "default"},
+                             data={"added": "by hand"}, opts=pulumi.ResourceOptions(provider=provider))
+'''}
+#: deploy's line with the pass count it chose (deploy/passes.py ``Decision.lines``) and the dry run's seconds.
+PASSES_LINE = re.compile(r"deploy: up in (one pass|two passes): .*?(?:\(dry run ([0-9.]+) s\))?$", re.MULTILINE)
 #: Optional extra no-change previews of the main stack: label -> (extra environment, extra ``python -m
 # kueue_cohorts.deploy``
 #: arguments).
@@ -282,8 +296,21 @@ class Run:
         doc.update(shared_pool_stack(self.tenants, prefix))  # keeps the encryptionsalt the first run wrote
         doc["config"]["kueue-cohorts:cluster"].update(cluster or {})
         stack_file.write_text(yaml.safe_dump(doc, sort_keys=False))
-        return self.timed(label, [str(PYTHON), "-m", "kueue_cohorts.deploy", command, "--stack", STACK,
-                                  *(extra or [])], env)
+        figure = self.timed(label, [str(PYTHON), "-m", "kueue_cohorts.deploy", command, "--stack", STACK,
+                                    *(extra or [])], env)
+        if command == "up":
+            figure.update(passes_chosen((self.logs / f"{label}.log").read_text()))
+        return figure
+
+    def deploy_with(self, added: str, label: str, prefix: str, **kwargs: Any) -> dict[str, Any]:
+        """``deploy`` of ``up`` with ``added`` appended to the copy's __main__.py for this run only."""
+        program = self.project / "__main__.py"
+        original = program.read_text()
+        program.write_text(original + added)
+        try:
+            return self.deploy(label, "up", prefix, **kwargs)
+        finally:
+            program.write_text(original)
 
     def state_resources(self) -> list[dict[str, Any]]:
         """Return the resources of the bench stack's state (``pulumi stack export`` through deploy.engine)."""
@@ -299,6 +326,19 @@ class Run:
         stack = engine.open_stack(STACK, work_dir=self.project, backend=self.env["PULUMI_BACKEND_URL"],
                                   create=False)
         stack.workspace.remove_stack(STACK, force=True)
+
+
+def passes_chosen(log: str) -> dict[str, Any]:
+    """``{"passes": 1 or 2, "dry_run_s": seconds}`` from the log of ``python -m kueue_cohorts.deploy up``
+    (``PASSES_LINE``; the
+    dry run's seconds left out when no dry run ran); ``{}`` when the log has no such line."""
+    found = PASSES_LINE.search(log)
+    if found is None:
+        return {}
+    out: dict[str, Any] = {"passes": 1 if found.group(1) == "one pass" else 2}
+    if found.group(2):
+        out["dry_run_s"] = float(found.group(2))
+    return out
 
 
 def manifests_from_state(resources: list[dict[str, Any]], old: str, new: str) -> list[dict[str, Any]]:
@@ -359,8 +399,11 @@ def bench_size(tenants: int, variants: list[str], work: Path, kubectl_bin: Path,
         for variant in [v for v in variants if v in VARIANTS]:
             letter, env, extra, cluster = VARIANTS[variant]
             run.fresh_stack()
-            row[f"pulumi_up_{variant}"] = run.deploy(f"pulumi-up-{variant}", "up", f"b{tenants}{letter}-",
-                                                     env=env, extra=extra, cluster=cluster)
+            kwargs: dict[str, Any] = {"env": env, "extra": extra, "cluster": cluster}
+            row[f"pulumi_up_{variant}"] = (
+                run.deploy_with(HAND_ADDED[variant], f"pulumi-up-{variant}", f"b{tenants}{letter}-", **kwargs)
+                if variant in HAND_ADDED else run.deploy(f"pulumi-up-{variant}", "up", f"b{tenants}{letter}-",
+                                                         **kwargs))
         if destroy:
             row["pulumi_destroy"] = run.timed("pulumi-destroy", [str(PYTHON), "-m", "kueue_cohorts.deploy", "destroy",
                                                                  "--stack",
@@ -407,7 +450,8 @@ def growth(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _print_row(row: dict[str, Any], variants: list[str]) -> None:
     def fig(key: str) -> str:
         f = row[key]
-        return f"{f['s']:8.1f} s (load {f['load1_before']:.1f}->{f['load1_after']:.1f})"
+        passes = f" {f['passes']} pass(es), dry run {f.get('dry_run_s', 0):.1f} s" if "passes" in f else ""
+        return f"{f['s']:8.1f} s (load {f['load1_before']:.1f}->{f['load1_after']:.1f}){passes}"
 
     print(f"{row['tenants']:5d} tenants, {row['resources']} resources, {row['objects']} objects")
     print(f"   pulumi up (python -m kueue_cohorts.deploy, policy on)  {fig('pulumi_up')}")
@@ -445,7 +489,8 @@ def main(argv: list[str] | None = None) -> int:
         choices=sorted([*VARIANTS, *PREVIEW_VARIANTS]),
         default=[],
         help="extra pulumi up runs per size, under fresh names: every-step "
-        "(PULUMI_SKIP_CHECKPOINTS=false), no-policy (--no-policy), one-pass (--one-pass), "
+        "(PULUMI_SKIP_CHECKPOINTS=false), no-policy (--no-policy), two-pass (a ConfigMap added to "
+        "__main__.py by hand: deploy previews first), "
         "parallel-32 (PULUMI_PARALLEL=32), "
         "qps-200 (the kubernetes provider's client at 200 QPS, burst 400; its default is 50/120); no-change "
         "previews: preview-parallel-diff (PULUMI_PARALLEL_DIFF=true), preview-no-policy (--no-policy)",
@@ -463,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
                           "kueue", "jobset-controller-manager", "trainer-controller-manager"])
         kubectl_bin = kubectl()
     except toolchain.ToolchainError as exc:
-        print(f"benchmarks.engine: {exc}", file=sys.stderr)
+        print(f"kueue_cohorts.benchmarks.engine: {exc}", file=sys.stderr)
         return 2
     kubectl_version = subprocess.run([str(kubectl_bin), "version", "--client"], capture_output=True,
                                      text=True).stdout.splitlines()[:1]

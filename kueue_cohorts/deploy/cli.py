@@ -9,12 +9,15 @@ Before any engine call: the stack file is read (deploy.stackfile); a protected s
 ``kueue-cohorts:protected: true``) refuses a file backend, the dev passphrase and ``--no-policy``
 (deploy.protection); a kubeconfig-mode stack checks its kubeconfig file, context and API server (deploy.preflight);
 a lock of the file backend is reported, with ``cancel`` to clear it when its process is gone (deploy.locks).
-``up`` first reconciles the pending operations of an interrupted run (deploy.recovery), then previews with the
-policy pack and only then updates: the Automation API's ``up`` skips the preview, and stack policies judge objects
-only after they were created. ``--one-pass`` drops that preview (the pack then runs during the update only: each
-resource policy before its resource is created, the stack policies at the end); safe for what the program's settings
-check judged (the same rule book, on exactly what the one assembler renders), not for an object a program registers
-beside the assembler (docs/performance.md, "up in one pass?": the measurement and the reasoning). ``up`` and
+``up`` first reconciles the pending operations of an interrupted run (deploy.recovery), then runs the engine once or
+twice, as the program's own registrations decide (deploy.passes): a dry run of the program under the SDK's mocks
+lists every resource it registers; when all came from the assembler, the settings check has judged exactly those
+objects with the pack's rule book, and ``up`` is the update alone (the pack runs in it: each resource policy before
+its resource is created, the stack policies at the end). When the program registers anything else (a resource added
+to ``__main__.py`` by hand), when the dry run fails, or when the update lets the deploy identity through guardrails
+that must be updated first (deploy.guardrails_first), ``up`` previews with the pack first and only then updates: the
+Automation API's ``up`` skips the preview, and stack policies judge objects only after they were created. One line
+says which and why (docs/performance.md, "up in one pass"). ``--no-policy`` runs the update alone. ``up`` and
 ``destroy`` refuse, before any change, while workloads hold a ClusterQueue (or ClusterQueues a ResourceFlavor) that
 the run deletes, naming them and the ways out (deploy.queue_holders; docs/operations.md, "Queues in use").
 
@@ -40,6 +43,7 @@ missing, toolchain not built).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import os
 import sys
@@ -56,6 +60,7 @@ from pulumi import automation as auto
 from kueue_cohorts import toolchain
 from kueue_cohorts.components.checks.validation import check_stack_file, load_stack_file
 from kueue_cohorts.components.model.admission import layout_scopes
+from kueue_cohorts.components.model.assembly import assemble
 from kueue_cohorts.components.model.kueue import namespace_owner
 from kueue_cohorts.components.model.render import RenderedStack, render_stack
 from kueue_cohorts.components.settings import Settings, raw_from_stack_file
@@ -67,6 +72,7 @@ from kueue_cohorts.deploy import (
     guardrails_first,
     live_preflight,
     locks,
+    passes,
     preflight,
     protection,
     pullrequest,
@@ -119,10 +125,13 @@ def _sandbox_hint(stack: str, settings_: Settings | None) -> str | None:
 #: What each command does, in a user's words: ``kueue-cohorts COMMAND --help`` shows it (and ``python -m
 # kueue_cohorts.deploy``).
 HELP = {
-    "up": ("show the plan (a preview with the policy pack), then pulumi up the stack",
-           "Preview the stack with the policy pack, then apply it to the stack's cluster. Nothing changes when the "
-           "preview finds a violation, or while workloads hold a queue the run would delete (the message names them "
-           "and the fix). A run that was interrupted is reconciled first."),
+    "up": ("pulumi up the stack with the policy pack (a preview first when the program registers more than the "
+           "settings check judged)",
+           "Apply the stack to its cluster, judged by the policy pack. When the program registers only the objects the "
+           "settings check judged, the pack judges them during the update; when it registers anything else, a preview "
+           "with the pack comes first and nothing changes when it finds a violation (one line says which, and why). "
+           "Nothing changes while workloads hold a queue the run would delete (the message names them and the fix). "
+           "A run that was interrupted is reconciled first."),
     "preview": ("pulumi preview of the stack with the policy pack",
                 "Show what `up` would change on the stack's cluster, judged by the policy pack; nothing changes."),
     "destroy": ("delete every resource of the stack",
@@ -141,7 +150,7 @@ HELP = {
 
 #: The flags each command takes (besides --stack and --verbose); a flag a command does not take is a usage error.
 FLAGS = {
-    "up": ("--no-policy", "--expect-no-changes", "--one-pass"),
+    "up": ("--no-policy", "--expect-no-changes"),
     "preview": ("--no-policy", "--expect-no-changes", "--diff", "--pull-request"),
     "destroy": (),
     "refresh": (),
@@ -153,7 +162,7 @@ FLAGS = {
 def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     """Add the flags of ``command`` (one of COMMANDS) to ``parser`` and default every other flag of deploy, so that
     ``run`` reads one shape of Namespace (``command``, ``stack``, ``verbose``, ``no_policy``, ``expect_no_changes``,
-    ``one_pass``, ``diff``, ``out``, ``pull_request``). Used by ``python -m kueue_cohorts.deploy COMMAND`` and
+    ``diff``, ``out``, ``pull_request``). Used by ``python -m kueue_cohorts.deploy COMMAND`` and
     ``kueue-cohorts COMMAND``."""
     parser.add_argument("--stack", default="dev", help="stack name: stacks/Pulumi.<stack>.yaml (default dev)")
     parser.add_argument("--verbose", action="store_true", help="show Python tracebacks and the engine's full error")
@@ -163,10 +172,6 @@ def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
                             help="do not run the policy pack in policy/ (refused for protected stacks)")
     if "--expect-no-changes" in flags:
         parser.add_argument("--expect-no-changes", action="store_true", help=f"fail if {command} would change anything")
-    if "--one-pass" in flags:
-        parser.add_argument("--one-pass", action="store_true",
-                            help="skip the preview with the policy pack before the update (the pack still runs "
-                                 "during it; stack policies then judge objects after they were created)")
     if "--diff" in flags:
         parser.add_argument("--diff", action="store_true",
                             help="show every changed property (default: one line per resource)")
@@ -178,7 +183,7 @@ def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
                                  "kueue-cohorts config replaces stacks/Pulumi.<stack>.yaml, except every key that "
                                  "selects a file, context, program or credential, which keeps the base's value; every "
                                  "kubeconfig the run loads is refused if a user runs a program (deploy.pullrequest)")
-    parser.set_defaults(command=command, no_policy=False, expect_no_changes=False, one_pass=False, diff=False,
+    parser.set_defaults(command=command, no_policy=False, expect_no_changes=False, diff=False,
                         out=None, pull_request=None)
 
 
@@ -193,8 +198,20 @@ def _add_commands(parser: argparse.ArgumentParser) -> None:
 # --- before any engine call ------------------------------------------------------------------------------------------
 
 
-def check_target(args: argparse.Namespace, environ: dict[str, str]) -> stackfile.StackTarget:
-    """Read the stack file and apply the protected-stack rules and the cluster preflight. Raises Failure."""
+@dataclasses.dataclass(frozen=True)
+class Checked:
+    """What the checks before any engine call found, for ``up`` to decide its passes (deploy.passes): the stack's
+    Settings and RenderedStack judged by the settings check, and the live cluster the live preflight read (None when
+    it read none)."""
+
+    settings: Settings
+    rendered: RenderedStack
+    live: live_preflight.LiveCluster | None
+
+
+def check_target(args: argparse.Namespace, environ: dict[str, str]) -> tuple[stackfile.StackTarget, Checked | None]:
+    """Read the stack file and apply the protected-stack rules and the cluster preflight. Returns the target and, for
+    preview and up, what the settings check judged (``Checked``). Raises Failure."""
     path = stack_path(args.stack)
     if not path.is_file():
         raise Failure(2, f"deploy: no stack file {path} (stacks/Pulumi.<stack>.yaml)")
@@ -215,9 +232,9 @@ def check_target(args: argparse.Namespace, environ: dict[str, str]) -> stackfile
         failure = preflight.check(target, environ)
         if failure:
             raise Failure(2 if failure.usage else 1, f"deploy: {failure.line}")
-    if checked is not None:
-        check_live(args, target, environ, *checked, path)
-    return target
+    if checked is None:
+        return target, None
+    return target, Checked(*checked, check_live(args, target, environ, *checked, path))
 
 
 def take_pull_request(args: argparse.Namespace, environ: dict[str, str]) -> None:
@@ -241,30 +258,32 @@ def take_pull_request(args: argparse.Namespace, environ: dict[str, str]) -> None
 
 
 def check_live(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str], checked: Settings,
-               rendered: RenderedStack, path: Path) -> None:
+               rendered: RenderedStack, path: Path) -> live_preflight.LiveCluster | None:
     """``preview`` and ``up``: the stack's rendered objects against its live cluster, before any engine call
     (deploy.live_preflight: capacity of the live nodes, neighbours' quota on them, the checkpoint StorageClass, the
     kubeconfig's identity against ``admission.identities``). Warnings are printed; nothing is read for a render-mode
     stack or one whose kubeconfig or context is a secret.
 
+    Returns: the live cluster read (None when none was read).
     Raises:
         Failure: exit code 2, one message listing every refusal (key, value, rule, fix); nothing was run.
     """
     readable, kubeconfig = cluster_kubeconfig(target, environ)
     if not readable or any(k.endswith((".kubeconfig", ".context")) for k in target.secret_keys):
-        return
+        return None
     try:
         live = live_preflight.read(kubeconfig, target.context)
     except Exception as err:  # noqa: BLE001 - no client from the kubeconfig: the engine's run says it its way
         print(f"deploy: warning: the live preflight could not read the cluster ({type(err).__name__}: {err})",
               flush=True)
-        return
+        return None
     found = live_preflight.judge(checked, raw_from_stack_file(path), rendered, live)
     for line in found.warnings:  # on stdout, with the run's own output: stderr is for what stops the run
         print(f"deploy: warning: {line}", flush=True)
     if found.problems:
         raise Failure(2, f"deploy: {args.command} --stack {args.stack}: nothing was run: "
                          + problems_message("live preflight", found.problems, " on the stack's cluster"))
+    return live
 
 
 def check_locks(args: argparse.Namespace, backend_url: str) -> None:
@@ -354,7 +373,7 @@ def state_deletions(stack: auto.Stack, output: list[str]) -> queue_holders.Steps
 
 def check_up_holders(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
                      stack: auto.Stack, kwargs: dict[str, Any], output: list[str]) -> None:
-    """Before a one-pass ``up``: refuse while something holds a ClusterQueue or ResourceFlavor the update deletes
+    """Before an ``up`` in one pass: refuse while something holds a ClusterQueue or ResourceFlavor the update deletes
     (``check_queue_holders``), at the cost of a preview only when it can matter. An update can delete only what the
     state holds, so first the state's queue objects (``state_deletions``) are judged against the live cluster (one
     bounded read): when none is held, the update goes on in one pass; when one is, the update's own preview (with the
@@ -490,6 +509,9 @@ def cancel(args: argparse.Namespace, backend_url: str, changes: Changes | None =
 # --- the engine run --------------------------------------------------------------------------------------------------
 
 
+PREVIEW_FIRST = "deploy: preview with the policy pack before up"
+"""Printed before the preview of an ``up`` in two passes (deploy.passes)."""
+
 UP_STARTS = "deploy: up starts (changes from here on)"
 """Printed right before the engine's `up`: what follows may change the cluster (the preview before it does not)."""
 
@@ -515,14 +537,50 @@ def next_commands(target: stackfile.StackTarget, environ: dict[str, str]) -> lis
     return []
 
 
+VAP_KIND = "ValidatingAdmissionPolicy"
+"""The kind of the guardrails' policies in ``live_preflight.LiveCluster.unreadable``."""
+
+
+def up_passes(args: argparse.Namespace, stack: auto.Stack, checked: Checked | None) -> passes.Decision:
+    """How many engine passes this ``up`` runs (deploy.passes): two when the program registers anything the assembler
+    did not build (or its dry run fails), or when the update lets the deploy identity through guardrails that must be
+    updated first (``guardrails_first.gated_live`` on the live preflight's read: their URNs come from the preview's
+    steps), or when that read knows the identity but could not list the guardrails; else one. ``--no-policy``: one
+    (no pack, nothing to judge first). ``checked``: what the settings check judged (None: two passes, nothing to
+    compare with)."""
+    if args.no_policy:
+        return passes.Decision(1, "--no-policy: the update alone, without the policy pack")
+    if checked is None:
+        return passes.Decision(2, "the settings check's objects are not at hand, so the preview with the policy pack "
+                                  "comes first")
+    assembled = assemble(checked.settings, namespace_owner(engine.PROJECT_NAME, args.stack), checked.rendered)
+    live = checked.live
+    if live is not None and live.identity is not None and VAP_KIND in live.unreadable:
+        return passes.Decision(2, f"the live guardrails could not be read ({live.unreadable[VAP_KIND]}), so the "
+                                  "preview with the policy pack comes first (its steps say which to update first)")
+    gated = guardrails_first.gated_live([rail.policy.manifest for rail in assembled.guardrails],
+                                        live.admission_policies if live else [], live.identity if live else None)
+    if gated:
+        return passes.Decision(2, f"the update lets {live.identity.username if live and live.identity else ''} "
+                                  f"through {len(gated)} guardrail(s) ({', '.join(gated)}) that are updated first, "
+                                  "as the preview's steps say")
+    program = stack.workspace.program
+    if program is None:
+        return passes.Decision(2, "the stack runs no inline program to dry-run, so the preview with the policy pack "
+                                  "comes first")
+    return passes.decide(program, engine.PROJECT_NAME, args.stack,
+                         stack_path(args.stack, Path(stack.workspace.work_dir)), assembled)
+
+
 def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, environ: dict[str, str],
-               echo: Callable[[str], None], changes: Changes | None = None) -> int:
+               echo: Callable[[str], None], changes: Changes | None = None, checked: Checked | None = None) -> int:
     """Open the stack, reconcile an interrupted run before ``up``, run the command. Raises Failure.
 
-    Before ``destroy`` and ``up``, ``check_queue_holders`` refuses while something holds a ClusterQueue or
-    ResourceFlavor the run deletes, as the engine's preview steps say (``destroy``: ``preview_destroy``; ``up``: the
-    preview before the update, or ``check_up_holders`` with ``--one-pass``). ``changes`` records when the run
-    begins to change the cluster or the state (for the message of an interrupted run)."""
+    ``up`` runs the engine once or twice as ``up_passes`` decides (``checked``: what the settings check judged), and
+    prints that decision. Before ``destroy`` and ``up``, ``check_queue_holders`` refuses while something holds a
+    ClusterQueue or ResourceFlavor the run deletes, as the engine's preview steps say (``destroy``:
+    ``preview_destroy``; ``up``: the preview before the update, or ``check_up_holders`` in one pass). ``changes``
+    records when the run begins to change the cluster or the state (for the message of an interrupted run)."""
     changes = changes or Changes()
     cluster_and_state = f"the cluster and the state of stack {args.stack!r}"
     output: list[str] = []
@@ -550,12 +608,15 @@ def run_engine(args: argparse.Namespace, target: stackfile.StackTarget, environ:
             # Compact by default (one line per resource, as `pulumi preview`); --diff: every changed property.
             stack.preview(diff=args.diff or None, expect_no_changes=args.expect_no_changes or None, **kwargs)
         elif args.command == "up":
-            if not args.one_pass and not args.no_policy:
+            decision = up_passes(args, stack, checked)
+            for line in decision.lines():
+                print(f"deploy: {line}", flush=True)
+            if decision.passes == 2:
                 # The Automation API runs `pulumi up --skip-preview`, where stack policies see the objects only after
                 # they were created: preview with the pack first, so a mandatory violation stops `up` before any
-                # change (it costs one more engine run; --one-pass skips it, see the module doc). Its
-                # steps also say which Kueue objects the update deletes (issue 28 finding 10).
-                print("deploy: preview with the policy pack before up", flush=True)
+                # change (it costs one more engine run, see the module doc). Its steps also say which Kueue objects
+                # the update deletes (issue 28 finding 10) and which guardrails to update first.
+                print(PREVIEW_FIRST, flush=True)
                 stack.preview(on_event=events.append, **kwargs)
                 check_queue_holders(args, target, environ, queue_holders.deletions(events))
                 update_guardrails_first(args, target, environ, stack, events, kwargs)
@@ -650,12 +711,12 @@ def run(args: argparse.Namespace) -> int:
         environ = dict(os.environ)
         if args.pull_request is not None:
             take_pull_request(args, environ)
-        target = check_target(args, environ)
+        target, checked = check_target(args, environ)
         backend_url = settings.backend_url(environ)
         if args.command == "cancel":
             return cancel(args, backend_url, changes)
         check_locks(args, backend_url)
-        return run_engine(args, target, environ, echo, changes)
+        return run_engine(args, target, environ, echo, changes, checked)
 
     return guard("deploy", body, verbose=args.verbose, what=f"{args.command} --stack {args.stack}",
                  known=[Known((StackFileError, toolchain.ToolchainError), 2)],

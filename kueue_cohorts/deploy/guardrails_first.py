@@ -9,9 +9,13 @@ once more (issue 39). The kube-apiserver enforces a policy from its informer cac
 (staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/generic, Kubernetes 1.36), so even an update that has
 returned is not in force at once.
 
-So ``deploy up`` (after its preview with the policy pack, before the update): ``gated_updates`` finds, in the preview's
-steps, the policies whose new version names the deploy identity (user or group, as the CEL string literal the
-guardrails write: policy/rules/book/admission.py ``cel_list``) and whose current one does not; those are updated first
+So ``deploy up``, before any engine run, reads them from the live preflight's list of policies (``gated_live``: the
+assembled policies that name the deploy identity while their live version does not); when there is one, ``up``
+previews with the policy pack first (two passes, deploy/passes.py), and after that preview, before the update,
+``gated_updates`` finds in the preview's steps the policies whose new version names the deploy identity (user or
+group, as the CEL string literal the guardrails write: policy/rules/book/admission.py ``cel_list``) and whose current
+one
+does not; those are updated first
 (``pulumi up --target``, their dependents left alone), then ``settle`` waits, bounded, until the API server admits a
 server-side dry run of the write they guard (removing the tenant label of a stack namespace, as the deploy identity),
 and only then does the whole update run. A first rollout (no policy yet) has no old policy to race.
@@ -57,6 +61,25 @@ def gated_updates(events: Iterable[EngineEvent], who: Identity) -> list[str]:
         if names(step.new.inputs or {}, who) and not names(_state(step.old), who) and step.urn not in found:
             found.append(step.urn)
     return found
+
+
+def gated_live(new_policies: Iterable[Mapping[str, Any]], live_policies: Iterable[Mapping[str, Any]],
+               who: Optional[Identity]) -> list[str]:
+    """The names of the guardrail policies an ``up`` would update to let ``who`` through, read before any engine run:
+    each of ``new_policies`` (the assembled ValidatingAdmissionPolicy manifests) that names ``who`` while the live
+    policy of the same name (``live_policies``, deploy.live_preflight's read) does not. A policy not live yet has no
+    old version to race (a first rollout). Empty when ``who`` is None (the identity could not be read). Pure; in the
+    order of ``new_policies``. ``deploy up`` previews first when it is not empty, so ``gated_updates`` finds their
+    URNs in the preview's steps."""
+    if who is None:
+        return []
+    live = {str((p.get("metadata") or {}).get("name")): p for p in live_policies}
+    out = []
+    for policy in new_policies:
+        name = str((policy.get("metadata") or {}).get("name"))
+        if name in live and names(policy, who) and not names(live[name], who) and name not in out:
+            out.append(name)
+    return out
 
 
 def probe(api: client.ApiClient, namespace: str, label: str, timeout_seconds: float = 10.0) -> Optional[str]:

@@ -155,12 +155,13 @@ def _interrupt(project: Path, env: dict[str, str], stack: str, after: str, timeo
 
 def test_ctrl_c_before_any_change_says_so_and_after_says_what_may_have_changed(project, tmp_path):
     """Issue 39 item 5: Ctrl-C printed `deploy: interrupted; if a lock remains, ...` whether or not anything had
-    changed. During the preview before the update nothing has: the message says "interrupted before any change";
+    changed. Before the update nothing has (the stack opening, the dry run that decides the engine passes of issue 40
+    item 7, the preview when there is one): the message says "interrupted before any change";
     once the update started it names what may have changed and how to finish (cancel a lock, run up again)."""
     env = bare_env(tmp_path)
     stack = "ctrlc"
     (project / "stacks" / f"Pulumi.{stack}.yaml").write_text((project / "stacks" / "Pulumi.dev.yaml").read_text())
-    code, err = _interrupt(project, env, stack, "deploy: preview with the policy pack before up")
+    code, err = _interrupt(project, env, stack, "deploy: backend ")  # then the stack opens, the dry run, the update
     assert code == 1
     assert (f"deploy: up --stack {stack} interrupted before any change: nothing was changed; if a lock remains, "
             f"`kueue-cohorts cancel --stack {stack}` clears it") in err.splitlines(), err

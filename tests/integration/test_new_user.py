@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from kueue_cohorts.deploy import scratch
+from kueue_cohorts.deploy.cli import PREVIEW_FIRST, UP_STARTS
 from tests.integration.project import STACKS, offline_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -88,7 +89,9 @@ def test_a_mandatory_stack_policy_violation_stops_up_before_any_change(clone, tm
     """Issue 13 (12): `python -m kueue_cohorts.deploy up` ran `pulumi up --skip-preview`, where stack policies judge
     the objects
     only after they were created. A program that adds, by hand, a training WorkloadPriorityClass above inference
-    (a stack policy, workload-priority-class) must leave nothing created: deploy previews with the pack first."""
+    (a stack policy, workload-priority-class) must leave nothing created: its dry run shows a resource the assembler
+    did not build (issue 40 item 7, deploy/passes.py), so deploy says so, naming it, and previews with the pack
+    first."""
     stack_file, program = clone / "stacks" / "Pulumi.dev.yaml", clone / "__main__.py"
     originals = stack_file.read_text(), program.read_text()
     doc = yaml.safe_load(originals[0])
@@ -96,19 +99,26 @@ def test_a_mandatory_stack_policy_violation_stops_up_before_any_change(clone, tm
     doc["config"] = offline_config(doc["config"], rendered)
     stack_file.write_text(yaml.safe_dump(doc, sort_keys=False))
     program.write_text(originals[1] + '''
-import pulumi_kubernetes as _k8s
+from kueue_cohorts.components.resources.manifest import ManifestResource
 
-_k8s.apiextensions.CustomResource(
-    "rogue-priority", api_version="kueue.x-k8s.io/v1beta2", kind="WorkloadPriorityClass",
-    metadata={"name": "rogue-prio", "labels": {"kueue-cohorts/role": "training"}}, value=5000,
-    opts=pulumi.ResourceOptions(provider=provider))
+ManifestResource("rogue-priority", {
+    "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass", "value": 5000,
+    "metadata": {"name": "rogue-prio", "labels": {"kueue-cohorts/role": "training"}}},
+    pulumi.ResourceOptions(provider=provider))
 ''')
     try:
         proc = _run(["-m", "kueue_cohorts.deploy", "up", "--stack", "dev"], clone, _bare_env(tmp_path))
     finally:
         stack_file.write_text(originals[0])
         program.write_text(originals[1])
-    assert proc.returncode != 0, proc.stdout + proc.stderr
-    assert "workload-priority-class" in proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert "deploy: up in two passes: the program registers 1 resource(s) the assembler did not build" in out, out
+    assert "not judged by the settings check: kubernetes:kueue.x-k8s.io/v1beta2:WorkloadPriorityClass rogue-priority " \
+           "(rogue-prio)" in out, out
+    assert PREVIEW_FIRST in out, out
+    # the pack's refusal of the hand-added class, not a guardrail's name that happens to contain the policy's
+    assert any("[mandatory]" in line and "workload-priority-class" in line for line in out.splitlines()), out
+    assert UP_STARTS not in out, out
     written = [p for p in rendered.rglob("*") if p.is_file()] if rendered.exists() else []
     assert written == [], f"up created objects before the policy refused it: {written[:5]}"

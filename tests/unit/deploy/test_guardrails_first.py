@@ -85,3 +85,21 @@ def test_settle_waits_until_admitted_and_is_bounded():
     assert guardrails_first.settle(lambda: "HTTP 403: denied", timeout_seconds=3, interval=1, clock=lambda: now[0],
                                    sleep=lambda s: now.__setitem__(0, now[0] + s)) == "HTTP 403: denied"
     assert now[0] == 3
+
+
+@settings(max_examples=25, deadline=None)
+@given(NAMES)
+def test_the_live_read_finds_the_same_guardrails_before_any_preview(user):
+    """Issue 40 item 7: `up` decides its passes before any engine run, so it reads the gated guardrails from the live
+    preflight's list of policies (`gated_live`): the very guardrails `gated_updates` finds in a preview's steps
+    (an `up` that finds one previews first, deploy/cli.py `up_passes`); none on a first rollout, none already in
+    force, none when the identity could not be read."""
+    before, after = policies(["kueue-cohorts-admin"], []), policies(["kueue-cohorts-admin", user], [])
+    who = Identity(user, ("system:authenticated",))
+    from_preview = guardrails_first.gated_updates([step("update", before[n], after[n]) for n in before], who)
+    live = guardrails_first.gated_live(after.values(), before.values(), who)
+    assert [f"{STACK}{guardrails_first.VAP_TYPE}::{name}" for name in live] == from_preview
+    assert live  # the dev stack has identity-gated guardrails
+    assert guardrails_first.gated_live(after.values(), [], who) == []  # a first rollout: no old policy to race
+    assert guardrails_first.gated_live(after.values(), after.values(), who) == []  # already in force
+    assert guardrails_first.gated_live(after.values(), before.values(), None) == []

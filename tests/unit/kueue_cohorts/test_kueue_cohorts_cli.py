@@ -84,7 +84,7 @@ def test_help_after_a_command_is_the_commands_own():
     `trace --help` works (the subcommand is not displaced by a shared flag)."""
     up = _run("-m", "kueue_cohorts", "up", "--help")
     assert up.returncode == 0 and up.stdout.startswith("usage: kueue-cohorts up [-h] [--stack STACK]"), up.stdout
-    assert "Preview the stack with the policy pack, then apply it" in up.stdout
+    assert "Apply the stack to its cluster, judged by the policy pack." in up.stdout
     assert len(up.stdout.splitlines()) < 25 and "python -m" not in up.stdout and "Automation API" not in up.stdout
     assert _run("-m", "kueue_cohorts", "status", "--help").stdout.startswith("usage: kueue-cohorts status")
     trace = _run("-m", "kueue_cohorts", "trace", "--help")
