@@ -15,6 +15,7 @@ whole rule book far longer.
 """
 from __future__ import annotations
 
+import fnmatch
 import functools
 import gc
 import json
@@ -40,12 +41,34 @@ the mutant's changed lines (stable across runs, unlike mutmut's mutant numbers).
 @dataclass(frozen=True)
 class Target:
     """One mutation run: `mutate` (repository-relative files mutmut changes) judged by `tests` (test files or
-    directories, as pytest takes them)."""
+    directories, as pytest takes them).
+
+    mutmut runs `tests` once with every function traced, and then runs for each mutant only the tests that reached
+    its function. `max_stack_depth` (mutmut's own setting; -1 for no bound) narrows that: a test counts for a
+    function only when fewer than that many frames of the mutated packages lie between the test and the call, so
+    a test that reaches the function through the whole settings loader or the whole rule book does not judge it,
+    and each mutant runs the tests written about its function and its near callers."""
 
     name: str
     mutate: tuple[str, ...]
     tests: tuple[str, ...]
+    max_stack_depth: int = -1
+    deselect: tuple[str, ...] = ()
+    """Test ids left out of the traced run (and so of every mutant's run), each for the reason in `TARGETS`."""
+    functions: tuple[str, ...] = ()
+    """When set, only the mutants of these functions (dotted module + name, ``components.checks.settings_rules.
+    check_flavors``) are run and counted; the others of the files are neither run nor scored."""
 
+    def mutant_globs(self) -> list[str]:
+        """mutmut's mutant-name patterns for `functions` (``<module>.x_<name>__mutmut_*``); [] means all."""
+        return [f"{f.rpartition('.')[0]}.x_{f.rpartition('.')[2]}__mutmut_*" for f in self.functions]
+
+
+REGISTRATION_ORDER = ("tests/unit/components/model/test_admission.py::"
+                      "test_the_program_registers_the_guardrails_parented_and_before_the_cohorts")
+"""Left out of the rule targets: it asserts the order in which the Pulumi mocks see resources registered, which
+under mutmut's tracing (every call of the copied packages recorded) came out otherwise and failed the traced run;
+it judges the program's registration, not the rules mutated there."""
 
 TARGETS = (
     Target("quantity", ("components/settings/quantity.py", "policy/rules/quantities.py",
@@ -60,7 +83,36 @@ TARGETS = (
            ("tests/policy/test_capacity_model.py", "tests/policy/test_capacity_messages.py",
             "tests/policy/test_stack_capacity.py",
             "tests/policy/test_cohort_rules.py", "tests/unit/components/settings/test_capacity_settings.py")),
+    Target("rules-inference", ("policy/rules/inference_reclaim_any.py",
+                               "policy/rules/inference_borrowing_limit_zero.py",
+                               "policy/rules/inference_fits_nominal.py", "policy/rules/vocabulary/quota.py"),
+           ("tests/policy/test_cluster_queue_rules.py", "tests/policy/test_workload_rules.py",
+            "tests/policy/test_rollout_rules.py", "tests/policy/test_roles.py", "tests/policy/test_patches.py",
+            "tests/policy/test_catalog.py", "tests/policy/test_declarations.py",
+            "tests/policy/test_quantities_malformed.py",
+            "tests/unit/components/model/test_admission.py", "tests/unit/components/model/test_planning_scale.py"),
+           deselect=(REGISTRATION_ORDER,)),
+    Target("rules-reclaim", ("policy/rules/reclaim_within_budget.py",),
+           ("tests/policy/test_reclaim_budget.py", "tests/unit/components/model/test_admission.py",
+            "tests/unit/components/settings/test_placement_and_reclaim_settings.py"), deselect=(REGISTRATION_ORDER,)),
+    Target("rules-placement", ("policy/rules/pods_fit_nodes.py", "policy/rules/vocabulary/placement.py"),
+           ("tests/policy/test_placement.py", "tests/unit/components/settings/test_placement_and_reclaim_settings.py")),
+    Target("rules-runtime", ("policy/rules/checkpoint_safe_runtime.py",),
+           ("tests/policy/test_runtime_and_config_rules.py", "tests/policy/test_promise4.py",
+            "tests/policy/test_declarations.py", "tests/policy/test_catalog.py",
+            "tests/unit/components/model/test_training_runtime.py")),
     Target("settings-checks", ("components/checks/settings_rules.py",),
+           tuple(f"tests/unit/components/settings/{name}.py" for name in (
+               "test_bad_configs", "test_capacity_settings", "test_flavors", "test_placement_and_reclaim_settings",
+               "test_security_settings", "test_tenant_defaults", "test_runtime_defaults", "test_kueue_counts_settings",
+               "test_settings_checks_whole")),
+           deselect=("tests/unit/components/settings/test_bad_configs.py::"
+                     "test_any_value_under_any_key_is_problems_never_an_exception",),
+           functions=tuple(f"components.checks.settings_rules.{name}" for name in (
+               "check", "check_cluster_target", "check_node_capacity", "check_some_layout", "_preemption",
+               "check_preemption", "_uncovered", "check_reclaim_budget_floor", "check_unique_names",
+               "check_kueue_integrations", "check_training_runtime_home"))),
+    Target("settings-checks-all", ("components/checks/settings_rules.py",),
            ("tests/unit/components/settings", "tests/unit/components/checks")),
     Target("rule-book", ("policy/rules/*.py",), ("tests/policy", "tests/unit/components/model/test_admission.py",
                                                   "tests/unit/components/model/test_admission_rollout.py")),
@@ -118,7 +170,12 @@ def _mutmut_config(target: Target, files: list[str], top: list[str]) -> str:
         f"source_paths = {json.dumps(packages)}",
         f"also_copy = {json.dumps(sorted(set(top) - set(packages)))}",
         f"only_mutate = {json.dumps(list(target.mutate))}",
-        f"pytest_add_cli_args_test_selection = {json.dumps(list(target.tests))}",
+        "pytest_add_cli_args_test_selection = "
+        f"{json.dumps([*target.tests, *(a for t in target.deselect for a in ('--deselect', t))])}",
+        f"max_stack_depth = {target.max_stack_depth}",
+        # A mutant that loops is stopped after 6 x (its tests' traced seconds + 2) CPU seconds (mutmut's default,
+        # 30 x (seconds + 1), let a looping mutant of a function 20 s of tests reach burn ten CPU minutes).
+        "timeout_multiplier = 3.0", "timeout_constant = 2.0",
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "benchmarks.mutation", "-o", "addopts="]', ""])
 
 
@@ -162,7 +219,7 @@ def run_target(target: Target, max_children: int, equivalent: dict[str, list[dic
     """Run mutmut on `target`; return per module: counts, score and the survivors (name, change, equivalent-why)."""
     work = prepare(target)
     start = time.monotonic()
-    run = _mutmut(work, "run", "--max-children", str(max_children))
+    run = _mutmut(work, "run", "--max-children", str(max_children), *target.mutant_globs())
     return {**collect(target, work, time.monotonic() - start, equivalent, run), "run": "full"}
 
 
@@ -172,7 +229,7 @@ def rerun_survivors(target: Target, max_children: int, equivalent: dict[str, lis
     maps them to the functions they reach before it runs). Returns what `collect` returns, `seconds` the re-run's
     and `run` "survivors again"."""
     work = SCRATCH / target.name
-    survivors = [r["name"] for r in _results(work) if r["status"] not in ("killed", "timeout")]
+    survivors = [r["name"] for r in _target_results(target, work) if r["status"] not in ("killed", "timeout")]
     for name in subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "tests"],
                                cwd=ROOT, check=True, capture_output=True).stdout.decode().split("\0"):
         if name and (ROOT / name).is_file():
@@ -188,12 +245,18 @@ def _results(work: Path) -> list[dict[str, str]]:
             if (m := _RESULT.match(line))]
 
 
+def _target_results(target: Target, work: Path) -> list[dict[str, str]]:
+    # Only the mutants of `target.functions` when it names some (mutmut lists the others as "not checked").
+    return [r for r in _results(work)
+            if not target.functions or any(fnmatch.fnmatch(r["name"], g) for g in target.mutant_globs())]
+
+
 def collect(target: Target, work: Path, seconds: float, equivalent: dict[str, list[dict[str, Any]]],
             run: str = "") -> dict[str, Any]:
     """Per module of `target`, from mutmut's results in `work` (a scratch copy after `mutmut run`): mutants,
     killed, timeout, survived, reached by no test, the equivalent survivors (with why) and the others (with their
     diff), and the score killed / (mutants - equivalent); `seconds` is recorded as the run's wall time."""
-    results = _results(work)
+    results = _target_results(target, work)
     if not results:
         raise RuntimeError(f"mutmut produced no mutants for {target.name} (see {work}): {run[-2000:]}")
     files = sorted(str(p.relative_to(work)) for pattern in target.mutate for p in work.glob(pattern))
