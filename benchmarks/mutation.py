@@ -89,7 +89,7 @@ TARGETS = (
            ("tests/policy/test_cluster_queue_rules.py", "tests/policy/test_workload_rules.py",
             "tests/policy/test_rollout_rules.py", "tests/policy/test_roles.py", "tests/policy/test_patches.py",
             "tests/policy/test_catalog.py", "tests/policy/test_declarations.py",
-            "tests/policy/test_quantities_malformed.py",
+            "tests/policy/test_quantities_malformed.py", "tests/policy/test_inference_findings_whole.py",
             "tests/unit/components/model/test_admission.py", "tests/unit/components/model/test_planning_scale.py"),
            deselect=(REGISTRATION_ORDER,)),
     Target("rules-reclaim", ("policy/rules/reclaim_within_budget.py",),

@@ -3,6 +3,7 @@ ClusterQueue), and how long each holds its node after a reclaim (`reclaim_within
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -10,9 +11,11 @@ from hypothesis import strategies as st
 
 from components.model.render import render_stack
 from components.settings import parse_settings
-from policy.rules.reclaim_within_budget import check_reclaim_within_budget, pod_hold
+from policy.rules.reclaim_within_budget import Hold, check_reclaim_within_budget, check_trainjob_patches, pod_hold
 from policy.rules.vocabulary.objects import from_resource
+from policy.rules.vocabulary.values import MISSING
 from tests.helpers import stack_raw
+from tests.policy.fixtures import kube
 
 RUNTIME = "c12-checkpoint-runtime"
 
@@ -107,3 +110,130 @@ def test_a_trainjob_on_the_borrowing_queue_is_judged_with_its_patches_and_cluste
     [finding] = _judge([*manifests, cluster_runtime, job])
     assert (finding.subject.kind, finding.subject.name, finding.value) == ("ClusterTrainingRuntime", "shared-rt", 600)
     assert "TrainJob 'ft' on ClusterQueue 'c12-training-cq' uses it" in finding.rule
+
+
+# --- by hand: pod_hold's table and whole runtime-patch findings (issue 42) --------------------------------------------
+# How long a trainer pod holds its node after a reclaim (`reclaim_within_budget.pod_hold`) from a hand table of the
+# kubelet's rule, and whole findings of the TrainJob runtime-patch judge (`check_trainjob_patches`): every part of the
+# finding written out (issue 42: the mutants of these two survived tests that asserted one part).
+#
+# The kubelet (Kubernetes v1.36.3 `pkg/kubelet/kuberuntime/kuberuntime_container.go` killContainer,
+# `minimumGracePeriodInSeconds = 2`): the pod's terminationGracePeriodSeconds (default 30) covers the preStop hook and
+# the SIGTERM; the container gets at least 2 s after the hook. So a pod holds its node max(grace, 2) without a hook,
+# max(grace, N + 2) with a preStop sleep of N s, and grace + 2 with an exec or httpGet hook.
+
+P = "spec.template.spec"
+GRACE = f"{P}.terminationGracePeriodSeconds"
+SLEEP_20 = {"sleep": {"seconds": 20}}
+EXEC = {"exec": {"command": ["sh", "-c", "save"]}}
+
+
+def _containers(*hooks: Any) -> list[dict[str, Any]]:
+    return [{"name": f"c{i}", **({"lifecycle": {"preStop": hook}} if hook is not None else {})}
+            for i, hook in enumerate(hooks)]
+
+
+HOLD_TABLE = [
+    ({}, Hold(30, GRACE, MISSING, "terminationGracePeriodSeconds not set (Kubernetes default 30)")),
+    ({"terminationGracePeriodSeconds": 0}, Hold(2, GRACE, 0, "terminationGracePeriodSeconds 0")),
+    ({"terminationGracePeriodSeconds": 1}, Hold(2, GRACE, 1, "terminationGracePeriodSeconds 1")),
+    ({"terminationGracePeriodSeconds": 3}, Hold(3, GRACE, 3, "terminationGracePeriodSeconds 3")),
+    ({"terminationGracePeriodSeconds": 90}, Hold(90, GRACE, 90, "terminationGracePeriodSeconds 90")),
+    ({"terminationGracePeriodSeconds": "abc"}, None),
+    ({"terminationGracePeriodSeconds": 10, "containers": _containers(SLEEP_20)},
+     Hold(22, f"{P}.containers[0].lifecycle.preStop", SLEEP_20,
+          "a preStop sleep of 20 s in a grace period of 10 s (the kubelet still gives the container 2 s after the "
+          "hook)")),
+    # a short sleep inside a long grace period: the grace period decides
+    ({"terminationGracePeriodSeconds": 30, "containers": _containers({"sleep": {"seconds": 5}})},
+     Hold(30, GRACE, 30, "terminationGracePeriodSeconds 30")),
+    # sleep + 2 equal to the grace period: still the grace period (not longer)
+    ({"terminationGracePeriodSeconds": 22, "containers": _containers(SLEEP_20)},
+     Hold(22, GRACE, 22, "terminationGracePeriodSeconds 22")),
+    ({"terminationGracePeriodSeconds": 10, "containers": _containers(EXEC)},
+     Hold(12, f"{P}.containers[0].lifecycle.preStop", EXEC,
+          "a preStop hook that may take the whole grace period of 10 s, after which the kubelet still gives the "
+          "container 2 s")),
+    # the longest container decides; one without a hook, or with a null hook, adds nothing
+    ({"terminationGracePeriodSeconds": 10, "containers": _containers(None, SLEEP_20, EXEC)},
+     Hold(22, f"{P}.containers[1].lifecycle.preStop", SLEEP_20,
+          "a preStop sleep of 20 s in a grace period of 10 s (the kubelet still gives the container 2 s after the "
+          "hook)")),
+    ({"terminationGracePeriodSeconds": 25, "containers": [{"name": "a", "lifecycle": {"preStop": None}}]},
+     Hold(25, GRACE, 25, "terminationGracePeriodSeconds 25")),
+]
+
+
+@pytest.mark.parametrize("pod, expected", HOLD_TABLE)
+def test_pod_hold_by_hand_table(pod, expected):
+    got = pod_hold(pod, P)
+    assert got == expected
+    if expected is not None:  # Hold's equality compares `value` too; its type as well (MISSING, an int, a hook)
+        assert got is not None and type(got.value) is type(expected.value)
+
+
+def _trainjob(pod: Any, *, before: int = 0) -> Any:
+    jobs = [{"name": "other", "template": {"spec": {"template": {"spec": {"containers": [{"name": "x"}]}}}}}
+            for _ in range(before)]
+    jobs.append({"name": "node", "template": {"spec": {"template": {"spec": pod}}}} if pod is not None
+                else {"name": "node"})
+    return kube("ft", {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+        "metadata": {"name": "ft", "namespace": "c12-training",
+                     "labels": {"kueue.x-k8s.io/queue-name": "c12-training-lq"}},
+        "spec": {"runtimeRef": {"kind": "TrainingRuntime", "name": "rt"}, "runtimePatches": [
+            {"manager": "a", "time": "t"},
+            {"manager": "x", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": jobs}}}}]}},
+        proxied=False)  # plain values, so a finding's value compares with the hook as written
+
+
+def _whole(violations: list[Any]) -> list[tuple[Any, ...]]:
+    return [(v.policy, v.field, v.value, v.rule, v.fix, v.message, v.urn) for v in violations]
+
+
+PATCH = "spec.runtimePatches[1].trainingRuntimeSpec.template.spec.replicatedJobs[1].template.spec.template.spec"
+JOB_URN = "urn:pulumi:test::kueue-cohorts::kubernetes:trainer.kubeflow.org/v1alpha1:TrainJob::ft"
+FIX = ("patch terminationGracePeriodSeconds to at most 60 (or drop the patch), or raise "
+       "kueue-cohorts:inferenceTraining.inference.reclaimBudgetSeconds if inference may wait that long")
+
+
+def _finding(field: str, value: Any, seconds: str, why: str) -> tuple[Any, ...]:
+    rule = (f"its runtime patch lets a trainer pod keep its node up to {seconds} s after inference reclaims ({why}), "
+            "past the reclaim budget of 60 s: inference's pod stays Pending meanwhile")
+    return ("budget-policy", field, value, rule, FIX,
+            f"The TrainJob 'c12-training/ft' has {field} = {value!r}: {rule}; {FIX}.", JOB_URN)
+
+
+def test_a_patch_past_the_budget_whole():
+    assert _whole(check_trainjob_patches(_trainjob({"terminationGracePeriodSeconds": 90}, before=1), 60,
+                                         "budget-policy")) == [
+        _finding(f"{PATCH}.terminationGracePeriodSeconds", 90, "90", "terminationGracePeriodSeconds 90")]
+
+
+def test_a_patched_prestop_hook_past_the_budget_whole():
+    pod = {"terminationGracePeriodSeconds": 59, "containers": _containers(EXEC)}
+    [got] = _whole(check_trainjob_patches(_trainjob(pod, before=1), 60, "budget-policy"))
+    assert got[:5] == _finding(f"{PATCH}.containers[0].lifecycle.preStop", EXEC, "61",
+                               "a preStop hook that may take the whole grace period of 59 s, after which the kubelet "
+                               "still gives the container 2 s")[:5]
+
+
+@pytest.mark.parametrize("pod", [
+    None,  # no pod template in the patch
+    {"containers": [{"name": "x"}]},  # neither a grace period nor a hook: the patch changes no hold
+    {"terminationGracePeriodSeconds": 60},  # exactly the budget
+    {"terminationGracePeriodSeconds": "soon"},  # not a number: CHECKPOINT_SAFE_RUNTIME reports it
+    {"containers": _containers({"sleep": {"seconds": 58}})},  # 58 + 2 = 60 within the default grace of 30 -> 60
+])
+def test_a_patch_within_the_budget_finds_nothing(pod):
+    assert check_trainjob_patches(_trainjob(pod), 60, "budget-policy") == []
+
+
+def test_a_patched_prestop_alone_is_judged_with_the_default_grace():
+    # no grace period in the patch but a preStop sleep of 70: held 72 s (> 60)
+    pod = {"containers": _containers({"sleep": {"seconds": 70}})}
+    [got] = _whole(check_trainjob_patches(_trainjob(pod), 60, "budget-policy"))
+    field = PATCH.replace("replicatedJobs[1]", "replicatedJobs[0]") + ".containers[0].lifecycle.preStop"
+    assert got[:5] == _finding(field, {"sleep": {"seconds": 70}}, "72",
+                               "a preStop sleep of 70 s in a grace period of 30 s (the kubelet still gives the "
+                               "container 2 s after the hook)")[:5]
