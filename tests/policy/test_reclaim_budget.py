@@ -237,3 +237,81 @@ def test_a_patched_prestop_alone_is_judged_with_the_default_grace():
     assert got[:5] == _finding(field, {"sleep": {"seconds": 70}}, "72",
                                "a preStop sleep of 70 s in a grace period of 30 s (the kubelet still gives the "
                                "container 2 s after the hook)")[:5]
+
+
+# --- the stack judge, whole -------------------------------------------------------------------------------------------
+
+RT_GRACE = "spec.template.spec.replicatedJobs[0].template.spec.template.spec.terminationGracePeriodSeconds"
+BUDGET_FIX = ("or raise kueue-cohorts:inferenceTraining.inference.reclaimBudgetSeconds (the pack option "
+              "reclaimBudgetSeconds) if inference may wait that long")
+
+
+def _runtime_finding(name: str, grace: int, why: str) -> tuple[Any, ...]:
+    rule = (f"a trainer pod of this runtime keeps its node up to {grace} s after inference reclaims{why} "
+            f"(terminationGracePeriodSeconds {grace}; the kubelet waits that long before it kills the container), "
+            "past the reclaim budget of 60 s: the inference Workload is admitted at once and its pod stays Pending "
+            "meanwhile")
+    fix = f"set terminationGracePeriodSeconds to at most 60 (above the declared save of 30 s), {BUDGET_FIX}"
+    return ("reclaim-within-budget", RT_GRACE, grace, rule, fix, f"The {name} has {RT_GRACE} = {grace}: {rule}; {fix}.")
+
+
+def _stack_whole(manifests: list[dict]) -> list[tuple[Any, ...]]:
+    return [(v.policy, v.field, v.value, v.rule, v.fix, v.message) for v in _judge(manifests)]
+
+
+OWN_QUEUE = " (its namespace's ClusterQueue 'c12-training-cq' borrows from 'c12-inference-cq')"
+
+
+def test_every_runtime_of_a_borrowing_namespace_whole():
+    manifests = _dev_manifests()
+    _pod(_runtime(manifests))["terminationGracePeriodSeconds"] = 90
+    second = copy.deepcopy(_runtime(manifests))
+    second["metadata"]["name"] = "second-rt"
+    _pod(second)["terminationGracePeriodSeconds"] = 120
+    assert _stack_whole([*manifests, second]) == [
+        _runtime_finding(f"TrainingRuntime 'c12-training/{RUNTIME}'", 90, OWN_QUEUE),
+        _runtime_finding("TrainingRuntime 'c12-training/second-rt'", 120, OWN_QUEUE)]
+
+
+def _job(**spec: Any) -> dict:
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+            "metadata": {"name": "ft", "namespace": "c12-training",
+                         "labels": {"kueue.x-k8s.io/queue-name": "c12-training-lq"},
+                         "annotations": {"kueue-cohorts/checkpoint-save-seconds": "100"}},
+            "spec": spec}
+
+
+def test_a_trainjob_on_its_namespace_runtime_adds_no_second_finding():
+    # The runtime is judged once, by its namespace; the TrainJob that names it (no patches) adds nothing, and the
+    # save time a TrainJob's own annotation claims is not read (the runtime declares it).
+    manifests = _dev_manifests()
+    _pod(_runtime(manifests))["terminationGracePeriodSeconds"] = 90
+    job = _job(runtimeRef={"kind": "TrainingRuntime", "name": RUNTIME})
+    assert _stack_whole([*manifests, job]) == [
+        _runtime_finding(f"TrainingRuntime 'c12-training/{RUNTIME}'", 90, OWN_QUEUE)]
+    assert _judge([*_dev_manifests(), job]) == []
+
+
+def test_a_trainjob_finds_its_queue_in_its_own_namespace():
+    # A LocalQueue of the same name elsewhere leads to the inference queue (which borrows nothing); the TrainJob's
+    # own namespace decides.
+    manifests = _dev_manifests()
+    cluster_runtime = copy.deepcopy(_runtime(manifests))
+    cluster_runtime.update(kind="ClusterTrainingRuntime", metadata={"name": "shared-rt"})
+    _pod(cluster_runtime)["terminationGracePeriodSeconds"] = 600
+    elsewhere = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                 "metadata": {"name": "c12-training-lq", "namespace": "elsewhere"},
+                 "spec": {"clusterQueue": "c12-inference-cq"}}
+    patch = {"manager": "x", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+        {"name": "node", "template": {"spec": {"template": {"spec": {"terminationGracePeriodSeconds": 3600}}}}}]}}}}
+    job = _job(runtimeRef={"kind": "ClusterTrainingRuntime", "name": "shared-rt"}, runtimePatches=[patch])
+    found = _stack_whole([*manifests, elsewhere, cluster_runtime, job])
+    assert [(f[0], f[1], f[2]) for f in found] == [
+        ("reclaim-within-budget",
+         "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec.template.spec"
+         ".terminationGracePeriodSeconds", 3600),
+        ("reclaim-within-budget", RT_GRACE, 600)]
+    assert found[1][3].startswith(
+        "a trainer pod of this runtime keeps its node up to 600 s after inference reclaims (TrainJob 'ft' on "
+        "ClusterQueue 'c12-training-cq' uses it and borrows from 'c12-inference-cq') (terminationGracePeriodSeconds "
+        "600;")
