@@ -315,3 +315,17 @@ def test_a_trainjob_finds_its_queue_in_its_own_namespace():
         "a trainer pod of this runtime keeps its node up to 600 s after inference reclaims (TrainJob 'ft' on "
         "ClusterQueue 'c12-training-cq' uses it and borrows from 'c12-inference-cq') (terminationGracePeriodSeconds "
         "600;")
+
+
+def test_only_the_trainer_group_s_runtimes_and_trainjobs_are_judged():
+    # The same kinds under another API group (a look-alike CRD) are not Trainer's: nothing to find.
+    manifests = _dev_manifests()
+    runtime = copy.deepcopy(_runtime(manifests))
+    runtime["apiVersion"] = "example.com/v1"
+    runtime["metadata"]["name"] = "look-alike"
+    _pod(runtime)["terminationGracePeriodSeconds"] = 900
+    patch = {"manager": "x", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+        {"name": "node", "template": {"spec": {"template": {"spec": {"terminationGracePeriodSeconds": 3600}}}}}]}}}}
+    job = dict(_job(runtimeRef={"kind": "TrainingRuntime", "name": RUNTIME}, runtimePatches=[patch]),
+               apiVersion="example.com/v1")
+    assert _judge([*manifests, runtime, job]) == []
