@@ -329,3 +329,75 @@ def test_only_the_trainer_group_s_runtimes_and_trainjobs_are_judged():
     job = dict(_job(runtimeRef={"kind": "TrainingRuntime", "name": RUNTIME}, runtimePatches=[patch]),
                apiVersion="example.com/v1")
     assert _judge([*manifests, runtime, job]) == []
+
+
+SAVE = "kueue-cohorts/checkpoint-save-seconds"
+SAVE_FIELD = f'metadata.annotations["{SAVE}"]'
+
+
+def _save_finding(seconds: str) -> tuple[Any, ...]:
+    rule = (f"the trainer declares a checkpoint save of {seconds} s, and its grace period must outlast the save, so "
+            f"when inference reclaims{OWN_QUEUE} it waits for this save, past the reclaim budget of 60 s (the "
+            "inference Workload is admitted at once; its pod stays Pending until the trainer exits)")
+    fix = f"make the save shorter than 60 s (a smaller or sharded checkpoint, a faster volume), {BUDGET_FIX}"
+    return ("reclaim-within-budget", SAVE_FIELD, seconds, rule, fix,
+            f"The TrainingRuntime 'c12-training/{RUNTIME}' has {SAVE_FIELD} = '{seconds}': {rule}; {fix}.")
+
+
+@pytest.mark.parametrize("where", ["runtime", "pod template"])
+@pytest.mark.parametrize("seconds, found", [("59", False), ("60", True), ("61", True)])
+def test_a_declared_save_of_the_whole_budget_whole(where, seconds, found):
+    manifests = _dev_manifests()
+    runtime = _runtime(manifests)
+    if where == "runtime":
+        runtime["metadata"]["annotations"][SAVE] = seconds
+    else:  # only on the trainer's pod template: read from there
+        del runtime["metadata"]["annotations"][SAVE]
+        job = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]
+        job["template"]["spec"]["template"].setdefault("metadata", {})["annotations"] = {SAVE: seconds}
+    expected = [_save_finding(seconds)] if found else []
+    if where == "runtime":
+        assert _stack_whole(manifests) == expected
+    else:  # the finding names the runtime's annotation even when the pod template declares it (left as it is)
+        assert [f[2:5] for f in _stack_whole(manifests)] == [f[2:5] for f in expected]
+
+
+def test_a_declared_save_of_a_fraction_is_printed_as_written():
+    manifests = _dev_manifests()
+    runtime = _runtime(manifests)
+    runtime["metadata"]["annotations"][SAVE] = "30.5"
+    _pod(runtime)["terminationGracePeriodSeconds"] = 90
+    [finding] = _stack_whole(manifests)
+    assert finding[4] == ("set terminationGracePeriodSeconds to at most 60 (above the declared save of 30.5 s), "
+                          f"{BUDGET_FIX}")
+
+
+def test_a_patch_that_only_adds_a_hook_is_judged_on_the_patched_runtime_whole():
+    # The patch alone (an exec preStop in the default grace of 30 s: 32 s) is within the budget; on the runtime's own
+    # grace of 60 s the hook makes 62 s: reported at the TrainJob's runtimePatches.
+    manifests = _dev_manifests()
+    hook = {"exec": {"command": ["save"]}}
+    patch = {"manager": "x", "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+        {"name": "node", "template": {"spec": {"template": {"spec": {
+            "containers": [{"name": "node", "lifecycle": {"preStop": hook}}]}}}}}]}}}}
+    job = _job(runtimeRef={"kind": "TrainingRuntime", "name": RUNTIME}, runtimePatches=[patch])
+    rule = ("with its runtime patches applied, a trainer pod of this runtime keeps its node up to 62 s after inference "
+            "reclaims (a preStop hook that may take the whole grace period of 60 s, after which the kubelet still "
+            "gives the container 2 s; the kubelet waits that long before it kills the container), past the reclaim "
+            "budget of 60 s: the inference Workload is admitted at once and its pod stays Pending meanwhile")
+    fix = ("set terminationGracePeriodSeconds to at most 60 and shorten or remove the preStop hook (above the declared "
+           f"save of 30 s), {BUDGET_FIX}")
+    [finding] = _stack_whole([*manifests, job])
+    assert finding[:5] == ("reclaim-within-budget", "spec.runtimePatches", [patch], rule, fix)
+    assert finding[5].startswith("The TrainJob 'c12-training/ft' has spec.runtimePatches = ")
+    assert finding[5].endswith(f": {rule}; {fix}.")
+
+
+def test_an_inference_queue_name_not_in_the_stack_changes_nothing():
+    manifests = _dev_manifests()
+    _pod(_runtime(manifests))["terminationGracePeriodSeconds"] = 90
+    objects = [o for o in (from_resource(_token(m), m, resource_name=m["metadata"]["name"]) for m in manifests)
+               if o is not None]
+    with_absent = check_reclaim_within_budget(objects, 60, ["absent-cq", "c12-inference-cq"])
+    assert [(v.field, v.rule) for v in with_absent] == [(v.field, v.rule) for v in _judge(manifests)]
+    assert len(with_absent) == 1
