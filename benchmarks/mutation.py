@@ -55,6 +55,8 @@ class Target:
     max_stack_depth: int = -1
     deselect: tuple[str, ...] = ()
     """Test ids left out of the traced run (and so of every mutant's run), each for the reason in `TARGETS`."""
+    by_default: bool = True
+    """False for the whole-module targets a run selects only with --only (each takes hours on two cores)."""
     functions: tuple[str, ...] = ()
     """When set, only the mutants of these functions (dotted module + name, ``components.checks.settings_rules.
     check_flavors``) are run and counted; the others of the files are neither run nor scored."""
@@ -113,12 +115,18 @@ TARGETS = (
                "check_preemption", "_uncovered", "check_reclaim_budget_floor", "check_unique_names",
                "check_kueue_integrations", "check_training_runtime_home"))),
     Target("settings-checks-all", ("components/checks/settings_rules.py",),
-           ("tests/unit/components/settings", "tests/unit/components/checks")),
+           ("tests/unit/components/settings", "tests/unit/components/checks"), by_default=False),
     Target("rule-book", ("policy/rules/*.py",), ("tests/policy", "tests/unit/components/model/test_admission.py",
-                                                  "tests/unit/components/model/test_admission_rollout.py")),
+                                                  "tests/unit/components/model/test_admission_rollout.py"),
+           by_default=False),
 )
-"""Every target, cheapest first. The rule book's own target mutates policy/rules/*.py (the capacity rule and the
-quantity rule are mutated there too, judged by the whole pack suite)."""
+"""Every target, cheapest first. Each rule target mutates one rule or group of rules and is judged by the tests
+written about them: the cross-judge parity test (tests/policy/test_rule_book_parity.py: every rule through the
+program's settings check and the pack's analyzer, 109 tests) and the settings layer's placement and reclaim tests
+(each one to five seconds through the settings loader) reach every rule function and made a surviving mutant cost
+20 s or more; they stay in the whole-module targets. settings-checks runs the mutants of the named functions only,
+judged by the settings test files that refuse bad configs (the hypothesis test feeding any value under any key, 7 s,
+left out). The rule book's and the settings checks' whole-module targets (`by_default` False) run only with --only."""
 
 
 def pytest_sessionstart(session: object) -> None:
@@ -301,8 +309,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = Parser(prog="python -m benchmarks.mutation", description=summary(__doc__))
     add_write_flag(parser)
     names = [t.name for t in TARGETS]
-    parser.add_argument("--only", nargs="+", choices=names, default=names, metavar="TARGET",
-                        help=f"run only these ({', '.join(names)})")
+    parser.add_argument("--only", nargs="+", choices=names, default=[t.name for t in TARGETS if t.by_default],
+                        metavar="TARGET", help=f"run only these ({', '.join(names)}; by default all but "
+                        f"{', '.join(t.name for t in TARGETS if not t.by_default)})")
     parser.add_argument("--max-children", type=int, default=2, help="mutants run at once (default 2)")
     parser.add_argument("--survivors-again", action="store_true",
                         help="run only the survivors of the last run of each target again, with the current tests")
