@@ -4,10 +4,12 @@ preview's time goes from the engine's gRPC log."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import runpy
 import shutil
 import subprocess
+import tomllib
 
 import pytest
 from hypothesis import given
@@ -200,6 +202,29 @@ def test_the_scratch_copy_lists_its_files_to_git_as_the_checkout_does(tmp_path, 
                              "--exclude-standard"], check=True, capture_output=True, text=True).stdout.split()
     assert listed == ["trainer/checkpoints.py"]
     assert 'only_mutate = ["trainer/checkpoints.py"]' in (work / "pyproject.toml").read_text()
+
+
+def test_a_narrowed_target_reaches_mutmut_as_its_settings():
+    """The per-target narrowing (issue 42): the deselected tests follow pytest's --deselect, the stack depth and the
+    CPU timeout are mutmut's own keys, and `functions` become the mutant-name patterns of those functions only."""
+    target = mutation.Target("probe", ("components/checks/settings_rules.py",), ("tests/a.py", "tests/b"),
+                             max_stack_depth=4, deselect=("tests/a.py::test_slow",),
+                             functions=("components.checks.settings_rules.check", "components.checks.settings_rules."
+                                        "_preemption"))
+    config = tomllib.loads(mutation._mutmut_config(target, ["components/checks/settings_rules.py"],
+                                                   ["components", "tests", "stacks"]))["tool"]["mutmut"]
+    assert config["pytest_add_cli_args_test_selection"] == ["tests/a.py", "tests/b", "--deselect",
+                                                             "tests/a.py::test_slow"]
+    assert (config["max_stack_depth"], config["timeout_multiplier"], config["timeout_constant"]) == (4, 3.0, 2.0)
+    assert (config["source_paths"], config["also_copy"]) == (["components"], ["stacks", "tests"])
+    globs = target.mutant_globs()
+    assert globs == ["components.checks.settings_rules.x_check__mutmut_*",
+                     "components.checks.settings_rules.x__preemption__mutmut_*"]
+    named = [f"components.checks.settings_rules.{name}" for name in (
+        "x_check__mutmut_3", "x__preemption__mutmut_1", "x_check_flavors__mutmut_2", "x_checks__mutmut_1")]
+    assert [n for n in named if any(fnmatch.fnmatch(n, g) for g in globs)] == named[:2]
+    assert mutation.Target("all", ("x.py",), ("tests",)).mutant_globs() == []
+    assert {t.name for t in mutation.TARGETS if not t.by_default} == {"settings-checks-all", "rule-book"}
 
 
 def test_the_reclaim_round_marks_the_victims_pod_gone_and_the_inference_pod_running():
