@@ -15,7 +15,7 @@ from policy.rules.reclaim_within_budget import Hold, check_reclaim_within_budget
 from policy.rules.vocabulary.objects import from_resource
 from policy.rules.vocabulary.values import MISSING
 from tests.helpers import stack_raw
-from tests.policy.fixtures import kube
+from tests.policy.fixtures import UNKNOWN, kube
 
 RUNTIME = "c12-checkpoint-runtime"
 
@@ -401,3 +401,53 @@ def test_an_inference_queue_name_not_in_the_stack_changes_nothing():
     with_absent = check_reclaim_within_budget(objects, 60, ["absent-cq", "c12-inference-cq"])
     assert [(v.field, v.rule) for v in with_absent] == [(v.field, v.rule) for v in _judge(manifests)]
     assert len(with_absent) == 1
+
+
+@pytest.mark.parametrize("pod", [
+    {"containers": [{"name": "x"}]},  # neither a grace period nor a hook
+    {"containers": [{"name": "x", "lifecycle": {"postStart": {"exec": {"command": ["warm"]}}}}]},  # no preStop
+])
+def test_a_patch_that_changes_no_hold_is_not_judged_even_under_a_short_budget(pod):
+    # Under a budget of 20 s the default grace (30 s) would be past it; but a patch that sets neither a grace period
+    # nor a preStop hook changes nothing the runtime's own judgement does not already see.
+    assert check_trainjob_patches(_trainjob(pod), 20, "budget-policy") == []
+
+
+def test_every_patched_job_is_judged_after_one_within_the_budget():
+    job = _trainjob({"terminationGracePeriodSeconds": 90}, before=0)
+    jobs = job.spec["runtimePatches"][1]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+    jobs.insert(0, {"name": "first",
+                    "template": {"spec": {"template": {"spec": {"terminationGracePeriodSeconds": 10}}}}})
+    assert [(v.field, v.value) for v in check_trainjob_patches(job, 60, "budget-policy")] == [
+        (f"{PATCH}.terminationGracePeriodSeconds", 90)]
+
+
+def test_every_job_of_a_runtime_is_judged_after_one_within_the_budget():
+    manifests = _dev_manifests()
+    runtime = _runtime(manifests)
+    jobs = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    second = copy.deepcopy(jobs[0])
+    second["name"] = "second"
+    second["template"]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 90
+    jobs.append(second)
+    assert [(f[1], f[2]) for f in _stack_whole(manifests)] == [
+        (RT_GRACE.replace("replicatedJobs[0]", "replicatedJobs[1]"), 90)]
+
+
+def test_a_runtime_without_a_declared_save_is_told_only_the_budget():
+    manifests = _dev_manifests()
+    runtime = _runtime(manifests)
+    del runtime["metadata"]["annotations"][SAVE]
+    _pod(runtime)["terminationGracePeriodSeconds"] = 90
+    [finding] = _stack_whole(manifests)
+    assert finding[4] == f"set terminationGracePeriodSeconds to at most 60, {BUDGET_FIX}"
+
+
+def test_a_value_unknown_at_preview_fails_closed_on_its_own_object():
+    manifests = _dev_manifests()
+    _pod(_runtime(manifests))["terminationGracePeriodSeconds"] = UNKNOWN
+    job = _job(runtimeRef={"kind": "TrainingRuntime", "name": RUNTIME}, runtimePatches=UNKNOWN)
+    objects = [kube(m["metadata"]["name"], m) for m in [*manifests, job]]
+    found = check_reclaim_within_budget(objects, 60, ["c12-inference-cq"])
+    assert [(v.policy, v.subject.kind, v.subject.name) for v in found] == [
+        ("unknown-at-preview", "TrainingRuntime", RUNTIME), ("unknown-at-preview", "TrainJob", "ft")]
