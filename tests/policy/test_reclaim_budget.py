@@ -451,3 +451,15 @@ def test_a_value_unknown_at_preview_fails_closed_on_its_own_object():
     found = check_reclaim_within_budget(objects, 60, ["c12-inference-cq"])
     assert [(v.policy, v.subject.kind, v.subject.name) for v in found] == [
         ("unknown-at-preview", "TrainingRuntime", RUNTIME), ("unknown-at-preview", "TrainJob", "ft")]
+
+
+def test_a_save_declared_on_a_later_job_s_pod_template_is_read():
+    manifests = _dev_manifests()
+    runtime = _runtime(manifests)
+    del runtime["metadata"]["annotations"][SAVE]
+    jobs = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    second = copy.deepcopy(jobs[0])
+    second["name"] = "second"
+    second["template"]["spec"]["template"]["metadata"] = {"annotations": {SAVE: "75"}}
+    jobs.append(second)
+    assert [f[2:5] for f in _stack_whole(manifests)] == [_save_finding("75")[2:5]]
