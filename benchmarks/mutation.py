@@ -11,7 +11,8 @@ belong here (``make bench``), never in ``make test``: the quantity target takes 
 whole rule book far longer.
 
 ``python -m benchmarks.mutation [--only quantity checkpoints capacity] [--max-children 2] [--survivors-again]
-[--write]`` (``--survivors-again``: only the last run's survivors, against the current tests)
+[--collect] [--write]`` (``--survivors-again``: only the last run's survivors, against the current tests;
+``--collect``: record what a stopped run checked, its unchecked mutants counted apart)
 """
 from __future__ import annotations
 
@@ -253,6 +254,16 @@ def _results(work: Path) -> list[dict[str, str]]:
             if (m := _RESULT.match(line))]
 
 
+def collect_stopped(target: Target, max_children: int, equivalent: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """What the last run of `target` checked before it was stopped (its scratch copy's results; `max_children` is
+    unused). `seconds` is the span from the scratch's creation to mutmut's last recorded result; `run` says
+    "stopped", and each module counts its mutants not checked."""
+    work = SCRATCH / target.name
+    metas = list((work / "mutants").rglob("*.meta"))
+    seconds = max(m.stat().st_mtime for m in metas) - (work / "pyproject.toml").stat().st_mtime if metas else 0.0
+    return {**collect(target, work, seconds, equivalent), "run": "stopped"}
+
+
 def _target_results(target: Target, work: Path) -> list[dict[str, str]]:
     # Only the mutants of `target.functions` when it names some (mutmut lists the others as "not checked").
     return [r for r in _results(work)
@@ -263,7 +274,8 @@ def collect(target: Target, work: Path, seconds: float, equivalent: dict[str, li
             run: str = "") -> dict[str, Any]:
     """Per module of `target`, from mutmut's results in `work` (a scratch copy after `mutmut run`): mutants,
     killed, timeout, survived, reached by no test, the equivalent survivors (with why) and the others (with their
-    diff), and the score killed / (mutants - equivalent); `seconds` is recorded as the run's wall time."""
+    diff), the mutants not checked (a run stopped early) and the score killed / (mutants checked - equivalent);
+    `seconds` is recorded as the run's wall time."""
     results = _target_results(target, work)
     if not results:
         raise RuntimeError(f"mutmut produced no mutants for {target.name} (see {work}): {run[-2000:]}")
@@ -273,9 +285,12 @@ def collect(target: Target, work: Path, seconds: float, equivalent: dict[str, li
     for result in results:
         module = next(m for m in modules if result["name"].startswith(m + "."))
         entry = per_module.setdefault(module, {"mutants": 0, "killed": 0, "timeout": 0, "survived": 0,
-                                               "no_tests": 0, "equivalent": [], "survivors": []})
+                                               "no_tests": 0, "not_checked": 0, "equivalent": [], "survivors": []})
         entry["mutants"] += 1
         status = result["status"]
+        if status == "not checked":  # a run stopped before it reached them (`--collect`)
+            entry["not_checked"] += 1
+            continue
         if status in ("killed", "timeout"):
             entry["killed" if status == "killed" else "timeout"] += 1
             continue
@@ -287,7 +302,7 @@ def collect(target: Target, work: Path, seconds: float, equivalent: dict[str, li
         entry["no_tests" if status == "no tests" else "survived"] += 1
         entry["survivors"].append({"mutant": result["name"], "status": status, "change": change})
     for entry in per_module.values():
-        judged = entry["mutants"] - len(entry["equivalent"])
+        judged = entry["mutants"] - entry["not_checked"] - len(entry["equivalent"])
         entry["score"] = round((entry["killed"] + entry["timeout"]) / judged, 4) if judged else 1.0
     return {"seconds": round(seconds, 1), "modules": dict(sorted(per_module.items()))}
 
@@ -298,7 +313,9 @@ def report(name: str, outcome: dict[str, Any]) -> None:
     for module, entry in outcome["modules"].items():
         print(f"   {module}: score {entry['score']:.1%} ({entry['killed'] + entry['timeout']} killed of "
               f"{entry['mutants']}, {len(entry['equivalent'])} equivalent, {entry['survived']} survived, "
-              f"{entry['no_tests']} reached by no test)")
+              f"{entry['no_tests']} reached by no test"
+              + (f"; {entry['not_checked']} not checked: the run was stopped" if entry.get("not_checked") else "")
+              + ")")
         for survivor in entry["survivors"]:
             print(f"      {survivor['status']}: {survivor['mutant']}: {' | '.join(survivor['change'])}")
 
@@ -315,13 +332,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-children", type=int, default=2, help="mutants run at once (default 2)")
     parser.add_argument("--survivors-again", action="store_true",
                         help="run only the survivors of the last run of each target again, with the current tests")
+    parser.add_argument("--collect", action="store_true",
+                        help="run nothing: record what the last run of each target checked before it was stopped")
     args = parser.parse_args(argv)
     equivalent = load_equivalent()
     command = " ".join(["python -m benchmarks.mutation", *(sys.argv[1:] if argv is None else argv)])
     outcomes = {}
     for target in TARGETS:
         if target.name in args.only:
-            run = rerun_survivors if args.survivors_again else run_target
+            run = collect_stopped if args.collect else rerun_survivors if args.survivors_again else run_target
             outcomes[target.name] = {**run(target, args.max_children, equivalent), "measured_at": utc_now(),
                                      "load_average": load_average(), "command": command}
             report(target.name, outcomes[target.name])

@@ -190,6 +190,25 @@ def test_a_mutmut_run_that_fails_on_the_unmutated_code_is_an_error_not_a_list_of
     assert "failed to collect stats" in str(failed.value)
 
 
+def test_a_stopped_run_records_what_it_checked_and_counts_the_rest_apart(tmp_path, monkeypatch):
+    """`--collect` after a run stopped partway (here: mutmut asked for one function's mutants only): the mutants it
+    never reached are "not checked", counted apart and left out of the score, not listed as survivors."""
+    (tmp_path / "pyproject.toml").write_text('[tool.mutmut]\nsource_paths = ["pkg"]\n')
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text("def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x * 3\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_mod.py").write_text(
+        "from pkg.mod import f, g\n\n\ndef test_f():\n    assert f(1) == 2\n\n\ndef test_g():\n    assert g(2) == 6\n")
+    mutation._mutmut(tmp_path, "run", "--max-children", "1", "pkg.mod.x_f__mutmut_*")
+    monkeypatch.setattr(mutation, "SCRATCH", tmp_path.parent)
+    outcome = mutation.collect_stopped(mutation.Target(tmp_path.name, ("pkg/mod.py",), ("tests",)), 1, {})
+    entry = outcome["modules"]["pkg.mod"]
+    assert (entry["not_checked"], entry["survived"], entry["survivors"]) == (entry["mutants"] - entry["killed"], 0, [])
+    assert entry["killed"] >= 1 and entry["not_checked"] >= 1 and entry["score"] == 1.0
+    assert outcome["run"] == "stopped" and outcome["seconds"] >= 0
+
+
 def test_the_scratch_copy_lists_its_files_to_git_as_the_checkout_does(tmp_path, monkeypatch):
     """Tests that copy the checkout (tests/prsummary/gitrepo.py) run `git ls-files --others --exclude-standard` from
     the scratch's mutants/ directory: the scratch is a repository of its own, so they find the files there (inside the
