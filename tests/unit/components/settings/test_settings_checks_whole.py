@@ -209,3 +209,21 @@ def test_names_used_twice_whole():
          "give each ClusterQueue its own tenant value (two ClusterQueues selecting the same tenant label would share "
          "its namespaces)", "")]
     assert _problems(settings_rules.check_unique_names, _dev()) == []
+
+
+def test_names_used_twice_in_the_shared_pool_whole():
+    # A tenant's ClusterQueue is its clusterQueue when set (key ...clusterQueue), else "<name>-cq" (key ...name); its
+    # namespaces are its namespaces when set (key ...namespaces[j]), else its name (key ...name).
+    raw = fixture_raw("guide-shared-pool")
+    tenants = raw["sharedPool"]["tenants"]
+    tenants[0]["clusterQueue"] = "q0"
+    tenants[1].update(clusterQueue="q0", namespaces=["ns-b", "ns-a"])
+    tenants.append({"name": "c", "floor": {"nvidia.com/gpualloc": "1"}})
+    tenants.append({"name": "d", "clusterQueue": "c-cq", "floor": {"nvidia.com/gpualloc": "1"}})
+    queue_fix = "rename one of the ClusterQueues"
+    assert _problems(settings_rules.check_unique_names, raw) == [
+        _twice(f"{SP}.tenants[1].clusterQueue", "ClusterQueue name", "q0", f"{SP}.tenants[0].clusterQueue", queue_fix),
+        _twice(f"{SP}.tenants[3].clusterQueue", "ClusterQueue name", "c-cq", f"{SP}.tenants[2].name", queue_fix),
+        _twice(f"{SP}.tenants[1].namespaces[1]", "namespace", "ns-a", f"{SP}.tenants[0].name",
+               "list the namespace under one ClusterQueue only (each namespace belongs to exactly one ClusterQueue's "
+               "namespaceSelector)")]
