@@ -227,3 +227,15 @@ def test_names_used_twice_in_the_shared_pool_whole():
         _twice(f"{SP}.tenants[1].namespaces[1]", "namespace", "ns-a", f"{SP}.tenants[0].name",
                "list the namespace under one ClusterQueue only (each namespace belongs to exactly one ClusterQueue's "
                "namespaceSelector)")]
+
+
+def test_priority_class_names_used_twice_across_both_layouts_whole():
+    raw = stack_raw("prod")  # both layouts; inference and training name online-inference and online-training
+    raw["sharedPool"]["priorityClasses"] = [{"name": "online-training", "value": 100}, {"name": "batch", "value": 50},
+                                            {"name": "batch", "value": 40}]
+    fix = "rename one of the WorkloadPriorityClasses"
+    assert _problems(settings_rules.check_unique_names, raw) == [
+        _twice(f"{SP}.priorityClasses[0].name", "WorkloadPriorityClass name", "online-training",
+               f"{IT}.training.priorityClass.name", fix),
+        _twice(f"{SP}.priorityClasses[2].name", "WorkloadPriorityClass name", "batch", f"{SP}.priorityClasses[1].name",
+               fix)]
