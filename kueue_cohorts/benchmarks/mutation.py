@@ -11,11 +11,12 @@ belong here (``make bench``), never in ``make test``: the quantity target takes 
 whole rule book far longer.
 
 ``python -m kueue_cohorts.benchmarks.mutation [--only quantity checkpoints capacity] [--max-children 2]
-[--survivors-again]
-[--write]`` (``--survivors-again``: only the last run's survivors, against the current tests)
+[--survivors-again] [--collect] [--write]`` (``--survivors-again``: only the last run's survivors, against the
+current tests; ``--collect``: record what a stopped run checked, its unchecked mutants counted apart)
 """
 from __future__ import annotations
 
+import fnmatch
 import functools
 import gc
 import json
@@ -42,12 +43,36 @@ the mutant's changed lines (stable across runs, unlike mutmut's mutant numbers).
 @dataclass(frozen=True)
 class Target:
     """One mutation run: `mutate` (repository-relative files mutmut changes) judged by `tests` (test files or
-    directories, as pytest takes them)."""
+    directories, as pytest takes them).
+
+    mutmut runs `tests` once with every function traced, and then runs for each mutant only the tests that reached
+    its function. `max_stack_depth` (mutmut's own setting; -1 for no bound) narrows that: a test counts for a
+    function only when fewer than that many frames of the mutated packages lie between the test and the call, so
+    a test that reaches the function through the whole settings loader or the whole rule book does not judge it,
+    and each mutant runs the tests written about its function and its near callers."""
 
     name: str
     mutate: tuple[str, ...]
     tests: tuple[str, ...]
+    max_stack_depth: int = -1
+    deselect: tuple[str, ...] = ()
+    """Test ids left out of the traced run (and so of every mutant's run), each for the reason in `TARGETS`."""
+    by_default: bool = True
+    """False for the whole-module targets a run selects only with --only (each takes hours on two cores)."""
+    functions: tuple[str, ...] = ()
+    """When set, only the mutants of these functions (dotted module + name, ``components.checks.settings_rules.
+    check_flavors``) are run and counted; the others of the files are neither run nor scored."""
 
+    def mutant_globs(self) -> list[str]:
+        """mutmut's mutant-name patterns for `functions` (``<module>.x_<name>__mutmut_*``); [] means all."""
+        return [f"{f.rpartition('.')[0]}.x_{f.rpartition('.')[2]}__mutmut_*" for f in self.functions]
+
+
+REGISTRATION_ORDER = ("tests/unit/components/model/test_admission.py::"
+                      "test_the_program_registers_the_guardrails_parented_and_before_the_cohorts")
+"""Left out of the rule targets: it asserts the order in which the Pulumi mocks see resources registered, which
+under mutmut's tracing (every call of the copied packages recorded) came out otherwise and failed the traced run;
+it judges the program's registration, not the rules mutated there."""
 
 TARGETS = (
     Target("quantity", ("kueue_cohorts/components/settings/quantity.py", "kueue_cohorts/policy/rules/quantities.py",
@@ -62,14 +87,51 @@ TARGETS = (
            ("tests/policy/test_capacity_model.py", "tests/policy/test_capacity_messages.py",
             "tests/policy/test_stack_capacity.py",
             "tests/policy/test_cohort_rules.py", "tests/unit/components/settings/test_capacity_settings.py")),
+    Target("rules-inference", ("kueue_cohorts/policy/rules/inference_reclaim_any.py",
+                               "kueue_cohorts/policy/rules/inference_borrowing_limit_zero.py",
+                               "kueue_cohorts/policy/rules/inference_fits_nominal.py",
+                                   "kueue_cohorts/policy/rules/vocabulary/quota.py"),
+           ("tests/policy/test_cluster_queue_rules.py", "tests/policy/test_workload_rules.py",
+            "tests/policy/test_rollout_rules.py", "tests/policy/test_roles.py", "tests/policy/test_patches.py",
+            "tests/policy/test_catalog.py", "tests/policy/test_declarations.py",
+            "tests/policy/test_quantities_malformed.py", "tests/policy/test_inference_findings_whole.py",
+            "tests/unit/components/model/test_admission.py", "tests/unit/components/model/test_planning_scale.py"),
+           deselect=(REGISTRATION_ORDER,)),
+    Target("rules-reclaim", ("kueue_cohorts/policy/rules/reclaim_within_budget.py",),
+           ("tests/policy/test_reclaim_budget.py", "tests/unit/components/model/test_admission.py"),
+           deselect=(REGISTRATION_ORDER,)),
+    Target("rules-placement", ("kueue_cohorts/policy/rules/pods_fit_nodes.py",
+                               "kueue_cohorts/policy/rules/vocabulary/placement.py"),
+           ("tests/policy/test_placement.py",)),
+    Target("rules-runtime", ("kueue_cohorts/policy/rules/checkpoint_safe_runtime.py",),
+           ("tests/policy/test_runtime_and_config_rules.py", "tests/policy/test_promise4.py",
+            "tests/policy/test_declarations.py", "tests/policy/test_catalog.py",
+            "tests/unit/components/model/test_training_runtime.py")),
     Target("settings-checks", ("kueue_cohorts/components/checks/settings_rules.py",),
-           ("tests/unit/components/settings", "tests/unit/components/checks")),
-    Target("rule-book", ("kueue_cohorts/policy/rules/*.py",),
-           ("tests/policy", "tests/unit/components/model/test_admission.py",
-            "tests/unit/components/model/test_admission_rollout.py")),
+           tuple(f"tests/unit/components/settings/{name}.py" for name in (
+               "test_bad_configs", "test_security_settings", "test_settings_checks_whole")),
+           deselect=("tests/unit/components/settings/test_bad_configs.py::"
+                     "test_any_value_under_any_key_is_problems_never_an_exception",),
+           functions=tuple(f"kueue_cohorts.components.checks.settings_rules.{name}" for name in (
+               "check", "check_cluster_target", "check_node_capacity", "check_some_layout", "_preemption",
+               "check_preemption", "_uncovered", "check_reclaim_budget_floor", "check_unique_names",
+               "check_kueue_integrations", "check_training_runtime_home"))),
+    Target("settings-checks-all", ("kueue_cohorts/components/checks/settings_rules.py",),
+           ("tests/unit/components/settings", "tests/unit/components/checks"), by_default=False),
+    Target("rule-book", ("kueue_cohorts/policy/rules/*.py",), ("tests/policy",
+                                                               "tests/unit/components/model/test_admission.py",
+                                                  "tests/unit/components/model/test_admission_rollout.py"),
+           by_default=False),
 )
-"""Every target, cheapest first. The rule book's own target mutates policy/rules/*.py (the capacity rule and the
-quantity rule are mutated there too, judged by the whole pack suite)."""
+"""Every target, cheapest first. Each rule target mutates one rule or group of rules and is judged by the tests
+written about them: the cross-judge parity test (tests/policy/test_rule_book_parity.py: every rule through the
+program's settings check and the pack's analyzer, 109 tests) and the settings layer's placement and reclaim tests
+(each one to five seconds through the settings loader) reach every rule function and made a surviving mutant cost
+20 s or more; they stay in the whole-module targets. settings-checks runs the mutants of the named functions only,
+judged by the tests of bad configs and of the checks themselves: every settings check runs on every config a test
+validates, so with the nine settings test files each mutant ran about 250 tests (33 s traced) and the first 140
+mutants took 6.5 minutes (all killed); the hypothesis test feeding any value under any key (7 s) is left out.
+The rule book's and the settings checks' whole-module targets (`by_default` False) run only with --only."""
 
 
 def pytest_sessionstart(session: object) -> None:
@@ -121,7 +183,12 @@ def _mutmut_config(target: Target, files: list[str], top: list[str]) -> str:
         f"source_paths = {json.dumps(packages)}",
         f"also_copy = {json.dumps(sorted(set(top) - set(packages)))}",
         f"only_mutate = {json.dumps(list(target.mutate))}",
-        f"pytest_add_cli_args_test_selection = {json.dumps(list(target.tests))}",
+        "pytest_add_cli_args_test_selection = "
+        f"{json.dumps([*target.tests, *(a for t in target.deselect for a in ('--deselect', t))])}",
+        f"max_stack_depth = {target.max_stack_depth}",
+        # A mutant that loops is stopped after 6 x (its tests' traced seconds + 2) CPU seconds (mutmut's default,
+        # 30 x (seconds + 1), let a looping mutant of a function 20 s of tests reach burn ten CPU minutes).
+        "timeout_multiplier = 3.0", "timeout_constant = 2.0",
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "kueue_cohorts.benchmarks.mutation", "-o", '
         '"addopts="]', ""])
 
@@ -166,7 +233,7 @@ def run_target(target: Target, max_children: int, equivalent: dict[str, list[dic
     """Run mutmut on `target`; return per module: counts, score and the survivors (name, change, equivalent-why)."""
     work = prepare(target)
     start = time.monotonic()
-    run = _mutmut(work, "run", "--max-children", str(max_children))
+    run = _mutmut(work, "run", "--max-children", str(max_children), *target.mutant_globs())
     return {**collect(target, work, time.monotonic() - start, equivalent, run), "run": "full"}
 
 
@@ -176,7 +243,7 @@ def rerun_survivors(target: Target, max_children: int, equivalent: dict[str, lis
     maps them to the functions they reach before it runs). Returns what `collect` returns, `seconds` the re-run's
     and `run` "survivors again"."""
     work = SCRATCH / target.name
-    survivors = [r["name"] for r in _results(work) if r["status"] not in ("killed", "timeout")]
+    survivors = [r["name"] for r in _target_results(target, work) if r["status"] not in ("killed", "timeout")]
     for name in subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "tests"],
                                cwd=ROOT, check=True, capture_output=True).stdout.decode().split("\0"):
         if name and (ROOT / name).is_file():
@@ -192,12 +259,29 @@ def _results(work: Path) -> list[dict[str, str]]:
             if (m := _RESULT.match(line))]
 
 
+def collect_stopped(target: Target, max_children: int, equivalent: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """What the last run of `target` checked before it was stopped (its scratch copy's results; `max_children` is
+    unused). `seconds` is the span from the scratch's creation to mutmut's last recorded result; `run` says
+    "stopped", and each module counts its mutants not checked."""
+    work = SCRATCH / target.name
+    metas = list((work / "mutants").rglob("*.meta"))
+    seconds = max(m.stat().st_mtime for m in metas) - (work / "pyproject.toml").stat().st_mtime if metas else 0.0
+    return {**collect(target, work, seconds, equivalent), "run": "stopped"}
+
+
+def _target_results(target: Target, work: Path) -> list[dict[str, str]]:
+    # Only the mutants of `target.functions` when it names some (mutmut lists the others as "not checked").
+    return [r for r in _results(work)
+            if not target.functions or any(fnmatch.fnmatch(r["name"], g) for g in target.mutant_globs())]
+
+
 def collect(target: Target, work: Path, seconds: float, equivalent: dict[str, list[dict[str, Any]]],
             run: str = "") -> dict[str, Any]:
     """Per module of `target`, from mutmut's results in `work` (a scratch copy after `mutmut run`): mutants,
     killed, timeout, survived, reached by no test, the equivalent survivors (with why) and the others (with their
-    diff), and the score killed / (mutants - equivalent); `seconds` is recorded as the run's wall time."""
-    results = _results(work)
+    diff), the mutants not checked (a run stopped early) and the score killed / (mutants checked - equivalent);
+    `seconds` is recorded as the run's wall time."""
+    results = _target_results(target, work)
     if not results:
         raise RuntimeError(f"mutmut produced no mutants for {target.name} (see {work}): {run[-2000:]}")
     files = sorted(str(p.relative_to(work)) for pattern in target.mutate for p in work.glob(pattern))
@@ -206,9 +290,12 @@ def collect(target: Target, work: Path, seconds: float, equivalent: dict[str, li
     for result in results:
         module = next(m for m in modules if result["name"].startswith(m + "."))
         entry = per_module.setdefault(module, {"mutants": 0, "killed": 0, "timeout": 0, "survived": 0,
-                                               "no_tests": 0, "equivalent": [], "survivors": []})
+                                               "no_tests": 0, "not_checked": 0, "equivalent": [], "survivors": []})
         entry["mutants"] += 1
         status = result["status"]
+        if status == "not checked":  # a run stopped before it reached them (`--collect`)
+            entry["not_checked"] += 1
+            continue
         if status in ("killed", "timeout"):
             entry["killed" if status == "killed" else "timeout"] += 1
             continue
@@ -220,7 +307,7 @@ def collect(target: Target, work: Path, seconds: float, equivalent: dict[str, li
         entry["no_tests" if status == "no tests" else "survived"] += 1
         entry["survivors"].append({"mutant": result["name"], "status": status, "change": change})
     for entry in per_module.values():
-        judged = entry["mutants"] - len(entry["equivalent"])
+        judged = entry["mutants"] - entry["not_checked"] - len(entry["equivalent"])
         entry["score"] = round((entry["killed"] + entry["timeout"]) / judged, 4) if judged else 1.0
     return {"seconds": round(seconds, 1), "modules": dict(sorted(per_module.items()))}
 
@@ -231,7 +318,9 @@ def report(name: str, outcome: dict[str, Any]) -> None:
     for module, entry in outcome["modules"].items():
         print(f"   {module}: score {entry['score']:.1%} ({entry['killed'] + entry['timeout']} killed of "
               f"{entry['mutants']}, {len(entry['equivalent'])} equivalent, {entry['survived']} survived, "
-              f"{entry['no_tests']} reached by no test)")
+              f"{entry['no_tests']} reached by no test"
+              + (f"; {entry['not_checked']} not checked: the run was stopped" if entry.get("not_checked") else "")
+              + ")")
         for survivor in entry["survivors"]:
             print(f"      {survivor['status']}: {survivor['mutant']}: {' | '.join(survivor['change'])}")
 
@@ -242,18 +331,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = Parser(prog="python -m kueue_cohorts.benchmarks.mutation", description=summary(__doc__))
     add_write_flag(parser)
     names = [t.name for t in TARGETS]
-    parser.add_argument("--only", nargs="+", choices=names, default=names, metavar="TARGET",
-                        help=f"run only these ({', '.join(names)})")
+    parser.add_argument("--only", nargs="+", choices=names, default=[t.name for t in TARGETS if t.by_default],
+                        metavar="TARGET", help=f"run only these ({', '.join(names)}; by default all but "
+                        f"{', '.join(t.name for t in TARGETS if not t.by_default)})")
     parser.add_argument("--max-children", type=int, default=2, help="mutants run at once (default 2)")
     parser.add_argument("--survivors-again", action="store_true",
                         help="run only the survivors of the last run of each target again, with the current tests")
+    parser.add_argument("--collect", action="store_true",
+                        help="run nothing: record what the last run of each target checked before it was stopped")
     args = parser.parse_args(argv)
     equivalent = load_equivalent()
     command = " ".join(["python -m kueue_cohorts.benchmarks.mutation", *(sys.argv[1:] if argv is None else argv)])
     outcomes = {}
     for target in TARGETS:
         if target.name in args.only:
-            run = rerun_survivors if args.survivors_again else run_target
+            run = collect_stopped if args.collect else rerun_survivors if args.survivors_again else run_target
             outcomes[target.name] = {**run(target, args.max_children, equivalent), "measured_at": utc_now(),
                                      "load_average": load_average(), "command": command}
             report(target.name, outcomes[target.name])

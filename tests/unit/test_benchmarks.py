@@ -5,10 +5,12 @@ preview's time goes from the engine's gRPC log."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import runpy
 import shutil
 import subprocess
+import tomllib
 
 import pytest
 from hypothesis import given
@@ -190,6 +192,25 @@ def test_a_mutmut_run_that_fails_on_the_unmutated_code_is_an_error_not_a_list_of
     assert "failed to collect stats" in str(failed.value)
 
 
+def test_a_stopped_run_records_what_it_checked_and_counts_the_rest_apart(tmp_path, monkeypatch):
+    """`--collect` after a run stopped partway (here: mutmut asked for one function's mutants only): the mutants it
+    never reached are "not checked", counted apart and left out of the score, not listed as survivors."""
+    (tmp_path / "pyproject.toml").write_text('[tool.mutmut]\nsource_paths = ["pkg"]\n')
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text("def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x * 3\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_mod.py").write_text(
+        "from pkg.mod import f, g\n\n\ndef test_f():\n    assert f(1) == 2\n\n\ndef test_g():\n    assert g(2) == 6\n")
+    mutation._mutmut(tmp_path, "run", "--max-children", "1", "pkg.mod.x_f__mutmut_*")
+    monkeypatch.setattr(mutation, "SCRATCH", tmp_path.parent)
+    outcome = mutation.collect_stopped(mutation.Target(tmp_path.name, ("pkg/mod.py",), ("tests",)), 1, {})
+    entry = outcome["modules"]["pkg.mod"]
+    assert (entry["not_checked"], entry["survived"], entry["survivors"]) == (entry["mutants"] - entry["killed"], 0, [])
+    assert entry["killed"] >= 1 and entry["not_checked"] >= 1 and entry["score"] == 1.0
+    assert outcome["run"] == "stopped" and outcome["seconds"] >= 0
+
+
 def test_the_scratch_copy_lists_its_files_to_git_as_the_checkout_does(tmp_path, monkeypatch):
     """Tests that copy the checkout (tests/prsummary/gitrepo.py) run `git ls-files --others --exclude-standard` from
     the scratch's mutants/ directory: the scratch is a repository of its own, so they find the files there (inside the
@@ -203,6 +224,29 @@ def test_the_scratch_copy_lists_its_files_to_git_as_the_checkout_does(tmp_path, 
                              "--exclude-standard"], check=True, capture_output=True, text=True).stdout.split()
     assert listed == ["kueue_cohorts/trainer/checkpoints.py"]
     assert 'only_mutate = ["kueue_cohorts/trainer/checkpoints.py"]' in (work / "pyproject.toml").read_text()
+
+
+def test_a_narrowed_target_reaches_mutmut_as_its_settings():
+    """The per-target narrowing (issue 42): the deselected tests follow pytest's --deselect, the stack depth and the
+    CPU timeout are mutmut's own keys, and `functions` become the mutant-name patterns of those functions only."""
+    target = mutation.Target("probe", ("kueue_cohorts/components/checks/settings_rules.py",), ("tests/a.py", "tests/b"),
+                             max_stack_depth=4, deselect=("tests/a.py::test_slow",),
+                             functions=("kueue_cohorts.components.checks.settings_rules.check",
+                                        "kueue_cohorts.components.checks.settings_rules._preemption"))
+    config = tomllib.loads(mutation._mutmut_config(target, ["kueue_cohorts/components/checks/settings_rules.py"],
+                                                   ["kueue_cohorts", "tests", "stacks"]))["tool"]["mutmut"]
+    assert config["pytest_add_cli_args_test_selection"] == ["tests/a.py", "tests/b", "--deselect",
+                                                             "tests/a.py::test_slow"]
+    assert (config["max_stack_depth"], config["timeout_multiplier"], config["timeout_constant"]) == (4, 3.0, 2.0)
+    assert (config["source_paths"], config["also_copy"]) == (["kueue_cohorts"], ["stacks", "tests"])
+    globs = target.mutant_globs()
+    assert globs == ["kueue_cohorts.components.checks.settings_rules.x_check__mutmut_*",
+                     "kueue_cohorts.components.checks.settings_rules.x__preemption__mutmut_*"]
+    named = [f"kueue_cohorts.components.checks.settings_rules.{name}" for name in (
+        "x_check__mutmut_3", "x__preemption__mutmut_1", "x_check_flavors__mutmut_2", "x_checks__mutmut_1")]
+    assert [n for n in named if any(fnmatch.fnmatch(n, g) for g in globs)] == named[:2]
+    assert mutation.Target("all", ("x.py",), ("tests",)).mutant_globs() == []
+    assert {t.name for t in mutation.TARGETS if not t.by_default} == {"settings-checks-all", "rule-book"}
 
 
 def test_the_reclaim_round_marks_the_victims_pod_gone_and_the_inference_pod_running():
