@@ -31,7 +31,7 @@ for its grace period (``sandbox.kwok``), so the trainer's grace is honoured. A s
 adversary breaks is a **false accept**; a refused stack where the adversary finds no harm is a candidate **false
 refusal**.
 
-Used by ``tests/e2e/test_15_fuzzer.py`` (a small seeded batch) and ``python -m kueue_cohorts.benchmarks.fuzz`` (``make
+Used by ``tests/e2e/test_29_fuzzer.py`` (a small seeded batch) and ``python -m kueue_cohorts.benchmarks.fuzz`` (``make
 bench``: a
 large one, writing the false-accept rate with its seed, count and budget).
 """

@@ -158,8 +158,8 @@ class Scenario:
 
 
 def scenarios() -> list[Scenario]:
-    """The harm scenarios of issue 37 classes 1-3 (tests/e2e/test_09_inference_rollout.py's wide pod,
-    test_10_cohorts_status_and_verify.py's unqueued GPU Job, test_15_fuzzer.py's flavor overlap), each small enough
+    """The harm scenarios of issue 37 classes 1-3 (tests/e2e/test_11_inference_rollout.py's wide pod,
+    test_15_cohorts_status_and_verify.py's unqueued GPU Job, test_29_fuzzer.py's flavor overlap), each small enough
     to read: see each ``description``."""
     return [
         Scenario(

@@ -428,7 +428,7 @@ AGREEMENT_LAYOUTS: dict[str, Layout] = {
         _wpc("wi-inference", 1000), _wpc("wi-training", 10)],
         [("wi-serving2", "inference", "wi-inference", _I), ("wi-training2", "training", "wi-training", _T)]),
 }
-"""The layouts the agreement check replays (tests/e2e/test_14_whatif_agrees_with_kueue.py, benchmarks/
+"""The layouts the agreement check replays (tests/e2e/test_28_whatif_agrees_with_kueue.py, benchmarks/
 whatif_agreement.py): both cohort layouts of the guide and two flavors, in cohorts of their own (`wi-*`)."""
 
 PLURALS = {"ResourceFlavor": "resourceflavors", "ClusterQueue": "clusterqueues", "LocalQueue": "localqueues",

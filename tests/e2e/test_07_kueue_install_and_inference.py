@@ -12,7 +12,7 @@ running. Then, in order:
    ``pulumi up``; the ClusterQueues become Active and a Job goes through the chart's webhooks to admission;
 3. the InferenceService our component rendered was stored by the KServe CRD's schema without pruning a field;
 4. KServe's controller (run by the sandbox) makes that InferenceService into its predictor Deployment, whose pod
-   Kueue admits in the inference ClusterQueue (reclaim through it: test_09_kserve_inference_service.py).
+   Kueue admits in the inference ClusterQueue (reclaim through it: test_12_kserve_inference_service.py).
 
 The sandbox of the session (conftest.py) is not touched; this module's sandbox is stopped when the module ends.
 """
@@ -48,7 +48,7 @@ KUEUE_GROUP = "kueue.x-k8s.io"
 STACK = "kueue-install"
 #: A small model served from the inference LocalQueue; one replica takes the dev node's whole GPU slice.
 #: deploymentMode Standard: the sandbox runs KServe v0.16.0's webhooks, whose validator refuses the legacy
-#: RawDeployment annotation together with a deploymentStrategy (test_09_kserve_inference_service.py).
+#: RawDeployment annotation together with a deploymentStrategy (test_12_kserve_inference_service.py).
 SERVICE = {"name": "tiny-llm", "modelFormat": "huggingface", "storageUri": "hf://Qwen/Qwen2.5-0.5B-Instruct",
            "requests": dict(SLICE), "limits": dict(SLICE), "minReplicas": 1, "maxReplicas": 1,
            "deploymentMode": "Standard"}
@@ -204,7 +204,7 @@ def test_the_inference_service_is_stored_by_the_kserve_schema_as_rendered(instal
 def test_the_controller_runs_the_inference_service_as_a_deployment_kueue_admits(installed):
     """KServe's controller (sandbox.kserve) made the up's InferenceService into its predictor Deployment; Kueue
     admitted the predictor's pod in the inference ClusterQueue with the inference priority. (Reclaim from borrowing
-    training through that Deployment: tests/e2e/test_09_kserve_inference_service.py, on the session sandbox.)"""
+    training through that Deployment: tests/e2e/test_12_kserve_inference_service.py, on the session sandbox.)"""
     _, cluster, _ = installed
     apps = k8s.AppsV1Api(cluster.api)
     deployment = wait_for(lambda: _predictor(apps), 120, "KServe's controller to create the predictor Deployment")

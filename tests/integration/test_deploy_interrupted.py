@@ -1,7 +1,7 @@
 """An interrupted ``up`` through the deploy CLI and the real engine, no cluster (render mode): the pulumi CLI is
 killed with SIGKILL while it creates resources; the next ``up`` reports the stale lock with the one command that
 clears it, ``cancel`` clears it, and ``up`` then converges (reconciling the killed run's pending operations) so
-that ``preview --expect-no-changes`` passes (issue 20, items 1 and 2; tests/e2e/test_10_interrupted_up.py does the
+that ``preview --expect-no-changes`` passes (issue 20, items 1 and 2; tests/e2e/test_16_interrupted_up.py does the
 same against the sandbox's API server at several kill points)."""
 from __future__ import annotations
 

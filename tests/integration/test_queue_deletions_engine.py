@@ -8,7 +8,7 @@ objects the run deletes:
   rewritten to the new one, so no queue of the stack holds the old flavor, only another stack's would (`holders`
   with the queues as they are live);
 - a destroy: every queue object of the state.
-The same steps with a running Job on the sandbox: tests/e2e/test_11_queues_in_use.py."""
+The same steps with a running Job on the sandbox: tests/e2e/test_20_queues_in_use.py."""
 from __future__ import annotations
 
 import pytest

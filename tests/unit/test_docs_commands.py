@@ -10,7 +10,7 @@ workflows' `run:` lines (tests/docs_commands.py reads them from the pages) is ch
   every table row has its header's columns (README's `bench` row had five cells under three).
 
 The lines that need the engine run in tests/integration/test_docs_commands_engine.py, those that need the sandbox in
-tests/e2e/test_08_trainjob_round_trip.py (the round trip of docs/operations.md)."""
+tests/e2e/test_09_trainjob_round_trip.py (the round trip of docs/operations.md)."""
 from __future__ import annotations
 
 import contextlib

@@ -1,7 +1,7 @@
 """`python -m kueue_cohorts.cohorts report` (cohorts/report.py, issue 31 item 4): the arithmetic on samples, the
 outputs, and the
 one line with the fix when no Prometheus answers. The figures against a real Prometheus are in
-tests/unit/cohorts/test_report_prometheus.py and in the sandbox e2e (tests/e2e/test_14_observability.py)."""
+tests/unit/cohorts/test_report_prometheus.py and in the sandbox e2e (tests/e2e/test_27_observability.py)."""
 from __future__ import annotations
 
 import csv

@@ -2,7 +2,7 @@
 against its live cluster (deploy/live_preflight.py): the live nodes' capacity per ResourceFlavor (a refusal), the
 neighbours' quota on the same nodes (a named finding), the checkpoint claim's StorageClass and the kubeconfig's own
 identity against admission.identities (refusals). The read goes through `cohorts verify`'s reader; the same on the
-sandbox: tests/e2e/test_12_namespaces_we_do_not_own.py."""
+sandbox: tests/e2e/test_23_namespaces_we_do_not_own.py."""
 from __future__ import annotations
 
 import copy

@@ -2,7 +2,7 @@
 what holds each (workloads for a ClusterQueue, ClusterQueues for a ResourceFlavor); what the refusal says; which
 deletes a failed run left waiting (deploy/queue_holders.py, run by `python -m kueue_cohorts.deploy up|destroy` before
 the engine).
-The same on the sandbox with a running Job: tests/e2e/test_11_queues_in_use.py."""
+The same on the sandbox with a running Job: tests/e2e/test_20_queues_in_use.py."""
 from __future__ import annotations
 
 from typing import Any, Optional

@@ -1,7 +1,7 @@
 """What serves the TrainJob API in a sandbox follows the stack's `multiKueue.managerTrainer`: the manager sandbox of a
 CRDsOnly stack runs no Trainer controller (the pinned Trainer v2.2.1 ignores spec.managedBy), records that in its
 state, and counts the absent controller as healthy; a worker always runs it. Starting and stopping it on a live
-sandbox is tests/e2e/test_14_multikueue.py."""
+sandbox is tests/e2e/test_26_multikueue.py."""
 from __future__ import annotations
 
 import json

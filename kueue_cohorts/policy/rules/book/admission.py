@@ -28,7 +28,7 @@ are admission only.
 Both sides are built from one `LayoutScope` (the stack's inference ClusterQueue names, ClusterQueue names, priority
 class values and tenant label key: the same parameters the pack config gives the Python rules), and each
 guardrail's `judge` runs the Python rule on what the apiserver would judge, so a parity test can compare the two
-verdicts object by object (tests/e2e/test_09_admission.py, against the real kube-apiserver). The rule and fix
+verdicts object by object (tests/e2e/test_10_admission.py, against the real kube-apiserver). The rule and fix
 clauses of the ClusterQueue messages are taken from the Python rule's own Violation (`_clauses`), so the cluster,
 the pack and the settings check speak the same words.
 

@@ -1,6 +1,6 @@
 """The in-cluster guardrails as generated manifests: which policies each stack gets, the CEL constants taken from the
 stack config, the messages taken from the rule book, the settings that switch Deny to Warn + Audit, and the Python
-side of each guardrail (the apiserver side is tests/e2e/test_09_admission.py)."""
+side of each guardrail (the apiserver side is tests/e2e/test_10_admission.py)."""
 from __future__ import annotations
 
 import copy

@@ -7,7 +7,7 @@ shims (`tests/k8s_cel.py`), and `Guardrail.judge` (the Python rule the pack runs
 other lets through fails the test; `test_a_planted_disagreement_fails_the_parity_check` shows it does, for every
 guardrail. The MultiKueue writers and the reserved trainer env are judged on prod's scope with MultiKueue objects and a
 checkpoint-safe runtime added (`prod+multikueue`: no stack file writes them yet).
-tests/e2e/test_09_admission.py keeps the same parity against the real kube-apiserver.
+tests/e2e/test_10_admission.py keeps the same parity against the real kube-apiserver.
 
 The requests are drawn as the apiserver would hand them over: objects its schema accepts (quantities in the
 apiserver's grammar, milli-units and Mi/Gi, so the rollout rule's double comparison and its 1e-9 tolerance decide

@@ -1,5 +1,5 @@
 """Issue 38 classes 3 and 4, the Python side of the new guardrails and their generated CEL (the apiserver side is
-tests/e2e/test_09_admission.py): priorities used without writing a class (priority-use and the pack's
+tests/e2e/test_10_admission.py): priorities used without writing a class (priority-use and the pack's
 training-priority-below-inference), MultiKueue's objects and the workers' kubeconfig Secrets (multikueue-writers), the
 reserved trainer environment in the cluster (trainjob-reserved-env), and the request shapes a name-matched rail must
 see (the items of a DELETECOLLECTION have no request name)."""

@@ -1,7 +1,7 @@
 """The in-cluster half of inference-rollout-fits-nominal: the guardrail that refuses, in an inference namespace, a
 Deployment, StatefulSet or LeaderWorkerSet whose steady state or update would exceed the inference ClusterQueue's
 nominalQuota. Its Python judge must say what the pack's rule says of the same object in the stack (the CEL was
-compared with it on a real kube-apiserver; tests/e2e/test_09_admission.py does so on the sandbox)."""
+compared with it on a real kube-apiserver; tests/e2e/test_10_admission.py does so on the sandbox)."""
 from __future__ import annotations
 
 import copy

@@ -1,6 +1,6 @@
 """Issue 28 finding 10: the Kueue kinds whose delete Kueue holds back (ClusterQueue, ResourceFlavor) are registered
 with a bounded delete, whatever component registers them (components/resources/manifest.py `lifecycle`); deploy
-explains a delete that ran out (tests/unit/deploy/test_queue_holders.py, tests/e2e/test_11_queues_in_use.py)."""
+explains a delete that ran out (tests/unit/deploy/test_queue_holders.py, tests/e2e/test_20_queues_in_use.py)."""
 from __future__ import annotations
 
 import pulumi

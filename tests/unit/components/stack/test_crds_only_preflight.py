@@ -1,7 +1,7 @@
 """A MultiKueue manager declared `multiKueue.managerTrainer: CRDsOnly` must serve the Trainer's CRDs only: with its
 webhook configurations, Trainer v2.2.1's controller would also run every dispatched TrainJob (no managedBy check), or
 its failurePolicy Fail webhooks refuse every TrainJob. The decision is pure; the cluster read is tried on the
-sandbox (tests/e2e/test_14_multikueue.py)."""
+sandbox (tests/e2e/test_26_multikueue.py)."""
 from __future__ import annotations
 
 from hypothesis import given

@@ -2,7 +2,7 @@
 create (namespacePolicy Create on an existing namespace without this stack's mark), a Label or External namespace
 that does not exist, and External on a namespace this stack created; every problem at once, at its config key.
 
-The cluster read is exercised on the sandbox (tests/e2e/test_12_namespaces_we_do_not_own.py); here the pure decision,
+The cluster read is exercised on the sandbox (tests/e2e/test_23_namespaces_we_do_not_own.py); here the pure decision,
 over both layouts, many tenants and every state a live namespace can be in.
 """
 from __future__ import annotations

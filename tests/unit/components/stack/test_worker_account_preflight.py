@@ -1,7 +1,7 @@
 """Issue 38 class 2: the worker ServiceAccount the stack creates on each MultiKueue worker is absent or the stack's
 (its mark, or the managed-by label of an earlier version): the preflight refuses taking over anyone else's account,
 at its config key, before any change. The read itself is exercised against a real kube-apiserver by the sandbox
-e2e (test_14_multikueue, whose `up` passes it); here the pure decision and the mark the stack writes."""
+e2e (test_26_multikueue, whose `up` passes it); here the pure decision and the mark the stack writes."""
 from __future__ import annotations
 
 from hypothesis import given, settings

@@ -21,7 +21,7 @@ its controller on the manager, the manager would run the dispatched TrainJob too
 kueue_cohorts.sandbox up --stack-file <mk>` reads that setting and stops the manager's Trainer controller and deletes
 its webhook
 configurations (the CRDs stay); `up` with the dev stack at the end of the module starts them again for the files
-that follow (test_14_observability, test_14_whatif_agrees_with_kueue, test_99 share the session sandbox). The worker
+that follow (test_27_observability, test_28_whatif_agrees_with_kueue, test_99 share the session sandbox). The worker
 sandbox starts in this module's fixture only and is stopped after it.
 """
 
