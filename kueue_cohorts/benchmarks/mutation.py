@@ -78,6 +78,7 @@ TARGETS = (
     Target("quantity", ("kueue_cohorts/components/settings/quantity.py", "kueue_cohorts/policy/rules/quantities.py",
                         "kueue_cohorts/policy/rules/vocabulary/quantity.py"),
            ("tests/unit/components/settings/test_quantity.py", "tests/policy/test_quantity_grammar.py",
+            "tests/policy/test_quantity_exponents.py",
             "tests/policy/test_resources.py",
             "tests/policy/test_quantities_malformed.py", "tests/unit/components/settings/test_stack_file_reader.py")),
     Target("checkpoints", ("kueue_cohorts/trainer/checkpoints.py",),

@@ -75,7 +75,9 @@ def parse_quantity_strict(raw: Any) -> Decimal:
         The exact value in base units (cores, bytes, devices), at most MAX_QUANTITY in magnitude.
     Raises:
         ValueError: not a quantity ("NaN", "Infinity", "inf", "1 Gi", "1_000", "", booleans, maps), or beyond
-            MAX_QUANTITY in magnitude ("1e999999", "9Ei"), with a clause saying which.
+            MAX_QUANTITY in magnitude ("1e999999", "9Ei"), or with an exponent beyond int64 ("1e99999999999999999999",
+            which the apiserver cannot parse), with a clause saying which. An exponent is read as the apiserver reads
+            it (`_exponent`): leading zeros count for nothing and it is truncated to int32 ("1e4294967296" is 1).
     """
     if isinstance(raw, bool) or not isinstance(raw, (str, int, float, Decimal)):
         raise ValueError(f"is a {type(raw).__name__}, not a quantity")
@@ -95,11 +97,7 @@ def parse_quantity_strict(raw: Any) -> Decimal:
     number = match.group("number")
     exponent = 0
     if match.group("exponent") is not None:
-        exponent_text = match.group("exponent").lstrip("+-").lstrip("0") or "0"
-        if len(exponent_text) > 6:
-            exponent = _EXPONENT_BOUND * 10 * (-1 if match.group("exponent").startswith("-") else 1)
-        else:
-            exponent = int(match.group("exponent"))
+        exponent = _exponent(match.group("exponent"))
     elif match.group("decimal"):
         exponent = _DECIMAL_EXPONENTS[match.group("decimal")]
     mantissa = Decimal(number)
@@ -110,7 +108,8 @@ def parse_quantity_strict(raw: Any) -> Decimal:
     with localcontext() as ctx:
         ctx.prec = len(number) + 2 * _EXPONENT_BOUND
         ctx.Emax, ctx.Emin = MAX_EMAX, MIN_EMIN
-        value = mantissa.scaleb(max(exponent, -10 * _EXPONENT_BOUND))
+        # Far below 1n every value rounds up to 1n: the exponent is clamped there, not expanded digit by digit.
+        value = mantissa.scaleb(max(exponent, -mantissa.adjusted() - _EXPONENT_BOUND))
         if match.group("binary"):
             value *= Decimal(_BINARY_POWERS[match.group("binary")])
         # The apiserver rounds up to the next nano: 1e-10 -> 1n (the exponent is an int: value is finite).
@@ -122,6 +121,25 @@ def parse_quantity_strict(raw: Any) -> Decimal:
     if value.copy_abs() > MAX_QUANTITY:
         raise ValueError("is above the largest quantity Kubernetes keeps (2^63-1)")
     return value
+
+
+def _exponent(text: str) -> int:
+    """The exponent of `1e<text>` as the apiserver reads it: `text` ("3", "+0003", "-12") is parsed as an int64
+    (`strconv.ParseInt(suffix[1:], 10, 64)`), then truncated to int32 (`int32(parsed)`): k8s.io/apimachinery v0.36.3
+    `pkg/api/resource/suffix.go` `suffixHandler.interpret`. So leading zeros count for nothing, "1e4294967296" is 1
+    and "1e4294967299" is 1000, as the apiserver stores them.
+
+    Raises:
+        ValueError: the exponent lies outside int64 (the apiserver's ErrSuffix, "unable to parse quantity's
+            suffix").
+    """
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > 19:  # int64 has 19 digits; more can only overflow (and would be slow to read as an int)
+        raise ValueError("is not a Kubernetes quantity (its exponent is beyond int64)")
+    value = -int(digits) if text.startswith("-") else int(digits)
+    if not -2**63 <= value < 2**63:
+        raise ValueError("is not a Kubernetes quantity (its exponent is beyond int64)")
+    return (value + 2**31) % 2**32 - 2**31
 
 
 def is_binary(text: Any) -> bool:
