@@ -39,10 +39,11 @@ import yaml
 
 from kueue_cohorts.toolchain import archives, build, gocmd, paths, plugins, versions
 from kueue_cohorts.toolchain.paths import cache_root, pulumi_home
-from kueue_cohorts.toolchain.versions import ToolchainError
+from kueue_cohorts.toolchain.versions import ToolchainError, UnknownNameError
 
 __all__ = [
-    "ToolchainError", "binary", "cache_root", "chart_dir", "crd_documents", "crd_files", "ensure", "module_dir",
+    "ToolchainError", "UnknownNameError", "binary", "cache_root", "chart_dir", "crd_documents", "crd_files", "ensure",
+    "module_dir",
     "pulumi_home", "analyzer_shim", "all_binaries", "for_stack", "group", "ENGINE", "SANDBOX", "REAL_NODE",
 ]
 
@@ -67,12 +68,12 @@ shim and ctr, the kubelet, the CNI plugins. Built only when asked for (:func:`gr
 
 def group(name: str) -> list[str]:
     """Return the executables of the versions.toml entries whose ``group`` is ``name`` (e.g. :data:`REAL_NODE`), in
-    file order. Raises ToolchainError for a group no entry has, naming the groups there are."""
+    file order. Raises UnknownNameError (a ToolchainError) for a group no entry has, naming the groups there are."""
     entries = _versions().entries.values()
     found = [o for e in entries if e.group == name for o in e.outputs]
     if not found:
         known = sorted({e.group for e in entries if e.group})
-        raise ToolchainError(f"no versions.toml entry has group = {name!r}; groups: {', '.join(known) or 'none'}")
+        raise UnknownNameError(f"no versions.toml entry has group = {name!r}; groups: {', '.join(known) or 'none'}")
     return found
 
 

@@ -40,8 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``args.command`` (``ensure`` or ``path``, as ``add_arguments`` shapes it); return the exit code (1 on
-    ToolchainError)."""
+    """Run ``args.command`` (``ensure`` or ``path``, as ``add_arguments`` shapes it); return the exit code: 2 for a
+    binary or group name versions.toml does not pin (UnknownNameError, a usage error), 1 on any other
+    ToolchainError (a binary not built, a build that failed)."""
     def body() -> int:
         if args.command == "ensure":
             names = list(args.names)
@@ -60,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
             print(toolchain.binary(args.name))
         return 0
 
-    return guard("toolchain", body, verbose=args.verbose, what=args.command, known=[Known(toolchain.ToolchainError, 1)])
+    known = [Known(toolchain.UnknownNameError, 2), Known(toolchain.ToolchainError, 1)]
+    return guard("toolchain", body, verbose=args.verbose, what=args.command, known=known)
 
 
 #: ``python -m kueue_cohorts.toolchain``: the same as ``kueue-cohorts toolchain``.

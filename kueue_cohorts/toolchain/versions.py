@@ -15,6 +15,11 @@ class ToolchainError(RuntimeError):
     """Raised when a pinned binary, module or file is missing or cannot be built; the message says which and why."""
 
 
+class UnknownNameError(ToolchainError):
+    """Raised for a binary or group name that versions.toml does not pin: the caller's mistake, not the machine's (the
+    command line exits 2 for it, as for any usage error); the message lists the names there are."""
+
+
 @dataclass(frozen=True)
 class Plugin:
     """A Pulumi plugin to install into the plugin cache: ``kind`` (resource|analyzer), ``name``, exact ``version``."""
@@ -108,13 +113,13 @@ class Versions:
     def entry_for(self, binary: str) -> Entry:
         """Return the entry that builds executable ``binary`` (e.g. kube-scheduler -> kubernetes).
 
-        Raises ToolchainError for an unknown name, listing the known ones.
+        Raises UnknownNameError (a ToolchainError) for an unknown name, listing the known ones.
         """
         for entry in self.entries.values():
             if binary in entry.outputs:
                 return entry
         known = sorted(o for e in self.entries.values() for o in e.outputs)
-        raise ToolchainError(f"unknown binary {binary!r}; versions.toml pins: {', '.join(known)}")
+        raise UnknownNameError(f"unknown binary {binary!r}; versions.toml pins: {', '.join(known)}")
 
 
 def _entry(name: str, spec: dict[str, Any]) -> Entry:
