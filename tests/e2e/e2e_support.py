@@ -216,3 +216,25 @@ def assert_outside_namespace_gets_nothing(cluster: Cluster, namespace: str, labe
         assert not admitted_in(cluster.workload_of(outsider)), f"free inference quota still does not reach {namespace}"
     finally:
         cluster.core.delete_namespace(namespace)
+
+
+TRAINER = ("trainer.kubeflow.org", "v1alpha1")
+
+
+def delete_trainjob_and_deployment(cluster: Cluster, trainjob: str, training_ns: str, deployment: str,
+                                   inference_ns: str, timeout: float) -> None:
+    """Delete the TrainJob ``trainjob`` of ``training_ns`` and the Deployment ``deployment`` of ``inference_ns`` (either
+    may be gone already: 404 is fine), then wait up to ``timeout`` seconds, each, until neither namespace has a
+    Workload left. The cleanup of a test that borrowed quota with a TrainJob and reclaimed it with a Deployment; the
+    caller waits for whatever else it made (its JobSet, its pods). Raises kubernetes ApiException on any other
+    status, AssertionError (wait_for) on a timeout."""
+    apps = k8s.AppsV1Api(cluster.api)
+    for delete in (lambda: cluster.custom.delete_namespaced_custom_object(*TRAINER, training_ns, "trainjobs", trainjob),
+                   lambda: apps.delete_namespaced_deployment(deployment, inference_ns)):
+        try:
+            delete()
+        except k8s.ApiException as exc:
+            if exc.status != 404:
+                raise
+    for ns in (training_ns, inference_ns):
+        wait_for(lambda ns=ns: not cluster.kueue_objects("workloads", ns), timeout, f"Workloads in {ns} to be gone")

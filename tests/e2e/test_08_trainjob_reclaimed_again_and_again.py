@@ -19,7 +19,7 @@ owning the node's GPU, a training queue borrowing it), so it needs no Pulumi sta
 from __future__ import annotations
 
 import pytest
-from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, admitted_in, is_true, wait_for
+from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, TRAINER, admitted_in, is_true, wait_for
 from kubernetes import client as k8s
 
 from kueue_cohorts.components.model.runtime import render_runtime, render_trainjob
@@ -28,7 +28,6 @@ from kueue_cohorts.policy.rules.checkpoint_safe_runtime import check_checkpoint_
 from kueue_cohorts.policy.rules.vocabulary.objects import KubeObject
 from kueue_cohorts.sandbox.kwok import EXIT_DELAY_ANNOTATION
 
-TRAINER = ("trainer.kubeflow.org", "v1alpha1")
 JOBSET = ("jobset.x-k8s.io", "v1alpha2")
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
 TRAINING_NS, INFERENCE_NS = "p4-training", "p4-inference"

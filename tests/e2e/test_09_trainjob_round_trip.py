@@ -24,7 +24,19 @@ import subprocess
 import sys
 
 import pytest
-from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, admitted_in, borrowed, condition, is_true, wait_for
+from e2e_support import (
+    PRIORITY_LABEL,
+    QUEUE_LABEL,
+    REPO,
+    SLICE,
+    TRAINER,
+    admitted_in,
+    borrowed,
+    condition,
+    delete_trainjob_and_deployment,
+    is_true,
+    wait_for,
+)
 from kubernetes import client as k8s
 
 from kueue_cohorts import toolchain
@@ -32,7 +44,6 @@ from kueue_cohorts.components.checks.validation import load_stack_file
 from kueue_cohorts.components.model.runtime import render_runtime, render_trainjob
 from tests.docs_commands import section_commands
 
-TRAINER = ("trainer.kubeflow.org", "v1alpha1")
 JOBSET = ("jobset.x-k8s.io", "v1alpha2")
 TRAINING_NS, INFERENCE_NS = "c12-training", "c12-inference"
 JOB_NAME = "finetune-tj"
@@ -97,16 +108,7 @@ def _inference_deployment(replicas: int) -> k8s.V1Deployment:
 def clean_trainjob(cluster, dev_stack):
     """Delete the test's TrainJob and Deployment afterwards; wait until their Workloads and Pods are gone."""
     yield
-    apps = k8s.AppsV1Api(cluster.api)
-    for delete in (lambda: cluster.custom.delete_namespaced_custom_object(*TRAINER, TRAINING_NS, "trainjobs", JOB_NAME),
-                   lambda: apps.delete_namespaced_deployment("serve-tj", INFERENCE_NS)):
-        try:
-            delete()
-        except k8s.ApiException as exc:
-            if exc.status != 404:
-                raise
-    for ns in (TRAINING_NS, INFERENCE_NS):
-        wait_for(lambda ns=ns: not cluster.kueue_objects("workloads", ns), 120, f"Workloads in {ns} to be gone")
+    delete_trainjob_and_deployment(cluster, JOB_NAME, TRAINING_NS, "serve-tj", INFERENCE_NS, 120)
     wait_for(lambda: not _training_pods(cluster) and _jobset(cluster) is None, 120,
              "the TrainJob's JobSet and Pods to be garbage-collected")
 

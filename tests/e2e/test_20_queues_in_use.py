@@ -22,7 +22,7 @@ import argparse
 
 import pytest
 import yaml
-from e2e_support import KUEUE, REPO, admitted_in, is_true, wait_for
+from e2e_support import KUEUE, REPO, TRAINER, admitted_in, is_true, wait_for
 from kubernetes import client as k8s
 from pulumi import automation as auto
 
@@ -176,7 +176,6 @@ def test_a_queue_a_running_job_holds_is_never_deleted_blindly(project, cluster, 
 
 RT_STACK = "heldrt"
 RT_INFERENCE, RT_TRAINING = "heldrt-inference", "heldrt-training"
-TRAINER = ("trainer.kubeflow.org", "v1alpha1")
 
 
 def _runtime_stack() -> dict:

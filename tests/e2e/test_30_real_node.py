@@ -35,7 +35,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, Cluster, start_sandbox, wait_for
+from e2e_support import (
+    PRIORITY_LABEL,
+    QUEUE_LABEL,
+    REPO,
+    SLICE,
+    TRAINER,
+    Cluster,
+    delete_trainjob_and_deployment,
+    start_sandbox,
+    wait_for,
+)
 from kubernetes import client as k8s
 from kubernetes import watch
 
@@ -147,7 +157,6 @@ def test_behind_a_shell_wrapper_the_signal_is_lost_and_the_process_is_killed_at_
 
 # ----- the whole story: the stack's TrainingRuntime runs the real trainer on the real node -----------------------
 
-TRAINER = ("trainer.kubeflow.org", "v1alpha1")
 TRAINING_NS, INFERENCE_NS = "c12-training", "c12-inference"
 JOB_NAME = "real-node-tj"
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
@@ -185,16 +194,7 @@ def _checkpoint_dir(cluster: Cluster, request: pytest.FixtureRequest) -> Path:
 def clean_real_trainjob(cluster, dev_stack):
     """Delete the test's TrainJob and inference Deployment afterwards; wait until their Pods are gone."""
     yield
-    apps = k8s.AppsV1Api(cluster.api)
-    for delete in (lambda: cluster.custom.delete_namespaced_custom_object(*TRAINER, TRAINING_NS, "trainjobs", JOB_NAME),
-                   lambda: apps.delete_namespaced_deployment("serve-rn", INFERENCE_NS)):
-        try:
-            delete()
-        except k8s.ApiException as exc:
-            if exc.status != 404:
-                raise
-    for ns in (TRAINING_NS, INFERENCE_NS):
-        wait_for(lambda ns=ns: not cluster.kueue_objects("workloads", ns), 180, f"Workloads in {ns} to be gone")
+    delete_trainjob_and_deployment(cluster, JOB_NAME, TRAINING_NS, "serve-rn", INFERENCE_NS, 180)
     wait_for(lambda: not cluster.core.list_namespaced_pod(TRAINING_NS,
                                                           label_selector=f"{JOBSET_NAME_LABEL}={JOB_NAME}").items,
              180, "the TrainJob's Pods to be gone")
