@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import time
 
 import pytest
 from e2e_support import PRIORITY_LABEL, QUEUE_LABEL, REPO, SLICE, admitted_in, condition, is_true, wait_for
@@ -192,6 +193,10 @@ def _guardrail_warns_only(cluster):
         admission.patch_validating_admission_policy_binding(GUARDRAIL_BINDING, {"spec": {"validationActions": actions}})
 
 
+#: Seconds the stuck rollout is watched to stand still once its status counts the gated surge pod.
+STANDS_STILL_S = 5
+
+
 def _deadlocks_then_the_fix_finishes_it(apps, cluster) -> None:
     """The default surge's rollout stands still (surge pod gated, its Workload pending, the old replica serving), and
     the rule's fix applied to the stuck rollout lets it finish."""
@@ -210,9 +215,16 @@ def _deadlocks_then_the_fix_finishes_it(apps, cluster) -> None:
     assert not admitted_in(wl)
     old = [p for p in _pods(cluster) if p.metadata.uid != surge.metadata.uid]
     assert len(old) == 1 and _ready(old[0]), "the old replica keeps serving and keeps its quota"
-    status = apps.read_namespaced_deployment(NAME, NAMESPACE).status
-    assert (status.replicas, status.updated_replicas, status.available_replicas) == (2, 1, 1), \
-        "the rollout stands still: one updated replica that is not available"
+    # The Deployment controller writes its status after it sees the pods (a sync later than the pods themselves,
+    # Kubernetes v1.36.3 pkg/controller/deployment/sync.go syncDeploymentStatus): wait for it, then see it stays put.
+    def rollout_counts() -> tuple[int | None, int | None, int | None]:
+        status = apps.read_namespaced_deployment(NAME, NAMESPACE).status
+        return status.replicas, status.updated_replicas, status.available_replicas
+
+    wait_for(lambda: rollout_counts() == (2, 1, 1), 30, "the Deployment's status to count the gated surge pod")
+    time.sleep(STANDS_STILL_S)
+    assert rollout_counts() == (2, 1, 1), "the rollout stands still: one updated replica that is not available"
+    assert _gated(cluster.core.read_namespaced_pod(surge.metadata.name, NAMESPACE)), "the surge pod is still gated"
 
     # The rule's fix, applied to the stuck rollout, lets it finish.
     apps.patch_namespaced_deployment(NAME, NAMESPACE, {"spec": {"strategy": copy.deepcopy(SAFE_STRATEGY)}})

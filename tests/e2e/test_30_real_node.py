@@ -239,6 +239,11 @@ def test_the_real_trainer_is_reclaimed_saves_on_sigterm_and_resumes_with_no_step
     start = time.monotonic()
     apps.create_namespaced_deployment(INFERENCE_NS, deployment)
 
+    # The log is read while the pod stops, not after: once the kubelet has reported the exit, the Job controller's
+    # delete completes and the kubelet removes the pod's log directory with its containers (Kubernetes v1.36.3
+    # pkg/kubelet/kuberuntime/kuberuntime_gc.go evictPodLogsDirectories), which can be before the inference pod runs.
+    first_log: list[str] = []
+
     def terminated() -> k8s.V1ContainerStateTerminated | None:
         try:
             pod = cluster.core.read_namespaced_pod(first.metadata.name, TRAINING_NS)
@@ -247,6 +252,7 @@ def test_the_real_trainer_is_reclaimed_saves_on_sigterm_and_resumes_with_no_step
                 return None
             raise
         statuses = pod.status.container_statuses or []
+        first_log[:] = _log_lines(sandbox, first) or first_log
         return statuses[0].state.terminated if statuses and statuses[0].state.terminated else None
 
     stopped = wait_for(terminated, runtime.grace_period_seconds + 120, "the trainer to stop", interval=0.1)
@@ -258,11 +264,12 @@ def test_the_real_trainer_is_reclaimed_saves_on_sigterm_and_resumes_with_no_step
 
     wait_for(inference_running, runtime.grace_period_seconds + 120, "the inference pod to run")
     inference_s = time.monotonic() - start
-    first_log = _log_lines(sandbox, first)
     print(f"\nreal trainer: stopped {stopped_s:.1f} s and the inference pod Running {inference_s:.1f} s after the "
           f"inference Deployment was created (grace period {runtime.grace_period_seconds} s)")
     assert stopped.exit_code == PREEMPTED_EXIT_CODE, "\n".join(first_log[-20:])
-    stop_line = next(line for line in first_log if "preempted: stopped at global step" in line)
+    stop_lines = [line for line in first_log if "preempted: stopped at global step" in line]
+    assert len(stop_lines) == 1, "\n".join(["no one stop line in the log; its last lines:", *first_log[-20:]])
+    stop_line = stop_lines[0]
     step = int(stop_line.split("global step ", 1)[1].split()[0])
     assert f"with checkpoint-{step} complete" in stop_line, stop_line
     assert (run_dir / f"checkpoint-{step}").is_dir()
