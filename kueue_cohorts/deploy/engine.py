@@ -215,10 +215,6 @@ def state_file(stack: auto.Stack) -> Path | None:
 # objects created by the killed run whose resources were then removed from the program before the next `up` stay
 # in the cluster unmanaged. Set PULUMI_SKIP_CHECKPOINTS=false in the environment to keep per-step checkpoints.
 
-#: Backend URL schemes of Pulumi's self-managed backends, which rewrite the whole state after every step (the check
-#: itself is deploy.backend_url.is_diy: any case of the scheme, postgres too).
-SELF_MANAGED_SCHEMES = ("file://", "s3://", "gs://", "azblob://", "postgres://")
-
 
 def checkpoint_env(backend_url: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """Return the checkpoint setting for a run against ``backend_url``: ``{"PULUMI_SKIP_CHECKPOINTS": "true"}``

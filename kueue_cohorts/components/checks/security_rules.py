@@ -54,8 +54,6 @@ EVERYONE: frozenset[str] = frozenset({
 })
 #: Prefixes of group names that every ServiceAccount of a namespace, or every bootstrap token, carries.
 EVERYONE_PREFIXES: tuple[str, ...] = ("system:serviceaccounts:", "system:bootstrappers:")
-SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
-"""The user name prefix of every ServiceAccount (serviceaccount/util.go ``ServiceAccountUsernamePrefix``)."""
 _SERVICE_ACCOUNT_USER = re.compile(r"^system:serviceaccount:([^:]*):([^:]*)$")
 
 

@@ -42,7 +42,6 @@ from typing import Any, Optional
 from kueue_cohorts.components.settings.runtime import EnvVarSource, TrainingRuntimeSettings
 from kueue_cohorts.policy.rules.vocabulary.objects import MANAGED_LABELS, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL
 
-SETTINGS_KEY = "kueue-cohorts:trainingRuntime"
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"

@@ -58,7 +58,7 @@ class _CohortComponent(pulumi.ComponentResource):
 
     def __init__(self, type_token: str, name: str, stack: JudgedStack,
                  pick: Callable[[AssembledStack], Optional[RenderedLayout]], flavor: Optional[pulumi.Resource],
-                 checkpoint_retain: bool, opts: Optional[pulumi.ResourceOptions]):
+                 opts: Optional[pulumi.ResourceOptions]):
         super().__init__(type_token, name, None, opts)
         layout = pick(stack.assembled)
         assert layout is not None  # the subclasses check that the stack has their layout
@@ -206,9 +206,8 @@ class InferenceTrainingCohort(_CohortComponent):
             top + ("training", "checkpoint", "storageClassName"): args.storage_class_name,
         }, args.namespace_owner)
         s: InferenceTrainingSettings = stack.settings.inference_training  # type: ignore[assignment]  # checked above
-        retain = s.training.checkpoint.retain_on_delete if s.training.checkpoint is not None else True
         super().__init__("kueue-cohorts:cohorts:InferenceTrainingCohort", name, stack, _inference_training,
-                         args.flavor, retain, opts)
+                         args.flavor, opts)
         self.settings = s
         self.inference_spec = self.plan.cluster_queue(s.inference.cluster_queue)
         self.training_spec = self.plan.cluster_queue(s.training.cluster_queue)
@@ -267,7 +266,7 @@ class SharedPoolCohort(_CohortComponent):
                                             for tenant, names in (args.tenant_namespaces or {}).items()},
                                args.namespace_owner)
         s: SharedPoolSettings = stack.settings.shared_pool  # type: ignore[assignment]  # checked above
-        super().__init__("kueue-cohorts:cohorts:SharedPoolCohort", name, stack, _shared_pool, args.flavor, True, opts)
+        super().__init__("kueue-cohorts:cohorts:SharedPoolCohort", name, stack, _shared_pool, args.flavor, opts)
         self.settings = s
         self.tenant_cluster_queues = {
             t.name: self.cluster_queues[t.cluster_queue_name] for t in s.tenants
