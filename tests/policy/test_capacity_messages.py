@@ -4,7 +4,7 @@ whose level labels no pool carries, node pools without labels (undecidable), no 
 binary units."""
 from __future__ import annotations
 
-from tests.policy.test_capacity_model import A100, H100, flavor, judge, pool, queue, topology
+from tests.policy.rules.test_cohort_nominal_within_capacity import A100, H100, flavor, judge, pool, queue, topology
 
 SEVEN = {f"q{i}": queue(f"q{i}-cq", {"h100": 1}, "c") for i in range(7)}
 RACK = ("cloud/block", "kubernetes.io/hostname")

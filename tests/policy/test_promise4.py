@@ -22,7 +22,7 @@ from kueue_cohorts.policy.rules.vocabulary.signals import signal_problem
 from kueue_cohorts.trainer import entrypoint
 from tests.helpers import stack_raw
 from tests.policy.fixtures import UNKNOWN, compliant, messages, stack
-from tests.policy.test_rule_book_parity import as_objects_from, pack_verdicts
+from tests.policy.pack.test_rule_book_parity import as_objects_from, pack_verdicts
 
 RUNTIME = "The TrainingRuntime 'c12-training/c12-checkpoint-runtime'"
 POD = "spec.template.spec.replicatedJobs[0].template.spec.template.spec"

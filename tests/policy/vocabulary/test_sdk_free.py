@@ -11,7 +11,7 @@ import pytest
 from kueue_cohorts.policy.rules.vocabulary.selectors import matches, selector_problems
 from kueue_cohorts.policy.rules.vocabulary.values import MISSING
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize("module", [f"kueue_cohorts.policy.rules.vocabulary.{name}" for name in (

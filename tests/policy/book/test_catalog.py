@@ -36,7 +36,7 @@ from kueue_cohorts.policy.rules.namespace_selector import CLUSTER_QUEUE_NAMESPAC
 from kueue_cohorts.policy.rules.vocabulary.declaration import Level, Promise
 from tests.policy.fixtures import DEV_CAPACITY, UNKNOWN, compliant, type_token, urn
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 MANDATORY = {rule.name for rule in RULES if rule.level is Level.MANDATORY}
 ADVISORY = {rule.name for rule in RULES if rule.level is Level.ADVISORY}
 CAPACITY = COHORT_NOMINAL_WITHIN_CAPACITY.name

@@ -25,7 +25,7 @@ from kueue_cohorts.policy.rules.vocabulary.roles import ROLE_OPTIONS, roles_of
 from tests.helpers import stack_raw
 from tests.policy.fixtures import compliant, stack, type_token
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 STACKS = ("dev", "staging", "prod", "mixed")
 HOMONYMS = {"kueue-manager-config": ("kueue_cohorts/policy/rules/vocabulary/kueue_counts.py",
                                      'MANAGER_CONFIG_MAP = "kueue-manager-config"')}
