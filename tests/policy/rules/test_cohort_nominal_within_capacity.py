@@ -1,19 +1,31 @@
 """cohort-nominal-within-capacity (promise 1): the nominalQuota of every ClusterQueue and Cohort of the stack fits,
 per ResourceFlavor, the nodes that flavor really selects by its nodeLabels; flavors that select the same nodes
-share them (Hall's condition over every set of flavors, checked with a maximum flow)."""
+share them (Hall's condition over every set of flavors, checked with a maximum flow).
+
+cohort-nominal-within-capacity: the whole sentence of every kind of finding (rule and fix), written out by hand:
+more holders than a message names (counted, "and 2 more"), a Topology-Aware flavor with and without nodeLabels
+whose level labels no pool carries, node pools without labels (undecidable), no node pool at all, memory shown in
+binary units.
+
+Issue 13 item 11 in the pack: a malformed quantity ("NaN", "Infinity", "1e999999") in any quota or request is
+reported by the existing stack policies, never raised (they parse with quantities.parse)."""
 from __future__ import annotations
 
 from decimal import Decimal
 from itertools import combinations
 from typing import Optional
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kueue_cohorts.policy.rules.cohort_nominal_within_capacity import check_capacity_options
-from tests.policy.fixtures import UNKNOWN, compliant, messages, stack
+from kueue_cohorts.policy.rules.single_layout_per_cohort import check_single_layout_per_cohort
+from tests.policy.fixtures import DEV_CAPACITY, UNKNOWN, compliant, messages, stack
 
 GPU = "nvidia.com/gpu"
+
+
 POLICY = "cohort-nominal-within-capacity"
 
 
@@ -49,10 +61,10 @@ def judge(manifests: dict, pools: list, **options) -> list:
 
 
 H100 = {"gpu": "h100"}
+
+
 A100 = {"gpu": "a100"}
 
-
-# --- the classes of issue 26 promise 1, several members each ---------------------------------------------------------
 
 def test_quota_split_over_two_cohorts_each_fitting_alone_fails_together():
     manifests = {"f": flavor("h100", H100), "a": queue("a-cq", {"h100": 3}, "one"),
@@ -170,8 +182,6 @@ def test_a_resource_no_selected_pool_declares_fails():
                     "resource from the quota"
 
 
-# --- fail closed ------------------------------------------------------------------------------------------------------
-
 def test_a_quota_of_an_undefined_flavor_fails_closed_unless_the_config_gives_its_labels():
     manifests = {"q": queue("q", {"h100": 1})}
     [v] = judge(manifests, [pool("h", 4, H100)])
@@ -240,10 +250,12 @@ def test_the_compliant_fixture_fits_its_node():
            "'c12-training-cq' 1Ki), above the 2Ki of the nodes" in v.rule
 
 
-# --- the verdict against an independent model: Hall's condition over every set of flavors -----------------------------
-
 KEYS = ("gpu", "zone")
+
+
 VALUES = ("a", "b")
+
+
 labels_st = st.dictionaries(st.sampled_from(KEYS), st.sampled_from(VALUES), max_size=2)
 
 
@@ -321,8 +333,6 @@ def test_the_verdict_is_halls_condition_and_the_worst_placement(cluster):
     assert all(v.policy == POLICY and v.rule and v.fix for v in found)
 
 
-# --- Topology-Aware flavors: the nodes must carry the Topology's level labels too ------------------------------------
-
 def topology(name: str, *levels: str) -> dict:
     return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology", "metadata": {"name": name},
             "spec": {"levels": [{"nodeLabel": level} for level in levels]}}
@@ -348,8 +358,6 @@ def test_a_topology_aware_flavor_selects_only_nodes_with_every_level_label():
     assert (v.field, v.value) == ("spec.topologyName", "default")
     assert v.fix == "declare the Topology 'default' in the stack, or drop topologyName"
 
-
-# --- fail closed: any value unknown at preview, one at a time --------------------------------------------------------
 
 def _leaves(node, path=()):
     if isinstance(node, dict):
@@ -397,3 +405,112 @@ def test_every_unknown_value_fails_closed_and_never_raises():
             if any("unknown at preview" in v.message for v in found):
                 reported.add((name, path))
     assert READ <= reported, READ - reported
+
+
+SEVEN = {f"q{i}": queue(f"q{i}-cq", {"h100": 1}, "c") for i in range(7)}
+
+
+RACK = ("cloud/block", "kubernetes.io/hostname")
+
+
+def _one(manifests, pools):
+    found = judge(manifests, pools)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_over_capacity_with_more_holders_than_named():
+    v = _one({"f": flavor("h100", H100), **SEVEN}, [pool("h100", 4, H100)])
+    assert v.rule == (
+        "the nominalQuota of ResourceFlavor 'h100' over every ClusterQueue and Cohort of the stack sums to 7 of "
+        "'nvidia.com/gpu' (ClusterQueue 'q0-cq' 1, ClusterQueue 'q1-cq' 1, ClusterQueue 'q2-cq' 1, ClusterQueue "
+        "'q3-cq' 1, ClusterQueue 'q4-cq' 1 and 2 more), above the 4 of the nodes it selects (node pool 'h100'; "
+        "nodeLabels gpu=h100): reservations are guarantees and must exist on the nodes Kueue places their pods on")
+    assert v.fix == ("lower the nominalQuota of 'nvidia.com/gpu' in flavor 'h100' to at most 4 in total over every "
+                     "cohort, or add nodes that carry its nodeLabels")
+
+
+def test_no_nodes_with_more_holders_than_named_counts_the_rest():
+    v = _one({"f": flavor("h100", H100), **SEVEN}, [pool("a100", 4, A100)])
+    assert (v.field, v.value) == ("spec.nodeLabels", {"gpu": "h100"})
+    assert v.rule == (
+        "ResourceFlavor 'h100' selects nodes labelled gpu=h100, which no node pool carries, so the 7 of "
+        "'nvidia.com/gpu' it holds in nominalQuota (ClusterQueue 'q0-cq', ClusterQueue 'q1-cq', ClusterQueue "
+        "'q2-cq', ClusterQueue 'q3-cq', ClusterQueue 'q4-cq' and 2 more) has no nodes")
+    assert v.fix == ("put the labels gpu=h100 on the node pool of those nodes (kueue-cohorts:nodePools[].labels), or "
+                     "set the flavor's nodeLabels to labels its nodes carry")
+
+
+def test_no_nodes_with_exactly_the_named_holders_counts_none():
+    five = {k: v for k, v in SEVEN.items() if k not in ("q5", "q6")}
+    v = _one({"f": flavor("h100", H100), **five}, [pool("a100", 4, A100)])
+    assert v.rule.endswith("(ClusterQueue 'q0-cq', ClusterQueue 'q1-cq', ClusterQueue 'q2-cq', ClusterQueue 'q3-cq', "
+                           "ClusterQueue 'q4-cq') has no nodes")
+
+
+def test_a_topology_aware_flavor_without_node_labels_asks_for_the_level_labels():
+    tas = flavor("tas")
+    tas["spec"]["topologyName"] = "default"
+    manifests = {"t": topology("default", *RACK), "f": tas, "a": queue("a-cq", {"tas": 2}, "c")}
+    assert judge(manifests, [pool("p", 4, {"cloud/block": "b1", "kubernetes.io/hostname": "n"})]) == []
+    v = _one(manifests, [pool("p", 4, {"gpu": "x", "cloud/block": "b1"})])
+    assert v.rule == (
+        "ResourceFlavor 'tas' selects the nodes with the Topology level labels cloud/block, kubernetes.io/hostname, "
+        "which no node pool carries, so the 2 of 'nvidia.com/gpu' it holds in nominalQuota (ClusterQueue 'a-cq') "
+        "has no nodes")
+    assert v.fix == ("put the Topology level labels cloud/block, kubernetes.io/hostname on the node pool of those "
+                     "nodes (kueue-cohorts:nodePools[].labels), or set the flavor's nodeLabels to labels its nodes "
+                     "carry")
+
+
+def test_a_topology_aware_flavor_with_node_labels_asks_for_both():
+    tas = flavor("h100", H100)
+    tas["spec"]["topologyName"] = "default"
+    manifests = {"t": topology("default", *RACK), "f": tas, "a": queue("a-cq", {"h100": 2}, "c")}
+    v = _one(manifests, [pool("p", 4, H100)])
+    assert v.rule == (
+        "ResourceFlavor 'h100' selects nodes labelled gpu=h100 with the Topology level labels cloud/block, "
+        "kubernetes.io/hostname, which no node pool carries, so the 2 of 'nvidia.com/gpu' it holds in nominalQuota "
+        "(ClusterQueue 'a-cq') has no nodes")
+    assert v.fix == ("put the labels gpu=h100 and the Topology level labels cloud/block, kubernetes.io/hostname on "
+                     "the node pool of those nodes (kueue-cohorts:nodePools[].labels), or set the flavor's "
+                     "nodeLabels to labels its nodes carry")
+
+
+def test_pools_without_labels_make_a_labelled_flavor_undecidable():
+    v = _one({"f": flavor("h100", H100), "a": queue("a-cq", {"h100": 2}, "c")}, [pool("p", 4, None)])
+    assert v.rule == (
+        "ResourceFlavor 'h100' selects nodes labelled gpu=h100, and the policy config gives node pool 'p' "
+        "(nodePools[0]) without node labels, so whether its 2 of 'nvidia.com/gpu' in nominalQuota has nodes cannot "
+        "be decided")
+    assert v.fix == ("describe the nodes in the cohort-nominal-within-capacity config nodePools with their labels "
+                     "(kueue-cohorts validate --stack NAME --pack-config --write generates them from the "
+                     "stack file)")
+
+
+MALFORMED = ["NaN", "-NaN", "sNaN", "Infinity", "-Infinity", "inf", "1e999999", "1e9999999", "9Ei"]
+
+
+@pytest.mark.timeout(10)  # a hang guard, not a timing assertion
+@pytest.mark.parametrize("raw", MALFORMED)
+def test_malformed_nominal_quota_is_reported_by_the_capacity_policy(raw):
+    m = compliant()
+    m["inference-cq"]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][2]["nominalQuota"] = raw
+    found = check_capacity_options(stack(m), {"capacity": DEV_CAPACITY})
+    check_single_layout_per_cohort(stack(m))
+    [v] = found
+    assert (v.subject.name, v.field, v.policy) == (
+        "c12-inference-cq",
+        "spec.resourceGroups[0].flavors[0].resources[2].nominalQuota",
+        "cohort-nominal-within-capacity",
+    )
+    assert f"nominalQuota {raw!r}, which is not a Kubernetes quantity" in v.message
+
+
+@pytest.mark.parametrize("raw", MALFORMED)
+def test_malformed_capacity_is_reported(raw):
+    found = check_capacity_options(stack(compliant()), {"capacity": dict(DEV_CAPACITY, cpu=raw)})
+    assert any(f"capacity['cpu'] is {raw!r}, not a non-negative Kubernetes quantity" in v.message for v in found)
+    found = check_capacity_options(stack(compliant()), {"nodePools": [{"name": "n", "labels": {},
+                                                                       "capacity": dict(DEV_CAPACITY, cpu=raw)}]})
+    assert any(f"nodePools[0].capacity['cpu'] is {raw!r}, not a non-negative" in v.message for v in found)

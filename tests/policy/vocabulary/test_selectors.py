@@ -19,7 +19,10 @@ from kueue_cohorts.policy.rules.vocabulary.selectors import (
     pins_names,
     selector_problems,
 )
-from tests.policy.fixtures import UNKNOWN
+from kueue_cohorts.policy.rules.vocabulary.selectors import matches as selector_matches
+from tests.policy.fixtures import (
+    UNKNOWN,
+)
 
 COMPLIANT = {
     "matchLabels": {"kueue.x-k8s.io/queue": "c12-inference-cq"},
@@ -204,11 +207,14 @@ def test_pins_names(selector, names):
 # a value no selector mentions, standing in for the unbounded rest of the label values.
 KEYS, VALUES, WITNESS_VALUES = ["a", "b"], ["x", "y"], [None, "x", "y", "w"]
 
+
 requirement = st.one_of(
     st.fixed_dictionaries({"key": st.sampled_from(KEYS), "operator": st.sampled_from(["In", "NotIn"]),
                            "values": st.lists(st.sampled_from(VALUES), min_size=1, max_size=2)}),
     st.fixed_dictionaries({"key": st.sampled_from(KEYS), "operator": st.sampled_from(["Exists", "DoesNotExist"])}),
 )
+
+
 selector = st.one_of(
     st.none(),
     st.builds(lambda labels, exprs: {k: v for k, v in (("matchLabels", labels), ("matchExpressions", exprs)) if v},
@@ -255,3 +261,12 @@ def test_pinned_names_bound_every_match(names, s):
 def test_label_syntax_never_raises(text):
     assert is_label_key(text) in (True, False)
     assert is_label_value(text) in (True, False)
+
+
+def test_label_selector_semantics():
+    name = {"kubernetes.io/metadata.name": "kube-system"}
+    assert selector_matches({}, name)
+    assert not selector_matches({"matchLabels": {"team": "a"}}, name)
+    assert selector_matches({"matchExpressions": [{"key": "team", "operator": "DoesNotExist"}]}, name)
+    assert not selector_matches({"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                                                       "values": ["kube-system"]}]}, name)

@@ -1,5 +1,8 @@
-"""Promise 4, preempted training loses at most one save interval: the models behind checkpoint-safe-runtime and
-training-runtime-fits-queue, each class with several members (hypothesis where inputs vary)."""
+"""checkpoint-safe-runtime (promise 4, preempted training loses at most one save interval,
+kueue_cohorts/policy/rules/checkpoint_safe_runtime.py): an exec-form start that lets SIGTERM reach the trainer, a grace
+period after preStop longer than the declared save, a writable ReadWriteMany checkpoint claim under the checkpoint root,
+a podFailurePolicy that ignores the trainer's preemption exit code, judged on the runtime and on every TrainJob (its
+command and runtimePatches); each class with several members (hypothesis where inputs vary)."""
 from __future__ import annotations
 
 import copy
@@ -18,14 +21,24 @@ from kueue_cohorts.policy.rules import checkpoint_safe_runtime
 from kueue_cohorts.policy.rules.book import run
 from kueue_cohorts.policy.rules.checkpoint_safe_runtime import check_checkpoint_safe_runtime, prestop_seconds
 from kueue_cohorts.policy.rules.training_runtime_fits_queue import check_training_runtime_fits_queue
-from kueue_cohorts.policy.rules.vocabulary.signals import signal_problem
 from kueue_cohorts.trainer import entrypoint
 from tests.helpers import stack_raw
-from tests.policy.fixtures import UNKNOWN, compliant, messages, stack
+from tests.policy.fixtures import (
+    UNKNOWN,
+    checkpoint_pvc,
+    compliant,
+    messages,
+    stack,
+    urn,
+)
 from tests.policy.pack.test_rule_book_parity import as_objects_from, pack_verdicts
 
 RUNTIME = "The TrainingRuntime 'c12-training/c12-checkpoint-runtime'"
+
+
 POD = "spec.template.spec.replicatedJobs[0].template.spec.template.spec"
+
+
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
@@ -45,96 +58,6 @@ def _fields(violations) -> list[str]:
     return [v.field for v in violations]
 
 
-# --- 1. signals: shell wrappers in every form -----------------------------------------------------------------------
-
-SHELL_PATHS = st.sampled_from(["sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "dash", "ash", "zsh", "ksh"])
-C_OPTIONS = st.sampled_from([["-c"], ["-lc"], ["-ec"], ["-xec"], ["-e", "-c"], ["-o", "pipefail", "-c"],
-                             ["--login", "-c"], ["-l", "-c"]])
-PREFIXES = st.sampled_from([[], ["env", "FOO=1"], ["/usr/bin/env", "-i", "A=b"], ["nice", "-n", "5"],
-                            ["nohup"], ["env", "-u", "X"]])
-SETUP = st.lists(st.sampled_from(["cd /workspace", "mkdir -p \"$CKPT\"", "export A=1", "set -e", "echo start",
-                                  "ulimit -n 4096", "[ -d /x ] || mkdir /x", "FOO=bar"]), max_size=3)
-JOIN = st.sampled_from(["; ", " && ", "\n"])
-TRAINERS = st.sampled_from(["python train.py", "python -m trainer", "torchrun --nnodes 1 train.py",
-                            "python -c 'import a; a.main()'", "accelerate launch train.py > /log 2>&1"])
-
-
-def _split(argv: list[str], cut: int) -> tuple[list[str], list[str]]:
-    """command + args split at `cut` (at least one word in command, as a shell start needs)."""
-    cut = max(1, min(cut, len(argv)))
-    return argv[:cut], argv[cut:]
-
-
-@FAST
-@given(prefix=PREFIXES, shell=SHELL_PATHS, options=C_OPTIONS, setup=SETUP, join=JOIN, trainer=TRAINERS,
-       cut=st.integers(1, 12))
-def test_a_script_ending_in_exec_reaches_the_trainer_however_it_is_split(prefix, shell, options, setup, join,
-                                                                          trainer, cut):
-    script = join.join([*setup, f"exec {trainer}"])
-    command, args = _split([*prefix, shell, *options, script], cut)
-    assert signal_problem(command, args) is None
-
-
-@FAST
-@given(prefix=PREFIXES, shell=SHELL_PATHS, options=C_OPTIONS, setup=SETUP, join=JOIN, trainer=TRAINERS,
-       cut=st.integers(1, 12))
-def test_a_script_without_exec_keeps_the_shell_deaf_however_it_is_split(prefix, shell, options, setup, join,
-                                                                         trainer, cut):
-    script = join.join([*setup, trainer])
-    command, args = _split([*prefix, shell, *options, script], cut)
-    problem = signal_problem(command, args)
-    name = shell.rsplit("/", 1)[-1]
-    assert problem is not None and problem.startswith(f"wraps the trainer in '{name} -c' without exec, so {name} "
-                                                      "stays PID 1 and SIGTERM never reaches it")
-
-
-@FAST
-@given(shell=SHELL_PATHS, first=TRAINERS, second=TRAINERS, join=JOIN)
-def test_a_program_before_the_exec_runs_under_the_shell(shell, first, second, join):
-    problem = signal_problem([shell, "-c", f"{first}{join}exec {second}"], [])
-    assert problem is not None and "before its exec" in problem
-
-
-@pytest.mark.parametrize("command,args", [
-    (["python", "train.py"], []),
-    (["tini", "--", "python", "train.py"], []),
-    (["/usr/bin/tini", "-g", "--", "python", "-m", "trainer"], []),
-    (["dumb-init", "--", "python", "train.py"], []),
-    (["dumb-init", "sh", "-c", "cd /w; exec python train.py"], []),
-    (["sh", "-c", "exec python a.py; python b.py"], []),  # the first exec replaces the shell: b never runs
-    (["bash", "-c", "exec -a trainer python train.py"], []),
-    (["bash", "-c"], ["exec env A=1 python train.py"]),
-    ([], ["python", "train.py"]),  # the image's ENTRYPOINT: not in the manifest, not judged
-    (["env", "-S", "python -m trainer"], []),
-    (["timeout", "-k", "30s", "86400", "python", "train.py"], []),  # GNU timeout relays SIGTERM
-    (["bash", "-c", "exec \"$@\"", "--", "python", "train.py"], []),
-])
-def test_exec_forms_pass(command, args):
-    assert signal_problem(command, args) is None
-
-
-@pytest.mark.parametrize("command,args,start", [
-    (["sh", "-c", "python a; python b"], [], "wraps the trainer in 'sh -c' without exec"),
-    (["/bin/bash", "-c", "cd x && python train.py"], [], "wraps the trainer in 'bash -c' without exec"),
-    (["/bin/sh", "-lc"], ["python train.py"], "wraps the trainer in 'sh -c' without exec"),
-    (["env", "FOO=1", "sh", "-c", "python x"], [], "wraps the trainer in 'sh -c' without exec"),
-    (["tini", "--", "sh", "-c", "python x"], [], "wraps the trainer in 'sh -c' without exec, so sh is not replaced"),
-    (["busybox", "sh", "-c", "python x"], [], "wraps the trainer in 'sh -c' without exec"),
-    (["sh", "-c", "python x &\nwait"], [], "starts a program in the background"),
-    (["bash", "/opt/run.sh"], [], "runs 'bash /opt/run.sh', a bash script that this policy cannot see into"),
-    (["sh", "-c", "exec 2>&1; python x"], [], "wraps the trainer in 'sh -c' without exec"),
-    (["sh", "-c", "exec sh -c 'python x'"], [], "wraps the trainer in 'sh -c' without exec"),
-    (["sh", "-c", "   "], [], "runs 'sh -c' with an empty script"),
-    (["env", "-S", "bash -c 'python x'"], [], "wraps the trainer in 'bash -c' without exec"),
-    (["/usr/bin/time", "-v", "python", "x"], [], "runs 'time', which starts the trainer as its child"),
-    (["sh", "-c", "exec strace -f python x"], [], "runs 'strace', which starts the trainer as its child"),
-    (["timeout", "3600", "sh", "-c", "python x"], [], "wraps the trainer in 'sh -c' without exec, so sh is not"),
-])
-def test_deaf_starts_fail(command, args, start):
-    problem = signal_problem(command, args)
-    assert problem is not None and problem.startswith(start), problem
-
-
 def test_runtime_with_a_shell_wrapper_fails_at_the_container():
     manifests = compliant()
     _container(manifests)["command"] = ["/bin/bash", "-c", "cd /w && python -m trainer.entrypoint"]
@@ -146,8 +69,6 @@ def test_runtime_with_a_shell_wrapper_fails_at_the_container():
         "bash stays PID 1 and SIGTERM never reaches it; start the trainer in exec form (command: [python, train.py]) "
         "or end the script with 'exec <trainer>'.")
 
-
-# --- 2. time to save: grace period, declared save time, preStop -----------------------------------------------------
 
 HOOKS = st.one_of(
     st.integers(0, 200).map(lambda n: ({"sleep": {"seconds": n}}, n)),
@@ -196,8 +117,6 @@ def test_prestop_seconds_reads_every_hook_kind():
     assert prestop_seconds({"lifecycle": {"preStop": {"tcpSocket": {"port": 1}}}})[0] is None
 
 
-# --- 3. somewhere to save: the checkpoint mount ----------------------------------------------------------------------
-
 def test_a_read_only_checkpoint_mount_fails():
     manifests = compliant()
     _container(manifests)["volumeMounts"][0]["readOnly"] = True
@@ -242,8 +161,6 @@ def test_a_writable_claim_beside_a_read_only_one_passes():
     assert fields == [f"{POD}.containers[0].volumeMounts[2].readOnly"]  # named, as any read-only claim mount is
 
 
-# --- 4. a reclaim is not a failure ---------------------------------------------------------------------------------
-
 @pytest.mark.parametrize("mutate,field", [
     (lambda m: m["runtime"]["metadata"]["annotations"].pop("kueue-cohorts/preempted-exit-code"),
      'metadata.annotations["kueue-cohorts/preempted-exit-code"]'),
@@ -287,8 +204,6 @@ def test_an_ignore_by_not_in_passes():
         {"action": "Ignore", "onExitCodes": {"operator": "NotIn", "values": [1, 2]}}]
     assert check_checkpoint_safe_runtime(stack(manifests)) == []
 
-
-# --- TrainJobs of the stack --------------------------------------------------------------------------------------
 
 def _trainjob(**trainer) -> dict:
     spec: dict = {"runtimeRef": {"name": "c12-checkpoint-runtime", "kind": "TrainingRuntime"}}
@@ -357,37 +272,6 @@ def _sized(manifests: dict) -> dict:
     return manifests
 
 
-@pytest.mark.parametrize("trainer,field", [
-    ({"numNodes": 1000}, "spec.trainer.numNodes"),
-    ({"resourcesPerNode": {"limits": {"cpu": "1000"}}}, "spec.trainer.resourcesPerNode.limits.cpu"),
-    ({"resourcesPerNode": {"requests": {"memory": "1Pi"}}}, "spec.trainer.resourcesPerNode.requests.memory"),
-    ({"numNodes": 3, "resourcesPerNode": {"requests": {"cpu": "2"}}}, "spec.trainer.resourcesPerNode.requests.cpu"),
-    ({"resourcesPerNode": {"limits": {"example.com/fpga": "1"}}},
-     'spec.trainer.resourcesPerNode.limits["example.com/fpga"]'),
-])
-def test_a_trainjob_asking_for_more_than_its_queue_can_borrow_fails(trainer, field):
-    manifests = _sized(compliant())
-    assert check_training_runtime_fits_queue(stack(manifests)) == []
-    manifests["tj"] = _trainjob(**trainer)
-    found = check_training_runtime_fits_queue(stack(manifests))
-    assert {v.field for v in found} == {field}, messages(found)
-    assert "Kueue can never admit this TrainJob" in found[0].message
-
-
-@FAST
-@given(nodes=st.integers(1, 64), cpu=st.integers(1, 8), memory_gi=st.integers(1, 16))
-def test_a_trainjobs_nodes_and_resources_are_judged_against_its_queue(nodes, cpu, memory_gi):
-    manifests = _sized(compliant())
-    manifests["tj"] = _trainjob(numNodes=nodes, resourcesPerNode={"requests": {"cpu": str(cpu),
-                                                                               "memory": f"{memory_gi}Gi"}})
-    found = check_training_runtime_fits_queue(stack(manifests))
-    short = sorted(f"spec.trainer.resourcesPerNode.requests.{r}" for r, over in
-                   (("cpu", nodes * cpu > 4), ("memory", nodes * memory_gi > 8)) if over)
-    assert sorted(v.field for v in found) == short
-
-
-# --- our runtime, rendered --------------------------------------------------------------------------------------
-
 @pytest.mark.parametrize("raw", [{}, {"numNodes": 2}, {"checkpointSaveSeconds": 50, "secondsPerStep": 20},
                                  {"terminationGracePeriodSeconds": 600}])
 def test_the_rendered_runtime_keeps_promise_4(raw):
@@ -421,8 +305,6 @@ def test_unknown_values_fail_closed_never_raise(place):
     found = check_checkpoint_safe_runtime(stack(manifests)) + check_training_runtime_fits_queue(stack(manifests))
     assert any("unknown at preview" in m for m in messages(found)), messages(found)
 
-
-# --- the pack and the book agree on promise 4's object breaks (the dev stack as rendered) ----------------------------
 
 def _dev_runtime(manifests: list[dict]) -> dict:
     return next(m for m in manifests if m["kind"] == "TrainingRuntime")
@@ -474,17 +356,6 @@ def test_the_rule_reserves_the_env_the_settings_reserve():
     """The settings refuse these names in trainingRuntime.env; the rule refuses them in a TrainJob's env (one list
     each side of the layer line: components.settings must not load the pack's SDK)."""
     assert checkpoint_safe_runtime.RESERVED_ENV == runtime_settings.RESERVED_ENV
-
-
-@FAST
-@given(shell=SHELL_PATHS, trainer=TRAINERS, signals=st.sampled_from(["TERM", "SIGTERM", "TERM INT", "15"]),
-       again=st.sampled_from(["", "; wait $pid", "\nwhile kill -0 $pid; do wait $pid; done"]))
-def test_a_forwarding_trap_passes_only_when_it_waits_for_the_save(shell, trainer, signals, again):
-    script = f"trap 'kill -TERM $pid' {signals}; {trainer} & pid=$!; wait $pid{again}"
-    problem = signal_problem([shell, "-c", script], [])
-    assert (problem is None) == bool(again), problem
-    if again == "":
-        assert "waits only once" in problem
 
 
 def test_the_runtime_ignores_the_code_the_trainer_exits_with_after_a_preemption_save():
@@ -539,3 +410,100 @@ def test_a_runtime_patch_may_not_replace_the_save_env():
     [found] = check_checkpoint_safe_runtime(stack(manifests))
     assert found.field == ("spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec"
                            ".template.spec.containers[0].env[0]")
+
+
+def test_compliant_runtime_passes():
+    assert check_checkpoint_safe_runtime(stack(compliant())) == []
+
+
+def test_guide_runtime_without_exec_fails():
+    manifests = compliant()
+    _pod(manifests)["containers"][0]["args"] = ["mkdir -p \"$CKPT_DIR\"\npython -m trainer.entrypoint"]
+    violations = check_checkpoint_safe_runtime(stack(manifests))
+    assert messages(violations) == [
+        f"{RUNTIME} trainer container 'node' ({POD}.containers[0]) wraps the trainer in 'bash -c' without exec, so "
+        "bash stays PID 1 and SIGTERM never reaches it; start the trainer in exec form (command: [python, train.py]) "
+        "or end the script with 'exec <trainer>'."]
+    assert violations[0].urn == urn("runtime", manifests["runtime"])
+
+
+def test_grace_period_default_30_is_too_short():
+    manifests = compliant()
+    del _pod(manifests)["terminationGracePeriodSeconds"]
+    assert messages(check_checkpoint_safe_runtime(stack(manifests))) == [
+        f"{RUNTIME} has {POD}.terminationGracePeriodSeconds not set (Kubernetes default 30); it must be at least 60 "
+        "and above the declared checkpoint save time of 30 seconds, so that a preempted trainer can finish writing its "
+        "checkpoint before it is killed."]
+
+
+def test_grace_period_must_exceed_declared_save_time():
+    manifests = compliant()
+    manifests["runtime"]["metadata"]["annotations"]["kueue-cohorts/checkpoint-save-seconds"] = "90"
+    assert messages(check_checkpoint_safe_runtime(stack(manifests))) == [
+        f"{RUNTIME} has {POD}.terminationGracePeriodSeconds 90; it must be at least 60 and above the declared "
+        "checkpoint save time of 90 seconds, so that a preempted trainer can finish writing its checkpoint before it "
+        "is killed."]
+
+
+def test_configured_minimum_applies():
+    assert len(check_checkpoint_safe_runtime(stack(compliant()), min_grace_seconds=120)) == 1
+    manifests = compliant()
+    del manifests["runtime"]["metadata"]["annotations"]["kueue-cohorts/checkpoint-save-seconds"]
+    assert check_checkpoint_safe_runtime(stack(manifests), min_grace_seconds=90) == []
+
+
+def test_bad_save_seconds_annotation_fails():
+    manifests = compliant()
+    manifests["runtime"]["metadata"]["annotations"]["kueue-cohorts/checkpoint-save-seconds"] = "soon"
+    assert messages(check_checkpoint_safe_runtime(stack(manifests))) == [
+        f"{RUNTIME} declares kueue-cohorts/checkpoint-save-seconds: 'soon', which is not a number of seconds; write "
+        "the checkpoint save time in seconds, e.g. \"20\"."]
+
+
+def test_read_write_once_claim_fails():
+    manifests = compliant()
+    manifests["ckpt"] = checkpoint_pvc("ReadWriteOnce")
+    assert messages(check_checkpoint_safe_runtime(stack(manifests))) == [
+        f"{RUNTIME} mounts PersistentVolumeClaim 'c12-ckpt', which is not ReadWriteMany; checkpoints must be on a "
+        "ReadWriteMany claim so that a re-admitted pod on another node can read them."]
+
+
+def test_claim_outside_the_stack_fails_closed():
+    manifests = compliant()
+    del manifests["ckpt"]
+    assert messages(check_checkpoint_safe_runtime(stack(manifests))) == [
+        f"{RUNTIME} mounts PersistentVolumeClaim 'c12-ckpt', which is not in this stack, so its access mode cannot be "
+        "checked and the policy fails closed; define the claim in this stack with accessModes [ReadWriteMany]."]
+
+
+def test_no_claim_mounted_fails():
+    manifests = compliant()
+    _pod(manifests)["containers"][0]["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    assert messages(check_checkpoint_safe_runtime(stack(manifests))) == [
+        f"{RUNTIME} mounts no PersistentVolumeClaim into its trainer container ({POD}); mount a ReadWriteMany claim "
+        "for checkpoints, so that a re-admitted pod on another node resumes from them."]
+
+
+def test_exempt_runtime_is_skipped():
+    manifests = compliant()
+    del _pod(manifests)["terminationGracePeriodSeconds"]
+    assert check_checkpoint_safe_runtime(stack(manifests), exempt_runtimes=["c12-checkpoint-runtime"]) == []
+
+
+def test_trainjob_command_override_is_checked():
+    manifests = compliant()
+    manifests["trainjob"] = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                             "metadata": {"name": "t1", "namespace": "c12-training"},
+                             "spec": {"runtimeRef": {"name": "c12-checkpoint-runtime", "kind": "TrainingRuntime"},
+                                      "trainer": {"command": ["sh", "-c", "python train.py"]}}}
+    assert messages(check_checkpoint_safe_runtime(stack(manifests))) == [
+        "The TrainJob 'c12-training/t1' spec.trainer wraps the trainer in 'sh -c' without exec, so sh stays PID 1 and "
+        "SIGTERM never reaches it (some shells exec a lone command of -c, others fork it: that depends on the image's "
+        "shell and version); start the trainer in exec form or end the script with 'exec <trainer>'."]
+
+
+def test_unknown_grace_period_fails_closed():
+    manifests = compliant()
+    _pod(manifests)["terminationGracePeriodSeconds"] = UNKNOWN
+    [violation] = check_checkpoint_safe_runtime(stack(manifests))
+    assert violation.message.startswith(f"{RUNTIME} has {POD}.terminationGracePeriodSeconds unknown at preview")

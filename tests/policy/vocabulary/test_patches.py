@@ -1,5 +1,6 @@
-"""policy/rules/vocabulary/patches.py, judgeable_patches.py and no_helm_release.py: patches judged as the objects
-they produce; Helm v3 Releases refused."""
+"""kueue_cohorts/policy/rules/vocabulary/patches.py: a `<Kind>Patch` is judged as the
+object it produces (RFC 7386 merge, in stack order, unknown values kept with their path), by the stack and the
+resource rules alike."""
 from __future__ import annotations
 
 import copy
@@ -11,9 +12,7 @@ from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from kueue_cohorts.policy.rules.inference_borrowing_limit_zero import check_inference_borrowing_limit_zero
 from kueue_cohorts.policy.rules.inference_reclaim_any import check_inference_reclaim_any
-from kueue_cohorts.policy.rules.judgeable_patches import check_patches
 from kueue_cohorts.policy.rules.kueue_manager_config import check_kueue_manager_config
-from kueue_cohorts.policy.rules.no_helm_release import check_helm_release
 from kueue_cohorts.policy.rules.protected_namespaces import DEFAULT_PROTECTED_NAMESPACES, check_protected_namespaces
 from kueue_cohorts.policy.rules.vocabulary.objects import KubeObject, ObjectRef, from_resource
 from kueue_cohorts.policy.rules.vocabulary.patches import (
@@ -21,14 +20,10 @@ from kueue_cohorts.policy.rules.vocabulary.patches import (
     as_target,
     effective_objects,
     is_patch,
-    patch_problem,
-    resolve_patches,
 )
-from kueue_cohorts.policy.rules.vocabulary.values import MISSING
 from tests.policy.fixtures import GPU_RESOURCES, UNKNOWN, compliant, stack
 
 CQ_PATCH_TOKEN = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueuePatch"
-POLICY = "judgeable-patches"
 
 
 def patch_object(token: str, props: dict, name: str = "patch", proxied: bool = True) -> KubeObject:
@@ -130,55 +125,6 @@ def test_unknown_values_stay_unknown_with_their_path():
     assert "spec.resourceGroups[0].flavors[0].resources[2].borrowingLimit unknown at preview" in found.message
 
 
-UNJUDGEABLE = [
-    (lambda p: p.update(kind="LocalQueue"), "kind", "LocalQueue",
-     "does not match the patch's type token (which patches a ClusterQueue of kueue.x-k8s.io/v1beta2)"),
-    (lambda p: p.update(apiVersion="kueue.x-k8s.io/v1beta1"), "apiVersion", "kueue.x-k8s.io/v1beta1",
-     "does not match the patch's type token (which patches a ClusterQueue of kueue.x-k8s.io/v1beta2)"),
-    (lambda p: p.update(kind=UNKNOWN), "kind", MISSING, "is unknown at preview"),
-    (lambda p: p["metadata"].pop("name"), "metadata.name", MISSING, "is missing, so the object it patches is unknown"),
-    (lambda p: p["metadata"].update(name=UNKNOWN), "metadata.name", MISSING, "is unknown at preview"),
-    (lambda p: p["metadata"].update(namespace=UNKNOWN), "metadata.namespace", MISSING, "is unknown at preview"),
-]
-
-
-@pytest.mark.parametrize("mutate,field,value,reason", UNJUDGEABLE)
-def test_unjudgeable_patches_fail_closed(mutate, field, value, reason):
-    props = issue_item_2_patch()
-    mutate(props)
-    patch = patch_object(CQ_PATCH_TOKEN, props, "bad")
-    assert patch_problem(patch) == (field, value, reason)
-    resolution = resolve_patches(stack(compliant()) + [patch])
-    assert [p.urn for p, *_ in resolution.unjudgeable] == [patch.urn]
-    assert all(o.urn != patch.urn for o in resolution.objects)
-    [found] = check_patches(stack(compliant()) + [patch], POLICY)
-    assert (found.subject.kind, found.field, found.value, found.policy, found.urn) == (
-        "ClusterQueuePatch", field, value, POLICY, patch.urn)
-    assert found.rule == (f"the pack judges a patch as the object it produces, but this patch's {field} {reason}, so "
-                          "that object cannot be determined and the policies fail closed")
-    assert found.fix == (f"give the patch a literal {field} that matches its type token (ClusterQueue of "
-                         "kueue.x-k8s.io/v1beta2), or create the object itself instead of patching it")
-
-
-def test_compliant_stack_has_no_unjudgeable_patches():
-    objects = stack(compliant()) + [patch_object(CQ_PATCH_TOKEN, issue_item_2_patch())]
-    assert check_patches(objects, POLICY) == []
-    assert patch_problem(stack(compliant())[1]) is None
-
-
-def test_helm_v3_release_is_refused_and_v4_chart_is_not():
-    release = from_resource("kubernetes:helm.sh/v3:Release", unknown_checking_proxy({"chart": "kueue", "values": {}}),
-                            "urn:pulumi:test::p::kubernetes:helm.sh/v3:Release::kueue", "kueue")
-    [found] = check_helm_release(release, "no-helm-release")
-    assert (found.subject, found.field, found.value, found.policy) == (ObjectRef("Release", None, "kueue"), "chart",
-                                                                       "kueue", "no-helm-release")
-    assert found.fix == ("install the chart with kubernetes:helm.sh/v4:Chart (pulumi_kubernetes.helm.v4.Chart), which "
-                         "registers every object of the chart as a resource the pack judges")
-    chart = from_resource("kubernetes:helm.sh/v4:Chart", {"chart": "kueue"}, "", "kueue")
-    assert check_helm_release(chart, "no-helm-release") == []
-    assert all(check_helm_release(o, "no-helm-release") == [] for o in stack(compliant()))
-
-
 def test_plain_dict_inputs_stay_plain():
     [cq] = effective_objects([patch_object(CQ_PATCH_TOKEN, issue_item_2_patch(), proxied=False)])
     assert isinstance(cq.props, dict) and cq.props["kind"] == "ClusterQueue"
@@ -201,6 +147,8 @@ def _reference_merge(base, patch):
 json_values = st.recursive(st.none() | st.integers() | st.text(max_size=3),
                            lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from("abc"), inner,
                                                                                        max_size=3), max_leaves=12)
+
+
 maps = st.dictionaries(st.sampled_from("abc"), json_values, max_size=3)
 
 

@@ -1,4 +1,7 @@
-"""workload-priority-class and inference-fits-nominal."""
+"""workload-priority-class
+(kueue_cohorts/policy/rules/workload_priority_class.py): every queued workload names a WorkloadPriorityClass of the
+stack, found on its metadata, pod template, JobSet or predictor labels, and inference's is above every training
+one."""
 from __future__ import annotations
 
 from kueue_cohorts.policy.rules.inference_fits_nominal import check_inference_fits_nominal
@@ -10,8 +13,6 @@ def test_compliant_stack_passes_both():
     assert check_workload_priority_class(stack(compliant())) == []
     assert check_inference_fits_nominal(stack(compliant())) == []
 
-
-# --- workload-priority-class -----------------------------------------------------------------------------------------
 
 def test_queued_job_without_priority_label_fails():
     manifests = compliant()
@@ -90,78 +91,3 @@ def test_unknown_values_elsewhere_in_a_workload_do_not_matter():
     manifests = compliant()
     manifests["job"]["spec"]["template"]["spec"]["containers"][0]["image"] = UNKNOWN
     assert check_workload_priority_class(stack(manifests)) == []
-
-
-# --- inference-fits-nominal ------------------------------------------------------------------------------------------
-
-def test_replica_above_nominal_fails():
-    manifests = compliant()
-    manifests["isvc"]["spec"]["predictor"]["model"]["resources"]["requests"]["nvidia.com/gpucores"] = "40"
-    manifests["isvc"]["spec"]["predictor"]["model"]["resources"]["requests"]["memory"] = "9Gi"
-    violations = check_inference_fits_nominal(stack(manifests))
-    head = ("The InferenceService 'c12-inference/c12-inference-demo' requests per replica more than the nominalQuota "
-            "of ClusterQueue 'c12-inference-cq' behind LocalQueue 'c12-inference/c12-inference-lq': ")
-    tail = ("; lower the predictor's requests or raise the ClusterQueue's nominalQuota, so that serving never runs on "
-            "borrowed quota.")
-    assert messages(violations) == [head + "'memory' 9Gi (nominalQuota 8Gi)" + tail,
-                                    head + "'nvidia.com/gpucores' 40 (nominalQuota 20)" + tail]
-    assert [v.urn for v in violations] == [urn("isvc", manifests["isvc"])] * 2
-    assert [v.field for v in violations] == ["spec.predictor.model.resources.requests.memory",
-                                             'spec.predictor.model.resources.requests["nvidia.com/gpucores"]']
-
-
-def test_limit_counts_where_request_is_missing():
-    manifests = compliant()
-    resources = manifests["isvc"]["spec"]["predictor"]["model"]["resources"]
-    del resources["requests"]["cpu"]
-    resources["limits"]["cpu"] = "5"
-    assert "'cpu' 5 (nominalQuota 4)" in messages(check_inference_fits_nominal(stack(manifests)))[0]
-
-
-def test_inline_containers_are_summed():
-    manifests = compliant()
-    manifests["isvc"]["spec"]["predictor"]["containers"] = [
-        {"name": "sidecar", "resources": {"requests": {"cpu": "3500m"}}}]
-    assert "'cpu' 4.5 (nominalQuota 4)" in messages(check_inference_fits_nominal(stack(manifests)))[0]
-
-
-def test_uncovered_resource_fails():
-    manifests = compliant()
-    manifests["isvc"]["spec"]["predictor"]["model"]["resources"]["requests"]["nvidia.com/gpu"] = "1"
-    assert "'nvidia.com/gpu' 1 (the ClusterQueue covers no such resource)" in \
-        messages(check_inference_fits_nominal(stack(manifests)))[0]
-
-
-def test_queue_not_in_stack_fails_closed():
-    manifests = compliant()
-    del manifests["inference-lq"]
-    assert messages(check_inference_fits_nominal(stack(manifests))) == [
-        "The InferenceService 'c12-inference/c12-inference-demo' is queued to LocalQueue "
-        "'c12-inference/c12-inference-lq', but the LocalQueue 'c12-inference/c12-inference-lq' is not in this stack, "
-        "so its nominalQuota cannot be checked and the policy fails closed; define the queue in this stack or queue "
-        "the InferenceService to one that is."]
-
-
-def test_unknown_request_fails_closed():
-    manifests = compliant()
-    manifests["isvc"]["spec"]["predictor"]["model"]["resources"]["requests"]["nvidia.com/gpumem"] = UNKNOWN
-    [violation] = check_inference_fits_nominal(stack(manifests))
-    assert violation.message.startswith(
-        "The InferenceService 'c12-inference/c12-inference-demo' has "
-        "spec.predictor.model.resources.requests[\"nvidia.com/gpumem\"] unknown at preview")
-
-
-def test_unknown_nominal_quota_is_blamed_on_the_cluster_queue():
-    manifests = compliant()
-    manifests["inference-cq"]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][2]["nominalQuota"] = UNKNOWN
-    [violation] = check_inference_fits_nominal(stack(manifests))
-    assert violation.message.startswith("The ClusterQueue 'c12-inference-cq' has spec.resourceGroups[0].flavors[0]"
-                                        ".resources[2].nominalQuota unknown at preview")
-    assert violation.urn == urn("inference-cq", manifests["inference-cq"])
-
-
-def test_unqueued_inference_service_is_not_judged():
-    manifests = compliant()
-    del manifests["isvc"]["metadata"]["labels"]
-    manifests["isvc"]["spec"]["predictor"]["model"]["resources"]["requests"]["cpu"] = "64"
-    assert check_inference_fits_nominal(stack(manifests)) == []

@@ -1,7 +1,9 @@
-"""Promise 2, Kueue counts every inference and training pod: the model of what Kueue 0.19.2 counts
-(policy/rules/vocabulary/kueue_counts.py) and the two rules that judge from it, `kueue-manager-config` (what a
-Configuration alone breaks) and `cluster-queue-covers-pod-resources` (what it breaks for this stack), wherever the
-Configuration is: a ConfigMap's data or binaryData, the kueue chart's values, the manager's --feature-gates flag."""
+"""cluster-queue-covers-pod-resources (promise 2, Kueue counts every
+inference and training pod, kueue_cohorts/policy/rules/cluster_queue_covers_pod_resources.py): what a Kueue manager
+Configuration breaks for this stack, judged from the model of what Kueue 0.19.2 counts
+(rules/vocabulary/kueue_counts.py) wherever the Configuration is: a ConfigMap's data or binaryData, the kueue chart's
+values, the manager's --feature-gates flag. The Configuration alone is judged by kueue-manager-config
+(test_kueue_manager_config.py); the tests that need both rules are here."""
 from __future__ import annotations
 
 import base64
@@ -18,15 +20,20 @@ from kueue_cohorts.policy.rules.cluster_queue_covers_pod_resources import (
     CLUSTER_QUEUE_COVERS_POD_RESOURCES,
     check_cluster_queue_covers_pod_resources,
 )
-from kueue_cohorts.policy.rules.kueue_manager_config import KUEUE_MANAGER_CONFIG, check_kueue_manager_config
-from kueue_cohorts.policy.rules.vocabulary import kueue_counts
-from tests.policy.fixtures import UNKNOWN, compliant, kube, stack
+from kueue_cohorts.policy.rules.kueue_manager_config import KUEUE_MANAGER_CONFIG
+from tests.policy.fixtures import UNKNOWN, compliant, stack
 from tests.policy.harness import evaluate
 from tests.policy.harness import pack_config as harness_config
 
 GPU = "nvidia.com/gpualloc"
+
+
 QUOTED = ["cpu", "memory", "nvidia.com/gpualloc", "nvidia.com/gpucores", "nvidia.com/gpumem"]
+
+
 CONFIG_KEY = "controller_manager_config.yaml"
+
+
 FRAMEWORKS = ["batch/job", "pod", "deployment", "jobset.x-k8s.io/jobset", "trainer.kubeflow.org/trainjob"]
 
 
@@ -53,6 +60,8 @@ def _carrier(config: dict, form: str) -> dict:
 
 
 FORMS = ["data", "binaryData", "chart"]
+
+
 WHERE = {"data": f"data['{CONFIG_KEY}']", "binaryData": f"binaryData['{CONFIG_KEY}']",
          "chart": "values.managerConfig.controllerManagerConfigYaml"}
 
@@ -70,15 +79,6 @@ def _counts(config: dict, form: str = "data") -> list:
 
 def _fields(violations: list) -> list[str]:
     return [v.field for v in violations]
-
-
-# --- the model: which requests Kueue counts ---------------------------------------------------------------------
-
-
-def test_the_safe_configuration_counts_everything_in_every_form():
-    for form in FORMS:
-        assert _counts(_config(), form) == [], form
-        assert check_kueue_manager_config(kube("c", _carrier(_config(), form))) == [], form
 
 
 @settings(max_examples=60, deadline=None)
@@ -127,23 +127,6 @@ def test_a_negative_output_can_lower_a_replaced_gpu_but_not_a_retained_one():
     assert _counts(_config(resources={"transformations": [lower]})) == []  # floored at 0, added to the request
 
 
-@settings(max_examples=60, deadline=None)
-@given(strategy=st.sampled_from(["Retain", "Replace"]), factor=st.decimals(min_value=-3, max_value=3, places=1),
-       multiply=st.sampled_from([None, "cpu"]))
-def test_the_transformation_model_follows_apply_resource_transformations(strategy, factor, multiply):
-    """Kueue counts a request of 1 GPU as itself in full exactly when the input is retained, or replaced by at least
-    1 of itself per unit without a multiplier (pkg/workload/workload.go applyResourceTransformations)."""
-    item = {"input": GPU, "strategy": strategy, "outputs": {GPU: str(factor)}}
-    if multiply:
-        item["multiplyBy"] = multiply
-    counting = kueue_counts.parse(_config(resources={"transformations": [item]}))
-    full = strategy == "Retain" or (factor >= 1 and multiply is None)
-    assert (counting.uncounted(GPU) is None) == full
-
-
-# --- the model: where Kueue counts (namespaces) -----------------------------------------------------------------
-
-
 def _lq_namespaces() -> list[str]:
     return ["c12-inference", "c12-training"]
 
@@ -156,6 +139,8 @@ SELECTS_NONE = [
     {"matchExpressions": [{"key": "team", "operator": "Exists"}]},
     {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "DoesNotExist"}]},
 ]
+
+
 SELECTS_ALL = [
     None,  # Kueue's default: NotIn [kube-system, <namespace>]
     {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
@@ -206,9 +191,6 @@ def test_a_namespace_is_judged_on_the_labels_the_stack_gives_it():
     assert len(found) == 1 and "'c12-training'" in found[0].message
 
 
-# --- the model: which kinds Kueue counts (frameworks) -----------------------------------------------------------
-
-
 @pytest.mark.parametrize("frameworks, missing", [
     (None, ["deployment", "trainer.kubeflow.org/trainjob"]),                        # Kueue's default: batch/job only
     ([], ["deployment", "trainer.kubeflow.org/trainjob"]),
@@ -247,99 +229,6 @@ def test_a_serving_or_training_kind_in_a_tenant_namespace_needs_its_framework(ki
     assert [v.fix.split("'")[1] for v in found] == expected
 
 
-# --- what a Configuration alone breaks (kueue-manager-config) ---------------------------------------------------
-
-
-@settings(max_examples=80, deadline=None)
-@given(gate=st.sampled_from(sorted(kueue_counts.FEATURE_GATES)), value=st.booleans(),
-       form=st.sampled_from(["data", "binaryData", "chart", "chartGates", "flag"]))
-def test_every_gate_is_judged_from_the_gate_table_wherever_it_is_set(gate, value, form):
-    spec = kueue_counts.FEATURE_GATES[gate]
-    unsafe = kueue_counts.UNSAFE_GATES.get(gate)
-    bad = (spec.locked and value != spec.default) or (unsafe is not None and unsafe[0] == value)
-    if form == "flag":
-        manifest = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "kueue-controller-manager"},
-                    "spec": {"template": {"spec": {"containers": [{
-                        "name": "manager", "image": "registry.k8s.io/kueue/kueue:v0.19.2",
-                        "args": ["--config=/controller_manager_config.yaml",
-                                 f"--feature-gates={gate}={str(value).lower()}"]}]}}}}
-    elif form == "chartGates":
-        manifest = _carrier(_config(), "chart")
-        manifest["values"]["controllerManager"] = {"featureGates": [{"name": gate, "enabled": value}]}
-    else:
-        manifest = _carrier(_config(featureGates={gate: value}), form)
-    found = check_kueue_manager_config(kube("m", manifest))
-    assert bool(found) == bad, [v.message for v in found]
-    if bad:
-        assert gate in found[0].message and ("refuses to start" in found[0].rule or "protection" in found[0].rule)
-
-
-@pytest.mark.parametrize("gates", [{"NoSuchGate": True}, {"disablewaitforpodsready": True},
-                                   {"DisableWaitForPodsReady": "true"}, {"PartialAdmission": 1}])
-def test_an_unknown_or_non_boolean_gate_stops_the_manager(gates):
-    found = check_kueue_manager_config(kube("c", _carrier(_config(featureGates=gates), "data")))
-    assert [v.field for v in found] == [f"data['{CONFIG_KEY}'].featureGates"]
-
-
-@pytest.mark.parametrize("args", [
-    ["--feature-gates=DisableWaitForPodsReady=true"],
-    ["--feature-gates", "PartialAdmission=true,DisableWaitForPodsReady=True"],
-    ["--zap-log-level=2 --feature-gates=DisableWaitForPodsReady=1"],
-    ["--feature-gates=DisableWaitForPodsReady"],      # no value: the manager refuses to start
-    ["--feature-gates=DisableWaitForPodsReady=yes"],  # not a Go bool
-])
-def test_manager_flags_are_read_as_component_base_reads_them(args):
-    manifest = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "controller"},
-                "spec": {"template": {"spec": {"containers": [{"name": "manager",
-                                                               "image": "registry.k8s.io/kueue/kueue:v0.19.2",
-                                                               "args": args}]}}}}
-    found = check_kueue_manager_config(kube("d", manifest))
-    assert len(found) == 1 and found[0].field.startswith("spec.template.spec.containers[0].args[")
-
-
-def test_flags_of_other_deployments_are_not_kueues():
-    manifest = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
-                "spec": {"template": {"spec": {"containers": [{"name": "x", "image": "nginx",
-                                                               "args": ["--feature-gates=Bogus=true"]}]}}}}
-    assert check_kueue_manager_config(kube("d", manifest)) == []
-
-
-@pytest.mark.parametrize("resources, bad", [
-    ({"quotaCheckStrategy": "IgnoreUndeclared"}, True),
-    ({"quotaCheckStrategy": "ignoreundeclared"}, True),   # unknown: the manager refuses it
-    ({"quotaCheckStrategy": "Ignore"}, True),
-    ({"quotaCheckStrategy": "BlockUndeclared"}, False),
-    ({}, False),
-])
-@pytest.mark.parametrize("form", FORMS)
-def test_a_quota_check_strategy_that_ignores_undeclared_resources_is_refused(resources, bad, form):
-    found = check_kueue_manager_config(kube("c", _carrier(_config(resources=resources), form)))
-    assert _fields(found) == ([f"{WHERE[form]}.resources.quotaCheckStrategy"] if bad else [])
-
-
-def test_ignore_undeclared_counts_again_with_its_gate_off():
-    config = _config(resources={"quotaCheckStrategy": "IgnoreUndeclared"}, featureGates={"QuotaCheckStrategy": False})
-    assert not kueue_counts.parse(config).ignores_undeclared
-    assert check_kueue_manager_config(kube("c", _carrier(config, "data"))) == []
-
-
-@pytest.mark.parametrize("transformations, field", [
-    ([{"input": GPU, "strategy": "Drop"}], "resources.transformations[0].strategy"),
-    ([{"input": GPU}, {"input": GPU}], "resources.transformations[1].input"),
-    ([{"input": GPU, "outputs": {"x.com/y": "lots"}}], "resources.transformations[0].outputs"),
-    ([{"strategy": "Retain"}], "resources.transformations[0]"),
-])
-def test_a_transformation_the_manager_refuses_is_refused(transformations, field):
-    found = check_kueue_manager_config(kube("c", _carrier(_config(resources={"transformations": transformations}),
-                                                          "data")))
-    assert _fields(found) == [f"data['{CONFIG_KEY}'].{field}"]
-
-
-def test_an_unknown_framework_stops_the_manager():
-    found = check_kueue_manager_config(kube("c", _carrier(_config(integrations={"frameworks": ["kserve"]}), "data")))
-    assert _fields(found) == [f"data['{CONFIG_KEY}'].integrations.frameworks"]
-
-
 def test_an_unknown_excluded_prefix_fails_closed_in_both_rules():
     manifests = compliant()
     manifests["kueue-config"] = {"apiVersion": "v1", "kind": "ConfigMap",
@@ -348,9 +237,6 @@ def test_an_unknown_excluded_prefix_fails_closed_in_both_rules():
     found = run(stack(manifests), {})
     names = {rule.name for rule, v in found if "unknown at preview" in v.message}
     assert {KUEUE_MANAGER_CONFIG.name, CLUSTER_QUEUE_COVERS_POD_RESOURCES.name} <= names
-
-
-# --- the pack, through the SDK's policy objects ---------------------------------------------------------------
 
 
 def test_the_pack_refuses_an_excluded_gpu_in_chart_values():
@@ -381,32 +267,6 @@ def test_the_pack_judges_every_class_in_every_carrier(form, extra, policy, words
                   f"urn:{name}", name, copy.deepcopy(m)) for name, m in manifests.items()]
     found = evaluate(resources, harness_config())
     assert any(words in m for m in found.get(policy, [])), found.get(policy)
-
-
-# --- unknown at preview: fail closed where it matters, never an exception, never noise ---------------------------
-
-
-def _manager(args: list, image: Any = "registry.k8s.io/kueue/kueue:v0.19.2", name: Any = "controller") -> dict:
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
-            "spec": {"template": {"spec": {"containers": [{"name": "manager", "image": image, "args": args}]}}}}
-
-
-def test_an_unknown_argument_of_kueues_manager_fails_closed():
-    found = check_kueue_manager_config(kube("d", _manager(["--config=/x", UNKNOWN])))
-    assert len(found) == 1 and "unknown at preview" in found[0].message
-
-
-@pytest.mark.parametrize("manifest", [_manager([UNKNOWN], image=UNKNOWN), _manager([UNKNOWN], image="nginx",
-                                                                                   name=UNKNOWN)])
-def test_an_unknown_name_or_image_of_another_deployment_is_no_finding(manifest):
-    assert check_kueue_manager_config(kube("web", manifest)) == []
-
-
-def test_unknown_chart_feature_gates_fail_closed():
-    manifest = _carrier(_config(), "chart")
-    manifest["values"]["controllerManager"] = {"featureGates": UNKNOWN}
-    found = check_kueue_manager_config(kube("kueue", manifest))
-    assert len(found) == 1 and "unknown at preview" in found[0].message
 
 
 @pytest.mark.parametrize("target", ["lq-namespace", "job-labels", "job-namespace", "cq-covered", "ns-labels"])

@@ -1,12 +1,20 @@
-"""inference-borrowing-limit-zero, inference-reclaim-any and the two namespaceSelector policies."""
+"""inference-borrowing-limit-zero
+(kueue_cohorts/policy/rules/inference_borrowing_limit_zero.py): an inference ClusterQueue in a cohort sets a
+borrowingLimit of 0 for every resource (a missing limit is unlimited), each finding asserted whole."""
 from __future__ import annotations
+
+import pytest
 
 from kueue_cohorts.policy.rules.inference_borrowing_limit_zero import check_inference_borrowing_limit_zero
 from kueue_cohorts.policy.rules.inference_reclaim_any import check_inference_reclaim_any
 from kueue_cohorts.policy.rules.namespace_selector import check_namespace_selector
+from kueue_cohorts.policy.rules.vocabulary.values import MISSING
 from tests.policy.fixtures import UNKNOWN, compliant, kube, messages
+from tests.policy.rules.test_inference_fits_nominal import whole
 
 CQ_URN = "urn:pulumi:test::kueue-cohorts::kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue::inference-cq"
+
+
 ENTRY = "spec.resourceGroups[0].flavors[0].resources"
 
 
@@ -20,8 +28,6 @@ def _inference(mutate=None):
 def _resources(m):
     return m["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
 
-
-# --- inference-borrowing-limit-zero ----------------------------------------------------------------------------------
 
 def test_compliant_queues_pass_every_cluster_queue_rule():
     for name in ("inference-cq", "training-cq"):
@@ -128,65 +134,41 @@ def test_non_cluster_queue_objects_are_ignored():
     assert check_inference_borrowing_limit_zero(kube("inference-lq", compliant()["inference-lq"])) == []
 
 
-# --- inference-reclaim-any -------------------------------------------------------------------------------------------
-
-def test_reclaim_missing_is_never_and_fails():
-    def drop(m):
-        del m["spec"]["preemption"]["reclaimWithinCohort"]
-    assert messages(check_inference_reclaim_any(_inference(drop))) == [
-        "The ClusterQueue 'c12-inference-cq' is an inference queue and must set spec.preemption.reclaimWithinCohort "
-        "to Any, but it is not set (Kueue's default is Never); set it to Any so that inference takes its nominal "
-        "quota back from borrowing workloads in the cohort whatever their priority."]
+BORROW_RULE = ("the inference ClusterQueue must never borrow: its borrowingLimit must be an explicit 0 on every "
+               "resource of every flavor (Kueue reads a missing borrowingLimit as unlimited)")
 
 
-def test_reclaim_lower_priority_fails():
-    def lower(m):
-        m["spec"]["preemption"]["reclaimWithinCohort"] = "LowerPriority"
-    assert messages(check_inference_reclaim_any(_inference(lower))) == [
-        "The ClusterQueue 'c12-inference-cq' is an inference queue and must set spec.preemption.reclaimWithinCohort "
-        "to Any, but it is 'LowerPriority'; set it to Any so that inference takes its nominal quota back from "
-        "borrowing workloads in the cohort whatever their priority."]
+BORROW_FIX = "set borrowingLimit to 0 (or leave it out of the stack config: the component writes 0)"
 
 
-def test_reclaim_unknown_fails_closed():
-    def unknown(m):
-        m["spec"]["preemption"] = UNKNOWN
-    [violation] = check_inference_reclaim_any(_inference(unknown))
-    assert violation.message.startswith("The ClusterQueue 'c12-inference-cq' has spec.preemption unknown at preview")
+@pytest.mark.parametrize("raw, problem", [
+    ("2", "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit is '2'"),
+    ("lots", "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit is 'lots', which is not a Kubernetes "
+             "quantity"),
+    (MISSING, "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit is missing, which Kueue reads as "
+              "unlimited borrowing from cohort 'c12-shared'")])
+def test_borrowing_limit_finding_whole(raw, problem):
+    manifest = compliant()["inference-cq"]
+    entry = manifest["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]
+    if raw is MISSING:
+        del entry["borrowingLimit"]
+    else:
+        entry["borrowingLimit"] = raw
+    assert [whole(v) for v in check_inference_borrowing_limit_zero(kube("inference-cq", manifest))] == [(
+        "inference-borrowing-limit-zero", "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit", raw,
+        BORROW_RULE, BORROW_FIX,
+        "The ClusterQueue 'c12-inference-cq' is an inference queue and must set borrowingLimit to 0 for resource "
+        f"'cpu' of flavor 'c12-default', but {problem}; set borrowingLimit: \"0\" so that inference never runs on "
+        "quota it can lose.", CQ_URN)]
 
 
-# --- namespaceSelector -----------------------------------------------------------------------------------------------
-
-def test_missing_selector_on_inference_queue_fails_the_inference_policy_only():
-    def drop(m):
-        del m["spec"]["namespaceSelector"]
-    obj = _inference(drop)
-    assert messages(check_namespace_selector(obj, True)) == [
-        "The ClusterQueue 'c12-inference-cq' has no spec.namespaceSelector, which Kueue reads as no namespace at all, "
-        "so no LocalQueue can submit to it; select its tenant namespaces, e.g. matchLabels: "
-        "{kubernetes.io/metadata.name: <tenant namespace>}."]
-    assert check_namespace_selector(obj, False) == []
-
-
-def test_empty_selector_on_training_queue_fails_the_general_policy_only():
-    manifest = compliant()["training-cq"]
-    manifest["spec"]["namespaceSelector"] = {}
-    obj = kube("training-cq", manifest)
-    assert messages(check_namespace_selector(obj, False)) == [
-        "The ClusterQueue 'c12-training-cq' has an empty spec.namespaceSelector ({}), which admits workloads from "
-        "every namespace; select its tenant namespaces only, e.g. matchLabels: "
-        "{kubernetes.io/metadata.name: <tenant namespace>}."]
-    assert check_namespace_selector(obj, True) == []
-
-
-def test_selector_with_empty_lists_counts_as_empty():
-    def empty(m):
-        m["spec"]["namespaceSelector"] = {"matchLabels": {}, "matchExpressions": []}
-    assert len(check_namespace_selector(_inference(empty), True)) == 1
-
-
-def test_selector_with_expressions_only_passes():
-    def expr(m):
-        m["spec"]["namespaceSelector"] = {"matchExpressions": [
-            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["c12-inference"]}]}
-    assert check_namespace_selector(_inference(expr), True) == []
+@pytest.mark.parametrize("kind", ["Cohort", "LocalQueue", "ResourceFlavor", "Workload"])
+def test_only_a_cluster_queue_is_judged_for_borrowing(kind):
+    # The same inference-labelled body with no borrowingLimit anywhere, as another Kueue kind: not a queue that
+    # borrows, so nothing to find.
+    manifest = compliant()["inference-cq"]
+    manifest["kind"] = kind
+    for entry in manifest["spec"]["resourceGroups"][0]["flavors"][0]["resources"]:
+        del entry["borrowingLimit"]
+    assert check_inference_borrowing_limit_zero(kube("inference-cq", manifest)) == []
+    assert check_inference_reclaim_any(kube("inference-cq", manifest)) == []

@@ -1,24 +1,23 @@
-"""policy/rules/vocabulary/roles.py and cluster_queue_role.py: inference ClusterQueues recognised from the whole
-stack; undecided roles fail closed."""
+"""kueue_cohorts/policy/rules/vocabulary/roles.py: inference ClusterQueues recognised from
+the whole stack (role labels, the services and priorities that reach a queue, the cohort tree)."""
 from __future__ import annotations
 
 import copy
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from kueue_cohorts.policy.rules.cluster_queue_role import check_undecided
 from kueue_cohorts.policy.rules.inference_borrowing_limit_zero import check_inference_borrowing_limit_zero
 from kueue_cohorts.policy.rules.inference_reclaim_any import check_inference_reclaim_any
-from kueue_cohorts.policy.rules.vocabulary.objects import ObjectRef
 from kueue_cohorts.policy.rules.vocabulary.roles import classify, cohort_roots
-from kueue_cohorts.policy.rules.vocabulary.values import MISSING
 from tests.policy.fixtures import GPU_RESOURCES, UNKNOWN, cluster_queue, compliant, local_queue, priority_class, stack
 
 POLICY = "cluster-queue-role"
+
+
 ROLE = "kueue-cohorts/role"
-ZERO = {k: "0" for k in GPU_RESOURCES}
+
+
 NOMINAL = {"cpu": "4", "memory": "8Gi", "nvidia.com/gpualloc": "1", "nvidia.com/gpucores": "20",
            "nvidia.com/gpumem": "2048"}
 
@@ -27,16 +26,6 @@ def unlabelled(name, cohort="c12-shared", reclaim="Any", borrowing=None):
     cq = cluster_queue(name, "x", NOMINAL, borrowing, reclaim=reclaim, cohort=cohort)
     del cq["metadata"]["labels"]
     return cq
-
-
-def test_compliant_stack_roles():
-    roles = classify(stack(compliant()))
-    assert roles.role("c12-inference-cq") == "inference" and roles.role("c12-training-cq") == "training"
-    assert roles.inference() == {"c12-inference-cq"}
-    assert roles.undecided() == []
-    assert roles.why("c12-inference-cq")[0] == "it is labelled kueue-cohorts/role: inference"
-    assert roles.inference_floor == 1000
-    assert check_undecided(stack(compliant()), roles, POLICY) == []
 
 
 def issue_item_1():
@@ -146,39 +135,6 @@ def test_inference_evidence_wins_over_a_training_label():
     assert roles.role("c12-training-cq") == "inference"
 
 
-# --- check_undecided ---------------------------------------------------------------------------------------------
-
-def test_undecided_queue_in_the_inference_cohort_fails_closed():
-    m = compliant()
-    m["mystery-cq"] = unlabelled("mystery-cq", borrowing=NOMINAL)
-    objects = stack(m)
-    roles = classify(objects)
-    [found] = check_undecided(objects, roles, POLICY)
-    assert (found.subject, found.field, found.value, found.policy) == (
-        ObjectRef("ClusterQueue", None, "mystery-cq"), f'metadata.labels["{ROLE}"]', MISSING, POLICY)
-    assert found.rule == ("a ClusterQueue in cohort 'c12-shared' with the inference ClusterQueue 'c12-inference-cq' "
-                          "must have a known role (inference, training or tenant), because otherwise the pack cannot "
-                          "judge whether it may borrow the inference quota")
-    assert found.fix == ("label it kueue-cohorts/role: training (or tenant, or inference), or declare its role in the "
-                         "policy pack config generated from the stack file")
-    assert check_undecided(objects, classify(objects, {"mystery-cq": "training"}), POLICY) == []
-
-
-def test_unknown_role_label_value_is_undecided():
-    m = compliant()
-    m["mystery-cq"] = cluster_queue("mystery-cq", "batch", ZERO, NOMINAL)
-    [found] = check_undecided(stack(m), classify(stack(m)), POLICY)
-    assert found.value == "batch"
-
-
-def test_undecided_queue_elsewhere_passes():
-    m = compliant()
-    m["other-cq"] = unlabelled("other-cq", cohort="c13-shared")
-    m["lonely-cq"] = unlabelled("lonely-cq")
-    del m["lonely-cq"]["spec"]["cohortName"]
-    assert check_undecided(stack(m), classify(stack(m)), POLICY) == []
-
-
 def test_cohort_tree_counts():
     m = compliant()
     m["other-cq"] = unlabelled("other-cq", cohort="c12-child")
@@ -201,19 +157,3 @@ def test_unknown_values_are_skipped_not_raised():
     assert roles.role("c12-training-cq") is None
     [found] = check_undecided(stack(m), roles, POLICY)
     assert found.subject.name == "c12-training-cq"
-
-
-@given(st.lists(st.sampled_from(["inference", "training", "tenant", None, "other"]), min_size=1, max_size=5))
-def test_labelled_roles_are_decided_and_the_rest_fail_closed(labels):
-    m = compliant()
-    for i, label in enumerate(labels):
-        cq = unlabelled(f"q{i}")
-        if label:
-            cq["metadata"]["labels"] = {ROLE: label}
-        m[f"q{i}"] = cq
-    objects = stack(m)
-    roles = classify(objects)
-    for i, label in enumerate(labels):
-        assert roles.role(f"q{i}") == (label if label in ("inference", "training", "tenant") else None)
-    flagged = {v.subject.name for v in check_undecided(objects, roles, POLICY)}
-    assert flagged == {f"q{i}" for i, label in enumerate(labels) if label not in ("inference", "training", "tenant")}
