@@ -282,7 +282,8 @@ OBJECT_BREAKS: dict[str, Callable[[list[dict]], None]] = {
 
 
 def test_every_rule_of_the_book_has_a_parity_case():
-    """Rules across the clusters of a MultiKueue stack have theirs in tests/policy/test_multikueue_workers.py."""
+    """Rules across the clusters of a MultiKueue stack have theirs in
+    tests/policy/rules/test_multikueue_workers_ready.py."""
     assert set(CONFIG_BREAKS) | set(OBJECT_BREAKS) == {rule.name for rule in RULES if not rule.clusters}
 
 

@@ -1,7 +1,7 @@
 """Every stack in stacks/, as our real __main__.py registers it (under Pulumi mocks, render mode), passes every
 policy with its policy/config/<stack>.json; and that file's capacity is the stack's nodePools capacity.
 
-The real-CLI counterpart is tests/policy/test_policy_cli.py. Under mocks a Helm Chart's children are not produced,
+The real-CLI counterpart is tests/policy/pack/test_policy_cli.py. Under mocks a Helm Chart's children are not produced,
 so the Kueue manager Configuration is judged here through the Chart's values (the CLI test sees the ConfigMap too).
 """
 from __future__ import annotations

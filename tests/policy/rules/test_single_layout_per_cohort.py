@@ -1,4 +1,4 @@
-"""single-layout-per-cohort (cohort-nominal-within-capacity: test_capacity_model.py)."""
+"""single-layout-per-cohort (cohort-nominal-within-capacity: test_cohort_nominal_within_capacity.py)."""
 from __future__ import annotations
 
 from kueue_cohorts.policy.rules.single_layout_per_cohort import check_single_layout_per_cohort
