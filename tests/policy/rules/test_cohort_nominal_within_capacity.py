@@ -7,8 +7,9 @@ more holders than a message names (counted, "and 2 more"), a Topology-Aware flav
 whose level labels no pool carries, node pools without labels (undecidable), no node pool at all, memory shown in
 binary units.
 
-Issue 13 item 11 in the pack: a malformed quantity ("NaN", "Infinity", "1e999999") in any quota or request is
-reported by the existing stack policies, never raised (they parse with quantities.parse)."""
+Issue 13 item 11 in the pack: a malformed quantity ("NaN", "Infinity", "1e999999") in a quota or a node pool's
+capacity is reported by this policy, never raised (it parses with quantities.parse); a malformed request is
+inference-fits-nominal's (test_inference_fits_nominal.py)."""
 from __future__ import annotations
 
 from decimal import Decimal

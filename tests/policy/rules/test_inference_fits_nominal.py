@@ -2,9 +2,10 @@
 one replica of every queued inference workload fits its ClusterQueue's nominalQuota, through the quota reader
 (`vocabulary.quota`).
 
-Each test asserts every part of a finding (policy, field, value, rule, fix, message, URN), written out by hand, so
+The `_whole` tests assert every part of a finding (policy, field, value, rule, fix, message, URN), written out, so
 a dropped argument, a changed field path or a reworded rule fails (issue 42: the mutants of these modules that
-survived asserted messages only)."""
+survived asserted messages only). A malformed request ("NaN", "Infinity", "1e999999") is reported, never raised
+(issue 13 item 11)."""
 from __future__ import annotations
 
 from typing import Any, Optional
