@@ -17,7 +17,7 @@ from kueue_cohorts.components.settings import parse_settings
 from kueue_cohorts.policy.rules.book import run
 from kueue_cohorts.policy.rules.book.admission import Request, kube_object
 from tests.helpers import stack_raw
-from tests.policy.test_rule_book_parity import as_objects_from
+from tests.policy.pack.test_rule_book_parity import as_objects_from
 
 DEV = parse_settings(stack_raw("dev"))
 RAIL = next(r for r in stack_guardrails(DEV) if r.policy == "inference-rollout-fits-nominal")
