@@ -60,6 +60,7 @@ for line in ownership.taken:
 for line in ownership.skipped:
     pulumi.log.warn(f"field ownership: {line}")
 for key, value in build_stack(result.settings, provider, target.chart, target.manager, namespace_owner=owner,
-                              assembled=stack, worker_providers=workers, worker_kubeconfigs=secrets).items():
+                              webhook_readiness=target.webhook_readiness, assembled=stack,
+                              worker_providers=workers, worker_kubeconfigs=secrets).items():
     if not key.startswith("_"):
         pulumi.export(key, value)

@@ -4,17 +4,21 @@ sandbox's Kueue, which this stack did not install (its CRDs, its webhook configu
 unmarked kueue-system namespace), and refuses each member of the class at its key:
 - Kueue's namespace present without the mark (kueue-system) or marked by another stack;
 - a namespace of its own (absent), while the cluster serves Kueue's API and has the chart's webhook configurations;
-and lets the stack go ahead once Kueue's namespace carries its own mark (it installed them). API reads only, no
-engine run."""
+and lets the stack go ahead once Kueue's namespace carries its own mark (it installed them). Then the target such a
+stack resolves waits for Kueue's webhooks through the cluster's apiserver (a server-side dry-run ResourceFlavor that
+the sandbox's real Kueue webhooks answer). API reads and dry runs only, no engine run."""
 from __future__ import annotations
 
 import pytest
+from e2e_support import wait_for
 from kubernetes import client as k8s
 
 from kueue_cohorts.components.checks.validation import load_settings
 from kueue_cohorts.components.model.kueue import OWNER_ANNOTATION, namespace_owner
 from kueue_cohorts.components.model.kueue_chart import ChartObject, cluster_objects
+from kueue_cohorts.components.resources.kueue_install import wait_for_webhooks
 from kueue_cohorts.components.stack.preflight import NamespacePreflightError, chart_objects_present, check_namespaces
+from kueue_cohorts.components.stack.target import SandboxTarget, resolve
 from tests.helpers import stack_raw
 
 OWNER = namespace_owner("kueue-cohorts", "prod")
@@ -23,12 +27,14 @@ HOOKS = [ChartObject("MutatingWebhookConfiguration", "kueue-mutating-webhook-con
          ChartObject("ValidatingWebhookConfiguration", "kueue-validating-webhook-configuration")]
 
 
-def _settings(namespace: str):
+def _settings(namespace: str, kubeconfig: str | None = None):
     """prod (cluster mode kubeconfig) installing Kueue into `namespace`, its other namespaces judged fine whatever
     the other tests left on the sandbox: its tenant namespaces, absent there, under namespacePolicy Create, and no
     preview identity (whose namespace another test may have made)."""
     raw = stack_raw("prod")
     raw["kueue"] = {**raw.get("kueue", {}), "install": True, "namespace": namespace}
+    if kubeconfig is not None:  # the sandbox's, with its current context (prod names a context it does not have)
+        raw["cluster"] = {"mode": "kubeconfig", "kubeconfig": kubeconfig}
     raw.pop("previewIdentity", None)
     for layout in ("inferenceTraining", "sharedPool"):
         if layout in raw:
@@ -46,12 +52,25 @@ def _kueue_problems(sandbox, namespace: str) -> list[tuple[str, object, str]]:
 
 @pytest.fixture
 def own_namespace(cluster):
+    """Delete the namespace `OWN` after the test and wait until it is gone (a terminating namespace refuses the next
+    test's create with 409 "object is being deleted")."""
     yield
     try:
         cluster.core.delete_namespace(OWN)
     except k8s.ApiException as exc:
         if exc.status != 404:
             raise
+
+    def gone() -> bool:
+        try:
+            cluster.core.read_namespace(OWN)
+        except k8s.ApiException as exc:
+            if exc.status == 404:
+                return True
+            raise
+        return False
+
+    wait_for(gone, 120, f"the namespace {OWN} to be gone")
 
 
 def test_kueue_objects_this_stack_did_not_install_are_refused(sandbox, cluster, own_namespace):
@@ -79,3 +98,22 @@ def test_kueue_objects_this_stack_did_not_install_are_refused(sandbox, cluster, 
     # Marked by this stack: it installed them; nothing to refuse.
     cluster.core.patch_namespace(OWN, {"metadata": {"annotations": {OWNER_ANNOTATION: OWNER}}})
     assert _kueue_problems(sandbox, OWN) == []
+
+
+def _no_sandbox() -> tuple[str, bytes]:
+    raise AssertionError("a kubeconfig-mode stack never asks for the sandbox's manager")
+
+
+def test_a_kubeconfig_stack_installing_kueue_waits_for_its_webhooks_through_the_apiserver(sandbox, cluster,
+                                                                                           own_namespace):
+    cluster.core.create_namespace(k8s.V1Namespace(metadata=k8s.V1ObjectMeta(
+        name=OWN, annotations={OWNER_ANNOTATION: OWNER})))
+    settings = _settings(OWN, str(sandbox.paths.kubeconfig))
+    target = resolve(settings, OWNER, SandboxTarget(sandbox.paths.kubeconfig, _no_sandbox))
+    readiness = target.webhook_readiness
+    assert target.manager is None and readiness is not None
+    assert readiness.what == "a dry-run ResourceFlavor through the apiserver"
+    # The sandbox's Kueue answers the dry run through the apiserver: the wait returns at its first attempt.
+    _, failures = wait_for_webhooks(readiness)
+    assert failures == 0
+

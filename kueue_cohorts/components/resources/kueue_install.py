@@ -226,8 +226,9 @@ class KueueInstallationArgs:
     scaled to 0 and its webhooks point at that manager. Omitted: the chart's own manager runs in the cluster."""
     webhook_readiness: Optional[WebhookReadiness] = field(default=None, compare=False)
     """How to know that Kueue's webhooks answer before dependents register (module docstring). Omitted: probed at
-    the out-of-cluster manager when there is one, else not waited for (render mode; a real cluster should pass
-    `WebhookReadiness.through_apiserver(ClusterAccess(kubeconfig, context))`)."""
+    the out-of-cluster manager when there is one, else not waited for (render mode). On a kubeconfig cluster the stack
+    program passes `WebhookReadiness.through_apiserver(ClusterAccess(kubeconfig, context))`
+    (components/stack/target.py `Target.webhook_readiness`)."""
     namespace_owner: Optional[str] = None
     """The stack's ownership mark (`components.model.kueue.namespace_owner`), set as the `kueue-cohorts/owner`
     annotation of Kueue's Namespace so that the namespace preflight knows this stack created it. Omitted: no

@@ -18,6 +18,7 @@ from kueue_cohorts.components.resources.kueue_install import (
     KueueInstallation,
     KueueInstallationArgs,
     OutOfClusterManager,
+    WebhookReadiness,
 )
 from kueue_cohorts.components.resources.layouts import (
     InferenceTrainingCohort,
@@ -126,7 +127,8 @@ def worker_providers(settings: Settings, project_root: Path,
 def build_stack(settings: Settings, provider: pulumi.ProviderResource,
                 kueue_chart: Optional[ChartReference] = None,
                 out_of_cluster_manager: Optional[OutOfClusterManager] = None, *,
-                namespace_owner: str, assembled: Optional[AssembledStack] = None,
+                namespace_owner: str, webhook_readiness: Optional[WebhookReadiness] = None,
+                assembled: Optional[AssembledStack] = None,
                 worker_providers: Optional[Mapping[str, pulumi.ProviderResource]] = None,
                 worker_kubeconfigs: Optional[Mapping[str, pulumi.Input[str]]] = None) -> dict[str, Any]:
     """Register Kueue (when `settings.kueue.install`), the admission guardrails, the ResourceFlavors, every configured
@@ -140,6 +142,8 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         settings: validated Settings. provider: the kubernetes provider.
         kueue_chart: where the Kueue chart comes from; required when settings.kueue.install is true.
         out_of_cluster_manager: the sandbox's Kueue manager, which the chart's webhooks then point at.
+        webhook_readiness: how to know the installed Kueue's webhooks answer before dependents register
+            (`Target.webhook_readiness`); None: the out-of-cluster manager's probe, or no wait.
         namespace_owner: the stack's ownership mark for the Namespaces it creates
             (`components.model.kueue.namespace_owner(project, stack)`; the namespace preflight checks it).
         assembled: `assemble(settings, namespace_owner)` when the caller has it (the settings check's); default:
@@ -165,7 +169,7 @@ def build_stack(settings: Settings, provider: pulumi.ProviderResource,
         if kueue_chart is None:
             raise ValueError("kueue.install is true but no Kueue chart reference was given")
         kueue_ns = next(r for r in rendered.kueue if r.kind == "Namespace")
-        args = KueueInstallationArgs(settings.kueue, kueue_chart, out_of_cluster_manager,
+        args = KueueInstallationArgs(settings.kueue, kueue_chart, out_of_cluster_manager, webhook_readiness,
                                      namespace_owner=namespace_owner, namespace=kueue_ns)
         installation = KueueInstallation("kueue", args, opts)
         components["kueue"] = installation

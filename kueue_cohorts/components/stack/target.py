@@ -16,7 +16,12 @@ from kueue_cohorts import toolchain
 from kueue_cohorts.components.checks.multikueue_rules import kubeconfig_problems
 from kueue_cohorts.components.model.multikueue import worker_settings, writes_secret
 from kueue_cohorts.components.model.render import RenderedStack
-from kueue_cohorts.components.resources.kueue_install import ChartReference, OutOfClusterManager
+from kueue_cohorts.components.resources.kueue_install import (
+    ChartReference,
+    ClusterAccess,
+    OutOfClusterManager,
+    WebhookReadiness,
+)
 from kueue_cohorts.components.settings import (
     ChartSource,
     ClusterMode,
@@ -70,6 +75,11 @@ class Target:
     manager: Optional[OutOfClusterManager]
     warnings: tuple[str, ...] = ()
     workers: Mapping[str, WorkerTarget] = field(default_factory=dict)
+    webhook_readiness: Optional[WebhookReadiness] = None
+    """How `up` knows that the Kueue it installs answers before anything goes through its webhooks: on a kubeconfig
+    cluster a server-side dry-run ResourceFlavor through the apiserver (`WebhookReadiness.through_apiserver`, with
+    the stack's kubeconfig and context); None in sandbox mode (the out-of-cluster manager is probed itself), in
+    render mode and when the stack does not install Kueue."""
 
 
 def kueue_chart(source: ChartSource) -> ChartReference:
@@ -110,6 +120,10 @@ def resolve(settings: Settings, namespace_owner: str, sandbox: SandboxTarget,
                for index, w in enumerate(settings.multi_kueue.workers if settings.multi_kueue else [])}
     if cluster.mode == ClusterMode.RENDER:
         return Target(kubeconfig, chart, manager, (), workers)
+    readiness = None
+    if settings.kueue.install and cluster.mode == ClusterMode.KUBECONFIG:
+        readiness = WebhookReadiness.through_apiserver(
+            ClusterAccess(str(kubeconfig) if kubeconfig else None, cluster.context))
     pins = toolchain.versions.load().entries
     if not settings.kueue.install:
         require_kueue_api(kubeconfig, cluster.context, pins["kueue"].version)
@@ -129,7 +143,7 @@ def resolve(settings: Settings, namespace_owner: str, sandbox: SandboxTarget,
                      check_namespaces(worker_settings(settings, worker), namespace_owner, where, context,
                                       rendered.workers[index].stack if rendered else None)]
         check_worker_account(settings, index, worker, namespace_owner, where, context)
-    return Target(kubeconfig, chart, manager, tuple(warnings), workers)
+    return Target(kubeconfig, chart, manager, tuple(warnings), workers, readiness)
 
 
 def _worker_target(settings: Settings, index: int, worker: MultiKueueWorker, sandbox: SandboxTarget) -> WorkerTarget:
