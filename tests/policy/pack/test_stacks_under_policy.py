@@ -12,8 +12,7 @@ import json
 import pytest
 
 from kueue_cohorts.components.checks.validation import load_stack_file
-from kueue_cohorts.policy.rules.vocabulary.node_pools import capacity_from_node_pools
-from kueue_cohorts.policy.rules.vocabulary.quantity import parse
+from kueue_cohorts.policy.rules.vocabulary.node_pools import parse_node_pools
 from tests.helpers import STACKS, run_main, stack_raw
 from tests.policy.harness import REPO, evaluate, pack_config
 
@@ -40,8 +39,10 @@ def test_capacity_config_equals_node_pools(name):
     settings = load_stack_file(STACKS / f"Pulumi.{name}.yaml")
     config = pack_config(REPO / "kueue_cohorts" / "policy" / "config" / f"{name}.json")
     pools = config["cohort-nominal-within-capacity"]["nodePools"]
-    configured = capacity_from_node_pools(pools) or {}
-    assert {k: parse(v) for k, v in configured.items()} == settings.capacity()
+    parsed, problems = parse_node_pools(pools, labels_default={})
+    assert problems == [] and parsed
+    resources = {resource for pool in parsed for resource in pool.capacity}
+    assert {r: sum(pool.total(r) for pool in parsed) for r in resources} == settings.capacity()
     assert [p["labels"] for p in pools] == [dict(p.labels) for p in settings.node_pools]
 
 

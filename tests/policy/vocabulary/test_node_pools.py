@@ -10,11 +10,7 @@ import pytest
 from kueue_cohorts.components.checks.validation import load_stack_file
 from kueue_cohorts.components.model.pack_config import render as render_pack_config
 from kueue_cohorts.policy.rules.book.catalog import node_pools
-from kueue_cohorts.policy.rules.vocabulary.node_pools import (
-    capacity_from_node_pools,
-    node_pools_from_stack_config,
-    parse_node_pools,
-)
+from kueue_cohorts.policy.rules.vocabulary.node_pools import node_pools_from_stack_config, parse_node_pools
 from tests.helpers import STACKS, stack_raw
 from tests.policy.harness import REPO
 
@@ -23,16 +19,20 @@ DEV_POOLS = [{"name": "gpu", "count": 1, "capacity": {"cpu": "8", "memory": "32G
                                                      "nvidia.com/gpucores": "20", "nvidia.com/gpumem": "2048"}}]
 
 
-def test_pools_are_summed_count_times_capacity():
-    pools = [{"name": "a", "count": 2, "capacity": {"cpu": "48", "memory": "192Gi", "nvidia.com/gpu": "4"}},
-             {"name": "b", "capacity": {"cpu": "500m", "memory": "512Mi"}}]
-    assert capacity_from_node_pools(pools) == {"cpu": "96.5", "memory": "393728Mi", "nvidia.com/gpu": "8"}
+def test_a_pool_holds_count_times_its_capacity():
+    pools, problems = parse_node_pools(
+        [{"name": "a", "count": 2, "capacity": {"cpu": "48", "memory": "192Gi", "nvidia.com/gpu": "4"}},
+         {"name": "b", "capacity": {"cpu": "500m", "memory": "512Mi"}}], labels_default={})
+    assert problems == []
+    assert [(p.count, p.total("cpu"), p.total("memory"), p.total("nvidia.com/gpu")) for p in pools] == [
+        (2, Decimal(96), Decimal(2 * 192 * 2**30), Decimal(8)), (1, Decimal("0.5"), Decimal(512 * 2**20), Decimal(0))]
 
 
 @pytest.mark.parametrize("bad", [None, {}, [{"name": "a"}], [{"capacity": {"cpu": "lots"}}],
                                  [{"count": 0, "capacity": {"cpu": "1"}}]])
-def test_unusable_pools_derive_nothing(bad):
-    assert capacity_from_node_pools(bad) is None
+def test_unusable_pools_are_named_as_problems(bad):
+    _, problems = parse_node_pools(bad, labels_default={})
+    assert problems
 
 
 @pytest.mark.parametrize(("bad", "problem"), [

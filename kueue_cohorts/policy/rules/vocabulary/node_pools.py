@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, Mapping, Optional
 
-from .quantity import is_binary, parse, show
+from .quantity import is_binary, parse
 
 NODE_POOLS_KEYS = ("kueue-cohorts:nodePools", "kueue-cohorts:config:nodePools")
 LEGACY_POOL = "capacity"
@@ -158,23 +158,3 @@ def worker_node_pools_from_stack_config(config_env: Mapping[str, Any], worker: s
             return node_pools_from_stack_config({NODE_POOLS_KEYS[0]: entry.get("nodePools")})
     return None
 
-
-def capacity_from_node_pools(node_pools: Any) -> Optional[dict[str, str]]:
-    """Sum count x capacity over node pools, whatever their labels (the cluster's total; reports and summaries).
-
-    Args:
-        node_pools: a decoded list of node pools.
-    Returns:
-        resource -> total quantity text (binary suffix kept where the pools used one), or None when the value is not
-        a list of readable pools.
-    """
-    pools, problems = parse_node_pools(node_pools, labels_default={})
-    if problems or not pools:
-        return None
-    totals: dict[str, Decimal] = {}
-    binary: set[str] = set()
-    for pool in pools:
-        for resource in pool.capacity:
-            totals[resource] = totals.get(resource, Decimal(0)) + pool.total(resource)
-        binary |= pool.binary
-    return {resource: show(total, resource in binary) for resource, total in totals.items()}
