@@ -83,6 +83,14 @@ REGISTRATION_ORDER = ("tests/unit/components/model/test_admission.py::"
 under mutmut's tracing (every call of the copied packages recorded) came out otherwise and failed the traced run;
 it judges the program's registration, not the rules mutated there."""
 
+PULUMI_MOCKS_IN_A_FORK = tuple(f"tests/unit/components/model/test_training_runtime.py::{name}" for name in (
+    "test_component_registers_configmap_and_runtime_as_parented_children",
+    "test_train_job_refuses_a_local_queue_of_another_namespace"))
+"""Left out of rules-runtime: they run the component under Pulumi mocks (`tests.helpers.run_with_mocks`), which pass
+in the process mutmut traces but hang in every mutant's run, a fork of it (checked: the same test run again in a
+forked child never returns); mutmut then stops the mutant at its limit and counts it "timeout", that is killed,
+whatever the rule's own tests say. They judge the component's registration, not the rule."""
+
 TARGETS = (
     Target("quantity", ("kueue_cohorts/components/settings/quantity.py", "kueue_cohorts/policy/rules/quantities.py",
                         "kueue_cohorts/policy/rules/vocabulary/quantity.py"),
@@ -117,7 +125,7 @@ TARGETS = (
            ("tests/policy/test_runtime_and_config_rules.py", "tests/policy/test_promise4.py",
             "tests/policy/test_checkpoint_safe_runtime_mutants.py",
             "tests/unit/components/model/test_training_runtime.py"),
-           deselect=(REGISTRATION_ORDER,), timeout_constant=20.0),
+           deselect=PULUMI_MOCKS_IN_A_FORK, timeout_constant=20.0),
     Target("settings-checks", ("kueue_cohorts/components/checks/settings_rules.py",),
            tuple(f"tests/unit/components/settings/{name}.py" for name in (
                "test_bad_configs", "test_security_settings", "test_settings_checks_whole")),
