@@ -20,8 +20,9 @@ from kueue_cohorts.policy.rules.checkpoint_safe_runtime import (
     RESERVED_ENV,
     check_checkpoint_safe_runtime,
     patched_runtime,
+    prestop_seconds,
 )
-from kueue_cohorts.policy.rules.vocabulary.values import ObjectRef, Violation, is_list, is_map
+from kueue_cohorts.policy.rules.vocabulary.values import MISSING, ObjectRef, Violation, is_list, is_map
 from tests.policy.fixtures import compliant, kube, stack, urn
 
 POLICY = "checkpoint-safe-runtime"
@@ -42,6 +43,10 @@ def plain(value: Any) -> Any:
 
 def _pod(manifests: dict) -> dict:
     return manifests["runtime"]["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+
+
+def _job(manifests: dict) -> dict:
+    return manifests["runtime"]["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
 
 
 def _container(manifests: dict) -> dict:
@@ -321,3 +326,261 @@ def test_the_trainjobs_env_and_its_patches_env_are_both_judged():
 def test_the_reserved_names_are_the_runtimes_save_variables():
     assert RESERVED_ENV == {"PYTHONPATH", "KUEUE_COHORTS_RUN_NAME", "KUEUE_COHORTS_CHECKPOINT_ROOT",
                             "KUEUE_COHORTS_RECIPE", "KUEUE_COHORTS_SAVE_STEPS"}
+
+
+# --- what a preStop hook spends of the grace period (killContainer runs it before SIGTERM) ---------------------------
+
+@pytest.mark.parametrize("hook,spent", [
+    ({"sleep": {"seconds": 5}}, (5.0, "a preStop sleep of 5 s")),
+    ({"exec": {"command": ["sleep", "7"]}}, (7.0, "a preStop exec of 'sleep 7'")),
+    ({"exec": {"command": ["/bin/sleep", "7s"]}}, (7.0, "a preStop exec of '/bin/sleep 7s'")),
+    ({"exec": {"command": ["/bin/sh", "-c", "sleep 9"]}}, (9.0, "a preStop exec of '/bin/sh -c sleep 9'")),
+    ({"exec": {"command": ["bash", "-c", "sleep 3"]}}, (3.0, "a preStop exec of 'bash -c sleep 3'")),
+    ({"exec": {"command": ["dash", "-c", "sleep 4"]}}, (4.0, "a preStop exec of 'dash -c sleep 4'")),
+    ({"exec": {"command": ["/usr/bin/ash", "-ec", "sleep 2.5"]}},
+     (2.5, "a preStop exec of '/usr/bin/ash -ec sleep 2.5'")),
+    # not a sleep the kubelet's wait can be read from: unknown, up to the whole grace period
+    ({"exec": {"command": ["sh", "-e", "sleep 2"]}}, (None, "a preStop exec of 'sh -e sleep 2'")),  # runs a file
+    ({"exec": {"command": ["sh", "-c"]}}, (None, "a preStop exec of 'sh -c'")),
+    ({"exec": {"command": ["env", "-c", "sleep 5"]}}, (None, "a preStop exec of 'env -c sleep 5'")),
+    ({"exec": {"command": ["echo", "5"]}}, (None, "a preStop exec of 'echo 5'")),
+    ({"exec": {"command": ["sleep", "soon"]}}, (None, "a preStop exec of 'sleep soon'")),
+    ({"httpGet": {"path": "/drain", "port": 8080}}, (None, "a preStop httpGet hook")),
+    ({"tcpSocket": {"port": 8080}}, (None, "a preStop tcpSocket hook")),
+    ({"grpc": {"port": 8080}}, (None, "a preStop hook")),
+])
+def test_prestop_seconds_table(hook, spent):
+    assert prestop_seconds({"lifecycle": {"preStop": hook}}) == spent
+
+
+# --- which containers are the trainer ---------------------------------------------------------------------------------
+
+def test_only_the_container_named_node_is_the_trainer():
+    """Trainer v2.2.1 constants.Node: a sidecar beside it, before it in the list, is not judged (its start, hook and
+    mounts are its own)."""
+    manifests = compliant()
+    _pod(manifests)["containers"].insert(0, {
+        "name": "proxy", "image": "proxy:1", "command": ["sh", "-c", "while true; do sleep 1; done"],
+        "lifecycle": {"preStop": {"httpGet": {"path": "/drain", "port": 8080}}}})
+    assert check_checkpoint_safe_runtime(stack(manifests)) == []
+    _container_at(manifests, 1)["volumeMounts"][0]["readOnly"] = True
+    assert [v.field for v in check_checkpoint_safe_runtime(stack(manifests))] == [
+        f"{POD}.containers[1].volumeMounts[0].readOnly"]
+
+
+def _container_at(manifests: dict, index: int) -> dict:
+    return _pod(manifests)["containers"][index]
+
+
+# --- a stop is not a failure: the exit code, podFailurePolicy and restartPolicy -------------------------------------
+
+RECLAIM_FIX = ("set kueue-cohorts/preempted-exit-code to the trainer's exit code after a preemption save (1-127, not "
+               "0; the kueue-cohorts trainer exits 75) and Ignore it in the trainer Job's podFailurePolicy")
+EXIT_KEY = 'metadata.annotations["kueue-cohorts/preempted-exit-code"]'
+HARM = ("each eviction or drain of a trainer pod counts as a failed pod toward the trainer Job's backoffLimit and "
+        "then toward the JobSet's maxRestarts (jobset#1117)")
+
+
+@pytest.mark.parametrize("raw,problem", [
+    (None, "does not declare the exit code its trainer uses after a preemption save"),
+    ("0", "declares that its trainer exits 0 after a preemption save: the kubelet makes a deleted pod whose "
+          "containers all exited 0 Succeeded and the Job counts it as a completion, so a drained or evicted TrainJob "
+          "ends Complete half-trained"),
+    ("143", "declares '143' as its trainer's exit code after a preemption save, not a code from 1 to 127"),
+    ("-1", "declares '-1' as its trainer's exit code after a preemption save, not a code from 1 to 127"),
+    ("seventy-five", "declares 'seventy-five' as its trainer's exit code after a preemption save, not a code from 1 "
+                     "to 127"),
+])
+def test_the_preempted_exit_code_finding_whole(raw, problem):
+    manifests = compliant()
+    del manifests["runtime"]["metadata"]["annotations"]["kueue-cohorts/preempted-exit-code"]
+    if raw is not None:  # declared on the trainer pod template instead of the runtime: read there too
+        _job(manifests)["template"]["metadata"] = {"annotations": {"kueue-cohorts/preempted-exit-code": raw}}
+    [found] = check_checkpoint_safe_runtime(stack(manifests))
+    assert found == Violation(
+        f"The {RUNTIME} {problem}; without it {HARM}. Set kueue-cohorts/preempted-exit-code to the trainer's exit "
+        "code after a preemption save (1-127, not 0; the kueue-cohorts trainer exits 75) and Ignore it in the "
+        "trainer Job's podFailurePolicy.",
+        urn("runtime", manifests["runtime"]), ObjectRef("TrainingRuntime", "c12-training", "c12-checkpoint-runtime"),
+        EXIT_KEY, None, f"the runtime {problem}; without it a stopped trainer cannot be told from a failed one",
+        RECLAIM_FIX, POLICY)
+    assert (found.value == raw) if raw is not None else (found.value is MISSING)
+
+
+def test_the_exit_code_declared_on_the_pod_template_is_honoured():
+    manifests = compliant()
+    del manifests["runtime"]["metadata"]["annotations"]["kueue-cohorts/preempted-exit-code"]
+    _job(manifests)["template"]["metadata"] = {"annotations": {"kueue-cohorts/preempted-exit-code": "75"}}
+    assert check_checkpoint_safe_runtime(stack(manifests)) == []
+
+
+JOB = "spec.template.spec.replicatedJobs[0]"
+POLICY_FIX = ("add to spec.template.spec.podFailurePolicy.rules, before any other rule matching it, {action: Ignore, "
+              "onExitCodes: {containerName: node, operator: In, values: [75]}} (with restartPolicy Never)")
+
+
+@pytest.mark.parametrize("rules,shown", [
+    (None, "no podFailurePolicy"),
+    ([{"action": "Ignore", "onExitCodes": {"containerName": "node", "operator": "In", "values": [76]}}],
+     "no podFailurePolicy rule for it"),
+    ([{"action": "Ignore", "onExitCodes": {"containerName": "node", "operator": "In", "values": [75.5]}}],
+     "no podFailurePolicy rule for it"),  # not a whole number: no exit code
+    ([{"action": "Count", "onExitCodes": {"operator": "In", "values": [75]}},
+      {"action": "Ignore", "onExitCodes": {"containerName": "node", "operator": "In", "values": [75]}}],
+     "a first matching rule with action Count"),
+    ([{"action": "FailJob", "onExitCodes": {"containerName": "node", "operator": "NotIn", "values": [0]}}],
+     "a first matching rule with action FailJob"),
+])
+def test_the_pod_failure_policy_finding_whole(rules, shown):
+    manifests = compliant()
+    if rules is None:
+        del _job(manifests)["podFailurePolicy"]
+    else:
+        _job(manifests)["podFailurePolicy"]["rules"] = rules
+    [found] = check_checkpoint_safe_runtime(stack(manifests))
+    assert found == Violation(
+        f"The {RUNTIME} trainer job ({JOB}) has {shown} for the preempted exit code 75: each eviction or drain of a "
+        "trainer pod counts as a failed pod toward backoffLimit and then the JobSet's maxRestarts (the Job controller "
+        "counts a pod it still tracks as failed unless a podFailurePolicy ignores it), so a TrainJob stopped often "
+        f"enough fails instead of resuming; {POLICY_FIX}.",
+        urn("runtime", manifests["runtime"]), ObjectRef("TrainingRuntime", "c12-training", "c12-checkpoint-runtime"),
+        f"{JOB}.template.spec.podFailurePolicy", None,
+        f"a stopped trainer exits 75 after its save, and with {shown} an evicted or drained pod counts as a failure "
+        "toward backoffLimit and the JobSet's maxRestarts, so a TrainJob stopped often enough fails instead of "
+        "resuming", POLICY_FIX, POLICY)
+    assert (plain(found.value) == {"rules": rules}) if rules is not None else (found.value is MISSING)
+
+
+@pytest.mark.parametrize("first", [
+    {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},  # no onExitCodes: not about the code
+    {"action": "Count", "onExitCodes": {"containerName": "sidecar", "operator": "In", "values": [75]}},
+])
+def test_an_ignore_rule_after_rules_that_do_not_match_the_trainers_code_passes(first):
+    """batch/v1 PodFailurePolicy: rules in order, the first that matches decides; a rule on pod conditions or on
+    another container does not match the trainer's exit code (job_controller matchPodFailurePolicy)."""
+    manifests = compliant()
+    _job(manifests)["podFailurePolicy"]["rules"].insert(0, first)
+    assert check_checkpoint_safe_runtime(stack(manifests)) == []
+
+
+@pytest.mark.parametrize("restart,shown", [(None, "unset"), ("OnFailure", "OnFailure"), ("Always", "Always")])
+def test_the_restart_policy_finding_whole(restart, shown):
+    manifests = compliant()
+    if restart is None:
+        del _pod(manifests)["restartPolicy"]
+    else:
+        _pod(manifests)["restartPolicy"] = restart
+    [found] = check_checkpoint_safe_runtime(stack(manifests))
+    fix = "set restartPolicy: Never on the trainer pod template"
+    assert found == Violation(
+        f"The {RUNTIME} trainer pod template has restartPolicy {shown} (JobSet defaults it to OnFailure); a "
+        "podFailurePolicy needs restartPolicy Never, and only then does the preempted exit code keep an evicted pod "
+        f"from counting as a failure; {fix}.",
+        urn("runtime", manifests["runtime"]), ObjectRef("TrainingRuntime", "c12-training", "c12-checkpoint-runtime"),
+        f"{POD}.restartPolicy", None,
+        "a podFailurePolicy needs restartPolicy Never (batch/v1 validation; JobSet defaults an unset one to "
+        "OnFailure), and only then does a pod's exit code decide whether it counts as a failure", fix, POLICY)
+    assert (found.value == restart) if restart is not None else (found.value is MISSING)
+
+
+# --- somewhere to save and time to save: key, value, rule and fix of each finding ------------------------------------
+
+CKPT_FINDINGS = {
+    "read-only volume": (
+        lambda m: _pod(m)["volumes"][0]["persistentVolumeClaim"].update(readOnly=True),
+        f"{POD}.volumes[0].persistentVolumeClaim.readOnly", True,
+        "the checkpoint volume is read-only, so the trainer cannot save on SIGTERM",
+        "drop readOnly from the checkpoint volume"),
+    "not ReadWriteMany": (
+        lambda m: m["ckpt"]["spec"].update(accessModes=["ReadWriteOnce"]),
+        f"{POD}.volumes", "c12-ckpt", "checkpoints must be on a ReadWriteMany claim", "use a ReadWriteMany claim"),
+    "claim in another namespace": (  # a TrainingRuntime's pods mount claims of its own namespace only
+        lambda m: m["ckpt"]["metadata"].update(namespace="other"),
+        f"{POD}.volumes", "c12-ckpt", "the checkpoint claim must be in this stack, so that its access mode can be "
+        "checked", "define the claim in this stack with accessModes [ReadWriteMany]"),
+    "no claim": (
+        lambda m: _container(m).update(volumeMounts=[{"name": "dshm", "mountPath": "/dev/shm"}]),
+        f"{POD}.volumes", MISSING, "the trainer container must mount a ReadWriteMany PersistentVolumeClaim for its "
+        "checkpoints", "mount the checkpoint claim (inferenceTraining.training.checkpoint)"),
+    "root off the claim": (
+        lambda m: _container(m).update(env=[{"name": "KUEUE_COHORTS_CHECKPOINT_ROOT", "value": "/dev/shm/ckpt"}]),
+        f"{POD}.containers[0].env[KUEUE_COHORTS_CHECKPOINT_ROOT]", "/dev/shm/ckpt",
+        "the checkpoint root must be on a mounted PersistentVolumeClaim", "mount the checkpoint claim at the "
+        "checkpoint root"),
+    "grace below the minimum": (
+        lambda m: _pod(m).update(terminationGracePeriodSeconds=45),
+        f"{POD}.terminationGracePeriodSeconds", 45, "the grace period must be at least 60 and above the declared "
+        "checkpoint save time of 30 seconds, so that a preempted trainer can finish writing its checkpoint before it "
+        "is killed", "set terminationGracePeriodSeconds to at least 60 and above the declared checkpoint save time of "
+        "30 seconds"),
+    "bad save seconds": (
+        lambda m: m["runtime"]["metadata"]["annotations"].update({"kueue-cohorts/checkpoint-save-seconds": "soon"}),
+        'metadata.annotations["kueue-cohorts/checkpoint-save-seconds"]', "soon",
+        "the checkpoint save time is a number of seconds", "write it in seconds, e.g. \"20\""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CKPT_FINDINGS))
+def test_each_save_finding_names_key_value_rule_and_fix(case):
+    mutate, field, value, rule, fix = CKPT_FINDINGS[case]
+    manifests = compliant()
+    mutate(manifests)
+    [found] = check_checkpoint_safe_runtime(stack(manifests))
+    assert (found.policy, found.urn, found.field, found.rule, found.fix) == (
+        POLICY, urn("runtime", manifests["runtime"]), field, rule, fix)
+    assert found.value is MISSING if value is MISSING else plain(found.value) == value
+
+
+def test_a_prestop_hook_of_unknown_length_names_key_value_rule_and_fix():
+    manifests = compliant()
+    hook = {"httpGet": {"path": "/drain", "port": 8080}}
+    _container(manifests)["lifecycle"] = {"preStop": hook}
+    [found] = check_checkpoint_safe_runtime(stack(manifests))
+    rule = ("the kubelet runs a preStop httpGet hook before SIGTERM and counts it against the grace period of 90 s, "
+            "and how long it takes cannot be known here, so the trainer may be left no time to save")
+    fix = "remove the preStop hook from the trainer container (the trainer saves on SIGTERM by itself)"
+    assert (found.policy, found.field, found.rule, found.fix, plain(found.value)) == (
+        POLICY, f"{POD}.containers[0].lifecycle.preStop", rule, fix, hook)
+    assert found.message == (f"The {RUNTIME} trainer container 'node' has {POD}.containers[0].lifecycle.preStop: "
+                             f"{rule}; {fix}.")
+
+
+def test_the_checkpoint_root_finding_whole():
+    manifests = compliant()
+    _container(manifests)["env"] = [{"name": "KUEUE_COHORTS_CHECKPOINT_ROOT", "value": "/dev/shm/ckpt"}]
+    [found] = check_checkpoint_safe_runtime(stack(manifests))
+    assert found.message == (
+        f"The {RUNTIME} trainer container 'node' writes its checkpoints to KUEUE_COHORTS_CHECKPOINT_ROOT="
+        "'/dev/shm/ckpt', which is on no mounted PersistentVolumeClaim, so a re-admitted pod cannot find them; mount "
+        "the checkpoint claim at the checkpoint root.")
+
+
+@pytest.mark.parametrize("declared,refused", [("100", True), ("90", True), ("89", False), ("soon", None)])
+def test_the_save_time_declared_on_the_pod_template_is_read(declared, refused):
+    """The annotation may sit on the trainer pod template instead of the runtime (grace period 90 s)."""
+    manifests = compliant()
+    del manifests["runtime"]["metadata"]["annotations"]["kueue-cohorts/checkpoint-save-seconds"]
+    _job(manifests)["template"]["metadata"] = {"annotations": {"kueue-cohorts/checkpoint-save-seconds": declared}}
+    found = check_checkpoint_safe_runtime(stack(manifests))
+    if refused is None:
+        assert [(v.field, v.value) for v in found] == [
+            ('metadata.annotations["kueue-cohorts/checkpoint-save-seconds"]', "soon")]
+    elif refused:
+        assert [(v.field, v.rule) for v in found] == [(
+            f"{POD}.terminationGracePeriodSeconds",
+            f"the grace period must be at least 60 and above the declared checkpoint save time of {declared} "
+            "seconds, so that a preempted trainer can finish writing its checkpoint before it is killed")]
+    else:
+        assert found == []
+
+
+def test_a_cluster_training_runtime_mounts_a_claim_of_any_namespace_of_the_stack():
+    manifests = compliant()
+    runtime = manifests["runtime"]
+    runtime["kind"] = "ClusterTrainingRuntime"
+    del runtime["metadata"]["namespace"]
+    manifests["ckpt"]["metadata"]["namespace"] = "elsewhere"
+    assert check_checkpoint_safe_runtime(stack(manifests)) == []
+    manifests["ckpt"]["spec"]["accessModes"] = ["ReadWriteOnce"]
+    assert [v.rule for v in check_checkpoint_safe_runtime(stack(manifests))] == [
+        "checkpoints must be on a ReadWriteMany claim"]
