@@ -23,7 +23,7 @@ from kueue_cohorts.policy.rules.checkpoint_safe_runtime import (
     prestop_seconds,
 )
 from kueue_cohorts.policy.rules.vocabulary.values import MISSING, ObjectRef, Violation, is_list, is_map
-from tests.policy.fixtures import compliant, kube, stack, urn
+from tests.policy.fixtures import UNKNOWN, compliant, kube, stack, urn
 
 POLICY = "checkpoint-safe-runtime"
 RUNTIME = "TrainingRuntime 'c12-training/c12-checkpoint-runtime'"
@@ -584,3 +584,56 @@ def test_a_cluster_training_runtime_mounts_a_claim_of_any_namespace_of_the_stack
     manifests["ckpt"]["spec"]["accessModes"] = ["ReadWriteOnce"]
     assert [v.rule for v in check_checkpoint_safe_runtime(stack(manifests))] == [
         "checkpoints must be on a ReadWriteMany claim"]
+
+
+# --- the runtime as a whole ------------------------------------------------------------------------------------------
+
+def test_a_runtime_without_replicated_jobs_is_refused_whole():
+    manifests = compliant()
+    manifests["runtime"]["spec"]["template"]["spec"]["replicatedJobs"] = []
+    [found] = check_checkpoint_safe_runtime(stack(manifests))
+    assert found == Violation(
+        f"The {RUNTIME} has no spec.template.spec.replicatedJobs, so its trainer cannot be checked; add the trainer "
+        "replicated job 'node'.",
+        urn("runtime", manifests["runtime"]), ObjectRef("TrainingRuntime", "c12-training", "c12-checkpoint-runtime"),
+        "spec.template.spec.replicatedJobs", None, "a training runtime needs its trainer replicated job to be judged",
+        "add the trainer replicated job 'node'", POLICY)
+    assert found.value is MISSING
+
+
+def test_a_claim_whose_access_modes_are_unknown_fails_closed_on_the_claim():
+    manifests = compliant()
+    manifests["ckpt"]["spec"]["accessModes"] = UNKNOWN
+    found = check_checkpoint_safe_runtime(stack(manifests))
+    assert [(v.urn, v.field) for v in found] == [
+        (urn("ckpt", manifests["ckpt"]), "spec.accessModes"),
+        (urn("runtime", manifests["runtime"]), f"{POD}.volumes")]  # and the claim cannot vouch for the runtime
+    assert found[0].message == (
+        "The PersistentVolumeClaim 'c12-training/c12-ckpt' has spec.accessModes unknown at preview, so this policy "
+        "cannot check it and fails closed; give spec.accessModes a value known at preview (a literal or stack config, "
+        "not an output of another resource).")
+
+
+def test_the_runtimes_deaf_start_names_key_value_rule_and_fix():
+    manifests = compliant()
+    _container(manifests)["command"] = ["sh", "-c", "python train.py"]
+    del _container(manifests)["args"]
+    [found] = check_checkpoint_safe_runtime(stack(manifests))
+    assert (found.policy, found.field, plain(found.value), found.rule, found.fix) == (
+        POLICY, f"{POD}.containers[0].command", ["sh", "-c", "python train.py"],
+        "wraps the trainer in 'sh -c' without exec, so sh stays PID 1 and SIGTERM never reaches it (some shells exec "
+        "a lone command of -c, others fork it: that depends on the image's shell and version)",
+        "start the trainer in exec form (command: [python, train.py]) or end the script with 'exec <trainer>'")
+
+
+def test_every_trainer_job_keeps_its_findings():
+    """Two trainer jobs (the one named node and one labelled trainer): the first one's finding is not dropped by the
+    second's judgement."""
+    manifests = compliant()
+    jobs = manifests["runtime"]["spec"]["template"]["spec"]["replicatedJobs"]
+    second = copy.deepcopy(jobs[0])
+    second["name"] = "node-b"
+    jobs.append(second)
+    _container(manifests)["volumeMounts"][0]["readOnly"] = True
+    assert [v.field for v in check_checkpoint_safe_runtime(stack(manifests))] == [
+        f"{POD}.containers[0].volumeMounts[0].readOnly"]
