@@ -637,3 +637,18 @@ def test_every_trainer_job_keeps_its_findings():
     _container(manifests)["volumeMounts"][0]["readOnly"] = True
     assert [v.field for v in check_checkpoint_safe_runtime(stack(manifests))] == [
         f"{POD}.containers[0].volumeMounts[0].readOnly"]
+
+
+@pytest.mark.parametrize("mount,root,on_claim", [
+    ("/mnt/ckptX", "/mnt/ckptX/run", True),
+    ("/mnt/ckptX", "/mnt/ckptX", True),
+    ("/mnt/ckptX", "/mnt/ckptXY/run", False),
+    ("/mnt/ckpt/", "/mnt/ckpt/run", True),
+    ("/mnt/ckpt", "/mnt/ckpt/../other", False),
+])
+def test_the_checkpoint_root_is_on_the_mount_that_holds_its_path(mount, root, on_claim):
+    manifests = compliant()
+    _container(manifests)["volumeMounts"][0]["mountPath"] = mount
+    _container(manifests)["env"] = [{"name": "KUEUE_COHORTS_CHECKPOINT_ROOT", "value": root}]
+    fields = [v.field for v in check_checkpoint_safe_runtime(stack(manifests))]
+    assert fields == ([] if on_claim else [f"{POD}.containers[0].env[KUEUE_COHORTS_CHECKPOINT_ROOT]"])
