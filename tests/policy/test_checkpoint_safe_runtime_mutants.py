@@ -652,3 +652,95 @@ def test_the_checkpoint_root_is_on_the_mount_that_holds_its_path(mount, root, on
     _container(manifests)["env"] = [{"name": "KUEUE_COHORTS_CHECKPOINT_ROOT", "value": root}]
     fields = [v.field for v in check_checkpoint_safe_runtime(stack(manifests))]
     assert fields == ([] if on_claim else [f"{POD}.containers[0].env[KUEUE_COHORTS_CHECKPOINT_ROOT]"])
+
+
+# --- boundaries -----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("code,accepted", [("1", True), ("2", True), ("75", True), ("127", True), ("128", False),
+                                           ("129", False), ("0", False), ("-1", False)])
+def test_the_preempted_exit_code_is_1_to_127(code, accepted):
+    """Not 0 (a Succeeded pod), not 128+n (what a container killed by signal n reports)."""
+    manifests = compliant()
+    manifests["runtime"]["metadata"]["annotations"]["kueue-cohorts/preempted-exit-code"] = code
+    _job(manifests)["podFailurePolicy"]["rules"][0]["onExitCodes"]["values"] = [int(code)]
+    fields = [v.field for v in check_checkpoint_safe_runtime(stack(manifests))]
+    assert fields == ([] if accepted else [EXIT_KEY])
+
+
+def test_a_trainer_container_of_another_name_is_matched_by_its_own_name():
+    """Without a container named node every container is the trainer; the podFailurePolicy names the first."""
+    manifests = compliant()
+    _container(manifests)["name"] = "trainer"
+    _job(manifests)["podFailurePolicy"]["rules"][0]["onExitCodes"]["containerName"] = "trainer"
+    assert check_checkpoint_safe_runtime(stack(manifests)) == []
+
+
+@pytest.mark.parametrize("sleep,refused", [(29, False), (30, False), (31, True)])
+def test_a_prestop_sleep_may_leave_exactly_the_minimum(sleep, refused):
+    """Grace 90 s, minimum 60 s, declared save 30 s: a sleep of 30 s leaves 60, enough."""
+    manifests = compliant()
+    _container(manifests)["lifecycle"] = {"preStop": {"sleep": {"seconds": sleep}}}
+    fields = [v.field for v in check_checkpoint_safe_runtime(stack(manifests))]
+    assert fields == ([f"{POD}.containers[0].lifecycle.preStop"] if refused else [])
+
+
+def test_the_default_grace_period_is_30_seconds():
+    """Unset terminationGracePeriodSeconds is Kubernetes' 30 s: enough for a minimum of 20 and a save of 10."""
+    manifests = compliant()
+    del _pod(manifests)["terminationGracePeriodSeconds"]
+    manifests["runtime"]["metadata"]["annotations"]["kueue-cohorts/checkpoint-save-seconds"] = "10"
+    assert check_checkpoint_safe_runtime(stack(manifests), min_grace_seconds=20) == []
+    assert [v.field for v in check_checkpoint_safe_runtime(stack(manifests), min_grace_seconds=31)] == [
+        f"{POD}.terminationGracePeriodSeconds"]
+
+
+@pytest.mark.parametrize("first", [{}, {"lifecycle": {"preStop": {"sleep": {"seconds": 5}}}}])
+def test_every_trainer_containers_prestop_hook_is_judged(first):
+    """Without a container named node all are the trainer: a second container's hook is judged after a first
+    container without one or with a short one."""
+    manifests = compliant()
+    _container(manifests)["name"] = "a"
+    _container(manifests).update(first)
+    _pod(manifests)["containers"].append({"name": "b", "image": "x:1", "command": ["python", "b.py"],
+                                          "lifecycle": {"preStop": {"httpGet": {"path": "/drain", "port": 80}}}})
+    _job(manifests)["podFailurePolicy"]["rules"][0]["onExitCodes"]["containerName"] = "a"
+    assert [v.field for v in check_checkpoint_safe_runtime(stack(manifests))] == [
+        f"{POD}.containers[1].lifecycle.preStop"]
+
+
+@pytest.mark.parametrize("mounts,root,on_claim", [
+    ([("ckpt", "/mnt/ckpt"), ("scratch", "/mnt")], "/mnt/ckpt/run", True),  # the deepest mount holding it
+    ([("scratch", "/mnt"), ("ckpt", "/mnt/ckpt")], "/mnt/ckpt/run", True),
+    ([("ckpt", "/mnt"), ("scratch", "/mnt/ckpt")], "/mnt/ckpt/run", False),  # on the emptyDir inside the claim
+    ([("ckpt", "/mnt"), ("scratch", "/mnt/ckpt")], "/mnt/other", True),
+])
+def test_the_checkpoint_root_is_judged_on_the_deepest_mount_that_holds_it(mounts, root, on_claim):
+    manifests = compliant()
+    _pod(manifests)["volumes"].append({"name": "scratch", "emptyDir": {}})
+    _container(manifests)["volumeMounts"] = [{"name": n, "mountPath": p} for n, p in mounts]
+    _container(manifests)["env"] = [{"name": "KUEUE_COHORTS_CHECKPOINT_ROOT", "value": root}]
+    fields = [v.field for v in check_checkpoint_safe_runtime(stack(manifests))]
+    assert fields == ([] if on_claim else [f"{POD}.containers[0].env[KUEUE_COHORTS_CHECKPOINT_ROOT]"])
+
+
+def test_a_mount_of_a_volume_the_pod_does_not_declare_is_not_the_checkpoint_mount():
+    manifests = compliant()
+    _container(manifests)["volumeMounts"].insert(0, {"name": "ghost", "mountPath": "/ghost", "readOnly": True})
+    assert check_checkpoint_safe_runtime(stack(manifests)) == []
+
+
+def test_the_read_only_findings_whole():
+    manifests = compliant()
+    _pod(manifests)["volumes"][0]["persistentVolumeClaim"]["readOnly"] = True
+    [found] = check_checkpoint_safe_runtime(stack(manifests))
+    assert (found.policy, found.message) == (POLICY, (
+        f"The {RUNTIME} mounts PersistentVolumeClaim 'c12-ckpt' through a read-only volume "
+        f"({POD}.volumes[0].persistentVolumeClaim.readOnly: true), so the trainer cannot write its checkpoint when it "
+        "is preempted; drop readOnly from the checkpoint volume."))
+    manifests = compliant()
+    _container(manifests)["volumeMounts"][0]["readOnly"] = True
+    [found] = check_checkpoint_safe_runtime(stack(manifests))
+    assert (found.policy, found.field, found.value, found.rule, found.fix) == (
+        POLICY, f"{POD}.containers[0].volumeMounts[0].readOnly", True,
+        "the checkpoint claim is mounted read-only, so the trainer cannot save on SIGTERM",
+        "drop readOnly from the checkpoint mount")
