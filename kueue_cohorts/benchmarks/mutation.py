@@ -128,7 +128,8 @@ TARGETS = (
            deselect=PULUMI_MOCKS_IN_A_FORK, timeout_constant=20.0),
     Target("settings-checks", ("kueue_cohorts/components/checks/settings_rules.py",),
            tuple(f"tests/unit/components/settings/{name}.py" for name in (
-               "test_bad_configs", "test_security_settings", "test_settings_checks_whole")),
+               "test_bad_configs", "test_security_settings", "test_settings_checks_whole"))
+           + ("tests/unit/components/checks/test_settings_rules_mutants.py",),
            deselect=("tests/unit/components/settings/test_bad_configs.py::"
                      "test_any_value_under_any_key_is_problems_never_an_exception",),
            functions=tuple(f"kueue_cohorts.components.checks.settings_rules.{name}" for name in (
