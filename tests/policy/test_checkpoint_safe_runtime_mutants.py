@@ -744,3 +744,27 @@ def test_the_read_only_findings_whole():
         POLICY, f"{POD}.containers[0].volumeMounts[0].readOnly", True,
         "the checkpoint claim is mounted read-only, so the trainer cannot save on SIGTERM",
         "drop readOnly from the checkpoint mount")
+
+
+def test_a_cluster_training_runtime_has_no_namespace_of_its_own_even_if_one_is_written():
+    """A ClusterTrainingRuntime is cluster-scoped: a metadata.namespace written on it does not narrow the claims it
+    may mount (the TrainJobs of any namespace use it)."""
+    manifests = compliant()
+    manifests["runtime"]["kind"] = "ClusterTrainingRuntime"
+    manifests["runtime"]["metadata"]["namespace"] = "stray"
+    manifests["ckpt"]["metadata"]["namespace"] = "elsewhere"
+    assert check_checkpoint_safe_runtime(stack(manifests)) == []
+
+
+def test_each_trainer_container_is_judged_after_a_root_off_the_claim():
+    """Without a container named node all are the trainer: the first one's checkpoint root off the claim does not stop
+    the second one's mounts being judged."""
+    manifests = compliant()
+    _container(manifests)["name"] = "a"
+    _container(manifests)["env"] = [{"name": "KUEUE_COHORTS_CHECKPOINT_ROOT", "value": "/dev/shm/ckpt"}]
+    _pod(manifests)["containers"].append({"name": "b", "image": "x:1", "command": ["python", "b.py"],
+                                          "volumeMounts": [{"name": "ckpt", "mountPath": "/mnt/ckpt",
+                                                            "readOnly": True}]})
+    _job(manifests)["podFailurePolicy"]["rules"][0]["onExitCodes"]["containerName"] = "a"
+    assert [v.field for v in check_checkpoint_safe_runtime(stack(manifests))] == [
+        f"{POD}.containers[0].env[KUEUE_COHORTS_CHECKPOINT_ROOT]", f"{POD}.containers[1].volumeMounts[0].readOnly"]
