@@ -768,3 +768,11 @@ def test_each_trainer_container_is_judged_after_a_root_off_the_claim():
     _job(manifests)["podFailurePolicy"]["rules"][0]["onExitCodes"]["containerName"] = "a"
     assert [v.field for v in check_checkpoint_safe_runtime(stack(manifests))] == [
         f"{POD}.containers[0].env[KUEUE_COHORTS_CHECKPOINT_ROOT]", f"{POD}.containers[1].volumeMounts[0].readOnly"]
+
+
+def test_a_checkpoint_root_on_a_mount_of_an_undeclared_volume_is_off_the_claim():
+    manifests = compliant()
+    _container(manifests)["volumeMounts"].append({"name": "ghost", "mountPath": "/ghost"})
+    _container(manifests)["env"] = [{"name": "KUEUE_COHORTS_CHECKPOINT_ROOT", "value": "/ghost/ckpt"}]
+    assert [v.field for v in check_checkpoint_safe_runtime(stack(manifests))] == [
+        f"{POD}.containers[0].env[KUEUE_COHORTS_CHECKPOINT_ROOT]"]
