@@ -29,12 +29,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hypothesis import Phase, settings
+
 from kueue_cohorts import PROJECT_ROOT
 from kueue_cohorts.benchmarks import add_write_flag, load_average, save, summary, utc_now
 from kueue_cohorts.scaffold import Parser
 
 ROOT = PROJECT_ROOT
 SCRATCH = ROOT / "build" / "mutation"
+NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
+"""The hypothesis phases of a mutant's run: every phase but shrinking (see `pytest_configure`)."""
 EQUIVALENT = Path(__file__).resolve().parent / "mutation_equivalent.json"
 """The survivors judged equivalent: {"<module>": [{"change": [diff lines], "why": "..."}]}, matched by module and
 the mutant's changed lines (stable across runs, unlike mutmut's mutant numbers)."""
@@ -62,6 +66,11 @@ class Target:
     functions: tuple[str, ...] = ()
     """When set, only the mutants of these functions (dotted module + name, ``components.checks.settings_rules.
     check_flavors``) are run and counted; the others of the files are neither run nor scored."""
+    timeout_constant: float = 2.0
+    """CPU seconds added to each mutant's limit, 3 x (its tests' traced seconds) + this (mutmut's
+    `timeout_constant`). mutmut's traced seconds can be a fraction of what the same tests take in a mutant's run (the
+    rules-runtime tests of `_check_reclaim`: 1.2 s traced, 5-8 CPU s run); a limit below that stops a mutant every
+    test passes and counts it as killed ("timeout"), hiding a survivor."""
 
     def mutant_globs(self) -> list[str]:
         """mutmut's mutant-name patterns for `functions` (``<module>.x_<name>__mutmut_*``); [] means all."""
@@ -81,6 +90,14 @@ MALFORMED_QUANTITIES = (
     "tests/policy/rules/test_inference_fits_nominal.py::test_malformed_request_is_reported_by_the_fit_policy")
 """Issue 13 item 11: a malformed quantity in a quota or request is reported by the stack policies, never raised; these
 tests judge the quantity parser through those policies, beside the rest of each policy's tests."""
+
+PULUMI_MOCKS_IN_A_FORK = tuple(f"tests/unit/components/model/test_training_runtime.py::{name}" for name in (
+    "test_component_registers_configmap_and_runtime_as_parented_children",
+    "test_train_job_refuses_a_local_queue_of_another_namespace"))
+"""Left out of rules-runtime: they run the component under Pulumi mocks (`tests.helpers.run_with_mocks`), which pass
+in the process mutmut traces but hang in every mutant's run, a fork of it (checked: the same test run again in a
+forked child never returns); mutmut then stops the mutant at its limit and counts it "timeout", that is killed,
+whatever the rule's own tests say. They judge the component's registration, not the rule."""
 
 TARGETS = (
     Target("quantity", ("kueue_cohorts/components/settings/quantity.py", "kueue_cohorts/policy/rules/quantities.py",
@@ -120,12 +137,14 @@ TARGETS = (
            ("tests/policy/rules/test_pods_fit_nodes.py",)),
     Target("rules-runtime", ("kueue_cohorts/policy/rules/checkpoint_safe_runtime.py",),
            ("tests/policy/rules/test_checkpoint_safe_runtime.py",
+            "tests/policy/rules/test_checkpoint_safe_runtime_mutants.py",
             "tests/policy/rules/test_training_runtime_fits_queue.py", "tests/policy/vocabulary/test_signals.py",
-            "tests/policy/book/test_declarations.py", "tests/policy/book/test_catalog.py",
-            "tests/unit/components/model/test_training_runtime.py")),
+            "tests/unit/components/model/test_training_runtime.py"),
+           deselect=PULUMI_MOCKS_IN_A_FORK, timeout_constant=20.0),
     Target("settings-checks", ("kueue_cohorts/components/checks/settings_rules.py",),
            tuple(f"tests/unit/components/settings/{name}.py" for name in (
-               "test_bad_configs", "test_security_settings", "test_settings_checks_whole")),
+               "test_bad_configs", "test_security_settings", "test_settings_checks_whole"))
+           + ("tests/unit/components/checks/test_settings_rules_mutants.py",),
            deselect=("tests/unit/components/settings/test_bad_configs.py::"
                      "test_any_value_under_any_key_is_problems_never_an_exception",),
            functions=tuple(f"kueue_cohorts.components.checks.settings_rules.{name}" for name in (
@@ -148,6 +167,15 @@ judged by the tests of bad configs and of the checks themselves: every settings 
 validates, so with the nine settings test files each mutant ran about 250 tests (33 s traced) and the first 140
 mutants took 6.5 minutes (all killed); the hypothesis test feeding any value under any key (7 s) is left out.
 The rule book's and the settings checks' whole-module targets (`by_default` False) run only with --only."""
+
+
+def pytest_configure(config: object) -> None:
+    """pytest plugin hook (``-p benchmarks.mutation`` in every mutant's run), before the test modules are imported:
+    hypothesis stops at a failing example without shrinking it (the profile in effect, `NO_SHRINK`, is the parent of
+    every ``@settings`` the test modules build). A mutant is killed by its first failure; shrinking it cost the
+    rules-runtime run seconds of CPU per mutant and ran mutants into their limit."""
+    settings.register_profile("mutation", parent=settings.default, phases=NO_SHRINK)
+    settings.load_profile("mutation")
 
 
 def pytest_sessionstart(session: object) -> None:
@@ -204,7 +232,7 @@ def _mutmut_config(target: Target, files: list[str], top: list[str]) -> str:
         f"max_stack_depth = {target.max_stack_depth}",
         # A mutant that loops is stopped after 6 x (its tests' traced seconds + 2) CPU seconds (mutmut's default,
         # 30 x (seconds + 1), let a looping mutant of a function 20 s of tests reach burn ten CPU minutes).
-        "timeout_multiplier = 3.0", "timeout_constant = 2.0",
+        "timeout_multiplier = 3.0", f"timeout_constant = {target.timeout_constant}",
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "kueue_cohorts.benchmarks.mutation", "-o", '
         '"addopts="]', ""])
 
