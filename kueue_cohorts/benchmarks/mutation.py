@@ -103,7 +103,8 @@ TARGETS = (
            deselect=(REGISTRATION_ORDER,)),
     Target("rules-placement", ("kueue_cohorts/policy/rules/pods_fit_nodes.py",
                                "kueue_cohorts/policy/rules/vocabulary/placement.py"),
-           ("tests/policy/test_placement.py",)),
+           ("tests/policy/test_placement.py", "tests/policy/test_placement_serving_pods.py",
+            "tests/policy/test_placement_trainer_pods.py", "tests/policy/test_placement_reclaim.py")),
     Target("rules-runtime", ("kueue_cohorts/policy/rules/checkpoint_safe_runtime.py",),
            ("tests/policy/test_runtime_and_config_rules.py", "tests/policy/test_promise4.py",
             "tests/policy/test_declarations.py", "tests/policy/test_catalog.py",
@@ -194,6 +195,14 @@ def _mutmut_config(target: Target, files: list[str], top: list[str]) -> str:
         '"addopts="]', ""])
 
 
+def _configure(target: Target, work: Path) -> None:
+    """Write the scratch copy's pyproject.toml: the work tree's, with mutmut's configuration for `target` (its
+    current test list) appended."""
+    files = sorted(str(p.relative_to(work)) for pattern in target.mutate for p in work.glob(pattern))
+    top = [p.name for p in work.iterdir() if p.name != "mutants"]
+    (work / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + _mutmut_config(target, files, top))
+
+
 def prepare(target: Target) -> Path:
     """A fresh scratch copy of the work tree's files (tracked, and new ones git does not ignore) with mutmut's
     configuration for `target`, made a git repository of its own (nothing committed). Returns its directory."""
@@ -205,10 +214,7 @@ def prepare(target: Target) -> Path:
         if name and (ROOT / name).is_file():
             (work / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, work / name)
-    files = sorted(str(p.relative_to(work)) for pattern in target.mutate for p in work.glob(pattern))
-    top = [p.name for p in work.iterdir()]
-    with (work / "pyproject.toml").open("a") as fh:
-        fh.write(_mutmut_config(target, files, top))
+    _configure(target, work)
     # A repository of its own: tests that copy the checkout list its files with `git ls-files --others` from where
     # they run (mutmut's mutants/); inside the work tree's ignored build/ they would find none.
     subprocess.run(["git", "init", "-q"], cwd=work, check=True, capture_output=True)
@@ -240,9 +246,9 @@ def run_target(target: Target, max_children: int, equivalent: dict[str, list[dic
 
 def rerun_survivors(target: Target, max_children: int, equivalent: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """Run again, in the scratch copy of the last `run_target` of `target`, only the mutants that survived it, with
-    the work tree's current test files copied in (the tests written to kill them; mutmut finds the new tests and
-    maps them to the functions they reach before it runs). Returns what `collect` returns, `seconds` the re-run's
-    and `run` "survivors again"."""
+    the work tree's current test files copied in and the target's current test list configured (the tests written
+    to kill them, in new files too; mutmut finds the new tests and maps them to the functions they reach before it
+    runs). Returns what `collect` returns, `seconds` the re-run's and `run` "survivors again"."""
     work = SCRATCH / target.name
     survivors = [r["name"] for r in _target_results(target, work) if r["status"] not in ("killed", "timeout")]
     for name in subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "tests"],
@@ -250,6 +256,7 @@ def rerun_survivors(target: Target, max_children: int, equivalent: dict[str, lis
         if name and (ROOT / name).is_file():
             (work / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, work / name)
+    _configure(target, work)  # test files added to the target since the run are selected too
     start = time.monotonic()
     run = _mutmut(work, "run", "--max-children", str(max_children), *survivors) if survivors else ""
     return {**collect(target, work, time.monotonic() - start, equivalent, run), "run": "survivors again"}

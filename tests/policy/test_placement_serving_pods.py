@@ -1,0 +1,258 @@
+"""PODS_FIT_NODES on every serving kind's pod shapes (issue 42: the survivors of `_serving_pods`, `_template`, `_int`
+and `_surge` in the mutation target rules-placement).
+
+Each workload's pods are judged with how many of them may run at once, written here from the upstream APIs, not
+from the rule: an InferenceService runs max(maxReplicas, max(minReplicas, 1)) replicas (KServe v1beta1
+`ComponentExtensionSpec`: minReplicas default 1, maxReplicas default 0 = minReplicas) plus its deploymentStrategy's
+surge; a Deployment `replicas` (default 1) plus `maxSurge` (apps/v1 `RollingUpdateDeployment`: default 25%, a
+percentage of replicas rounded up, none for Recreate); a StatefulSet `replicas` and no surge; a LeaderWorkerSet
+(replicas + min(maxSurge, replicas)) groups (lws v0.9.0: maxSurge default 0, capped at replicas), each one leader
+and size - 1 workers (the leaderTemplate, else size pods of the workerTemplate). The oracle of the packing finding
+is a simulation: Kueue admits pods within the GPU nominalQuota and their caps, the scheduler binds each on any node
+with room (`fit.go` fitsRequest on GPUs); a pod is stranded when it is admissible and fits no node.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kueue_cohorts.policy.rules.pods_fit_nodes import PODS_FIT_NODES, check_pods_fit_nodes
+from kueue_cohorts.policy.rules.vocabulary.node_pools import parse_node_pools
+from kueue_cohorts.policy.rules.vocabulary.objects import KubeObject
+
+GPU = "nvidia.com/gpu"
+QUEUE = {"kueue.x-k8s.io/queue-name": "lq"}
+QUOTA_FIELD = "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota"
+
+
+def objects(*manifests: dict[str, Any]) -> list[KubeObject]:
+    """KubeObjects of plain manifests (apiVersion split into group and version)."""
+    out = []
+    for m in manifests:
+        group, _, version = m["apiVersion"].rpartition("/")
+        out.append(KubeObject("", m["metadata"]["name"], group, version, m["kind"], m))
+    return out
+
+
+def gpu_pools(count: int, gpus: int, name: str = "p") -> Any:
+    """One pool of `count` nodes with `gpus` GPUs each (GPUs only: the only judged resource)."""
+    pools, problems = parse_node_pools([{"name": name, "count": count, "labels": {}, "capacity": {GPU: str(gpus)}}])
+    assert problems == []
+    return pools
+
+
+def inference_cq(quota: int) -> dict[str, Any]:
+    """ClusterQueue inf-cq of cohort c: one flavor f with `quota` GPUs, borrowingLimit 0."""
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "inf-cq"},
+            "spec": {"cohortName": "c", "resourceGroups": [{"coveredResources": [GPU], "flavors": [
+                {"name": "f", "resources": [{"name": GPU, "nominalQuota": str(quota), "borrowingLimit": "0"}]}]}]}}
+
+
+FLAVOR = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"}, "spec": {}}
+LQ = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "inf"},
+      "spec": {"clusterQueue": "inf-cq"}}
+
+
+@dataclass(frozen=True)
+class Expected:
+    """One pod shape the workload makes: its name in messages, GPUs per pod, how many may run at once, and the
+    field (and raw value) that requests its GPUs."""
+
+    name: str
+    gpus: int
+    cap: int
+    field: str
+    cpu: bool = False
+    """Whether the pod asks for a cpu too (named in the packing finding's amounts)."""
+
+    def amounts(self) -> str:
+        return ("'cpu' 1, " if self.cpu else "") + f"'{GPU}' {self.gpus}"
+
+
+def pod_spec(gpus: int, in_init: bool) -> dict[str, Any]:
+    """A pod spec asking `gpus` GPUs in its main container, or (in_init) in an init container beside a main
+    container that asks only for cpu (component-helpers PodRequests: the init container's request is the pod's)."""
+    if in_init:
+        return {"initContainers": [{"name": "load", "resources": {"requests": {GPU: str(gpus)}}}],
+                "containers": [{"name": "m", "resources": {"requests": {"cpu": "1"}}}]}
+    return {"containers": [{"name": "m", "resources": {"requests": {GPU: str(gpus)}}}]}
+
+
+def request_field(template: str, in_init: bool) -> str:
+    return f'{template}.{"initContainers" if in_init else "containers"}[0].resources.requests["{GPU}"]'
+
+
+def percent_up(percent: int, of: int) -> int:
+    """A percentage of `of`, rounded up (apps/v1 maxSurge)."""
+    return (of * percent + 99) // 100
+
+
+SURGES = st.sampled_from([None, "Recreate", 0, 1, 2, 2.0, "50%", "100%"])
+"""A rollout's maxSurge: None (absent: the default), Recreate, an int (a whole float as JSON gives it), a
+percentage."""
+
+
+def surge_of(surge: Any, replicas: int, default_percent: int) -> int:
+    if surge is None:
+        return percent_up(default_percent, replicas)
+    if surge == "Recreate":
+        return 0
+    if isinstance(surge, str):
+        return percent_up(int(surge[:-1]), replicas)
+    return int(surge)
+
+
+def deployment_strategy(surge: Any) -> Any:
+    if surge is None:
+        return None
+    if surge == "Recreate":
+        return {"type": "Recreate"}
+    return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": surge}}
+
+
+@st.composite
+def workloads(draw: st.DrawFn) -> tuple[dict[str, Any], list[Expected]]:
+    """A serving workload of any kind queued to lq, with its pod shapes as `Expected` (in the rule's order)."""
+    kind = draw(st.sampled_from(["InferenceService", "Deployment", "StatefulSet", "LeaderWorkerSet"]))
+    gpus = draw(st.integers(1, 4))
+    in_init = draw(st.booleans())
+    meta = {"name": "w", "namespace": "inf", "labels": QUEUE}
+    if kind == "InferenceService":
+        low, high = draw(st.sampled_from([None, 0, 1, 2, 3])), draw(st.sampled_from([None, 0, 1, 3, 4.0]))
+        surge = draw(SURGES)
+        predictor: dict[str, Any] = {"model": {"modelFormat": {"name": "x"},
+                                               **pod_spec(gpus, in_init)["containers"][0]}}
+        if in_init:  # the predictor's own containers (no init containers in a predictor): a second container
+            predictor = {"containers": [{"name": "m", "resources": {"requests": {"cpu": "1"}}},
+                                        {"name": "n", "resources": {"requests": {GPU: str(gpus)}}}]}
+        for key, value in (("minReplicas", low), ("maxReplicas", high)):
+            if value is not None:
+                predictor[key] = value
+        if deployment_strategy(surge) is not None:
+            predictor["deploymentStrategy"] = deployment_strategy(surge)
+        peak = max(int(high or 0), max(1 if low is None else low, 1))
+        field = (f'spec.predictor.containers[1].resources.requests["{GPU}"]' if in_init
+                 else f'spec.predictor.model.resources.requests["{GPU}"]')
+        manifest = {"apiVersion": "serving.kserve.io/v1beta1", "kind": kind, "metadata": meta,
+                    "spec": {"predictor": predictor}}
+        return manifest, [Expected("InferenceService 'inf/w' replica", gpus, peak + surge_of(surge, peak, 25),
+                                   field, in_init)]
+    replicas = draw(st.sampled_from([None, 1, 2, 3, 2.0]))
+    count = 1 if replicas is None else int(replicas)
+    spec: dict[str, Any] = {} if replicas is None else {"replicas": replicas}
+    if kind == "LeaderWorkerSet":
+        size = draw(st.sampled_from([None, 1, 2, 3]))
+        surge = draw(st.sampled_from([None, 0, 1, 3, "50%"]))
+        groups = count + min(0 if surge is None else surge_of(surge, count, 0), count)
+        lwt: dict[str, Any] = {"workerTemplate": {"spec": pod_spec(gpus, in_init)}}
+        if size is not None:
+            lwt["size"] = size
+        pods_per_group = size or 1
+        worker_field = request_field("spec.leaderWorkerTemplate.workerTemplate.spec", in_init)
+        if draw(st.booleans()):
+            leader_gpus = draw(st.integers(1, 4))
+            lwt["leaderTemplate"] = {"spec": pod_spec(leader_gpus, False)}
+            expected = [Expected("LeaderWorkerSet 'inf/w' leader pod", leader_gpus, groups, request_field(
+                "spec.leaderWorkerTemplate.leaderTemplate.spec", False))]
+            if pods_per_group > 1:
+                expected.append(Expected("LeaderWorkerSet 'inf/w' worker pod", gpus, groups * (pods_per_group - 1),
+                                         worker_field, in_init))
+        else:
+            expected = [Expected("LeaderWorkerSet 'inf/w' pod", gpus, groups * pods_per_group, worker_field,
+                                 in_init)]
+        spec["leaderWorkerTemplate"] = lwt
+        if surge is not None:
+            spec["rolloutStrategy"] = {"rollingUpdateConfiguration": {"maxSurge": surge}}
+        return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": kind, "metadata": meta, "spec": spec}, expected
+    surge = draw(SURGES)
+    spec["template"] = {"metadata": {"labels": QUEUE}, "spec": pod_spec(gpus, in_init)}
+    if kind == "Deployment" and deployment_strategy(surge) is not None:
+        spec["strategy"] = deployment_strategy(surge)
+    if kind == "StatefulSet" and surge is not None:  # a StatefulSet's update never surges, whatever it says
+        spec["updateStrategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}
+    extra = surge_of(surge, count, 25) if kind == "Deployment" else 0
+    return ({"apiVersion": "apps/v1", "kind": kind, "metadata": meta, "spec": spec},
+            [Expected(f"{kind} 'inf/w' pod", gpus, count + extra, request_field("spec.template.spec", in_init),
+                      in_init)])
+
+
+def strands(shapes: list[tuple[int, int]], nodes: tuple[int, ...], quota: int, target: int) -> bool:
+    """The reference: can pods of `shapes` [(gpus, cap)], admitted within `quota` GPUs and their caps and each
+    bound on any node with room (`nodes`: GPUs per node), reach a state where one more pod of shape `target`, still
+    within the quota and its cap, fits no node?"""
+    t_gpus, t_cap = shapes[target]
+
+    @cache
+    def reach(rooms: tuple[int, ...], counts: tuple[int, ...]) -> bool:
+        used = sum(g * c for (g, _), c in zip(shapes, counts, strict=True))
+        if counts[target] < t_cap and used + t_gpus <= quota and all(r < t_gpus for r in rooms):
+            return True
+        for i, (gpus, cap) in enumerate(shapes):
+            if counts[i] >= cap or used + gpus > quota:
+                continue
+            more = tuple(c + (i == j) for j, c in enumerate(counts))
+            for k in sorted({k for k, r in enumerate(rooms) if r >= gpus}, key=lambda k: rooms[k]):
+                after = tuple(sorted(r - gpus if j == k else r for j, r in enumerate(rooms)))
+                if reach(after, more):
+                    return True
+        return False
+
+    return reach(tuple(sorted(nodes)), tuple(0 for _ in shapes))
+
+
+@settings(max_examples=400, deadline=None)
+@given(workload=workloads(), node_gpus=st.integers(1, 5), count=st.integers(1, 3), quota_share=st.integers(1, 15))
+def test_each_serving_kind_s_pods_are_judged_with_their_peak_and_surge(workload, node_gpus, count, quota_share):
+    """Kills the mutants of `_serving_pods` that read a kind, a replica count, a surge or a template wrong (the
+    InferenceService branch, LeaderWorkerSet's leader/worker split and its capped surge, a Deployment's surge,
+    a StatefulSet's none), of `_template` (init containers' requests and fields), `_int` (whole floats) and
+    `_surge`: the per-pod finding names the pod and its request field exactly, and the packing finding is raised
+    exactly when the simulation strands a pod, at the quota, with the largest safe quota in its fix."""
+    manifest, expected = workload
+    quota = min(quota_share, node_gpus * count)
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, inference_cq(quota), manifest), gpu_pools(count, node_gpus),
+                                 ["inf-cq"])
+    assert all(v.policy == PODS_FIT_NODES.name for v in found)
+    wide = [e for e in expected if node_gpus < e.gpus <= quota]  # Kueue may admit one; no node holds it
+    assert [(v.field, v.value, v.fix) for v in found if "nominalQuota" not in v.field] == [
+        (e.field, str(e.gpus), f"request at most {node_gpus} of '{GPU}' per pod (split the work over more pods), or "
+         f"add a node pool whose nodes have {e.gpus} of '{GPU}' and carry the nodeLabels of flavor 'f'")
+        for e in wide]
+    for v, e in zip((v for v in found if "nominalQuota" not in v.field), wide, strict=True):
+        assert v.rule.startswith(f"one {e.name} asks for '{GPU}' {e.gpus} on one node, and no node of flavor 'f' "
+                                 f"has that (the closest, pool 'p', has '{GPU}' {node_gpus} per node"), v.rule
+    if any(e.gpus > node_gpus for e in expected):
+        return  # a pod no node holds is the per-pod finding's; the packing judges pods that fit a node
+    shapes = [(e.gpus, e.cap) for e in expected]
+    nodes = (node_gpus,) * count
+    stranded = next((i for i in range(len(shapes)) if strands(shapes, nodes, quota, i)), None)
+    packing = [v for v in found if v.field == QUOTA_FIELD]
+    if stranded is None:
+        assert packing == [], [v.message for v in packing]
+        return
+    most = next(q for q in range(quota - 1, -1, -1)
+                if not any(strands(shapes, nodes, q, i) for i in range(len(shapes))))
+    assert [(v.value, v.fix) for v in packing] == [(str(quota), (
+        f"lower the nominalQuota of '{GPU}' in flavor 'f' to at most {most}, or size the pods to divide the nodes "
+        "(or add nodes), or give the flavor a Topology (spec.topologyName) so that Kueue checks per-node fit "
+        "before it admits"))]
+    target = expected[stranded]
+    assert f"one more {target.name} ({target.amounts()}), still within the quota, fits no node" in packing[0].rule
+
+
+def test_an_inference_service_without_replica_bounds_runs_one_replica_and_a_quarter_surge():
+    """minReplicas and maxReplicas absent: one replica, plus the default 25% surge rounded up (one more): two 3-GPU
+    replicas on two 4-GPU nodes fit one a node, three do not (kills a default of 2 for minReplicas or of 1 for
+    maxReplicas via the quota needed)."""
+    isvc = {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+            "metadata": {"name": "w", "namespace": "inf", "labels": QUEUE},
+            "spec": {"predictor": {"model": {"resources": {"requests": {GPU: "3"}}}}}}
+    assert check_pods_fit_nodes(objects(FLAVOR, LQ, inference_cq(8), isvc), gpu_pools(2, 4), ["inf-cq"]) == []
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, inference_cq(9), isvc), gpu_pools(3, 3), ["inf-cq"])
+    assert found == []  # 2 replicas, 3 nodes of 3: every order places them
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, inference_cq(8), isvc), gpu_pools(1, 4), ["inf-cq"])
+    assert [v.field for v in found] == [QUOTA_FIELD]  # the surge replica has no node: 2 x 3 GPUs on one 4-GPU node
