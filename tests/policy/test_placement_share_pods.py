@@ -1,0 +1,74 @@
+"""PODS_FIT_NODES finding 3 without a declared serving pod: inference's nominalQuota judged as 1-GPU pods with the
+quota's per-GPU share of cpu and memory (`pods_fit_nodes._share_pods`; issue 42: its survivors in the mutation
+target rules-placement). The share is rounded down to a milli-unit (a quantity's finest step, apimachinery
+`resource.Quantity` MilliValue), so the pods together never ask more than the quota holds; extended resources other
+than the GPU are not shared out (a device is not split per GPU); a quota with no whole GPU count is not judged so.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kueue_cohorts.policy.rules.pods_fit_nodes import PODS_FIT_NODES, check_pods_fit_nodes
+from kueue_cohorts.policy.rules.vocabulary.node_pools import parse_node_pools
+from tests.policy.test_placement_serving_pods import objects
+
+GPU = "nvidia.com/gpu"
+FPGA = "example.com/fpga"
+
+
+def flavor(name: str) -> dict[str, Any]:
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": {}}
+
+
+def inference(*flavors: tuple[str, dict[str, str]]) -> dict[str, Any]:
+    """ClusterQueue inf-cq (no cohort): one resource group over `flavors` [(name, nominalQuota by resource)]."""
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "inf-cq"},
+            "spec": {"resourceGroups": [{"coveredResources": list(flavors[0][1]), "flavors": [
+                {"name": name, "resources": [{"name": r, "nominalQuota": v} for r, v in quota.items()]}
+                for name, quota in flavors]}]}}
+
+
+def nodes(*capacities: dict[str, str]) -> Any:
+    pools, problems = parse_node_pools([{"name": f"p{k}", "count": 1, "labels": {}, "capacity": capacity}
+                                        for k, capacity in enumerate(capacities)])
+    assert problems == []
+    return pools
+
+
+def judge(cq: dict[str, Any], pools: Any, *flavors: str) -> list[Any]:
+    return check_pods_fit_nodes(objects(*(flavor(f) for f in flavors or ("f",)), cq), pools, ["inf-cq"])
+
+
+@pytest.mark.parametrize("quota", [{"cpu": "8", "memory": "16Gi"}, {GPU: "1.5", "cpu": "3"}, {GPU: "0", "cpu": "3"},
+                                   {"cpu": "8", GPU: "0.5"}])
+def test_a_quota_without_a_whole_gpu_count_is_not_judged_as_gpu_pods(quota):
+    """No extended resource with a whole count of at least 1: no share pods, no finding, no error (kills `_share_pods`
+    raising StopIteration when it finds no GPU, or taking a fractional or zero GPU quota as a count)."""
+    assert judge(inference(("f", quota)), nodes({GPU: "1", "cpu": "1", "memory": "1Gi"})) == []
+
+
+def test_the_share_is_rounded_down_to_a_milli_unit():
+    """2 cpus over 3 GPUs: 0.666 cpu per 1-GPU pod (rounded down), so three fit a node of 3 GPUs and 2 cpus; rounded
+    to nearest (0.667) three would ask 2.001 and strand one."""
+    assert judge(inference(("f", {GPU: "3", "cpu": "2"})), nodes({GPU: "3", "cpu": "2"})) == []
+
+
+def test_other_extended_resources_are_not_shared_out_per_gpu():
+    """A quota of 4 GPUs and 2 FPGAs on a node of 3 GPUs + 1 FPGA and one of 1 GPU + 1 FPGA: the share pods ask one
+    GPU each and no FPGA, and all four place; shared out (half an FPGA each) the first node would hold two."""
+    pools = nodes({GPU: "3", FPGA: "1"}, {GPU: "1", FPGA: "1"})
+    assert judge(inference(("f", {GPU: "4", FPGA: "2"})), pools) == []
+
+
+def test_flavors_placed_together_name_the_flavor_of_the_stranded_share_pod():
+    """Two flavors without nodeLabels share both nodes (a 1-GPU node of 3Gi, a 1-GPU node of 1Gi): flavor f1's
+    1-GPU, 1Gi pod may take the 3Gi node, and flavor f0's 1-GPU, 3Gi pod then fits no node. The finding names the
+    stranded pod with its flavor (kills the mutant that drops "of flavor 'f0'" when the group has several)."""
+    cq = inference(("f0", {GPU: "1", "memory": "3Gi"}), ("f1", {GPU: "1", "memory": "1Gi"}))
+    found = judge(cq, nodes({GPU: "1", "memory": "3Gi"}, {GPU: "1", "memory": "1Gi"}), "f0", "f1")
+    assert [(v.policy, v.field) for v in found] == [
+        (PODS_FIT_NODES.name, "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota")]
+    assert ("one more 1-GPU pod of the nominalQuota's per-GPU share of flavor 'f0' (no serving workload declares its "
+            f"pods) ('memory' 3Gi, '{GPU}' 1), still within the quota, fits no node") in found[0].rule
