@@ -108,6 +108,7 @@ def reclaim_stacks(draw: st.DrawFn) -> tuple[tuple[int, int], int, tuple[int, ..
 @settings(max_examples=300, deadline=None)
 @given(case=reclaim_stacks())
 @example(case=((3, 1), 1, (3, 3, 3), 4, 2))  # the fix named 0 where 3 is safe
+@example(case=((2, 2), 3, (3, 4), 2, 5))  # refused once: inference's second replica placed beyond its own quota
 def test_borrowers_that_own_quota_add_it_to_the_cohort_s(case):
     """Kills the mutants of `_reclaim_packing` that drop or misread the borrowers' own nominalQuota (the cohort's
     quota is inference's plus theirs) in the search and in the safe quota of the fix: refused exactly when the
@@ -183,3 +184,45 @@ def test_a_search_out_of_budget_fails_closed_at_the_quota(monkeypatch, beside_tr
             "decided within the search budget, so the policy fails closed",
             "give the flavor a Topology (spec.topologyName: Kueue then checks per-node fit at admission) and lower "
             "the nominalQuota to whole nodes' worth of pods, or declare fewer pod shapes")
+
+
+def inference_flavors(name: str, flavors: list[tuple[str, int, int]]) -> dict[str, Any]:
+    """ClusterQueue `name` of cohort c over GPU flavors [(flavor, nominalQuota, borrowingLimit)]."""
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
+            "spec": {"cohortName": "c", "resourceGroups": [{"coveredResources": [GPU], "flavors": [
+                {"name": f, "resources": [{"name": GPU, "nominalQuota": str(n), "borrowingLimit": str(b)}]}
+                for f, n, b in flavors]}]}}
+
+
+def test_two_flavors_on_common_nodes_are_named_together_and_the_fix_lowers_the_first():
+    """Inference's flavors f0 and f1 (3 GPUs each, no nodeLabels: both select both 3-GPU nodes) beside training
+    borrowing in both with 1-GPU pods: two training pods on each node strand a 2-GPU replica. The finding names
+    both flavors, and the fix lowers f0's quota to 2 (a group quota of 5: no two nodes filled to 2 beside a
+    replica) - f1's 3 kept (kills the mutants of the flavors' names and of the holder's share of the quota)."""
+    flavor = [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": f}, "spec": {}}
+              for f in ("f0", "f1")]
+    found = check_pods_fit_nodes(objects(*flavor, LQ, TRN_LQ, inference_flavors("inf-cq", [("f0", 3, 0), ("f1", 3, 0)]),
+                                         inference_flavors("trn-cq", [("f0", 0, 3), ("f1", 0, 3)]),
+                                         deployment("w", "inf", 2, 2), deployment("t", "trn", 1, 1)),
+                                 gpu_nodes((3, 3)), ["inf-cq"])
+    assert [(v.field, v.value) for v in found] == [(QUOTA_FIELD, "3")]
+    assert found[0].rule == (
+        "training borrows the idle nominalQuota of flavors 'f0' and 'f1' with pods of other shapes (Deployment "
+        f"'trn/t' pod ('{GPU}' 1)), and Kueue picks the workloads it preempts to reclaim that quota by quota, not by "
+        "node (kueue#5243): after a node of pool 'p0' holds 2 pod(s) (Deployment 'trn/t' pod); a node of pool 'p1' "
+        f"holds 2 pod(s) (Deployment 'trn/t' pod), one more Deployment 'inf/w' pod ('{GPU}' 2), within inference's "
+        "nominalQuota, fits no node, so it is admitted and stays Pending although training gave back its quota")
+    assert found[0].fix == f"lower the nominalQuota of '{GPU}' in flavor 'f0' to at most 2, or add nodes"
+
+
+def test_the_finding_names_the_inference_pod_that_strands_not_the_first():
+    """Inference runs 1-GPU pods (Deployment a, first) and 2-GPU pods (b) in 4 GPUs; training owns 4 and borrows
+    with 1-GPU pods on two 4-GPU nodes. Only b's pod can be left with no node (a 1-GPU pod within the cohort's
+    quota always finds one): the finding names b (kills reporting the first shape)."""
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, TRN_LQ, cluster_queue("inf-cq", 4, 0),
+                                         cluster_queue("trn-cq", 4, 4), deployment("a", "inf", 1, 2),
+                                         deployment("b", "inf", 2, 2), deployment("t", "trn", 1, 1)),
+                                 gpu_nodes((4, 4)), ["inf-cq"])
+    assert [(v.field, v.fix) for v in found] == [
+        (QUOTA_FIELD, f"lower the nominalQuota of '{GPU}' in flavor 'f' to at most 3, or add nodes")]
+    assert f"one more Deployment 'inf/b' pod ('{GPU}' 2), within inference's nominalQuota" in found[0].rule
