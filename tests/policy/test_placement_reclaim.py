@@ -226,3 +226,56 @@ def test_the_finding_names_the_inference_pod_that_strands_not_the_first():
     assert [(v.field, v.fix) for v in found] == [
         (QUOTA_FIELD, f"lower the nominalQuota of '{GPU}' in flavor 'f' to at most 3, or add nodes")]
     assert f"one more Deployment 'inf/b' pod ('{GPU}' 2), within inference's nominalQuota" in found[0].rule
+
+
+def covering(name: str, entries: list[tuple[str, int, int]]) -> dict[str, Any]:
+    """ClusterQueue `name` of cohort c, flavor f, one entry per (resource, nominalQuota, borrowingLimit)."""
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
+            "spec": {"cohortName": "c", "resourceGroups": [{"coveredResources": [r for r, _, _ in entries],
+                                                            "flavors": [{"name": "f", "resources": [
+                {"name": r, "nominalQuota": str(n), "borrowingLimit": str(b)} for r, n, b in entries]}]}]}}
+
+
+def requesting(name: str, namespace: str, requests: dict[str, str], replicas: int) -> dict[str, Any]:
+    manifest = deployment(name, namespace, 1, replicas)
+    manifest["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"] = requests
+    return manifest
+
+
+def cpu_gpu_nodes(gpus: int, cpus: int, count: int) -> Any:
+    pools, problems = parse_node_pools([{"name": "p", "count": count, "labels": {},
+                                         "capacity": {GPU: str(gpus), "cpu": str(cpus)}}])
+    assert problems == []
+    return pools
+
+
+@pytest.mark.parametrize(("training_cpu", "refused"), [(3, False), (4, True)])
+def test_borrowers_of_cpu_only_strand_by_cpu(training_cpu, refused):
+    """Training covers only cpu (nominalQuota `training_cpu`, borrowing 4) and runs 1-cpu pods; inference owns 4 GPUs
+    and 4 cpus as two (2 GPU, 2 cpu) replicas on two (4 GPU, 4 cpu) nodes. With 4 cpus of its own training can hold
+    3 cpus on each node beside the cohort's 8 and leave a replica no node; with 3 it cannot. The cohort's GPU quota
+    is inference's alone, the borrowers own none of it (kills reading a borrower's missing resource as None)."""
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, TRN_LQ, covering("inf-cq", [(GPU, 4, 0), ("cpu", 4, 0)]),
+                                         covering("trn-cq", [("cpu", training_cpu, 4)]),
+                                         requesting("w", "inf", {GPU: "2", "cpu": "2"}, 2),
+                                         requesting("t", "trn", {"cpu": "1"}, 1)),
+                                 cpu_gpu_nodes(4, 4, 2), ["inf-cq"])
+    assert [v.field for v in found] == ([QUOTA_FIELD] if refused else [])
+    if refused:  # the GPU quota is not what strands it: no GPU quota of at least one replica is safe
+        assert found[0].fix.endswith(f"or lower the nominalQuota of '{GPU}' in flavor 'f' to at most 0, or add nodes")
+
+
+def test_a_resource_only_the_borrowers_cover_bounds_their_pods_by_their_quota():
+    """Inference covers GPUs only (4, as two 2-GPU replicas); training covers GPUs (2, borrowing 4) and cpu (3) with
+    (1 GPU, 1 cpu) pods on two (3 GPU, 8 cpu) nodes: two training pods on one node and a replica on the other
+    leave 1 GPU on each, and the second replica (inference at 4, the cohort at 6 GPUs) has no node; training's cpu
+    quota (3 pods) allows that placement (kills dropping a resource inference does not cover from the cohort)."""
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, TRN_LQ, covering("inf-cq", [(GPU, 4, 0)]),
+                                         covering("trn-cq", [(GPU, 2, 4), ("cpu", 3, 0)]),
+                                         requesting("w", "inf", {GPU: "2"}, 2),
+                                         requesting("t", "trn", {GPU: "1", "cpu": "1"}, 1)),
+                                 cpu_gpu_nodes(3, 8, 2), ["inf-cq"])
+    assert [(v.field, v.fix) for v in found] == [
+        (QUOTA_FIELD, f"lower the nominalQuota of '{GPU}' in flavor 'f' to at most 3, or add nodes")]
+    assert ("after a node of pool 'p' holds 1 pod(s) (Deployment 'inf/w' pod); a node of pool 'p' holds 2 pod(s) "
+            f"(Deployment 'trn/t' pod), one more Deployment 'inf/w' pod ('{GPU}' 2)") in found[0].rule
