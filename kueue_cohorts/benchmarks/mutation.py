@@ -196,12 +196,17 @@ def _mutmut_config(target: Target, files: list[str], top: list[str]) -> str:
         '"addopts="]', ""])
 
 
-def _configure(target: Target, work: Path) -> None:
+def _configure(target: Target, work: Path) -> bool:
     """Write the scratch copy's pyproject.toml: the work tree's, with mutmut's configuration for `target` (its
-    current test list) appended."""
+    current test list) appended. Returns whether that changed the file (False: written as it was)."""
     files = sorted(str(p.relative_to(work)) for pattern in target.mutate for p in work.glob(pattern))
-    top = [p.name for p in work.iterdir() if p.name != "mutants"]
-    (work / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + _mutmut_config(target, files, top))
+    top = [p.name for p in work.iterdir() if p.name not in ("mutants", ".git")]  # what `prepare` copied
+    path = work / "pyproject.toml"
+    text = (ROOT / "pyproject.toml").read_text() + _mutmut_config(target, files, top)
+    if path.exists() and path.read_text() == text:
+        return False
+    path.write_text(text)
+    return True
 
 
 def prepare(target: Target) -> Path:
@@ -249,7 +254,8 @@ def rerun_survivors(target: Target, max_children: int, equivalent: dict[str, lis
     """Run again, in the scratch copy of the last `run_target` of `target`, only the mutants that survived it, with
     the work tree's current test files copied in and the target's current test list configured (the tests written
     to kill them, in new files too; mutmut finds the new tests and maps them to the functions they reach before it
-    runs). Returns what `collect` returns, `seconds` the re-run's and `run` "survivors again"."""
+    runs). When the list itself changed, mutmut forgets every verdict and all the mutants run again. Returns what
+    `collect` returns, `seconds` the re-run's and `run` "survivors again"."""
     work = SCRATCH / target.name
     survivors = [r["name"] for r in _target_results(target, work) if r["status"] not in ("killed", "timeout")]
     for name in subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "tests"],
@@ -257,9 +263,12 @@ def rerun_survivors(target: Target, max_children: int, equivalent: dict[str, lis
         if name and (ROOT / name).is_file():
             (work / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, work / name)
-    _configure(target, work)  # test files added to the target since the run are selected too
+    # Test files added to the target's list since the run are selected too; mutmut then drops every verdict (a
+    # change of its test selection resets them all), so every mutant runs again, not only the survivors.
+    everything = _configure(target, work)
     start = time.monotonic()
-    run = _mutmut(work, "run", "--max-children", str(max_children), *survivors) if survivors else ""
+    run = _mutmut(work, "run", "--max-children", str(max_children), *([] if everything else survivors)) \
+        if everything or survivors else ""
     return {**collect(target, work, time.monotonic() - start, equivalent, run), "run": "survivors again"}
 
 
