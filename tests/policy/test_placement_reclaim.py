@@ -279,3 +279,22 @@ def test_a_resource_only_the_borrowers_cover_bounds_their_pods_by_their_quota():
         (QUOTA_FIELD, f"lower the nominalQuota of '{GPU}' in flavor 'f' to at most 3, or add nodes")]
     assert ("after a node of pool 'p' holds 1 pod(s) (Deployment 'inf/w' pod); a node of pool 'p' holds 2 pod(s) "
             f"(Deployment 'trn/t' pod), one more Deployment 'inf/w' pod ('{GPU}' 2)") in found[0].rule
+
+
+@pytest.mark.parametrize(("training_cpu", "refused"), [(3, False), (4, True)])
+def test_two_borrower_workloads_share_the_quota_of_a_resource_only_they_cover(training_cpu, refused):
+    """Inference covers GPUs only (4, as two 2-GPU replicas) on two 4-GPU nodes; training covers GPUs (4, borrowing 4)
+    and cpu (`training_cpu`) and runs two Deployments of (1 GPU, 1 cpu) pods. Stranding a replica takes four training
+    pods (three on one node, one beside a replica on the other); training's cpu quota holds both Deployments to
+    `training_cpu` pods together, not each (kills leaving cpu out of the cohort's quota, or reading inference's
+    missing cpu quota as 1)."""
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, TRN_LQ, covering("inf-cq", [(GPU, 4, 0)]),
+                                         covering("trn-cq", [(GPU, 4, 4), ("cpu", training_cpu, 0)]),
+                                         requesting("w", "inf", {GPU: "2"}, 2),
+                                         requesting("t1", "trn", {GPU: "1", "cpu": "1"}, 1),
+                                         requesting("t2", "trn", {GPU: "1", "cpu": "1"}, 1)),
+                                 cpu_gpu_nodes(4, 8, 2), ["inf-cq"])
+    assert [v.field for v in found] == ([QUOTA_FIELD] if refused else [])
+    if refused:  # both borrowers' shapes named
+        assert (f"with pods of other shapes (Deployment 'trn/t1' pod ('cpu' 1, '{GPU}' 1), Deployment 'trn/t2' pod "
+                f"('cpu' 1, '{GPU}' 1)), and Kueue picks") in found[0].rule

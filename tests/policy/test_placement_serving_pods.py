@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -256,3 +257,60 @@ def test_an_inference_service_without_replica_bounds_runs_one_replica_and_a_quar
     assert found == []  # 2 replicas, 3 nodes of 3: every order places them
     found = check_pods_fit_nodes(objects(FLAVOR, LQ, inference_cq(8), isvc), gpu_pools(1, 4), ["inf-cq"])
     assert [v.field for v in found] == [QUOTA_FIELD]  # the surge replica has no node: 2 x 3 GPUs on one 4-GPU node
+
+
+def _isvc(predictor: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+            "metadata": {"name": "w", "namespace": "inf", "labels": QUEUE},
+            "spec": {"predictor": {**predictor, "model": {"resources": {"requests": {GPU: "2"}}}}}}
+
+
+def _apps(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "w", "namespace": "inf", "labels": QUEUE},
+            "spec": {**spec, "template": {"metadata": {"labels": QUEUE}, "spec": pod_spec(2, False)}}}
+
+
+def _lws(spec: dict[str, Any], lwt: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+            "metadata": {"name": "w", "namespace": "inf", "labels": QUEUE},
+            "spec": {**spec, "leaderWorkerTemplate": lwt}}
+
+
+TWO_GPUS = {"spec": pod_spec(2, False)}
+CPU_ONLY = {"spec": {"containers": [{"name": "m", "resources": {"requests": {"cpu": "1"}}}]}}
+CAPS = [
+    ("an InferenceService without bounds: 1 replica + 25% of 1", _isvc({}), 2),
+    ("minReplicas 0 is 1", _isvc({"minReplicas": 0, "maxReplicas": 0}), 2),
+    ("maxReplicas 4 over minReplicas 2, Recreate", _isvc({"minReplicas": 2, "maxReplicas": 4,
+                                                          "deploymentStrategy": {"type": "Recreate"}}), 4),
+    ("minReplicas 3 alone, maxSurge 50% of 3 rounded up", _isvc({"minReplicas": 3, "deploymentStrategy": {
+        "type": "RollingUpdate", "rollingUpdate": {"maxSurge": "50%"}}}), 5),
+    ("whole floats (JSON numbers), maxSurge 1", _isvc({"minReplicas": 2.0, "maxReplicas": 3.0, "deploymentStrategy": {
+        "rollingUpdate": {"maxSurge": 1}}}), 4),
+    ("a Deployment's surge is not capped at its replicas", _apps("Deployment", {"replicas": 1, "strategy": {
+        "type": "RollingUpdate", "rollingUpdate": {"maxSurge": 2}}}), 3),
+    ("a Deployment without replicas or strategy: 1 + 25% of 1", _apps("Deployment", {}), 2),
+    ("4 replicas + 25% of 4", _apps("Deployment", {"replicas": 4}), 5),
+    ("a StatefulSet never surges", _apps("StatefulSet", {"replicas": 3}), 3),
+    ("a LeaderWorkerSet's surge is capped at its replicas", _lws({"replicas": 1, "rolloutStrategy": {
+        "rollingUpdateConfiguration": {"maxSurge": 3}}}, {"size": 1, "workerTemplate": TWO_GPUS}), 2),
+    ("groups of size 3 without a leaderTemplate, maxSurge 50% of 2", _lws({"replicas": 2, "rolloutStrategy": {
+        "rollingUpdateConfiguration": {"maxSurge": "50%"}}}, {"size": 3, "workerTemplate": TWO_GPUS}), 9),
+    ("one leader per group", _lws({"replicas": 2}, {"size": 3, "leaderTemplate": TWO_GPUS,
+                                                     "workerTemplate": CPU_ONLY}), 2),
+    ("size - 1 workers per group", _lws({"replicas": 2}, {"size": 3, "leaderTemplate": CPU_ONLY,
+                                                           "workerTemplate": TWO_GPUS}), 4),
+]
+
+
+@pytest.mark.parametrize(("manifest", "cap"), [pytest.param(m, c, id=why) for why, m, c in CAPS])
+def test_how_many_pods_of_a_workload_may_run_at_once(manifest, cap):
+    """A hand table of each kind's peak plus surge (the module docstring's upstream defaults), read through the
+    packing finding: 2-GPU pods on 3-GPU nodes, one pod a node, within a quota for cap + 1 pods: cap - 1 nodes strand
+    one, cap nodes hold them all (kills `_serving_pods` and `_surge` reading a bound, a default or the LWS cap
+    wrong, whatever the random draws of the property test above reach)."""
+    quota = 2 * (cap + 1)
+    short = check_pods_fit_nodes(objects(FLAVOR, LQ, inference_cq(quota), manifest), gpu_pools(cap - 1, 3),
+                                 ["inf-cq"])
+    enough = check_pods_fit_nodes(objects(FLAVOR, LQ, inference_cq(quota), manifest), gpu_pools(cap, 3), ["inf-cq"])
+    assert ([v.field for v in short], enough) == ([QUOTA_FIELD], [])

@@ -50,9 +50,11 @@ def test_a_quota_without_a_whole_gpu_count_is_not_judged_as_gpu_pods(quota):
 
 
 def test_the_share_is_rounded_down_to_a_milli_unit():
-    """2 cpus over 3 GPUs: 0.666 cpu per 1-GPU pod (rounded down), so three fit a node of 3 GPUs and 2 cpus; rounded
-    to nearest (0.667) three would ask 2.001 and strand one."""
-    assert judge(inference(("f", {GPU: "3", "cpu": "2"})), nodes({GPU: "3", "cpu": "2"})) == []
+    """4 cpus over 6 GPUs: 0.666 cpu per 1-GPU pod (0.6666... rounded down), so each of three nodes of 2 GPUs and
+    1.3335 cpus holds two and the six place. Rounded to nearest (0.667) a node would hold one (1.334 > 1.3335) while
+    the quota still admits five: the rounding must never make the share pods ask more than the quota's share."""
+    pools = nodes(*[{GPU: "2", "cpu": "1333500u"}] * 3)
+    assert judge(inference(("f", {GPU: "6", "cpu": "4"})), pools) == []
 
 
 def test_other_extended_resources_are_not_shared_out_per_gpu():
