@@ -32,8 +32,10 @@ so a pod that fits the quota and no node is admitted, holds the quota and stays 
    inference pod by quota and preempts borrowers chosen by quota, never by node (Kueue v0.19.2
    `pkg/scheduler/preemption/preemption.go`; kueue#5243), so the search of 3 runs again with the borrowers' pod
    shapes (a TrainingRuntime's trainer pod, a TrainJob's override, else 1-GPU pods of inference's per-GPU share)
-   filling nodes within the cohort's quota, and only an inference pod left with no node counts. Two 1-GPU training
-   pods preempted on two 4-GPU nodes free 2 GPUs of quota and no node for a 2-GPU replica (fuzzer stack fz862).
+   filling nodes within the cohort's quota (inference's nominalQuota plus the borrowers' own), inference's pods
+   within its own nominalQuota (borrowingLimit 0), and only an inference pod left with no node counts. Two 1-GPU
+   training pods preempted on two 4-GPU nodes free 2 GPUs of quota and no node for a 2-GPU replica (fuzzer stack
+   fz862).
    Borrowers' pods that are whole multiples of inference's one pod shape never strand it (each node's free room is
    then a whole number of inference pods).
 
@@ -458,11 +460,14 @@ def _reclaim_packing(cq: KubeObject, group: Sequence[_FlavorQuota], shapes: Sequ
                      judged: frozenset[str]) -> list[Violation]:
     """Finding 4: inference's pods ``shapes`` within its nominalQuota ``quota`` beside the borrowers' pods, all within
     the cohort's quota (inference's plus the borrowers' nominal), where only an inference pod left with no node
-    counts. Kueue admits the inference Workload by quota and picks the borrowers it preempts by quota too, never by
-    node (Kueue v0.19.2 `pkg/scheduler/preemption/preemption.go`: candidates ordered by priority and admission
-    time, the minimal set whose removal makes the quota fit; kueue#5243): any placement within the cohort's quota
-    that leaves every node without room for an inference pod which still fits inference's quota is one that Kueue
-    reaches, with or without preempting (a reclaim that frees quota on the wrong nodes ends in such a placement)."""
+    counts; inference's pods stay within ``quota`` (`blocking_placement`'s ``own``: with borrowingLimit 0 Kueue never
+    admits them beyond it, even when the borrowers' own quota is idle). Kueue admits the inference Workload by quota
+    and picks the borrowers it preempts by quota too, never by node (Kueue v0.19.2
+    `pkg/scheduler/preemption/preemption.go`: candidates ordered by priority and admission time, the minimal set
+    whose removal makes the quota fit; kueue#5243): any placement within the cohort's quota that leaves every node
+    without room for an inference pod which still fits inference's quota is one that Kueue reaches, with or without
+    preempting (a reclaim that frees quota on the wrong nodes ends in such a placement). The fix's quota is the
+    largest safe one of at least one stranded pod's worth (a lower one is "safe" only by admitting none)."""
     cohort = {r: quota.get(r, Decimal(0)) + borrowers.nominal.get(r, Decimal(0))
               for r in set(quota) | set(borrowers.nominal)}
     every = list(shapes) + list(borrowers.shapes)
