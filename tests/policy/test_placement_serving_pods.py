@@ -314,3 +314,84 @@ def test_how_many_pods_of_a_workload_may_run_at_once(manifest, cap):
                                  ["inf-cq"])
     enough = check_pods_fit_nodes(objects(FLAVOR, LQ, inference_cq(quota), manifest), gpu_pools(cap, 3), ["inf-cq"])
     assert ([v.field for v in short], enough) == ([QUOTA_FIELD], [])
+
+
+# --- finding 1 for the flavors Kueue may assign a pod --------------------------------------------------------------
+# PODS_FIT_NODES finding 1, one pod on one node, for the flavors Kueue may assign it (issue 42: `_flavor_quotas`,
+# `_assignable`, `_one_pod`, `closest_node` and `shortfall` in the mutation target rules-placement).
+#
+# Kueue v0.19.2 `pkg/scheduler/flavorassigner` assigns a pod a flavor whose nominalQuota plus what it may borrow holds
+# it: nothing without a cohort (`apis/kueue/v1beta2/clusterqueue_types.go`: borrowingLimit "must be null if the
+# ClusterQueue doesn't belong to a cohort"), up to borrowingLimit in a cohort, and without a borrowingLimit whatever the
+# cohort has. A pod no flavor can hold is never admitted (inference-fits-nominal's concern), so only a pod some flavor
+# may take and no node of that flavor holds is reported, at its request field.
+
+FIELD = f'spec.template.spec.containers[0].resources.requests["{GPU}"]'
+
+
+def queue(cohort: Any, nominal: int, borrowing: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": GPU, "nominalQuota": str(nominal)}
+    if borrowing is not None:
+        entry["borrowingLimit"] = str(borrowing)
+    spec: dict[str, Any] = {"resourceGroups": [{"coveredResources": [GPU], "flavors": [
+        {"name": "f", "resources": [entry]}]}]}
+    if cohort != "absent":
+        spec["cohortName"] = cohort
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "inf-cq"},
+            "spec": spec}
+
+
+def deployment(requests: dict[str, str]) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w", "namespace": "inf"},
+            "spec": {"replicas": 1, "strategy": {"type": "Recreate"}, "template": {
+                "metadata": {"labels": QUEUE},
+                "spec": {"containers": [{"name": "m", "resources": {"requests": requests}}]}}}}
+
+
+def pools(*specs: tuple[str, int, dict[str, str]]) -> Any:
+    parsed, problems = parse_node_pools([{"name": name, "count": count, "labels": {}, "capacity": capacity}
+                                         for name, count, capacity in specs])
+    assert problems == []
+    return parsed
+
+
+@settings(max_examples=200, deadline=None)
+@given(cohort=st.sampled_from(["absent", "", None, "c"]), nominal=st.integers(0, 6),
+       borrowing=st.sampled_from([None, 0, 1, 3]), pod=st.integers(1, 8), node=st.integers(1, 6))
+def test_a_pod_too_wide_for_every_node_is_reported_when_some_flavor_may_take_it(cohort, nominal, borrowing, pod,
+                                                                                 node):
+    """Kills `_flavor_quotas` reading the cohort or the borrowingLimit wrong and `_assignable` comparing wrong: the
+    finding exactly when the pod exceeds the node and nominalQuota plus what the queue may borrow holds it."""
+    in_cohort = cohort == "c"
+    if not in_cohort and borrowing is not None:
+        borrowing = None  # Kueue's validation: no borrowingLimit outside a cohort
+    usable = nominal + (0 if not in_cohort else borrowing if borrowing is not None else 10 ** 6)
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, queue(cohort, nominal, borrowing), deployment({GPU: str(pod)})),
+                                 pools(("p", 1, {GPU: str(node)})), [])
+    assert [(v.field, v.value) for v in found] == ([(FIELD, str(pod))] if node < pod <= usable else [])
+
+
+def test_the_closest_pool_misses_the_fewest_resources_and_the_fix_names_each_short_one():
+    """A (4 GPU, 16Gi) pod: pool a (2 GPU, 8Gi) misses both, pool b (2 GPU, 32Gi) only GPUs, pool c (8 GPU, 8Gi) only
+    memory: b is named (the first of those missing fewest), with what its node has; a pod missing both on every pool
+    gets a fix naming both, sorted (kills `closest_node`'s and `shortfall`'s comparisons and `_one_pod`'s words)."""
+    stack = objects(FLAVOR, LQ, queue("absent", 8, None), deployment({GPU: "4", "memory": "16Gi"}))
+    found = check_pods_fit_nodes(stack, pools(("a", 1, {GPU: "2", "memory": "8Gi"}),
+                                              ("b", 2, {GPU: "2", "memory": "32Gi"}),
+                                              ("c", 1, {GPU: "8", "memory": "8Gi"})), [])
+    assert [(v.field, v.value) for v in found] == [(FIELD, "4")]
+    assert found[0].rule == (
+        f"one Deployment 'inf/w' pod asks for 'memory' 16Gi, '{GPU}' 4 on one node, and no node of flavor 'f' has that "
+        f"(the closest, pool 'b', has 'memory' 32Gi, '{GPU}' 2 per node: '{GPU}' 4 > 2); Kueue admits it by quota in "
+        "flavor 'f' of ClusterQueue 'inf-cq' and the kube-scheduler leaves it Pending for ever (NodeResourcesFit: "
+        "Insufficient), holding that quota")
+    assert found[0].fix == (f"request at most 2 of '{GPU}' per pod (split the work over more pods), or add a node pool "
+                            f"whose nodes have 4 of '{GPU}' and carry the nodeLabels of flavor 'f'")
+    both = check_pods_fit_nodes(stack, pools(("a", 1, {GPU: "2", "memory": "8Gi"})), [])
+    assert both[0].fix == (f"request at most 8Gi of 'memory', 2 of '{GPU}' per pod (split the work over more pods), "
+                           f"or add a node pool whose nodes have 16Gi of 'memory', 4 of '{GPU}' and carry the "
+                           "nodeLabels of flavor 'f'")
+    assert both[0].field == "spec.template.spec.containers[0].resources.requests.memory"  # the first short one
+    fits = check_pods_fit_nodes(stack, pools(("a", 1, {GPU: "2", "memory": "8Gi"}),
+                                             ("d", 1, {GPU: "4", "memory": "16Gi"})), [])
+    assert fits == []  # a pod that fits one pool exactly fits
