@@ -296,6 +296,7 @@ CAPS = [
         "rollingUpdateConfiguration": {"maxSurge": 3}}}, {"size": 1, "workerTemplate": TWO_GPUS}), 2),
     ("groups of size 3 without a leaderTemplate, maxSurge 50% of 2", _lws({"replicas": 2, "rolloutStrategy": {
         "rollingUpdateConfiguration": {"maxSurge": "50%"}}}, {"size": 3, "workerTemplate": TWO_GPUS}), 9),
+    ("a LeaderWorkerSet without size: groups of one pod", _lws({"replicas": 2}, {"workerTemplate": TWO_GPUS}), 2),
     ("one leader per group", _lws({"replicas": 2}, {"size": 3, "leaderTemplate": TWO_GPUS,
                                                      "workerTemplate": CPU_ONLY}), 2),
     ("size - 1 workers per group", _lws({"replicas": 2}, {"size": 3, "leaderTemplate": CPU_ONLY,
