@@ -298,3 +298,19 @@ def test_two_borrower_workloads_share_the_quota_of_a_resource_only_they_cover(tr
     if refused:  # both borrowers' shapes named
         assert (f"with pods of other shapes (Deployment 'trn/t1' pod ('cpu' 1, '{GPU}' 1), Deployment 'trn/t2' pod "
                 f"('cpu' 1, '{GPU}' 1)), and Kueue picks") in found[0].rule
+
+
+def test_no_resize_is_offered_when_pods_of_the_replica_s_own_size_strand_it():
+    """A (1 GPU, 1 cpu) inference pod on a (1 GPU, 2 cpu) node and a (2 GPU, 1 cpu) node, beside training's 1-GPU
+    pods of a quota larger than the nodes: training sized like the replica would fill one node each and strand it too
+    (identical pods fit one a node here), so the fix offers no resize, only the quota (no inference quota of a whole
+    pod is safe: 0). Kills leaving requests of exactly 1 out of the resized borrowers' cap."""
+    pools, problems = parse_node_pools([{"name": "a", "count": 1, "labels": {}, "capacity": {GPU: "1", "cpu": "2"}},
+                                        {"name": "b", "count": 1, "labels": {}, "capacity": {GPU: "2", "cpu": "1"}}])
+    assert problems == []
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, TRN_LQ, covering("inf-cq", [(GPU, 1, 0), ("cpu", 1, 0)]),
+                                         covering("trn-cq", [(GPU, 3, 1), ("cpu", 2, 1)]),
+                                         requesting("w", "inf", {GPU: "1", "cpu": "1"}, 1),
+                                         requesting("t", "trn", {GPU: "1"}, 1)), pools, ["inf-cq"])
+    assert [(v.field, v.value, v.fix) for v in found] == [
+        (QUOTA_FIELD, "1", f"lower the nominalQuota of '{GPU}' in flavor 'f' to at most 0, or add nodes")]
