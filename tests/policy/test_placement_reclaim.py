@@ -109,6 +109,7 @@ def reclaim_stacks(draw: st.DrawFn) -> tuple[tuple[int, int], int, tuple[int, ..
 @given(case=reclaim_stacks())
 @example(case=((3, 1), 1, (3, 3, 3), 4, 2))  # the fix named 0 where 3 is safe
 @example(case=((2, 2), 3, (3, 4), 2, 5))  # refused once: inference's second replica placed beyond its own quota
+@example(case=((2, 3), 3, (3, 3, 4), 4, 6))  # the safe quota found with inference bounded by its own quota: 3
 def test_borrowers_that_own_quota_add_it_to_the_cohort_s(case):
     """Kills the mutants of `_reclaim_packing` that drop or misread the borrowers' own nominalQuota (the cohort's
     quota is inference's plus theirs) in the search and in the safe quota of the fix: refused exactly when the
