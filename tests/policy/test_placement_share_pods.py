@@ -72,5 +72,34 @@ def test_flavors_placed_together_name_the_flavor_of_the_stranded_share_pod():
     found = judge(cq, nodes({GPU: "1", "memory": "3Gi"}, {GPU: "1", "memory": "1Gi"}), "f0", "f1")
     assert [(v.policy, v.field) for v in found] == [
         (PODS_FIT_NODES.name, "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota")]
-    assert ("one more 1-GPU pod of the nominalQuota's per-GPU share of flavor 'f0' (no serving workload declares its "
-            f"pods) ('memory' 3Gi, '{GPU}' 1), still within the quota, fits no node") in found[0].rule
+    assert found[0].rule.startswith("the nominalQuota of flavors 'f0' and 'f1' (their nodeLabels select common nodes) "
+                                    "admits pods the nodes cannot all hold")
+    assert ("a node of pool 'p0' holds 1 pod(s) (1-GPU pod of the nominalQuota's per-GPU share of flavor 'f1' (no "
+            "serving workload declares its pods)), one more 1-GPU pod of the nominalQuota's per-GPU share of flavor "
+            f"'f0' (no serving workload declares its pods) ('memory' 3Gi, '{GPU}' 1), still within the quota, fits no "
+            "node") in found[0].rule
+    # the group's safe quota is 1 GPU (one pod): f0 keeps what is left of it after f1's 1 GPU, 0
+    assert found[0].fix == (
+        f"lower the nominalQuota of '{GPU}' in flavor 'f0' to at most 0, or give the flavors nodeLabels that select "
+        "disjoint nodes, or size the pods to divide the nodes (or add nodes), or give the flavor a Topology "
+        "(spec.topologyName) so that Kueue checks per-node fit before it admits")
+
+
+def test_a_share_pod_wider_than_every_node_is_stranded_with_nothing_placed():
+    """1 GPU and 20Gi of quota on two (4 GPU, 16Gi) nodes: the one share pod asks 20Gi, which no node has, though the
+    nodes have 32Gi together; reported at the quota as stranded after nothing placed, decided (not a search out of
+    budget)."""
+    found = judge(inference(("f", {GPU: "1", "memory": "20Gi"})),
+                  nodes({GPU: "4", "memory": "16Gi"}, {GPU: "4", "memory": "16Gi"}))
+    assert [(v.field, v.value) for v in found] == [("spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", "1")]
+    assert found[0].rule == (
+        "the nominalQuota of flavor 'f' admits pods the nodes cannot all hold: the kube-scheduler binds them one at a "
+        "time on any node with room, and after nothing placed, one more 1-GPU pod of the nominalQuota's per-GPU share "
+        f"(no serving workload declares its pods) ('memory' 20Gi, '{GPU}' 1), still within the quota, fits no node "
+        "and stays Pending while training is preempted for nothing")
+
+
+def test_a_quota_over_the_nodes_summed_is_left_to_the_capacity_rule():
+    """Without declared pods the share pods are the quota itself: 3 GPUs on 2 GPUs of nodes, one unit over, is the
+    capacity rule's finding, not a stranding here (kills comparing with the nodes plus one)."""
+    assert judge(inference(("f", {GPU: "3"})), nodes({GPU: "2"})) == []
