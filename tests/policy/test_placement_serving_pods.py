@@ -297,6 +297,8 @@ CAPS = [
     ("groups of size 3 without a leaderTemplate, maxSurge 50% of 2", _lws({"replicas": 2, "rolloutStrategy": {
         "rollingUpdateConfiguration": {"maxSurge": "50%"}}}, {"size": 3, "workerTemplate": TWO_GPUS}), 9),
     ("a LeaderWorkerSet without size: groups of one pod", _lws({"replicas": 2}, {"workerTemplate": TWO_GPUS}), 2),
+    ("size 2: one worker per group", _lws({"replicas": 2}, {"size": 2, "leaderTemplate": CPU_ONLY,
+                                                             "workerTemplate": TWO_GPUS}), 2),
     ("one leader per group", _lws({"replicas": 2}, {"size": 3, "leaderTemplate": TWO_GPUS,
                                                      "workerTemplate": CPU_ONLY}), 2),
     ("size - 1 workers per group", _lws({"replicas": 2}, {"size": 3, "leaderTemplate": CPU_ONLY,
@@ -396,3 +398,74 @@ def test_the_closest_pool_misses_the_fewest_resources_and_the_fix_names_each_sho
     fits = check_pods_fit_nodes(stack, pools(("a", 1, {GPU: "2", "memory": "8Gi"}),
                                              ("d", 1, {GPU: "4", "memory": "16Gi"})), [])
     assert fits == []  # a pod that fits one pool exactly fits
+
+
+# --- finding 3: which pod strands, where it is reported, what the witness shows ------------------------------------
+
+
+def covering_queue(entries: list[tuple[str, str]]) -> dict[str, Any]:
+    """ClusterQueue inf-cq (no cohort), flavor f with the nominalQuota of each (resource, quantity), in that order."""
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "inf-cq"},
+            "spec": {"resourceGroups": [{"coveredResources": [r for r, _ in entries], "flavors": [
+                {"name": "f", "resources": [{"name": r, "nominalQuota": v} for r, v in entries]}]}]}}
+
+
+def named_deployment(name: str, requests: dict[str, str], replicas: int) -> dict[str, Any]:
+    manifest = deployment(requests)
+    manifest["metadata"]["name"] = name
+    manifest["spec"]["replicas"] = replicas
+    return manifest
+
+
+def two_nodes(capacity: dict[str, str], count: int = 2) -> Any:
+    return pools(("p", count, capacity))
+
+
+TAIL = ("or size the pods to divide the nodes (or add nodes), or give the flavor a Topology (spec.topologyName) so "
+        "that Kueue checks per-node fit before it admits")
+
+
+@pytest.mark.parametrize(("entries", "requests", "capacity", "field", "fix"), [
+    pytest.param([("example.com/fpga", "2"), (GPU, "12")], {GPU: "3"}, {GPU: "4", "example.com/fpga": "1"},
+                 "resources[1]", f"'{GPU}' in flavor 'f' to at most 8", id="the GPU the pod asks, not another device"),
+    pytest.param([("cpu", "8"), ("memory", "12Gi")], {"memory": "3Gi"}, {"cpu": "8", "memory": "4Gi"},
+                 "resources[1]", "'memory' in flavor 'f' to at most 9663676415", id="without a GPU, what it asks"),
+    pytest.param([("cpu", "8"), ("memory", "12Gi")], {"cpu": "1", "memory": "3Gi"}, {"cpu": "8", "memory": "4Gi"},
+                 "resources[0]", "'cpu' in flavor 'f' to at most 2", id="the first it asks, a request of 1"),
+])
+def test_the_packing_finding_is_at_the_quota_of_a_resource_the_stranded_pod_asks_for(entries, requests, capacity,
+                                                                                      field, fix):
+    """Four pods of 3 (GPUs, or Gi) on two nodes of 4 strand the third: reported at the nominalQuota of the GPU the pod
+    asks for (an extended resource sorted before it, which it does not ask, is not the one), else of the first
+    resource it asks for (kills `_reported_at`'s defaults and comparisons)."""
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, covering_queue(entries), named_deployment("w", requests, 4)),
+                                 two_nodes(capacity), ["inf-cq"])
+    assert [(v.field, v.fix) for v in found] == [
+        (f"spec.resourceGroups[0].flavors[0].{field}.nominalQuota", f"lower the nominalQuota of {fix}, {TAIL}")]
+
+
+def test_the_stranded_pod_is_named_not_the_first_workload_s():
+    """1-GPU pods (Deployment a, first) never strand on 4-GPU nodes within the quota; 3-GPU pods (b) do, after a
+    node holds a's two pods and the other one of b's: the finding names b and shows that placement (kills reporting
+    the first shape)."""
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, covering_queue([(GPU, "8")]),
+                                         named_deployment("a", {GPU: "1"}, 2), named_deployment("b", {GPU: "3"}, 2)),
+                                 two_nodes({GPU: "4"}), ["inf-cq"])
+    assert [v.rule for v in found] == [
+        "the nominalQuota of flavor 'f' admits pods the nodes cannot all hold: the kube-scheduler binds them one at a "
+        "time on any node with room, and after a node of pool 'p' holds 2 pod(s) (Deployment 'inf/a' pod); a node of "
+        "pool 'p' holds 1 pod(s) (Deployment 'inf/b' pod), one more Deployment 'inf/b' pod ('nvidia.com/gpu' 3), "
+        "still within the quota, fits no node and stays Pending while training is preempted for nothing"]
+
+
+def test_a_node_holding_two_shapes_names_both_and_a_pod_above_the_quota_is_skipped_not_the_rest():
+    """A Deployment whose pod asks more than the quota (never admitted) comes first; then 2-GPU pods and a 1-GPU pod
+    on one 4-GPU node: one of each leaves 1 GPU, and the second 2-GPU pod (5 GPUs of quota) has no node. The node's
+    two shapes are both named, sorted (kills stopping at the pod above the quota, and the witness's separator)."""
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, covering_queue([(GPU, "5")]),
+                                         named_deployment("big", {GPU: "6"}, 1), named_deployment("c", {GPU: "2"}, 2),
+                                         named_deployment("a", {GPU: "1"}, 1)),
+                                 two_nodes({GPU: "4"}, 1), ["inf-cq"])
+    assert [v.field for v in found] == ["spec.resourceGroups[0].flavors[0].resources[0].nominalQuota"]
+    assert ("after a node of pool 'p' holds 2 pod(s) (Deployment 'inf/a' pod, Deployment 'inf/c' pod), one more "
+            "Deployment 'inf/c' pod") in found[0].rule
