@@ -138,7 +138,11 @@ def test_the_reclaim_finding_says_what_strands_and_the_largest_safe_quota():
     the cohort's 8 is admitted with no node. The whole finding, at inference's nominalQuota: the borrowers' shapes,
     the placement, the resize to whole replicas (2-GPU training pods never strand a 2-GPU replica), and 3, the
     largest inference quota that is safe (one replica: a reclaim of one 1-GPU pod frees 2 on that node)."""
-    found = check_pods_fit_nodes(stack((2, 2), 1, 4, 4), gpu_nodes((4, 4)), ["inf-cq"])
+    other = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "a-cq"},
+             "spec": {"cohortName": "c", "resourceGroups": [{"coveredResources": [GPU], "flavors": [
+                 {"name": "g", "resources": [{"name": GPU, "nominalQuota": "4"}]}]}]}}
+    # a-cq, of the cohort too but with quota in another flavor only, borrows nothing here and is passed over
+    found = check_pods_fit_nodes([*stack((2, 2), 1, 4, 4), *objects(other)], gpu_nodes((4, 4)), ["inf-cq"])
     assert [(v.policy, v.field, v.value) for v in found] == [(PODS_FIT_NODES.name, QUOTA_FIELD, "4")]
     assert found[0].rule == (
         "training borrows the idle nominalQuota of flavor 'f' with pods of other shapes (Deployment 'trn/t' pod "
@@ -315,3 +319,16 @@ def test_no_resize_is_offered_when_pods_of_the_replica_s_own_size_strand_it():
                                          requesting("t", "trn", {GPU: "1"}, 1)), pools, ["inf-cq"])
     assert [(v.field, v.value, v.fix) for v in found] == [
         (QUOTA_FIELD, "1", f"lower the nominalQuota of '{GPU}' in flavor 'f' to at most 0, or add nodes")]
+
+
+@pytest.mark.parametrize("cohort", ["", None])
+def test_queues_without_a_cohort_borrow_nothing(cohort):
+    """cohortName "" (or null) is no cohort (Kueue v0.19.2: a ClusterQueue borrows only within its cohort): the
+    stack that strands a replica beside training in cohort c is accepted when neither queue has a cohort."""
+    manifests = stack((2, 2), 1, 4, 4)
+    for obj in manifests:
+        if obj.kind == "ClusterQueue":
+            obj.props["spec"]["cohortName"] = cohort
+            for entry in obj.props["spec"]["resourceGroups"][0]["flavors"][0]["resources"]:
+                entry.pop("borrowingLimit")
+    assert check_pods_fit_nodes(manifests, gpu_nodes((4, 4)), ["inf-cq"]) == []

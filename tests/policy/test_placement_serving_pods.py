@@ -451,6 +451,7 @@ def test_the_stranded_pod_is_named_not_the_first_workload_s():
     found = check_pods_fit_nodes(objects(FLAVOR, LQ, covering_queue([(GPU, "8")]),
                                          named_deployment("a", {GPU: "1"}, 2), named_deployment("b", {GPU: "3"}, 2)),
                                  two_nodes({GPU: "4"}), ["inf-cq"])
+    assert [v.value for v in found] == ["8"]  # the nominalQuota as the ClusterQueue has it
     assert [v.rule for v in found] == [
         "the nominalQuota of flavor 'f' admits pods the nodes cannot all hold: the kube-scheduler binds them one at a "
         "time on any node with room, and after a node of pool 'p' holds 2 pod(s) (Deployment 'inf/a' pod); a node of "
