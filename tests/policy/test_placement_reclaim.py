@@ -332,3 +332,23 @@ def test_queues_without_a_cohort_borrow_nothing(cohort):
             for entry in obj.props["spec"]["resourceGroups"][0]["flavors"][0]["resources"]:
                 entry.pop("borrowingLimit")
     assert check_pods_fit_nodes(manifests, gpu_nodes((4, 4)), ["inf-cq"]) == []
+
+
+def test_a_borrower_that_declares_no_pods_is_judged_as_one_gpu_pods_of_inference_s_share():
+    """Training borrows inference's 8 GPUs and 8 cpus and declares no TrainingRuntime or workload: its pods are
+    judged as the smallest GPU pods it may run, one GPU with inference's per-GPU share of cpu (1), and three on each
+    (4 GPU, 16 cpu) node strand a (2 GPU, 2 cpu) replica (fuzzer stack fz862 without declared training pods). The
+    finding names that shape (kills `_borrowers`' share-pod branch: its name, requests and quota)."""
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, TRN_LQ, covering("inf-cq", [(GPU, 8, 0), ("cpu", 8, 0)]),
+                                         covering("trn-cq", [(GPU, 0, 8), ("cpu", 0, 8)]),
+                                         requesting("w", "inf", {GPU: "2", "cpu": "2"}, 4)),
+                                 cpu_gpu_nodes(4, 16, 2), ["inf-cq"])
+    share = "1-GPU pod of ClusterQueue 'trn-cq' (no TrainingRuntime or workload declares its pods)"
+    assert [(v.field, v.value) for v in found] == [(QUOTA_FIELD, "8")]
+    assert found[0].rule == (
+        f"training borrows the idle nominalQuota of flavor 'f' with pods of other shapes ({share} ('cpu' 1, '{GPU}' "
+        "1)), and Kueue picks the workloads it preempts to reclaim that quota by quota, not by node (kueue#5243): "
+        f"after a node of pool 'p' holds 3 pod(s) ({share}); a node of pool 'p' holds 3 pod(s) ({share}), one more "
+        f"Deployment 'inf/w' pod ('cpu' 2, '{GPU}' 2), within inference's nominalQuota, fits no node, so it is "
+        "admitted and stays Pending although training gave back its quota")
+    assert found[0].fix.endswith(f"or lower the nominalQuota of '{GPU}' in flavor 'f' to at most 7, or add nodes")
