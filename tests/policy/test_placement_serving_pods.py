@@ -470,3 +470,40 @@ def test_a_node_holding_two_shapes_names_both_and_a_pod_above_the_quota_is_skipp
     assert [v.field for v in found] == ["spec.resourceGroups[0].flavors[0].resources[0].nominalQuota"]
     assert ("after a node of pool 'p' holds 2 pod(s) (Deployment 'inf/a' pod, Deployment 'inf/c' pod), one more "
             "Deployment 'inf/c' pod") in found[0].rule
+
+
+def labelled_flavor(name: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": name},
+            "spec": {"nodeLabels": labels}}
+
+
+def two_flavor_queue(quota: str) -> dict[str, Any]:
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "inf-cq"},
+            "spec": {"resourceGroups": [{"coveredResources": [GPU], "flavors": [
+                {"name": f, "resources": [{"name": GPU, "nominalQuota": quota}]} for f in ("f0", "f1")]}]}}
+
+
+def labelled_pools(*specs: tuple[str, dict[str, str]]) -> Any:
+    parsed, problems = parse_node_pools([{"name": name, "count": 1, "labels": labels, "capacity": {GPU: "4"}}
+                                         for name, labels in specs])
+    assert problems == []
+    return parsed
+
+
+def test_flavors_on_disjoint_nodes_are_judged_apart_in_spec_order_and_one_without_known_nodes_is_passed_over():
+    """Flavor f0 selects pool a and f1 pool b (one 4-GPU node each), 6 GPUs of quota each, 3-GPU pods: each flavor
+    strands a pod on its own node, and each is reported at its own quota, f0 first; not merged into one quota on both
+    nodes. When f0's nodeLabels match no pool whose labels are known, f0 is passed over (the capacity rule reports
+    it) and f1 still judged (kills `_sharing` joining disjoint flavors, stopping at a flavor without nodes, and
+    its order)."""
+    pods = named_deployment("w", {GPU: "3"}, 4)
+    found = check_pods_fit_nodes(objects(labelled_flavor("f0", {"pool": "a"}), labelled_flavor("f1", {"pool": "b"}),
+                                         LQ, two_flavor_queue("6"), pods),
+                                 labelled_pools(("a", {"pool": "a"}), ("b", {"pool": "b"})), ["inf-cq"])
+    assert [(v.field, v.fix) for v in found] == [
+        (f"spec.resourceGroups[0].flavors[{i}].resources[0].nominalQuota",
+         f"lower the nominalQuota of '{GPU}' in flavor 'f{i}' to at most 5, {TAIL}") for i in (0, 1)]
+    found = check_pods_fit_nodes(objects(labelled_flavor("f0", {"zone": "x"}), labelled_flavor("f1", {"pool": "b"}),
+                                         LQ, two_flavor_queue("6"), pods),
+                                 labelled_pools(("a", {}), ("b", {"pool": "b"})), ["inf-cq"])
+    assert [v.field for v in found] == ["spec.resourceGroups[0].flavors[1].resources[0].nominalQuota"]
