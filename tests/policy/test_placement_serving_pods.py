@@ -14,16 +14,18 @@ with room (`fit.go` fitsRequest on GPUs); a pod is stranded when it is admissibl
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cache
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kueue_cohorts.policy.rules.pods_fit_nodes import PODS_FIT_NODES, check_pods_fit_nodes
 from kueue_cohorts.policy.rules.vocabulary.node_pools import parse_node_pools
 from kueue_cohorts.policy.rules.vocabulary.objects import KubeObject
+from kueue_cohorts.policy.rules.vocabulary.placement import Shape, blocking_placement, judged_resources
 
 GPU = "nvidia.com/gpu"
 QUEUE = {"kueue.x-k8s.io/queue-name": "lq"}
@@ -507,3 +509,31 @@ def test_flavors_on_disjoint_nodes_are_judged_apart_in_spec_order_and_one_withou
                                          LQ, two_flavor_queue("6"), pods),
                                  labelled_pools(("a", {}), ("b", {"pool": "b"})), ["inf-cq"])
     assert [v.field for v in found] == ["spec.resourceGroups[0].flavors[1].resources[0].nominalQuota"]
+
+
+# --- the blocking search itself, against the simulation --------------------------------------------------------------
+
+search_pools = st.lists(st.tuples(st.integers(1, 3), st.integers(1, 5)), min_size=1, max_size=3)
+"""Pools as (count, GPUs per node): several nodes of one pool after a single one of another, the search's symmetry
+cut (identical nodes take fillings in order) must not carry over from one pool to the next."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(shapes=st.lists(st.tuples(st.integers(1, 4), st.integers(1, 3)), min_size=1, max_size=3),
+       pool_specs=search_pools, quota=st.integers(1, 14))
+@example(shapes=[(1, 2), (3, 2)], pool_specs=[(1, 2), (2, 3)], quota=5)  # the symmetry cut carried across pools
+@example(shapes=[(1, 2), (3, 2)], pool_specs=[(1, 4), (2, 3)], quota=8)  # a filling over a cap ending the loop
+def test_the_search_strands_the_first_shape_the_simulation_strands(shapes, pool_specs, quota):
+    """`blocking_placement` over GPU pods [(gpus, cap)] on pools [(count, GPUs)] within `quota`: its witness is the
+    first shape (in order) that the simulation of every order and every node can strand, or none when it strands
+    none (kills the search's cuts that drop a placement: the symmetry of identical nodes applied across pools, a
+    filling over a cap ending the loop)."""
+    nodes = tuple(g for count, g in pool_specs for _ in range(count))
+    kept = [s for s in shapes if s[0] <= max(nodes)]  # a pod no node holds is finding 1's
+    parsed, problems = parse_node_pools([{"name": f"p{k}", "count": count, "labels": {}, "capacity": {GPU: str(g)}}
+                                         for k, (count, g) in enumerate(pool_specs)])
+    assert problems == []
+    witness, decided = blocking_placement([Shape(f"s{i}", {GPU: Decimal(g)}, cap) for i, (g, cap) in enumerate(kept)],
+                                          parsed, {GPU: Decimal(quota)}, judged_resources(parsed))
+    first = next((i for i in range(len(kept)) if strands(kept, nodes, quota, i)), None)
+    assert decided and (None if witness is None else witness.stranded.name) == (None if first is None else f"s{first}")
