@@ -352,3 +352,15 @@ def test_a_borrower_that_declares_no_pods_is_judged_as_one_gpu_pods_of_inference
         f"Deployment 'inf/w' pod ('cpu' 2, '{GPU}' 2), within inference's nominalQuota, fits no node, so it is "
         "admitted and stays Pending although training gave back its quota")
     assert found[0].fix.endswith(f"or lower the nominalQuota of '{GPU}' in flavor 'f' to at most 7, or add nodes")
+
+
+def test_a_quota_resource_inference_s_pods_do_not_ask_for_bounds_nothing():
+    """Inference covers GPUs (4) and cpu (0) but its 2-GPU pods ask no cpu; training owns 6 GPUs and borrows with
+    3-GPU pods on nodes of 3, 3 and 4 GPUs: a replica is stranded after one on a 3-GPU node and training's pods on
+    the others, as without the cpu entry (kills counting an unrequested resource against inference's own quota)."""
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, TRN_LQ, covering("inf-cq", [(GPU, 4, 0), ("cpu", 0, 0)]),
+                                         covering("trn-cq", [(GPU, 6, 4)]),
+                                         requesting("w", "inf", {GPU: "2"}, 3), requesting("t", "trn", {GPU: "3"}, 1)),
+                                 gpu_nodes((3, 3, 4)), ["inf-cq"])
+    without = check_pods_fit_nodes(stack((2, 3), 3, 4, 6), gpu_nodes((3, 3, 4)), ["inf-cq"])
+    assert [(v.field, v.fix) for v in found] == [(v.field, v.fix) for v in without] != []
