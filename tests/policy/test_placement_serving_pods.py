@@ -537,3 +537,15 @@ def test_the_search_strands_the_first_shape_the_simulation_strands(shapes, pool_
                                           parsed, {GPU: Decimal(quota)}, judged_resources(parsed))
     first = next((i for i in range(len(kept)) if strands(kept, nodes, quota, i)), None)
     assert decided and (None if witness is None else witness.stranded.name) == (None if first is None else f"s{first}")
+
+
+def test_a_node_that_does_not_report_a_judged_resource_has_none_of_it():
+    """Pool a's node has 4 GPUs and 4 cpus, pool b's 4 GPUs and no cpu (a resource the node does not report has
+    allocatable 0: `fit.go`); five (1 GPU, 1 cpu) pods within the quota: four fit a, none fits b, the fifth is
+    stranded (kills reading b's missing cpu as 1 in the search's fillings)."""
+    pools_ab, problems = parse_node_pools([{"name": "a", "count": 1, "labels": {}, "capacity": {GPU: "4", "cpu": "4"}},
+                                           {"name": "b", "count": 1, "labels": {}, "capacity": {GPU: "4"}}])
+    assert problems == []
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, covering_queue([("cpu", "5"), (GPU, "5")]),
+                                         named_deployment("w", {GPU: "1", "cpu": "1"}, 5)), pools_ab, ["inf-cq"])
+    assert [v.field for v in found] == ["spec.resourceGroups[0].flavors[0].resources[1].nominalQuota"]
