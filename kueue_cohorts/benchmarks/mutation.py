@@ -29,6 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hypothesis import Phase
+from hypothesis import settings as hypothesis_settings
+
 from kueue_cohorts import PROJECT_ROOT
 from kueue_cohorts.benchmarks import add_write_flag, load_average, save, summary, utc_now
 from kueue_cohorts.scaffold import Parser
@@ -142,6 +145,19 @@ def pytest_sessionstart(session: object) -> None:
     mutmut forks each mutant's run from a process whose caches (the quantity parsers', the canonical printer's)
     hold what the unmutated code computed, which would hide the mutant."""
     clear_caches()
+
+
+def pytest_collect_file(file_path: Path, parent: object) -> None:
+    """pytest plugin hook (every mutant's run): before each test file is imported, and so before its ``@settings``
+    take their defaults, the current hypothesis profile (the suite's, which tests/conftest.py loads) without the
+    shrink phase and the example database. A mutant's run needs only the first failing example: shrinking it took
+    most of a killed mutant's time in the placement target, and a database shared by mutants would replay one
+    mutant's failures into another's run. Collects nothing (returns None)."""
+    current = hypothesis_settings()
+    if Phase.shrink in current.phases or current.database is not None:
+        hypothesis_settings.register_profile("mutant", hypothesis_settings(
+            current, phases=[p for p in current.phases if p is not Phase.shrink], database=None))
+        hypothesis_settings.load_profile("mutant")
 
 
 def clear_caches() -> int:
@@ -263,6 +279,11 @@ def rerun_survivors(target: Target, max_children: int, equivalent: dict[str, lis
         if name and (ROOT / name).is_file():
             (work / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, work / name)
+    # This module is every mutant's pytest plugin: mutmut imports it from its copy (mutants/), made by the first run.
+    plugin = Path(__file__).resolve().relative_to(ROOT)
+    for copy in (work / plugin, work / "mutants" / plugin):
+        if copy.parent.is_dir():
+            shutil.copy2(ROOT / plugin, copy)
     # Test files added to the target's list since the run are selected too; mutmut then drops every verdict (a
     # change of its test selection resets them all), so every mutant runs again, not only the survivors.
     everything = _configure(target, work)
