@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hypothesis import Phase, settings
+from hypothesis import Phase
+from hypothesis import settings as hypothesis_settings
 
 from kueue_cohorts import PROJECT_ROOT
 from kueue_cohorts.benchmarks import add_write_flag, load_average, save, summary, utc_now
@@ -37,8 +38,6 @@ from kueue_cohorts.scaffold import Parser
 
 ROOT = PROJECT_ROOT
 SCRATCH = ROOT / "build" / "mutation"
-NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
-"""The hypothesis phases of a mutant's run: every phase but shrinking (see `pytest_configure`)."""
 EQUIVALENT = Path(__file__).resolve().parent / "mutation_equivalent.json"
 """The survivors judged equivalent: {"<module>": [{"change": [diff lines], "why": "..."}]}, matched by module and
 the mutant's changed lines (stable across runs, unlike mutmut's mutant numbers)."""
@@ -134,7 +133,8 @@ TARGETS = (
            deselect=(REGISTRATION_ORDER,)),
     Target("rules-placement", ("kueue_cohorts/policy/rules/pods_fit_nodes.py",
                                "kueue_cohorts/policy/rules/vocabulary/placement.py"),
-           ("tests/policy/rules/test_pods_fit_nodes.py",)),
+           tuple(f"tests/policy/rules/test_pods_fit_nodes{topic}.py" for topic in (
+               "", "_serving_pods", "_trainer_pods", "_reclaim", "_share_pods"))),
     Target("rules-runtime", ("kueue_cohorts/policy/rules/checkpoint_safe_runtime.py",),
            ("tests/policy/rules/test_checkpoint_safe_runtime.py",
             "tests/policy/rules/test_checkpoint_safe_runtime_mutants.py",
@@ -169,20 +169,24 @@ mutants took 6.5 minutes (all killed); the hypothesis test feeding any value und
 The rule book's and the settings checks' whole-module targets (`by_default` False) run only with --only."""
 
 
-def pytest_configure(config: object) -> None:
-    """pytest plugin hook (``-p benchmarks.mutation`` in every mutant's run), before the test modules are imported:
-    hypothesis stops at a failing example without shrinking it (the profile in effect, `NO_SHRINK`, is the parent of
-    every ``@settings`` the test modules build). A mutant is killed by its first failure; shrinking it cost the
-    rules-runtime run seconds of CPU per mutant and ran mutants into their limit."""
-    settings.register_profile("mutation", parent=settings.default, phases=NO_SHRINK)
-    settings.load_profile("mutation")
-
-
 def pytest_sessionstart(session: object) -> None:
     """pytest plugin hook (``-p benchmarks.mutation`` in every mutant's run): empty every ``functools.lru_cache``.
     mutmut forks each mutant's run from a process whose caches (the quantity parsers', the canonical printer's)
     hold what the unmutated code computed, which would hide the mutant."""
     clear_caches()
+
+
+def pytest_collect_file(file_path: Path, parent: object) -> None:
+    """pytest plugin hook (every mutant's run): before each test file is imported, and so before its ``@settings``
+    take their defaults, the current hypothesis profile (the suite's, which tests/conftest.py loads) without the
+    shrink phase and the example database. A mutant's run needs only the first failing example: shrinking it took
+    most of a killed mutant's time in the placement target, and a database shared by mutants would replay one
+    mutant's failures into another's run. Collects nothing (returns None)."""
+    current = hypothesis_settings()
+    if Phase.shrink in current.phases or current.database is not None:
+        hypothesis_settings.register_profile("mutant", hypothesis_settings(
+            current, phases=[p for p in current.phases if p is not Phase.shrink], database=None))
+        hypothesis_settings.load_profile("mutant")
 
 
 def clear_caches() -> int:
@@ -237,6 +241,19 @@ def _mutmut_config(target: Target, files: list[str], top: list[str]) -> str:
         '"addopts="]', ""])
 
 
+def _configure(target: Target, work: Path) -> bool:
+    """Write the scratch copy's pyproject.toml: the work tree's, with mutmut's configuration for `target` (its
+    current test list) appended. Returns whether that changed the file (False: written as it was)."""
+    files = sorted(str(p.relative_to(work)) for pattern in target.mutate for p in work.glob(pattern))
+    top = [p.name for p in work.iterdir() if p.name not in ("mutants", ".git")]  # what `prepare` copied
+    path = work / "pyproject.toml"
+    text = (ROOT / "pyproject.toml").read_text() + _mutmut_config(target, files, top)
+    if path.exists() and path.read_text() == text:
+        return False
+    path.write_text(text)
+    return True
+
+
 def prepare(target: Target) -> Path:
     """A fresh scratch copy of the work tree's files (tracked, and new ones git does not ignore) with mutmut's
     configuration for `target`, made a git repository of its own (nothing committed). Returns its directory."""
@@ -248,10 +265,7 @@ def prepare(target: Target) -> Path:
         if name and (ROOT / name).is_file():
             (work / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, work / name)
-    files = sorted(str(p.relative_to(work)) for pattern in target.mutate for p in work.glob(pattern))
-    top = [p.name for p in work.iterdir()]
-    with (work / "pyproject.toml").open("a") as fh:
-        fh.write(_mutmut_config(target, files, top))
+    _configure(target, work)
     # A repository of its own: tests that copy the checkout list its files with `git ls-files --others` from where
     # they run (mutmut's mutants/); inside the work tree's ignored build/ they would find none.
     subprocess.run(["git", "init", "-q"], cwd=work, check=True, capture_output=True)
@@ -283,9 +297,10 @@ def run_target(target: Target, max_children: int, equivalent: dict[str, list[dic
 
 def rerun_survivors(target: Target, max_children: int, equivalent: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """Run again, in the scratch copy of the last `run_target` of `target`, only the mutants that survived it, with
-    the work tree's current test files copied in (the tests written to kill them; mutmut finds the new tests and
-    maps them to the functions they reach before it runs). Returns what `collect` returns, `seconds` the re-run's
-    and `run` "survivors again"."""
+    the work tree's current test files copied in and the target's current test list configured (the tests written
+    to kill them, in new files too; mutmut finds the new tests and maps them to the functions they reach before it
+    runs). When the list itself changed, mutmut forgets every verdict and all the mutants run again. Returns what
+    `collect` returns, `seconds` the re-run's and `run` "survivors again"."""
     work = SCRATCH / target.name
     survivors = [r["name"] for r in _target_results(target, work) if r["status"] not in ("killed", "timeout")]
     for name in subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "tests"],
@@ -293,8 +308,17 @@ def rerun_survivors(target: Target, max_children: int, equivalent: dict[str, lis
         if name and (ROOT / name).is_file():
             (work / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, work / name)
+    # This module is every mutant's pytest plugin: mutmut imports it from its copy (mutants/), made by the first run.
+    plugin = Path(__file__).resolve().relative_to(ROOT)
+    for copy in (work / plugin, work / "mutants" / plugin):
+        if copy.parent.is_dir():
+            shutil.copy2(ROOT / plugin, copy)
+    # Test files added to the target's list since the run are selected too; mutmut then drops every verdict (a
+    # change of its test selection resets them all), so every mutant runs again, not only the survivors.
+    everything = _configure(target, work)
     start = time.monotonic()
-    run = _mutmut(work, "run", "--max-children", str(max_children), *survivors) if survivors else ""
+    run = _mutmut(work, "run", "--max-children", str(max_children), *([] if everything else survivors)) \
+        if everything or survivors else ""
     return {**collect(target, work, time.monotonic() - start, equivalent, run), "run": "survivors again"}
 
 

@@ -32,8 +32,10 @@ so a pod that fits the quota and no node is admitted, holds the quota and stays 
    inference pod by quota and preempts borrowers chosen by quota, never by node (Kueue v0.19.2
    `pkg/scheduler/preemption/preemption.go`; kueue#5243), so the search of 3 runs again with the borrowers' pod
    shapes (a TrainingRuntime's trainer pod, a TrainJob's override, else 1-GPU pods of inference's per-GPU share)
-   filling nodes within the cohort's quota, and only an inference pod left with no node counts. Two 1-GPU training
-   pods preempted on two 4-GPU nodes free 2 GPUs of quota and no node for a 2-GPU replica (fuzzer stack fz862).
+   filling nodes within the cohort's quota (inference's nominalQuota plus the borrowers' own), inference's pods
+   within its own nominalQuota (borrowingLimit 0), and only an inference pod left with no node counts. Two 1-GPU
+   training pods preempted on two 4-GPU nodes free 2 GPUs of quota and no node for a 2-GPU replica (fuzzer stack
+   fz862).
    Borrowers' pods that are whole multiples of inference's one pod shape never strand it (each node's free room is
    then a whole number of inference pods).
 
@@ -46,7 +48,7 @@ admission; this rule still judges such stacks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from decimal import ROUND_FLOOR, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from .cohort_nominal_within_capacity import LEGACY_CAPACITY, NODE_POOLS, flavor_pools
@@ -319,10 +321,13 @@ def _reported_at(group: Sequence[_FlavorQuota], quota: Mapping[str, Decimal], ta
     return resource, holder, holder.entries[resource]
 
 
-def _largest_safe(high: Decimal, safe: Callable[[Decimal], bool]) -> Decimal:
-    """The largest whole quota in [0, ``high``) for which ``safe`` holds (binary search; 0 when none): the verdict
-    is monotone, a lower quota admits fewer pods."""
-    low = Decimal(0)
+def _largest_safe(high: Decimal, safe: Callable[[Decimal], bool], least: Decimal = Decimal(0)) -> Decimal:
+    """The largest whole quota in [``least``, ``high``) for which ``safe`` holds (binary search; 0 when none): the
+    verdict is monotone there, a lower quota admits fewer pods. ``least`` (rounded up to a whole quota) is the
+    smallest quota worth naming (one pod of the stranded shape); when it is not safe, none above it is."""
+    low = least.to_integral_value(ROUND_CEILING)
+    if low > 0 and (low >= high or not safe(low)):
+        return Decimal(0)
     while high - low > 1:
         mid = ((low + high) / 2).to_integral_value()
         if safe(mid):
@@ -455,16 +460,19 @@ def _reclaim_packing(cq: KubeObject, group: Sequence[_FlavorQuota], shapes: Sequ
                      judged: frozenset[str]) -> list[Violation]:
     """Finding 4: inference's pods ``shapes`` within its nominalQuota ``quota`` beside the borrowers' pods, all within
     the cohort's quota (inference's plus the borrowers' nominal), where only an inference pod left with no node
-    counts. Kueue admits the inference Workload by quota and picks the borrowers it preempts by quota too, never by
-    node (Kueue v0.19.2 `pkg/scheduler/preemption/preemption.go`: candidates ordered by priority and admission
-    time, the minimal set whose removal makes the quota fit; kueue#5243): any placement within the cohort's quota
-    that leaves every node without room for an inference pod which still fits inference's quota is one that Kueue
-    reaches, with or without preempting (a reclaim that frees quota on the wrong nodes ends in such a placement)."""
+    counts; inference's pods stay within ``quota`` (`blocking_placement`'s ``own``: with borrowingLimit 0 Kueue never
+    admits them beyond it, even when the borrowers' own quota is idle). Kueue admits the inference Workload by quota
+    and picks the borrowers it preempts by quota too, never by node (Kueue v0.19.2
+    `pkg/scheduler/preemption/preemption.go`: candidates ordered by priority and admission time, the minimal set
+    whose removal makes the quota fit; kueue#5243): any placement within the cohort's quota that leaves every node
+    without room for an inference pod which still fits inference's quota is one that Kueue reaches, with or without
+    preempting (a reclaim that frees quota on the wrong nodes ends in such a placement). The fix's quota is the
+    largest safe one of at least one stranded pod's worth (a lower one is "safe" only by admitting none)."""
     cohort = {r: quota.get(r, Decimal(0)) + borrowers.nominal.get(r, Decimal(0))
               for r in set(quota) | set(borrowers.nominal)}
     every = list(shapes) + list(borrowers.shapes)
     strandable = [True] * len(shapes) + [False] * len(borrowers.shapes)
-    witness, decided = blocking_placement(every, pools, cohort, judged, strandable=strandable)
+    witness, decided = blocking_placement(every, pools, cohort, judged, strandable=strandable, own=quota)
     if decided and witness is None:
         return []
     target = witness.stranded if witness is not None else shapes[0]
@@ -482,15 +490,18 @@ def _reclaim_packing(cq: KubeObject, group: Sequence[_FlavorQuota], shapes: Sequ
             "nodes' worth of inference pods")]
     def safe(mid: Decimal) -> bool:
         trial_cohort = {**cohort, resource: mid + borrowers.nominal.get(resource, Decimal(0))}
-        trial, ok = blocking_placement(every, pools, trial_cohort, judged, strandable=strandable)
-        return trial is None and ok and target.requests.get(resource, Decimal(0)) <= mid
+        trial, ok = blocking_placement(every, pools, trial_cohort, judged, strandable=strandable,
+                                       own={**quota, resource: mid})
+        return trial is None and ok
 
-    most = max(_largest_safe(quota[resource], safe) - (quota[resource] - holder.nominal.get(resource, Decimal(0))),
-               Decimal(0))
+    # at least one stranded pod's worth: a lower quota is "safe" only because it admits no such pod at all
+    most = max(_largest_safe(quota[resource], safe, target.requests.get(resource, Decimal(0)))
+               - (quota[resource] - holder.nominal.get(resource, Decimal(0))), Decimal(0))
     room = min((int((cohort[r] / a).to_integral_value(ROUND_FLOOR)) for r, a in target.requests.items()
                 if a > 0 and r in cohort), default=0)
     alike = [Shape(s.name, target.requests, room) for s in borrowers.shapes]  # the borrowers sized like the target
-    resized, settled = blocking_placement(list(shapes) + alike, pools, cohort, judged, strandable=strandable)
+    resized, settled = blocking_placement(list(shapes) + alike, pools, cohort, judged, strandable=strandable,
+                                          own=quota)
     resize = (f"size the borrowers' pods (the TrainingRuntime's trainer resources, a TrainJob's resourcesPerNode) as "
               f"whole multiples of one {target.name} ({_amounts(target.requests)}), or "
               if settled and resized is None else "")

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence, Union
 
 from .node_pools import NodePool
 
 Amounts = Mapping[str, Decimal]
+_Key = Union[str, tuple[str, str]]
+"""A quota the search spends: a resource of the whole quota, or ("own", resource) of the strandable shapes' own."""
 
 SEARCH_BUDGET = 200_000
 """Steps the blocking search may take before it gives up (it then returns None: undecided, and the rule fails
@@ -142,7 +144,8 @@ def _fillings(shapes: Sequence[Shape], capacity: Amounts, judged: frozenset[str]
 
 def blocking_placement(shapes: Sequence[Shape], pools: Sequence[NodePool], quota: Amounts,
                        judged: frozenset[str], budget: int = SEARCH_BUDGET,
-                       strandable: Optional[Sequence[bool]] = None) -> tuple[Optional[Blocking], bool]:
+                       strandable: Optional[Sequence[bool]] = None,
+                       own: Optional[Amounts] = None) -> tuple[Optional[Blocking], bool]:
     """Whether the kube-scheduler, binding the pods Kueue admits one at a time on any node with room (any order of
     arrival, any choice among nodes: LeastAllocated spreading included), can leave an admitted pod with no node.
 
@@ -154,6 +157,8 @@ def blocking_placement(shapes: Sequence[Shape], pools: Sequence[NodePool], quota
         strandable: per shape, whether a pod of it counts when stranded (default: every shape). The other shapes
             only fill nodes: another queue's pods (training borrowing inference's quota) that take room but whose own
             Pending pod breaks no promise of inference.
+        own: with `strandable`, the quota the strandable shapes' pods share besides `quota` (inference's
+            nominalQuota with borrowingLimit 0, within the cohort's `quota`): Kueue admits them only within it.
     Returns:
         (witness, decided): a Blocking when some pods within quota and caps can be placed so that one more admitted
         pod (within quota and its cap) fits no node; (None, True) when none can; (None, False) when the search ran
@@ -173,17 +178,20 @@ def blocking_placement(shapes: Sequence[Shape], pools: Sequence[NodePool], quota
     for t_index, target in enumerate(shapes):
         if strandable is not None and not strandable[t_index]:
             continue
-        if target.cap < 1 or any(a > quota.get(r, a) for r, a in target.requests.items()):
+        if target.cap < 1 or any(a > quota.get(r, a) or a > (own or {}).get(r, a) for r, a in target.requests.items()):
             continue
         if not any(_fits(target.requests, {r: p.capacity.get(r, Decimal(0)) for r in judged}) for p in pools):
             continue  # fits no empty node: the per-pod rule reports it
         limit = [s.cap - (1 if i == t_index else 0) for i, s in enumerate(shapes)]
-        search = _Search(shapes, nodes, {r: q - target.requests.get(r, Decimal(0)) for r, q in quota.items()},
-                         limit, {id(p): _fillings(shapes, p.capacity, judged, target, limit) for p in pools},
-                         budget - steps)
+        left: dict[_Key, Decimal] = {r: q - target.requests.get(r, Decimal(0)) for r, q in quota.items()}
+        left.update({("own", r): q - target.requests.get(r, Decimal(0)) for r, q in (own or {}).items()})
+        mine = [True] * len(shapes) if strandable is None else list(strandable)
+        search = _Search(shapes, nodes, left, limit,
+                         {id(p): _fillings(shapes, p.capacity, judged, target, limit) for p in pools},
+                         budget - steps, mine)
         if search.need_after is None:
             continue
-        result = search.run(0, {r: Decimal(0) for r in quota}, [0] * len(shapes), None)
+        result = search.run(0, {r: Decimal(0) for r in left}, [0] * len(shapes), None)
         steps += search.steps
         if result is None:
             return None, False
@@ -197,24 +205,32 @@ def blocking_placement(shapes: Sequence[Shape], pools: Sequence[NodePool], quota
 class _Search:
     """The node-by-node search of `blocking_placement` for one target shape (see there)."""
 
-    def __init__(self, shapes: Sequence[Shape], nodes: Sequence[NodePool], left: Mapping[str, Decimal],
-                 limit: Sequence[int], fillings: Mapping[int, list[tuple[int, ...]]], budget: int) -> None:
+    def __init__(self, shapes: Sequence[Shape], nodes: Sequence[NodePool], left: Mapping[_Key, Decimal],
+                 limit: Sequence[int], fillings: Mapping[int, list[tuple[int, ...]]], budget: int,
+                 mine: Sequence[bool]) -> None:
         self.shapes, self.nodes, self.left, self.limit, self.fillings = shapes, nodes, left, limit, fillings
+        self.mine = mine
         self.budget, self.steps = budget, 0
         self.chosen: list[tuple[int, ...]] = []
         cheapest = {key: {r: min((self.cost(f, r) for f in options), default=Decimal("Infinity")) for r in left}
                     for key, options in fillings.items()}
-        need: list[dict[str, Decimal]] = [{r: Decimal(0) for r in left} for _ in range(len(nodes) + 1)]
+        need: list[dict[_Key, Decimal]] = [{r: Decimal(0) for r in left} for _ in range(len(nodes) + 1)]
         for k in range(len(nodes) - 1, -1, -1):
             need[k] = {r: need[k + 1][r] + cheapest[id(nodes[k])][r] for r in left}
-        self.need_after: Optional[list[dict[str, Decimal]]] = None if any(
+        self.need_after: Optional[list[dict[_Key, Decimal]]] = None if any(
             v == Decimal("Infinity") for v in need[0].values()) else need
 
-    def cost(self, filling: Sequence[int], resource: str) -> Decimal:
-        """What `filling` (counts per shape) spends of `resource`."""
-        return sum((self.shapes[i].requests.get(resource, Decimal(0)) * c for i, c in enumerate(filling)), Decimal(0))
+    def amount(self, i: int, key: _Key) -> Decimal:
+        """What one pod of shape `i` spends of `key` (of an ("own", resource) only when the shape is strandable)."""
+        if isinstance(key, tuple):
+            return self.shapes[i].requests.get(key[1], Decimal(0)) if self.mine[i] else Decimal(0)
+        return self.shapes[i].requests.get(key, Decimal(0))
 
-    def run(self, k: int, spent: dict[str, Decimal], used: list[int], last: Optional[int]) -> Optional[bool]:
+    def cost(self, filling: Sequence[int], key: _Key) -> Decimal:
+        """What `filling` (counts per shape) spends of `key`."""
+        return sum((self.amount(i, key) * c for i, c in enumerate(filling)), Decimal(0))
+
+    def run(self, k: int, spent: dict[_Key, Decimal], used: list[int], last: Optional[int]) -> Optional[bool]:
         """True when nodes k.. can all be blocked with what is left; None when the budget ran out."""
         assert self.need_after is not None
         self.steps += 1
@@ -224,7 +240,7 @@ class _Search:
             return True
         if any(spent[r] + self.need_after[k][r] > self.left[r] for r in self.left):
             return False
-        if any(self.need_after[k][r] > sum((self.shapes[i].requests.get(r, Decimal(0)) * (self.limit[i] - used[i])
+        if any(self.need_after[k][r] > sum((self.amount(i, r) * (self.limit[i] - used[i])
                                             for i in range(len(self.shapes))), Decimal(0)) for r in self.left):
             return False  # the pods the caps still allow cannot block the remaining nodes
         same_pool = k > 0 and self.nodes[k - 1] is self.nodes[k]
