@@ -24,6 +24,7 @@ from kueue_cohorts.policy.rules.checkpoint_safe_runtime import (
 )
 from kueue_cohorts.policy.rules.vocabulary.values import MISSING, ObjectRef, Violation, is_list, is_map
 from tests.policy.fixtures import UNKNOWN, compliant, kube, stack, urn
+from tests.policy.rules.test_checkpoint_safe_runtime import _container, _job, _pod
 
 POLICY = "checkpoint-safe-runtime"
 RUNTIME = "TrainingRuntime 'c12-training/c12-checkpoint-runtime'"
@@ -39,18 +40,6 @@ def plain(value: Any) -> Any:
     if is_list(value):
         return [plain(v) for v in value]
     return value
-
-
-def _pod(manifests: dict) -> dict:
-    return manifests["runtime"]["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
-
-
-def _job(manifests: dict) -> dict:
-    return manifests["runtime"]["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
-
-
-def _container(manifests: dict) -> dict:
-    return _pod(manifests)["containers"][0]
 
 
 def _trainjob(runtime: str = "c12-checkpoint-runtime", **spec: Any) -> dict:
