@@ -98,6 +98,28 @@ in the process mutmut traces but hang in every mutant's run, a fork of it (check
 forked child never returns); mutmut then stops the mutant at its limit and counts it "timeout", that is killed,
 whatever the rule's own tests say. They judge the component's registration, not the rule."""
 
+POLICIES_OF_THEIR_OWN = (
+    "cluster_queue_covers_pod_resources", "cluster_queue_pinned_selector", "cluster_queue_role",
+    "cluster_queue_selector_overlap", "inference_peak_fits_nominal", "inference_reclaim_unblocked",
+    "inference_rollout_fits_nominal", "judgeable_patches", "kueue_api_version", "kueue_manager_config",
+    "multikueue_workers_ready", "namespace_selector", "no_helm_release", "protected_namespaces",
+    "single_layout_per_cohort", "training_priority_below_inference", "training_runtime_fits_queue",
+    "trainjob_reserved_env", "workload_priority_class")
+"""The policies of kueue_cohorts/policy/rules/ that no grouped target below mutates: each is its own target."""
+
+
+def policy_target(policy: str) -> Target:
+    """The target ``policy-<policy, dashed>`` for one module of kueue_cohorts/policy/rules/: ``<policy>.py`` mutated,
+    judged by that policy's own test modules, ``tests/policy/rules/test_<policy>.py`` and its topic files
+    ``test_<policy>_<topic>.py`` (the layout tests/policy/README.md describes). Raises ValueError when the policy
+    has no test module."""
+    tests = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "policy" / "rules").glob("test_*.py")
+                   if p.stem == f"test_{policy}" or p.stem.startswith(f"test_{policy}_"))
+    if not tests:
+        raise ValueError(f"policy {policy} has no tests/policy/rules/test_{policy}.py")
+    return Target(f"policy-{policy.replace('_', '-')}", (f"kueue_cohorts/policy/rules/{policy}.py",), tuple(tests))
+
+
 TARGETS = (
     Target("quantity", ("kueue_cohorts/components/settings/quantity.py", "kueue_cohorts/policy/rules/quantities.py",
                         "kueue_cohorts/policy/rules/vocabulary/quantity.py"),
@@ -157,8 +179,9 @@ TARGETS = (
                                                                "tests/unit/components/model/test_admission.py",
                                                   "tests/unit/components/model/test_admission_rollout.py"),
            by_default=False),
+    *(policy_target(policy) for policy in POLICIES_OF_THEIR_OWN),
 )
-"""Every target, cheapest first. Each rule target mutates one rule or group of rules and is judged by the tests
+"""Every target, cheapest first (the policies of their own last, in name order). Each rule target mutates one rule or group of rules and is judged by the tests
 written about them: the cross-judge parity test (tests/policy/pack/test_rule_book_parity.py: every rule through the
 program's settings check and the pack's analyzer, 109 tests) and the settings layer's placement and reclaim tests
 (each one to five seconds through the settings loader) reach every rule function and made a surviving mutant cost
