@@ -113,11 +113,34 @@ def policy_target(policy: str) -> Target:
     judged by that policy's own test modules, ``tests/policy/rules/test_<policy>.py`` and its topic files
     ``test_<policy>_<topic>.py`` (the layout tests/policy/README.md describes). Raises ValueError when the policy
     has no test module."""
-    tests = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "policy" / "rules").glob("test_*.py")
-                   if p.stem == f"test_{policy}" or p.stem.startswith(f"test_{policy}_"))
+    return Target(f"policy-{policy.replace('_', '-')}", (f"kueue_cohorts/policy/rules/{policy}.py",),
+                  _own_tests("tests/policy/rules", policy))
+
+
+VOCABULARY_OF_ITS_OWN = ("durations", "kueue_counts", "node_pools", "patches", "paths", "plain", "resources", "roles",
+                         "selectors", "signals")
+"""The modules of kueue_cohorts/policy/rules/vocabulary/ with test modules of their own in tests/policy/vocabulary/
+that no grouped target mutates (quantity, quota and placement are in the quantity, rules-inference and
+rules-placement targets): each is its own target."""
+
+
+def vocabulary_target(module: str) -> Target:
+    """The target ``vocabulary-<module, dashed>``: ``vocabulary/<module>.py`` mutated, judged by its own test modules
+    in tests/policy/vocabulary/ (``test_<module>.py``, ``test_<module>_<topic>.py``). Raises ValueError when it has
+    none."""
+    tests = _own_tests("tests/policy/vocabulary", module)
+    return Target(f"vocabulary-{module.replace('_', '-')}", (f"kueue_cohorts/policy/rules/vocabulary/{module}.py",),
+                  tests)
+
+
+def _own_tests(folder: str, module: str) -> tuple[str, ...]:
+    """The test modules of ``folder`` written about ``module``: ``test_<module>.py`` and ``test_<module>_<topic>.py``,
+    repository-relative, sorted. Raises ValueError when there is none."""
+    tests = tuple(sorted(str(p.relative_to(ROOT)) for p in (ROOT / folder).glob("test_*.py")
+                         if p.stem == f"test_{module}" or p.stem.startswith(f"test_{module}_")))
     if not tests:
-        raise ValueError(f"policy {policy} has no tests/policy/rules/test_{policy}.py")
-    return Target(f"policy-{policy.replace('_', '-')}", (f"kueue_cohorts/policy/rules/{policy}.py",), tuple(tests))
+        raise ValueError(f"{module} has no {folder}/test_{module}.py")
+    return tests
 
 
 TARGETS = (
@@ -180,16 +203,21 @@ TARGETS = (
                                                   "tests/unit/components/model/test_admission_rollout.py"),
            by_default=False),
     *(policy_target(policy) for policy in POLICIES_OF_THEIR_OWN),
+    *(vocabulary_target(module) for module in VOCABULARY_OF_ITS_OWN),
+    Target("book-admission", ("kueue_cohorts/policy/rules/book/admission.py",),
+           tuple(f"tests/unit/components/model/test_admission{t}.py" for t in ("_cel", "_issue38", "_rollout", ""))
+           + ("tests/policy/book/test_admission_identities.py",), deselect=(REGISTRATION_ORDER,)),
 )
-"""Every target, cheapest first (the policies of their own last, in name order). Each rule target mutates one rule or group of rules and is judged by the tests
-written about them: the cross-judge parity test (tests/policy/pack/test_rule_book_parity.py: every rule through the
-program's settings check and the pack's analyzer, 109 tests) and the settings layer's placement and reclaim tests
-(each one to five seconds through the settings loader) reach every rule function and made a surviving mutant cost
-20 s or more; they stay in the whole-module targets. settings-checks runs the mutants of the named functions only,
-judged by the tests of bad configs and of the checks themselves: every settings check runs on every config a test
-validates, so with the nine settings test files each mutant ran about 250 tests (33 s traced) and the first 140
-mutants took 6.5 minutes (all killed); the hypothesis test feeding any value under any key (7 s) is left out.
-The rule book's and the settings checks' whole-module targets (`by_default` False) run only with --only."""
+"""Every target, cheapest first, then the policies, the vocabulary modules and the CEL generator of their own. Each rule
+target mutates one rule or group of rules and is judged by the tests written about them: the cross-judge parity test
+(tests/policy/pack/test_rule_book_parity.py: every rule through the program's settings check and the pack's analyzer,
+109 tests) and the settings layer's placement and reclaim tests (each one to five seconds through the settings
+loader) reach every rule function and made a surviving mutant cost 20 s or more; they stay in the whole-module
+targets. settings-checks runs the mutants of the named functions only, judged by the tests of bad configs and of the
+checks themselves: every settings check runs on every config a test validates, so with the nine settings test files
+each mutant ran about 250 tests (33 s traced) and the first 140 mutants took 6.5 minutes (all killed); the hypothesis
+test feeding any value under any key (7 s) is left out. The rule book's and the settings checks' whole-module targets
+(`by_default` False) run only with --only."""
 
 
 def pytest_sessionstart(session: object) -> None:
