@@ -183,6 +183,7 @@ TARGETS = (
     Target("rules-runtime", ("kueue_cohorts/policy/rules/checkpoint_safe_runtime.py",),
            ("tests/policy/rules/test_checkpoint_safe_runtime.py",
             "tests/policy/rules/test_checkpoint_safe_runtime_mutants.py",
+            "tests/policy/rules/test_checkpoint_safe_runtime_paths.py",
             "tests/policy/rules/test_training_runtime_fits_queue.py", "tests/policy/vocabulary/test_signals.py",
             "tests/unit/components/model/test_training_runtime.py"),
            deselect=PULUMI_MOCKS_IN_A_FORK, timeout_constant=20.0),

@@ -135,9 +135,20 @@ def _env_value(container: Any, name: str) -> Any:
     return MISSING
 
 
+def _linux_path(path: str, cwd: str = "") -> str:
+    """``path`` as the kernel resolves it in the container: joined to ``cwd`` (the container's workingDir) when
+    relative, ``.``/``..``/repeated slashes folded, and a leading ``//`` read as ``/`` (POSIX leaves it to the system
+    and ``posixpath.normpath`` keeps it; Linux gives it no meaning, and runc cleans a mount's destination with Go's
+    ``filepath.Clean``, which folds it too: opencontainers/runc v1.3 ``libcontainer/rootfs_linux.go``). A relative
+    path with no ``cwd`` stays relative (the image's WORKDIR is unknown here), and so is under no mount."""
+    clean = posixpath.normpath(posixpath.join(cwd, path) if cwd.startswith("/") else path)
+    return "/" + clean.lstrip("/") if clean.startswith("//") else clean
+
+
 def _under(path: str, mount: str) -> bool:
-    path, mount = posixpath.normpath(path), posixpath.normpath(mount)
-    return path == mount or mount == "/" or path.startswith(mount.rstrip("/") + "/")
+    """Whether ``path`` (resolved, ``_linux_path``) lies in the volume mounted at ``mount``: equal to it or below it."""
+    mount = _linux_path(mount)
+    return path == mount or path.startswith(mount.rstrip("/") + "/")
 
 
 def _check_grace(runtime: KubeObject, job: Any, pod: Any, pod_path: str, min_grace: int) -> list[Violation]:
@@ -205,8 +216,10 @@ def _check_mounts(runtime: KubeObject, pod: Any, pod_path: str,
         root = _env_value(container, CHECKPOINT_ROOT_ENV)
         mounts = list(enumerate(as_list(get(container, "volumeMounts"))))
         if isinstance(root, str):
-            holding = [(k, m) for k, m in mounts if _under(root, str(get(m, "mountPath")))]
-            holding.sort(key=lambda km: len(posixpath.normpath(str(get(km[1], "mountPath")))))
+            cwd = get(container, "workingDir")
+            resolved = _linux_path(root, cwd if isinstance(cwd, str) else "")
+            holding = [(k, m) for k, m in mounts if _under(resolved, str(get(m, "mountPath")))]
+            holding.sort(key=lambda km: len(_linux_path(str(get(km[1], "mountPath")))))
             mounts = holding[-1:]
             if not mounts or get(volumes.get(get(mounts[0][1], "name"), (0, {}))[1], "persistentVolumeClaim") \
                     is MISSING:
