@@ -16,6 +16,7 @@ current tests; ``--collect``: record what a stopped run checked, its unchecked m
 """
 from __future__ import annotations
 
+import ast
 import fnmatch
 import functools
 import gc
@@ -126,11 +127,25 @@ rules-placement targets): each is its own target."""
 
 def vocabulary_target(module: str) -> Target:
     """The target ``vocabulary-<module, dashed>``: ``vocabulary/<module>.py`` mutated, judged by its own test modules
-    in tests/policy/vocabulary/ (``test_<module>.py``, ``test_<module>_<topic>.py``). Raises ValueError when it has
-    none."""
-    tests = _own_tests("tests/policy/vocabulary", module)
+    in tests/policy/vocabulary/ (``test_<module>.py``, ``test_<module>_<topic>.py``) and by the test modules of every
+    policy that imports it (``_users``), but pods-fit-nodes' (its tests take minutes per mutant; the rules-placement
+    target mutates its vocabulary with them). Raises ValueError when the module has no test module of its own."""
+    tests = _own_tests("tests/policy/vocabulary", module) + tuple(
+        test for policy in _users(module) if policy != "pods_fit_nodes"
+        for test in _own_tests("tests/policy/rules", policy))
     return Target(f"vocabulary-{module.replace('_', '-')}", (f"kueue_cohorts/policy/rules/vocabulary/{module}.py",),
                   tests)
+
+
+def _users(module: str) -> list[str]:
+    """The policies of kueue_cohorts/policy/rules/ that import vocabulary ``module`` (relatively, as the pack stands
+    alone: ``from .vocabulary.<module> import ...`` or ``from .vocabulary import <module>``), sorted."""
+    def imports(node: ast.AST) -> bool:
+        return isinstance(node, ast.ImportFrom) and node.level == 1 and (
+            node.module == f"vocabulary.{module}" or (node.module == "vocabulary"
+                                                      and any(a.name == module for a in node.names)))
+    return sorted(p.stem for p in (ROOT / "kueue_cohorts" / "policy" / "rules").glob("*.py")
+                  if any(imports(node) for node in ast.walk(ast.parse(p.read_text()))))
 
 
 def _own_tests(folder: str, module: str) -> tuple[str, ...]:
