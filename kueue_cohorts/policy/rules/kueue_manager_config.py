@@ -62,28 +62,31 @@ def is_kueue_manager(obj: KubeObject) -> bool:
     return False
 
 
-def feature_gate_flags(obj: KubeObject) -> Iterator[tuple[str, str]]:
-    """Yield (field path, flag value) of every `--feature-gates` argument of a Kueue manager Deployment's containers
-    (command and args, `--feature-gates=X` or `--feature-gates X`; a single string holding several arguments is split
-    as a shell would). Raises UnknownValueError when an argument is unknown at preview."""
+def feature_gate_flags(obj: KubeObject) -> Iterator[tuple[str, Optional[str]]]:
+    """Yield (field path, flag value) of every `--feature-gates` argument of a Kueue manager Deployment's containers,
+    read as the manager's flag parser (spf13/pflag) reads its argv: the container's `command` followed by its `args`
+    (Kubernetes runs them as one argv), `--feature-gates=X` or `--feature-gates X` (the next word, wherever it is,
+    even one that starts with `--`); a single string holding several arguments is split as a shell would. The value
+    is None for a `--feature-gates` that ends the argv (pflag: "flag needs an argument", the manager does not start).
+    Raises UnknownValueError when an argument is unknown at preview."""
     if not is_kueue_manager(obj):
         return
     for index, container in enumerate(as_list(get(obj.spec, "template", "spec", "containers"))):
+        words: list[tuple[str, str]] = []
         for part in ("command", "args"):
-            words: list[tuple[int, str]] = []
             for position, arg in enumerate(as_list(get(container, part))):
                 text = str(arg)
                 try:
                     pieces = shlex.split(text) if " " in text.strip() else [text]
                 except ValueError:
                     pieces = [text]
-                words += [(position, piece) for piece in pieces]
-            for at, (position, word) in enumerate(words):
                 path = f"spec.template.spec.containers[{index}].{part}[{position}]"
-                if word.startswith("--feature-gates="):
-                    yield path, word.partition("=")[2]
-                elif word == "--feature-gates" and at + 1 < len(words):
-                    yield path, words[at + 1][1]
+                words += [(path, piece) for piece in pieces]
+        for at, (path, word) in enumerate(words):
+            if word.startswith("--feature-gates="):
+                yield path, word.partition("=")[2]
+            elif word == "--feature-gates":
+                yield path, words[at + 1][1] if at + 1 < len(words) else None
 
 
 def chart_feature_gates(obj: KubeObject) -> Optional[Any]:
@@ -285,7 +288,17 @@ def check_kueue_manager_config(obj: KubeObject, kueue_namespace: str = "kueue-sy
                     obj, KUEUE_MANAGER_CONFIG.name,
                     f"{where}.{problem.field}", problem.value, problem.rule, problem.fix,
                     message=f"The Kueue Configuration in {where} of the {obj.describe()} {problem.text}."))
-        for where, text in feature_gate_flags(obj):
+        for where, flag in feature_gate_flags(obj):
+            if flag is None:
+                found.append(violation(
+                    obj, KUEUE_MANAGER_CONFIG.name, where, "--feature-gates",
+                    "the manager refuses to start: flag needs an argument: --feature-gates",
+                    "give --feature-gates its gates (--feature-gates=Name=true,...) or remove it",
+                    message=f"The {obj.describe()} runs Kueue's manager with {where} = '--feature-gates' and no "
+                    "value after it: the manager refuses to start (flag needs an argument); give --feature-gates "
+                    "its gates (--feature-gates=Name=true,...) or remove it."))
+                continue
+            text = flag
             gates, malformed = kueue_counts.parse_feature_gates_flag(text)
             flagged = [kueue_counts.Problem(where, text, f"the manager refuses to start: {clause}",
                                             "write each gate as Name=true or Name=false") for clause in malformed]
@@ -296,10 +309,12 @@ def check_kueue_manager_config(obj: KubeObject, kueue_namespace: str = "kueue-sy
         chart_gates = chart_feature_gates(obj)
         if chart_gates is not None:
             where = "values.controllerManager.featureGates"
-            chart: dict[str, bool] = {}
+            # The chart renders each entry as printf "%s=%t" .name .enabled (charts/kueue/templates/_helpers.tpl): an
+            # `enabled` that is no YAML boolean (missing: nil) renders as "%!t(...)", which the manager refuses.
+            chart: dict[str, Any] = {}
             for entry in as_list(chart_gates):
-                name = get(entry, "name")
-                chart[str(name)] = get(entry, "enabled") is True
+                enabled = get(entry, "enabled")
+                chart[str(get(entry, "name"))] = None if enabled is MISSING else enabled
             for gate in kueue_counts.gate_problems(chart, where):
                 found.append(violation(obj, KUEUE_MANAGER_CONFIG.name, where, gate.value, gate.rule, gate.fix,
                                        message=f"The {obj.describe()} sets {where} {show_value(gate.value)} "
