@@ -263,3 +263,49 @@ def test_the_reclaim_round_marks_the_victims_pod_gone_and_the_inference_pod_runn
               (70.4, "Pod", "MODIFIED", pod("serve", "Running"))]
     seen = milestones(events, 10.0, "serve", "train")
     assert (seen["admitted"], seen["victim_pod_gone"], seen["pod_running"]) == (0.5, 60.0, 60.4)
+
+
+def test_the_survivors_diffs_are_what_mutmut_show_prints(tmp_path):
+    """`collect` reads every survivor's diff from one process (`_diffs`, mutmut's own diff functions) instead of one
+    `mutmut show` each: the changed lines are the same as `mutmut show`'s."""
+    (tmp_path / "pyproject.toml").write_text('[tool.mutmut]\nsource_paths = ["pkg"]\n')
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text("def f(x):\n    return x + 1 if x > 0 else 0\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_mod.py").write_text("from pkg.mod import f\n\n\ndef test_f():\n    assert f(5) == 6\n")
+    mutation._mutmut(tmp_path, "run", "--max-children", "1")
+    survivors = [r["name"] for r in mutation._results(tmp_path) if r["status"] == "survived"]
+    assert len(survivors) >= 2
+    diffs = mutation._diffs(tmp_path, survivors)
+    assert sorted(diffs) == sorted(survivors)
+    for name in survivors:
+        assert mutation.change_of(diffs[name]) == mutation.change_of(mutation._mutmut(tmp_path, "show", name))
+        assert mutation.change_of(diffs[name])[0] == "- return x + 1 if x > 0 else 0"
+    assert mutation._diffs(tmp_path, []) == {}
+
+
+def test_each_policy_and_vocabulary_module_of_its_own_is_judged_by_its_tests_and_its_users():
+    """policy-<policy>: the policy's own test module and its topic files; vocabulary-<module>: its own tests and the
+    test modules of each policy that imports it (relative imports, as the pack stands alone), pods-fit-nodes' left
+    to rules-placement."""
+    targets = {t.name: t for t in mutation.TARGETS}
+    runtime_paths = "tests/policy/rules/test_checkpoint_safe_runtime_paths.py"
+    assert runtime_paths in targets["rules-runtime"].tests
+    manager = targets["policy-kueue-manager-config"]
+    assert manager.mutate == ("kueue_cohorts/policy/rules/kueue_manager_config.py",)
+    assert manager.tests[0] == "tests/policy/rules/test_kueue_manager_config.py" and all(
+        t.startswith("tests/policy/rules/test_kueue_manager_config") for t in manager.tests)
+    assert mutation._users("kueue_counts") == ["cluster_queue_covers_pod_resources", "kueue_manager_config"]
+    assert "pods_fit_nodes" in mutation._users("node_pools")
+    assert not any("pods_fit_nodes" in t for t in targets["vocabulary-node-pools"].tests)
+    durations = targets["vocabulary-durations"].tests
+    assert durations[:2] == ("tests/policy/vocabulary/test_durations.py",
+                             "tests/policy/vocabulary/test_durations_go_table.py")
+    assert runtime_paths in durations and "tests/policy/rules/test_reclaim_within_budget.py" in durations
+    covered = {m for t in mutation.TARGETS for m in t.mutate if t.by_default}
+    policies = {f"kueue_cohorts/policy/rules/{p.name}" for p in (mutation.ROOT / "kueue_cohorts/policy/rules").glob(
+        "*.py") if p.name != "__init__.py"}
+    assert policies <= covered, sorted(policies - covered)
+    with pytest.raises(ValueError):
+        mutation.policy_target("no_such_policy")
