@@ -16,7 +16,6 @@ Fractions use float64 exactly like Go ("0.3333333333333333333h" is 20m), so the 
 """
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any, Optional, Union
 
@@ -49,16 +48,9 @@ def _escape(byte: int) -> str:
     return "\\" + chr(byte) if chr(byte) in '"\\' else chr(byte)
 
 
-@functools.cache
-def _escaped() -> list[str]:
-    """How `_quote` writes each byte 0-255, built on first use (a table built at import would be the only caller of
-    `_escape`, out of reach of a test that changes it)."""
-    return [_escape(byte) for byte in range(256)]
-
-
 def _quote(raw: bytes) -> str:
     """Go's `time.quote`: the text in double quotes, every non-ASCII or control byte as \\xNN, `"` and `\\` escaped."""
-    return '"' + "".join(map(_escaped().__getitem__, raw)) + '"'
+    return '"' + "".join(map(_escape, raw)) + '"'
 
 
 def _leading_int(s: bytes) -> tuple[int, bytes, bool]:
