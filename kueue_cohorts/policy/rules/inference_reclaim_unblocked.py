@@ -94,21 +94,40 @@ class FairSharing:
     within_nominal: Optional[bool]
 
 
-def _gate_from_flags(args: Iterable[Any]) -> Optional[bool]:
-    """The value of FairSharingPreemptWithinNominal in `--feature-gates=A=true,B=false` flags, else None."""
-    found: Optional[bool] = None
-    items = [str(a) for a in args]
+GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+"""The spellings Go's `strconv.ParseBool` accepts, which the feature-gate flag's values go through."""
+
+
+def _gate_from_flags(argv: Iterable[Any]) -> Optional[bool]:
+    """The value of FairSharingPreemptWithinNominal that a Kueue manager's command line sets, else None.
+
+    `argv` is the container's command line after the program (command[1:] + args, as the kubelet runs it). Kueue
+    0.19.2 `cmd/kueue/main.go` declares `--feature-gates` a Go `flag.StringVar`: the flag package takes `-name=v`,
+    `--name=v`, `-name v` and `--name v`, and the LAST occurrence replaces the earlier ones whole. The value goes
+    through component-base `featuregate.Set`: comma-separated `key=value` pairs (empty items skipped, key and value
+    trimmed, a later pair of the same key wins), each value parsed by `strconv.ParseBool` ("1", "t", "T", "TRUE",
+    "true", "True" / "0", "f", ...). A pair without "=" or with another value makes Set fail and the manager exit:
+    None then, as when the gate is not set (Kueue's default, on)."""
+    value = None
+    items = [str(a) for a in argv]
     for i, arg in enumerate(items):
-        value = None
-        if arg.startswith("--feature-gates="):
-            value = arg.split("=", 1)[1]
-        elif arg == "--feature-gates" and i + 1 < len(items):
+        name, eq, rest = arg.partition("=")
+        if name not in ("-feature-gates", "--feature-gates"):
+            continue
+        if eq:
+            value = rest
+        elif i + 1 < len(items):
             value = items[i + 1]
-        for pair in (value or "").split(","):
-            name, _, setting = pair.partition("=")
-            if name.strip() == PREEMPT_WITHIN_NOMINAL:
-                found = setting.strip().lower() == "true"
-    return found
+    gates: dict[str, bool] = {}
+    for pair in (value or "").split(","):
+        if not pair:
+            continue
+        key, eq, setting = pair.partition("=")
+        if not eq or setting.strip() not in (*GO_TRUE, *GO_FALSE):
+            return None
+        gates[key.strip()] = setting.strip() in GO_TRUE
+    return gates.get(PREEMPT_WITHIN_NOMINAL)
 
 
 def fair_sharing_settings(objects: Iterable[KubeObject], unknown: Optional[list[Violation]] = None
@@ -137,7 +156,8 @@ def _read_configuration(obj: KubeObject, found: list[FairSharing], flag_gate: Op
     """Append `obj`'s Configurations to `found`; return the manager flag's gate value (else `flag_gate`)."""
     if obj.is_kind("apps", "Deployment") and "kueue" in obj.name:
         for container in as_list(get(obj.spec, "template", "spec", "containers")):
-            gate = _gate_from_flags([*as_list(get(container, "args")), *as_list(get(container, "command"))])
+            command = as_list(get(container, "command"))
+            gate = _gate_from_flags([*list(command)[1:], *as_list(get(container, "args"))])
             if gate is not None:
                 flag_gate = gate
         return flag_gate
@@ -179,10 +199,9 @@ def _closed(owner: KubeObject) -> set[FlavorResource]:
 
 @dataclass
 class Tree:
-    """The cohort forest of a stack: Cohort parents, Cohort objects and the ClusterQueues of each cohort."""
+    """The cohort forest of a stack: Cohort parents and the ClusterQueues of each cohort."""
 
     parents: dict[str, str]
-    cohorts: dict[str, KubeObject]
     members: dict[str, list[KubeObject]]
     borrowing: dict[int, set[FlavorResource]]
     """id(ClusterQueue) -> what it may borrow (`may_borrow`); a queue whose quota is unknown holds nothing here."""
@@ -194,14 +213,12 @@ class Tree:
         """Index `objects`; unknown parents, names or cohort names become fail-closed violations in `found`."""
         objects = list(objects)
         parents = cohort_parents(objects, found)
-        cohorts: dict[str, KubeObject] = {}
         members: dict[str, list[KubeObject]] = defaultdict(list)
         borrowing: dict[int, set[FlavorResource]] = {}
         closed: dict[str, set[FlavorResource]] = {}
         for obj in objects:
             try:
                 if obj.is_kueue("Cohort"):
-                    cohorts[obj.name] = obj
                     closed[obj.name] = _closed(obj)
                 elif obj.is_kueue("ClusterQueue"):
                     cohort = cohort_of(obj)
@@ -210,7 +227,7 @@ class Tree:
                         borrowing[id(obj)] = may_borrow(obj)
             except UnknownValueError as err:
                 found.append(unknown_violation(obj, err))
-        return cls(parents, cohorts, members, borrowing, closed)
+        return cls(parents, members, borrowing, closed)
 
     def path(self, cohort: str) -> list[str]:
         """`cohort` and its ancestors up to the root (a cycle stops at the first repeated name)."""
@@ -403,7 +420,8 @@ def check_inference_reclaim_unblocked(objects: Iterable[KubeObject], roles: Role
         Violations: the Configuration that turns fair sharing on with FairSharingPreemptWithinNominal off while an
         inference queue sits under a Cohort that may borrow; a queue whose borrowWithinCohort can preempt an
         inference queue of its tree that may borrow; a WorkloadPriorityClass at or above the lowest inference
-        priority that training namespaces can name; fail-closed violations for values unknown at preview.
+        priority that training namespaces can name; fail-closed violations for values unknown at preview (each
+        finding once: an inference queue whose cohortName is unknown is read by the tree and by its judge).
     """
     objects = list(objects)
     found: list[Violation] = []
@@ -426,7 +444,7 @@ def check_inference_reclaim_unblocked(objects: Iterable[KubeObject], roles: Role
     found.extend(_fair_sharing_findings(objects, tree, inference))
     found.extend(_borrow_within_cohort_findings(tree, roles, inference, classes))
     found.extend(_priority_findings(objects, roles, classes, outside, set(training_priority_classes)))
-    return found
+    return list(dict.fromkeys(found))  # once each: a value unknown at preview is met by the tree and by a judge
 
 
 __all__ = ["INFERENCE_RECLAIM_UNBLOCKED", "PREEMPT_WITHIN_NOMINAL", "FairSharing", "Tree",
