@@ -249,3 +249,73 @@ def test_the_peak_finding_carries_max_replicas_as_written():
     manifests["isvc"]["spec"]["predictor"]["maxReplicas"] = 3
     found = [(v.field, v.value) for rule, v in run(stack(manifests), {}) if rule.name == "inference-peak-fits-nominal"]
     assert found == [("spec.predictor.maxReplicas", 3)]
+
+
+def test_an_update_above_the_replicas_that_fit_is_judged_at_them_and_says_so():
+    """maxReplicas 3 of a service whose quota fits 1 replica, KServe's default strategy (25%: 1 surge pod): the update
+    is judged at the 1 replica that fits, and the message says it was capped (kills the mutant of that clause)."""
+    manifests = compliant()
+    manifests["isvc"]["spec"]["predictor"]["maxReplicas"] = 3
+    del manifests["isvc"]["spec"]["predictor"]["deploymentStrategy"]
+    assert _rollout_messages(manifests) == [
+        "The InferenceService 'c12-inference/c12-inference-demo' has spec.predictor.deploymentStrategy = missing: an "
+        "update of 1 replicas (maxReplicas, capped at the 1 that fit) with maxSurge the default 25% starts 1 surge "
+        "pod(s) and needs 2 replicas' worth of quota, more than the nominalQuota of ClusterQueue 'c12-inference-cq' "
+        "('nvidia.com/gpualloc' 2 > 1, 'nvidia.com/gpucores' 40 > 20, 'nvidia.com/gpumem' 4096 > 2048); inference "
+        "never borrows and the old replicas have the same priority, so the surge pod stays SchedulingGated and the "
+        "rollout never finishes; set the rolling update's maxSurge to 0 and maxUnavailable to 1 (one replica is down "
+        "while it is replaced), or reserve headroom: raise the nominalQuota of 'nvidia.com/gpualloc' to 2, "
+        "'nvidia.com/gpucores' to 40, 'nvidia.com/gpumem' to 4096."]
+
+
+def test_an_inference_service_without_max_replicas_peaks_at_its_min():
+    """maxReplicas left out reads as minReplicas (KServe `hpa_reconciler.go`): no peak finding, no crash (kills the
+    mutant of its default)."""
+    manifests = compliant()
+    del manifests["isvc"]["spec"]["predictor"]["maxReplicas"]
+    assert [v for rule, v in run(stack(manifests), {}) if rule.name in (POLICY, "inference-peak-fits-nominal")] == []
+
+
+def test_a_leaderworkerset_of_size_one_counts_pods():
+    """size 1: each replica is one pod, and the findings say "pod" (kills the mutants of the unit's words)."""
+    assert whole(lws(4, 1, {"cpu": "1"}, surge=1)) == [(
+        POLICY, VLLM, SURGE, 1,
+        f"The LeaderWorkerSet 'c12-inference/vllm' has {SURGE} = 1: an update of 4 replicas with maxSurge 1 starts 1 "
+        "surge pod(s) and needs 5 replicas' worth of quota, more than the nominalQuota of ClusterQueue "
+        "'c12-inference-cq' ('cpu' 5 > 4); inference never borrows and the old replicas have the same priority, so "
+        "the surge pod stays SchedulingGated and the rollout never finishes; set "
+        "spec.rolloutStrategy.rollingUpdateConfiguration.maxSurge to 0 (LeaderWorkerSet's default), or reserve "
+        "headroom: raise the nominalQuota of 'cpu' to 5.")]
+    assert [f[4] for f in whole(lws(1, 1, {"cpu": "6"}))] == [
+        "The LeaderWorkerSet 'c12-inference/vllm' has spec.leaderWorkerTemplate = \"'cpu' 6 > 4\": one pod asks for "
+        "more than the nominalQuota of ClusterQueue 'c12-inference-cq' ('cpu' 6 > 4); inference never borrows, so it "
+        "can never be admitted; lower the pod's requests, or raise the nominalQuota of 'cpu' to 6."]
+
+
+@pytest.mark.parametrize("where", ["predictor", "worker"])
+def test_the_queue_label_where_each_kind_carries_it(where):
+    """The queue-name label only on an InferenceService's spec.predictor.labels (KServe copies them to the pods), or
+    only on a LeaderWorkerSet's worker template (lws copies it to every pod): the workload is judged (kills the
+    mutants of `queue_of`'s paths)."""
+    manifests = compliant()
+    if where == "predictor":
+        labels = manifests["isvc"]["metadata"].pop("labels")
+        manifests["isvc"]["spec"]["predictor"]["labels"] = labels
+        manifests["isvc"]["spec"]["predictor"]["maxReplicas"] = 3
+        del manifests["isvc"]["spec"]["predictor"]["deploymentStrategy"]
+        assert [v.subject for rule, v in run(stack(manifests), CONFIG) if rule.name == POLICY] == [
+            ObjectRef("InferenceService", "c12-inference", "c12-inference-demo")]
+        return
+    workload = lws(5, 1, {"cpu": "1"})
+    del workload["metadata"]["labels"]
+    assert [(f[1], f[2]) for f in whole(workload)] == [(VLLM, "spec.replicas")]
+
+
+def test_a_queue_name_is_looked_up_in_the_workloads_own_namespace():
+    """A LocalQueue is namespaced (Kueue 0.19.2 `localqueue_types.go`): a Deployment in c12-training naming
+    'c12-inference-lq', which lives only in c12-inference, reaches no ClusterQueue and is not this policy's (kills the
+    mutant that looks the name up without the namespace)."""
+    manifests = compliant()
+    manifests["serve"] = _deployment([_container("a", {"cpu": "1"})], replicas=9)
+    manifests["serve"]["metadata"]["namespace"] = "c12-training"
+    assert _rollout_messages(manifests) == []
