@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from kueue_cohorts.policy.rules.book import run
-from kueue_cohorts.policy.rules.vocabulary.values import ObjectRef
-from tests.policy.fixtures import compliant, stack
+from kueue_cohorts.policy.rules.vocabulary.values import MISSING, ObjectRef
+from tests.policy.fixtures import UNKNOWN, compliant, stack
 from tests.policy.rules.test_inference_rollout_fits_nominal import CONFIG, lws
 
 POLICY = "inference-rollout-fits-nominal"
@@ -319,3 +319,25 @@ def test_a_queue_name_is_looked_up_in_the_workloads_own_namespace():
     manifests["serve"] = _deployment([_container("a", {"cpu": "1"})], replicas=9)
     manifests["serve"]["metadata"]["namespace"] = "c12-training"
     assert _rollout_messages(manifests) == []
+
+
+def test_a_request_that_is_no_quantity_is_one_whole_finding():
+    """Every part of the bad-quantity finding: the policy, the object, field `spec`, no value, the clause and the fix
+    (kills the mutants of that Violation's arguments)."""
+    manifests = compliant()
+    manifests["serve"] = _deployment([_container("x", {"cpu": "lots"})])
+    err = "spec.template.spec.containers[0].resources of 'cpu' is 'lots', which is not a Kubernetes quantity"
+    found = [(v.policy, v.subject, v.field, v.value, v.rule, v.fix, v.message)
+             for rule, v in run(stack(manifests), CONFIG) if rule.name == POLICY]
+    assert found == [(POLICY, ObjectRef("Deployment", "c12-inference", "serve"), "spec", MISSING, f"has {err}",
+                      "fix the quantity", f"The Deployment 'c12-inference/serve' has {err}; fix the quantity.")]
+
+
+def test_a_nominal_quota_unknown_at_preview_fails_closed_on_the_queue():
+    """The inference queue's nominalQuota unknown at preview: the fail-closed finding names the ClusterQueue and the
+    field (kills the mutants of that `unknown_violation`'s arguments)."""
+    manifests = compliant()
+    manifests["inference-cq"]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = UNKNOWN
+    found = [(v.policy, v.subject, v.field) for rule, v in run(stack(manifests), CONFIG) if rule.name == POLICY]
+    assert found == [("unknown-at-preview", ObjectRef("ClusterQueue", None, "c12-inference-cq"),
+                      "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota")]
