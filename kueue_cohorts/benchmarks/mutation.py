@@ -128,7 +128,7 @@ rules-placement targets): each is its own target."""
 def vocabulary_target(module: str) -> Target:
     """The target ``vocabulary-<module, dashed>``: ``vocabulary/<module>.py`` mutated, judged by its own test modules
     in tests/policy/vocabulary/ (``test_<module>.py``, ``test_<module>_<topic>.py``) and by the test modules of every
-    policy that imports it (``_users``), but pods-fit-nodes' (its tests take minutes per mutant; the rules-placement
+    policy that imports it (``_users``), but PODS_FIT_NODES' (its tests take minutes per mutant; the rules-placement
     target mutates its vocabulary with them). Raises ValueError when the module has no test module of its own."""
     tests = _own_tests("tests/policy/vocabulary", module) + tuple(
         test for policy in _users(module) if policy != "pods_fit_nodes"

@@ -55,6 +55,7 @@ import yaml
 
 from .vocabulary.declaration import Declaration, Level, Promise, Scope
 from .vocabulary.kueue_configuration import configurations
+from .vocabulary.kueue_manager import is_kueue_manager, manager_gate
 from .vocabulary.objects import (
     INFERENCE_ROLE,
     ROLE_LABEL,
@@ -94,23 +95,6 @@ class FairSharing:
     within_nominal: Optional[bool]
 
 
-def _gate_from_flags(args: Iterable[Any]) -> Optional[bool]:
-    """The value of FairSharingPreemptWithinNominal in `--feature-gates=A=true,B=false` flags, else None."""
-    found: Optional[bool] = None
-    items = [str(a) for a in args]
-    for i, arg in enumerate(items):
-        value = None
-        if arg.startswith("--feature-gates="):
-            value = arg.split("=", 1)[1]
-        elif arg == "--feature-gates" and i + 1 < len(items):
-            value = items[i + 1]
-        for pair in (value or "").split(","):
-            name, _, setting = pair.partition("=")
-            if name.strip() == PREEMPT_WITHIN_NOMINAL:
-                found = setting.strip().lower() == "true"
-    return found
-
-
 def fair_sharing_settings(objects: Iterable[KubeObject], unknown: Optional[list[Violation]] = None
                           ) -> list[FairSharing]:
     """Every Kueue manager Configuration of the stack (`kueue_configuration.configurations`: ConfigMap data, chart
@@ -135,12 +119,9 @@ def fair_sharing_settings(objects: Iterable[KubeObject], unknown: Optional[list[
 
 def _read_configuration(obj: KubeObject, found: list[FairSharing], flag_gate: Optional[bool]) -> Optional[bool]:
     """Append `obj`'s Configurations to `found`; return the manager flag's gate value (else `flag_gate`)."""
-    if obj.is_kind("apps", "Deployment") and "kueue" in obj.name:
-        for container in as_list(get(obj.spec, "template", "spec", "containers")):
-            gate = _gate_from_flags([*as_list(get(container, "args")), *as_list(get(container, "command"))])
-            if gate is not None:
-                flag_gate = gate
-        return flag_gate
+    if is_kueue_manager(obj):
+        gate = manager_gate(obj, PREEMPT_WITHIN_NOMINAL)
+        return flag_gate if gate is None else gate
     if obj.group == "helm.sh" and obj.kind in ("Chart", "Release"):
         # the kueue chart renders values.controllerManager.featureGates ([{name, enabled}]) as --feature-gates
         for gate in as_list(get(obj.props, "values", "controllerManager", "featureGates")):
@@ -179,10 +160,9 @@ def _closed(owner: KubeObject) -> set[FlavorResource]:
 
 @dataclass
 class Tree:
-    """The cohort forest of a stack: Cohort parents, Cohort objects and the ClusterQueues of each cohort."""
+    """The cohort forest of a stack: Cohort parents and the ClusterQueues of each cohort."""
 
     parents: dict[str, str]
-    cohorts: dict[str, KubeObject]
     members: dict[str, list[KubeObject]]
     borrowing: dict[int, set[FlavorResource]]
     """id(ClusterQueue) -> what it may borrow (`may_borrow`); a queue whose quota is unknown holds nothing here."""
@@ -194,14 +174,12 @@ class Tree:
         """Index `objects`; unknown parents, names or cohort names become fail-closed violations in `found`."""
         objects = list(objects)
         parents = cohort_parents(objects, found)
-        cohorts: dict[str, KubeObject] = {}
         members: dict[str, list[KubeObject]] = defaultdict(list)
         borrowing: dict[int, set[FlavorResource]] = {}
         closed: dict[str, set[FlavorResource]] = {}
         for obj in objects:
             try:
                 if obj.is_kueue("Cohort"):
-                    cohorts[obj.name] = obj
                     closed[obj.name] = _closed(obj)
                 elif obj.is_kueue("ClusterQueue"):
                     cohort = cohort_of(obj)
@@ -210,7 +188,7 @@ class Tree:
                         borrowing[id(obj)] = may_borrow(obj)
             except UnknownValueError as err:
                 found.append(unknown_violation(obj, err))
-        return cls(parents, cohorts, members, borrowing, closed)
+        return cls(parents, members, borrowing, closed)
 
     def path(self, cohort: str) -> list[str]:
         """`cohort` and its ancestors up to the root (a cycle stops at the first repeated name)."""
@@ -403,7 +381,8 @@ def check_inference_reclaim_unblocked(objects: Iterable[KubeObject], roles: Role
         Violations: the Configuration that turns fair sharing on with FairSharingPreemptWithinNominal off while an
         inference queue sits under a Cohort that may borrow; a queue whose borrowWithinCohort can preempt an
         inference queue of its tree that may borrow; a WorkloadPriorityClass at or above the lowest inference
-        priority that training namespaces can name; fail-closed violations for values unknown at preview.
+        priority that training namespaces can name; fail-closed violations for values unknown at preview (each
+        finding once: an inference queue whose cohortName is unknown is read by the tree and by its judge).
     """
     objects = list(objects)
     found: list[Violation] = []
@@ -426,7 +405,7 @@ def check_inference_reclaim_unblocked(objects: Iterable[KubeObject], roles: Role
     found.extend(_fair_sharing_findings(objects, tree, inference))
     found.extend(_borrow_within_cohort_findings(tree, roles, inference, classes))
     found.extend(_priority_findings(objects, roles, classes, outside, set(training_priority_classes)))
-    return found
+    return list(dict.fromkeys(found))  # once each: a value unknown at preview is met by the tree and by a judge
 
 
 __all__ = ["INFERENCE_RECLAIM_UNBLOCKED", "PREEMPT_WITHIN_NOMINAL", "FairSharing", "Tree",

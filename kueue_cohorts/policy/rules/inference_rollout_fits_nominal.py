@@ -91,6 +91,8 @@ class Strategy:
     fix: str = ("set the rolling update's maxSurge to 0 and maxUnavailable to 1 (one replica is down while it is "
                 "replaced)")
     """How to drop the surge, for the message."""
+    error_fix: str = "use an integer >= 0 or a percentage such as '25%' (RollingUpdate), or type Recreate"
+    """How to write a valid strategy, for the message about `error`."""
 
 
 def strategy_of(props: Any, path: Sequence[Any]) -> Strategy:
@@ -131,11 +133,13 @@ def lws_strategy_of(props: Any) -> Strategy:
     try:
         surge_pods(0 if value is MISSING else value, 1)
     except ValueError as err:
-        return Strategy(field, value, None, str(err), True, _LWS_FIX)
-    return Strategy(field, value, 0 if value is MISSING else value, None, True, _LWS_FIX)
+        return Strategy(field, value, None, str(err), True, _LWS_FIX, _LWS_ERROR_FIX)
+    return Strategy(field, value, 0 if value is MISSING else value, None, True, _LWS_FIX, _LWS_ERROR_FIX)
 
 
 _LWS_FIX = "set spec.rolloutStrategy.rollingUpdateConfiguration.maxSurge to 0 (LeaderWorkerSet's default)"
+_LWS_ERROR_FIX = ("use an integer >= 0 or a percentage of spec.replicas such as '25%' (a LeaderWorkerSet's "
+                  "rolloutStrategy has no Recreate type)")
 
 
 def statefulset_strategy() -> Strategy:
@@ -359,7 +363,7 @@ def judge(life: Lifecycle) -> list[Violation]:
     strategy = life.strategy
     if strategy.error is not None:
         return [violation(obj, INFERENCE_ROLLOUT_FITS_NOMINAL.name, strategy.field, strategy.value, strategy.error,
-                          "use an integer >= 0 or a percentage such as '25%' (RollingUpdate), or type Recreate")]
+                          strategy.error_fix)]
     if strategy.max_surge is None:
         return []  # Recreate: every old pod goes first
     replicas = update_replicas(life.steady, life.peak, life.requests, life.nominal) if life.autoscaled \

@@ -22,71 +22,18 @@ Rules (upstream v0.19.2 `apis/config/v1beta2/configuration_types.go`, `defaults.
 """
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import yaml
 
 from .vocabulary import durations, kueue_counts, selectors
 from .vocabulary.declaration import Declaration, Level, Promise, Scope, string
 from .vocabulary.kueue_configuration import CONFIG_GROUP, configurations
+from .vocabulary.kueue_manager import feature_gate_flags
 from .vocabulary.objects import KubeObject, guarded, show_value, violation
 from .vocabulary.selectors import NAME_LABEL
 from .vocabulary.values import MISSING, UnknownValueError, Violation, as_list, get, is_map
-
-
-def is_kueue_manager(obj: KubeObject) -> bool:
-    """True for an apps/v1 Deployment that runs Kueue's manager: its name (or Pulumi resource name) or a container
-    image mentions kueue (the chart's `<release>-controller-manager`, image registry.k8s.io/kueue/kueue). A name or
-    image unknown at preview is no evidence either way (it is skipped, so an unrelated Deployment never fails
-    closed here)."""
-    if not obj.is_kind("apps", "Deployment"):
-        return False
-    try:
-        name = obj.name
-    except UnknownValueError:
-        name = obj.resource_name
-    if "kueue" in name:
-        return True
-    try:
-        containers = list(as_list(get(obj.spec, "template", "spec", "containers")))
-    except UnknownValueError:
-        return False
-    for container in containers:
-        try:
-            if "kueue" in str(get(container, "image") or ""):
-                return True
-        except UnknownValueError:
-            continue
-    return False
-
-
-def feature_gate_flags(obj: KubeObject) -> Iterator[tuple[str, Optional[str]]]:
-    """Yield (field path, flag value) of every `--feature-gates` argument of a Kueue manager Deployment's containers,
-    read as the manager's flag parser (spf13/pflag) reads its argv: the container's `command` followed by its `args`
-    (Kubernetes runs them as one argv), `--feature-gates=X` or `--feature-gates X` (the next word, wherever it is,
-    even one that starts with `--`); a single string holding several arguments is split as a shell would. The value
-    is None for a `--feature-gates` that ends the argv (pflag: "flag needs an argument", the manager does not start).
-    Raises UnknownValueError when an argument is unknown at preview."""
-    if not is_kueue_manager(obj):
-        return
-    for index, container in enumerate(as_list(get(obj.spec, "template", "spec", "containers"))):
-        words: list[tuple[str, str]] = []
-        for part in ("command", "args"):
-            for position, arg in enumerate(as_list(get(container, part))):
-                text = str(arg)
-                try:
-                    pieces = shlex.split(text) if " " in text.strip() else [text]
-                except ValueError:
-                    pieces = [text]
-                path = f"spec.template.spec.containers[{index}].{part}[{position}]"
-                words += [(path, piece) for piece in pieces]
-        for at, (path, word) in enumerate(words):
-            if word.startswith("--feature-gates="):
-                yield path, word.partition("=")[2]
-            elif word == "--feature-gates":
-                yield path, words[at + 1][1] if at + 1 < len(words) else None
 
 
 def chart_feature_gates(obj: KubeObject) -> Optional[Any]:

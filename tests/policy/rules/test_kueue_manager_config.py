@@ -164,7 +164,7 @@ def test_an_unknown_or_non_boolean_gate_stops_the_manager(gates):
 @pytest.mark.parametrize("args", [
     ["--feature-gates=DisableWaitForPodsReady=true"],
     ["--feature-gates", "PartialAdmission=true,DisableWaitForPodsReady=True"],
-    ["--zap-log-level=2 --feature-gates=DisableWaitForPodsReady=1"],
+    ["--zap-log-level=2", "-feature-gates=DisableWaitForPodsReady=1"],  # Go's flag package takes one dash too
     ["--feature-gates=DisableWaitForPodsReady"],      # no value: the manager refuses to start
     ["--feature-gates=DisableWaitForPodsReady=yes"],  # not a Go bool
 ])

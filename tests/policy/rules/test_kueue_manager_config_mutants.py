@@ -4,9 +4,9 @@ Each test asserts whole findings (policy, field, value, rule, fix and the senten
 hand. Upstream facts: Kueue v0.19.2 `pkg/config/validation.go` (what the manager refuses to start with),
 `apis/config/v1beta2/defaults.go`, `charts/kueue/templates/_helpers.tpl` (the chart renders
 `controllerManager.featureGates` as `--feature-gates=` + printf "%s=%t" .name .enabled per entry), component-base
-`featuregate.Set` and spf13/pflag (the manager's flags: `--flag value` takes the next argv word, a flag ending the
-argv fails with "flag needs an argument"); Kubernetes v1.36 runs a container's `command` then its `args` as one argv.
-"""
+`featuregate.Set` and Go's `flag` package, which v0.19.2 `cmd/kueue/main.go` parses its flags with (the manager's
+flags: `--flag value` takes the next argv word, a flag ending the argv fails with "flag needs an argument");
+Kubernetes v1.36 runs a container's `command` then its `args` as one argv."""
 from __future__ import annotations
 
 import base64
@@ -290,8 +290,8 @@ def test_a_gate_without_a_value_is_one_whole_finding():
       _container(["--feature-gates=DisableWaitForPodsReady=true"])], "spec.template.spec.containers[1].args[0]"),
 ])
 def test_the_flag_is_read_wherever_the_managers_argv_holds_it(containers, field):
-    """The unsafe gate is found at its field wherever the manager's argv (command then args, pflag's rules) holds
-    it, in a Deployment named kueue or running a kueue image."""
+    """The unsafe gate is found at its field wherever the manager's argv (command then args, Go's flag package's
+    rules) holds it, in a Deployment named kueue or running a kueue image."""
     name = "controller" if len(containers) == 2 else "kueue-controller-manager"
     found = check_kueue_manager_config(_manager(*containers, name=name))
     assert [(v.field, v.value, v.rule) for v in found] == [(field, {"DisableWaitForPodsReady": True}, UNSAFE_RULE)]
@@ -299,8 +299,9 @@ def test_the_flag_is_read_wherever_the_managers_argv_holds_it(containers, field)
 
 @pytest.mark.parametrize("args", [["--feature-gates"], ["--zap-log-level=2", "--feature-gates"]])
 def test_a_feature_gates_flag_that_ends_the_argv_stops_the_manager(args):
-    """Kills `at - 1 < len(words)` and `<=` (54, 56), which read past the argv's end: pflag refuses a `--flag` with
-    no word after it ("flag needs an argument"), so the manager does not start. (Before, the rule said nothing.)"""
+    """Kills `at - 1 < len(words)` and `<=` (54, 56), which read past the argv's end: Go's flag package refuses a
+    `--flag` with no word after it ("flag needs an argument"), so the manager does not start. (Before, the rule said
+    nothing.)"""
     found = check_kueue_manager_config(_manager(_container(args)))
     field = f"spec.template.spec.containers[0].args[{len(args) - 1}]"
     assert whole(found) == [(

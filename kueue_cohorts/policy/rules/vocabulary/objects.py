@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Optional
 
 from . import memo
+from .plain import plain
 from .values import MISSING, ObjectRef, UnknownValueError, Violation, as_map, format_path, get
 
 KUEUE_GROUP = "kueue.x-k8s.io"
@@ -304,8 +305,10 @@ def violation(obj: KubeObject, policy: str, field: str, value: object, rule: str
         message: the full sentence the pack prints, when a rule words it itself; default
             "The <Kind> '<ns/name>' has <field> = <value>: <rule>; <fix>."
     Returns:
-        The Violation.
+        The Violation, its `value` (and the value the message shows) as plain dicts and lists: the policy SDK's
+        proxies, which a rule may hand over as read, would print as "<pulumi_policy.proxy._DictProxy object at ...>".
     """
+    value = plain(value)
     if message is None:
         where = f" has {field} = {show_value(value)}" if field else ""
         message = f"The {safe_describe(obj)}{where}: {rule}; {fix}."
