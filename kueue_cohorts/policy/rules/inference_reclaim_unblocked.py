@@ -55,7 +55,7 @@ import yaml
 
 from .vocabulary.declaration import Declaration, Level, Promise, Scope
 from .vocabulary.kueue_configuration import configurations
-from .vocabulary.kueue_manager import is_kueue_manager, manager_gate
+from .vocabulary.kueue_manager import chart_gate, is_kueue_manager, manager_gate
 from .vocabulary.objects import (
     INFERENCE_ROLE,
     ROLE_LABEL,
@@ -71,7 +71,7 @@ from .vocabulary.priority import PRIORITY_CLASSES, TRAINING_PRIORITY_CLASSES, pr
 from .vocabulary.quantity import parse
 from .vocabulary.quota import quota_entries
 from .vocabulary.roles import ROLE_OPTIONS, Roles, roles_of
-from .vocabulary.values import MISSING, UnknownValueError, Violation, as_list, as_map, get, is_map
+from .vocabulary.values import MISSING, UnknownValueError, Violation, as_map, get, is_map
 
 PREEMPT_WITHIN_NOMINAL = "FairSharingPreemptWithinNominal"
 """The Kueue feature gate (Beta, default on since 0.17) that lets a within-nominal preemptor bypass the fair-sharing
@@ -98,11 +98,11 @@ class FairSharing:
 def fair_sharing_settings(objects: Iterable[KubeObject], unknown: Optional[list[Violation]] = None
                           ) -> list[FairSharing]:
     """Every Kueue manager Configuration of the stack (`kueue_configuration.configurations`: ConfigMap data, chart
-    values) as a `FairSharing`, plus the `--feature-gates` flags of the containers of any Deployment whose name mentions
-    kueue (the manager) and a Helm chart's `values.controllerManager.featureGates` (kueue chart `values.yaml`, rendered
-    as that flag); the flag and the Configuration's map cannot be used together, so either decides. A
-    Configuration or flag unknown at preview adds its fail-closed violation to `unknown` (when given) and is skipped;
-    YAML that does not parse is skipped (KUEUE_MANAGER_CONFIG reports it)."""
+    values) as a `FairSharing`, plus the `--feature-gates` the Kueue manager Deployment runs with
+    (``kueue_manager.manager_gate``) and a Helm chart's `values.controllerManager.featureGates`
+    (``kueue_manager.chart_gate``: the chart renders them as that flag); the flag and the Configuration's map cannot be
+    used together, so either decides. A Configuration or flag unknown at preview adds its fail-closed violation to
+    `unknown` (when given) and is skipped; YAML that does not parse is skipped (KUEUE_MANAGER_CONFIG reports it)."""
     found: list[FairSharing] = []
     flag_gate: Optional[bool] = None
     for obj in objects:
@@ -122,11 +122,9 @@ def _read_configuration(obj: KubeObject, found: list[FairSharing], flag_gate: Op
     if is_kueue_manager(obj):
         gate = manager_gate(obj, PREEMPT_WITHIN_NOMINAL)
         return flag_gate if gate is None else gate
-    if obj.group == "helm.sh" and obj.kind in ("Chart", "Release"):
-        # the kueue chart renders values.controllerManager.featureGates ([{name, enabled}]) as --feature-gates
-        for gate in as_list(get(obj.props, "values", "controllerManager", "featureGates")):
-            if get(gate, "name") == PREEMPT_WITHIN_NOMINAL and isinstance(get(gate, "enabled"), bool):
-                flag_gate = bool(get(gate, "enabled"))
+    chart = chart_gate(obj, PREEMPT_WITHIN_NOMINAL)  # the chart renders its featureGates as --feature-gates
+    if chart is not None:
+        flag_gate = chart
     for where, text in configurations(obj):
         try:
             config = yaml.safe_load(text) if isinstance(text, str) else text

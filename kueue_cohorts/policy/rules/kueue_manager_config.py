@@ -30,24 +30,10 @@ import yaml
 from .vocabulary import durations, kueue_counts, selectors
 from .vocabulary.declaration import Declaration, Level, Promise, Scope, string
 from .vocabulary.kueue_configuration import CONFIG_GROUP, configurations
-from .vocabulary.kueue_manager import feature_gate_flags
+from .vocabulary.kueue_manager import chart_feature_gates, feature_gate_flags
 from .vocabulary.objects import KubeObject, guarded, show_value, violation
 from .vocabulary.selectors import NAME_LABEL
-from .vocabulary.values import MISSING, UnknownValueError, Violation, as_list, get, is_map
-
-
-def chart_feature_gates(obj: KubeObject) -> Optional[Any]:
-    """The kueue chart's `controllerManager.featureGates` values (a list of {name, enabled}), or None when the object
-    is no Helm Chart/Release or sets none. Raises UnknownValueError for a chart whose reference mentions kueue."""
-    if not (obj.group == "helm.sh" and obj.kind in ("Chart", "Release")):
-        return None
-    try:
-        gates = get(obj.props, "values", "controllerManager", "featureGates")
-    except UnknownValueError:
-        if "kueue" in str(get(obj.props, "chart") or "") or "kueue" in obj.name:
-            raise
-        return None
-    return None if gates is MISSING else gates
+from .vocabulary.values import MISSING, Violation, as_list, get, is_map
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from kueue_cohorts.policy.rules.kueue_manager_config import check_kueue_manager_config
-from kueue_cohorts.policy.rules.vocabulary.kueue_manager import feature_gate_flags, manager_gate
+from kueue_cohorts.policy.rules.vocabulary.kueue_manager import chart_gate, feature_gate_flags, manager_gate
+from tests.policy.fixtures import kube
 from tests.policy.rules.test_kueue_manager_config_mutants import _container, _manager
 
 GATE = "FairSharingPreemptWithinNominal"
@@ -65,3 +66,21 @@ def test_only_the_flag_the_manager_keeps_is_judged():
     found = check_kueue_manager_config(_manager(_container(["--feature-gates=PartialAdmission=true",
                                                             "--feature-gates=Bogus=true"])))
     assert [v.field for v in found] == [f"{C0}.args[1]"]
+
+
+def _chart(gates: object) -> object:
+    return kube("kueue", {"apiVersion": "helm.sh/v3", "kind": "Chart", "metadata": {"name": "kueue"},
+                          "chart": "kueue", "values": {"controllerManager": {"featureGates": gates}}})
+
+
+@pytest.mark.parametrize("gates, gate", [
+    ([{"name": GATE, "enabled": False}], False),
+    ([{"name": GATE, "enabled": False}, {"name": GATE, "enabled": True}], True),  # the later pair wins in Set
+    ([{"name": "TopologyAwareScheduling", "enabled": True}], None),
+    ([{"name": GATE, "enabled": False}, {"name": "PartialAdmission", "enabled": "yes"}], None),  # %!t: no start
+    ([{"name": GATE}], None),  # enabled missing renders %!t(<nil>)
+])
+def test_the_gate_the_chart_renders(gates, gate):
+    """One reader of the chart's featureGates for both policies (inference-reclaim-unblocked kept the entries with a
+    boolean and ignored the rest, though one bad entry stops the manager)."""
+    assert chart_gate(_chart(gates), GATE) is gate

@@ -15,7 +15,7 @@ from typing import Any, Iterator, Optional
 from .kueue_counts import parse_feature_gates_flag
 from .objects import KubeObject
 from .signals import SHELLS
-from .values import UnknownValueError, as_list, get
+from .values import MISSING, UnknownValueError, as_list, get
 
 FLAG_NAMES = ("-feature-gates", "--feature-gates")
 """Go's flag package takes a flag with one dash or two (`flag.go` parseOne)."""
@@ -101,4 +101,37 @@ def manager_gate(obj: KubeObject, gate: str) -> Optional[bool]:
         gates, malformed = parse_feature_gates_flag(value or "")
         if value is not None and not malformed and gate in gates:
             found = gates[gate]
+    return found
+
+
+def chart_feature_gates(obj: KubeObject) -> Optional[Any]:
+    """The kueue chart's `controllerManager.featureGates` values (a list of {name, enabled}), or None when the object
+    is no Helm Chart/Release or sets none. Raises UnknownValueError for a chart whose reference mentions kueue."""
+    if not (obj.group == "helm.sh" and obj.kind in ("Chart", "Release")):
+        return None
+    try:
+        gates = get(obj.props, "values", "controllerManager", "featureGates")
+    except UnknownValueError:
+        if "kueue" in str(get(obj.props, "chart") or "") or "kueue" in obj.name:
+            raise
+        return None
+    return None if gates is MISSING else gates
+
+
+def chart_gate(obj: KubeObject, gate: str) -> Optional[bool]:
+    """The value a Helm Chart/Release of Kueue's chart gives feature gate ``gate`` through
+    `values.controllerManager.featureGates` ([{name, enabled}], which the chart renders as one `--feature-gates` with
+    printf "%s=%t" .name .enabled, charts/kueue/templates/_helpers.tpl): the last entry of that name (a later pair
+    wins in featuregate.Set). None when no entry names it, and when any entry's `enabled` is no boolean (it renders
+    as "%!t(...)", Set fails and the manager does not start). Raises UnknownValueError as ``chart_feature_gates``."""
+    entries = chart_feature_gates(obj)
+    if entries is None:
+        return None
+    found: Optional[bool] = None
+    for entry in as_list(entries):
+        enabled = get(entry, "enabled")
+        if not isinstance(enabled, bool):
+            return None
+        if get(entry, "name") == gate:
+            found = enabled
     return found
