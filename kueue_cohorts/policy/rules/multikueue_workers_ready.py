@@ -96,8 +96,8 @@ def check_workers_ready(clusters: Mapping[str, Sequence[KubeObject]], options: M
             for access, verbs in missing_access(granted(objects, subject), frameworks, gates, "read"):
                 found.append(_violation(
                     queue, where, f"RBAC for {access.resource} ({', '.join(verbs)}) of ServiceAccount "
-                    f"{subject}", f"the manager's Kueue {', '.join(verbs)}s {access.resource} in every namespace "
-                    f"of the worker ({access.upstream}, Kueue v0.19.2); one refused watch makes the "
+                    f"{subject}", f"the manager's Kueue calls {', '.join(verbs)} on {access.resource} in every "
+                    f"namespace of the worker ({access.upstream}, Kueue v0.19.2); one refused watch makes the "
                     "MultiKueueCluster, the AdmissionCheck and this ClusterQueue inactive",
                     f"grant the ServiceAccount {subject} the ClusterRole rule {rule_text(access, verbs)}"))
             for ns in sorted(n for n in namespaces if n is not None):
@@ -105,8 +105,8 @@ def check_workers_ready(clusters: Mapping[str, Sequence[KubeObject]], options: M
                 for access, verbs in missing_access(rules, frameworks, gates, "write"):
                     found.append(_violation(
                         queue, where, f"RBAC for {access.resource} ({', '.join(verbs)}) of ServiceAccount {subject} "
-                        f"in namespace {ns}", f"the manager's Kueue {', '.join(verbs)}s {access.resource} of the "
-                        f"workloads it dispatches there ({access.upstream}, Kueue v0.19.2)",
+                        f"in namespace {ns}", f"the manager's Kueue calls {', '.join(verbs)} on {access.resource} "
+                        f"of the workloads it dispatches there ({access.upstream}, Kueue v0.19.2)",
                         f"grant the ServiceAccount {subject} the rule {rule_text(access, verbs)} by a Role and "
                         f"RoleBinding in {ns} (never cluster-wide: writes in every namespace make the worker "
                         "credential an administrator of the worker)"))

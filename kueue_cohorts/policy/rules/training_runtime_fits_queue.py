@@ -15,7 +15,7 @@ its own LocalQueue, so a TrainJob cannot ask for more than its queue can ever bo
 """
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_FLOOR, Decimal
 from typing import Callable, Iterable, Optional
 
 from .vocabulary.declaration import Declaration, Level, Promise, Scope
@@ -26,22 +26,6 @@ from .vocabulary.quota import QuotaEntry, flavor_fit, quota_entries
 from .vocabulary.resources import effective_request_fields
 from .vocabulary.trainer import RUNTIME_KINDS, TRAINER_GROUP, runtime_of, trainer_jobs
 from .vocabulary.values import MISSING, UnknownValueError, Violation, as_list, get
-
-
-def usable_quota(cq: KubeObject) -> dict[str, Decimal]:
-    """What a ClusterQueue can ever use per resource: max over flavors of nominalQuota + borrowingLimit
-    (Decimal('Infinity') without a borrowingLimit while in a cohort). Raises UnknownValueError."""
-    in_cohort = get(cq.spec, "cohortName") not in (MISSING, "")
-    out: dict[str, Decimal] = {}
-    for entry in quota_entries(cq):
-        nominal = parse(entry.field("nominalQuota")) or Decimal(0)
-        raw = entry.field("borrowingLimit")
-        if raw is MISSING:
-            limit = Decimal("Infinity") if in_cohort else Decimal(0)
-        else:
-            limit = parse(raw) or Decimal(0)
-        out[entry.resource] = max(out.get(entry.resource, Decimal(0)), nominal + limit)
-    return out
 
 
 def _ever_usable(cq: KubeObject) -> Callable[[QuotaEntry], Decimal]:
@@ -55,6 +39,16 @@ def _ever_usable(cq: KubeObject) -> Callable[[QuotaEntry], Decimal]:
             return nominal + (Decimal("Infinity") if in_cohort else Decimal(0))
         return nominal + (parse(raw) or Decimal(0))
     return usable
+
+
+def usable_quota(cq: KubeObject) -> dict[str, Decimal]:
+    """What a ClusterQueue can ever use per resource: max over flavors of nominalQuota + borrowingLimit
+    (`_ever_usable`: Decimal('Infinity') without a borrowingLimit while in a cohort). Raises UnknownValueError."""
+    usable = _ever_usable(cq)
+    out: dict[str, Decimal] = {}
+    for entry in quota_entries(cq):
+        out[entry.resource] = max(out.get(entry.resource, Decimal(0)), usable(entry))
+    return out
 
 
 def _node_requests(pod: object, pod_path: str, override: object = MISSING,
@@ -86,6 +80,21 @@ def _num_nodes(raw: object) -> int:
     if isinstance(raw, bool) or not isinstance(raw, (int, float)) or int(raw) < 1:
         return 1
     return int(raw)
+
+
+def per_node_at_most(usable: Decimal, nodes: int, resource: str, binary: bool) -> str:
+    """The largest per-node amount of `resource` that `nodes` nodes fit in `usable` (base units), as a quantity.
+
+    Kueue counts a request in whole units of what it compares, rounding a fraction up (v0.19.2
+    `pkg/resources/requests.go` ResourceValue: milli-units for cpu, `Quantity.MilliValue`; whole units for every other
+    resource, `Quantity.Value`), so the amount is rounded down to 1m of cpu or one unit of anything else (a larger
+    figure, such as 0.6666666666666666666666666667 of cpu for 2 cpu over 3 nodes, counts as 667m x 3 = 2001m and
+    never fits). Returns e.g. "666m", "2", "2Gi" (binary resources in the largest exact binary unit)."""
+    unit = Decimal("0.001") if resource == "cpu" else Decimal(1)
+    per = (usable / nodes / unit).to_integral_value(rounding=ROUND_FLOOR) * unit
+    if resource == "cpu" and per != per.to_integral_value():
+        return f"{int(per * 1000)}m"
+    return show(per, binary)
 
 
 def _fit(subject: KubeObject, cqs: list[KubeObject], nodes: int, nodes_where: str,
@@ -121,12 +130,11 @@ def _fit(subject: KubeObject, cqs: list[KubeObject], nodes: int, nodes_where: st
             best, flavor = fit.short.get(resource, (quota.get(resource, Decimal(0)), ""))
             in_flavor = f" in its closest flavor '{flavor}' (no flavor holds the whole TrainJob)" \
                 if several and flavor else ""
-            per = best / nodes
             rule = (f"{nodes_where} ({nodes}) x {show(per_node, binary)} = {show(total, binary)} of "
                     f"'{resource}' exceeds what ClusterQueue {names} can ever use{in_flavor}, "
                     f"{show(best, binary)} (nominalQuota + borrowingLimit), so Kueue can never admit {what}")
             lower = (f"lower it to at most {int(best // per_node)}" if where == nodes_where and per_node > 0
-                     else f"lower it to at most {show(per, binary)} per node")
+                     else f"lower it to at most {per_node_at_most(best, nodes, resource, binary)} per node")
             fix = (f"{lower}, or raise the training ClusterQueue's borrowingLimit"
                    + (f" in flavor '{flavor}'" if in_flavor else "") + " (within the cohort's capacity)")
         out.append(violation(subject, TRAINING_RUNTIME_FITS_QUEUE.name, where, raw, rule, fix))
