@@ -36,7 +36,7 @@ from decimal import Decimal
 from typing import Any, Optional
 
 from . import selectors
-from .quantity import parse_quantity_strict
+from .quantity import parse_quantity_strict, show
 
 KUEUE_VERSION = "0.19.2"
 MANAGER_CONFIG_MAP = "kueue-manager-config"
@@ -314,15 +314,16 @@ class Counting:
             return None  # Retain keeps the request whole; generated negatives are floored at 0 before they add
         factor = own.outputs.get(resource)
         if factor is None or factor < 1:
-            outputs = ", ".join(f"{k}: {v}" for k, v in own.outputs.items()) or "nothing"
+            outputs = ", ".join(f"{k}: {show(v)}" for k, v in own.outputs.items()) or "nothing"
+            counted = "none" if factor is None or factor <= 0 else show(factor)
             return (f"resources.transformations replaces {resource!r} (strategy Replace) with {{{outputs}}}, so "
-                    f"Kueue counts {'none' if factor is None or factor <= 0 else factor} of it per GPU a pod uses")
+                    f"Kueue counts {counted} of it per GPU a pod uses")
         if own.multiply_by:
             return (f"resources.transformations replaces {resource!r} (strategy Replace) with itself multiplied by "
                     f"the pod's request of {own.multiply_by!r}, so a request below 1 of that undercounts it")
         for other in self.transformations.values():
             if other.input != resource and other.outputs.get(resource, Decimal(0)) < 0:
-                return (f"resources.transformations outputs a negative {other.outputs[resource]} of {resource!r} "
+                return (f"resources.transformations outputs a negative {show(other.outputs[resource])} of {resource!r} "
                         f"per {other.input!r} while {resource!r} itself is replaced, so a pod requesting both is "
                         "counted for fewer than it uses")
         return None
