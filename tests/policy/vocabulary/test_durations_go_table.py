@@ -78,6 +78,7 @@ GO_VALUES = [  # (text, time.ParseDuration(text) in ns, Duration.String() of it)
 
 GO_ERRORS = [  # (text, time.ParseDuration(text)'s error), go1.26.8
     ('1.5:s', 'time: unknown unit ":s" in duration "1.5:s"'),
+    ('1X', 'time: unknown unit "X" in duration "1X"'),
     ('.9:s', 'time: unknown unit ":s" in duration ".9:s"'),
     ('1s:5s', 'time: unknown unit "s:" in duration "1s:5s"'),
     ('\x1f1s', 'time: invalid duration "\\x1f1s"'),
