@@ -223,3 +223,43 @@ def test_the_flag_value_as_featuregate_set_reads_it(text, gates, problems):
     """component-base featuregate.Set: comma-separated pairs, empty ones skipped, names and values trimmed, values
     read by strconv.ParseBool."""
     assert parse_feature_gates_flag(text) == (gates, problems)
+
+
+IGNORE_RULE = ("with quotaCheckStrategy IgnoreUndeclared Kueue skips every requested resource the ClusterQueue does "
+               "not cover, so a GPU request on a queue without GPU quota is admitted uncounted")
+
+
+@pytest.mark.parametrize("config, ignores, problems", [
+    # QuotaCheckStrategy is Beta and on by default in v0.19.2 (kube_features.go)
+    ({"resources": {"quotaCheckStrategy": "IgnoreUndeclared"}}, True,
+     [Problem("resources.quotaCheckStrategy", "IgnoreUndeclared", IGNORE_RULE,
+              "remove quotaCheckStrategy, or set it to BlockUndeclared")]),
+    ({"featureGates": {"QuotaCheckStrategy": False}, "resources": {"quotaCheckStrategy": "IgnoreUndeclared"}}, False,
+     []),
+    ({"resources": {"quotaCheckStrategy": "BlockUndeclared"}}, False, []),
+    ({}, False, []),
+])
+def test_ignore_undeclared_is_read_with_its_gate(config, ignores, problems):
+    counting = parse(config)
+    assert counting.ignores_undeclared is ignores and list(counting.problems) == problems
+
+
+def test_each_transformation_is_read_whatever_the_one_before_it_was():
+    """A bad transformation is reported and skipped; the ones after it are still read (kills `continue` -> `break`
+    in each of parse's refusals), and one with a bad output factor is not read at all."""
+    counting = parse({"resources": {"transformations": [
+        {"input": "a", "strategy": "Drop"}, {"input": "b"}, {"input": "b"}, {"input": "c", "outputs": ["x"]},
+        {"input": "d", "outputs": {"e": "x", "f": "1"}}, {"input": "g", "outputs": {"h": "2"}}]}})
+    assert sorted(counting.transformations) == ["b", "g"]
+    assert [p.field for p in counting.problems] == [
+        "resources.transformations[0].strategy", "resources.transformations[2].input",
+        "resources.transformations[3].outputs", "resources.transformations[4].outputs"]
+    assert counting.problems[3] == Problem(
+        "resources.transformations[4].outputs", {"e": "x"}, "an output factor must be a quantity (it is not a "
+        "Kubernetes quantity)", "write a quantity such as 1 or 500m")
+
+
+def test_another_transformation_without_an_output_of_the_resource_lowers_nothing():
+    counting = _counting({"input": GPU, "strategy": "Replace", "outputs": {GPU: "1"}},
+                         {"input": "example.com/other", "outputs": {"cpu": "1"}})
+    assert counting.uncounted(GPU) is None
