@@ -2,6 +2,8 @@
 tuples kept, shared sub-values kept shared and every one filled)."""
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from pulumi_policy.proxy import unknown_checking_proxy
 
 from kueue_cohorts.policy.rules.vocabulary.plain import plain
@@ -26,3 +28,10 @@ def test_shared_sub_values_stay_shared_and_all_are_filled():
 def test_a_tuple_inside_is_kept_as_it_is():
     """Kills `memo.get(id(child), None)` (plain 53, 55): a tuple is never rebuilt, so it is no memo entry."""
     assert plain({"a": (1, 2), "b": [(3,)]}) == {"a": (1, 2), "b": [(3,)]}
+
+
+def test_a_read_only_mapping_is_rebuilt_as_a_dict():
+    """A map that is no dict (here a read-only view) is read by key, not iterated as a list of its keys (kills
+    `is_map(None)` and `and False` in the non-dict branches, plain 24, 26, 42, 44)."""
+    out = plain({"a": MappingProxyType({"b": [1], "c": {"d": 2}})})
+    assert out == {"a": {"b": [1], "c": {"d": 2}}} and type(out["a"]) is dict
