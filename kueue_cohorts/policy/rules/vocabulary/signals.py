@@ -64,7 +64,7 @@ SETUP_COMMANDS = frozenset({
     "cd", "export", "set", "unset", "mkdir", "echo", "printf", ":", "true", "test", "[", "[[", "umask", "ulimit",
     "ln", "cp", "mv", "rm", "chmod", "chown", "touch", "trap", "shopt", "local", "readonly", "declare", "typeset",
     "pwd", "ls", "cat", "date", "hostname", "id", "whoami", "nvidia-smi", "sleep", "source", ".", "eval",
-    "pip", "pip3",
+    "pip", "pip3", "exit", "false",
 })
 """Commands that may run under the shell before its final `exec`: builtins (`source` and `eval` run in the shell
 itself) and quick utilities or installs that are never the trainer."""
@@ -175,11 +175,12 @@ def _shell(argv: list[str], i: int, shell: str, forwarded: bool) -> Optional[str
     return _script_problem(argv[j], shell, forwarded)
 
 
-def _commands(script: str) -> tuple[list[list[str]], bool]:
+def _commands(script: str) -> tuple[list[list[str]], bool, set[int]]:
     """The top-level commands of a script as word lists, split on newlines, `;`, `&&`, `||`, `|` and `&` outside
     quotes (POSIX shlex with punctuation characters), shell keywords and redirections (`2>&1`, `>log`, `&>x`) removed;
-    and whether a command is sent to the background (a lone `&`). A script shlex cannot split (an open quote) is
-    split on whitespace."""
+    whether a command is sent to the background (a lone `&`); and the indexes (into the commands) of the commands that
+    are part of a pipeline (`|`, bash's `|&`), each of which the shell runs in a subshell (POSIX 2.9.2 Pipelines,
+    2.12 Shell Execution Environment). A script shlex cannot split (an open quote) is split on whitespace."""
     lexer = shlex.shlex(script, posix=True, punctuation_chars=";&|<>")
     lexer.whitespace = " \t\r"
     lexer.commenters = "#"
@@ -190,6 +191,7 @@ def _commands(script: str) -> tuple[list[list[str]], bool]:
     out: list[list[str]] = []
     words: list[str] = []
     background = False
+    piped: set[int] = set()  # indexes into `out` of the commands on either side of a pipe
     skip_next = False
     for k, token in enumerate(tokens):
         if skip_next:
@@ -202,20 +204,25 @@ def _commands(script: str) -> tuple[list[list[str]], bool]:
             continue
         if token and (set(token) <= set(";&|") or token == "\n"):
             background = background or token == "&"
+            if token in ("|", "|&"):
+                piped.update((len(out), len(out) + 1))
             out.append(words)
             words = []
             continue
         words.append(token)
     out.append(words)
-    cleaned = []
-    for command in out:
+    cleaned: list[list[str]] = []
+    cleaned_piped: set[int] = set()
+    for index, command in enumerate(out):
         while command and command[0] in _KEYWORDS:
             command = command[1:]
         while command and command[-1] in _KEYWORDS:
             command = command[:-1]
         if command:
+            if index in piped:
+                cleaned_piped.add(len(cleaned))
             cleaned.append(command)
-    return cleaned, background
+    return cleaned, background, cleaned_piped
 
 
 def _exec_target(words: list[str]) -> Optional[list[str]]:
@@ -258,13 +265,16 @@ def _script_problem(script: str, shell: str, forwarded: bool) -> Optional[str]:
         deaf = f"{shell} is not replaced by the trainer"
     else:
         where, deaf = "", f"{shell} stays PID 1 and SIGTERM never reaches it"
-    commands, background = _commands(script)
+    commands, background, piped = _commands(script)
     if background:
         return _background_problem(script, commands, shell, deaf, where)
     if not commands:
         return f"runs '{shell} -c' with an empty script"
     for index, words in enumerate(commands):
         target = _exec_target(words)
+        if target is not None and index in piped:
+            return (f"runs '{' '.join(words)}' in a pipeline of its '{shell} -c' script: the shell runs each part of "
+                    f"a pipeline in a subshell, so exec replaces that subshell only and {deaf}{where}")
         if target is not None:
             return _judge(target, 0, forwarded=False)  # the shell is replaced here: nothing after it runs
         if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]) or words[0] in SETUP_COMMANDS:
