@@ -307,3 +307,33 @@ def test_a_local_queue_of_unknown_namespace_does_not_hide_the_others():
     assert [f for f in findings(manifests) if f[0] == POLICY] == [
         not_selected("c12-inference", "{'kubernetes.io/metadata.name': 'c12-inference'}"),
         not_selected("c12-training", "{'kubernetes.io/metadata.name': 'c12-training'}")]
+
+
+@pytest.mark.parametrize("jobs, users", [
+    (3, "Job 'c12-training/j0', Job 'c12-training/j1', Job 'c12-training/j2'"),
+    (4, "Job 'c12-training/j0', Job 'c12-training/j1', Job 'c12-training/j2' and more"),
+])
+def test_a_dropped_device_names_at_most_three_users(jobs, users):
+    """Three tenant Jobs requesting the fpga are all named; a fourth makes "and more" (kills the mutants of the cut
+    and of its bound)."""
+    manifests = with_config(resources={"excludeResourcePrefixes": ["example.com/"]})
+    manifests.pop("job")
+    for i in range(jobs):
+        manifests[f"j{i}"] = _job(f"j{i}", "c12-training", labelled=True, limits={"example.com/fpga": "1"})
+    assert findings(manifests) == [device_finding(users)]
+
+
+def test_a_device_replaced_with_nothing_is_found_at_the_transformations():
+    """A Replace transformation of the fpga with no outputs (Kueue 0.19.2 `configuration_types.go`
+    ResourceTransformation): the finding is at resources.transformations; a device listed before it that the
+    Configuration keeps does not end the search (kills the field choice and the `continue` made `break`)."""
+    manifests = with_config(resources={"transformations": [{"input": "example.com/fpga", "strategy": "Replace"}]})
+    manifests["job"]["spec"]["template"]["spec"]["containers"][0]["resources"] = {
+        "limits": {"example.com/aaa": "1", "example.com/fpga": "1"}}
+    assert findings(manifests) == [(
+        POLICY, CONFIG_MAP, f"{WHERE}.resources.transformations", "example.com/fpga",
+        f"The ConfigMap 'kueue-system/kueue-manager-config' has {WHERE}.resources.transformations = "
+        "'example.com/fpga': Job 'c12-training/warmup' request 'example.com/fpga', which no ClusterQueue quotas, and "
+        "resources.transformations replaces 'example.com/fpga' (strategy Replace) with nothing: those GPUs are used "
+        "uncounted; remove the entry that drops or replaces 'example.com/fpga' (Kueue then refuses a request no queue "
+        "covers), or quota 'example.com/fpga' in the queues that run them.")]
