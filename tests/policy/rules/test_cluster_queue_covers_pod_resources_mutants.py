@@ -97,17 +97,19 @@ def not_selected(namespace: str, labels: str) -> tuple[Any, ...]:
 def test_an_unselected_tenant_namespace_is_one_whole_finding_with_its_labels():
     """managedJobsNamespaceSelector on a label neither tenant namespace has: one finding per namespace, with the labels
     the stack gives it (a Namespace object's, with the name label the apiserver adds) or its name label alone;
-    kube-system and Kueue's own namespace, never managed by Kueue (`pkg/config/validation.go`), are skipped."""
+    kube-system and Kueue's own namespace, never managed by Kueue (`pkg/config/validation.go`), are skipped, and the
+    tenant 'ml-team' after them is still judged."""
     manifests = with_config(managedJobsNamespaceSelector=SELECTOR)
     manifests["ns"] = {"apiVersion": "v1", "kind": "Namespace",
                        "metadata": {"name": "c12-training", "labels": {"team": "ml"}}}
-    for namespace in ("kube-system", "kueue-system"):
+    for namespace in ("kube-system", "kueue-system", "ml-team"):
         manifests[f"lq-{namespace}"] = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
                                         "metadata": {"name": "lq", "namespace": namespace},
                                         "spec": {"clusterQueue": "c12-training-cq"}}
     assert findings(manifests) == [
         not_selected("c12-inference", "{'kubernetes.io/metadata.name': 'c12-inference'}"),
-        not_selected("c12-training", "{'kubernetes.io/metadata.name': 'c12-training', 'team': 'ml'}")]
+        not_selected("c12-training", "{'kubernetes.io/metadata.name': 'c12-training', 'team': 'ml'}"),
+        not_selected("ml-team", "{'kubernetes.io/metadata.name': 'ml-team'}")]
 
 
 def test_a_missing_framework_is_one_whole_finding_naming_at_most_three_users():
@@ -337,3 +339,16 @@ def test_a_device_replaced_with_nothing_is_found_at_the_transformations():
         "resources.transformations replaces 'example.com/fpga' (strategy Replace) with nothing: those GPUs are used "
         "uncounted; remove the entry that drops or replaces 'example.com/fpga' (Kueue then refuses a request no queue "
         "covers), or quota 'example.com/fpga' in the queues that run them.")]
+
+
+def test_the_out_of_play_finding_carries_its_rule_and_fix():
+    """The finding's rule and fix clauses (the settings check prints them beside the key), not only its sentence
+    (kills the mutants that drop either)."""
+    found = [v for rule, v in run(stack(with_config(resources={"excludeResourcePrefixes": ["nvidia.com/gpum"]})), {})
+             if rule.name == POLICY]
+    assert [(v.rule, v.fix) for v in found] == [(
+        "ClusterQueues 'c12-inference-cq', 'c12-training-cq' quota 'nvidia.com/gpumem', but "
+        "resources.excludeResourcePrefixes entry 'nvidia.com/gpum' drops 'nvidia.com/gpumem' from every workload's "
+        "requests before admission, so Kueue admits pods that use it without counting it: the quota is out of play",
+        "remove the entry that drops or replaces 'nvidia.com/gpumem', or take 'nvidia.com/gpumem' out of these "
+        "queues' quota")]
