@@ -548,3 +548,12 @@ def test_a_stray_cohort_name_on_another_kueue_kind_borrows_nothing():
     stray = cluster_queue("stray", "training", {**ZERO, "cpu": "1"}, None, cohort="serving")
     manifests["training-lq"]["spec"].update(cohortName="serving", resourceGroups=stray["spec"]["resourceGroups"])
     assert whole(manifests) == []
+
+
+def test_a_stray_value_on_another_kueue_object_outranks_nothing():
+    """borrowWithinCohort that would reach inference, and no WorkloadPriorityClass above inference's 1000: a top-level
+    `value: 5000` on a LocalQueue manifest (pruned by the apiserver) is no class that outranks it, so nothing is
+    reported (kills `is_kueue(None)` where the classes are collected)."""
+    manifests = _borrow_within_cohort(compliant())
+    manifests["training-lq"]["value"] = 5000
+    assert whole(manifests) == []
