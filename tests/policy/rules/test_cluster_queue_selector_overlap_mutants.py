@@ -88,3 +88,14 @@ def test_a_stray_selector_on_another_kueue_kind_is_no_queue():
     m = manifests()
     m["training-lq"]["spec"]["namespaceSelector"] = {}
     assert findings(m) == []
+
+
+def test_a_pair_that_cannot_overlap_does_not_end_the_search():
+    """Three queues selecting on a team label (no name pinned, so every pair is tried): 'a' and 'b' cannot overlap,
+    'b' and 'c' can; the later pair is still reported (kills the `continue` made `break` in the pair loop)."""
+    m = manifests()
+    m["inference-cq"]["spec"]["namespaceSelector"] = {"matchLabels": {"team": "a"}}
+    m["training-cq"]["spec"]["namespaceSelector"] = {"matchLabels": {"team": "b"}}
+    m["c"] = _third("c-cq", {"matchLabels": {"team": "b"}})
+    assert [(f[1], f[3]) for f in findings(m)] == [(ObjectRef("ClusterQueue", None, "c-cq"),
+                                                    {"matchLabels": {"team": "b"}})]

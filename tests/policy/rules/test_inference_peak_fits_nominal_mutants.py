@@ -99,3 +99,14 @@ def test_a_value_unknown_at_preview_fails_closed_and_a_bad_quantity_is_left_to_t
     predictor(manifests)["model"]["resources"]["requests"]["cpu"] = "lots"
     predictor(manifests)["maxReplicas"] = 5
     assert findings(manifests) == []
+
+
+def test_a_service_whose_requests_no_quota_covers_is_not_judged():
+    """An InferenceService requesting only example.com/foo, which the inference queue does not quota: no replica
+    count is bounded by the quota (INFERENCE_FITS_NOMINAL reports the uncovered resource), so nothing here, and no
+    comparison with an unknown bound (kills the skip's `or` made `and`)."""
+    manifests = compliant()
+    predictor(manifests)["model"]["resources"] = {"requests": {"example.com/foo": "1"},
+                                                  "limits": {"example.com/foo": "1"}}
+    predictor(manifests)["maxReplicas"] = 5
+    assert findings(manifests) == []
