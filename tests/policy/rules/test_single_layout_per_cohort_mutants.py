@@ -118,3 +118,12 @@ def test_a_negative_borrowing_limit_is_no_permission_to_borrow():
     manifests = compliant()
     manifests["team"] = cluster_queue("team-cq", "tenant", {**ZERO, "cpu": "2"}, {**ZERO, "cpu": "-1"})
     assert findings(manifests) == []
+
+
+def test_a_stray_cohort_name_on_a_local_queue_is_no_member():
+    """A LocalQueue manifest carrying `spec.cohortName` and quota (not in its schema: the apiserver prunes them) is no
+    floor-and-borrow ClusterQueue of the cohort (kills `is_kueue(None)`)."""
+    manifests = compliant()
+    stray = cluster_queue("stray", "tenant", {**ZERO, "cpu": "2"}, None)
+    manifests["training-lq"]["spec"].update(cohortName="c12-shared", resourceGroups=stray["spec"]["resourceGroups"])
+    assert findings(manifests) == []
