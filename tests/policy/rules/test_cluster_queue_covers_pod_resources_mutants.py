@@ -352,3 +352,18 @@ def test_the_out_of_play_finding_carries_its_rule_and_fix():
         "requests before admission, so Kueue admits pods that use it without counting it: the quota is out of play",
         "remove the entry that drops or replaces 'nvidia.com/gpumem', or take 'nvidia.com/gpumem' out of these "
         "queues' quota")]
+
+
+def test_a_queue_covering_cpu_and_memory_in_another_resource_group_covers_them():
+    """Kueue 0.19.2 ClusterQueues may split their quota into resource groups (cpu and memory in one, the GPUs in
+    another: `clusterqueue_types.go` ResourceGroup); what any group covers is covered (kills the mutant that keeps
+    only the last group's resources)."""
+    manifests = compliant()
+    group = manifests["training-cq"]["spec"]["resourceGroups"][0]
+    resources = group["flavors"][0]["resources"]
+    manifests["training-cq"]["spec"]["resourceGroups"] = [
+        {"coveredResources": ["cpu", "memory"],
+         "flavors": [{"name": "c12-default", "resources": [r for r in resources if r["name"] in ("cpu", "memory")]}]},
+        {"coveredResources": [r for r in group["coveredResources"] if r not in ("cpu", "memory")],
+         "flavors": [{"name": "c12-gpu", "resources": [r for r in resources if r["name"] not in ("cpu", "memory")]}]}]
+    assert findings(manifests) == []
