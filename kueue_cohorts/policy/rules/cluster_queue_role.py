@@ -48,9 +48,10 @@ def check_undecided(objects: Iterable[KubeObject], roles: Roles, policy: str) ->
         if tree is None or tree not in inference_trees:
             continue
         names = ", ".join(f"'{n}'" for n in inference_trees[tree])
+        queues = "ClusterQueues" if len(inference_trees[tree]) > 1 else "ClusterQueue"
         found.append(violation(
             cq, policy, format_path(["metadata", "labels", ROLE_LABEL]), label,
-            f"a ClusterQueue in cohort '{tree}' with the inference ClusterQueue {names} must have a known role "
+            f"a ClusterQueue in cohort '{tree}' with the inference {queues} {names} must have a known role "
             f"(inference, training or tenant), because otherwise the pack cannot judge whether it may borrow the "
             f"inference quota",
             f"label it {ROLE_LABEL}: training (or tenant, or inference), or declare its role in the policy pack "

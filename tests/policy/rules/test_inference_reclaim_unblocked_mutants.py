@@ -73,6 +73,7 @@ OFF = [  # strconv.ParseBool's false spellings, the flag's four forms, trimmed k
     ["-feature-gates=FairSharingPreemptWithinNominal=false"],
     ["--feature-gates", "FairSharingPreemptWithinNominal=false"],
     ["-feature-gates", "FairSharingPreemptWithinNominal=0"],
+    ["--config", "/controller_manager_config.yaml", "--feature-gates", "FairSharingPreemptWithinNominal=false"],
     ["--feature-gates=FairSharingPreemptWithinNominal=f"],
     ["--feature-gates=FairSharingPreemptWithinNominal=F"],
     ["--feature-gates=FairSharingPreemptWithinNominal=FALSE"],
@@ -95,6 +96,7 @@ NOT_OFF = [  # the true spellings, the last flag replacing an earlier one, value
     ["--feature-gates=FairSharingPreemptWithinNominal=no"],
     ["--feature-gates=FairSharingPreemptWithinNominal=false=x"],
     ["--feature-gates=FairSharingPreemptWithinNominal=false,TopologyAwareScheduling"],
+    ["--feature-gates=TopologyAwareScheduling=x=true,FairSharingPreemptWithinNominal=false"],
     ["--feature-gates"],
     ["--zap-log-level", "FairSharingPreemptWithinNominal=false"],
     ["--feature-gates-x=FairSharingPreemptWithinNominal=false"],
@@ -396,10 +398,10 @@ def test_a_cluster_class_named_like_another_kueue_object_is_still_a_class():
 
 
 def test_a_stray_value_on_another_kueue_object_is_no_priority_class():
-    """A top-level `value` on a ClusterQueue manifest (the apiserver prunes it: not in the CRD's schema) does not make
+    """A top-level `value` on a LocalQueue manifest (the apiserver prunes it: not in the CRD's schema) does not make
     it a WorkloadPriorityClass (kills `is_kueue(None)` in the first loop)."""
     manifests = compliant()
-    manifests["training-cq"]["value"] = 5000
+    manifests["training-lq"]["value"] = 5000
     assert whole(manifests) == []
 
 
@@ -519,3 +521,39 @@ def test_a_broken_configuration_before_the_real_one_does_not_hide_it(first):
                                          "controller_manager_config.yaml": fair_sharing(False)}
     nested(manifests, None)
     assert whole(manifests) == [blocked("serving", "batch-cq")]
+
+
+def test_a_local_queue_whose_name_is_unknown_is_named_by_its_resource():
+    """The only training LocalQueue's name unknown at preview: the example in the class finding names it by its
+    Pulumi resource name (kills `example = None`)."""
+    manifests = compliant()
+    manifests["training-lq"]["metadata"]["name"] = UNKNOWN
+    manifests["urgent"] = _class("urgent", 5000)
+    found = [f for f in whole(manifests) if f[0] == POLICY]
+    assert [f[4] for f in found] == [
+        "The WorkloadPriorityClass 'urgent' has value = 5000: any training or tenant namespace may name it in "
+        "kueue.x-k8s.io/priority-class (Kueue 0.19.2 has no per-namespace restriction on WorkloadPriorityClasses; "
+        "e.g. LocalQueue 'training-lq'), and its value is at or above the lowest inference priority 1000, so such "
+        "workloads rank with inference in Kueue's admission and preemption order; lower its value below 1000, or "
+        "delete it, or label it kueue-cohorts/role: inference when only inference uses it."]
+
+
+def test_a_stray_cohort_name_on_another_kueue_kind_borrows_nothing():
+    """A LocalQueue manifest carrying `spec.cohortName` and quota (not in its schema: the apiserver prunes them) is no
+    member of Cohort 'serving': the inference queue alone there borrows nothing, so fair sharing cannot block it
+    (kills `is_kueue(None)` in `Tree.build`)."""
+    manifests = _fair_sharing_off(compliant())
+    manifests["inference-cq"]["spec"]["cohortName"] = "serving"
+    manifests["serving"] = cohort("serving", "c12-shared")
+    stray = cluster_queue("stray", "training", {**ZERO, "cpu": "1"}, None, cohort="serving")
+    manifests["training-lq"]["spec"].update(cohortName="serving", resourceGroups=stray["spec"]["resourceGroups"])
+    assert whole(manifests) == []
+
+
+def test_a_stray_value_on_another_kueue_object_outranks_nothing():
+    """borrowWithinCohort that would reach inference, and no WorkloadPriorityClass above inference's 1000: a top-level
+    `value: 5000` on a LocalQueue manifest (pruned by the apiserver) is no class that outranks it, so nothing is
+    reported (kills `is_kueue(None)` where the classes are collected)."""
+    manifests = _borrow_within_cohort(compliant())
+    manifests["training-lq"]["value"] = 5000
+    assert whole(manifests) == []
