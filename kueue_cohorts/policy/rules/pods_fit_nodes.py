@@ -72,7 +72,7 @@ from .vocabulary.resources import effective_request_fields, pod_requests
 from .vocabulary.roles import ROLE_OPTIONS, inference_queue_names
 from .vocabulary.serving import KSERVE_GROUP, replica_requests_with_fields
 from .vocabulary.surge import surge_pods
-from .vocabulary.trainer import RUNTIME_KINDS, TRAINER_GROUP, trainer_jobs
+from .vocabulary.trainer import RUNTIME_KINDS, TRAINER_GROUP, runtime_of, trainer_jobs
 from .vocabulary.values import MISSING, UnknownValueError, Violation, as_list, as_map, get
 
 _INFINITY = Decimal("Infinity")
@@ -166,7 +166,11 @@ def _serving_pods(obj: KubeObject, cq: str) -> list[Pod]:
 def _trainer_pods(objects: Sequence[KubeObject], queues: QueueIndex) -> list[Pod]:
     """The trainer pod of every TrainingRuntime (one per ClusterQueue behind the LocalQueues of its namespace) and of
     every TrainJob that overrides `spec.trainer.resourcesPerNode` or `numNodes` (Trainer v2.2.1
-    `pkg/runtime/framework/plugins/jobset/builder.go`: resourcesPerNode replaces the `node` container's resources)."""
+    `pkg/runtime/framework/plugins/jobset/builder.go`: resourcesPerNode replaces the `node` container's resources),
+    on the runtime its `spec.runtimeRef` names (`trainer.runtime_of`: kind ClusterTrainingRuntime unless it says
+    TrainingRuntime, `trainjob_types.go`) with its numNodes, else the runtime's `mlPolicy.numNodes` (default 1); a
+    job of an override only is judged together (finding 2) at its `spec.trainer.resourcesPerNode`. Raises
+    ValueError for a quantity that does not parse, UnknownValueError."""
     out: list[Pod] = []
     runtimes = [o for o in objects if o.group == TRAINER_GROUP and o.kind == RUNTIME_KINDS[0]]
     for runtime in runtimes:
@@ -185,8 +189,7 @@ def _trainer_pods(objects: Sequence[KubeObject], queues: QueueIndex) -> list[Pod
         if not isinstance(queue, str) or (override is MISSING and raw_nodes is MISSING):
             continue
         cq = queues.cluster_queue_of(job.namespace, queue)
-        ref = as_map(get(job.spec, "runtimeRef"))
-        named = next((r for r in runtimes if r.name == get(ref, "name") and r.namespace == job.namespace), None)
+        named, _ = runtime_of(job, objects)  # its runtimeRef: kind ClusterTrainingRuntime unless it says otherwise
         if cq is None or named is None:
             continue  # other rules report a queue or runtime outside the stack
         nodes = max(_int(raw_nodes if raw_nodes is not MISSING else get(named.spec, "mlPolicy", "numNodes"), 1), 1)
@@ -199,8 +202,11 @@ def _trainer_pods(objects: Sequence[KubeObject], queues: QueueIndex) -> list[Pod
             requests, fields = _template(spec, path)
             if override is not MISSING:
                 fields = {r: ("spec.trainer.resourcesPerNode", override) for r in fields}
-            out.append(Pod(job, f"{job.describe()} trainer pod", requests, fields, nodes, cq, nodes,
-                           "spec.trainer.numNodes" if raw_nodes is not MISSING else "", raw_nodes, serving=False))
+            # numNodes from the runtime: the job's own pods (its resourcesPerNode) are reported at that field
+            at = ("spec.trainer.numNodes", raw_nodes) if raw_nodes is not MISSING else (
+                "spec.trainer.resourcesPerNode", override)
+            out.append(Pod(job, f"{job.describe()} trainer pod", requests, fields, nodes, cq, nodes, *at,
+                           serving=False))
     return out
 
 
@@ -272,7 +278,7 @@ def _one_pod(pod: Pod, fq: _FlavorQuota, pools: Sequence[NodePool], judged: froz
 
 def _job_pods(pod: Pod, fq: _FlavorQuota, pools: Sequence[NodePool], judged: frozenset[str]) -> list[Violation]:
     """Finding 2: numNodes trainer pods of one job on the flavor's nodes."""
-    if pod.nodes <= 1 or not pod.nodes_field:
+    if pod.nodes <= 1:
         return []
     fits = homogeneous_capacity(pod.requests, pools, judged)
     if fits is None or fits >= pod.nodes or fits == 0:
