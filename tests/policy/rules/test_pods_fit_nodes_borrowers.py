@@ -1,0 +1,49 @@
+"""PODS_FIT_NODES finding 4: the pods of the ClusterQueues that borrow inference's idle quota, each shape capped by
+what its queue may hold (issue 42: the survivors of `_borrowers` in the mutation target rules-placement).
+
+Upstream facts written out by hand: Kueue v0.19.2 lets a ClusterQueue of a cohort use its nominalQuota plus up to
+its borrowingLimit of the cohort's unused quota (`apis/kueue/v1beta2/clusterqueue_types.go`), admits inference's
+Workload by quota and preempts borrowers chosen by quota, never by node (`pkg/scheduler/preemption/preemption.go`,
+kueue#5243); the kube-scheduler v1.36.3 binds each pod on a node with room for all its requests (`fit.go`).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from kueue_cohorts.policy.rules.pods_fit_nodes import PODS_FIT_NODES, check_pods_fit_nodes
+from tests.policy.rules.test_pods_fit_nodes_reclaim import TRN_LQ, covering, cpu_gpu_nodes, requesting
+from tests.policy.rules.test_pods_fit_nodes_serving_pods import FLAVOR, GPU, LQ, QUOTA_FIELD, objects
+from tests.policy.rules.test_pods_fit_nodes_trainjobs import whole
+
+SHARE = "1-GPU pod of ClusterQueue 'trn-cq' (no TrainingRuntime or workload declares its pods)"
+PREEMPTS = ("and Kueue picks the workloads it preempts to reclaim that quota by quota, not by node (kueue#5243): "
+            "after ")
+STAYS = "within inference's nominalQuota, fits no node, so it is admitted and stays Pending although training gave " \
+        "back its quota"
+
+
+def reclaim(quota: str, borrowers: str, placed: str, target: str, most: int, resize: str = "") -> tuple[Any, ...]:
+    """Finding 4 on inf-cq's GPU nominalQuota `quota`, written out."""
+    rule = (f"training borrows the idle nominalQuota of flavor 'f' with pods of other shapes ({borrowers}), "
+            f"{PREEMPTS}{placed}, one more {target}, {STAYS}")
+    fix = f"{resize}lower the nominalQuota of '{GPU}' in flavor 'f' to at most {most}, or add nodes"
+    return (PODS_FIT_NODES.name, "ClusterQueue", None, "inf-cq", QUOTA_FIELD, quota, rule, fix,
+            f"The ClusterQueue 'inf-cq' has {QUOTA_FIELD} = '{quota}': {rule}; {fix}.")
+
+
+def test_a_borrower_without_declared_pods_runs_inference_s_per_gpu_share_of_the_group_s_quota():
+    """Training borrows inference's 8 GPUs and 16 cpus and declares no pod: its pods are judged as 1-GPU pods with
+    inference's per-GPU share of cpu, 16 / 8 = 2 (mutant 29: the group's total started at 1 made 17 / 9). Three on
+    each (4 GPU, 32 cpu) node (6 GPUs, 12 cpus) leave 1 GPU each, and a (2 GPU, 4 cpu) replica, within inference's 8
+    and the cohort's 8 (6 + 2), fits neither; a GPU quota of 7 admits no such replica beside them. Pods of the
+    replica's own size would fill each node by whole replicas: the fix offers that resize."""
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, TRN_LQ, covering("inf-cq", [(GPU, 8, 0), ("cpu", 16, 0)]),
+                                         covering("trn-cq", [(GPU, 0, 8), ("cpu", 0, 16)]),
+                                         requesting("w", "inf", {GPU: "2", "cpu": "4"}, 4)),
+                                 cpu_gpu_nodes(4, 32, 2), ["inf-cq"])
+    replica = f"Deployment 'inf/w' pod ('cpu' 4, '{GPU}' 2)"
+    assert whole(found) == [reclaim(
+        "8", f"{SHARE} ('cpu' 2, '{GPU}' 1)",
+        f"a node of pool 'p' holds 3 pod(s) ({SHARE}); a node of pool 'p' holds 3 pod(s) ({SHARE})", replica, 7,
+        "size the borrowers' pods (the TrainingRuntime's trainer resources, a TrainJob's resourcesPerNode) as whole "
+        f"multiples of one {replica}, or ")]
