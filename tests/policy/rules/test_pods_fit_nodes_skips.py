@@ -177,3 +177,14 @@ def test_a_pod_over_the_nominal_quota_may_borrow_only_in_a_cohort_and_within_a_b
     assert problems == []
     stack = objects(FLAVOR, LQ, queue({}, {"nominalQuota": "8"}), deployment("w", {GPU: "0", "cpu": "64"}))
     assert check_pods_fit_nodes(stack, nodes, []) == []
+
+
+def test_flavors_on_common_nodes_whose_quota_exceeds_the_nodes_are_left_to_the_capacity_rule():
+    """Flavors f0 and f1 of inf-cq select the same two 4-GPU nodes (no nodeLabels) with 8 GPUs each: their 16 GPUs
+    exceed the 8 of the nodes, which cohort-nominal-within-capacity reports; the packing finding is not given
+    (mutant 42 of `_inference_packing`: only for three flavors or more), though 3-GPU pods would strand there."""
+    cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "inf-cq"},
+          "spec": {"resourceGroups": [{"coveredResources": [GPU], "flavors": [
+              {"name": f, "resources": [{"name": GPU, "nominalQuota": "8"}]} for f in ("f0", "f1")]}]}}
+    stack = objects(labelled_flavor("f0", {}), labelled_flavor("f1", {}), LQ, cq, deployment("w", {GPU: "3"}, 4))
+    assert check_pods_fit_nodes(stack, gpu_pools(2, 4), ["inf-cq"]) == []

@@ -244,3 +244,13 @@ def test_every_num_nodes_source_is_judged_together(own, runtime_nodes, nodes):
     pods = own if own is not None else max(runtime_nodes or 1, 1)
     at = ("spec.trainer.resourcesPerNode", override) if own is None else ("spec.trainer.numNodes", own)
     assert found == ([] if pods <= nodes else [together("TrainJob", "j", *at, pods, 3, nodes)])
+
+
+def test_a_trainjob_overriding_only_num_nodes_runs_its_runtime_s_pod_named_at_the_runtime_s_field():
+    """A TrainJob that sets only numNodes runs the runtime's pod: a 5-GPU pod on 4-GPU nodes is reported on the
+    runtime and on the job, whose field names the runtime's container field it takes the request from (mutants 205
+    and 234: `None` for that path)."""
+    rt = too_wide("TrainingRuntime 'trn/rt'", "TrainingRuntime", "rt", NODE_FIELD, "5", 5)
+    field = f"TrainingRuntime 'trn/rt' {NODE_FIELD}"
+    job = too_wide("TrainJob 'trn/n'", "TrainJob", "n", field, "5", 5)
+    assert judge(trainer_runtime("rt", "5", 1), train_job("n", {"numNodes": 1}, RT)) == [rt, job]

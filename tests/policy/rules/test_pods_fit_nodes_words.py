@@ -74,3 +74,25 @@ def test_a_resource_only_the_pod_s_overhead_asks_for_is_reported_on_the_workload
            "have 16Gi of 'memory' and carry the nodeLabels of flavor 'f'")
     assert whole(found) == [(PODS_FIT_NODES.name, "Deployment", "inf", "w", "", MISSING, rule, fix,
                              f"The Deployment 'inf/w': {rule}; {fix}.")]
+
+
+def test_the_packing_fix_names_a_memory_quota_in_binary_units():
+    """Three 683-byte pods on two 1000-byte nodes, memory quota 3000: one pod on each node leaves 317 bytes each, the
+    third (2049 bytes in all, within 3000) fits neither. A quota below 2049 admits no third: at most 2048 bytes,
+    written 2Ki as Kubernetes writes memory (mutants 204 and 206 of `_inference_packing`: printed 2048)."""
+    cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "inf-cq"},
+          "spec": {"resourceGroups": [{"coveredResources": ["memory"], "flavors": [
+              {"name": "f", "resources": [{"name": "memory", "nominalQuota": "3000"}]}]}]}}
+    nodes, problems = parse_node_pools([{"name": "p", "count": 2, "labels": {}, "capacity": {"memory": "1000"}}])
+    assert problems == []
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, cq, deployment("w", {"memory": "683"}, 3)), nodes, ["inf-cq"])
+    field = "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota"
+    rule = ("the nominalQuota of flavor 'f' admits pods the nodes cannot all hold: the kube-scheduler binds them one "
+            "at a time on any node with room, and after a node of pool 'p' holds 1 pod(s) (Deployment 'inf/w' pod); "
+            "a node of pool 'p' holds 1 pod(s) (Deployment 'inf/w' pod), one more Deployment 'inf/w' pod ('memory' "
+            "683), still within the quota, fits no node and stays Pending while training is preempted for nothing")
+    fix = ("lower the nominalQuota of 'memory' in flavor 'f' to at most 2Ki, or size the pods to divide the nodes (or "
+           "add nodes), or give the flavor a Topology (spec.topologyName) so that Kueue checks per-node fit before it "
+           "admits")
+    assert whole(found) == [(PODS_FIT_NODES.name, "ClusterQueue", None, "inf-cq", field, "3000", rule, fix,
+                             f"The ClusterQueue 'inf-cq' has {field} = '3000': {rule}; {fix}.")]
