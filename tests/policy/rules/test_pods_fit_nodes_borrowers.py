@@ -47,3 +47,36 @@ def test_a_borrower_without_declared_pods_runs_inference_s_per_gpu_share_of_the_
         f"a node of pool 'p' holds 3 pod(s) ({SHARE}); a node of pool 'p' holds 3 pod(s) ({SHARE})", replica, 7,
         "size the borrowers' pods (the TrainingRuntime's trainer resources, a TrainJob's resourcesPerNode) as whole "
         f"multiples of one {replica}, or ")]
+
+
+def test_a_borrower_s_pods_are_as_many_as_its_quota_holds_rounded_down():
+    """trn-cq owns 7 GPUs (borrowingLimit 0) and runs 2-GPU pods: at most 3 at once (6 GPUs; a fourth makes 8). On
+    four 3-GPU nodes its 3 pods leave one node empty, where inference's one 3-GPU replica (of 4 GPUs) fits: no
+    stranding. A cap of 4 (mutants 135, 7 / 2 rounded half-even, and 136, 7 x 2) would block all four nodes, the
+    replica (11 GPUs in all, within the cohort's 4 + 7) then fitting none."""
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, TRN_LQ, covering("inf-cq", [(GPU, 4, 0)]),
+                                         covering("trn-cq", [(GPU, 7, 0)]),
+                                         requesting("w", "inf", {GPU: "3"}, 1), requesting("t", "trn", {GPU: "2"}, 1)),
+                                 cpu_gpu_nodes(3, 8, 4), ["inf-cq"])
+    assert found == []
+
+
+def test_a_borrower_that_may_use_no_gpu_of_inference_s_flavor_runs_no_gpu_pod_there():
+    """Inference owns 3 GPUs and one 2-GPU replica on one 2-GPU node. trn-cq, of the cohort, declares no pod; in
+    flavor f it covers only memory (no share pod it may run: mutants 145 and 147 raise on the empty caps, 148 gives
+    it one 1-GPU pod), or GPUs with nothing to use (nominalQuota 0, borrowingLimit 0: mutant 58 counts 1 usable):
+    nothing strands. With a borrowingLimit of 1 it may borrow one idle GPU (mutant 70 drops a usable quota of
+    exactly 1): its 1-GPU pod leaves 1 GPU on the node, and the replica (3 GPUs in all, within the cohort's 3)
+    fits no node; the largest safe quota, 2, admits no replica beside it."""
+    def judge(trn: list[tuple[str, int, int]]) -> list[tuple[Any, ...]]:
+        return whole(check_pods_fit_nodes(objects(FLAVOR, LQ, TRN_LQ, covering("inf-cq", [(GPU, 3, 0)]),
+                                                  covering("trn-cq", trn), requesting("w", "inf", {GPU: "2"}, 1)),
+                                          cpu_gpu_nodes(2, 8, 1), ["inf-cq"]))
+
+    assert judge([("memory", 8, 0)]) == []
+    assert judge([(GPU, 0, 0)]) == []
+    replica = f"Deployment 'inf/w' pod ('{GPU}' 2)"
+    assert judge([(GPU, 0, 1)]) == [reclaim("3", f"{SHARE} ('{GPU}' 1)", f"a node of pool 'p' holds 1 pod(s) ({SHARE})",
+                                            replica, 2, "size the borrowers' pods (the TrainingRuntime's trainer "
+                                            f"resources, a TrainJob's resourcesPerNode) as whole multiples of one "
+                                            f"{replica}, or ")]
