@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kueue_cohorts.policy.rules.pods_fit_nodes import PODS_FIT_NODES, check_pods_fit_nodes
-from tests.policy.rules.test_pods_fit_nodes_reclaim import TRN_LQ, covering, cpu_gpu_nodes, requesting
+from tests.policy.rules.test_pods_fit_nodes_reclaim import TRN_LQ, covering, cpu_gpu_nodes, gpu_nodes, requesting
 from tests.policy.rules.test_pods_fit_nodes_serving_pods import FLAVOR, GPU, LQ, QUOTA_FIELD, objects
 from tests.policy.rules.test_pods_fit_nodes_trainjobs import whole
 
@@ -80,3 +80,58 @@ def test_a_borrower_that_may_use_no_gpu_of_inference_s_flavor_runs_no_gpu_pod_th
                                             replica, 2, "size the borrowers' pods (the TrainingRuntime's trainer "
                                             f"resources, a TrainJob's resourcesPerNode) as whole multiples of one "
                                             f"{replica}, or ")]
+
+
+def local_queue(namespace: str, cluster_queue: str) -> dict[str, Any]:
+    """LocalQueue `namespace`/lq of ClusterQueue `cluster_queue`."""
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": namespace}, "spec": {"clusterQueue": cluster_queue}}
+
+
+def test_every_borrower_s_own_quota_adds_to_the_cohort_s():
+    """Two borrowers own 2 GPUs each (borrowingLimit 0) and run one 2-GPU pod each; inference owns 4 and runs a
+    3-GPU and a 1-GPU replica, on three 3-GPU nodes. The cohort holds 4 + 2 + 2 = 8: a borrower's pod on each of two
+    nodes and the 1-GPU replica on the third (5 GPUs) leave 1, 1 and 2 GPUs, and the 3-GPU replica (8 in all, within
+    inference's 4: 1 + 3) fits none (mutant 61 keeps only the last borrower's 2: a cohort of 6 admits no such
+    replica). A quota of 3 admits no 3-GPU replica beside the 1-GPU one; pods of 3 GPUs would fill whole nodes."""
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, local_queue("ta", "trn-a"), local_queue("tb", "trn-b"),
+                                         covering("inf-cq", [(GPU, 4, 0)]), covering("trn-a", [(GPU, 2, 0)]),
+                                         covering("trn-b", [(GPU, 2, 0)]), requesting("w", "inf", {GPU: "3"}, 1),
+                                         requesting("v", "inf", {GPU: "1"}, 1), requesting("a", "ta", {GPU: "2"}, 1),
+                                         requesting("b", "tb", {GPU: "2"}, 1)),
+                                 gpu_nodes((3, 3, 3)), ["inf-cq"])
+    replica = f"Deployment 'inf/w' pod ('{GPU}' 3)"
+    assert whole(found) == [reclaim(
+        "4", f"Deployment 'ta/a' pod ('{GPU}' 2), Deployment 'tb/b' pod ('{GPU}' 2)",
+        "a node of pool 'p0' holds 1 pod(s) (Deployment 'tb/b' pod); a node of pool 'p1' holds 1 pod(s) (Deployment "
+        "'ta/a' pod); a node of pool 'p2' holds 1 pod(s) (Deployment 'inf/v' pod)", replica, 3,
+        "size the borrowers' pods (the TrainingRuntime's trainer resources, a TrainJob's resourcesPerNode) as whole "
+        f"multiples of one {replica}, or ")]
+
+
+def test_a_borrower_pod_larger_than_the_cohort_holds_is_not_named_among_the_borrowers():
+    """trn-b (no borrowingLimit) declares a 4-GPU pod: the cohort has 3 GPUs, so none of it is ever admitted beside
+    inference's (finding 1 still says no node holds it), and finding 4 names only trn-cq's 1-GPU share pod, the
+    one that strands the 2-GPU replica (mutant 150 names the 4-GPU pod too, as a shape of none)."""
+    unlimited = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "trn-b"},
+                 "spec": {"cohortName": "c", "resourceGroups": [{"coveredResources": [GPU], "flavors": [
+                     {"name": "f", "resources": [{"name": GPU, "nominalQuota": "0"}]}]}]}}
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, TRN_LQ, local_queue("tb", "trn-b"),
+                                         covering("inf-cq", [(GPU, 3, 0)]), covering("trn-cq", [(GPU, 0, 1)]),
+                                         unlimited, requesting("w", "inf", {GPU: "2"}, 1),
+                                         requesting("b", "tb", {GPU: "4"}, 1)),
+                                 cpu_gpu_nodes(2, 8, 1), ["inf-cq"])
+    field = f'spec.template.spec.containers[0].resources.requests["{GPU}"]'
+    rule = (f"one Deployment 'tb/b' pod asks for '{GPU}' 4 on one node, and no node of flavor 'f' has that (the "
+            f"closest, pool 'p', has '{GPU}' 2 per node: '{GPU}' 4 > 2); Kueue admits it by quota in flavor 'f' of "
+            "ClusterQueue 'trn-b' and the kube-scheduler leaves it Pending for ever (NodeResourcesFit: Insufficient), "
+            "holding that quota")
+    fix = (f"request at most 2 of '{GPU}' per pod (split the work over more pods), or add a node pool whose nodes "
+           f"have 4 of '{GPU}' and carry the nodeLabels of flavor 'f'")
+    replica = f"Deployment 'inf/w' pod ('{GPU}' 2)"
+    assert whole(found) == [
+        (PODS_FIT_NODES.name, "Deployment", "tb", "b", field, "4", rule, fix,
+         f"The Deployment 'tb/b' has {field} = '4': {rule}; {fix}."),
+        reclaim("3", f"{SHARE} ('{GPU}' 1)", f"a node of pool 'p' holds 1 pod(s) ({SHARE})", replica, 2,
+                "size the borrowers' pods (the TrainingRuntime's trainer resources, a TrainJob's resourcesPerNode) as "
+                f"whole multiples of one {replica}, or ")]
