@@ -135,3 +135,24 @@ def test_a_borrower_pod_larger_than_the_cohort_holds_is_not_named_among_the_borr
         reclaim("3", f"{SHARE} ('{GPU}' 1)", f"a node of pool 'p' holds 1 pod(s) ({SHARE})", replica, 2,
                 "size the borrowers' pods (the TrainingRuntime's trainer resources, a TrainJob's resourcesPerNode) as "
                 f"whole multiples of one {replica}, or ")]
+
+
+def test_the_resize_is_judged_with_inference_s_pods_within_its_own_quota():
+    """The stack above with four 1-GPU replicas: the finding is the same, and the fix still offers borrowers' pods of
+    the 3-GPU replica's size. With those (a whole 3-GPU node each) inference's replicas stay within its own 4 GPUs:
+    a 1-GPU replica and the 3-GPU one, so two nodes are never both left short by 1-GPU replicas beside a filled
+    one (mutants 168 and 174 of `_reclaim_packing` judge the resize with inference's pods bounded by the cohort's 8
+    GPUs only: 1-GPU replicas on two nodes, a borrower on the third, and no resize offered)."""
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, local_queue("ta", "trn-a"), local_queue("tb", "trn-b"),
+                                         covering("inf-cq", [(GPU, 4, 0)]), covering("trn-a", [(GPU, 2, 0)]),
+                                         covering("trn-b", [(GPU, 2, 0)]), requesting("w", "inf", {GPU: "3"}, 1),
+                                         requesting("v", "inf", {GPU: "1"}, 4), requesting("a", "ta", {GPU: "2"}, 1),
+                                         requesting("b", "tb", {GPU: "2"}, 1)),
+                                 gpu_nodes((3, 3, 3)), ["inf-cq"])
+    replica = f"Deployment 'inf/w' pod ('{GPU}' 3)"
+    assert whole(found) == [reclaim(
+        "4", f"Deployment 'ta/a' pod ('{GPU}' 2), Deployment 'tb/b' pod ('{GPU}' 2)",
+        "a node of pool 'p0' holds 1 pod(s) (Deployment 'tb/b' pod); a node of pool 'p1' holds 1 pod(s) (Deployment "
+        "'ta/a' pod); a node of pool 'p2' holds 1 pod(s) (Deployment 'inf/v' pod)", replica, 3,
+        "size the borrowers' pods (the TrainingRuntime's trainer resources, a TrainJob's resourcesPerNode) as whole "
+        f"multiples of one {replica}, or ")]

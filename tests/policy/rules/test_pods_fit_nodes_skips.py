@@ -188,3 +188,23 @@ def test_flavors_on_common_nodes_whose_quota_exceeds_the_nodes_are_left_to_the_c
               {"name": f, "resources": [{"name": GPU, "nominalQuota": "8"}]} for f in ("f0", "f1")]}]}}
     stack = objects(labelled_flavor("f0", {}), labelled_flavor("f1", {}), LQ, cq, deployment("w", {GPU: "3"}, 4))
     assert check_pods_fit_nodes(stack, gpu_pools(2, 4), ["inf-cq"]) == []
+
+
+def test_a_flavor_joining_a_group_of_common_nodes_leaves_the_other_groups_judged():
+    """Flavors f0 and f2 select pool a, f1 pool b (one 4-GPU node each), 6 GPUs each, 3-GPU pods: f0 and f2 are one
+    group (12 GPUs on a 4-GPU node: the capacity rule's), f1 is judged alone and strands a pod after one (6 GPUs,
+    within its 6), fix 5 (`_sharing` mutant 23 drops f1's group when f2 joins f0's and judges f0 alone)."""
+    cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "inf-cq"},
+          "spec": {"resourceGroups": [{"coveredResources": [GPU], "flavors": [
+              {"name": f, "resources": [{"name": GPU, "nominalQuota": "6"}]} for f in ("f0", "f1", "f2")]}]}}
+    stack = objects(labelled_flavor("f0", {"pool": "a"}), labelled_flavor("f1", {"pool": "b"}),
+                    labelled_flavor("f2", {"pool": "a"}), LQ, cq, deployment("w", {GPU: "3"}, 4))
+    found = check_pods_fit_nodes(stack, labelled_pools(("a", {"pool": "a"}), ("b", {"pool": "b"})), ["inf-cq"])
+    field = "spec.resourceGroups[0].flavors[1].resources[0].nominalQuota"
+    rule = ("the nominalQuota of flavor 'f1' admits pods the nodes cannot all hold: the kube-scheduler binds them one "
+            "at a time on any node with room, and after a node of pool 'b' holds 1 pod(s) (Deployment 'inf/w' pod), "
+            f"one more Deployment 'inf/w' pod ('{GPU}' 3), still within the quota, fits no node and stays Pending "
+            "while training is preempted for nothing")
+    fix = f"lower the nominalQuota of '{GPU}' in flavor 'f1' to at most 5, {PACKING_TAIL}"
+    assert whole(found) == [(PODS_FIT_NODES.name, "ClusterQueue", None, "inf-cq", field, "6", rule, fix,
+                             f"The ClusterQueue 'inf-cq' has {field} = '6': {rule}; {fix}.")]

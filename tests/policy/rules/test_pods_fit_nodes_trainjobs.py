@@ -254,3 +254,13 @@ def test_a_trainjob_overriding_only_num_nodes_runs_its_runtime_s_pod_named_at_th
     field = f"TrainingRuntime 'trn/rt' {NODE_FIELD}"
     job = too_wide("TrainJob 'trn/n'", "TrainJob", "n", field, "5", 5)
     assert judge(trainer_runtime("rt", "5", 1), train_job("n", {"numNodes": 1}, RT)) == [rt, job]
+
+
+def test_two_trainer_jobs_of_one_shape_are_reported_once():
+    """A runtime whose JobSet has two replicated jobs, neither named `node` (so both are trainer jobs), of one 3-GPU
+    shape, numNodes 2, on one 4-GPU node: one finding 2 at spec.mlPolicy.numNodes, not one per job (`_once` mutant
+    5)."""
+    rt = trainer_runtime("rt", "3", 2)
+    jobs = rt["spec"]["template"]["spec"]["replicatedJobs"]
+    rt["spec"]["template"]["spec"]["replicatedJobs"] = [{**jobs[0], "name": "a"}, {**jobs[0], "name": "b"}]
+    assert judge(rt, nodes=1) == [together("TrainingRuntime", "rt", "spec.mlPolicy.numNodes", 2, 2, 3, 1)]
