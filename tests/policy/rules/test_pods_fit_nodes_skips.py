@@ -208,3 +208,19 @@ def test_a_flavor_joining_a_group_of_common_nodes_leaves_the_other_groups_judged
     fix = f"lower the nominalQuota of '{GPU}' in flavor 'f1' to at most 5, {PACKING_TAIL}"
     assert whole(found) == [(PODS_FIT_NODES.name, "ClusterQueue", None, "inf-cq", field, "6", rule, fix,
                              f"The ClusterQueue 'inf-cq' has {field} = '6': {rule}; {fix}.")]
+
+
+def test_a_pod_over_every_flavor_s_own_quota_is_left_out_of_the_flavors_placed_together():
+    """Flavors f0 and f1 (no nodeLabels: both on a 3-GPU node and a 1-GPU node) hold 2 GPUs each. Kueue gives a pod
+    one flavor, so a 3-GPU replica is never admitted there, though the two quotas together (4) would hold it; 1-GPU
+    replicas never strand. Taken for an admitted pod (mutants 14 and 18 of `_inference_packing`: the over-quota test
+    reads no resource), the 3-GPU replica would be stranded after a 1-GPU one on the 3-GPU node (4 GPUs in all)."""
+    cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "inf-cq"},
+          "spec": {"resourceGroups": [{"coveredResources": [GPU], "flavors": [
+              {"name": f, "resources": [{"name": GPU, "nominalQuota": "2"}]} for f in ("f0", "f1")]}]}}
+    nodes, problems = parse_node_pools([{"name": "a", "count": 1, "labels": {}, "capacity": {GPU: "3"}},
+                                        {"name": "b", "count": 1, "labels": {}, "capacity": {GPU: "1"}}])
+    assert problems == []
+    stack = objects(labelled_flavor("f0", {}), labelled_flavor("f1", {}), LQ, cq, deployment("big", {GPU: "3"}),
+                    deployment("small", {GPU: "1"}, 4))
+    assert check_pods_fit_nodes(stack, nodes, ["inf-cq"]) == []
