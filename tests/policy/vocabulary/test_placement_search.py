@@ -14,7 +14,14 @@ from decimal import Decimal
 from typing import Any
 
 from kueue_cohorts.policy.rules.vocabulary.node_pools import parse_node_pools
-from kueue_cohorts.policy.rules.vocabulary.placement import Blocking, Shape, blocking_placement, judged_resources
+from kueue_cohorts.policy.rules.vocabulary.placement import (
+    Blocking,
+    Shape,
+    blocking_placement,
+    closest_node,
+    judged_resources,
+    shortfall,
+)
 
 GPU = "nvidia.com/gpu"
 
@@ -77,3 +84,46 @@ def test_the_step_count_is_not_reset_at_each_node():
     assert search([shape], pools, 12, 1) == (None, False)
     assert search([shape], pools, 12, 3) == (None, False)
     assert search([shape], pools, 12, 4) == (Blocking((("p0", ("s",)), ("p0", ("s",)), ("p0", ("s",))), shape), True)
+
+
+def test_which_targets_are_searched():
+    """A target is searched only when one more pod of it may be admitted and fits some empty node; the others cost
+    no step, so a budget of 0 decides (mutants 14, 16 and 21: a target over the quota, or over `own`, searched and
+    pruned in one step; 10, a target of cap 0 searched, in one step that places nothing). Passing over one target
+    does not stop the next (9 and 39: `break`), and a pool that does not report a judged resource has none of it
+    (34, 36, 38: no default or 1)."""
+    # beside 1-GPU pods that only fill nodes (not strandable), on an 8-GPU node
+    filler = Shape("filler", gpus(1), 8)
+    eight = nodes((1, {GPU: "8"}))
+    assert search([Shape("big", gpus(5), 1), filler], eight, 4, 0, strandable=[True, False]) == (None, True)
+    assert search([Shape("big", gpus(3), 1), filler], eight, 8, 0, strandable=[True, False],
+                  own=gpus(2)) == (None, True)
+    assert search([Shape("wide", gpus(4), 0), filler], eight, 8, 0, strandable=[True, False]) == (None, True)
+    two = nodes((2, {GPU: "4"}))
+    pair = Shape("pair", gpus(2), 2)
+    # the first target is not strandable, or fits no empty node: the second is still searched
+    four = Shape("four", gpus(4), 1)
+    stranded = (Blocking((("p0", ("pair",)), ("p0", ("pair",))), four), True)
+    assert search([pair, four], two, 8, 100, strandable=[False, True]) == stranded
+    assert search([Shape("huge", gpus(5), 1), pair, four], two, 8, 100) == stranded
+    # a (1 GPU, 1 cpu) pod fits neither a GPU node without cpu nor a cpu node without GPUs: not searched
+    mixed = nodes((1, {GPU: "4"}), (1, {"cpu": "8"}))
+    assert blocking_placement([Shape("both", {GPU: Decimal(1), "cpu": Decimal(1)}, 2)], mixed,
+                              {GPU: Decimal(8), "cpu": Decimal(8)}, judged_resources(mixed), 0) == (None, True)
+
+
+def test_own_quota_bounds_every_shape_when_none_is_said_unstrandable():
+    """`own` without `strandable`: every shape is inference's and spends it (mutant 71: none does). 2-GPU pods of an
+    own quota of 4 fill at most one 4-GPU node, so a 4-GPU pod (6 GPUs with them, within the quota of 8) always
+    finds the other."""
+    two = nodes((2, {GPU: "4"}))
+    assert search([Shape("pair", gpus(2), 4), Shape("four", gpus(4), 1)], two, 8, 100, own=gpus(6)) == (None, True)
+
+
+def test_the_closest_node_and_what_a_pod_lacks_there():
+    """`closest_node` without pools is (None, {}) (mutant 15 returns None); `shortfall` names a request of exactly 1
+    (mutant 10: only above 1) and reads a resource the node does not report as 0 (6 and 18: as 1)."""
+    judged = frozenset({GPU, "cpu"})
+    assert closest_node(gpus(1), [], judged) == (None, {})
+    assert shortfall({GPU: Decimal(1), "cpu": Decimal(0)}, {"cpu": Decimal(8)}, judged) == {
+        GPU: (Decimal(1), Decimal(0))}
