@@ -422,7 +422,9 @@ def _borrowers(name: str, group: Sequence[_FlavorQuota], pods: Sequence[Pod], qu
     that has quota (nominal or borrowable) in one of the group's flavors. Its declared pods (trainer pods of its
     TrainingRuntimes and TrainJobs, serving pods) each become a shape capped by nominal + borrowingLimit summed over
     the group (a TrainJob can be submitted many times: the cap is the quota's, not numNodes; a pod the quota can
-    never hold is left out); a borrower with no declared pod at all is judged as 1-GPU pods of inference's per-GPU
+    never hold is left out; the same pods of several borrowers, a TrainingRuntime of a namespace whose LocalQueues
+    lead to several ClusterQueues, one shape whose cap is the sum of theirs; two trainer jobs of one runtime of
+    other requests, two shapes); a borrower with no declared pod at all is judged as 1-GPU pods of inference's per-GPU
     share (``_share_pods``), the smallest GPU pod it may run. Returns empty shapes when inference has no cohort."""
     cohort = get(queues.cluster_queues[name].spec, "cohortName")
     if not isinstance(cohort, str) or not cohort:
@@ -450,15 +452,29 @@ def _borrowers(name: str, group: Sequence[_FlavorQuota], pods: Sequence[Pod], qu
             Shape(f"1-GPU pod of ClusterQueue '{other}' (no TrainingRuntime or workload declares its pods)",
                   dict(s.requests), 0) for fq in group[:1] for s in _share_pods(_FlavorQuota(
                       fq.flavor, fq.group, fq.entries, total, total))]
+        own: dict[tuple[str, tuple[tuple[str, Decimal], ...]], Shape] = {}
         for shape in found:
             room = {r: min(usable.get(r, Decimal(0)), total.get(r, Decimal(0)) + nominal.get(r, Decimal(0)))
                     for r in usable}
             caps = [int((room[r] / a).to_integral_value(ROUND_FLOOR)) for r, a in shape.requests.items()
                     if a > 0 and r in room and room[r] != _INFINITY]
             cap = min(caps, default=0)
-            if cap > 0 and not any(s.name == shape.name for s in shapes):
-                shapes.append(Shape(shape.name, shape.requests, cap))
+            if cap > 0:  # one shape of this queue's, however many of its jobs make it (a runtime's trainer jobs)
+                own.setdefault(_shape_key(shape), Shape(shape.name, shape.requests, cap))
+        for key, shape in own.items():
+            # the same pods queued to another ClusterQueue too (a TrainingRuntime of a namespace whose LocalQueues
+            # lead to several): each queue runs its own, up to its own quota
+            same = next((i for i, s in enumerate(shapes) if _shape_key(s) == key), None)
+            if same is None:
+                shapes.append(shape)
+            else:
+                shapes[same] = Shape(shape.name, shape.requests, shapes[same].cap + shape.cap)
     return _Borrowers(tuple(shapes), nominal)
+
+
+def _shape_key(shape: Shape) -> tuple[str, tuple[tuple[str, Decimal], ...]]:
+    """A borrower shape's identity: its name and its requests (a runtime's trainer jobs share a name)."""
+    return shape.name, tuple(sorted(shape.requests.items()))
 
 
 def _reclaim_packing(cq: KubeObject, group: Sequence[_FlavorQuota], shapes: Sequence[Shape],
