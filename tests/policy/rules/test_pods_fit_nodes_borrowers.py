@@ -156,3 +156,19 @@ def test_the_resize_is_judged_with_inference_s_pods_within_its_own_quota():
         "'ta/a' pod); a node of pool 'p2' holds 1 pod(s) (Deployment 'inf/v' pod)", replica, 3,
         "size the borrowers' pods (the TrainingRuntime's trainer resources, a TrainJob's resourcesPerNode) as whole "
         f"multiples of one {replica}, or ")]
+
+
+def test_a_resource_the_stranded_replica_asks_none_of_does_not_size_the_resized_borrowers():
+    """The stack of the borrowing limit of 1 above, inference covering cpu too (8) and its 2-GPU replica asking cpu
+    0: the borrowers sized like the replica are counted by its GPUs only, a request of 0 dividing nothing (mutants
+    150 and 151 of `_reclaim_packing` divide the cohort's cpu by it). The share pod asks 8 / 3 cpus rounded down
+    to a milli-cpu."""
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, TRN_LQ, covering("inf-cq", [(GPU, 3, 0), ("cpu", 8, 0)]),
+                                         covering("trn-cq", [(GPU, 0, 1)]),
+                                         requesting("w", "inf", {GPU: "2", "cpu": "0"}, 1)),
+                                 cpu_gpu_nodes(2, 8, 1), ["inf-cq"])
+    replica = f"Deployment 'inf/w' pod ('{GPU}' 2)"
+    assert whole(found) == [reclaim("3", f"{SHARE} ('cpu' 2.666, '{GPU}' 1)",
+                                    f"a node of pool 'p' holds 1 pod(s) ({SHARE})", replica, 2,
+                                    "size the borrowers' pods (the TrainingRuntime's trainer resources, a TrainJob's "
+                                    f"resourcesPerNode) as whole multiples of one {replica}, or ")]
