@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kueue_cohorts.policy.rules.pods_fit_nodes import PODS_FIT_NODES, check_pods_fit_nodes
+from kueue_cohorts.policy.rules.vocabulary.node_pools import parse_node_pools
 from tests.policy.rules.test_pods_fit_nodes_reclaim import TRN_LQ, covering, cpu_gpu_nodes, gpu_nodes, requesting
 from tests.policy.rules.test_pods_fit_nodes_serving_pods import FLAVOR, GPU, LQ, QUOTA_FIELD, objects
 from tests.policy.rules.test_pods_fit_nodes_trainjobs import whole
@@ -172,3 +173,25 @@ def test_a_resource_the_stranded_replica_asks_none_of_does_not_size_the_resized_
                                     f"a node of pool 'p' holds 1 pod(s) ({SHARE})", replica, 2,
                                     "size the borrowers' pods (the TrainingRuntime's trainer resources, a TrainJob's "
                                     f"resourcesPerNode) as whole multiples of one {replica}, or ")]
+
+
+def test_the_safe_quota_named_is_at_least_one_whole_replica_rounded_up():
+    """Inference owns 4 cpus and runs one 2.5-cpu replica; training borrows 1 cpu with 0.5-cpu pods, on one node of
+    2.9 cpus: one training pod leaves 2.4 and the replica (3 cpus in all) fits no node. A quota of 3 cpus still
+    admits both, and below 2.5 no replica is admitted at all, so no quota of at least one replica is safe: at most
+    0 (mutant 2 of `_largest_safe` rounds 2.5 half-even to 2 and names 2, a quota that admits no replica)."""
+    nodes, problems = parse_node_pools([{"name": "p", "count": 1, "labels": {}, "capacity": {"cpu": "2900m"}}])
+    assert problems == []
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, TRN_LQ, covering("inf-cq", [("cpu", 4, 0)]),
+                                         covering("trn-cq", [("cpu", 0, 1)]),
+                                         requesting("w", "inf", {"cpu": "2500m"}, 1),
+                                         requesting("t", "trn", {"cpu": "500m"}, 1)), nodes, ["inf-cq"])
+    replica = "Deployment 'inf/w' pod ('cpu' 2.5)"
+    rule = ("training borrows the idle nominalQuota of flavor 'f' with pods of other shapes (Deployment 'trn/t' pod "
+            f"('cpu' 0.5)), {PREEMPTS}a node of pool 'p' holds 1 pod(s) (Deployment 'trn/t' pod), one more "
+            f"{replica}, {STAYS}")
+    fix = ("size the borrowers' pods (the TrainingRuntime's trainer resources, a TrainJob's resourcesPerNode) as "
+           f"whole multiples of one {replica}, or lower the nominalQuota of 'cpu' in flavor 'f' to at most 0, or add "
+           "nodes")
+    assert whole(found) == [(PODS_FIT_NODES.name, "ClusterQueue", None, "inf-cq", QUOTA_FIELD, "4", rule, fix,
+                             f"The ClusterQueue 'inf-cq' has {QUOTA_FIELD} = '4': {rule}; {fix}.")]
