@@ -14,6 +14,7 @@ from typing import Any
 from kueue_cohorts.policy.rules.pods_fit_nodes import PODS_FIT_NODES, check_pods_fit_nodes
 from kueue_cohorts.policy.rules.vocabulary.node_pools import parse_node_pools
 from kueue_cohorts.policy.rules.vocabulary.values import MISSING
+from tests.policy.rules.test_pods_fit_nodes_reclaim import TRN_LQ, covering, requesting
 from tests.policy.rules.test_pods_fit_nodes_serving_pods import FLAVOR, GPU, LQ, objects
 from tests.policy.rules.test_pods_fit_nodes_skips import deployment
 from tests.policy.rules.test_pods_fit_nodes_trainjobs import whole
@@ -94,5 +95,28 @@ def test_the_packing_fix_names_a_memory_quota_in_binary_units():
     fix = ("lower the nominalQuota of 'memory' in flavor 'f' to at most 2Ki, or size the pods to divide the nodes (or "
            "add nodes), or give the flavor a Topology (spec.topologyName) so that Kueue checks per-node fit before it "
            "admits")
+    assert whole(found) == [(PODS_FIT_NODES.name, "ClusterQueue", None, "inf-cq", field, "3000", rule, fix,
+                             f"The ClusterQueue 'inf-cq' has {field} = '3000': {rule}; {fix}.")]
+
+
+def test_the_reclaim_fix_names_a_memory_quota_in_binary_units():
+    """Inference owns 3000 bytes of memory and runs one 1500-byte replica; training borrows 549 bytes with one
+    549-byte pod, on one 2000-byte node: the training pod leaves 1451 and the replica (2049 bytes in all, within
+    3000) fits no node. A quota below 2049 admits no replica beside it: at most 2048 bytes, written 2Ki (mutants 208
+    and 210 of `_reclaim_packing`: 2048); training's pods sized like the replica strand it too (1500 + 1500 within
+    3000 on a 2000-byte node), so no resize is offered."""
+    nodes, problems = parse_node_pools([{"name": "p", "count": 1, "labels": {}, "capacity": {"memory": "2000"}}])
+    assert problems == []
+    found = check_pods_fit_nodes(objects(FLAVOR, LQ, TRN_LQ, covering("inf-cq", [("memory", 3000, 0)]),
+                                         covering("trn-cq", [("memory", 0, 549)]),
+                                         requesting("w", "inf", {"memory": "1500"}, 1),
+                                         requesting("t", "trn", {"memory": "549"}, 1)), nodes, ["inf-cq"])
+    field = "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota"
+    rule = ("training borrows the idle nominalQuota of flavor 'f' with pods of other shapes (Deployment 'trn/t' pod "
+            "('memory' 549)), and Kueue picks the workloads it preempts to reclaim that quota by quota, not by node "
+            "(kueue#5243): after a node of pool 'p' holds 1 pod(s) (Deployment 'trn/t' pod), one more Deployment "
+            "'inf/w' pod ('memory' 1500), within inference's nominalQuota, fits no node, so it is admitted and stays "
+            "Pending although training gave back its quota")
+    fix = "lower the nominalQuota of 'memory' in flavor 'f' to at most 2Ki, or add nodes"
     assert whole(found) == [(PODS_FIT_NODES.name, "ClusterQueue", None, "inf-cq", field, "3000", rule, fix,
                              f"The ClusterQueue 'inf-cq' has {field} = '3000': {rule}; {fix}.")]
