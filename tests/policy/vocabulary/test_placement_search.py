@@ -19,7 +19,9 @@ from kueue_cohorts.policy.rules.vocabulary.placement import (
     Shape,
     blocking_placement,
     closest_node,
+    homogeneous_capacity,
     judged_resources,
+    per_node,
     shortfall,
 )
 
@@ -106,6 +108,7 @@ def test_which_targets_are_searched():
     stranded = (Blocking((("p0", ("pair",)), ("p0", ("pair",))), four), True)
     assert search([pair, four], two, 8, 100, strandable=[False, True]) == stranded
     assert search([Shape("huge", gpus(5), 1), pair, four], two, 8, 100) == stranded
+    assert search([Shape("never", gpus(1), 0), pair, four], two, 8, 100) == stranded  # cap 0 (mutant 26: `break`)
     # a (1 GPU, 1 cpu) pod fits neither a GPU node without cpu nor a cpu node without GPUs: not searched
     mixed = nodes((1, {GPU: "4"}), (1, {"cpu": "8"}))
     assert blocking_placement([Shape("both", {GPU: Decimal(1), "cpu": Decimal(1)}, 2)], mixed,
@@ -127,3 +130,12 @@ def test_the_closest_node_and_what_a_pod_lacks_there():
     assert closest_node(gpus(1), [], judged) == (None, {})
     assert shortfall({GPU: Decimal(1), "cpu": Decimal(0)}, {"cpu": Decimal(8)}, judged) == {
         GPU: (Decimal(1), Decimal(0))}
+
+
+def test_a_pod_asking_nothing_judged_is_held_without_bound():
+    """`per_node` and `homogeneous_capacity` of a pod that asks none of the judged resources: None, no bound (mutant
+    15 of `per_node` takes the min of no count and raises)."""
+    judged = frozenset({GPU})
+    assert per_node({"cpu": Decimal(1)}, {GPU: Decimal(4)}, judged) is None
+    assert homogeneous_capacity({"cpu": Decimal(1), GPU: Decimal(0)}, nodes((2, {GPU: "4"})), judged) is None
+    assert per_node({GPU: Decimal(3)}, {GPU: Decimal(8)}, judged) == 2
