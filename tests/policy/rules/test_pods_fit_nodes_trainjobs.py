@@ -264,3 +264,13 @@ def test_two_trainer_jobs_of_one_shape_are_reported_once():
     jobs = rt["spec"]["template"]["spec"]["replicatedJobs"]
     rt["spec"]["template"]["spec"]["replicatedJobs"] = [{**jobs[0], "name": "a"}, {**jobs[0], "name": "b"}]
     assert judge(rt, nodes=1) == [together("TrainingRuntime", "rt", "spec.mlPolicy.numNodes", 2, 2, 3, 1)]
+
+
+def test_a_trainjob_s_local_queue_is_the_one_of_its_own_namespace():
+    """Namespaces trn and inf both have a LocalQueue lq: the TrainJob of trn is queued to trn's (trn-cq) and its
+    6-GPU resourcesPerNode reported there (mutant 127 looks the name up without the namespace: two LocalQueues lq,
+    no ClusterQueue, the job passed over)."""
+    override = {"requests": {GPU: "6"}}
+    assert judge(LQ, inference_cq(8), trainer_runtime("rt", "1", 1),
+                 train_job("wide", {"resourcesPerNode": override}, RT)) == [
+        too_wide("TrainJob 'trn/wide'", "TrainJob", "wide", "spec.trainer.resourcesPerNode", override, 6)]
