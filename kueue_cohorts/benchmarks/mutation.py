@@ -180,7 +180,7 @@ TARGETS = (
                                "kueue_cohorts/policy/rules/vocabulary/placement.py"),
            tuple(f"tests/policy/rules/test_pods_fit_nodes{topic}.py" for topic in (
                "", "_serving_pods", "_trainer_pods", "_reclaim", "_share_pods", "_trainjobs", "_skips", "_words",
-               "_borrowers")) + ("tests/policy/vocabulary/test_placement_search.py",)),
+               "_borrowers", "_borrower_queues")) + ("tests/policy/vocabulary/test_placement_search.py",)),
     Target("rules-runtime", ("kueue_cohorts/policy/rules/checkpoint_safe_runtime.py",),
            ("tests/policy/rules/test_checkpoint_safe_runtime.py",
             "tests/policy/rules/test_checkpoint_safe_runtime_mutants.py",
