@@ -72,7 +72,7 @@ from .vocabulary.resources import effective_request_fields, pod_requests
 from .vocabulary.roles import ROLE_OPTIONS, inference_queue_names
 from .vocabulary.serving import KSERVE_GROUP, replica_requests_with_fields
 from .vocabulary.surge import surge_pods
-from .vocabulary.trainer import RUNTIME_KINDS, TRAINER_GROUP, trainer_jobs
+from .vocabulary.trainer import RUNTIME_KINDS, TRAINER_GROUP, runtime_of, trainer_jobs
 from .vocabulary.values import MISSING, UnknownValueError, Violation, as_list, as_map, get
 
 _INFINITY = Decimal("Infinity")
@@ -166,7 +166,11 @@ def _serving_pods(obj: KubeObject, cq: str) -> list[Pod]:
 def _trainer_pods(objects: Sequence[KubeObject], queues: QueueIndex) -> list[Pod]:
     """The trainer pod of every TrainingRuntime (one per ClusterQueue behind the LocalQueues of its namespace) and of
     every TrainJob that overrides `spec.trainer.resourcesPerNode` or `numNodes` (Trainer v2.2.1
-    `pkg/runtime/framework/plugins/jobset/builder.go`: resourcesPerNode replaces the `node` container's resources)."""
+    `pkg/runtime/framework/plugins/jobset/builder.go`: resourcesPerNode replaces the `node` container's resources),
+    on the runtime its `spec.runtimeRef` names (`trainer.runtime_of`: kind ClusterTrainingRuntime unless it says
+    TrainingRuntime, `trainjob_types.go`) with its numNodes, else the runtime's `mlPolicy.numNodes` (default 1); a
+    job of an override only is judged together (finding 2) at its `spec.trainer.resourcesPerNode`. Raises
+    ValueError for a quantity that does not parse, UnknownValueError."""
     out: list[Pod] = []
     runtimes = [o for o in objects if o.group == TRAINER_GROUP and o.kind == RUNTIME_KINDS[0]]
     for runtime in runtimes:
@@ -185,8 +189,7 @@ def _trainer_pods(objects: Sequence[KubeObject], queues: QueueIndex) -> list[Pod
         if not isinstance(queue, str) or (override is MISSING and raw_nodes is MISSING):
             continue
         cq = queues.cluster_queue_of(job.namespace, queue)
-        ref = as_map(get(job.spec, "runtimeRef"))
-        named = next((r for r in runtimes if r.name == get(ref, "name") and r.namespace == job.namespace), None)
+        named, _ = runtime_of(job, objects)  # its runtimeRef: kind ClusterTrainingRuntime unless it says otherwise
         if cq is None or named is None:
             continue  # other rules report a queue or runtime outside the stack
         nodes = max(_int(raw_nodes if raw_nodes is not MISSING else get(named.spec, "mlPolicy", "numNodes"), 1), 1)
@@ -199,8 +202,11 @@ def _trainer_pods(objects: Sequence[KubeObject], queues: QueueIndex) -> list[Pod
             requests, fields = _template(spec, path)
             if override is not MISSING:
                 fields = {r: ("spec.trainer.resourcesPerNode", override) for r in fields}
-            out.append(Pod(job, f"{job.describe()} trainer pod", requests, fields, nodes, cq, nodes,
-                           "spec.trainer.numNodes" if raw_nodes is not MISSING else "", raw_nodes, serving=False))
+            # numNodes from the runtime: the job's own pods (its resourcesPerNode) are reported at that field
+            at = ("spec.trainer.numNodes", raw_nodes) if raw_nodes is not MISSING else (
+                "spec.trainer.resourcesPerNode", override)
+            out.append(Pod(job, f"{job.describe()} trainer pod", requests, fields, nodes, cq, nodes, *at,
+                           serving=False))
     return out
 
 
@@ -272,7 +278,7 @@ def _one_pod(pod: Pod, fq: _FlavorQuota, pools: Sequence[NodePool], judged: froz
 
 def _job_pods(pod: Pod, fq: _FlavorQuota, pools: Sequence[NodePool], judged: frozenset[str]) -> list[Violation]:
     """Finding 2: numNodes trainer pods of one job on the flavor's nodes."""
-    if pod.nodes <= 1 or not pod.nodes_field:
+    if pod.nodes <= 1:
         return []
     fits = homogeneous_capacity(pod.requests, pools, judged)
     if fits is None or fits >= pod.nodes or fits == 0:
@@ -416,7 +422,9 @@ def _borrowers(name: str, group: Sequence[_FlavorQuota], pods: Sequence[Pod], qu
     that has quota (nominal or borrowable) in one of the group's flavors. Its declared pods (trainer pods of its
     TrainingRuntimes and TrainJobs, serving pods) each become a shape capped by nominal + borrowingLimit summed over
     the group (a TrainJob can be submitted many times: the cap is the quota's, not numNodes; a pod the quota can
-    never hold is left out); a borrower with no declared pod at all is judged as 1-GPU pods of inference's per-GPU
+    never hold is left out; the same pods of several borrowers, a TrainingRuntime of a namespace whose LocalQueues
+    lead to several ClusterQueues, one shape whose cap is the sum of theirs; two trainer jobs of one runtime of
+    other requests, two shapes); a borrower with no declared pod at all is judged as 1-GPU pods of inference's per-GPU
     share (``_share_pods``), the smallest GPU pod it may run. Returns empty shapes when inference has no cohort."""
     cohort = get(queues.cluster_queues[name].spec, "cohortName")
     if not isinstance(cohort, str) or not cohort:
@@ -444,15 +452,29 @@ def _borrowers(name: str, group: Sequence[_FlavorQuota], pods: Sequence[Pod], qu
             Shape(f"1-GPU pod of ClusterQueue '{other}' (no TrainingRuntime or workload declares its pods)",
                   dict(s.requests), 0) for fq in group[:1] for s in _share_pods(_FlavorQuota(
                       fq.flavor, fq.group, fq.entries, total, total))]
+        own: dict[tuple[str, tuple[tuple[str, Decimal], ...]], Shape] = {}
         for shape in found:
             room = {r: min(usable.get(r, Decimal(0)), total.get(r, Decimal(0)) + nominal.get(r, Decimal(0)))
                     for r in usable}
             caps = [int((room[r] / a).to_integral_value(ROUND_FLOOR)) for r, a in shape.requests.items()
                     if a > 0 and r in room and room[r] != _INFINITY]
             cap = min(caps, default=0)
-            if cap > 0 and not any(s.name == shape.name for s in shapes):
-                shapes.append(Shape(shape.name, shape.requests, cap))
+            if cap > 0:  # one shape of this queue's, however many of its jobs make it (a runtime's trainer jobs)
+                own.setdefault(_shape_key(shape), Shape(shape.name, shape.requests, cap))
+        for key, shape in own.items():
+            # the same pods queued to another ClusterQueue too (a TrainingRuntime of a namespace whose LocalQueues
+            # lead to several): each queue runs its own, up to its own quota
+            same = next((i for i, s in enumerate(shapes) if _shape_key(s) == key), None)
+            if same is None:
+                shapes.append(shape)
+            else:
+                shapes[same] = Shape(shape.name, shape.requests, shapes[same].cap + shape.cap)
     return _Borrowers(tuple(shapes), nominal)
+
+
+def _shape_key(shape: Shape) -> tuple[str, tuple[tuple[str, Decimal], ...]]:
+    """A borrower shape's identity: its name and its requests (a runtime's trainer jobs share a name)."""
+    return shape.name, tuple(sorted(shape.requests.items()))
 
 
 def _reclaim_packing(cq: KubeObject, group: Sequence[_FlavorQuota], shapes: Sequence[Shape],
