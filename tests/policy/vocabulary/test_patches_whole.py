@@ -4,7 +4,7 @@ place in the stack), the first of two objects of one key keeping its place."""
 from __future__ import annotations
 
 from kueue_cohorts.policy.rules.vocabulary.patches import as_target, is_patch, patch_problem, resolve_patches
-from kueue_cohorts.policy.rules.vocabulary.values import get
+from kueue_cohorts.policy.rules.vocabulary.values import MISSING, get
 from tests.policy.fixtures import kube
 from tests.policy.vocabulary.test_patches import CQ_PATCH_TOKEN, patch_object
 
@@ -47,3 +47,15 @@ def test_a_patch_replaces_its_object_in_place_and_the_first_of_one_key_keeps_its
     resolved = resolve_patches(objects).objects
     assert [(o.resource_name, get(o.props, "spec", "cohortName")) for o in resolved] == [
         ("cq-patch", "d"), ("other", "c"), ("cq-again", "c")]
+
+
+def test_two_patches_of_an_object_the_stack_does_not_make_merge_in_order():
+    """Kills `position[key] = None` (_resolve 36): the second patch of an object outside the stack merges over the
+    first one's result (patches apply after the stack's own objects, in stack order)."""
+    first = patch_object(CQ_PATCH_TOKEN, {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+                                          "metadata": {"name": "live"}, "spec": {"cohortName": "a"}}, name="p1")
+    second = patch_object(CQ_PATCH_TOKEN, {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+                                           "metadata": {"name": "live"}, "spec": {"stopPolicy": "Hold"}}, name="p2")
+    resolved = resolve_patches([first, kube("other", dict(CQ, metadata={"name": "other"})), second]).objects
+    assert [(o.resource_name, get(o.props, "spec", "cohortName"), get(o.props, "spec", "stopPolicy"))
+            for o in resolved] == [("other", "c", MISSING), ("p2", "a", "Hold")]

@@ -35,3 +35,15 @@ def test_a_read_only_mapping_is_rebuilt_as_a_dict():
     `is_map(None)` and `and False` in the non-dict branches, plain 24, 26, 42, 44)."""
     out = plain({"a": MappingProxyType({"b": [1], "c": {"d": 2}})})
     assert out == {"a": {"b": [1], "c": {"d": 2}}} and type(out["a"]) is dict
+
+
+def test_every_proxy_below_a_shared_value_or_a_read_only_mapping_is_rebuilt():
+    """A container visited twice stops nothing (kills `continue` -> `break`, plain 13: the containers still waiting
+    were never rebuilt), and the children of a map that is no dict are walked (kills plain 24, 26): a proxy left
+    below either would reach the finding as a proxy."""
+    shared = {"k": [1, 2]}
+    out = plain({"c": unknown_checking_proxy([1, {"x": 2}]), "a": shared, "b": shared})
+    assert out == {"c": [1, {"x": 2}], "a": {"k": [1, 2]}, "b": {"k": [1, 2]}}
+    assert type(out["c"]) is list and type(out["c"][1]) is dict
+    view = plain({"v": MappingProxyType({"p": unknown_checking_proxy({"q": [3]})})})
+    assert view == {"v": {"p": {"q": [3]}}} and type(view["v"]["p"]) is dict and type(view["v"]["p"]["q"]) is list
