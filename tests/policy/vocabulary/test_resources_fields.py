@@ -1,7 +1,7 @@
 """vocabulary/resources.py: where a quantity lives in each kind, read the same from the SDK's proxies and from plain
 props, and the field a malformed request is reported at. Kills vocabulary-resources survivors of `pod_requests`'
 paths, `quantity_fields`' kind tests and both walkers' key tests. Kinds and fields: core/v1 ResourceQuota
-`spec.hard`, Node `status.capacity`/`allocatable`, Pod `spec.overhead` and container `resources`; Kueue v1beta2
+`spec.hard`, Node `status.capacity`/`allocatable`, Pod `spec.overhead` and container `resources`, a TrainJob's `spec.trainer.resourcesPerNode`; Kueue v1beta2
 ClusterQueue `nominalQuota`/`borrowingLimit`; a custom resource that reuses a core kind's name is not that kind."""
 from __future__ import annotations
 
@@ -52,6 +52,14 @@ OBJECTS = [
           {"name": "f", "resources": [{"name": "cpu", "nominalQuota": "4", "borrowingLimit": "0"}]}]}]}},
      [("spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", "cpu", "4"),
       ("spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit", "cpu", "0")]),
+    ({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": {"name": "t", "namespace": "n"},
+      "spec": {"trainer": {"numNodes": 2, "resourcesPerNode": {"requests": {"nvidia.com/gpu": "1"},
+                                                             "limits": {"nvidia.com/gpu": "1"}}}}},
+     [('spec.trainer.resourcesPerNode.requests["nvidia.com/gpu"]', "nvidia.com/gpu", "1"),
+      ('spec.trainer.resourcesPerNode.limits["nvidia.com/gpu"]', "nvidia.com/gpu", "1")]),
+    # requests and limits count only under resources or resourcesPerNode; overhead only beside containers
+    ({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "x", "namespace": "n"},
+      "spec": {"requests": {"cpu": "1"}, "resources": {"other": {"cpu": "2"}}, "overhead": {"cpu": "3"}}}, []),
     ({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "co"},
       "spec": {"resourceGroups": [{"coveredResources": ["nvidia.com/gpu"], "flavors": [
           {"name": "f", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": "2"}]}]}]}},
