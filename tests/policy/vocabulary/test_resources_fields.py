@@ -1,8 +1,9 @@
 """vocabulary/resources.py: where a quantity lives in each kind, read the same from the SDK's proxies and from plain
 props, and the field a malformed request is reported at. Kills vocabulary-resources survivors of `pod_requests`'
 paths, `quantity_fields`' kind tests and both walkers' key tests. Kinds and fields: core/v1 ResourceQuota
-`spec.hard`, Node `status.capacity`/`allocatable`, Pod `spec.overhead` and container `resources`, a TrainJob's `spec.trainer.resourcesPerNode`; Kueue v1beta2
-ClusterQueue `nominalQuota`/`borrowingLimit`; a custom resource that reuses a core kind's name is not that kind."""
+`spec.hard`, Node `status.capacity`/`allocatable`, Pod `spec.overhead` and container `resources`, a TrainJob's
+`spec.trainer.resourcesPerNode`; Kueue v1beta2 ClusterQueue `nominalQuota`/`borrowingLimit`; a custom resource that
+reuses a core kind's name is not that kind."""
 from __future__ import annotations
 
 import pytest
