@@ -3,7 +3,7 @@ sets, read as the manager reads it (Kueue v0.19.2 `cmd/kueue/main.go`: Go's stan
 (&featureGates, "feature-gates", ...)`, then `config.LoadAndValidateFeatureGates`, which hands the string to
 component-base `featuregate.Set`).
 
-One reader for every rule that asks (kueue-manager-config judges the value, inference-reclaim-unblocked reads
+One reader for every rule that asks (KUEUE_MANAGER_CONFIG judges the value, INFERENCE_RECLAIM_UNBLOCKED reads
 FairSharingPreemptWithinNominal from it).
 """
 from __future__ import annotations
